@@ -1,0 +1,1 @@
+"""TensorForge Conv2D workload plugin."""

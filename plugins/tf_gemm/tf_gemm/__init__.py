@@ -1,0 +1,1 @@
+"""TensorForge GEMM workload plugin."""

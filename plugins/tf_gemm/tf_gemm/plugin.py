@@ -1,0 +1,61 @@
+"""GEMM: C[b] = op(A[b]) @ op(B[b]) with M, N, K, optional batch, dtype, math mode, transposes.
+
+Transposes change the layout PyTorch sees, not the FLOPs or the compulsory traffic, so the
+model treats them alike; the measurement honours them.
+"""
+
+import attrs
+
+from tensorforge.hookspecs import hookimpl
+from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
+from tensorforge.problems import MatmulProblem, Operator, Tensor
+from tensorforge.workload import WorkloadKind
+
+
+def _dims(**kw):
+    return attrs.field(metadata={"min": 1}, **kw)
+
+
+@attrs.frozen
+class GemmParams:
+    m: int = _dims()
+    n: int = _dims()
+    k: int = _dims()
+    batch: int = _dims(default=1)
+    dtype: str = attrs.field(default="bf16", converter=parse_dtype)
+    math_mode: str = attrs.field(default=None)
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "math_mode", parse_math_mode(self.math_mode, self.dtype))
+
+
+class Gemm(WorkloadKind):
+    name = "gemm"
+    description = "dense matrix multiply C = A @ B (optionally batched), M x N x K"
+    params_type = GemmParams
+    presets = {
+        "gemm_large_square": {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
+        "gemm_tiny": {"m": 64, "n": 64, "k": 64, "dtype": "bf16"},
+        "gemm_skinny_decode": {"m": 16, "n": 8192, "k": 8192, "dtype": "bf16"},
+        "gemm_square_tf32": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp32", "math_mode": "tf32"},
+        "gemm_square_fp32": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp32", "math_mode": "fp32"},
+        "gemm_batched_fp16": {"batch": 32, "m": 1024, "n": 1024, "k": 1024, "dtype": "fp16"},
+    }
+    default_suite = ("gemm_large_square", "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32",
+                     "gemm_batched_fp16")
+
+    def operators(self, p: GemmParams):
+        e = DTYPE_BYTES[p.dtype]
+        problem = MatmulProblem(
+            batch=p.batch, m=p.m, n=p.n, k=p.k, math_mode=p.math_mode,
+            a_elem_bytes=e, b_elem_bytes=e, c_elem_bytes=e,
+            a=Tensor("A", p.batch * p.m * p.k * e), b=Tensor("B", p.batch * p.k * p.n * e),
+            c=Tensor("C", p.batch * p.m * p.n * e))
+        return (Operator("matmul", problem),)
+
+
+@hookimpl
+def tensorforge_register_workloads(register):
+    register(Gemm())

@@ -1,0 +1,1 @@
+"""TensorForge target plugin: NVIDIA GeForce RTX 3050 Laptop GPU."""

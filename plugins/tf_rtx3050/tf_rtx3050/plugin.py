@@ -1,0 +1,63 @@
+"""NVIDIA GeForce RTX 3050 Laptop GPU (GA107, compute capability 8.6).
+
+Dense peak rates per SM per clock (GA10x: 128 FP32 lanes, 4 third-generation tensor cores):
+  fp32 (CUDA cores)          256 FLOP  (128 FMA)
+  tf32 (tensor)              256 FLOP
+  fp16, fp32 accumulate      512 FLOP  GeForce parts run it at half the fp16-accumulate rate
+  fp16, fp16 accumulate     1024 FLOP
+  bf16 (fp32 accumulate)     512 FLOP
+  int8                      2048 OP
+Derived from the GA102 whitepaper's RTX 3080 figures (68 SMs, 1710 MHz boost: 29.8 TFLOPS
+FP32, 119 / 59.5 TFLOPS dense FP16 with FP16 / FP32 accumulate, 59.5 BF16, 29.8 TF32,
+238 TOPS INT8): e.g. 59.5e12 / (68 * 1.71e9) = 512 FLOP per SM per clock.
+
+The default operating point is the top of NVIDIA's published boost range (1740 MHz, the 80 W
+configurations): the fastest documented clock, so the prediction stays a lower bound on any
+RTX 3050 Laptop; '35w' is the bottom of the range (1057 MHz).
+"""
+
+from tensorforge.hookspecs import hookimpl
+from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+
+MiB = 1 << 20
+KiB = 1 << 10
+DRAM_BW = 128 / 8 * 12e9   # 128-bit bus at 12 Gbps per pin = 192 GB/s
+
+SOURCES = {
+    "pe_array.units": "16 SMs: 2048 CUDA cores / 128 per GA10x SM (NVIDIA GeForce RTX 3050 "
+                      "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
+    "pe_array.flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
+                                "(RTX 3080 peak rates divided by 68 SMs x 1710 MHz; dense, no sparsity)",
+    "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 8.6: up to 100 KB of "
+                          "shared memory per SM; 32 banks x 4 bytes per clock = 128 B/clock/SM",
+    "sram.l2": "2 MB L2 on GA107 (TechPowerUp GPU Database, GeForce RTX 3050 Mobile); "
+               "no L2 bandwidth is published, so L2 traffic is reported, not timed",
+    "dram_capacity_bytes": "4 GB GDDR6 (NVIDIA GeForce RTX 3050 Laptop GPU specifications)",
+    "operating_points": "boost clock 1057-1740 MHz across 35-80 W TGP configurations (NVIDIA "
+                        "GeForce RTX 3050 Laptop GPU specifications); memory 128-bit at 12 Gbps "
+                        "= 192 GB/s (TechPowerUp GPU Database, GeForce RTX 3050 Mobile)",
+}
+
+RTX3050_LAPTOP = Target(
+    name="rtx3050-laptop",
+    description="NVIDIA GeForce RTX 3050 Laptop GPU (GA107, Ampere, CC 8.6), 4 GB GDDR6",
+    pe_array=PEArray(units=16, unit_name="SM", flops_per_clock={
+        "fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048}),
+    sram=(
+        MemoryLevel("shared_memory", 100 * KiB, "per_unit", bytes_per_clock=128),
+        MemoryLevel("l2", 2 * MiB, "shared", bytes_per_clock=None),
+    ),
+    dram_capacity_bytes=4 * 1024 ** 3,
+    operating_points=(
+        OperatingPoint("80w", 1740, DRAM_BW, "top of the published boost range (80 W TGP)"),
+        OperatingPoint("35w", 1057, DRAM_BW, "bottom of the published boost range (35 W TGP)"),
+    ),
+    default_operating_point="80w",
+    sources=SOURCES,
+    notes=("dense peaks only; the laptop's power limit and thermals decide the sustained clock",),
+)
+
+
+@hookimpl
+def tensorforge_register_targets(register):
+    register(RTX3050_LAPTOP)

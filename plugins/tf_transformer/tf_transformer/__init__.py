@@ -1,0 +1,1 @@
+"""TensorForge Transformer workload plugin."""

@@ -1,0 +1,173 @@
+"""The `tensorforge` command line, built in a factory; plugins add commands through a hook."""
+
+import json
+import sys
+from typing import Callable, Optional
+
+import click
+
+from . import __version__
+from .errors import TensorForgeError
+from .fileio import write_atomic
+from .plugins import PluginHost
+from .render import table
+from .serialize import canonical_json, to_data
+
+
+class _Context:
+    """Loads plugins once, on first use, so `--help` stays cheap."""
+
+    def __init__(self, host_factory: Callable[[], PluginHost]):
+        self._factory = host_factory
+        self._host: Optional[PluginHost] = None
+
+    @property
+    def host(self) -> PluginHost:
+        if self._host is None:
+            self._host = self._factory()
+        return self._host
+
+
+def warn_broken(host: PluginHost) -> None:
+    for report in host.broken():
+        click.echo(f"warning: plugin {report.name!r} is not loaded: {report.error}", err=True)
+
+
+def emit(data_or_text, output: Optional[str]) -> None:
+    if output:
+        write_atomic(output, data_or_text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(data_or_text, nl=False)
+
+
+def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group:
+    state = _Context(host_factory)
+
+    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="tensorforge")
+    @click.pass_context
+    def cli(ctx):
+        """TensorForge: how fast can this run, how fast does it run, and can I trust either?
+
+        Predicts an analytical lower bound (PREDICTED) for ML workloads on hardware targets,
+        and, with the Ops side, measures them on a real device (MEASURED), calibrates ceilings
+        (CALIBRATED), records telemetry (DIAGNOSTIC) and decides only with evidence (POLICY).
+        Workloads, targets and mappings come from plugins: see `tensorforge list-plugins`.
+        """
+        ctx.obj = state
+
+    @cli.command("list-plugins")
+    @click.option("--json", "as_json", is_flag=True, help="Print the same information as JSON.")
+    def list_plugins(as_json):
+        """List installed plugins: distribution, version, side (core/ops), hooks implemented,
+        what each registered, and the error of any plugin that failed to load."""
+        reports = state.host.all_reports()
+        if as_json:
+            click.echo(canonical_json(to_data(reports)), nl=False)
+            return
+        rows = []
+        for r in reports:
+            registered = "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(r.registered.items()) if v)
+            dist = f"{r.distribution} {r.version}" if r.distribution else "-"
+            rows.append([r.name, r.side, dist, ", ".join(h.replace("tensorforge_", "") for h in r.hooks) or "-",
+                         f"ERROR: {r.error}" if r.error else (registered or "-")])
+        click.echo(table(["plugin", "side", "distribution", "hooks", "registered"], rows))
+
+    @cli.command()
+    @click.option("--target", "-t", "target_name", required=True, help="Target name (see list-plugins).")
+    @click.option("--workload", "-w", "specs", multiple=True,
+                  help="Preset name, preset with overrides (gemm_tiny:dtype=fp16) or inline spec "
+                       "(gemm:m=8192,n=8192,k=8192,dtype=bf16). Repeatable. Default: every "
+                       "plugin's default suite.")
+    @click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False),
+                  help="A TOML or JSON suite file of [[workload]] tables. Repeatable.")
+    @click.option("--operating-point", "-p", default=None, help="Target operating point (default: the target's).")
+    @click.option("--ceilings", "ceilings_path", type=click.Path(dir_okay=False), default=None,
+                  help="JSON ceilings from calibration; gives a 'calibrated' lower bound.")
+    @click.option("--max-candidates", type=click.IntRange(1, 1_000_000), default=None,
+                  help="Bound on mapping candidates per operator and strategy (default 4096).")
+    @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
+    @click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
+    @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+                  help="Write to this file (atomically) instead of standard output.")
+    def predict(target_name, specs, suites, operating_point, ceilings_path, max_candidates,
+                detail, as_json, output):
+        """Predict the lower-bound latency of workloads on a target (PREDICTED).
+
+        Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
+        memory time, the lower bound, the bottleneck term, and which ceilings were used.
+        """
+        from .api import run_prediction
+        from .render import prediction_text
+        host = state.host
+        warn_broken(host)
+        ceilings = None
+        if ceilings_path:
+            from .ceilings_file import load_ceilings
+            ceilings = load_ceilings(ceilings_path)
+        pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
+        text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
+        emit(text, output)
+
+    @cli.group()
+    def targets():
+        """Inspect installed hardware targets."""
+
+    @targets.command("list")
+    def targets_list():
+        """List targets with their PE array, memory and operating points."""
+        host = state.host
+        from .target import datasheet_ceilings
+        from .units import binary_bytes, si
+        rows = []
+        for name in host.names("targets"):
+            t = host.target(name)
+            c = datasheet_ceilings(t)
+            best = max(c.compute.items(), key=lambda kv: kv[1])
+            rows.append([name, f"{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
+                         si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
+                         ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
+                                   for p in t.operating_points)])
+        click.echo(table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"], rows))
+
+    @targets.command("show")
+    @click.argument("name")
+    def targets_show(name):
+        """Print a target's full description with the source of every figure (JSON)."""
+        click.echo(canonical_json(to_data(state.host.target(name))), nl=False)
+
+    @cli.command()
+    def workloads():
+        """List workload kinds, their parameters and presets (* = in the default suite)."""
+        import attrs as _attrs
+        host = state.host
+        for name in host.names("workloads"):
+            kind = host.workload_kind(name)
+            params = ", ".join(f.name for f in _attrs.fields(kind.params_type))
+            click.echo(f"{name}: {kind.description}\n  parameters: {params}")
+            for preset in sorted(kind.presets):
+                mark = "*" if preset in kind.default_suite else " "
+                click.echo(f"  {mark} {preset}: {kind.spec(kind.parse(kind.presets[preset]))}")
+
+    state.host.call_add_commands(cli)
+    return cli
+
+
+def main(argv=None) -> None:
+    try:
+        cli = make_cli()
+        cli.main(args=argv, prog_name="tensorforge", standalone_mode=False)
+    except TensorForgeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        # One line naming the culprit; `--help` is one flag away.
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,22 @@
+"""Errors a user can cause. The CLI turns each into one line and exit status 2."""
+
+import difflib
+
+
+class TensorForgeError(Exception):
+    """A problem with the user's input or installed plugins, described in one line."""
+
+
+class PluginError(TensorForgeError):
+    """A plugin raised, or registered something invalid; the message names the plugin."""
+
+
+def closest(name: str, choices) -> str:
+    """A ' (did you mean X?)' suffix for the closest known name, or '' when nothing is close."""
+    match = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.5)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def unknown(what: str, name: str, choices) -> TensorForgeError:
+    known = ", ".join(sorted(choices)) or "none installed"
+    return TensorForgeError(f"unknown {what} {name!r}{closest(name, choices)}; known: {known}")

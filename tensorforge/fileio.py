@@ -1,0 +1,25 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import TensorForgeError
+
+
+def write_atomic(path, text: str) -> None:
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise TensorForgeError(f"cannot write {path}: folder {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

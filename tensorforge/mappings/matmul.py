@@ -1,0 +1,133 @@
+"""Tiled matrix multiply: output tiles (tm x tn) over the PE array, K optionally split.
+
+All candidates are evaluated at once with numpy (the Core must stay interactive while
+architects sweep parameters). Per candidate:
+  tiles   = batch * ceil(M/tm) * ceil(N/tn) * split          (tile quantization: padded edges)
+  waves   = ceil(tiles / units)                              (wave quantization)
+  compute = waves * 2*tm*tn*kpad / unit_rate
+  unit SRAM time = waves * (tm+tn)*kpad*elem / unit_sram_bw  (operands read once per tile)
+  DRAM    = operand panels re-read per block of concurrently running tiles, unless a panel or
+            the operands fit in the shared cache; C written once; split-K partials spill only
+            when they do not fit in the cache.
+"""
+
+import numpy as np
+
+from ..problems import MatmulProblem
+from .base import Machine, MappingChoice, MappingStrategy, Residency, finish
+
+TILE_MN = (16, 32, 64, 128, 256)
+TILE_K = (32, 64)
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+STAGES = 2       # double buffering: two K-slices of each operand tile staged at once
+PARTIAL_BYTES = 4  # split-K partial sums are kept in fp32
+
+
+def _row_blocks(units: int):
+    """Rows of tiles in a wave's block of concurrently running tiles (columns follow)."""
+    rows = {1, units}
+    r = 2
+    while r < units:
+        rows.add(r)
+        r *= 2
+    rows.add(max(1, int(round(units ** 0.5))))
+    return tuple(sorted(rows))
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+class TiledMatmul(MappingStrategy):
+    name = "tiled-matmul"
+    problem_types = (MatmulProblem,)
+
+    def candidates(self, p: MatmulProblem, machine: Machine):
+        """The candidate grid in its deterministic enumeration order, bounded."""
+        tm, tn, tk, split, rows = np.meshgrid(
+            np.array(TILE_MN), np.array(TILE_MN), np.array(TILE_K), np.array(SPLITS),
+            np.array(_row_blocks(machine.units)), indexing="ij")
+        grid = [a.ravel().astype(np.int64) for a in (tm, tn, tk, split, rows)]
+        elem = max(p.a_elem_bytes, p.b_elem_bytes)
+        fits = STAGES * (grid[0] + grid[1]) * grid[2] * elem <= machine.unit_sram_bytes
+        fits &= grid[3] <= max(1, _ceil_div(p.k, int(TILE_K[0])))
+        keep = np.nonzero(fits)[0][: machine.max_candidates]
+        if keep.size == 0:  # the smallest tile must always be possible for a lower bound
+            keep = np.array([0])
+        return [a[keep] for a in grid]
+
+    def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
+        tm, tn, tk, split, rows = self.candidates(p, machine)
+        M, N, K, B = p.m, p.n, p.k, p.batch
+        units = machine.units
+        mt, nt = _ceil_div(M, tm), _ceil_div(N, tn)
+        kpad = _ceil_div(_ceil_div(K, split), tk) * tk
+        tiles = B * mt * nt * split
+        waves = _ceil_div(tiles, units)
+        rate = machine.unit_rate(p.math_mode)
+        compute_s = waves * (2.0 * tm * tn * kpad) / rate
+
+        unit_sram = tiles * ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad).astype(float)
+        out_tiles = (B * mt * nt * tm * tn).astype(float)
+        cache_to_unit = unit_sram + np.where(split > 1, out_tiles * PARTIAL_BYTES * split,
+                                             out_tiles * p.c_elem_bytes)
+
+        # DRAM: reuse among the block of tiles that run concurrently (rows x cols of tiles).
+        concurrent = np.minimum(units, tiles)
+        r = np.minimum(rows, mt)
+        c = np.minimum(_ceil_div(np.minimum(concurrent, mt * nt), r), nt)
+        bm, bn = np.minimum(r * tm, M), np.minimum(c * tn, N)
+        a = 0.0 if p.a.name in residency.resident else float(p.a.nbytes)
+        b = 0.0 if p.b.name in residency.resident else float(p.b.nbytes)
+        cache = float(machine.cache_bytes)
+        a_passes, b_passes = _ceil_div(N, bn), _ceil_div(M, bm)
+        options = [a * a_passes + b * b_passes]
+        a_panel = (p.a.nbytes / B) * bm / M
+        b_panel = (p.b.nbytes / B) * bn / N
+        options.append(np.where(a_panel <= cache / 2, a + b * b_passes, np.inf))
+        options.append(np.where(b_panel <= cache / 2, a * a_passes + b, np.inf))
+        if (p.a.nbytes + p.b.nbytes) / B <= cache:
+            options.append(np.full(tm.shape, a + b))
+        dram = np.min(np.stack(options), axis=0)
+        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        workspace = B * M * N * PARTIAL_BYTES * split.astype(float)
+        dram += np.where((split > 1) & (workspace > cache), 2 * workspace, 0.0)
+
+        terms = {"dram": dram / machine.dram_bytes_per_s}
+        if machine.cache_bytes_per_s:
+            terms["cache_to_unit"] = cache_to_unit / machine.cache_bytes_per_s
+        if machine.unit_sram_bytes_per_s:
+            terms["unit_sram"] = waves * ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad) \
+                / machine.unit_sram_bytes_per_s
+        memory_s = np.max(np.stack(list(terms.values())), axis=0)
+        latency = np.maximum(compute_s, memory_s)
+
+        index = np.arange(tm.size)
+        order = np.lexsort((index, split, -(tm * tn), cache_to_unit, dram, latency))
+        i = int(order[0])
+        return finish(
+            self.name, tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])}, split=split[i],
+            tiles=tiles[i], concurrent=concurrent[i], waves=waves[i],
+            traffic={"dram": dram[i], "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
+            compute_s=compute_s[i], memory_terms={k: float(v[i]) for k, v in terms.items()},
+            candidates=tm.size,
+            notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",))
+
+
+class VectorMatmul(MappingStrategy):
+    """The same product on the vector (CUDA-core) units: no tensor-core tile padding, so a
+    matrix too thin for tensor tiles (depthwise convolution: n = 1 per group) is not charged
+    for padding it would never execute. Operands stream once; the lower of this and the tiled
+    mapping wins."""
+    name = "vector-matmul"
+    problem_types = (MatmulProblem,)
+
+    def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
+        reads = sum(t.nbytes for t in (p.a, p.b) if t.name not in residency.resident)
+        writes = 0 if p.c.name in residency.no_writeback else p.c.nbytes
+        mode = "fp32" if "fp32" in machine.compute else p.math_mode
+        return finish(self.name, tile={}, split=1, tiles=machine.units, concurrent=machine.units,
+                      waves=1, traffic={"dram": float(reads + writes)},
+                      compute_s=p.flops / machine.compute[mode],
+                      memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
+                      candidates=1, notes=(f"vector units at the {mode} rate",))

@@ -1,0 +1,270 @@
+"""The plugin host: loads entry points one at a time, validates what plugins register, and
+keeps a broken plugin from taking the others down.
+
+Why not `PluginManager.load_setuptools_entrypoints` alone: it stops at the first plugin that
+fails to import, and `check_pending()` raises for the first unknown hook without saying which
+plugin is at fault. Loading each entry point ourselves lets us record the error against the
+plugin, unregister it, and keep going; `check_pending()` then runs over what remains.
+"""
+
+import os
+import sys
+from importlib import metadata
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from .errors import PluginError, unknown
+from .mappings.base import MappingStrategy
+from .target import Target, validate_target
+from .workload import WorkloadKind
+
+REGISTRATION_HOOKS = {
+    "tensorforge_register_workloads": "workloads",
+    "tensorforge_register_targets": "targets",
+    "tensorforge_register_mappings": "mappings",
+}
+
+
+@attrs.frozen
+class PluginReport:
+    """What `list-plugins` shows for one plugin."""
+    name: str
+    side: str                      # 'core' or 'ops'
+    distribution: Optional[str]
+    version: Optional[str]
+    module: str
+    hooks: Tuple[str, ...] = ()
+    registered: Dict[str, Tuple[str, ...]] = attrs.field(factory=dict)
+    error: Optional[str] = None
+
+
+@attrs.frozen
+class Registered:
+    """One registered thing and the plugin that registered it."""
+    value: Any
+    plugin: str
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
+    """Hook implementations of `plugin` with no spec, or with arguments the spec lacks."""
+    problems = []
+    for hookcaller in pm.get_hookcallers(plugin) or []:
+        for impl in hookcaller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            if hookcaller.spec is None:
+                if not impl.opts.get("optionalhook"):
+                    problems.append(f"unknown hook {hookcaller.name!r}")
+            else:
+                extra = set(impl.argnames) - set(hookcaller.spec.argnames)
+                if extra:
+                    problems.append(f"hook {hookcaller.name!r} takes unknown argument(s) "
+                                    f"{', '.join(sorted(extra))}")
+    return problems
+
+
+def _selected(name: str) -> bool:
+    """TENSORFORGE_PLUGINS (comma list) loads only those plugins; TENSORFORGE_DISABLE blocks."""
+    only = os.environ.get("TENSORFORGE_PLUGINS")
+    if only and name not in {n.strip() for n in only.split(",")}:
+        return False
+    blocked = os.environ.get("TENSORFORGE_DISABLE", "")
+    return name not in {n.strip() for n in blocked.split(",") if n.strip()}
+
+
+class PluginHost:
+    """Loads Core-side plugins and holds what they registered."""
+
+    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        for module in hookspecs.SPEC_MODULES:
+            self.pm.add_hookspecs(module)
+        self.reports: Dict[str, PluginReport] = {}
+        self._registered: Dict[str, Dict[str, Dict[str, Registered]]] = {
+            kind: {} for kind in REGISTRATION_HOOKS.values()}
+        self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+        if load_entry_points:
+            self._load_entry_points()
+        for name, plugin in extra_plugins:
+            self._add(name, plugin, None, None, getattr(plugin, "__name__", name))
+        self.pm.check_pending()  # everything unknown was removed above; this guards the rest
+        self._collect()
+
+    # -- loading ---------------------------------------------------------------------------
+    def _load_entry_points(self) -> None:
+        entry_points = sorted(metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP),
+                              key=lambda ep: ep.name)
+        for ep in entry_points:
+            if not _selected(ep.name) or ep.name in self.reports:
+                continue
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            version = dist.version if dist is not None else None
+            try:
+                plugin = ep.load()
+            except BaseException as exc:  # a plugin's import may raise anything, even SystemExit
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                self.reports[ep.name] = PluginReport(
+                    ep.name, "core", dist_name, version, ep.value,
+                    error=f"failed to load: {_error_text(exc)}")
+                continue
+            self._add(ep.name, plugin, dist_name, version, ep.value)
+
+    def _add(self, name, plugin, dist_name, version, module) -> None:
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as exc:
+            self.reports[name] = PluginReport(name, "core", dist_name, version, module,
+                                              error=f"failed to register: {_error_text(exc)}")
+            return
+        problems = _unknown_hooks(self.pm, plugin)
+        hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or []))
+        if problems:
+            self.pm.unregister(plugin)
+            self.reports[name] = PluginReport(name, "core", dist_name, version, module, hooks,
+                                              error="; ".join(problems))
+            return
+        self.reports[name] = PluginReport(name, "core", dist_name, version, module, hooks)
+
+    # -- registration ----------------------------------------------------------------------
+    def _collect(self) -> None:
+        """Call each plugin's registration hooks one at a time, so a failure is attributed
+        to exactly one plugin and leaves the others' registrations intact."""
+        for hook_name, kind in REGISTRATION_HOOKS.items():
+            for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+                plugin_name = self.pm.get_name(impl.plugin)
+                if self.reports[plugin_name].error:
+                    continue
+                staged: List[Any] = []
+                try:
+                    impl.function(**{arg: staged.append for arg in impl.argnames})
+                    accepted = [self._validate(kind, value, plugin_name) for value in staged]
+                except Exception as exc:
+                    message = str(exc) if isinstance(exc, PluginError) else \
+                        f"{hook_name} raised {_error_text(exc)}"
+                    self._fail(plugin_name, message)
+                    continue
+                for value in accepted:
+                    self._registered[kind][value.name] = Registered(value, plugin_name)
+                    if kind == "workloads":
+                        for preset in value.presets:
+                            self._presets[preset] = (value.name, plugin_name)
+                report = self.reports[plugin_name]
+                names = tuple(sorted(report.registered.get(kind, ()) + tuple(v.name for v in accepted)))
+                self.reports[plugin_name] = attrs.evolve(
+                    report, registered={**report.registered, kind: names})
+
+    def _fail(self, plugin_name: str, message: str) -> None:
+        """Drop everything the plugin registered: half a plugin is worse than none."""
+        for kind in self._registered.values():
+            for key in [k for k, reg in kind.items() if reg.plugin == plugin_name]:
+                del kind[key]
+        for key in [k for k, (_, p) in self._presets.items() if p == plugin_name]:
+            del self._presets[key]
+        self.reports[plugin_name] = attrs.evolve(self.reports[plugin_name], registered={},
+                                                 error=message)
+
+    def _validate(self, kind: str, value, plugin: str):
+        expected = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}[kind]
+        if not isinstance(value, expected):
+            raise PluginError(f"plugin {plugin!r} registered a {type(value).__name__} as a "
+                              f"{kind[:-1]}; expected {expected.__module__}.{expected.__name__}")
+        name = getattr(value, "name", "")
+        if not isinstance(name, str) or not name or name != name.strip() or name.lower() != name:
+            raise PluginError(f"plugin {plugin!r} registered a {kind[:-1]} with invalid name {name!r} "
+                              "(must be a non-empty lowercase string)")
+        if name in self._registered[kind]:
+            other = self._registered[kind][name].plugin
+            raise PluginError(f"plugin {plugin!r} registered {kind[:-1]} {name!r}, "
+                              f"already registered by plugin {other!r}")
+        if kind == "targets":
+            try:
+                validate_target(value)
+            except ValueError as exc:
+                raise PluginError(f"plugin {plugin!r}: {exc}") from None
+        if kind == "workloads":
+            for preset in value.presets:
+                if preset in self._presets:
+                    raise PluginError(f"plugin {plugin!r} registered preset {preset!r}, already "
+                                      f"registered by plugin {self._presets[preset][1]!r}")
+            missing = [p for p in value.default_suite if p not in value.presets]
+            if missing:
+                raise PluginError(f"plugin {plugin!r}: workload {name!r} lists unknown preset "
+                                  f"{missing[0]!r} in its default suite")
+        if kind == "mappings" and not value.problem_types:
+            raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
+        return value
+
+    # -- queries ---------------------------------------------------------------------------
+    def broken(self) -> List[PluginReport]:
+        return [r for r in self.reports.values() if r.error]
+
+    def _broken_hint(self) -> str:
+        broken = self.broken()
+        return ("; broken plugins: " + ", ".join(f"{r.name} ({r.error})" for r in broken)) if broken else ""
+
+    def names(self, kind: str) -> List[str]:
+        return sorted(self._registered[kind])
+
+    def _get(self, kind: str, name: str):
+        if name not in self._registered[kind]:
+            error = unknown(kind[:-1], name, self._registered[kind])
+            raise type(error)(str(error) + self._broken_hint())
+        return self._registered[kind][name].value
+
+    def workload_kind(self, name: str) -> WorkloadKind:
+        return self._get("workloads", name)
+
+    def target(self, name: str) -> Target:
+        return self._get("targets", name)
+
+    def mappings(self) -> List[MappingStrategy]:
+        return [self._registered["mappings"][n].value for n in self.names("mappings")]
+
+    def preset(self, name: str) -> Tuple[WorkloadKind, Dict[str, Any]]:
+        if name not in self._presets:
+            raise unknown("workload preset", name, self._presets)
+        kind_name, _ = self._presets[name]
+        kind = self.workload_kind(kind_name)
+        return kind, dict(kind.presets[name])
+
+    def preset_names(self) -> List[str]:
+        return sorted(self._presets)
+
+    def default_suite(self) -> List[str]:
+        names = []
+        for kind_name in self.names("workloads"):
+            names.extend(self.workload_kind(kind_name).default_suite)
+        return names
+
+    def all_reports(self) -> List[PluginReport]:
+        """Core-side reports plus whatever other sides report through the hook."""
+        reports = list(self.reports.values())
+        for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
+            try:
+                extra = impl.function() or []
+            except Exception as exc:
+                name = self.pm.get_name(impl.plugin)
+                reports.append(PluginReport(name + ":reports", "ops", None, None, name,
+                                            error=f"tensorforge_plugin_reports raised {_error_text(exc)}"))
+                continue
+            reports.extend(r for r in extra if isinstance(r, PluginReport))
+        return sorted(reports, key=lambda r: (r.side, r.name))
+
+    def call_add_commands(self, cli) -> None:
+        for impl in self.pm.hook.tensorforge_add_commands.get_hookimpls():
+            name = self.pm.get_name(impl.plugin)
+            try:
+                impl.function(cli=cli)
+            except Exception as exc:
+                self.reports[name] = attrs.evolve(
+                    self.reports[name], error=f"tensorforge_add_commands raised {_error_text(exc)}")

@@ -1,0 +1,116 @@
+"""Operator-level problems: the loop nests that mapping strategies tile onto a target.
+
+A workload decomposes into operators; each operator holds one problem. Problems name the
+tensors they read and write (with their distinct bytes in device memory) so the model can tell
+compulsory traffic from traffic that a producer left in the shared cache.
+"""
+
+from typing import Tuple, Union
+
+import attrs
+
+
+@attrs.frozen
+class Tensor:
+    """A named operand and the distinct bytes it occupies in device memory."""
+    name: str
+    nbytes: int
+
+
+@attrs.frozen
+class MatmulProblem:
+    """C[b, m, n] = sum_k A[b, m, k] * B[b, k, n], executed in `math_mode`.
+
+    `a`, `b`, `c` give the operands' distinct bytes in device memory; for an implicit-GEMM
+    convolution `a` is the input activation, smaller than the logical m*k matrix it expands to.
+    """
+    batch: int
+    m: int
+    n: int
+    k: int
+    math_mode: str
+    a_elem_bytes: int
+    b_elem_bytes: int
+    c_elem_bytes: int
+    a: Tensor
+    b: Tensor
+    c: Tensor
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.batch * self.m * self.n * self.k
+
+    def reads(self) -> Tuple[Tensor, ...]:
+        return (self.a, self.b)
+
+    def writes(self) -> Tuple[Tensor, ...]:
+        return (self.c,)
+
+
+@attrs.frozen
+class AttentionProblem:
+    """Fused scaled-dot-product attention, FlashAttention-style: S and P never reach memory.
+
+    Queries are positioned at the end of the key sequence (kv_len - q_len + i), so the same
+    problem covers prefill (q_len == kv_len) and decode (q_len small, reading a KV cache).
+    Grouped-query attention: `heads` query heads share `kv_heads` key/value heads.
+    """
+    batch: int
+    heads: int
+    kv_heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    causal: bool
+    math_mode: str
+    elem_bytes: int
+    q: Tensor
+    k: Tensor
+    v: Tensor
+    o: Tensor
+
+    @property
+    def visible_pairs(self) -> int:
+        """Query-key pairs that are computed (causal masking drops the rest)."""
+        if not self.causal:
+            return self.q_len * self.kv_len
+        offset = self.kv_len - self.q_len
+        return self.q_len * offset + self.q_len * (self.q_len + 1) // 2
+
+    @property
+    def flops(self) -> float:
+        # QK^T and PV: 2 matmuls of 2*d flops per visible pair, per query head.
+        return 4.0 * self.batch * self.heads * self.visible_pairs * self.head_dim
+
+    def reads(self) -> Tuple[Tensor, ...]:
+        return (self.q, self.k, self.v)
+
+    def writes(self) -> Tuple[Tensor, ...]:
+        return (self.o,)
+
+
+@attrs.frozen
+class StreamProblem:
+    """Elementwise or reduction work (norms, activations, residual adds, softmax outside
+    attention): one pass over its tensors on the vector units, no tiling to choose."""
+    flops: float
+    read_tensors: Tuple[Tensor, ...]
+    write_tensors: Tuple[Tensor, ...]
+    math_mode: str = "fp32"
+
+    def reads(self) -> Tuple[Tensor, ...]:
+        return self.read_tensors
+
+    def writes(self) -> Tuple[Tensor, ...]:
+        return self.write_tensors
+
+
+Problem = Union[MatmulProblem, AttentionProblem, StreamProblem]
+
+
+@attrs.frozen
+class Operator:
+    """One step of a workload: a named problem executed `count` times in sequence."""
+    name: str
+    problem: Problem
+    count: int = 1

@@ -1,0 +1,57 @@
+"""Plain-text tables for people; JSON is for machines."""
+
+from typing import List, Sequence
+
+from .results import Prediction
+from .units import seconds, si
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(headers), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in rows)
+    return "\n".join(out)
+
+
+def mapping_text(op) -> str:
+    m = op.mapping
+    tile = "x".join(f"{k}{v}" for k, v in m.tile.items()) if m.tile else "stream"
+    split = f" split{m.split}" if m.split > 1 else ""
+    return f"{tile}{split}, {m.tiles} tiles, {m.waves} waves"
+
+
+def prediction_text(pred: Prediction, detail: bool = False) -> str:
+    c = pred.ceilings
+    ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
+    lines: List[str] = [
+        f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
+        f"({pred.clock_mhz:g} MHz)",
+        f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}",
+        "",
+    ]
+    rows = []
+    for w in pred.workloads:
+        main = max(w.operators, key=lambda o: o.latency_s)
+        rows.append([w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
+                     mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
+                     seconds(w.compute_s), seconds(w.memory_s), seconds(w.latency_s), w.bottleneck,
+                     "/".join(sorted({o.ceiling_origin for o in w.operators})),
+                     "" if w.fits_in_memory else "DOES NOT FIT"])
+    lines.append(table(["workload", "FLOPs", "compulsory", "mapping", "compute", "memory",
+                        "lower bound", "bottleneck", "ceilings", ""], rows))
+    if detail:
+        for w in pred.workloads:
+            lines += ["", f"{w.name}  ({w.spec})"]
+            lines.append(table(
+                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory", "latency", "bound by"],
+                [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
+                  seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
+                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})"]
+                 for o in w.operators]))
+    lines += ["", f"{pred.candidates} mapping candidates evaluated "
+                  f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
+    lines += [f"note: {n}" for n in pred.notes]
+    lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""PREDICTED results: attrs values that serialise to deterministic JSON."""
+
+from typing import Any, Dict, Optional, Tuple
+
+import attrs
+
+from .mappings.base import MappingChoice
+from .target import Ceilings
+
+LABEL = "PREDICTED"
+
+
+@attrs.frozen
+class OperatorPrediction:
+    name: str
+    count: int
+    problem_type: str
+    problem: Dict[str, Any]
+    math_mode: str
+    ceiling_origin: str          # 'datasheet' or 'calibrated': which rate timed this operator
+    flops: float                 # all `count` executions
+    compulsory_bytes: float      # each tensor of the operator read or written once, x count
+    mapping: MappingChoice       # one execution
+    compute_s: float             # x count
+    memory_s: float
+    latency_s: float
+    bottleneck: str
+
+
+@attrs.frozen
+class WorkloadPrediction:
+    name: str
+    kind: str
+    spec: str
+    flops: float
+    compulsory_bytes: float      # workload inputs read once + final outputs written once
+    footprint_bytes: int
+    fits_in_memory: bool
+    compute_s: float
+    memory_s: float
+    latency_s: float             # the lower bound
+    bottleneck: str
+    candidates: int
+    operators: Tuple[OperatorPrediction, ...]
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.compulsory_bytes if self.compulsory_bytes else float("inf")
+
+
+@attrs.frozen
+class Prediction:
+    label: str
+    bound: str                   # 'analytical' (datasheet ceilings) or 'calibrated'
+    target: str
+    operating_point: str
+    clock_mhz: float
+    ceilings: Ceilings
+    max_candidates_per_operator: int
+    candidates: int
+    workloads: Tuple[WorkloadPrediction, ...]
+    notes: Tuple[str, ...] = ()
+
+    def workload(self, name: str) -> Optional[WorkloadPrediction]:
+        return next((w for w in self.workloads if w.name == name), None)

@@ -1,0 +1,116 @@
+"""Resolving what the user asked to predict: preset names, inline specs
+('gemm:m=8192,n=8192,k=8192,dtype=bf16'), presets with overrides ('gemm_tiny:dtype=fp16'),
+and suite files (TOML or JSON)."""
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from .errors import TensorForgeError
+from .plugins import PluginHost
+from .workload import Workload, WorkloadKind
+
+
+def _parse_fields(text: str, where: str) -> Dict[str, str]:
+    fields: Dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise TensorForgeError(f"{where}: expected key=value, got {part!r}")
+        key, value = (s.strip() for s in part.split("=", 1))
+        if not key:
+            raise TensorForgeError(f"{where}: empty parameter name in {part!r}")
+        if key in fields:
+            raise TensorForgeError(f"{where}: parameter {key!r} given twice")
+        fields[key] = value
+    return fields
+
+
+def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: Dict[str, Any],
+          base_dir: Optional[Path]) -> Tuple[Workload, WorkloadKind]:
+    params = kind.parse(fields, base_dir=base_dir)
+    return Workload(name=name, kind=kind.name, params=params, spec=kind.spec(params)), kind
+
+
+def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
+    """One workload from a preset name or an inline spec."""
+    text = text.strip()
+    head, _, rest = text.partition(":")
+    overrides = _parse_fields(rest, text)
+    if head in host.preset_names():
+        kind, fields = host.preset(head)
+        fields.update(overrides)
+        name = head if not overrides else text
+        return _make(host, name, kind, fields, base_dir)
+    if head in host.names("workloads"):
+        return _make(host, text, host.workload_kind(head), overrides, base_dir)
+    choices = host.preset_names() + host.names("workloads")
+    from .errors import unknown
+    error = unknown("workload or preset", head, choices)
+    raise TensorForgeError(str(error) + host._broken_hint())
+
+
+def load_suite_file(host: PluginHost, path: Path):
+    """Workloads from a suite file:  [[workload]] tables with `name`, and either `preset`
+    (plus overrides) or `kind` plus parameters. JSON: {"workload": [...]}."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read suite file {path}: {exc.strerror}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise TensorForgeError(f"malformed suite file {path}: {exc}") from None
+    entries = data.get("workload") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise TensorForgeError(f"suite file {path}: expected a non-empty list 'workload' of tables")
+    result = []
+    seen = set()
+    for i, entry in enumerate(entries):
+        where = f"suite file {path}, workload #{i + 1}"
+        if not isinstance(entry, dict):
+            raise TensorForgeError(f"{where}: expected a table, got {type(entry).__name__}")
+        entry = dict(entry)
+        name = entry.pop("name", None)
+        preset = entry.pop("preset", None)
+        kind_name = entry.pop("kind", None)
+        try:
+            if preset is not None:
+                kind, fields = host.preset(str(preset))
+                fields.update(entry)
+                name = name or str(preset)
+            elif kind_name is not None:
+                kind, fields = host.workload_kind(str(kind_name)), entry
+            else:
+                raise TensorForgeError("needs 'preset' or 'kind'")
+            if not name:
+                raise TensorForgeError("needs a 'name'")
+            if name in seen:
+                raise TensorForgeError(f"duplicate workload name {name!r}")
+            seen.add(name)
+            result.append(_make(host, str(name), kind, fields, path.parent))
+        except TensorForgeError as exc:
+            raise TensorForgeError(f"{where}: {exc}") from None
+    return result
+
+
+def resolve(host: PluginHost, specs: Tuple[str, ...], suite_files: Tuple[str, ...] = ()):
+    """The workloads to run: those asked for, or every plugin's default suite."""
+    chosen: List = []
+    for path in suite_files:
+        chosen.extend(load_suite_file(host, Path(path)))
+    for spec in specs:
+        chosen.append(resolve_spec(host, spec))
+    if not chosen:
+        names = host.default_suite()
+        if not names:
+            raise TensorForgeError("no workload plugins installed: nothing to predict" + host._broken_hint())
+        chosen = [resolve_spec(host, n) for n in names]
+    names = [w.name for w, _ in chosen]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise TensorForgeError(f"workload {dupes[0]!r} given twice")
+    return chosen

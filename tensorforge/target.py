@@ -1,0 +1,168 @@
+"""Hardware targets: a PE array, on-chip SRAM levels and DRAM, each figure with its source.
+
+Targets hold datasheet figures (dense peaks only). `datasheet_ceilings` turns them into the
+rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead, and the Core
+never needs to know where they came from beyond the `origin` label.
+"""
+
+from typing import Dict, Mapping, Optional, Tuple
+
+import attrs
+
+from .errors import TensorForgeError, unknown
+from .precision import MATH_MODES
+
+SCOPES = ("per_unit", "shared")
+
+
+@attrs.frozen
+class PEArray:
+    """`units` identical processing units (SMs), each doing `flops_per_clock[mode]` dense
+    FLOPs per clock in each math mode it supports."""
+    units: int
+    unit_name: str
+    flops_per_clock: Mapping[str, float]
+
+
+@attrs.frozen
+class MemoryLevel:
+    """One on-chip SRAM level. `per_unit` levels (shared memory) stage tiles; the outermost
+    `shared` level (L2) is where concurrently running tiles reuse operands.
+    `bytes_per_clock` is per unit for per_unit levels and total for shared ones; None when no
+    trustworthy figure is published (the level's traffic is then reported but not timed)."""
+    name: str
+    capacity_bytes: int
+    scope: str
+    bytes_per_clock: Optional[float] = None
+
+
+@attrs.frozen
+class OperatingPoint:
+    """A clock and memory configuration the part is sold or run at."""
+    name: str
+    clock_mhz: float
+    dram_bandwidth_bytes_per_s: float
+    description: str = ""
+
+
+@attrs.frozen
+class Target:
+    name: str
+    description: str
+    pe_array: PEArray
+    sram: Tuple[MemoryLevel, ...]
+    dram_capacity_bytes: int
+    operating_points: Tuple[OperatingPoint, ...]
+    default_operating_point: str
+    sources: Mapping[str, str] = attrs.field(factory=dict)
+    notes: Tuple[str, ...] = ()
+
+    def operating_point(self, name: Optional[str] = None) -> OperatingPoint:
+        wanted = name or self.default_operating_point
+        for point in self.operating_points:
+            if point.name == wanted:
+                return point
+        raise unknown(f"operating point for target {self.name!r}", wanted,
+                      [p.name for p in self.operating_points])
+
+    def tile_level(self) -> MemoryLevel:
+        return next(level for level in self.sram if level.scope == "per_unit")
+
+    def cache_level(self) -> Optional[MemoryLevel]:
+        shared = [level for level in self.sram if level.scope == "shared"]
+        return shared[-1] if shared else None
+
+
+def validate_target(target) -> None:
+    """Raise ValueError describing the first thing wrong with a target a plugin registered."""
+    if not isinstance(target, Target):
+        raise ValueError(f"expected a tensorforge.target.Target, got {type(target).__name__}")
+    pe = target.pe_array
+    if pe.units < 1:
+        raise ValueError(f"target {target.name!r}: pe_array.units must be >= 1, got {pe.units}")
+    if not pe.flops_per_clock:
+        raise ValueError(f"target {target.name!r}: pe_array.flops_per_clock declares no math mode")
+    for mode, rate in pe.flops_per_clock.items():
+        if mode not in MATH_MODES:
+            raise ValueError(f"target {target.name!r}: unknown math mode {mode!r} in flops_per_clock")
+        if not rate > 0:
+            raise ValueError(f"target {target.name!r}: flops_per_clock[{mode}] must be > 0, got {rate}")
+    if "fp32" not in pe.flops_per_clock:
+        raise ValueError(f"target {target.name!r}: flops_per_clock must declare fp32 (vector work runs there)")
+    if not any(level.scope == "per_unit" for level in target.sram):
+        raise ValueError(f"target {target.name!r}: needs a per_unit SRAM level to stage tiles")
+    for level in target.sram:
+        if level.scope not in SCOPES:
+            raise ValueError(f"target {target.name!r}: sram level {level.name!r} scope must be one of {SCOPES}")
+        if level.capacity_bytes < 1:
+            raise ValueError(f"target {target.name!r}: sram level {level.name!r} capacity must be >= 1 byte")
+    if target.dram_capacity_bytes < 1:
+        raise ValueError(f"target {target.name!r}: dram_capacity_bytes must be >= 1")
+    if not target.operating_points:
+        raise ValueError(f"target {target.name!r}: declares no operating point")
+    for point in target.operating_points:
+        if not (point.clock_mhz > 0 and point.dram_bandwidth_bytes_per_s > 0):
+            raise ValueError(f"target {target.name!r}: operating point {point.name!r} needs positive clock and bandwidth")
+    if target.default_operating_point not in {p.name for p in target.operating_points}:
+        raise ValueError(f"target {target.name!r}: default operating point "
+                         f"{target.default_operating_point!r} is not declared")
+
+
+@attrs.frozen
+class Ceilings:
+    """The rates the model divides by. `origin` is 'datasheet' or 'calibrated'.
+
+    compute: FLOP/s for the whole PE array per math mode. dram: bytes/s.
+    sram: bytes/s per SRAM level name (per unit for per_unit levels) where known.
+    """
+    origin: str
+    compute: Mapping[str, float]
+    dram_bytes_per_s: float
+    sram_bytes_per_s: Mapping[str, float] = attrs.field(factory=dict)
+    source: str = ""
+    # Where a merge filled a math mode from another origin, that mode's origin; else `origin`.
+    compute_origin: Mapping[str, str] = attrs.field(factory=dict)
+
+    def origin_of(self, mode: str) -> str:
+        return self.compute_origin.get(mode, self.origin)
+
+
+def datasheet_ceilings(target: Target, operating_point: Optional[str] = None) -> Ceilings:
+    point = target.operating_point(operating_point)
+    hz = point.clock_mhz * 1e6
+    compute = {mode: target.pe_array.units * rate * hz
+               for mode, rate in sorted(target.pe_array.flops_per_clock.items())}
+    sram = {level.name: level.bytes_per_clock * hz
+            for level in target.sram if level.bytes_per_clock}
+    return Ceilings(origin="datasheet", compute=compute,
+                    dram_bytes_per_s=point.dram_bandwidth_bytes_per_s, sram_bytes_per_s=sram,
+                    source=f"{target.name} datasheet at operating point {point.name!r} "
+                           f"({point.clock_mhz:g} MHz)")
+
+
+def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
+    """Calibrated rates where measured, datasheet rates for what calibration did not probe.
+    Which origin served each math mode is recorded per operator by the model."""
+    compute = dict(fallback.compute)
+    compute.update(calibrated.compute)
+    sram = dict(fallback.sram_bytes_per_s)
+    sram.update(calibrated.sram_bytes_per_s)
+    origins = {mode: fallback.origin for mode in fallback.compute if mode not in calibrated.compute}
+    return Ceilings(origin=calibrated.origin, compute=compute,
+                    dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
+                    source=calibrated.source, compute_origin=origins)
+
+
+def check_ceilings(ceilings: Ceilings) -> None:
+    if not ceilings.dram_bytes_per_s > 0:
+        raise TensorForgeError(f"{ceilings.origin} ceilings: DRAM bandwidth must be > 0")
+    for mode, rate in ceilings.compute.items():
+        if not rate > 0:
+            raise TensorForgeError(f"{ceilings.origin} ceilings: compute[{mode}] must be > 0")
+
+
+def ceiling_for(ceilings: Ceilings, mode: str) -> float:
+    if mode not in ceilings.compute:
+        raise TensorForgeError(f"target declares no {mode} rate; known modes: "
+                               f"{', '.join(sorted(ceilings.compute))}")
+    return ceilings.compute[mode]

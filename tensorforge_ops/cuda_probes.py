@@ -1,0 +1,241 @@
+"""Calibrated ceilings: what this GPU actually sustains, measured by dedicated probes.
+
+Datasheet peaks are rarely reached; a prediction that divides work by a measured ceiling
+is tighter and still honest. Every ceiling is a rate computed from the p10 time (the fast
+end of the distribution), so it is an upper bound on sustained rate and the calibrated
+prediction stays a lower bound on time. Every probe returns a `method` string saying
+exactly what was run and how it was reduced to one number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Optional, Sequence
+
+import attrs
+import torch
+
+from .cuda_timing import TimingPolicy, cuda_device, framework_flags, time_cuda
+
+MODE_DTYPES = {
+    "fp32": torch.float32,  # fp32 tensors, TF32 forbidden: CUDA-core FMA rate
+    "tf32": torch.float32,  # fp32 tensors, TF32 allowed: tensor cores with 10-bit mantissa
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+}
+
+# fp32 runs on CUDA cores at a small fraction of the tensor-core rate; 16384 would cost
+# ~150 ms per iteration on an H200 for no better ceiling, so its sweep stops at 8192.
+DEFAULT_MATMUL_SIZES = {
+    "fp32": (1024, 2048, 4096, 8192),
+    "tf32": (1024, 2048, 4096, 8192, 16384),
+    "fp16": (1024, 2048, 4096, 8192, 16384),
+    "bf16": (1024, 2048, 4096, 8192, 16384),
+}
+
+# Default policy for probes. Short budget per timed call: 19 matmul sizes + copy + launch
+# stay under ~11 s even if nothing stabilises (all of them took 2.1 s on an H200). No L2 flush:
+# each probe's working set either exceeds L2 or is compute bound, and the dirty lines a
+# flush leaves behind would only bias a ceiling low.
+PROBE_POLICY = TimingPolicy(warmup_iters=3, min_iters=10, max_iters=200,
+                            target_rel_iqr=0.02, budget_s=0.5, flush_bytes=0)
+
+
+@attrs.frozen
+class MatmulProbe:
+    math_mode: str
+    best_flops_per_s: float
+    best_n: int
+    points: tuple[tuple[int, float], ...]  # (n, flops/s) per size actually timed
+    method: str
+
+
+@attrs.frozen
+class CopyProbe:
+    bytes_per_s: float  # bytes read + bytes written, per second
+    buffer_bytes: int
+    method: str
+
+
+@attrs.frozen
+class LaunchProbe:
+    seconds: float
+    method: str
+
+
+# --- math modes ----------------------------------------------------------------------
+
+# Attributes of the newer (PyTorch >= 2.9) precision API, parents before children so a
+# restore sets a parent before the children that may inherit from it.
+_NEW_API = ("", "cuda.matmul", "cudnn", "cudnn.conv", "cudnn.rnn",
+            "mkldnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+
+
+def _backend(path: str):
+    obj = torch.backends
+    for part in filter(None, path.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _set_matmul_tf32(value: bool) -> None:
+    # Legacy allow_tf32 mirrors the precision string (!= 'highest'), so it usually already
+    # holds the wanted value. Writing it anyway is not harmless on PyTorch >= 2.9: after
+    # precision 'medium' (cuBLAS tf32, oneDNN bf16) it makes the two disagree and PyTorch
+    # then refuses get_float32_matmul_precision() as a "mix of legacy and new APIs".
+    if torch.backends.cuda.matmul.allow_tf32 != value:
+        torch.backends.cuda.matmul.allow_tf32 = value
+
+
+def _snapshot() -> tuple[Optional[tuple], dict]:
+    try:
+        legacy = (torch.get_float32_matmul_precision(),
+                  torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    except RuntimeError:
+        # The program mixed legacy and new TF32 APIs; PyTorch then refuses legacy reads.
+        legacy = None
+    new = {}
+    for path in _NEW_API:
+        try:
+            new[path] = _backend(path).fp32_precision
+        except (AttributeError, RuntimeError):
+            pass
+    return legacy, new
+
+
+def _restore(legacy: Optional[tuple], new: dict) -> None:
+    if legacy is not None:
+        # Restoring through the legacy setters keeps the legacy API readable afterwards.
+        precision, matmul_tf32, cudnn_tf32 = legacy
+        torch.set_float32_matmul_precision(precision)
+        _set_matmul_tf32(matmul_tf32)
+        torch.backends.cudnn.allow_tf32 = cudnn_tf32
+    else:
+        for path, value in new.items():
+            _backend(path).fp32_precision = value
+
+
+@contextlib.contextmanager
+def math_mode(mode: str) -> Iterator[torch.dtype]:
+    """Set the torch flags for `mode`, yield its tensor dtype, restore the flags on exit.
+
+    fp16/bf16 leave the TF32 flags alone: they only affect fp32 tensors.
+    """
+    if mode not in MODE_DTYPES:
+        raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
+    legacy, new = _snapshot()
+    try:
+        if mode in ("fp32", "tf32"):
+            tf32 = mode == "tf32"
+            torch.set_float32_matmul_precision("high" if tf32 else "highest")
+            _set_matmul_tf32(tf32)
+            torch.backends.cudnn.allow_tf32 = tf32
+        yield MODE_DTYPES[mode]
+    finally:
+        _restore(legacy, new)
+
+
+# --- probes --------------------------------------------------------------------------
+
+def _rate(work: float, seconds: float, what: str) -> float:
+    if not seconds > 0:
+        raise RuntimeError(f"{what}: p10 time {seconds!r} s is below event resolution; use a larger size")
+    return work / seconds
+
+
+def _policy_text(policy: TimingPolicy) -> str:
+    return ", ".join(f"{k}={v}" for k, v in attrs.asdict(policy).items())
+
+
+def _matmul_p10(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.device) -> float:
+    # randn, never zeros: zero operands toggle fewer bits, draw less power and let the
+    # clocks stay higher than real data would, inflating the ceiling.
+    a = torch.randn(n, n, device=dev, dtype=dtype)
+    b = torch.randn(n, n, device=dev, dtype=dtype)
+    c = torch.empty(n, n, device=dev, dtype=dtype)  # preallocated: no allocator work timed
+    return time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev).stats.p10
+
+
+def probe_matmul(mode: str, sizes: Optional[Sequence[int]] = None, policy: Optional[TimingPolicy] = None,
+                 device: Any = None, memory_cap_bytes: Optional[int] = None) -> MatmulProbe:
+    """Best square-GEMM rate (flop/s) in `mode` over a sweep of n.
+
+    Sizes whose three n x n matrices exceed memory_cap_bytes are skipped (default: half
+    the device's free memory). rate(n) = 2 n^3 / p10 time.
+    """
+    if mode not in MODE_DTYPES:
+        raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
+    policy = policy or PROBE_POLICY
+    dev = cuda_device(device)
+    sizes = tuple(DEFAULT_MATMUL_SIZES[mode] if sizes is None else sizes)
+    if memory_cap_bytes is None:
+        memory_cap_bytes = torch.cuda.mem_get_info(dev)[0] // 2
+    elem = torch.empty((), dtype=MODE_DTYPES[mode]).element_size()
+    points, skipped = [], []
+    with math_mode(mode) as dtype:
+        flags = framework_flags()
+        for n in sizes:
+            if 3 * n * n * elem > memory_cap_bytes:
+                skipped.append(n)
+                continue
+            p10 = _matmul_p10(n, dtype, policy, dev)
+            points.append((int(n), _rate(2.0 * n**3, p10, f"matmul n={n}")))
+    if not points:
+        raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
+    best_n, best = max(points, key=lambda p: p[1])
+    method = (
+        f"torch.matmul(a, b, out=c), square n x n x n, a/b torch.randn {dtype} on {dev}, "
+        f"c preallocated; math_mode={mode!r} with flags {flags}; per-iteration CUDA events "
+        f"via time_cuda({_policy_text(policy)}); rate(n) = 2*n^3 / p10 time; best over "
+        f"n in {[p[0] for p in points]}"
+        + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else "")
+    )
+    return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n,
+                       points=tuple(points), method=method)
+
+
+def default_copy_bytes(device: Any = None) -> int:
+    """max(8 x L2, 1 GiB): big enough that the copy streams from HBM, not L2."""
+    l2 = getattr(torch.cuda.get_device_properties(cuda_device(device)), "L2_cache_size", 0) or 0
+    return max(8 * int(l2), 1 << 30)
+
+
+def probe_copy(buffer_bytes: int, policy: Optional[TimingPolicy] = None, device: Any = None) -> CopyProbe:
+    """Device-to-device copy bandwidth, counting read + write bytes (2 x buffer_bytes)."""
+    buffer_bytes = int(buffer_bytes)
+    if buffer_bytes <= 0:
+        raise ValueError(f"buffer_bytes must be > 0, got {buffer_bytes}")
+    policy = policy or PROBE_POLICY
+    dev = cuda_device(device)
+    # Same dtype and contiguous, so PyTorch issues a device-to-device cudaMemcpyAsync;
+    # random bytes rather than zeros for the same reason as the matmul inputs.
+    src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
+    dst = torch.empty_like(src)
+    p10 = time_cuda(lambda: dst.copy_(src), policy, dev).stats.p10
+    del src, dst
+    method = (
+        f"dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} (src random); "
+        f"per-iteration CUDA events via time_cuda({_policy_text(policy)}); "
+        f"bytes_per_s = 2*{buffer_bytes} (read + write) / p10 time"
+    )
+    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, p10, "copy"), buffer_bytes=buffer_bytes,
+                     method=method)
+
+
+def probe_launch_floor(policy: Optional[TimingPolicy] = None, device: Any = None) -> LaunchProbe:
+    """The least time one eager PyTorch op occupies on the stream.
+
+    A 1-element add_ does almost no GPU work, so the host cannot keep the queue ahead of
+    the GPU: the event pair around it measures the host's dispatch + launch interval (or
+    the kernel's own time, whichever is longer). p50, not p10, because this is a typical
+    per-op cost to add, not a rate ceiling. No flush: it would only add noise.
+    """
+    policy = attrs.evolve(policy or PROBE_POLICY, flush_bytes=0)
+    dev = cuda_device(device)
+    x = torch.ones(1, device=dev)
+    timed = time_cuda(lambda: x.add_(1.0), policy, dev)
+    method = (
+        f"x.add_(1.0) on a 1-element float32 tensor on {dev}, between a CUDA event pair per "
+        f"iteration, no L2 flush, time_cuda({_policy_text(policy)}); seconds = p50"
+    )
+    return LaunchProbe(seconds=timed.stats.p50, method=method)

@@ -1,0 +1,237 @@
+"""Per-iteration CUDA-event timing with an explicit stopping rule, plus the context a
+reader needs to interpret the numbers (framework flags and versions).
+
+Why events per iteration rather than one pair around a loop: a distribution (p10/p50/
+rel_iqr) shows noise and outliers that a single mean hides. Why batched synchronisation:
+reading an event forces a host-device sync; doing it every iteration would leave the GPU
+idle between iterations, doing it never would leave no way to stop early.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional, Sequence
+
+import attrs
+import numpy as np
+import torch
+
+from .stats import SampleStats, summarize
+
+STOP_REASONS = ("stable", "budget", "max_iters")
+
+# Sync at most every SYNC_BATCH iterations, and sooner for slow iterations so the wall
+# budget is overshot by no more than ~BUDGET_SLACK of itself.
+SYNC_BATCH = 10
+BUDGET_SLACK = 0.05
+
+
+def _non_negative(_inst, attr, value):
+    if value < 0:
+        raise ValueError(f"{attr.name} must be >= 0, got {value!r}")
+
+
+def _positive(_inst, attr, value):
+    if not value > 0:
+        raise ValueError(f"{attr.name} must be > 0, got {value!r}")
+
+
+@attrs.frozen
+class TimingPolicy:
+    warmup_iters: int = attrs.field(default=5, validator=_non_negative)
+    min_iters: int = attrs.field(default=10, validator=_positive)
+    max_iters: int = attrs.field(default=500, validator=_positive)
+    target_rel_iqr: float = attrs.field(default=0.02, validator=_non_negative)
+    budget_s: float = attrs.field(default=3.0, validator=_positive)  # wall clock, warm-up included
+    flush_bytes: int = attrs.field(default=0, validator=_non_negative)  # 0: no L2 flush
+
+    @max_iters.validator
+    def _max_covers_min(self, _attr, value):
+        if value < self.min_iters:
+            raise ValueError(f"max_iters ({value}) must be >= min_iters ({self.min_iters})")
+
+
+@attrs.frozen
+class TimedSamples:
+    samples_s: tuple[float, ...] = attrs.field(converter=lambda xs: tuple(float(x) for x in xs))
+    stats: SampleStats
+    stop_reason: str = attrs.field(validator=attrs.validators.in_(STOP_REASONS))
+    warmup_iters: int
+    flush_bytes: int
+
+
+def should_stop(samples: Sequence[float], policy: TimingPolicy, elapsed_s: float) -> Optional[str]:
+    """Why to stop now, or None to keep going.
+
+    'stable' wins over the others (it is the outcome we wanted, even if a limit was also
+    hit); then 'max_iters'; then 'budget', which applies even below min_iters because it
+    is the hard wall-clock cap. With no samples there is nothing to report, so never stop.
+    """
+    n = len(samples)
+    if n == 0:
+        return None
+    if n >= policy.min_iters and summarize(samples).rel_iqr <= policy.target_rel_iqr:
+        return "stable"
+    if n >= policy.max_iters:
+        return "max_iters"
+    if elapsed_s > policy.budget_s:
+        return "budget"
+    return None
+
+
+def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
+    # First iteration alone: we know nothing about its cost yet and it may take seconds.
+    if not samples:
+        return 1
+    per_iter = float(np.median(samples))
+    if per_iter <= 0:
+        return SYNC_BATCH
+    return max(1, min(SYNC_BATCH, int(BUDGET_SLACK * policy.budget_s / per_iter)))
+
+
+def cuda_device(device: Any = None) -> torch.device:
+    """A concrete torch.device('cuda', index): None means the current device."""
+    if device is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    dev = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    if dev.type != "cuda":
+        raise ValueError(f"expected a CUDA device, got {dev}")
+    return dev if dev.index is not None else torch.device("cuda", torch.cuda.current_device())
+
+
+def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), device: Any = None) -> TimedSamples:
+    """Time fn() per iteration with CUDA events on the current stream of `device`.
+
+    fn must enqueue its work on the current stream (the PyTorch default). Each timed
+    iteration is: [flush L2] -> start event -> fn() -> end event. The flush writes the
+    whole preallocated buffer (as Triton's do_bench does) so fn starts with a cold L2;
+    note the dirty lines it leaves can be written back during fn, a small bias toward
+    slower times for very short kernels. The flush buffer counts toward
+    torch.cuda.max_memory_allocated while this runs, so measure peak memory separately.
+    """
+    if not torch.cuda.is_available():
+        raise RuntimeError("time_cuda needs a CUDA device; torch.cuda.is_available() is False")
+    dev = cuda_device(device)
+    t0 = time.perf_counter()
+    starts: list = []
+    ends: list = []
+    samples: list[float] = []
+    stop: Optional[str] = None
+    with torch.cuda.device(dev):
+        flush = torch.empty(policy.flush_bytes, dtype=torch.uint8, device=dev) if policy.flush_bytes else None
+        try:
+            # Warm-up absorbs one-off costs (cuBLAS handle/workspace, autotuning, lazy
+            # module loading, clock ramp-up); it is neither flushed nor timed.
+            for _ in range(policy.warmup_iters):
+                fn()
+            torch.cuda.synchronize(dev)
+            while stop is None:
+                batch = min(_batch_size(samples, policy), policy.max_iters - len(starts))
+                # Create the events before enqueuing so event creation never sits between
+                # a start and its end.
+                pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                         for _ in range(batch)]
+                for start, end in pairs:
+                    if flush is not None:
+                        flush.zero_()
+                    start.record()
+                    fn()
+                    end.record()
+                    starts.append(start)
+                    ends.append(end)
+                # Events complete in stream order: once the last end is done, all are.
+                ends[-1].synchronize()
+                for i in range(len(samples), len(starts)):
+                    samples.append(starts[i].elapsed_time(ends[i]) * 1e-3)  # ms -> s
+                stop = should_stop(samples, policy, time.perf_counter() - t0)
+        finally:
+            # Free the flush buffer (back to PyTorch's caching allocator) before returning.
+            del flush
+    return TimedSamples(
+        samples_s=tuple(samples),
+        stats=summarize(samples),
+        stop_reason=stop,
+        warmup_iters=policy.warmup_iters,
+        flush_bytes=policy.flush_bytes,
+    )
+
+
+def _read(getter: Callable[[], Any]) -> Any:
+    # A flag or version that cannot be read is reported as None rather than failing the
+    # whole report: e.g. PyTorch >= 2.9 raises on reading the legacy TF32 flags after a
+    # program mixed them with the newer fp32_precision API.
+    try:
+        return getter()
+    except Exception:
+        return None
+
+
+def framework_flags() -> dict:
+    """The PyTorch flags that change which arithmetic and kernels run. Never raises."""
+    b = torch.backends
+    flags = {
+        "matmul_allow_tf32": _read(lambda: bool(b.cuda.matmul.allow_tf32)),
+        "cudnn_allow_tf32": _read(lambda: bool(b.cudnn.allow_tf32)),
+        "cudnn_benchmark": _read(lambda: bool(b.cudnn.benchmark)),
+        "cudnn_deterministic": _read(lambda: bool(b.cudnn.deterministic)),
+        "float32_matmul_precision": _read(lambda: str(torch.get_float32_matmul_precision())),
+        # Whether cuBLAS may reduce fp16/bf16 GEMMs in reduced precision (split-K).
+        "matmul_allow_fp16_reduced_precision_reduction":
+            _read(lambda: bool(b.cuda.matmul.allow_fp16_reduced_precision_reduction)),
+        "matmul_allow_bf16_reduced_precision_reduction":
+            _read(lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)),
+        # Newer (>= 2.9) API; None on versions without it.
+        "matmul_fp32_precision": _read(lambda: str(b.cuda.matmul.fp32_precision)),
+        "cudnn_conv_fp32_precision": _read(lambda: str(b.cudnn.conv.fp32_precision)),
+    }
+    return flags
+
+
+def _driver_version() -> Optional[str]:
+    # pynvml is optional (the 'measure' extra); imported lazily so its absence costs nothing.
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            v = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+        return v.decode() if isinstance(v, bytes) else str(v)
+    except Exception:
+        return None
+
+
+def versions(device: Any = None) -> dict:
+    """Software and device versions; device fields are None without CUDA. Never raises."""
+    info = {
+        "torch": str(torch.__version__),
+        "cuda_runtime": torch.version.cuda,
+        "cudnn": _read(lambda: torch.backends.cudnn.version()),
+        "driver": _driver_version(),
+        "cuda_available": bool(_read(torch.cuda.is_available)),
+        "device_count": _read(lambda: int(torch.cuda.device_count())) or 0,
+        "device_index": None,
+        "device_name": None,
+        "compute_capability": None,
+        "multiprocessor_count": None,
+        "total_memory_bytes": None,
+        "l2_cache_bytes": None,
+    }
+    if not info["cuda_available"]:
+        return info
+    try:
+        dev = cuda_device(device)
+        p = torch.cuda.get_device_properties(dev)
+    except Exception:
+        return info
+    l2 = getattr(p, "L2_cache_size", None)  # attribute absent on older PyTorch
+    info.update(
+        device_index=dev.index,
+        device_name=str(p.name),
+        compute_capability=f"{p.major}.{p.minor}",
+        multiprocessor_count=int(p.multi_processor_count),
+        total_memory_bytes=int(p.total_memory),
+        l2_cache_bytes=int(l2) if l2 is not None else None,
+    )
+    return info

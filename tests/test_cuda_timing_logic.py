@@ -1,0 +1,195 @@
+"""Timing logic that needs no GPU (stopping rule, flags, versions, math modes), plus one
+GPU test that only runs where CUDA really exists."""
+
+import json
+import math
+
+import attrs
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tensorforge_ops.cuda_probes import MODE_DTYPES, math_mode, probe_launch_floor  # noqa: E402
+from tensorforge_ops.cuda_timing import (  # noqa: E402
+    TimedSamples, TimingPolicy, _batch_size, framework_flags, should_stop, time_cuda, versions)
+from tensorforge_ops.stats import summarize  # noqa: E402
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+POLICY = TimingPolicy(warmup_iters=2, min_iters=5, max_iters=20, target_rel_iqr=0.02, budget_s=1.0)
+
+
+# --- should_stop -------------------------------------------------------------------
+
+def test_no_samples_never_stops():
+    assert should_stop([], POLICY, elapsed_s=100.0) is None
+
+
+def test_stable_needs_min_iters():
+    assert should_stop([1e-3] * 4, POLICY, 0.1) is None  # spread 0 but n < min_iters
+    assert should_stop([1e-3] * 5, POLICY, 0.1) == "stable"
+
+
+def test_noisy_keeps_going_until_max_iters():
+    noisy = [1e-3, 2e-3] * 5  # rel_iqr = 1e-3 / 1.5e-3, far above 0.02
+    assert should_stop(noisy, POLICY, 0.1) is None
+    assert should_stop([1e-3, 2e-3] * 10, POLICY, 0.1) == "max_iters"
+
+
+def test_budget_is_a_hard_cap_even_below_min_iters():
+    assert should_stop([1e-3, 2e-3], POLICY, 1.5) == "budget"
+    assert should_stop([1e-3, 2e-3], POLICY, 1.0) is None  # strictly "exceeds"
+
+
+def test_stable_wins_over_limits():
+    assert should_stop([1e-3] * 20, POLICY, 5.0) == "stable"
+
+
+def test_threshold_is_inclusive():
+    samples = [1.0, 2.0, 3.0, 4.0, 5.0]  # rel_iqr = (4 - 2) / 3
+    assert should_stop(samples, attrs.evolve(POLICY, target_rel_iqr=2 / 3), 0.0) == "stable"
+    assert should_stop(samples, attrs.evolve(POLICY, target_rel_iqr=0.66), 0.0) is None
+
+
+def test_batch_size_adapts_to_slow_iterations():
+    assert _batch_size([], POLICY) == 1  # unknown cost: look after the first one
+    assert _batch_size([1e-4] * 3, POLICY) == 10  # fast: full batch
+    assert _batch_size([0.5] * 3, POLICY) == 1  # slow: sync every iteration
+
+
+def test_policy_validation():
+    with pytest.raises(ValueError):
+        TimingPolicy(min_iters=10, max_iters=5)
+    with pytest.raises(ValueError):
+        TimingPolicy(flush_bytes=-1)
+    with pytest.raises(ValueError):
+        TimingPolicy(budget_s=0)
+
+
+def test_timed_samples_rejects_unknown_stop_reason():
+    with pytest.raises(ValueError):
+        TimedSamples(samples_s=(1.0,), stats=summarize([1.0]), stop_reason="bored",
+                     warmup_iters=0, flush_bytes=0)
+
+
+# --- flags and versions ------------------------------------------------------------
+
+def test_framework_flags_is_json_dict():
+    flags = framework_flags()
+    for key in ("matmul_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark",
+                "cudnn_deterministic", "float32_matmul_precision"):
+        assert key in flags
+    assert flags["float32_matmul_precision"] in ("highest", "high", "medium")
+    json.dumps(flags)
+
+
+def test_versions_is_json_dict():
+    info = versions()
+    assert info["torch"] == torch.__version__
+    assert info["cuda_available"] == torch.cuda.is_available()
+    if not torch.cuda.is_available():
+        assert info["device_name"] is None and info["l2_cache_bytes"] is None
+    json.dumps(info)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA error path")
+def test_time_cuda_without_cuda_raises_clearly():
+    with pytest.raises(RuntimeError, match="CUDA"):
+        time_cuda(lambda: None, POLICY)
+
+
+# --- math_mode ---------------------------------------------------------------------
+
+def _legacy():
+    return (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32)
+
+
+@pytest.fixture
+def restore_flags():
+    saved = _legacy()
+    yield
+    torch.set_float32_matmul_precision(saved[0])  # also resets allow_tf32 to match
+    torch.backends.cudnn.allow_tf32 = saved[2]
+    assert _legacy() == saved
+
+
+@pytest.mark.parametrize("precision", ["highest", "high", "medium"])
+@pytest.mark.parametrize("cudnn_tf32", [False, True])
+def test_math_mode_sets_and_restores(restore_flags, precision, cudnn_tf32):
+    # Legacy allow_tf32 follows the precision string, so only precision and cudnn are set.
+    torch.set_float32_matmul_precision(precision)
+    torch.backends.cudnn.allow_tf32 = cudnn_tf32
+    before = _legacy()
+    with math_mode("fp32") as dtype:
+        assert dtype is torch.float32
+        assert _legacy() == ("highest", False, False)
+    assert _legacy() == before
+    with math_mode("tf32") as dtype:
+        assert dtype is torch.float32
+        assert _legacy() == ("high", True, True)
+    assert _legacy() == before
+    for mode, want in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+        with math_mode(mode) as dtype:
+            assert dtype is want and MODE_DTYPES[mode] is want
+            assert _legacy() == before  # half modes leave the fp32 flags alone
+    assert _legacy() == before
+
+
+def test_math_mode_restores_on_exception(restore_flags):
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    before = _legacy()
+    with pytest.raises(KeyError):
+        with math_mode("tf32"):
+            raise KeyError("boom")
+    assert _legacy() == before
+
+
+def test_math_mode_rejects_unknown():
+    with pytest.raises(ValueError):
+        with math_mode("fp8"):
+            pass
+
+
+@pytest.mark.skipif(not hasattr(torch.backends.cuda.matmul, "fp32_precision"),
+                    reason="PyTorch without the fp32_precision API")
+def test_math_mode_restores_new_api_state(restore_flags):
+    # A program that used the newer API: PyTorch refuses legacy reads in this mixed state,
+    # so math_mode must snapshot and restore the new-API values instead.
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    with math_mode("fp32"):
+        assert _legacy() == ("highest", False, False)
+    assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    assert framework_flags()["matmul_fp32_precision"] == "tf32"
+
+
+# --- real GPU ----------------------------------------------------------------------
+
+@pytest.mark.gpu
+@needs_cuda
+def test_gpu_launch_floor_and_small_matmul():
+    policy = TimingPolicy(warmup_iters=3, min_iters=10, max_iters=100, target_rel_iqr=0.05,
+                          budget_s=1.0, flush_bytes=64 << 20)
+    launch = probe_launch_floor(policy)
+    assert math.isfinite(launch.seconds) and 0 < launch.seconds < 1e-3
+    assert "flush_bytes=0" in launch.method  # forced off for the launch probe
+
+    a = torch.randn(512, 512, device="cuda")
+    b = torch.randn(512, 512, device="cuda")
+    c = torch.empty(512, 512, device="cuda")
+    timed = time_cuda(lambda: torch.matmul(a, b, out=c), policy)
+    assert timed.stop_reason in ("stable", "budget", "max_iters")
+    assert 1 <= len(timed.samples_s) <= policy.max_iters
+    assert all(math.isfinite(t) and t > 0 for t in timed.samples_s)
+    assert timed.stats == summarize(timed.samples_s)
+    s = timed.stats
+    assert s.n == len(timed.samples_s)
+    assert s.min <= s.p10 <= s.p50 <= s.p90 <= s.max
+    assert (timed.warmup_iters, timed.flush_bytes) == (3, 64 << 20)
+    if timed.stop_reason == "stable":
+        assert s.n >= policy.min_iters and s.rel_iqr <= policy.target_rel_iqr
+    # The launch floor bounds any single-kernel iteration from below (loosely: event noise).
+    assert s.p50 > 0.5 * launch.seconds
+    torch.testing.assert_close(c, a @ b)

@@ -41,10 +41,22 @@ def emit(data_or_text, output: Optional[str]) -> None:
         click.echo(data_or_text, nl=False)
 
 
+class TensorForgeGroup(click.Group):
+    """Turns a user-caused TensorForgeError into one line on stderr and exit status 2, for
+    every command (plugins' too), also under click's CliRunner."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TensorForgeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
 def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group:
     state = _Context(host_factory)
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=TensorForgeGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(__version__, prog_name="tensorforge")
     @click.pass_context
     def cli(ctx):
@@ -110,7 +122,7 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
         text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
         emit(text, output)
 
-    @cli.group()
+    @cli.group(cls=TensorForgeGroup)
     def targets():
         """Inspect installed hardware targets."""
 
@@ -157,7 +169,10 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
 def main(argv=None) -> None:
     try:
         cli = make_cli()
-        cli.main(args=argv, prog_name="tensorforge", standalone_mode=False)
+        # Outside standalone mode click returns the exit code of ctx.exit() instead of exiting.
+        code = cli.main(args=argv, prog_name="tensorforge", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except TensorForgeError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -17,7 +17,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def mapping_text(op) -> str:
     m = op.mapping
-    tile = "x".join(f"{k}{v}" for k, v in m.tile.items()) if m.tile else "stream"
+    if not m.tile:
+        return m.strategy
+    tile = "x".join(f"{k}{v}" for k, v in m.tile.items()) if m.tile else m.strategy
     split = f" split{m.split}" if m.split > 1 else ""
     return f"{tile}{split}, {m.tiles} tiles, {m.waves} waves"
 

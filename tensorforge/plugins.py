@@ -80,17 +80,23 @@ def _selected(name: str) -> bool:
     return name not in {n.strip() for n in blocked.split(",") if n.strip()}
 
 
-class PluginHost:
-    """Loads Core-side plugins and holds what they registered."""
+class BaseHost:
+    """Loads one side's plugins from its entry-point group and holds what they registered.
+    The Core's PluginHost and the Ops side's host differ only in the class attributes."""
+    project = hookspecs.PROJECT
+    group = hookspecs.ENTRY_POINT_GROUP
+    side = "core"
+    spec_modules: Tuple = hookspecs.SPEC_MODULES
+    registration_hooks: Dict[str, str] = REGISTRATION_HOOKS
+    expected_types: Dict[str, type] = {}
 
     def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
-        for module in hookspecs.SPEC_MODULES:
+        self.pm = pluggy.PluginManager(self.project)
+        for module in self.spec_modules:
             self.pm.add_hookspecs(module)
         self.reports: Dict[str, PluginReport] = {}
-        self._registered: Dict[str, Dict[str, Dict[str, Registered]]] = {
-            kind: {} for kind in REGISTRATION_HOOKS.values()}
-        self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+        self._registered: Dict[str, Dict[str, Registered]] = {
+            kind: {} for kind in self.registration_hooks.values()}
         if load_entry_points:
             self._load_entry_points()
         for name, plugin in extra_plugins:
@@ -100,7 +106,7 @@ class PluginHost:
 
     # -- loading ---------------------------------------------------------------------------
     def _load_entry_points(self) -> None:
-        entry_points = sorted(metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP),
+        entry_points = sorted(metadata.entry_points(group=self.group),
                               key=lambda ep: ep.name)
         for ep in entry_points:
             if not _selected(ep.name) or ep.name in self.reports:
@@ -114,7 +120,7 @@ class PluginHost:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 self.reports[ep.name] = PluginReport(
-                    ep.name, "core", dist_name, version, ep.value,
+                    ep.name, self.side, dist_name, version, ep.value,
                     error=f"failed to load: {_error_text(exc)}")
                 continue
             self._add(ep.name, plugin, dist_name, version, ep.value)
@@ -123,24 +129,31 @@ class PluginHost:
         try:
             self.pm.register(plugin, name=name)
         except Exception as exc:
-            self.reports[name] = PluginReport(name, "core", dist_name, version, module,
-                                              error=f"failed to register: {_error_text(exc)}")
+            # pluggy's validation message puts the culprit (e.g. the unknown argument) on its
+            # later lines: keep them, joined into one line.
+            text = (f"{type(exc).__name__}: " + "; ".join(
+                        line.strip() for line in str(exc).splitlines() if line.strip())
+                    if isinstance(exc, pluggy.PluginValidationError) else _error_text(exc))
+            self.reports[name] = PluginReport(name, self.side, dist_name, version, module,
+                                              error=f"failed to register: {text}")
             return
         problems = _unknown_hooks(self.pm, plugin)
         hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or []))
         if problems:
             self.pm.unregister(plugin)
-            self.reports[name] = PluginReport(name, "core", dist_name, version, module, hooks,
+            self.reports[name] = PluginReport(name, self.side, dist_name, version, module, hooks,
                                               error="; ".join(problems))
             return
-        self.reports[name] = PluginReport(name, "core", dist_name, version, module, hooks)
+        self.reports[name] = PluginReport(name, self.side, dist_name, version, module, hooks)
 
     # -- registration ----------------------------------------------------------------------
     def _collect(self) -> None:
         """Call each plugin's registration hooks one at a time, so a failure is attributed
         to exactly one plugin and leaves the others' registrations intact."""
-        for hook_name, kind in REGISTRATION_HOOKS.items():
-            for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+        for hook_name, kind in self.registration_hooks.items():
+            # get_hookimpls() is in registration (entry-point name) order; pluggy *calls* them
+            # in reverse. Registration order decides who keeps a duplicated name: the first.
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
                 plugin_name = self.pm.get_name(impl.plugin)
                 if self.reports[plugin_name].error:
                     continue
@@ -155,9 +168,7 @@ class PluginHost:
                     continue
                 for value in accepted:
                     self._registered[kind][value.name] = Registered(value, plugin_name)
-                    if kind == "workloads":
-                        for preset in value.presets:
-                            self._presets[preset] = (value.name, plugin_name)
+                    self._accepted(kind, value, plugin_name)
                 report = self.reports[plugin_name]
                 names = tuple(sorted(report.registered.get(kind, ()) + tuple(v.name for v in accepted)))
                 self.reports[plugin_name] = attrs.evolve(
@@ -168,13 +179,21 @@ class PluginHost:
         for kind in self._registered.values():
             for key in [k for k, reg in kind.items() if reg.plugin == plugin_name]:
                 del kind[key]
-        for key in [k for k, (_, p) in self._presets.items() if p == plugin_name]:
-            del self._presets[key]
+        self._forget(plugin_name)
         self.reports[plugin_name] = attrs.evolve(self.reports[plugin_name], registered={},
                                                  error=message)
 
+    def _accepted(self, kind: str, value, plugin: str) -> None:
+        """Hook for subclasses to index what was registered."""
+
+    def _forget(self, plugin: str) -> None:
+        """Hook for subclasses to drop their indexes of a failed plugin."""
+
+    def _check(self, kind: str, value, plugin: str) -> None:
+        """Hook for subclasses: raise PluginError when `value` is invalid."""
+
     def _validate(self, kind: str, value, plugin: str):
-        expected = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}[kind]
+        expected = self.expected_types[kind]
         if not isinstance(value, expected):
             raise PluginError(f"plugin {plugin!r} registered a {type(value).__name__} as a "
                               f"{kind[:-1]}; expected {expected.__module__}.{expected.__name__}")
@@ -186,22 +205,7 @@ class PluginHost:
             other = self._registered[kind][name].plugin
             raise PluginError(f"plugin {plugin!r} registered {kind[:-1]} {name!r}, "
                               f"already registered by plugin {other!r}")
-        if kind == "targets":
-            try:
-                validate_target(value)
-            except ValueError as exc:
-                raise PluginError(f"plugin {plugin!r}: {exc}") from None
-        if kind == "workloads":
-            for preset in value.presets:
-                if preset in self._presets:
-                    raise PluginError(f"plugin {plugin!r} registered preset {preset!r}, already "
-                                      f"registered by plugin {self._presets[preset][1]!r}")
-            missing = [p for p in value.default_suite if p not in value.presets]
-            if missing:
-                raise PluginError(f"plugin {plugin!r}: workload {name!r} lists unknown preset "
-                                  f"{missing[0]!r} in its default suite")
-        if kind == "mappings" and not value.problem_types:
-            raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
+        self._check(kind, value, plugin)
         return value
 
     # -- queries ---------------------------------------------------------------------------
@@ -220,6 +224,46 @@ class PluginHost:
             error = unknown(kind[:-1], name, self._registered[kind])
             raise type(error)(str(error) + self._broken_hint())
         return self._registered[kind][name].value
+
+    def values(self, kind: str) -> List[Any]:
+        return [self._registered[kind][n].value for n in self.names(kind)]
+
+
+class PluginHost(BaseHost):
+    """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
+    expected_types = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}
+
+    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
+        self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+        super().__init__(load_entry_points, extra_plugins)
+
+    def _accepted(self, kind, value, plugin):
+        if kind == "workloads":
+            for preset in value.presets:
+                self._presets[preset] = (value.name, plugin)
+
+    def _forget(self, plugin):
+        for key in [k for k, (_, p) in self._presets.items() if p == plugin]:
+            del self._presets[key]
+
+    def _check(self, kind, value, plugin):
+        name = value.name
+        if kind == "targets":
+            try:
+                validate_target(value)
+            except ValueError as exc:
+                raise PluginError(f"plugin {plugin!r}: {exc}") from None
+        if kind == "workloads":
+            for preset in value.presets:
+                if preset in self._presets:
+                    raise PluginError(f"plugin {plugin!r} registered preset {preset!r}, already "
+                                      f"registered by plugin {self._presets[preset][1]!r}")
+            missing = [p for p in value.default_suite if p not in value.presets]
+            if missing:
+                raise PluginError(f"plugin {plugin!r}: workload {name!r} lists unknown preset "
+                                  f"{missing[0]!r} in its default suite")
+        if kind == "mappings" and not value.problem_types:
+            raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
 
     def workload_kind(self, name: str) -> WorkloadKind:
         return self._get("workloads", name)

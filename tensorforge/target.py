@@ -56,6 +56,13 @@ class Target:
     default_operating_point: str
     sources: Mapping[str, str] = attrs.field(factory=dict)
     notes: Tuple[str, ...] = ()
+    # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
+    # compared with this target's prediction (APE) only on a device that matches.
+    device_names: Tuple[str, ...] = ()
+
+    def matches_device(self, device_name: str) -> bool:
+        name = device_name.strip().lower()
+        return any(name == known.lower() for known in self.device_names)
 
     def operating_point(self, name: Optional[str] = None) -> OperatingPoint:
         wanted = name or self.default_operating_point

@@ -55,6 +55,7 @@ RTX3050_LAPTOP = Target(
     default_operating_point="80w",
     sources=SOURCES,
     notes=("dense peaks only; the laptop's power limit and thermals decide the sustained clock",),
+    device_names=("NVIDIA GeForce RTX 3050 Laptop GPU",),
 )
 
 

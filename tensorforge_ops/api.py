@@ -1,0 +1,94 @@
+"""What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
+that cross the boundary between them and the runner."""
+
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+import attrs
+
+
+class Unavailable(Exception):
+    """A backend, probe or telemetry source cannot run here; the message says why."""
+
+
+@attrs.frozen
+class DeviceInfo:
+    backend: str
+    name: str                    # as the device reports it, e.g. 'NVIDIA H200'
+    fingerprint: str             # stable across runs on the same device + software stack
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+class Session:
+    """An open device. Backends subclass this."""
+    info: DeviceInfo
+    device: Any = None
+
+    def prepared(self, builder, params, math_mode: str):
+        """Context manager yielding a Prepared workload (inputs allocated, one run done)."""
+        raise NotImplementedError
+
+    def time(self, fn: Callable[[], Any], budget_s: float):
+        """Per-iteration timing; returns tensorforge_ops.cuda_timing.TimedSamples-like value."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+@attrs.frozen
+class Prepared:
+    fn: Callable[[], Any]
+    peak_memory_bytes: int
+    framework_flags: Mapping[str, Any]
+
+
+class MeasurementBackend:
+    name: str = ""
+    description: str = ""
+
+    def open(self, device_index: int = 0) -> Session:
+        raise NotImplementedError
+
+
+class WorkloadBuilder:
+    kind: str = ""               # Core workload kind name
+    backend: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}@{self.backend}"
+
+    def build(self, params, device) -> Callable[[], Any]:
+        raise NotImplementedError
+
+
+@attrs.frozen
+class ProbeResult:
+    name: str
+    method: str
+    compute: Mapping[str, float] = attrs.field(factory=dict)    # FLOP/s per math mode
+    dram_bytes_per_s: Optional[float] = None
+    launch_floor_s: Optional[float] = None
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+    duration_s: float = 0.0
+
+
+class CalibrationProbe:
+    name: str = ""
+    backend: str = ""
+
+    def run(self, session: Session) -> ProbeResult:
+        raise NotImplementedError
+
+
+class TelemetrySource:
+    name: str = ""
+    backend: str = ""
+
+    def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> Dict[str, Any]:
+        raise NotImplementedError
+
+
+class Policy:
+    name: str = ""
+    description: str = ""

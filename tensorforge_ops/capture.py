@@ -1,0 +1,134 @@
+"""The capture: one JSON document with the five labelled sections, provenance and a digest.
+
+The digest is SHA-256 over the canonical JSON of the document without its digest. The file
+on disk *is* that canonical form (plus the digest), so `verify` can demand both: the content
+hashes to the recorded digest, and the bytes are exactly the canonical serialisation — any
+changed byte fails one check or the other.
+"""
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, List
+
+import attrs
+
+from tensorforge.errors import TensorForgeError
+from tensorforge.fileio import write_atomic
+from tensorforge.serialize import canonical_json
+
+SCHEMA = "tensorforge.capture/1"
+SECTIONS = {"predicted": "PREDICTED", "measured": "MEASURED", "calibrated": "CALIBRATED",
+            "diagnostic": "DIAGNOSTIC", "policy": "POLICY"}
+
+
+def content_digest(doc: Dict[str, Any]) -> str:
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def seal(doc: Dict[str, Any]) -> Dict[str, Any]:
+    sealed = {k: v for k, v in doc.items() if k != "digest"}
+    sealed["digest"] = {"algorithm": "sha256", "over": "canonical JSON without 'digest'",
+                        "value": content_digest(sealed)}
+    return sealed
+
+
+def write_capture(path, doc: Dict[str, Any]) -> Dict[str, Any]:
+    sealed = seal(doc)
+    write_atomic(path, canonical_json(sealed))
+    return sealed
+
+
+def read_capture(path) -> Dict[str, Any]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read capture {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise TensorForgeError(f"capture {path} is not UTF-8 text") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TensorForgeError(f"capture {path} is not valid JSON (truncated or damaged?): {exc}") from None
+    if not isinstance(doc, dict):
+        raise TensorForgeError(f"capture {path}: expected a JSON object")
+    return doc
+
+
+@attrs.frozen
+class VerifyReport:
+    path: str
+    ok: bool
+    digest: str
+    problems: List[str]
+    checks: List[str]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
+    from .stats import summarize
+    from .compare import ape
+
+    problems, checks = [], []
+    if doc.get("schema") != SCHEMA:
+        problems.append(f"schema is {doc.get('schema')!r}, this TensorForge reads {SCHEMA!r}")
+        return problems, checks
+    for key, label in SECTIONS.items():
+        section = doc.get(key)
+        if not isinstance(section, dict) or section.get("label") != label:
+            problems.append(f"section {key!r} missing or not labelled {label}")
+    if problems:
+        return problems, checks
+    checks.append("five labelled sections present")
+    if not doc.get("complete", False):
+        problems.append("capture is marked incomplete (the run was interrupted)")
+    predicted = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
+    measured = doc["measured"].get("workloads", {})
+    stray = sorted(set(measured) - predicted)
+    if stray:
+        problems.append(f"measured workloads without a prediction: {', '.join(stray)}")
+    recomputed = 0
+    for name, m in sorted(measured.items()):
+        if m.get("status") != "ok":
+            continue
+        stats = summarize(m["samples_s"])
+        for field in ("n", "p10", "p50", "p90"):
+            if not _close(float(getattr(stats, field)), float(m["stats"][field])):
+                problems.append(f"{name}: recorded {field} {m['stats'][field]} does not match "
+                                f"its raw samples ({getattr(stats, field)})")
+        recomputed += 1
+    checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
+    for name, row in sorted(doc.get("comparison", {}).get("workloads", {}).items()):
+        p50 = row.get("measured_p50_s")
+        for kind in ("analytical", "calibrated"):
+            value, pred = row.get(f"ape_{kind}"), row.get(f"predicted_{kind}_s")
+            if value is not None and (p50 is None or pred is None or not _close(value, ape(pred, p50))):
+                problems.append(f"{name}: recorded APE ({kind}) does not follow from its numbers")
+    checks.append("APE values recomputed from predicted and measured p50")
+    return problems, checks
+
+
+def verify(path) -> VerifyReport:
+    path = Path(path)
+    doc = read_capture(path)
+    problems: List[str] = []
+    checks: List[str] = []
+    recorded = (doc.get("digest") or {}).get("value", "")
+    actual = content_digest(doc)
+    if recorded != actual:
+        problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
+    else:
+        checks.append(f"digest sha256 {actual[:16]}... matches the content")
+    if path.read_text(encoding="utf-8") != canonical_json(doc):
+        problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
+    else:
+        checks.append("file is byte-for-byte canonical")
+    more_problems, more_checks = _consistency(doc)
+    return VerifyReport(str(path), not (problems or more_problems), actual,
+                        problems + more_problems, checks + more_checks)

@@ -1,0 +1,160 @@
+"""The Ops side's face towards the Core: it adds `run`, `calibrate` and `verify` to the CLI
+and reports Ops-side plugins to `list-plugins`. Registered under the Core's entry-point group;
+torch is imported only inside command bodies, through the backend."""
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import click
+
+from tensorforge.errors import TensorForgeError
+from tensorforge.hookspecs import hookimpl
+
+
+def _ops_host():
+    from .host import OpsHost
+    return OpsHost()
+
+
+@hookimpl
+def tensorforge_plugin_reports():
+    return list(_ops_host().reports.values())
+
+
+def _default_capture_path(target: str) -> Path:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path(f"tensorforge-capture-{target}-{stamp}.json")
+
+
+@click.command()
+@click.option("--target", "-t", "target_name", required=True, help="Target to predict (see list-plugins).")
+@click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
+@click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False), help="Suite file (TOML/JSON).")
+@click.option("--operating-point", "-p", default=None, help="Target operating point.")
+@click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
+@click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
+@click.option("--no-telemetry", is_flag=True, help="Skip the NVML telemetry windows.")
+@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+              help="Length of each workload's telemetry window.")
+@click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
+              help="Time budget per workload's latency measurement (seconds).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")
+@click.option("--force", is_flag=True, help="Overwrite an existing capture file.")
+@click.pass_context
+def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
+        no_telemetry, telemetry_seconds, budget_s, output, force):
+    """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
+    and write one capture (JSON) plus a readable summary.
+
+    Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
+    DIAGNOSTIC say unavailable, with the reason.
+    """
+    from .capture import write_capture
+    from .runner import Run, RunOptions
+    from .summary import summary_text
+    from tensorforge.fileio import write_atomic
+
+    core = ctx.obj.host
+    path = Path(output) if output else _default_capture_path(target_name)
+    if path.exists() and not force:
+        raise TensorForgeError(f"capture {path} already exists; choose another --output or pass --force")
+    if not path.parent.is_dir():
+        raise TensorForgeError(f"cannot write capture {path}: folder {path.parent} does not exist")
+    opts = RunOptions(target=target_name, specs=tuple(specs), suites=tuple(suites),
+                      operating_point=operating_point, backend=backend, device_index=device_index,
+                      recalibrate=recalibrate, telemetry=not no_telemetry,
+                      telemetry_s=telemetry_seconds, budget_s=budget_s,
+                      command=tuple(["tensorforge"] + sys.argv[1:]))
+    runner = Run(core, _ops_host(), opts, lambda line: click.echo(line, err=True))
+    try:
+        doc = runner.execute()
+    except KeyboardInterrupt:
+        if runner.doc.get("schema"):
+            runner.doc["complete"] = False
+            partial = path.with_name(path.stem + ".incomplete.json")
+            write_capture(partial, runner.doc)
+            click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
+        raise
+    sealed = write_capture(path, doc)
+    text = summary_text(sealed)
+    summary_path = path.with_suffix(".summary.txt")
+    write_atomic(summary_path, text)
+    click.echo(text, nl=False)
+    click.echo(f"wrote {path} and {summary_path}", err=True)
+
+
+@click.command()
+@click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the calibration document as JSON.")
+def calibrate(backend, device_index, as_json):
+    """Run the calibration probes alone and store the result for this device (CALIBRATED).
+
+    `run` reuses the stored calibration for the same device fingerprint unless --recalibrate.
+    Exit status 3 when no device is available.
+    """
+    from tensorforge.serialize import canonical_json
+    from tensorforge.units import seconds, si
+    from . import calibration
+    from .api import Unavailable
+
+    ops = _ops_host()
+    try:
+        session = ops.backend(backend).open(device_index)
+    except Unavailable as exc:
+        click.echo(f"error: cannot calibrate: {exc}", err=True)
+        sys.exit(3)
+    try:
+        cal = calibration.run_probes(session, ops.for_backend("probes", backend),
+                                     lambda line: click.echo(line, err=True))
+    finally:
+        session.close()
+    path = calibration.save(cal)
+    if as_json:
+        click.echo(canonical_json(cal), nl=False)
+    else:
+        c = cal["ceilings"]
+        click.echo(f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}")
+        for mode, rate in sorted(c["compute"].items()):
+            click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
+        if c.get("dram_bytes_per_s"):
+            click.echo(f"  copy bandwidth (read + write): {si(c['dram_bytes_per_s'], 'B/s')}")
+        if c.get("launch_floor_s"):
+            click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
+        for name, why in sorted(cal["failed_probes"].items()):
+            click.echo(f"  probe {name} failed: {why}")
+    click.echo(f"stored {path}", err=True)
+
+
+@click.command()
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the verification report as JSON.")
+def verify(capture, as_json):
+    """Show that CAPTURE is the document that was produced: its digest matches its canonical
+    content, its bytes are canonical, and it is internally consistent. Exit 0 verified,
+    1 not verified, 2 unreadable."""
+    import attrs
+    from tensorforge.serialize import canonical_json
+    from .capture import verify as verify_capture
+
+    report = verify_capture(capture)
+    if as_json:
+        click.echo(canonical_json(attrs.asdict(report)), nl=False)
+    else:
+        for check in report.checks:
+            click.echo(f"ok    {check}")
+        for problem in report.problems:
+            click.echo(f"FAIL  {problem}")
+        click.echo(f"{capture}: {'VERIFIED' if report.ok else 'NOT VERIFIED'}")
+    if not report.ok:
+        sys.exit(1)
+
+
+@hookimpl
+def tensorforge_add_commands(cli):
+    cli.add_command(run)
+    cli.add_command(calibrate)
+    cli.add_command(verify)

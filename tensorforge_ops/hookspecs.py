@@ -1,0 +1,68 @@
+"""Ops hook specifications (pluggy project 'tensorforge_ops', entry-point group 'tensorforge_ops').
+
+A new device, backend, probe or telemetry source installs as a separate package that
+implements these. Workload plugins register their PyTorch builders here, from a module the
+Core side never imports.
+"""
+
+import pluggy
+
+PROJECT = "tensorforge_ops"
+ENTRY_POINT_GROUP = "tensorforge_ops"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def tensorforge_ops_register_backends(register):
+    """Register measurement backends.
+
+    Call ``register(backend)`` with an instance of
+    :class:`tensorforge_ops.api.MeasurementBackend` (unique ``name``, e.g. 'torch-cuda').
+    Its ``open(device_index)`` returns a session on a real device or raises
+    :class:`tensorforge_ops.api.Unavailable` with the reason. Return nothing.
+    """
+
+
+@hookspec
+def tensorforge_ops_register_builders(register):
+    """Register workload builders: how a workload kind runs on a backend.
+
+    Call ``register(builder)`` with a :class:`tensorforge_ops.api.WorkloadBuilder` whose
+    ``kind`` names a Core workload kind (e.g. 'gemm') and ``backend`` a backend name; its
+    ``build(params, device)`` allocates random inputs (never zeros) on ``device`` and returns a
+    zero-argument callable that executes the workload once. Return nothing.
+    """
+
+
+@hookspec
+def tensorforge_ops_register_probes(register):
+    """Register calibration probes (CALIBRATED ceilings).
+
+    Call ``register(probe)`` with a :class:`tensorforge_ops.api.CalibrationProbe` (unique
+    ``name``, the ``backend`` it runs on); ``run(session)`` returns a
+    :class:`tensorforge_ops.api.ProbeResult` with compute ceilings per math mode, memory-copy
+    bandwidth and/or launch floor, and the method used. Return nothing.
+    """
+
+
+@hookspec
+def tensorforge_ops_register_telemetry(register):
+    """Register telemetry sources (DIAGNOSTIC, never used for a verdict).
+
+    Call ``register(source)`` with a :class:`tensorforge_ops.api.TelemetrySource`;
+    ``collect(session, run_once, duration_s)`` runs the workload in its own window while
+    sampling, and returns a JSON-ready dict with ``available`` and, when false, ``reason``.
+    Return nothing.
+    """
+
+
+@hookspec
+def tensorforge_ops_register_policies(register):
+    """Register policies (POLICY verdicts such as a regression gate or right-sizing).
+
+    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``);
+    its ``decide(...)`` must return "no verdict: <what is missing>" whenever its required
+    evidence is absent. Return nothing.
+    """

@@ -1,0 +1,278 @@
+"""`tensorforge run`: predict, then (where a device is present) calibrate, measure, collect
+telemetry, compare, and produce one capture document.
+
+Without a device every section is still present: PREDICTED is filled and MEASURED,
+CALIBRATED and DIAGNOSTIC say "unavailable" with the reason.
+"""
+
+import platform
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import attrs
+
+from tensorforge import __version__
+from tensorforge.model import predict
+from tensorforge.serialize import to_data
+from tensorforge.suite import resolve
+
+from . import calibration
+from .api import Unavailable
+from .capture import SCHEMA
+from .compare import compare_workload
+from .telemetry_nvml import CAVEAT
+
+
+@attrs.frozen
+class RunOptions:
+    target: str
+    specs: Tuple[str, ...] = ()
+    suites: Tuple[str, ...] = ()
+    operating_point: Optional[str] = None
+    backend: str = "torch-cuda"
+    device_index: int = 0
+    recalibrate: bool = False
+    telemetry: bool = True
+    telemetry_s: float = 1.0
+    budget_s: float = 2.0
+    command: Tuple[str, ...] = ()
+
+
+def _unavailable(label: str, reason: str, **extra) -> Dict[str, Any]:
+    return {"label": label, "available": False, "reason": reason, **extra}
+
+
+def _error_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class Run:
+    """One run's state, so an interruption can still write what was gathered."""
+
+    def __init__(self, core, ops, opts: RunOptions, progress: Callable[[str], None]):
+        self.core, self.ops, self.opts, self.progress = core, ops, opts, progress
+        self.t0 = time.perf_counter()
+        self.doc: Dict[str, Any] = {}
+
+    def say(self, message: str) -> None:
+        self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
+
+    def execute(self) -> Dict[str, Any]:
+        opts = self.opts
+        target = self.core.target(opts.target)
+        workloads = resolve(self.core, opts.specs, opts.suites)
+        mappings = self.core.mappings()
+        self.say(f"predicting {len(workloads)} workloads on {target.name}")
+        analytical = predict(workloads, target, mappings, opts.operating_point)
+        doc = self.doc
+        doc.update({
+            "schema": SCHEMA, "complete": False,
+            "target": target.name, "operating_point": analytical.operating_point,
+            "provenance": self._provenance(),
+            "predicted": {"label": "PREDICTED", "analytical": to_data(analytical), "calibrated": None,
+                          "calibrated_target": None, "calibrated_note": "no device"},
+            "measured": _unavailable("MEASURED", "not started"),
+            "calibrated": _unavailable("CALIBRATED", "not started"),
+            "diagnostic": _unavailable("DIAGNOSTIC", "not started", caveat=CAVEAT),
+            "policy": {"label": "POLICY", "bound_checks": {}, "verdicts": []},
+            "comparison": {"workloads": {}},
+        })
+        session = self._open()
+        calibrated_pred, device_target, same_device = None, None, False
+        measurements: Dict[str, Any] = {}
+        if session is not None:
+            try:
+                cal = self._calibrate(session)
+                device_target = self._device_target(target, session.info.name)
+                same_device = device_target is target
+                ceilings = calibration.to_ceilings(cal) if cal else None
+                note = self._calibrated_note(ceilings, device_target, session.info.name)
+                if ceilings is not None and device_target is not None:
+                    point = opts.operating_point if same_device else None
+                    calibrated_pred = predict(workloads, device_target, mappings, point, ceilings)
+                    note = None
+                doc["predicted"].update(calibrated=to_data(calibrated_pred) if calibrated_pred else None,
+                                        calibrated_target=device_target.name if device_target else None,
+                                        calibrated_note=note)
+                measurements = self._measure(session, workloads, analytical)
+            finally:
+                session.close()
+        self._compare(analytical, calibrated_pred, measurements, same_device, device_target, session)
+        doc["complete"] = True
+        self._finish()
+        return doc
+
+    # -- steps -----------------------------------------------------------------------------
+    def _provenance(self) -> Dict[str, Any]:
+        reports = self.core.all_reports()
+        return {
+            "tensorforge_version": __version__,
+            "plugins": [{"name": r.name, "side": r.side, "distribution": r.distribution,
+                         "version": r.version, "error": r.error} for r in reports],
+            "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
+                     "python": platform.python_version()},
+            "command": list(self.opts.command) or list(sys.argv),
+            "started_at": calibration.now(),
+        }
+
+    def _finish(self) -> None:
+        self.doc["provenance"]["finished_at"] = calibration.now()
+        self.doc["provenance"]["duration_s"] = round(time.perf_counter() - self.t0, 3)
+
+    def _open(self):
+        opts = self.opts
+        reason = None
+        try:
+            backend = self.ops.backend(opts.backend)
+            session = backend.open(opts.device_index)
+        except Unavailable as exc:
+            reason = str(exc)
+        except Exception as exc:  # a broken backend plugin must not stop the prediction
+            reason = f"backend {opts.backend!r} failed to open: {_error_line(exc)}"
+        if reason is not None:
+            self.say(f"no measurement: {reason}")
+            for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED")):
+                self.doc[key] = _unavailable(label, reason)
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", reason, caveat=CAVEAT)
+            self.doc["predicted"]["calibrated_note"] = f"no calibration: {reason}"
+            return None
+        self.say(f"device: {session.info.name} ({session.info.fingerprint})")
+        self.doc["measured"] = {"label": "MEASURED", "available": True, "reason": None,
+                                "backend": opts.backend,
+                                "device": {"name": session.info.name,
+                                           "fingerprint": session.info.fingerprint,
+                                           "details": dict(session.info.details)},
+                                "workloads": {}}
+        return session
+
+    def _calibrate(self, session):
+        opts = self.opts
+        stored = None if opts.recalibrate else calibration.load(session.info.fingerprint)
+        if stored is not None:
+            self.say(f"reusing calibration of {stored.get('measured_at')} for {session.info.fingerprint}")
+            cal, reused = stored, True
+        else:
+            probes = self.ops.for_backend("probes", opts.backend)
+            if not probes:
+                self.doc["calibrated"] = _unavailable("CALIBRATED", f"no calibration probes installed for {opts.backend}")
+                return None
+            cal = calibration.run_probes(session, probes, self.say)
+            reused = False
+            calibration.save(cal)
+        self.doc["calibrated"] = {**cal, "available": True, "reason": None, "reused": reused,
+                                  "stored_at": str(calibration.store_path(session.info.fingerprint))}
+        return cal
+
+    def _device_target(self, target, device_name: str):
+        if target.matches_device(device_name):
+            return target
+        for name in self.core.names("targets"):
+            candidate = self.core.target(name)
+            if candidate.matches_device(device_name):
+                return candidate
+        return None
+
+    @staticmethod
+    def _calibrated_note(ceilings, device_target, device_name: str) -> Optional[str]:
+        if ceilings is None:
+            return "calibration did not produce compute and memory ceilings"
+        if device_target is None:
+            return f"no installed target describes the measuring device {device_name!r}"
+        return None
+
+    def _measure(self, session, workloads, analytical) -> Dict[str, Any]:
+        opts = self.opts
+        sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
+        results: Dict[str, Any] = {}
+        windows: Dict[str, Any] = {}
+        self.doc["measured"]["workloads"] = results
+        for i, (workload, kind) in enumerate(workloads, 1):
+            self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
+            predicted = analytical.workload(workload.name)
+            results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
+            row = results[workload.name]
+            if row["status"] == "ok":
+                self.say(f"  p50 {row['stats']['p50'] * 1e3:.4g} ms over {row['stats']['n']} samples ({row['stop_reason']})")
+            else:
+                self.say(f"  failed: {row['reason']}")
+        if not opts.telemetry:
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", "telemetry disabled (--no-telemetry)", caveat=CAVEAT)
+        elif not sources:
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", f"no telemetry source installed for {opts.backend}", caveat=CAVEAT)
+        else:
+            available = any(w.get("available") for w in windows.values())
+            reasons = sorted({w.get("unavailable_reason") or w.get("reason") or "" for w in windows.values()} - {""})
+            self.doc["diagnostic"] = {
+                "label": "DIAGNOSTIC", "available": available,
+                "reason": None if available else ("; ".join(reasons) or "no window collected"),
+                "source": sources[0].name, "caveat": CAVEAT,
+                "window": "a separate execution window after latency timing, per workload",
+                "windows": windows}
+        return results
+
+    def _measure_one(self, session, workload, predicted, sources, windows) -> Dict[str, Any]:
+        opts = self.opts
+        math_mode = getattr(workload.params, "math_mode", None) or "fp32"
+        builder = self.ops.builder(workload.kind, opts.backend)
+        if builder is None:
+            return {"status": "failed", "math_mode": math_mode,
+                    "reason": f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}"}
+        try:
+            with session.prepared(builder, workload.params, math_mode) as prepared:
+                timed = session.time(prepared.fn, opts.budget_s)
+                if sources:
+                    try:
+                        windows[workload.name] = sources[0].collect(session, prepared.fn, opts.telemetry_s)
+                    except Exception as exc:
+                        windows[workload.name] = {"available": False, "reason": _error_line(exc)}
+        except KeyboardInterrupt:
+            raise
+        except Unavailable as exc:
+            return {"status": "failed", "math_mode": math_mode, "reason": str(exc)}
+        except Exception as exc:  # OOM, unsupported dtype, a builder bug: recorded, suite goes on
+            reason = _error_line(exc)
+            if "out of memory" in reason.lower():
+                reason = "CUDA out of memory: " + reason
+            return {"status": "failed", "math_mode": math_mode, "reason": reason}
+        p50 = timed.stats.p50
+        return {
+            "status": "ok", "reason": None, "math_mode": math_mode,
+            "samples_s": list(timed.samples_s), "stats": attrs.asdict(timed.stats),
+            "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
+            "flush_bytes": timed.flush_bytes, "peak_memory_bytes": prepared.peak_memory_bytes,
+            "framework_flags": dict(prepared.framework_flags),
+            "throughput_flops_per_s": predicted.flops / p50 if p50 > 0 else None,
+            "throughput_bytes_per_s": predicted.compulsory_bytes / p50 if p50 > 0 else None,
+        }
+
+    def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
+        target = self.doc["target"]
+        if session is None:
+            device_note = "no measuring device"
+        elif same_device:
+            device_note = None
+        else:
+            device_note = (f"measured on {session.info.name}, which is not target {target}: "
+                           "APE is computed only on the predicted device")
+        cal_note = self.doc["predicted"].get("calibrated_note") or "no calibrated bound"
+        rows = {}
+        for w in analytical.workloads:
+            cal = calibrated_pred.workload(w.name) if calibrated_pred else None
+            rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
+                                            same_device, device_note, cal_note)
+        self.doc["comparison"] = {
+            "same_device": same_device, "device_note": device_note,
+            "calibrated_target": device_target.name if device_target else None,
+            "workloads": rows,
+            "bound_violations": sorted(n for n, r in rows.items()
+                                       if r["bound_check"]["verdict"] == "BOUND VIOLATION"),
+        }
+        self.doc["policy"]["bound_checks"] = {
+            n: {"verdict": r["bound_check"]["verdict"],
+                "evidence": ["MEASURED p50", "CALIBRATED lower bound"]} for n, r in rows.items()}
+        self.doc["policy"]["note"] = ("bound checks only; regression and right-sizing verdicts "
+                                      "come from policy commands reading captures")

@@ -1,0 +1,100 @@
+"""The PyTorch CUDA measurement backend ('torch-cuda'): sessions on a real device, workload
+preparation with peak-memory accounting, per-iteration CUDA-event timing with L2 flushes.
+
+torch is imported only when a session opens, so a machine without PyTorch still runs
+`tensorforge run` (MEASURED says why it is unavailable).
+"""
+
+import contextlib
+import gc
+import hashlib
+import json
+from typing import Any, Callable
+
+from .api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+
+# Several times the L2, so every timed iteration starts with operands in DRAM.
+FLUSH_L2_MULTIPLE = 4
+MIN_FLUSH_BYTES = 64 << 20
+MEASURABLE_MODES = ("fp32", "tf32", "fp16", "bf16")
+
+
+def fingerprint(info: dict) -> str:
+    """Same GPU model, memory, driver and library stack -> same fingerprint. Calibrations are
+    stored per fingerprint because a driver or cuBLAS change can move the ceilings."""
+    keys = ("device_name", "compute_capability", "multiprocessor_count", "total_memory_bytes",
+            "l2_cache_bytes", "driver", "torch", "cuda_runtime", "cudnn")
+    text = json.dumps({k: info.get(k) for k in keys}, sort_keys=True)
+    return "cuda-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class TorchCudaSession(Session):
+    def __init__(self, device_index: int):
+        import torch
+        from .cuda_timing import versions
+
+        self.torch = torch
+        if not torch.cuda.is_available():
+            raise Unavailable("no CUDA device: torch.cuda.is_available() is False "
+                              f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")
+        if device_index >= torch.cuda.device_count():
+            raise Unavailable(f"CUDA device {device_index} does not exist "
+                              f"({torch.cuda.device_count()} visible)")
+        self.device = torch.device("cuda", device_index)
+        torch.cuda.set_device(self.device)
+        details = versions(self.device)
+        self.l2_bytes = int(details.get("l2_cache_bytes") or 0)
+        self.info = DeviceInfo(backend="torch-cuda", name=str(details["device_name"]),
+                               fingerprint=fingerprint(details), details=details)
+
+    @property
+    def flush_bytes(self) -> int:
+        return max(FLUSH_L2_MULTIPLE * self.l2_bytes, MIN_FLUSH_BYTES)
+
+    @contextlib.contextmanager
+    def prepared(self, builder, params, math_mode: str):
+        torch = self.torch
+        from .cuda_probes import math_mode as mode_flags
+        from .cuda_timing import framework_flags
+
+        if math_mode not in MEASURABLE_MODES:
+            raise Unavailable(f"math mode {math_mode} is not measurable with torch-cuda "
+                              f"(measurable: {', '.join(MEASURABLE_MODES)})")
+        fn = None
+        try:
+            with mode_flags(math_mode), torch.inference_mode():
+                torch.cuda.synchronize(self.device)
+                torch.cuda.empty_cache()
+                base = torch.cuda.memory_allocated(self.device)
+                torch.cuda.reset_peak_memory_stats(self.device)
+                fn = builder.build(params, self.device)
+                fn()
+                torch.cuda.synchronize(self.device)
+                peak = torch.cuda.max_memory_allocated(self.device) - base
+                yield Prepared(fn=fn, peak_memory_bytes=int(peak), framework_flags=framework_flags())
+        finally:
+            del fn
+            gc.collect()
+            torch.cuda.empty_cache()
+
+    def time(self, fn: Callable[[], Any], budget_s: float):
+        from .cuda_timing import TimingPolicy, time_cuda
+        policy = TimingPolicy(warmup_iters=5, min_iters=10, max_iters=1000, target_rel_iqr=0.02,
+                              budget_s=budget_s, flush_bytes=self.flush_bytes)
+        with self.torch.inference_mode():
+            return time_cuda(fn, policy, self.device)
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+
+class TorchCudaBackend(MeasurementBackend):
+    name = "torch-cuda"
+    description = "PyTorch on a CUDA device: CUDA-event timing per iteration, L2 flushed"
+
+    def open(self, device_index: int = 0) -> Session:
+        try:
+            import torch  # noqa: F401
+        except ImportError as exc:
+            raise Unavailable(f"PyTorch is not installed ({exc}); install tensorforge[measure]") from None
+        return TorchCudaSession(device_index)

@@ -1,0 +1,170 @@
+"""The one dependency rule: the Core (tensorforge) and the Core sides of the plugins import
+none of torch, pynvml, mlflow or tensorforge_ops — not at module level, not lazily.
+
+Checked twice: dynamically, in a fresh interpreter where those packages cannot be imported at
+all (a meta-path finder raises ImportError for them), and statically, on the source text."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FORBIDDEN = ("torch", "pynvml", "mlflow", "tensorforge_ops")
+PLUGIN_CORE_MODULES = ("tf_gemm.plugin", "tf_conv2d.plugin", "tf_transformer.plugin",
+                       "tf_rtx3050.plugin")
+
+pytestmark = pytest.mark.usefixtures("clean_plugin_env")
+
+# Runs in the child interpreter. Prints one JSON document on its last line.
+CHILD = textwrap.dedent(r'''
+    import importlib, importlib.abc, json, pkgutil, sys
+
+    FORBIDDEN = %(forbidden)r
+    attempts = []
+
+    class Forbid(importlib.abc.MetaPathFinder):
+        """Makes the forbidden packages (and their submodules) unimportable."""
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in FORBIDDEN:
+                attempts.append(name)
+                raise ImportError(f"{name} is forbidden in the Core")
+            return None
+
+    sys.meta_path.insert(0, Forbid())
+
+    # The blocker works: torch is installed in this venv, yet cannot be imported now.
+    try:
+        import torch  # noqa: F401
+        blocked = False
+    except ImportError:
+        blocked = True
+    attempts.clear()
+
+    import tensorforge
+    errors = []
+    imported = ["tensorforge"]
+    for info in pkgutil.walk_packages(tensorforge.__path__, "tensorforge.",
+                                      onerror=lambda name: errors.append(name)):
+        try:
+            importlib.import_module(info.name)
+            imported.append(info.name)
+        except Exception as exc:
+            errors.append(f"{info.name}: {type(exc).__name__}: {exc}")
+    for name in %(plugins)r + ["tf_transformer.hf_config"]:
+        importlib.import_module(name)
+        imported.append(name)
+
+    from tensorforge.plugins import PluginHost
+    from tensorforge.api import run_prediction
+    host = PluginHost()
+    pred = run_prediction(host, "rtx3050-laptop")             # the whole default suite
+    # ... and the CLI, in-process, as a user would drive it.
+    from click.testing import CliRunner
+    from tensorforge.cli import make_cli
+    cli_result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w",
+                                                 "transformer_decode", "--json"])
+
+    leaked = sorted(m for m in sys.modules if m.split(".")[0] in FORBIDDEN)
+    print(json.dumps({
+        "blocked": blocked, "imported": imported, "errors": errors, "attempts": attempts,
+        "leaked": leaked, "broken": [r.name for r in host.broken()],
+        "workloads": [w.name for w in pred.workloads],
+        "latencies": [w.latency_s for w in pred.workloads],
+        "cli_exit": cli_result.exit_code,
+        "cli_workloads": [w["name"] for w in json.loads(cli_result.stdout)["workloads"]]
+                         if cli_result.exit_code == 0 else cli_result.output,
+    }))
+''') % {"forbidden": FORBIDDEN, "plugins": list(PLUGIN_CORE_MODULES)}
+
+
+@pytest.fixture(scope="module")
+def child_report():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "PYTHONPATH")}
+    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+                          cwd=str(REPO), env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_forbidden_packages_really_are_blocked_in_the_child(child_report):
+    # Without this the rest would pass vacuously.
+    assert child_report["blocked"] is True
+
+
+def test_every_core_module_and_plugin_core_side_imports_without_them(child_report):
+    assert child_report["errors"] == []
+    imported = set(child_report["imported"])
+    # The walk really covered the package, its subpackages and the plugins' Core sides.
+    expected = {"tensorforge", "tensorforge.cli", "tensorforge.plugins", "tensorforge.model",
+                "tensorforge.serialize", "tensorforge.suite", "tensorforge.params",
+                "tensorforge.hookspecs", "tensorforge.hookspecs.commands",
+                "tensorforge.mappings.base", "tensorforge.mappings.matmul",
+                "tensorforge.mappings.attention", "tensorforge.mappings.streaming",
+                "tensorforge.mappings.plugin", *PLUGIN_CORE_MODULES}
+    assert expected <= imported
+    on_disk = {".".join(p.relative_to(REPO).with_suffix("").parts).replace(".__init__", "")
+               for p in (REPO / "tensorforge").rglob("*.py")}
+    assert on_disk <= imported
+
+
+def test_no_forbidden_import_attempted_or_left_in_sys_modules(child_report):
+    # Not even a guarded `try: import torch` (that would be a lazy dependency).
+    assert child_report["attempts"] == []
+    assert child_report["leaked"] == []
+
+
+def test_plugin_host_and_prediction_work_in_isolation(child_report):
+    assert child_report["broken"] == []
+    assert child_report["workloads"] == [
+        "conv_resnet50_3x3", "conv_resnet50_1x1", "conv_depthwise_3x3", "gemm_large_square",
+        "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32", "gemm_batched_fp16",
+        "transformer_prefill", "transformer_decode"]
+    assert all(isinstance(t, float) and t > 0 for t in child_report["latencies"])
+    assert child_report["cli_exit"] == 0
+    assert child_report["cli_workloads"] == ["transformer_decode"]
+
+
+IMPORT_TEXT = re.compile(
+    r"^\s*(?:import|from)\s+(?:%(n)s)\b"                      # import torch / from torch.x import
+    r"|\bimport\s+[\w., ]*\b(?:%(n)s)\b"                     # import os, torch
+    r"|(?:import_module|__import__)\(\s*['\"](?:%(n)s)\b"    # importlib.import_module("torch")
+    % {"n": "|".join(FORBIDDEN)}, re.MULTILINE)
+
+
+def _core_sources():
+    files = sorted((REPO / "tensorforge").rglob("*.py"))
+    for package in ("tf_gemm", "tf_conv2d", "tf_transformer", "tf_rtx3050"):
+        files += sorted((REPO / "plugins" / package / package).rglob("*.py"))
+    return files
+
+
+def test_static_no_forbidden_import_text():
+    files = _core_sources()
+    assert len(files) >= 25
+    offenders = [f"{path.relative_to(REPO)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0).strip()}"
+                 for path in files
+                 for text in [path.read_text(encoding="utf-8")]
+                 for m in IMPORT_TEXT.finditer(text)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("line", ["import torch", "  from torch.nn import functional",
+                                  "import os, pynvml", "from mlflow import log_metric",
+                                  "importlib.import_module('tensorforge_ops.cuda_timing')",
+                                  "import tensorforge_ops"])
+def test_static_pattern_catches_the_forms_it_must(line):
+    assert IMPORT_TEXT.search(line)
+
+
+@pytest.mark.parametrize("line", ["import tensorforge", "# it never imports torch",
+                                  "from tensorforge.ops_report import x", "import torchvisionish_not"])
+def test_static_pattern_ignores_innocent_text(line):
+    # 'torchvisionish_not' would be a different package; \b keeps 'torch' from matching it.
+    assert not IMPORT_TEXT.search(line)

@@ -27,7 +27,8 @@ class OpsHost(BaseHost):
         return self._get("backends", name)
 
     def builder(self, kind: str, backend: str):
-        return self._registered["builders"].get(f"{kind}@{backend}", None)
+        found = self._registered["builders"].get(f"{kind}@{backend}")
+        return found.value if found else None
 
     def for_backend(self, kind: str, backend: str):
         return [v for v in self.values(kind) if v.backend == backend]

@@ -1,0 +1,27 @@
+"""Conv2D on PyTorch (cuDNN), channels-last, random inputs and filters.
+Registered under the Ops entry-point group; the Core side never imports this module."""
+
+from tensorforge_ops.api import WorkloadBuilder
+from tensorforge_ops.hookspecs import hookimpl
+
+
+class Conv2dTorch(WorkloadBuilder):
+    kind = "conv2d"
+    backend = "torch-cuda"
+
+    def build(self, p, device):
+        import torch
+        import torch.nn.functional as F
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(p.dtype)
+        if dtype is None:
+            raise TypeError(f"dtype {p.dtype} is not measurable with PyTorch conv2d")
+        # channels_last is the layout tensor-core convolutions use natively (no transposes).
+        x = torch.randn(p.n, p.c, p.h, p.w, device=device, dtype=dtype).to(memory_format=torch.channels_last)
+        w = torch.randn(p.k, p.c // p.groups, p.r, p.s, device=device, dtype=dtype).to(
+            memory_format=torch.channels_last)
+        return lambda: F.conv2d(x, w, None, p.stride, p.padding, p.dilation, p.groups)
+
+
+@hookimpl
+def tensorforge_ops_register_builders(register):
+    register(Conv2dTorch())

@@ -1,0 +1,35 @@
+"""GEMM on PyTorch: random inputs (never zeros), output preallocated, transposes honoured.
+Registered under the Ops entry-point group; the Core side never imports this module."""
+
+from tensorforge_ops.api import WorkloadBuilder
+from tensorforge_ops.hookspecs import hookimpl
+
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+
+
+def torch_dtype(name: str):
+    import torch
+    if name not in TORCH_DTYPES:
+        raise TypeError(f"dtype {name} is not measurable with PyTorch matmul")
+    return getattr(torch, TORCH_DTYPES[name])
+
+
+class GemmTorch(WorkloadBuilder):
+    kind = "gemm"
+    backend = "torch-cuda"
+
+    def build(self, p, device):
+        import torch
+        dtype = torch_dtype(p.dtype)
+        lead = (p.batch,) if p.batch > 1 else ()
+        a = torch.randn(*lead, *((p.k, p.m) if p.transpose_a else (p.m, p.k)), device=device, dtype=dtype)
+        b = torch.randn(*lead, *((p.n, p.k) if p.transpose_b else (p.k, p.n)), device=device, dtype=dtype)
+        a = a.transpose(-1, -2) if p.transpose_a else a
+        b = b.transpose(-1, -2) if p.transpose_b else b
+        c = torch.empty(*lead, p.m, p.n, device=device, dtype=dtype)
+        return lambda: torch.matmul(a, b, out=c)
+
+
+@hookimpl
+def tensorforge_ops_register_builders(register):
+    register(GemmTorch())

@@ -1,0 +1,1 @@
+"""TensorForge target plugin: NVIDIA H200 SXM."""

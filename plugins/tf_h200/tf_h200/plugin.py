@@ -1,0 +1,72 @@
+"""NVIDIA H200 SXM (GH100 Hopper, compute capability 9.0, 132 SMs), written only against the
+public hook specs, the way any third-party hardware plugin would be.
+
+Dense peak rates per SM per clock (fourth-generation tensor cores; no sparsity):
+  fp32 (CUDA cores)     256 FLOP   (128 FP32 lanes x FMA)
+  tf32                 2048 FLOP
+  fp16 / bf16          4096 FLOP   (fp32 accumulate at full rate on this data-centre part)
+  fp8 / int8           8192
+NVIDIA's H100 SXM datasheet (the H200 has the same compute) gives 989.4 TFLOPS dense BF16,
+494.7 TF32, 1979 FP8 and 66.9 FP32: 4096 x 132 x 1830 MHz = 989.4e12 and
+256 x 132 x 1980 MHz = 66.9e12, so the published tensor figures correspond to 1830 MHz and the
+FP32 figure to the 1980 MHz maximum boost.
+
+Operating points: 'max-boost' (1980 MHz, the default: the fastest clock the part runs, so the
+prediction stays a lower bound) and 'datasheet' (1830 MHz, which reproduces the published
+tensor-core peaks).
+
+Where the datasheet and the device disagree, the device's figure is used, because the model
+must describe what runs:
+  * L2: 60 MiB as the device reports it through PyTorch (L2_cache_size), not the 50 MB of the
+    H100 SXM whitepaper.
+  * Memory capacity: 140 GiB as PyTorch reports allocatable (total_memory), not the datasheet's
+    141 GB; fit decisions must use what an allocation can get.
+"""
+
+from tensorforge.hookspecs import hookimpl
+from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+HBM_BW = 4.8e12
+
+SOURCES = {
+    "pe_array.units": "132 SMs (NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 SXM5; "
+                      "H200 SXM uses the same GH100 configuration)",
+    "pe_array.flops_per_clock": "NVIDIA H200 / H100 SXM datasheets: 989.4 TFLOPS BF16/FP16, "
+                                "494.7 TF32, 1979 FP8/INT8 dense, 66.9 FP32; divided by 132 SMs and "
+                                "the clock each corresponds to (see module docstring)",
+    "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 9.0: up to 228 KB shared "
+                          "memory per SM; 32 banks x 4 bytes = 128 B/clock/SM",
+    "sram.l2": "60 MiB as reported by the device (torch.cuda.get_device_properties().L2_cache_size "
+               "on the H200 measured here); no L2 bandwidth is published, so L2 traffic is "
+               "reported, not timed",
+    "dram_capacity_bytes": "140 GiB allocatable as reported by PyTorch on the device (datasheet: 141 GB HBM3e)",
+    "operating_points": "HBM3e 4.8 TB/s (NVIDIA H200 datasheet); 1980 MHz max boost (device-reported "
+                        "max SM clock), 1830 MHz implied by the published tensor-core peaks",
+}
+
+H200 = Target(
+    name="h200",
+    description="NVIDIA H200 SXM (GH100 Hopper, CC 9.0), 141 GB HBM3e",
+    pe_array=PEArray(units=132, unit_name="SM", flops_per_clock={
+        "fp32": 256, "tf32": 2048, "fp16": 4096, "fp16_acc16": 4096, "bf16": 4096,
+        "fp8": 8192, "int8": 8192}),
+    sram=(
+        MemoryLevel("shared_memory", 228 * KiB, "per_unit", bytes_per_clock=128),
+        MemoryLevel("l2", 60 * MiB, "shared", bytes_per_clock=None),
+    ),
+    dram_capacity_bytes=140 * GiB,
+    operating_points=(
+        OperatingPoint("max-boost", 1980, HBM_BW, "maximum boost clock"),
+        OperatingPoint("datasheet", 1830, HBM_BW, "clock implied by the published tensor-core peaks"),
+    ),
+    default_operating_point="max-boost",
+    sources=SOURCES,
+    notes=("dense peaks only", "figures shared with the H100 SXM except memory"),
+    device_names=("NVIDIA H200",),
+)
+
+
+@hookimpl
+def tensorforge_register_targets(register):
+    register(H200)

@@ -1,0 +1,99 @@
+"""The transformer's operators executed with PyTorch, one to one with the Core's decomposition
+(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), with
+distinct random weights per layer so weight traffic is real. Registered under the Ops group;
+the Core side never imports this module."""
+
+from tensorforge_ops.api import WorkloadBuilder
+from tensorforge_ops.hookspecs import hookimpl
+
+
+class TransformerTorch(WorkloadBuilder):
+    kind = "transformer"
+    backend = "torch-cuda"
+
+    def build(self, p, device):
+        import torch
+        import torch.nn.functional as F
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(p.dtype)
+        if dtype is None:
+            raise TypeError(f"dtype {p.dtype} is not measurable with this PyTorch transformer")
+        B, S, D, H, KV, Hd, I = p.batch, p.seq, p.hidden, p.heads, p.kv_heads, p.head_dim, p.intermediate
+        up_width = 2 * I if p.mlp == "gated" else I
+        scale = D ** -0.5   # keeps activations finite through the stack
+
+        def rand(*shape):
+            return torch.randn(*shape, device=device, dtype=dtype) * scale
+
+        layers = [{"w_qkv": rand((H + 2 * KV) * Hd, D), "w_o": rand(D, H * Hd), "w_up": rand(up_width, D),
+                   "w_down": rand(D, I), "n1": torch.ones(D, device=device, dtype=dtype),
+                   "n2": torch.ones(D, device=device, dtype=dtype)} for _ in range(p.layers)]
+        n_final = torch.ones(D, device=device, dtype=dtype)
+        w_lm = rand(p.vocab, D) if p.vocab else None
+        x0 = torch.randn(B, S, D, device=device, dtype=dtype)
+        caches = None
+        if p.phase == "decode":
+            caches = [(torch.randn(B, KV, p.kv_len, Hd, device=device, dtype=dtype),
+                       torch.randn(B, KV, p.kv_len, Hd, device=device, dtype=dtype)) for _ in range(p.layers)]
+        pos = torch.arange(p.context, p.context + S, device=device, dtype=torch.float32)
+        inv = 1.0 / (10000 ** (torch.arange(0, Hd, 2, device=device, dtype=torch.float32) / Hd))
+        angles = torch.outer(pos, inv)
+        cos = torch.cat([angles.cos(), angles.cos()], -1).to(dtype)[None, None]
+        sin = torch.cat([angles.sin(), angles.sin()], -1).to(dtype)[None, None]
+        mask = None
+        if p.phase == "decode" and S > 1 and p.causal:
+            # queries sit at the end of the cache: query i sees keys 0 .. context + i
+            q_pos = torch.arange(p.context, p.context + S, device=device)[:, None]
+            mask = torch.arange(p.kv_len, device=device)[None, :] <= q_pos
+
+        def norm(t, w):
+            if p.norm == "rmsnorm":
+                return F.rms_norm(t, (D,), w)
+            return F.layer_norm(t, (D,), w)
+
+        def rope(t):
+            half = t.shape[-1] // 2
+            rotated = torch.cat([-t[..., half:], t[..., :half]], -1)
+            return t * cos + rotated * sin
+
+        def attend(q, k, v):
+            causal = p.causal and p.phase == "prefill"
+            try:
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
+                                                      enable_gqa=H != KV)
+            except TypeError:  # PyTorch without enable_gqa: expand K/V to all query heads
+                k, v = (t.repeat_interleave(H // KV, dim=1) for t in (k, v))
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+
+        def forward():
+            x = x0
+            for i, w in enumerate(layers):
+                qkv = F.linear(norm(x, w["n1"]), w["w_qkv"])
+                q, k, v = qkv.split([H * Hd, KV * Hd, KV * Hd], dim=-1)
+                q = q.view(B, S, H, Hd).transpose(1, 2)
+                k = k.view(B, S, KV, Hd).transpose(1, 2)
+                v = v.view(B, S, KV, Hd).transpose(1, 2)
+                if p.rope:
+                    q, k = rope(q), rope(k)
+                if caches is not None:
+                    k_cache, v_cache = caches[i]
+                    k_cache[:, :, p.context:].copy_(k)
+                    v_cache[:, :, p.context:].copy_(v)
+                    k, v = k_cache, v_cache
+                o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
+                x = x + F.linear(o, w["w_o"])
+                up = F.linear(norm(x, w["n2"]), w["w_up"])
+                if p.mlp == "gated":
+                    gate, lin = up.chunk(2, dim=-1)
+                    act = F.silu(gate) * lin
+                else:
+                    act = F.gelu(up, approximate="tanh")
+                x = x + F.linear(act, w["w_down"])
+            h = norm(x, n_final)
+            return F.linear(h, w_lm) if w_lm is not None else h
+
+        return forward
+
+
+@hookimpl
+def tensorforge_ops_register_builders(register):
+    register(TransformerTorch())

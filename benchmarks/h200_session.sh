@@ -27,3 +27,5 @@ tensorforge run --target rtx3050-laptop -w gemm_large_square -w gemm_tiny --no-t
   -o "$OUT/capture-rtx3050-on-h200.json" 2>/dev/null | tail -8
 echo "== do_bench"
 python3 benchmarks/bench_vs_do_bench.py -o "$OUT/do_bench.json" 2>&1 | tail -12
+echo "== second run (reuses the stored calibration)"
+tensorforge run --target h200 --no-telemetry -o "$OUT/capture-h200-rerun.json" 2>&1 | grep -E "reusing|bound violations|gemm_large_square|run took"

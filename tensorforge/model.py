@@ -62,6 +62,11 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     residency, written, read = _residency(operators, machine.cache_bytes)
     results = []
     for op in operators:
+        if op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
+            raise TensorForgeError(
+                f"workload {workload.name!r}: target {target.name!r} declares no "
+                f"{op.problem.math_mode} rate (operator {op.name!r}); known modes: "
+                f"{', '.join(sorted(ceilings.compute))}")
         relevant = Residency(
             resident=frozenset(t.name for t in op.problem.reads()) & residency.resident,
             no_writeback=frozenset(t.name for t in op.problem.writes()) & residency.no_writeback)

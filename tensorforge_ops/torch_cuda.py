@@ -17,6 +17,9 @@ from .api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 FLUSH_L2_MULTIPLE = 4
 MIN_FLUSH_BYTES = 64 << 20
 MEASURABLE_MODES = ("fp32", "tf32", "fp16", "bf16")
+# Enough raw samples for a significance test between captures, still a short burst (on an
+# H200 a sustained load reaches the power cap within a few hundred ms).
+MIN_SAMPLES = 25
 
 
 def fingerprint(info: dict) -> str:
@@ -79,7 +82,7 @@ class TorchCudaSession(Session):
 
     def time(self, fn: Callable[[], Any], budget_s: float):
         from .cuda_timing import TimingPolicy, time_cuda
-        policy = TimingPolicy(warmup_iters=5, min_iters=10, max_iters=1000, target_rel_iqr=0.02,
+        policy = TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
                               budget_s=budget_s, flush_bytes=self.flush_bytes)
         with self.torch.inference_mode():
             return time_cuda(fn, policy, self.device)

@@ -182,6 +182,10 @@ class BaseHost:
         self._forget(plugin_name)
         self.reports[plugin_name] = attrs.evolve(self.reports[plugin_name], registered={},
                                                  error=message)
+        # ...nor its other hooks (commands, reports): it is listed with its error, nothing more.
+        plugin = self.pm.get_plugin(plugin_name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
 
     def _accepted(self, kind: str, value, plugin: str) -> None:
         """Hook for subclasses to index what was registered."""

@@ -44,6 +44,13 @@ class TimingPolicy:
     target_rel_iqr: float = attrs.field(default=0.02, validator=_non_negative)
     budget_s: float = attrs.field(default=3.0, validator=_positive)  # wall clock, warm-up included
     flush_bytes: int = attrs.field(default=0, validator=_non_negative)  # 0: no L2 flush
+    # Fraction of wall time the device may be busy with timed work; below 1, the host rests
+    # after each batch. Why: a sustained load can push a GPU into its power cap within tens
+    # of milliseconds (an H200 went from 1.38 to 1.62 ms per bf16 8192^3 GEMM after ~30 ms),
+    # so continuous repetition would measure the cap, not the kernel, and mix the two.
+    max_duty: float = attrs.field(default=1.0, validator=_positive)
+    # Longest stretch of back-to-back timed work before a synchronisation (and rest).
+    burst_s: float = attrs.field(default=0.005, validator=_positive)
 
     @max_iters.validator
     def _max_covers_min(self, _attr, value):
@@ -86,7 +93,9 @@ def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
     per_iter = float(np.median(samples))
     if per_iter <= 0:
         return SYNC_BATCH
-    return max(1, min(SYNC_BATCH, int(BUDGET_SLACK * policy.budget_s / per_iter)))
+    limit = min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else \
+        BUDGET_SLACK * policy.budget_s
+    return max(1, min(SYNC_BATCH, int(limit / per_iter)))
 
 
 def cuda_device(device: Any = None) -> torch.device:
@@ -127,6 +136,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
             torch.cuda.synchronize(dev)
             while stop is None:
                 batch = min(_batch_size(samples, policy), policy.max_iters - len(starts))
+                batch_start = time.perf_counter()
                 # Create the events before enqueuing so event creation never sits between
                 # a start and its end.
                 pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -141,6 +151,9 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
                     ends.append(end)
                 # Events complete in stream order: once the last end is done, all are.
                 ends[-1].synchronize()
+                if policy.max_duty < 1:
+                    busy = time.perf_counter() - batch_start
+                    time.sleep(busy * (1.0 / policy.max_duty - 1.0))
                 for i in range(len(samples), len(starts)):
                     samples.append(starts[i].elapsed_time(ends[i]) * 1e-3)  # ms -> s
                 stop = should_stop(samples, policy, time.perf_counter() - t0)

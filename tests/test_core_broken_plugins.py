@@ -343,3 +343,44 @@ def test_console_script_predict_warns_in_one_line_and_succeeds(make_plugin, tens
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == ["warning: plugin 'boom' is not loaded: failed to load: RuntimeError: kaboom"]
     assert json.loads(proc.stdout)["workloads"][0]["name"] == "gemm_tiny"
+
+
+def test_a_plugin_that_failed_registration_adds_no_command_and_no_reports(make_plugin):
+    # Half a plugin is worse than none: once its registration fails, its other hooks are gone too.
+    make_plugin("half-plugin", TOY_TARGET + """
+import click
+from tensorforge.plugins import PluginReport
+
+@hookimpl
+def tensorforge_register_targets(register):
+    register(toy("toy-zero", units=0))
+
+@hookimpl
+def tensorforge_add_commands(cli):
+    cli.add_command(click.Command("half-command", callback=lambda: click.echo("ran")))
+
+@hookimpl
+def tensorforge_plugin_reports():
+    return [PluginReport("half-ops", "ops", None, None, "x")]
+""")
+    host = PluginHost()
+    assert broken_only(host, "half-plugin").startswith("plugin 'half-plugin': target 'toy-zero'")
+    cli = make_cli(lambda: host)
+    assert "half-command" not in cli.commands
+    assert "half-ops" not in {r.name for r in host.all_reports()}
+    assert CliRunner().invoke(cli, ["half-command"]).exit_code == 2      # no such command
+    assert_real_plugins_work(host)
+
+
+def test_cli_respects_the_selection_env_vars(make_plugin, monkeypatch):
+    make_plugin("boom", BOOM)
+    # (set before make_cli: the factory loads the plugins, to let them add commands)
+    monkeypatch.setenv("TENSORFORGE_DISABLE", "boom,transformer")
+    result = CliRunner().invoke(make_cli(), ["list-plugins", "--json"])
+    core = {r["name"] for r in json.loads(result.stdout) if r["side"] == "core"}
+    assert "boom" not in core and "transformer" not in core and {"gemm", "rtx3050"} <= core
+    result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
+    assert result.exit_code == 0 and result.stderr == ""
+    monkeypatch.setenv("TENSORFORGE_PLUGINS", "gemm,rtx3050,builtin-mappings")
+    result = CliRunner().invoke(make_cli(), ["list-plugins", "--json"])
+    assert [r["name"] for r in json.loads(result.stdout)] == ["builtin-mappings", "gemm", "rtx3050"]

@@ -1,6 +1,7 @@
 """TensorForge's torch-cuda timing against triton.testing.do_bench, same workloads, one run.
 
-Both flush the L2 between iterations and report a median. The harnesses are compared over
+Both flush the L2 between iterations, run continuously (one synchronisation per window, as
+do_bench does) and report a median. The harnesses are compared over
 equal time windows, interleaved (A B, B A, A B), because on an H200 a sustained load hits the
 700 W power cap within a few hundred milliseconds (NVML: SwPowerCap, SM clock 1980 -> ~1500 MHz)
 and a long window then measures a slower GPU, not a different harness.
@@ -38,7 +39,7 @@ def main() -> int:
             estimate = burst
             n = max(10, int(args.window / estimate))
             policy = TimingPolicy(warmup_iters=5, min_iters=n, max_iters=n, target_rel_iqr=0.0,
-                                  budget_s=60.0, flush_bytes=session.flush_bytes)
+                                  budget_s=60.0, flush_bytes=session.flush_bytes, sync_batch=n)
             ours, ref = [], []
             for r in range(args.rounds):
                 def run_ours():

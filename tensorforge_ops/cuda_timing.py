@@ -51,6 +51,8 @@ class TimingPolicy:
     max_duty: float = attrs.field(default=1.0, validator=_positive)
     # Longest stretch of back-to-back timed work before a synchronisation (and rest).
     burst_s: float = attrs.field(default=0.005, validator=_positive)
+    # Most iterations enqueued between synchronisations (each one leaves the GPU briefly idle).
+    sync_batch: int = attrs.field(default=SYNC_BATCH, validator=_positive)
 
     @max_iters.validator
     def _max_covers_min(self, _attr, value):
@@ -92,10 +94,10 @@ def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
         return 1
     per_iter = float(np.median(samples))
     if per_iter <= 0:
-        return SYNC_BATCH
+        return policy.sync_batch
     limit = min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else \
         BUDGET_SLACK * policy.budget_s
-    return max(1, min(SYNC_BATCH, int(limit / per_iter)))
+    return max(1, min(policy.sync_batch, int(limit / per_iter)))
 
 
 def cuda_device(device: Any = None) -> torch.device:

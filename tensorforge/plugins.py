@@ -28,6 +28,16 @@ REGISTRATION_HOOKS = {
 }
 
 
+# How one registered thing of each kind is named in messages.
+SINGULAR = {"workloads": "workload", "targets": "target", "mappings": "mapping",
+            "backends": "backend", "builders": "builder", "probes": "probe",
+            "telemetry": "telemetry source", "policies": "policy"}
+
+
+def singular(kind: str) -> str:
+    return SINGULAR.get(kind, kind)
+
+
 @attrs.frozen
 class PluginReport:
     """What `list-plugins` shows for one plugin."""
@@ -200,14 +210,14 @@ class BaseHost:
         expected = self.expected_types[kind]
         if not isinstance(value, expected):
             raise PluginError(f"plugin {plugin!r} registered a {type(value).__name__} as a "
-                              f"{kind[:-1]}; expected {expected.__module__}.{expected.__name__}")
+                              f"{singular(kind)}; expected {expected.__module__}.{expected.__name__}")
         name = getattr(value, "name", "")
         if not isinstance(name, str) or not name or name != name.strip() or name.lower() != name:
-            raise PluginError(f"plugin {plugin!r} registered a {kind[:-1]} with invalid name {name!r} "
+            raise PluginError(f"plugin {plugin!r} registered a {singular(kind)} with invalid name {name!r} "
                               "(must be a non-empty lowercase string)")
         if name in self._registered[kind]:
             other = self._registered[kind][name].plugin
-            raise PluginError(f"plugin {plugin!r} registered {kind[:-1]} {name!r}, "
+            raise PluginError(f"plugin {plugin!r} registered {singular(kind)} {name!r}, "
                               f"already registered by plugin {other!r}")
         self._check(kind, value, plugin)
         return value
@@ -225,7 +235,7 @@ class BaseHost:
 
     def _get(self, kind: str, name: str):
         if name not in self._registered[kind]:
-            error = unknown(kind[:-1], name, self._registered[kind])
+            error = unknown(singular(kind), name, self._registered[kind])
             raise type(error)(str(error) + self._broken_hint())
         return self._registered[kind][name].value
 

@@ -119,16 +119,26 @@ def verify(path) -> VerifyReport:
     doc = read_capture(path)
     problems: List[str] = []
     checks: List[str] = []
-    recorded = (doc.get("digest") or {}).get("value", "")
+    # A hand-edited digest may be any JSON value: report it, never crash on it.
+    digest = doc.get("digest")
+    recorded = digest.get("value") if isinstance(digest, dict) else None
+    recorded = recorded if isinstance(recorded, str) else ""
     actual = content_digest(doc)
     if recorded != actual:
         problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
+    elif digest != seal(doc)["digest"]:
+        # the digest record itself is outside the hash: demand exactly what seal() writes
+        problems.append("digest record is not the one TensorForge writes (algorithm or 'over' edited?)")
     else:
         checks.append(f"digest sha256 {actual[:16]}... matches the content")
     if path.read_text(encoding="utf-8") != canonical_json(doc):
         problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
     else:
         checks.append("file is byte-for-byte canonical")
-    more_problems, more_checks = _consistency(doc)
+    try:
+        more_problems, more_checks = _consistency(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # a sealed but malformed document (missing field, wrong type) is NOT VERIFIED, not a crash
+        more_problems, more_checks = [f"capture structure is malformed: {type(exc).__name__}: {exc}"], []
     return VerifyReport(str(path), not (problems or more_problems), actual,
                         problems + more_problems, checks + more_checks)

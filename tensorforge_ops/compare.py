@@ -34,9 +34,11 @@ def compare_workload(name: str, analytical, calibrated, measurement: Optional[Di
         return row
     p50 = measurement["stats"]["p50"]
     row["measured_p50_s"] = p50
-    if same_device:
+    if same_device and p50 > 0:
         row["ape_analytical"] = ape(analytical.latency_s, p50) if analytical else None
         row["ape_calibrated"] = ape(calibrated.latency_s, p50) if calibrated else None
+    elif same_device:  # all-zero samples (below timer resolution): APE has no denominator
+        row["ape_note"] = "measured p50 is 0 s (below timer resolution): APE is undefined"
     else:
         row["ape_note"] = device_note
     if calibrated is None:

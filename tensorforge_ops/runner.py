@@ -126,8 +126,8 @@ class Run:
     def _open(self):
         opts = self.opts
         reason = None
+        backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
         try:
-            backend = self.ops.backend(opts.backend)
             session = backend.open(opts.device_index)
         except Unavailable as exc:
             reason = str(exc)

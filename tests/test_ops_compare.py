@@ -1,0 +1,212 @@
+"""Predicted against measured: APE, the bound-check tolerance and its edges, and the readable
+summary of the real H200 capture."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tensorforge.units import seconds, si
+from tensorforge_ops.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
+from tensorforge_ops.summary import summary_text
+from tensorforge_ops.telemetry_nvml import CAVEAT
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "captures" / "h200-default-run.json"
+REAL_RTX = ROOT / "captures" / "rtx3050-laptop-measured-on-h200.json"
+
+
+def pred(latency_s, bottleneck="compute"):
+    return SimpleNamespace(latency_s=latency_s, bottleneck=bottleneck)
+
+
+def ok(p50, rel_iqr=0.0):
+    return {"status": "ok", "stats": {"p50": p50, "rel_iqr": rel_iqr}}
+
+
+def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,
+            device_note=None, calibrated_note="no calibrated bound"):
+    return compare_workload("w", analytical, calibrated, measurement, same_device, device_note, calibrated_note)
+
+
+# -- ape and tolerance -------------------------------------------------------------------------
+
+def test_ape_definition():
+    assert ape(2.0, 1.0) == 1.0
+    assert ape(0.5, 1.0) == 0.5
+    assert ape(1.5, 2.0) == 0.25
+    assert ape(3.0, 3.0) == 0.0
+    assert ape(1.0, 4.0) == ape(7.0, 4.0) == 0.75   # symmetric around the measurement
+
+
+@pytest.mark.parametrize("stats, expected", [
+    ({}, 0.02),
+    ({"rel_iqr": None}, 0.02),
+    ({"rel_iqr": 0.0}, 0.02),
+    ({"rel_iqr": 0.019}, 0.02),
+    ({"rel_iqr": 0.02}, 0.02),
+    ({"rel_iqr": 0.05}, 0.05),
+    ({"rel_iqr": 0.3}, 0.3),
+    ({"rel_iqr": "inf"}, float("inf")),   # how canonical JSON stores an infinite spread
+])
+def test_bound_tolerance_widens_with_rel_iqr(stats, expected):
+    assert MIN_TOLERANCE == 0.02
+    assert bound_tolerance(stats) == expected
+
+
+# -- bound check -------------------------------------------------------------------------------
+
+def test_exactly_at_the_edge_is_not_a_violation():
+    row = row_for(ok(1.0 - 0.02))
+    assert row["bound_check"]["measured_over_bound"] == 0.98
+    assert row["bound_check"]["tolerance"] == 0.02
+    assert row["bound_check"]["verdict"] == "within bound"
+    below = row_for(ok(0.9799))
+    assert below["bound_check"]["verdict"] == "BOUND VIOLATION"
+
+
+def test_edge_moves_with_the_measurement_spread():
+    assert row_for(ok(0.75, rel_iqr=0.25))["bound_check"]["verdict"] == "within bound"
+    assert row_for(ok(0.7499, rel_iqr=0.25))["bound_check"]["verdict"] == "BOUND VIOLATION"
+    # 10% under the bound: a violation for a tight measurement, noise for a spread-out one
+    assert row_for(ok(0.9, rel_iqr=0.01))["bound_check"]["verdict"] == "BOUND VIOLATION"
+    assert row_for(ok(0.9, rel_iqr=0.12))["bound_check"]["verdict"] == "within bound"
+    assert row_for(ok(1e-9, rel_iqr=float("inf")))["bound_check"]["verdict"] == "within bound"
+
+
+def test_above_bound_row_contents():
+    row = row_for(ok(2.0, rel_iqr=0.01))
+    assert row == {
+        "predicted_analytical_s": 0.5, "predicted_calibrated_s": 1.0, "bottleneck": "compute",
+        "measured_p50_s": 2.0, "ape_analytical": 0.75, "ape_calibrated": 0.5, "ape_note": None,
+        "bound_check": {
+            "verdict": "within bound", "measured_over_bound": 2.0, "tolerance": 0.02,
+            "rule": "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
+                    "tolerance = max(2%, measured rel. IQR)"},
+    }
+
+
+def test_bottleneck_prefers_the_calibrated_prediction():
+    assert row_for(ok(1.0), analytical=pred(0.5, "memory"), calibrated=pred(1.0, "compute"))["bottleneck"] == "compute"
+    assert row_for(ok(1.0), analytical=pred(0.5, "memory"), calibrated=None)["bottleneck"] == "memory"
+    assert compare_workload("w", None, None, None, False, None, "x")["bottleneck"] is None
+
+
+def test_no_measurement_gives_no_verdict():
+    row = row_for(None)
+    assert row["measured_p50_s"] is None and row["ape_analytical"] is None and row["ape_calibrated"] is None
+    assert row["ape_note"] == "no measurement: not measured"
+    assert row["bound_check"] == {"verdict": "no verdict: no measurement (not measured)"}
+    failed = row_for({"status": "failed", "reason": "CUDA out of memory: boom"})
+    assert failed["ape_note"] == "no measurement: CUDA out of memory: boom"
+    assert failed["bound_check"] == {"verdict": "no verdict: no measurement (CUDA out of memory: boom)"}
+
+
+def test_no_calibrated_bound_gives_no_verdict_but_keeps_analytical_ape():
+    row = row_for(ok(2.0), calibrated=None, calibrated_note="no calibration: probes failed")
+    assert row["bound_check"] == {"verdict": "no verdict: no calibration: probes failed"}
+    assert row["ape_analytical"] == 0.75 and row["ape_calibrated"] is None
+    assert row["predicted_calibrated_s"] is None and row["measured_p50_s"] == 2.0
+
+
+def test_other_device_gives_no_ape_but_still_checks_the_bound():
+    note = "measured on NVIDIA H200, which is not target x"
+    row = row_for(ok(0.5), same_device=False, device_note=note)
+    assert row["ape_analytical"] is None and row["ape_calibrated"] is None
+    assert row["ape_note"] == note
+    assert row["bound_check"]["verdict"] == "BOUND VIOLATION"
+
+
+# -- summary of the real capture ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_doc():
+    return json.loads(REAL.read_text(encoding="utf-8"))
+
+
+def test_summary_of_real_capture(real_doc):
+    """The summary of the real H200 capture, checked against the capture's own numbers (GPU
+    sessions regenerate the file, so nothing here is copied from one run)."""
+    doc = real_doc
+    text = summary_text(doc)
+    lines = text.splitlines()
+    device = doc["measured"]["device"]
+    assert lines[0] == "TensorForge capture  target h200 @ max-boost"
+    assert lines[1] == f"MEASURED    on NVIDIA H200 ({device['fingerprint']}) with torch-cuda"
+    c = doc["calibrated"]["ceilings"]
+    assert lines[2].startswith(f"CALIBRATED  bf16 {si(c['compute']['bf16'], 'FLOP/s')}, "
+                               f"fp16 {si(c['compute']['fp16'], 'FLOP/s')}, fp32 {si(c['compute']['fp32'], 'FLOP/s')}, "
+                               f"tf32 {si(c['compute']['tf32'], 'FLOP/s')}; copy {si(c['dram_bytes_per_s'], 'B/s')}; "
+                               f"launch floor {seconds(c['launch_floor_s'])}")
+    # the gemm_large_square row, column by column
+    row = doc["comparison"]["workloads"]["gemm_large_square"]
+    pred = next(w for w in doc["predicted"]["analytical"]["workloads"] if w["name"] == "gemm_large_square")
+    big = next(line for line in lines if line.startswith("gemm_large_square "))
+    cells = [cell for cell in big.split("  ") if cell.strip()]
+    assert [cell.strip() for cell in cells] == [
+        "gemm_large_square", seconds(pred["latency_s"]), seconds(row["predicted_calibrated_s"]),
+        seconds(row["measured_p50_s"]), f"{row['ape_calibrated'] * 100:.1f}%",
+        f"{row['ape_analytical'] * 100:.1f}%", "compute", "within bound"]
+    assert pred["latency_s"] == row["predicted_analytical_s"]
+    # no violations in the real capture, and the summary says so in so many words
+    assert doc["comparison"]["bound_violations"] == []
+    assert "bound violations: none" in lines
+    assert "BOUND VIOLATION" not in text
+    for name in doc["measured"]["workloads"]:
+        assert any(line.startswith(name + " ") for line in lines), name
+    # NVML saw the software power cap on the big GEMMs; the summary reports it per window
+    windows = doc["diagnostic"]["windows"]
+    capped = {name: dict(w["summary"]["reason_fractions"])["SwPowerCap"] for name, w in windows.items()
+              if "SwPowerCap" in dict(w["summary"]["reason_fractions"])}
+    assert "gemm_large_square" in capped and "SwPowerCap" in text
+    for name, fraction in capped.items():
+        line = next(line for line in lines if line.startswith(f"  {name}: SM "))
+        assert f"SwPowerCap {fraction * 100:.0f}%" in line
+    assert "* predicted bottleneck: an analytical classification; telemetry does not prove it" in lines
+    assert f"  {CAVEAT}" in lines
+    assert CAVEAT == ("NVML telemetry is diagnostic context from a separate execution window; it does "
+                      "not prove a bottleneck and never decides a verdict.")
+    assert lines[-1] == (f"run took {doc['provenance']['duration_s']} s; "
+                         f"digest {doc['digest']['value'][:16]}...")
+
+
+REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json")
+                       if p.with_suffix(".summary.txt").exists())
+
+
+@pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
+def test_summary_is_reproduced_from_the_capture_alone(capture):
+    assert REAL in REAL_CAPTURES and REAL_RTX in REAL_CAPTURES
+    doc = json.loads(capture.read_text(encoding="utf-8"))
+    assert summary_text(doc) == capture.with_suffix(".summary.txt").read_text(encoding="utf-8")
+
+
+def test_summary_marks_incomplete_and_violations(real_doc):
+    doc = json.loads(json.dumps(real_doc))
+    doc["complete"] = False
+    doc["comparison"]["bound_violations"] = ["gemm_tiny"]
+    text = summary_text(doc)
+    assert text.splitlines()[0].endswith("(INCOMPLETE)")
+    assert "BOUND VIOLATIONS: gemm_tiny" in text and "bound violations: none" not in text
+
+
+def test_real_capture_comparison_follows_the_rule(real_doc):
+    """Every recorded verdict in the real capture is what compare's rule gives for its numbers."""
+    for name, row in real_doc["comparison"]["workloads"].items():
+        stats = real_doc["measured"]["workloads"][name]["stats"]
+        check = row["bound_check"]
+        assert check["tolerance"] == bound_tolerance(stats)
+        assert check["measured_over_bound"] == stats["p50"] / row["predicted_calibrated_s"]
+        expected = "BOUND VIOLATION" if check["measured_over_bound"] < 1 - check["tolerance"] else "within bound"
+        assert check["verdict"] == expected == "within bound"
+        assert row["ape_analytical"] == ape(row["predicted_analytical_s"], stats["p50"])
+
+
+def test_zero_p50_has_no_ape_and_does_not_crash():
+    """All-zero samples (below timer resolution) leave APE undefined instead of dividing by 0."""
+    row = row_for(ok(0.0))
+    assert row["measured_p50_s"] == 0.0
+    assert row["ape_analytical"] is None and row["ape_calibrated"] is None
+    assert row["ape_note"] == "measured p50 is 0 s (below timer resolution): APE is undefined"
+    assert row["bound_check"]["verdict"] == "BOUND VIOLATION"   # 0 s is below any bound: shown loudly

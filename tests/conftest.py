@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tensorforge.cli import make_cli
+from tensorforge.plugins import PluginHost
+
 _counter = itertools.count()
 
 
@@ -54,3 +57,15 @@ def tensorforge_exe() -> Path:
     exe = Path(sys.executable).parent / "tensorforge"
     assert exe.exists(), f"console script not installed at {exe}"
     return exe
+
+
+@pytest.fixture(scope="module")
+def host():
+    """The installed plugins, loaded once per module (read-only after loading)."""
+    return PluginHost()
+
+
+@pytest.fixture
+def cli(host):
+    """The tensorforge CLI over `host`, for click's CliRunner."""
+    return make_cli(lambda: host)

@@ -26,16 +26,6 @@ COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory", "l
            "bottleneck", "ceilings"]
 
 
-@pytest.fixture(scope="module")
-def host():
-    return PluginHost()
-
-
-@pytest.fixture
-def cli(host):
-    return make_cli(lambda: host)
-
-
 def invoke(cli, *args):
     return CliRunner().invoke(cli, list(args))
 

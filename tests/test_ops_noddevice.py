@@ -31,16 +31,6 @@ def home(tmp_path, monkeypatch):
     return path
 
 
-@pytest.fixture(scope="module")
-def host():
-    return PluginHost()
-
-
-@pytest.fixture
-def cli(host):
-    return make_cli(lambda: host)
-
-
 def invoke(cli, *args):
     return CliRunner().invoke(cli, list(args))
 

@@ -3,6 +3,7 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
+from tensorforge_ops.torch_dtypes import torch_dtype
 
 
 class Conv2dTorch(WorkloadBuilder):
@@ -12,9 +13,7 @@ class Conv2dTorch(WorkloadBuilder):
     def build(self, p, device):
         import torch
         import torch.nn.functional as F
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(p.dtype)
-        if dtype is None:
-            raise TypeError(f"dtype {p.dtype} is not measurable with PyTorch conv2d")
+        dtype = torch_dtype(p.dtype, "PyTorch conv2d")
         # channels_last is the layout tensor-core convolutions use natively (no transposes).
         x = torch.randn(p.n, p.c, p.h, p.w, device=device, dtype=dtype).to(memory_format=torch.channels_last)
         w = torch.randn(p.k, p.c // p.groups, p.r, p.s, device=device, dtype=dtype).to(

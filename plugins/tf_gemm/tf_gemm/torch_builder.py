@@ -3,15 +3,7 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
-
-TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
-
-
-def torch_dtype(name: str):
-    import torch
-    if name not in TORCH_DTYPES:
-        raise TypeError(f"dtype {name} is not measurable with PyTorch matmul")
-    return getattr(torch, TORCH_DTYPES[name])
+from tensorforge_ops.torch_dtypes import torch_dtype
 
 
 class GemmTorch(WorkloadBuilder):
@@ -20,7 +12,7 @@ class GemmTorch(WorkloadBuilder):
 
     def build(self, p, device):
         import torch
-        dtype = torch_dtype(p.dtype)
+        dtype = torch_dtype(p.dtype, "PyTorch matmul")
         lead = (p.batch,) if p.batch > 1 else ()
         a = torch.randn(*lead, *((p.k, p.m) if p.transpose_a else (p.m, p.k)), device=device, dtype=dtype)
         b = torch.randn(*lead, *((p.n, p.k) if p.transpose_b else (p.k, p.n)), device=device, dtype=dtype)

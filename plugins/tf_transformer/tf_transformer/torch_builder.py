@@ -5,6 +5,7 @@ the Core side never imports this module."""
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
+from tensorforge_ops.torch_dtypes import torch_dtype
 
 
 class TransformerTorch(WorkloadBuilder):
@@ -14,9 +15,7 @@ class TransformerTorch(WorkloadBuilder):
     def build(self, p, device):
         import torch
         import torch.nn.functional as F
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(p.dtype)
-        if dtype is None:
-            raise TypeError(f"dtype {p.dtype} is not measurable with this PyTorch transformer")
+        dtype = torch_dtype(p.dtype, "this PyTorch transformer")
         B, S, D, H, KV, Hd, I = p.batch, p.seq, p.hidden, p.heads, p.kv_heads, p.head_dim, p.intermediate
         up_width = 2 * I if p.mlp == "gated" else I
         scale = D ** -0.5   # keeps activations finite through the stack

@@ -51,6 +51,10 @@ class TimingPolicy:
     max_duty: float = attrs.field(default=1.0, validator=_positive)
     # Longest stretch of back-to-back timed work before a synchronisation (and rest).
     burst_s: float = attrs.field(default=0.005, validator=_positive)
+    # How the L2 is flushed: 'write' zeroes the buffer (as triton's do_bench does) and leaves
+    # the cache full of dirty lines that the timed kernel must write back; 'read' sums it and
+    # leaves clean lines, so only the kernel's own cold reads are timed.
+    flush_mode: str = attrs.field(default="write", validator=attrs.validators.in_(("write", "read")))
     # Most iterations enqueued between synchronisations (each one leaves the GPU briefly idle).
     sync_batch: int = attrs.field(default=SYNC_BATCH, validator=_positive)
 
@@ -130,6 +134,12 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
     stop: Optional[str] = None
     with torch.cuda.device(dev):
         flush = torch.empty(policy.flush_bytes, dtype=torch.uint8, device=dev) if policy.flush_bytes else None
+        if flush is not None and policy.flush_mode == "read":
+            words = flush[: policy.flush_bytes // 8 * 8].view(torch.int64)
+            total = torch.empty((), dtype=torch.int64, device=dev)
+            flush_step = lambda: torch.sum(words, dim=0, out=total)  # noqa: E731
+        elif flush is not None:
+            flush_step = flush.zero_
         try:
             # Warm-up absorbs one-off costs (cuBLAS handle/workspace, autotuning, lazy
             # module loading, clock ramp-up); it is neither flushed nor timed.
@@ -145,7 +155,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
                          for _ in range(batch)]
                 for start, end in pairs:
                     if flush is not None:
-                        flush.zero_()
+                        flush_step()
                     start.record()
                     fn()
                     end.record()

@@ -40,12 +40,16 @@ def _default_capture_path(target: str) -> Path:
               help="Length of each workload's telemetry window.")
 @click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
+@click.option("--cooldown", "cooldown_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
+              help="Idle seconds between the calibration probes and the first measurement.")
+@click.option("--rest", "rest_s", type=click.FloatRange(0, 10), default=0.2, show_default=True,
+              help="Idle seconds before each workload's timing.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")
 @click.option("--force", is_flag=True, help="Overwrite an existing capture file.")
 @click.pass_context
 def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, budget_s, output, force):
+        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -67,6 +71,7 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       operating_point=operating_point, backend=backend, device_index=device_index,
                       recalibrate=recalibrate, telemetry=not no_telemetry,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
+                      cooldown_s=cooldown_s, rest_s=rest_s,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     runner = Run(core, _ops_host(), opts, lambda line: click.echo(line, err=True))
     try:

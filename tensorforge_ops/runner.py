@@ -38,6 +38,11 @@ class RunOptions:
     telemetry: bool = True
     telemetry_s: float = 1.0
     budget_s: float = 2.0
+    # Idle seconds after the calibration probes and before each workload's timing. Why: right
+    # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
+    # window, against 177 us when measured first (power-management state left by the probes).
+    cooldown_s: float = 2.0
+    rest_s: float = 0.2
     command: Tuple[str, ...] = ()
 
 
@@ -163,6 +168,9 @@ class Run:
             cal = calibration.run_probes(session, probes, self.say)
             reused = False
             calibration.save(cal)
+            if opts.cooldown_s:
+                self.say(f"cooling down {opts.cooldown_s:g} s after the probes")
+                time.sleep(opts.cooldown_s)
         self.doc["calibrated"] = {**cal, "available": True, "reason": None, "reused": reused,
                                   "stored_at": str(calibration.store_path(session.info.fingerprint))}
         return cal
@@ -223,6 +231,7 @@ class Run:
                     "reason": f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}"}
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
+                time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
                 timed = session.time(prepared.fn, opts.budget_s)
                 if sources:
                     try:

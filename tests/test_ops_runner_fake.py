@@ -197,7 +197,7 @@ def make_ops(plugin) -> OpsHost:
 
 def execute(core, plugin, target="h200", specs=SPECS, **options):
     progress = []
-    run = Run(core, make_ops(plugin), RunOptions(target=target, specs=specs, backend="fake", **options),
+    run = Run(core, make_ops(plugin), RunOptions(**{"target": target, "specs": specs, "backend": "fake", "cooldown_s": 0.0, "rest_s": 0.0, **options}),
               progress=progress.append)
     return run.execute(), progress
 
@@ -427,7 +427,7 @@ def fake_cli(monkeypatch, core):
 def test_cli_run_with_fake_backend(fake_cli, samples, tmp_path):
     cli = fake_cli(FakePlugin(samples))
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "-o", str(out),
+    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out),
                                       *(a for s in SPECS for a in ("-w", s))])
     assert result.exit_code == 0, result.output
     assert verify(out).ok
@@ -443,7 +443,7 @@ def test_cli_damaged_calibration_is_one_line(fake_cli, samples, tmp_path, home):
     path.write_text("{", encoding="utf-8")
     cli = fake_cli(FakePlugin(samples))
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "-o", str(out), "-w", "gemm_tiny"])
+    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out), "-w", "gemm_tiny"])
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(f"error: stored calibration {path} is unreadable")
@@ -471,7 +471,7 @@ def test_interrupted_run_via_main_writes_incomplete_capture(fake_cli, samples, t
     fake_cli(plugin)
     out = tmp_path / "cap.json"
     with pytest.raises(SystemExit) as exit_info:
-        tensorforge.cli.main(["run", "-t", "h200", "--backend", "fake", "-o", str(out),
+        tensorforge.cli.main(["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out),
                               "-w", "gemm_large_square", "-w", "gemm_tiny", "--no-telemetry"])
     assert exit_info.value.code == 130
     partial = _interrupted_checks(out)
@@ -489,7 +489,7 @@ def test_interrupted_run_via_main_writes_incomplete_capture(fake_cli, samples, t
 def test_interrupted_run_via_cli_runner(fake_cli, samples, tmp_path):
     cli = fake_cli(FakePlugin(samples, interrupt_at=2))
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "-o", str(out),
+    result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out),
                                       "-w", "gemm_large_square", "-w", "gemm_tiny"])
     assert result.exit_code != 0   # click's standalone mode turns the interrupt into an abort
     assert "interrupted: wrote incomplete capture" in result.stderr

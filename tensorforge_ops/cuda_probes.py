@@ -115,21 +115,28 @@ def _restore(legacy: Optional[tuple], new: dict) -> None:
             _backend(path).fp32_precision = value
 
 
+# (float32 matmul precision, cuBLAS TF32, cuDNN TF32) per math mode; fp16/bf16 get the defaults.
+_MODE_FLAGS = {"fp32": ("highest", False, False), "tf32": ("high", True, True),
+               "fp16": ("highest", False, True), "bf16": ("highest", False, True)}
+
+
 @contextlib.contextmanager
 def math_mode(mode: str) -> Iterator[torch.dtype]:
     """Set the torch flags for `mode`, yield its tensor dtype, restore the flags on exit.
 
-    fp16/bf16 leave the TF32 flags alone: they only affect fp32 tensors.
+    Every mode sets all three flags explicitly (fp16/bf16 to PyTorch's defaults, which only
+    affect fp32 tensors anyway). Why: the recorded flags must not depend on what ran before;
+    after a restore PyTorch >= 2.9 reports the matmul precision as 'ieee' where a fresh process
+    reports 'none', and the regression gate rightly refuses to compare differing flags.
     """
     if mode not in MODE_DTYPES:
         raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
+    precision, matmul_tf32, cudnn_tf32 = _MODE_FLAGS[mode]
     legacy, new = _snapshot()
     try:
-        if mode in ("fp32", "tf32"):
-            tf32 = mode == "tf32"
-            torch.set_float32_matmul_precision("high" if tf32 else "highest")
-            _set_matmul_tf32(tf32)
-            torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision(precision)
+        _set_matmul_tf32(matmul_tf32)
+        torch.backends.cudnn.allow_tf32 = cudnn_tf32
         yield MODE_DTYPES[mode]
     finally:
         _restore(legacy, new)

@@ -1,0 +1,1 @@
+"""POLICY: verdicts that exist only when their evidence exists (regression gate, right-sizing)."""

@@ -1,0 +1,35 @@
+"""Reading captures as evidence: both must verify, and be of the schema this version reads."""
+
+from pathlib import Path
+from typing import Any, Dict
+
+from tensorforge.errors import TensorForgeError
+
+from ..capture import SCHEMA, read_capture, verify
+
+# Clock-event reasons that mean the hardware slowed itself down. SwPowerCap is left out on
+# purpose: a GPU under sustained load reaches its power cap routinely (the H200 here did in
+# every large GEMM's telemetry window), and `run` measures in a burst regime that avoids it.
+SLOWDOWN_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown", "HwPowerBrakeSlowdown")
+
+
+def load_evidence(path, role: str) -> Dict[str, Any]:
+    """A verified capture, or a TensorForgeError naming the file and what is wrong with it."""
+    path = Path(path)
+    doc = read_capture(path)
+    if doc.get("schema") != SCHEMA:
+        raise TensorForgeError(f"{role} capture {path} has schema {doc.get('schema')!r}; "
+                               f"this TensorForge reads {SCHEMA!r}")
+    report = verify(path)
+    if not report.ok:
+        raise TensorForgeError(f"{role} capture {path} does not verify: {report.problems[0]}")
+    doc["_path"] = str(path)
+    return doc
+
+
+def slowdowns(doc: Dict[str, Any], workload: str):
+    """(reason, fraction) pairs of hardware/thermal slowdown in the workload's telemetry window."""
+    window = (doc.get("diagnostic", {}).get("windows") or {}).get(workload) or {}
+    summary = window.get("summary") or {}
+    return [(r, f) for r, f in summary.get("reason_fractions", []) or []
+            if r in SLOWDOWN_REASONS and f > 0]

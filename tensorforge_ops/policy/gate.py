@@ -1,0 +1,174 @@
+"""The regression gate: per workload PASS, REGRESSION, IMPROVEMENT or NO VERDICT.
+
+A change is called only when two independent checks agree on the raw samples of both
+captures: the Mann-Whitney U test (is the candidate's distribution shifted at all?) together
+with a bootstrap interval on the ratio of medians that excludes 1 (significance), and the
+ratio's point estimate beyond the minimum effect size (is the shift big enough to matter?).
+Before any statistics, the evidence has to be comparable; otherwise the answer is NO VERDICT
+with what is missing. Why this design (and not asv's, conbench's or Bencher's): docs/policy.md.
+"""
+
+import hashlib
+from typing import Any, Dict, List, Optional, Tuple
+
+import attrs
+import numpy as np
+
+from .evidence import slowdowns
+from .statistics import bootstrap_ratio_ci, mann_whitney
+
+PASS, REGRESSION, IMPROVEMENT, NO_VERDICT = "PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT"
+
+# Exit statuses, a contract for CI (documented in docs/policy.md and `tensorforge gate --help`).
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
+
+
+@attrs.frozen
+class GateSettings:
+    threshold: float = 0.05        # minimum effect: the ratio of medians must move by this much
+    alpha: float = 0.01            # Mann-Whitney significance level
+    confidence: float = 0.99       # bootstrap interval of the ratio of medians
+    resamples: int = 2000
+    min_samples: int = 10
+    max_spread: float = 0.10       # relative IQR above which a side is too noisy to judge
+
+
+@attrs.frozen
+class WorkloadVerdict:
+    workload: str
+    verdict: str
+    reason: str
+    baseline_p50_s: Optional[float] = None
+    candidate_p50_s: Optional[float] = None
+    ratio: Optional[float] = None
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    p_value: Optional[float] = None
+    n_baseline: Optional[int] = None
+    n_candidate: Optional[int] = None
+
+
+@attrs.frozen
+class GateResult:
+    label: str
+    baseline: Dict[str, Any]
+    candidate: Dict[str, Any]
+    settings: GateSettings
+    verdicts: Tuple[WorkloadVerdict, ...]
+    exit_status: int
+    summary: str
+
+
+def _side(doc: Dict[str, Any]) -> Dict[str, Any]:
+    measured = doc.get("measured", {})
+    device = measured.get("device") or {}
+    return {"path": doc.get("_path"), "digest": doc["digest"]["value"],
+            "device": device.get("name"), "fingerprint": device.get("fingerprint"),
+            "target": doc.get("target"), "started_at": doc.get("provenance", {}).get("started_at")}
+
+
+def _specs(doc) -> Dict[str, str]:
+    return {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
+
+
+def _flag_difference(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
+    changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if not changed:
+        return None
+    k = changed[0]
+    more = f" (+{len(changed) - 1} more)" if len(changed) > 1 else ""
+    return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
+
+
+def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> Optional[str]:
+    """Why the two sides of one workload cannot be compared, or None."""
+    for role, doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
+        if row is None:
+            return f"not measured in the {role}"
+        if row.get("status") != "ok":
+            return f"{role} measurement failed: {row.get('reason')}"
+    flags = _flag_difference(base_row.get("framework_flags", {}), cand_row.get("framework_flags", {}))
+    if flags:
+        return flags
+    for role, doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
+        n = len(row.get("samples_s", []))
+        if n < settings.min_samples:
+            return f"too few samples in the {role} ({n} < {settings.min_samples})"
+        spread = row["stats"]["rel_iqr"]
+        if spread > settings.max_spread:
+            return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
+                    f"{settings.max_spread * 100:.0f}%)")
+        check = doc.get("comparison", {}).get("workloads", {}).get(name, {}).get("bound_check", {})
+        if check.get("verdict") == "BOUND VIOLATION":
+            return (f"bound violation in the {role}: the model or the calibration is wrong there, "
+                    "so the comparison is meaningless")
+        slow = slowdowns(doc, name)
+        if slow:
+            reason, fraction = slow[0]
+            return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
+    return None
+
+
+def _seed(base, cand, name: str) -> int:
+    text = f"{base['digest']['value']}:{cand['digest']['value']}:{name}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def _decide(name, base_row, cand_row, base, cand, settings) -> WorkloadVerdict:
+    a, b = base_row["samples_s"], cand_row["samples_s"]
+    p50a, p50b = float(np.median(a)), float(np.median(b))
+    ratio = p50b / p50a
+    _, p = mann_whitney(a, b)
+    low, high = bootstrap_ratio_ci(a, b, resamples=settings.resamples,
+                                   confidence=settings.confidence, seed=_seed(base, cand, name))
+    significant = p < settings.alpha and (low > 1.0 or high < 1.0)
+    change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
+    if significant and ratio >= 1.0 + settings.threshold:
+        verdict, reason = REGRESSION, f"slower by {change}"
+    elif significant and ratio <= 1.0 / (1.0 + settings.threshold):
+        verdict, reason = IMPROVEMENT, f"faster by {change}"
+    elif significant:
+        verdict, reason = PASS, f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
+    else:
+        verdict, reason = PASS, f"{change}: not significant"
+    return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
+
+
+def gate(base: Dict[str, Any], cand: Dict[str, Any], settings: GateSettings = GateSettings()) -> GateResult:
+    base_rows = base.get("measured", {}).get("workloads") or {}
+    cand_rows = cand.get("measured", {}).get("workloads") or {}
+    base_specs, cand_specs = _specs(base), _specs(cand)
+    names = sorted(set(base_specs) | set(cand_specs))
+    global_reason = None
+    if not base.get("measured", {}).get("available"):
+        global_reason = f"baseline has no measurements: {base['measured'].get('reason')}"
+    elif not cand.get("measured", {}).get("available"):
+        global_reason = f"candidate has no measurements: {cand['measured'].get('reason')}"
+    else:
+        fa, fb = base["measured"]["device"]["fingerprint"], cand["measured"]["device"]["fingerprint"]
+        if fa != fb:
+            global_reason = (f"different device fingerprints: {fa} ({base['measured']['device']['name']}) "
+                             f"vs {fb} ({cand['measured']['device']['name']})")
+    verdicts: List[WorkloadVerdict] = []
+    for name in names:
+        if global_reason:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
+            continue
+        if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, f"workload definition differs: "
+                                            f"{base_specs[name]} vs {cand_specs[name]}"))
+            continue
+        missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
+        if missing:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
+        else:
+            verdicts.append(_decide(name, base_rows[name], cand_rows[name], base, cand, settings))
+    counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
+    if counts[REGRESSION]:
+        status = EXIT_REGRESSION
+    elif counts[NO_VERDICT]:
+        status = EXIT_NO_VERDICT
+    else:
+        status = EXIT_OK
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no workloads"
+    return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)

@@ -160,6 +160,9 @@ def verify(capture, as_json):
 
 @hookimpl
 def tensorforge_add_commands(cli):
+    from .policy.commands import gate, rightsize
     cli.add_command(run)
     cli.add_command(calibrate)
     cli.add_command(verify)
+    cli.add_command(gate)
+    cli.add_command(rightsize)

@@ -1,0 +1,134 @@
+"""`tensorforge gate`, `rightsize` and `report`: POLICY commands reading captures."""
+
+import sys
+
+import attrs
+import click
+
+from tensorforge.render import table
+from tensorforge.serialize import canonical_json
+from tensorforge.units import seconds
+
+
+@click.command()
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("candidate", type=click.Path(dir_okay=False))
+@click.option("--threshold", type=click.FloatRange(0, 10, min_open=True), default=0.05, show_default=True,
+              help="Minimum effect: relative change of the median that counts.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+              show_default=True, help="Significance level of the Mann-Whitney U test.")
+@click.option("--max-spread", type=click.FloatRange(0, 10, min_open=True), default=0.10, show_default=True,
+              help="Relative IQR above which a measurement is too noisy to judge.")
+@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
+@click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json):
+    """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
+    with the missing evidence named.
+
+    A change is called only when the Mann-Whitney U test and a bootstrap interval on the ratio
+    of medians are both significant AND the median moved by at least --threshold.
+
+    Exit status: 0 no regression (all decided), 1 at least one REGRESSION, 2 usage or input
+    error (unreadable, tampered or other-schema capture), 3 no regression but at least one
+    NO VERDICT (0 with --no-verdict-ok).
+    """
+    from .evidence import load_evidence
+    from .gate import EXIT_NO_VERDICT, EXIT_OK, GateSettings, gate as run_gate
+
+    base = load_evidence(baseline, "baseline")
+    cand = load_evidence(candidate, "candidate")
+    settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
+    result = run_gate(base, cand, settings)
+    status = EXIT_OK if (no_verdict_ok and result.exit_status == EXIT_NO_VERDICT) else result.exit_status
+    if as_json:
+        click.echo(canonical_json(attrs.asdict(result)), nl=False)
+    else:
+        click.echo(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
+                   f"-> candidate {candidate} ({result.candidate['device']})")
+        click.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
+                   f"{max_spread * 100:g}%, min samples {min_samples}")
+        rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
+                 seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
+                 f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
+        click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
+        click.echo(f"{result.summary}; exit {status}")
+    sys.exit(status)
+
+
+def _load_prices(path):
+    import tomllib
+    from pathlib import Path
+    from tensorforge.errors import TensorForgeError
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read prices file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TensorForgeError(f"malformed prices file {path}: {exc}") from None
+    prices = data.get("prices", data)
+    if not isinstance(prices, dict):
+        raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
+    for name, value in prices.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise TensorForgeError(f"prices file {path}: price of {name!r} must be a number >= 0 "
+                                   f"(per hour), got {value!r}")
+    return {k: float(v) for k, v in prices.items()}
+
+
+@click.command()
+@click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
+@click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False))
+@click.option("--latency-ms", type=click.FloatRange(0, min_open=True), default=None,
+              help="Objective: each workload's latency at most this.")
+@click.option("--throughput", type=click.FloatRange(0, min_open=True), default=None,
+              help="Objective: each workload at least this many executions per second.")
+@click.option("--targets", "target_names", default=None, help="Comma-separated targets (default: all installed).")
+@click.option("--capture", "captures", multiple=True, type=click.Path(dir_okay=False),
+              help="Capture(s) with measurements: the only evidence that a target MEETS the objective.")
+@click.option("--prices", type=click.Path(dir_okay=False), default=None,
+              help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json):
+    """Which targets meet a latency or throughput objective for these workloads?
+
+    RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
+    target's memory, or a capture measured on that device misses it. MEETS: only where a
+    capture measured on that device shows it. Otherwise UNKNOWN, with what would settle it.
+    Never a recommendation without evidence.
+    """
+    from tensorforge.errors import TensorForgeError
+    from tensorforge.suite import resolve
+    from .evidence import load_evidence
+    from .rightsize import MEETS, Objective, rightsize as run_rightsize
+
+    if (latency_ms is None) == (throughput is None):
+        raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
+    objective = Objective("latency", latency_ms / 1e3) if latency_ms is not None else Objective("throughput", throughput)
+    core = ctx.obj.host
+    names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
+    targets = [core.target(n) for n in names]
+    workloads = resolve(core, tuple(specs), tuple(suites))
+    docs = [load_evidence(path, "evidence") for path in captures]
+    price_table = _load_prices(prices) if prices else {}
+    results = run_rightsize(workloads, targets, core.mappings(), objective, docs, price_table)
+    if as_json:
+        click.echo(canonical_json({"label": "POLICY", "objective": attrs.asdict(objective),
+                                   "results": [attrs.asdict(r) for r in results]}), nl=False)
+        return
+    click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
+    rows = []
+    for r in results:
+        cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"
+        rows.append([r.target, r.verdict, cost, r.reason])
+    click.echo(table(["target", "verdict", "cost per 1M runs", "why"], rows))
+    meeting = [r for r in results if r.verdict == MEETS]
+    if not meeting:
+        click.echo("no target is shown to meet the objective: no recommendation without evidence")
+    elif any(r.cost_per_million is not None for r in meeting):
+        best = min((r for r in meeting if r.cost_per_million is not None), key=lambda r: r.cost_per_million)
+        click.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
+    for r in results:
+        for c in r.cells:
+            click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")

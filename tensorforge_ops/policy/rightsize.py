@@ -1,0 +1,113 @@
+"""Right-sizing: which installed targets meet a service objective for these workloads?
+
+RULED OUT needs only analytical evidence (the lower bound already misses the objective, or the
+workload does not fit in the target's memory) or a capture measured on that device that misses
+it. MEETS needs a capture measured on that device showing it. Everything else is UNKNOWN, with
+what would settle it. Prices (optional) rank only the targets that MEET.
+"""
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import attrs
+
+from tensorforge.model import predict
+
+MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
+
+
+@attrs.frozen
+class Objective:
+    kind: str          # 'latency' (seconds per execution, at most) or 'throughput' (executions/s, at least)
+    value: float
+
+    def met_by(self, seconds: float) -> bool:
+        if self.kind == "latency":
+            return seconds <= self.value
+        return seconds > 0 and 1.0 / seconds >= self.value
+
+    def describe(self) -> str:
+        if self.kind == "latency":
+            return f"latency <= {self.value * 1e3:g} ms"
+        return f"throughput >= {self.value:g} per second"
+
+
+@attrs.frozen
+class Cell:
+    target: str
+    workload: str
+    verdict: str
+    reason: str
+    lower_bound_s: float
+    measured_p50_s: Optional[float] = None
+    evidence: Optional[str] = None
+
+
+@attrs.frozen
+class TargetVerdict:
+    target: str
+    verdict: str
+    reason: str
+    cells: Tuple[Cell, ...]
+    price_per_hour: Optional[float] = None
+    cost_per_million: Optional[float] = None   # executions of the whole workload set, at measured p50
+
+
+def _measured(captures: Sequence[Dict[str, Any]], target, spec: str):
+    """(p50 seconds, capture path) of the workload with this spec measured on this target's device."""
+    for doc in captures:
+        measured = doc.get("measured", {})
+        if not measured.get("available") or not target.matches_device(measured["device"]["name"]):
+            continue
+        specs = {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
+        for name, row in measured.get("workloads", {}).items():
+            if specs.get(name) == spec and row.get("status") == "ok":
+                return row["stats"]["p50"], doc.get("_path")
+    return None, None
+
+
+def _cell(target, workload_pred, objective: Objective, captures) -> Cell:
+    bound = workload_pred.latency_s
+    name = workload_pred.name
+    if not workload_pred.fits_in_memory:
+        return Cell(target.name, name, RULED_OUT,
+                    f"does not fit: needs {workload_pred.footprint_bytes / 2**30:.2f} GiB, "
+                    f"{target.name} has {target.dram_capacity_bytes / 2**30:.2f} GiB", bound)
+    if not objective.met_by(bound):
+        return Cell(target.name, name, RULED_OUT,
+                    f"PREDICTED lower bound {bound * 1e3:.4g} ms already misses {objective.describe()}", bound)
+    p50, path = _measured(captures, target, workload_pred.spec)
+    if p50 is None:
+        return Cell(target.name, name, UNKNOWN,
+                    f"lower bound {bound * 1e3:.4g} ms would allow it; no capture measures it on "
+                    f"{target.name}: run `tensorforge run --target {target.name} -w {workload_pred.spec}` there",
+                    bound)
+    if objective.met_by(p50):
+        return Cell(target.name, name, MEETS, f"MEASURED p50 {p50 * 1e3:.4g} ms meets {objective.describe()}",
+                    bound, p50, path)
+    return Cell(target.name, name, RULED_OUT, f"MEASURED p50 {p50 * 1e3:.4g} ms misses {objective.describe()}",
+                bound, p50, path)
+
+
+def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Dict[str, Any]],
+              prices: Dict[str, float]) -> List[TargetVerdict]:
+    results = []
+    for target in targets:
+        pred = predict(workloads, target, mappings)
+        cells = tuple(_cell(target, w, objective, captures) for w in pred.workloads)
+        if any(c.verdict == RULED_OUT for c in cells):
+            first = next(c for c in cells if c.verdict == RULED_OUT)
+            verdict, reason = RULED_OUT, f"{first.workload}: {first.reason}"
+        elif all(c.verdict == MEETS for c in cells):
+            verdict, reason = MEETS, "every workload measured on this device meets the objective"
+        else:
+            missing = [c.workload for c in cells if c.verdict == UNKNOWN]
+            verdict, reason = UNKNOWN, f"no measurement on {target.name} for: {', '.join(missing)}"
+        price = prices.get(target.name)
+        cost = None
+        if verdict == MEETS and price is not None:
+            cost = price / 3600.0 * sum(c.measured_p50_s for c in cells) * 1e6
+        results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost))
+    order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
+    return sorted(results, key=lambda r: (order[r.verdict],
+                                          r.cost_per_million if r.cost_per_million is not None else float("inf"),
+                                          r.target))

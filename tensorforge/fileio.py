@@ -17,6 +17,10 @@ def write_atomic(path, text: str) -> None:
     except OSError as exc:  # an unwritable folder is the user's error: one line, no traceback
         raise TensorForgeError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
+        # mkstemp creates the file 0600; give it the permissions a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

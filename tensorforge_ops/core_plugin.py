@@ -160,9 +160,10 @@ def verify(capture, as_json):
 
 @hookimpl
 def tensorforge_add_commands(cli):
-    from .policy.commands import gate, rightsize
+    from .policy.commands import gate, report, rightsize
     cli.add_command(run)
     cli.add_command(calibrate)
     cli.add_command(verify)
     cli.add_command(gate)
     cli.add_command(rightsize)
+    cli.add_command(report)

@@ -1,0 +1,1 @@
+"""The impact report of one capture: facts (JSON), Markdown, and a self-contained HTML page."""

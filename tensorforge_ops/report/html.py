@@ -1,0 +1,174 @@
+"""The report as one self-contained HTML page: inline CSS, inline SVG plots, no scripts from
+anywhere, so it opens offline and can be archived next to the capture."""
+
+from html import escape
+from typing import Any, Dict, List, Optional
+
+from tensorforge.units import seconds, si
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
+.meta{color:#57606a;font-size:.9rem} table{border-collapse:collapse;width:100%;font-size:.86rem;margin:.6rem 0}
+th,td{border:1px solid #d0d7de;padding:.3rem .45rem;text-align:left;vertical-align:top} th{background:#f6f8fa}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.label{display:inline-block;font-size:.72rem;font-weight:700;letter-spacing:.04em;padding:.1rem .4rem;border-radius:3px;color:#fff}
+.PREDICTED{background:#0969da}.MEASURED{background:#1a7f37}.CALIBRATED{background:#8250df}.DIAGNOSTIC{background:#9a6700}.POLICY{background:#cf222e}
+.cards{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.8rem}
+.card .big{font-size:1.25rem;font-weight:600}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .8rem}
+.violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}
+.flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem}
+.flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0} svg{max-width:100%;height:auto}
+ul.limits li{margin:.2rem 0}
+"""
+
+
+def _label(name: str) -> str:
+    return f'<span class="label {name}">{name}</span>'
+
+
+def _s(value: Optional[float]) -> str:
+    return escape(seconds(value)) if value is not None else "-"
+
+
+def _pct(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _table(headers: List[str], rows: List[List[str]], numeric=()) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _card(title: str, part: Dict[str, Any]) -> str:
+    row = part["row"]
+    if row is None:
+        return f'<div class="card"><h3>{escape(title)}</h3><p class="empty">{escape(part["story"])}</p></div>'
+    return (f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {escape(row["name"])}</h3>'
+            f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
+            f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
+            f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
+            f'APE (calibrated) <span class="big">{_pct(row["ape_calibrated"])}</span></p>'
+            f'<p>{escape(part["story"])}</p></div>')
+
+
+def _sections_notice(facts) -> str:
+    notes = []
+    for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED"), ("diagnostic", "DIAGNOSTIC")):
+        section = facts["sections"][key]
+        if not section["available"]:
+            notes.append(f"<p>{_label(label)} unavailable: {escape(str(section['reason']))}</p>")
+    return f'<div class="note">{"".join(notes)}</div>' if notes else ""
+
+
+def _workloads(facts) -> str:
+    rows = []
+    for r in facts["workloads"]:
+        check = r["bound_check"]
+        check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)
+        measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else \
+            f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
+        rows.append([escape(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
+                     _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
+                     _pct(r["ape_calibrated"]), _pct(r["ape_analytical"]), escape(r["bottleneck"]), check_html])
+    return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
+                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check"], rows,
+                  numeric=(1, 2, 3, 4, 5, 6, 7))
+
+
+def _ceilings(facts) -> str:
+    rows = [[escape(c["what"]), escape(si(c["datasheet"], c["unit"])),
+             escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
+             _pct(c["fraction"])] for c in facts["ceilings"]]
+    floor = facts["launch_floor_s"]
+    extra = f"<p>Launch floor (calibrated, not part of the bound): {_s(floor)}.</p>" if floor else ""
+    return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
+
+
+def _path(facts) -> str:
+    p = facts["path"]
+    if not p:
+        return '<p class="empty">No workload to show.</p>'
+    tile = "x".join(f"{k}{v}" for k, v in p["tile"]) or p["strategy"]
+    steps = [
+        f"WORKLOAD {escape(p['workload'])}: {escape(p['spec'])}",
+        f"FLOPs + TRAFFIC {escape(si(p['flops'], 'FLOP'))}, compulsory {escape(si(p['compulsory_bytes'], 'B'))}"
+        f" over {p['operators']} operator(s)",
+        f"MAPPING + TILING {escape(p['top_operator'])}: {escape(p['strategy'])} tile {escape(tile)}"
+        f"{' split ' + str(p['split']) if p['split'] > 1 else ''}, {p['tiles']} tiles in {p['waves']} waves, "
+        f"DRAM {escape(si(p['dram_traffic'] or 0, 'B'))}",
+        f"CEILINGS ({escape(p['ceiling_origin'])}) {escape(p['math_mode'])} {escape(si(p['compute_rate'] or 0, 'FLOP/s'))}, "
+        f"DRAM {escape(si(p['dram_rate'], 'B/s'))}",
+        f"MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
+        f"PREDICTED LATENCY {_s(p['latency_s'])} ({escape(p['bound'])} lower bound on {escape(p['target'])})",
+    ]
+    return '<div class="flow">' + "".join(f"<div>{s}</div>" for s in steps) + "</div>" + \
+        (f"<p>{_label('PREDICTED')} Predicted bottleneck: <b>{escape(p['bottleneck'])}</b>. "
+         f"{escape(facts['bottleneck_statement'])}</p>")
+
+
+def _telemetry(facts) -> str:
+    t = facts["telemetry"]
+    if not t["available"]:
+        return f'<p class="empty">{_label("DIAGNOSTIC")} unavailable: {escape(str(t["reason"]))}</p>'
+    items = "".join(f"<li>{escape(n)}</li>" for n in t["observations"]) or \
+        "<li>No clock-event reasons other than idle were reported.</li>"
+    return (f"<p>{_label('DIAGNOSTIC')} {escape(str(t.get('window') or ''))}. It supplies context and never "
+            f"determines a verdict.</p><ul>{items}</ul><p>{escape(str(t['caveat']))}</p>")
+
+
+def _policy(facts) -> str:
+    checks = facts["policy"]["bound_checks"]
+    rows = [[escape(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
+            for name, v in checks.items()]
+    html = _table(["workload", "bound check (needs MEASURED p50 and a CALIBRATED bound)"], rows)
+    gate = facts["policy"].get("gate")
+    if gate:
+        grows = [[escape(v["workload"]), escape(v["verdict"]), escape(v["reason"])] for v in gate["verdicts"]]
+        html += (f"<h3>Regression gate against {escape(str(gate['baseline']['path']))}</h3>"
+                 + _table(["workload", "verdict", "why"], grows) + f"<p>{escape(gate['summary'])}</p>")
+    violations = facts["policy"]["bound_violations"]
+    html += (f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>' if violations
+             else "<p>Bound violations: none.</p>")
+    return html
+
+
+def render_html(facts: Dict[str, Any], plots: Dict[str, Optional[str]]) -> str:
+    labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
+                     for l in facts["labels"])
+    figures = "".join(f'<figure id="plot-{key}">{svg}</figure>' for key, svg in plots.items() if svg) or \
+        '<p class="empty">No plots: nothing was measured in this capture.</p>'
+    limits = "".join(f"<li>{escape(s)}</li>" for s in facts["limits"])
+    device = escape(facts["device"] or "no device")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{escape(facts['title'])}</title><style>{CSS}</style></head>
+<body>
+<h1>{escape(facts['title'])}</h1>
+<p class="meta">Target <b>{escape(facts['target'])}</b> at {escape(facts['operating_point'])}; measured on <b>{device}</b>
+{('(' + escape(facts['fingerprint']) + ')') if facts['fingerprint'] else ''}; {escape(str(facts['started_at']))};
+TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id="digest">{escape(facts['digest'])}</code> (verified).</p>
+{_sections_notice(facts)}
+<h2>Five labels. Five different claims.</h2>
+<table><tbody>{labels}</tbody></table>
+<h2>The model is useful because its boundary is measurable</h2>
+<div class="cards">{_card('Primary', facts['primary'])}{_card('Contrast', facts['contrast'])}</div>
+<h2>Every workload</h2>
+{_workloads(facts)}
+<p>* {escape(facts['bottleneck_statement'])}</p>
+{figures}
+<h2>Measured ceilings, not marketing peaks</h2>
+{_ceilings(facts)}
+<h2>From workload description to lower bound</h2>
+{_path(facts)}
+<h2>What the device reported in a separate run</h2>
+{_telemetry(facts)}
+<h2>No evidence, no verdict</h2>
+{_policy(facts)}
+<h2>What this capture does not establish</h2>
+<ul class="limits">{limits}</ul>
+<p class="meta">Command: <code>{escape(facts['command'])}</code>; run took {escape(str(facts['duration_s']))} s.</p>
+</body></html>
+"""

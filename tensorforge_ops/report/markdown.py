@@ -1,0 +1,62 @@
+"""The report as Markdown (text only; the plots are in the HTML page)."""
+
+from typing import Any, Dict
+
+from tensorforge.units import seconds, si
+
+
+def _s(value):
+    return seconds(value) if value is not None else "-"
+
+
+def _pct(value):
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def render_markdown(facts: Dict[str, Any]) -> str:
+    out = [f"# {facts['title']}", "",
+           f"Target **{facts['target']}** at {facts['operating_point']}; measured on "
+           f"**{facts['device'] or 'no device'}**; {facts['started_at']}; capture digest `{facts['digest']}` (verified).", ""]
+    for key, section in facts["sections"].items():
+        if not section["available"]:
+            out.append(f"> **{key.upper()}** unavailable: {section['reason']}")
+    out += ["", "## Five labels", "", "| label | meaning |", "|---|---|"]
+    out += [f"| {l['label']} | {l['meaning']} |" for l in facts["labels"]]
+    out += ["", "## Primary and contrast", ""]
+    for title in ("primary", "contrast"):
+        out.append(f"- **{title}**: {facts[title]['story']}")
+    out += ["", "## Every workload", "",
+            "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical | bottleneck* | bound check |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in facts["workloads"]:
+        measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else (r["failure"] or r["status"])
+        out.append(f"| {r['name']} | {_s(r['analytical_s'])} | {_s(r['calibrated_s'])} | {measured} | "
+                   f"{_pct(r['ape_calibrated'])} | {_pct(r['ape_analytical'])} | {r['bottleneck']} | {r['bound_check']} |")
+    out += ["", f"\\* {facts['bottleneck_statement']}", "", "## Measured ceilings, not marketing peaks", "",
+            "| ceiling | datasheet | CALIBRATED | ratio |", "|---|---|---|---|"]
+    for c in facts["ceilings"]:
+        out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "
+                   f"{si(c['calibrated'], c['unit']) if c['calibrated'] else 'not measured'} | {_pct(c['fraction'])} |")
+    p = facts["path"]
+    if p:
+        tile = "x".join(f"{k}{v}" for k, v in p["tile"]) or p["strategy"]
+        out += ["", "## From workload description to lower bound", "",
+                f"1. WORKLOAD `{p['spec']}`",
+                f"2. FLOPs + TRAFFIC: {si(p['flops'], 'FLOP')}, compulsory {si(p['compulsory_bytes'], 'B')}",
+                f"3. MAPPING + TILING ({p['top_operator']}): {p['strategy']} {tile}, {p['tiles']} tiles, {p['waves']} waves",
+                f"4. CEILINGS ({p['ceiling_origin']}): {p['math_mode']} {si(p['compute_rate'] or 0, 'FLOP/s')}, DRAM {si(p['dram_rate'], 'B/s')}",
+                f"5. MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
+                f"6. PREDICTED LATENCY {_s(p['latency_s'])}; bottleneck: {p['bottleneck']}. {facts['bottleneck_statement']}"]
+    t = facts["telemetry"]
+    out += ["", "## What the device reported in a separate run", ""]
+    out += [f"- {n}" for n in t["observations"]] if t["available"] else [f"DIAGNOSTIC unavailable: {t['reason']}"]
+    if t.get("caveat"):
+        out += ["", t["caveat"]]
+    out += ["", "## No evidence, no verdict", ""]
+    out += [f"- {n}: {v}" for n, v in facts["policy"]["bound_checks"].items()]
+    gate = facts["policy"].get("gate")
+    if gate:
+        out += ["", f"Regression gate against `{gate['baseline']['path']}`: {gate['summary']}"]
+        out += [f"- {v['workload']}: {v['verdict']} ({v['reason']})" for v in gate["verdicts"]]
+    out += ["", "## What this capture does not establish", ""] + [f"- {s}" for s in facts["limits"]]
+    return "\n".join(out) + "\n"

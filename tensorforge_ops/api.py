@@ -92,3 +92,24 @@ class TelemetrySource:
 class Policy:
     name: str = ""
     description: str = ""
+
+
+@attrs.frozen
+class ExportResult:
+    """What a sink did with a capture: where it went, or why it did not."""
+    sink: str
+    ok: bool
+    location: Optional[str] = None    # e.g. an MLflow run URI
+    error: Optional[str] = None       # one line, shown to the user when ok is False
+
+
+class CaptureSink:
+    """Somewhere captures are sent after they are written (experiment trackers and the like).
+    `export` must not raise for an unreachable or rejecting destination: it returns
+    ExportResult(ok=False, error=...) and the capture on disk stays the record."""
+    name: str = ""
+    description: str = ""
+
+    def export(self, capture: Dict[str, Any], capture_path: str, report_html: Optional[str],
+               options: Mapping[str, str]) -> ExportResult:
+        raise NotImplementedError

@@ -47,9 +47,15 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")
 @click.option("--force", is_flag=True, help="Overwrite an existing capture file.")
+@click.option("--export", "exports", multiple=True,
+              help="Send the capture to this sink after writing it (e.g. mlflow; see list-plugins). "
+                   "Default: $TENSORFORGE_EXPORT (comma list).")
+@click.option("--export-option", "export_options", multiple=True, metavar="KEY=VALUE",
+              help="An option for the sinks, e.g. experiment=tensorforge.")
 @click.pass_context
 def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force):
+        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
+        export_options):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -73,7 +79,11 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
-    runner = Run(core, _ops_host(), opts, lambda line: click.echo(line, err=True))
+    from .export import export_all, parse_options, requested_sinks, resolve_sinks
+    ops = _ops_host()
+    sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
+    sink_options = parse_options(export_options)
+    runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))
     try:
         doc = runner.execute()
     except KeyboardInterrupt:
@@ -89,6 +99,25 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
     write_atomic(summary_path, text)
     click.echo(text, nl=False)
     click.echo(f"wrote {path} and {summary_path}", err=True)
+    export_all(sinks, sealed, str(path), sink_options, lambda line: click.echo(line, err=True))
+
+
+@click.command("export")
+@click.argument("capture", type=click.Path(dir_okay=False))
+@click.option("--to", "sink_names", multiple=True, required=True, help="Sink name (see list-plugins).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="An option for the sinks.")
+def export_command(capture, sink_names, options):
+    """Send an existing, verified capture to sinks such as MLflow. Exit 0 when every sink took
+    it, 1 when one failed (named in one line), 2 for bad input."""
+    from .export import export_all, parse_options, resolve_sinks
+    from .policy.evidence import load_evidence
+
+    sinks = resolve_sinks(_ops_host(), sink_names)
+    doc = load_evidence(capture, "export")
+    doc.pop("_path", None)
+    results = export_all(sinks, doc, capture, parse_options(options), lambda line: click.echo(line, err=True))
+    if not all(r.ok for r in results):
+        sys.exit(1)
 
 
 @click.command()
@@ -167,3 +196,4 @@ def tensorforge_add_commands(cli):
     cli.add_command(gate)
     cli.add_command(rightsize)
     cli.add_command(report)
+    cli.add_command(export_command)

@@ -59,6 +59,18 @@ def tensorforge_ops_register_telemetry(register):
 
 
 @hookspec
+def tensorforge_ops_register_sinks(register):
+    """Register capture sinks (where captures go after they are written, e.g. MLflow).
+
+    Call ``register(sink)`` with a :class:`tensorforge_ops.api.CaptureSink` (unique ``name``).
+    ``tensorforge run --export NAME`` and ``tensorforge export CAPTURE --to NAME`` call its
+    ``export(capture, capture_path, report_html, options)``, which returns an
+    :class:`tensorforge_ops.api.ExportResult` and never raises for an unreachable destination.
+    Return nothing.
+    """
+
+
+@hookspec
 def tensorforge_ops_register_policies(register):
     """Register policies (POLICY verdicts such as a regression gate or right-sizing).
 

@@ -3,7 +3,7 @@
 from tensorforge.plugins import BaseHost
 
 from . import hookspecs
-from .api import CalibrationProbe, MeasurementBackend, Policy, TelemetrySource, WorkloadBuilder
+from .api import CalibrationProbe, CaptureSink, MeasurementBackend, Policy, TelemetrySource, WorkloadBuilder
 
 HOOKS = {
     "tensorforge_ops_register_backends": "backends",
@@ -11,6 +11,7 @@ HOOKS = {
     "tensorforge_ops_register_probes": "probes",
     "tensorforge_ops_register_telemetry": "telemetry",
     "tensorforge_ops_register_policies": "policies",
+    "tensorforge_ops_register_sinks": "sinks",
 }
 
 
@@ -21,7 +22,8 @@ class OpsHost(BaseHost):
     spec_modules = (hookspecs,)
     registration_hooks = HOOKS
     expected_types = {"backends": MeasurementBackend, "builders": WorkloadBuilder,
-                      "probes": CalibrationProbe, "telemetry": TelemetrySource, "policies": Policy}
+                      "probes": CalibrationProbe, "telemetry": TelemetrySource, "policies": Policy,
+                      "sinks": CaptureSink}
 
     def backend(self, name: str) -> MeasurementBackend:
         return self._get("backends", name)

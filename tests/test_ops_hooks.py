@@ -12,8 +12,8 @@ from tensorforge.cli import make_cli
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
 from tensorforge_ops import hookspecs
-from tensorforge_ops.api import (CalibrationProbe, MeasurementBackend, Policy, ProbeResult,
-                                 TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.api import (CalibrationProbe, CaptureSink, ExportResult, MeasurementBackend, Policy,
+                                 ProbeResult, TelemetrySource, WorkloadBuilder)
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import HOOKS, OpsHost
 
@@ -70,6 +70,16 @@ class GatePolicy(Policy):
         return "no verdict: no baseline capture"
 
 
+class Sink(CaptureSink):
+    description = "a test sink"
+
+    def __init__(self, name="test-sink"):
+        self.name = name
+
+    def export(self, capture, capture_path, report_html, options):
+        return ExportResult(self.name, True, location=f"test://{capture_path}")
+
+
 def module(name, **functions):
     """An in-process plugin module whose functions are hook implementations."""
     mod = types.ModuleType(name)
@@ -88,6 +98,7 @@ def complete_plugin(suffix=""):
         tensorforge_ops_register_probes=lambda register: register(Probe("test-probe" + suffix)),
         tensorforge_ops_register_telemetry=lambda register: register(Telemetry("test-telemetry" + suffix)),
         tensorforge_ops_register_policies=lambda register: register(GatePolicy("test-gate" + suffix)),
+        tensorforge_ops_register_sinks=lambda register: register(Sink("test-sink" + suffix)),
     )
 
 
@@ -95,7 +106,7 @@ def complete_plugin(suffix=""):
 
 def test_every_ops_hook_spec_is_documented_and_hosted():
     assert SPEC_NAMES == sorted(HOOKS)
-    assert len(SPEC_NAMES) == 5
+    assert len(SPEC_NAMES) == 6
     for name in SPEC_NAMES:
         fn = getattr(hookspecs, name)
         assert getattr(fn, "tensorforge_ops_spec", None) is not None, name
@@ -107,7 +118,7 @@ def test_every_ops_hook_spec_is_documented_and_hosted():
     assert "no verdict: <what is missing>" in inspect.getdoc(hookspecs.tensorforge_ops_register_policies)
 
 
-def test_complete_plugin_registers_through_all_five_hooks():
+def test_complete_plugin_registers_through_all_six_hooks():
     host = OpsHost(load_entry_points=False, extra_plugins=(("complete", complete_plugin()),))
     assert host.broken() == []
     report = host.reports["complete"]
@@ -116,7 +127,7 @@ def test_complete_plugin_registers_through_all_five_hooks():
     assert report.registered == {"backends": ("test-backend",),
                                  "builders": ("conv2d@test-backend", "gemm@test-backend"),
                                  "probes": ("test-probe",), "telemetry": ("test-telemetry",),
-                                 "policies": ("test-gate",)}
+                                 "policies": ("test-gate",), "sinks": ("test-sink",)}
     assert host.names("backends") == ["test-backend"]
     assert isinstance(host.backend("test-backend"), Backend)
     assert host.builder("gemm", "test-backend").name == "gemm@test-backend"
@@ -130,7 +141,7 @@ def test_complete_plugin_registers_through_all_five_hooks():
 @pytest.mark.parametrize("hook", sorted(HOOKS))
 def test_each_hook_alone(hook):
     things = {"backends": Backend(), "builders": Builder(), "probes": Probe(), "telemetry": Telemetry(),
-              "policies": GatePolicy()}
+              "policies": GatePolicy(), "sinks": Sink()}
     kind = HOOKS[hook]
     plugin = module(f"only_{kind}", **{hook: lambda register: register(things[kind])})
     host = OpsHost(load_entry_points=False, extra_plugins=(("only", plugin),))
@@ -179,7 +190,8 @@ def test_broken_plugins_are_reported_by_name(broken_host):
         "wrong-kind": "plugin 'wrong-kind' registered a Telemetry as a probe; expected "
                       "tensorforge_ops.api.CalibrationProbe",
         "duplicate": "plugin 'duplicate' registered probe 'test-probe', already registered by plugin 'a-good'",
-        "misspelled": "unknown hook 'tensorforge_ops_register_backend'",
+        "misspelled": "unknown hook 'tensorforge_ops_register_backend' "
+                      "(did you mean 'tensorforge_ops_register_backends'?)",
         "bad-name": "plugin 'bad-name' registered a backend with invalid name 'Bad Name' "
                     "(must be a non-empty lowercase string)",
         "raiser": "tensorforge_ops_register_telemetry raised ZeroDivisionError: division by zero",

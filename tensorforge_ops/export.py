@@ -1,0 +1,67 @@
+"""Sending a written capture to the sinks the user asked for (experiment trackers and such).
+The capture on disk is the record: a sink that fails is reported in one line, never fatal."""
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from tensorforge.errors import TensorForgeError, unknown
+
+from .api import ExportResult
+
+
+def requested_sinks(cli_names: Sequence[str]) -> List[str]:
+    """--export NAME options, else the TENSORFORGE_EXPORT environment variable (comma list)."""
+    names = list(cli_names) or [n.strip() for n in os.environ.get("TENSORFORGE_EXPORT", "").split(",")]
+    return [n for n in dict.fromkeys(names) if n]
+
+
+def parse_options(pairs: Sequence[str]) -> Dict[str, str]:
+    options: Dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise TensorForgeError(f"--export-option expects KEY=VALUE, got {pair!r}")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def resolve_sinks(ops, names: Sequence[str]):
+    """The sink objects, checked before any work starts so a typo fails fast (exit 2)."""
+    known = {s.name: s for s in ops.values("sinks")}
+    for name in names:
+        if name not in known:
+            error = unknown("export sink", name, known)
+            raise TensorForgeError(str(error) + ops._broken_hint())
+    return [known[n] for n in names]
+
+
+def report_html(doc: Dict[str, Any]) -> Optional[str]:
+    """The HTML impact report of the capture, for sinks that store it; None if it cannot be
+    rendered here (e.g. matplotlib missing), in which case sinks store the capture alone."""
+    try:
+        from .report.facts import build_facts
+        from .report.html import render_html
+        from .report.plots import predicted_vs_measured, roofline
+        facts = build_facts(doc)
+        return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
+                                   "roofline": roofline(facts["workloads"], facts["ceilings"])})
+    except ImportError:
+        return None
+
+
+def export_all(sinks, doc: Dict[str, Any], capture_path: str, options: Dict[str, str],
+               say: Callable[[str], None]) -> List[ExportResult]:
+    html = report_html(doc) if sinks else None
+    results = []
+    for sink in sinks:
+        try:
+            result = sink.export(doc, capture_path, html, options)
+        except Exception as exc:  # a sink must not raise; if it does, it is still one line
+            text = str(exc).strip().splitlines()
+            result = ExportResult(sink.name, False, error=f"{type(exc).__name__}: {text[0] if text else ''}")
+        if result.ok:
+            say(f"exported to {sink.name}: {result.location}")
+        else:
+            say(f"warning: export to {sink.name} failed: {result.error} (the capture {capture_path} is written)")
+        results.append(result)
+    return results

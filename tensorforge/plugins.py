@@ -7,8 +7,7 @@ plugin is at fault. Loading each entry point ourselves lets us record the error 
 plugin, unregister it, and keep going; `check_pending()` then runs over what remains.
 """
 
-import os
-import sys
+import time
 from importlib import metadata
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -16,9 +15,11 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, unknown
+from .errors import PluginError, closest, unknown
 from .mappings.base import MappingStrategy
+from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, PluginOptions
 from .target import Target, validate_target
+from .tracing import Tracer
 from .workload import WorkloadKind
 
 REGISTRATION_HOOKS = {
@@ -49,6 +50,8 @@ class PluginReport:
     hooks: Tuple[str, ...] = ()
     registered: Dict[str, Tuple[str, ...]] = attrs.field(factory=dict)
     error: Optional[str] = None
+    # Not errors: the plugin works (e.g. it was slow to import).
+    warnings: Tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -72,7 +75,9 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
                 continue
             if hookcaller.spec is None:
                 if not impl.opts.get("optionalhook"):
-                    problems.append(f"unknown hook {hookcaller.name!r}")
+                    known = [name for name, caller in vars(pm.hook).items()
+                             if getattr(caller, "spec", None) is not None]
+                    problems.append(f"unknown hook {hookcaller.name!r}{closest(hookcaller.name, known)}")
             else:
                 extra = set(impl.argnames) - set(hookcaller.spec.argnames)
                 if extra:
@@ -81,13 +86,9 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
     return problems
 
 
-def _selected(name: str) -> bool:
-    """TENSORFORGE_PLUGINS (comma list) loads only those plugins; TENSORFORGE_DISABLE blocks."""
-    only = os.environ.get("TENSORFORGE_PLUGINS")
-    if only and name not in {n.strip() for n in only.split(",")}:
-        return False
-    blocked = os.environ.get("TENSORFORGE_DISABLE", "")
-    return name not in {n.strip() for n in blocked.split(",") if n.strip()}
+def _outcome(staged: List[Any]) -> Callable[[Any], str]:
+    """What a registration call registered, for the trace."""
+    return lambda _: "registered " + (", ".join(str(getattr(v, "name", v)) for v in staged) or "nothing")
 
 
 class BaseHost:
@@ -104,6 +105,11 @@ class BaseHost:
         self.pm = pluggy.PluginManager(self.project)
         for module in self.spec_modules:
             self.pm.add_hookspecs(module)
+        # Plugin selection, tracing and the slow-import threshold come from the environment
+        # (plugin_options.py), read once, so one host is one consistent view.
+        self.options = PluginOptions.from_env()
+        self.tracer = Tracer(self.side, self.options.trace)
+        self.tracer.monitor(self.pm)
         self.reports: Dict[str, PluginReport] = {}
         self._registered: Dict[str, Dict[str, Registered]] = {
             kind: {} for kind in self.registration_hooks.values()}
@@ -119,21 +125,31 @@ class BaseHost:
         entry_points = sorted(metadata.entry_points(group=self.group),
                               key=lambda ep: ep.name)
         for ep in entry_points:
-            if not _selected(ep.name) or ep.name in self.reports:
+            if not self.options.selects(ep.name) or ep.name in self.reports:
                 continue
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else None
             version = dist.version if dist is not None else None
+            start = time.perf_counter()
             try:
                 plugin = ep.load()
             except BaseException as exc:  # a plugin's import may raise anything, even SystemExit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
+                error = f"failed to load: {_error_text(exc)}"
+                self.tracer.load(ep.name, ep.value, time.perf_counter() - start, error)
                 self.reports[ep.name] = PluginReport(
-                    ep.name, self.side, dist_name, version, ep.value,
-                    error=f"failed to load: {_error_text(exc)}")
+                    ep.name, self.side, dist_name, version, ep.value, error=error)
                 continue
+            seconds = time.perf_counter() - start
+            self.tracer.load(ep.name, ep.value, seconds)
             self._add(ep.name, plugin, dist_name, version, ep.value)
+            if seconds > self.options.slow_import_s:
+                # Slow is not broken: the plugin stays, and list-plugins names it.
+                report = self.reports[ep.name]
+                self.reports[ep.name] = attrs.evolve(report, warnings=report.warnings + (
+                    f"slow to import: {seconds:.2f} s (threshold {self.options.slow_import_s:g} s, "
+                    f"{SLOW_IMPORT})",))
 
     def _add(self, name, plugin, dist_name, version, module) -> None:
         try:
@@ -169,7 +185,8 @@ class BaseHost:
                     continue
                 staged: List[Any] = []
                 try:
-                    impl.function(**{arg: staged.append for arg in impl.argnames})
+                    self.tracer.call(plugin_name, hook_name, impl.function,
+                                     {arg: staged.append for arg in impl.argnames}, _outcome(staged))
                     accepted = [self._validate(kind, value, plugin_name) for value in staged]
                 except Exception as exc:
                     message = str(exc) if isinstance(exc, PluginError) else \
@@ -242,6 +259,24 @@ class BaseHost:
     def values(self, kind: str) -> List[Any]:
         return [self._registered[kind][n].value for n in self.names(kind)]
 
+    def owner(self, kind: str, name: str) -> Optional[str]:
+        """The plugin that registered `name`, or None."""
+        found = self._registered[kind].get(name)
+        return found.plugin if found else None
+
+    def selection_problems(self) -> List[str]:
+        """A line for each name in TENSORFORGE_PLUGINS / TENSORFORGE_DISABLE that no installed
+        entry point has, on either side (both read them): most likely a typo."""
+        if not self.options.named():
+            return []
+        installed = {ep.name for dist in metadata.distributions() for ep in dist.entry_points
+                     if ep.group == self.group or ep.group.startswith(hookspecs.ENTRY_POINT_GROUP + "_")}
+        lines = []
+        for name in sorted(self.options.named() - installed):
+            variable = ONLY if name in (self.options.only or ()) else DISABLE
+            lines.append(f"{variable} names {name!r}, which no installed plugin has{closest(name, installed)}")
+        return lines
+
 
 class PluginHost(BaseHost):
     """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
@@ -283,6 +318,10 @@ class PluginHost(BaseHost):
         return self._get("workloads", name)
 
     def target(self, name: str) -> Target:
+        """An installed target by name, or a target file (a path: see target_file.py)."""
+        from .target_file import load_target_file, looks_like_path
+        if looks_like_path(name):
+            return load_target_file(name)
         return self._get("targets", name)
 
     def mappings(self) -> List[MappingStrategy]:
@@ -308,10 +347,10 @@ class PluginHost(BaseHost):
         """Core-side reports plus whatever other sides report through the hook."""
         reports = list(self.reports.values())
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
+            name = self.pm.get_name(impl.plugin)
             try:
-                extra = impl.function() or []
+                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function, {}) or []
             except Exception as exc:
-                name = self.pm.get_name(impl.plugin)
                 reports.append(PluginReport(name + ":reports", "ops", None, None, name,
                                             error=f"tensorforge_plugin_reports raised {_error_text(exc)}"))
                 continue
@@ -322,7 +361,7 @@ class PluginHost(BaseHost):
         for impl in self.pm.hook.tensorforge_add_commands.get_hookimpls():
             name = self.pm.get_name(impl.plugin)
             try:
-                impl.function(cli=cli)
+                self.tracer.call(name, "tensorforge_add_commands", impl.function, {"cli": cli})
             except Exception as exc:
                 self.reports[name] = attrs.evolve(
                     self.reports[name], error=f"tensorforge_add_commands raised {_error_text(exc)}")

@@ -26,6 +26,10 @@ def _parse_fields(text: str, where: str) -> Dict[str, str]:
     return fields
 
 
+# Public for tensorforge.testing (a spec's fields must parse back to the same params).
+parse_fields = _parse_fields
+
+
 def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: Dict[str, Any],
           base_dir: Optional[Path]) -> Tuple[Workload, WorkloadKind]:
     params = kind.parse(fields, base_dir=base_dir)

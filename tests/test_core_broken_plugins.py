@@ -83,7 +83,8 @@ def tensorforge_register_workload(register):   # missing the final 's'
     raise AssertionError("never called")
 """)
     host = PluginHost()
-    assert broken_only(host, "misspelt") == "unknown hook 'tensorforge_register_workload'"
+    assert broken_only(host, "misspelt") == ("unknown hook 'tensorforge_register_workload' "
+                                             "(did you mean 'tensorforge_register_workloads'?)")
     assert host.reports["misspelt"].hooks == ("tensorforge_register_workload",)
     assert host.pm.get_plugin("misspelt") is None          # unregistered, so check_pending passes
     assert_real_plugins_work(host)
@@ -100,7 +101,8 @@ def tensorforge_register_mapping(register):
     pass
 """)
     host = PluginHost()
-    assert broken_only(host, "half-right") == "unknown hook 'tensorforge_register_mapping'"
+    assert broken_only(host, "half-right") == ("unknown hook 'tensorforge_register_mapping' "
+                                               "(did you mean 'tensorforge_register_mappings'?)")
     assert "toy-half" not in host.names("targets")
     assert_real_plugins_work(host)
 

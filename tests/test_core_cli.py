@@ -106,7 +106,7 @@ def test_targets_and_workloads_commands(cli):
     assert listing.exit_code == 0
     row, = [l for l in listing.stdout.splitlines() if l.startswith("rtx3050-laptop")]
     assert "16 SM" in row and "4 GiB" in row and "192 GB/s" in row and "80w*, 35w" in row
-    shown = json.loads(invoke(cli, "targets", "show", "rtx3050-laptop").stdout)
+    shown = json.loads(invoke(cli, "targets", "show", "rtx3050-laptop", "--format", "json").stdout)
     assert shown["pe_array"]["units"] == 16 and shown["default_operating_point"] == "80w"
     assert shown["sources"]["dram_capacity_bytes"]
     kinds = invoke(cli, "workloads").stdout

@@ -292,7 +292,7 @@ def test_plugin_reports_are_listed_by_list_plugins():
     assert entry == {"name": "zz-measure-backend", "side": "ops", "distribution": "tf-measure",
                      "version": "9.9.1", "module": "tf_measure.backend",
                      "hooks": ["ops_register_backends"], "registered": {"backends": ["fake-cuda"]},
-                     "error": None}
+                     "error": None, "warnings": []}
     # core rows first, then ops rows; each side sorted by name
     keys = [(r["side"], r["name"]) for r in data]
     assert keys == sorted(keys)

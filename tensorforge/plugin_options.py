@@ -1,0 +1,75 @@
+"""Which plugins to load, and how to watch them load: read from the environment.
+
+The environment is the one channel every host sees (the Core's, the Ops side's, and any child
+process), so the command line's `--plugins`, `--disable-plugins` and `--trace-hooks` options
+set these variables rather than passing values around:
+
+  TENSORFORGE_PLUGINS=a,b       load only these entry points (both sides)
+  TENSORFORGE_DISABLE=a,b       never load these entry points (both sides)
+  TENSORFORGE_TRACE=1           print every plugin load and hook call with its duration (stderr)
+  TENSORFORGE_SLOW_IMPORT_S=1   warn about entry points slower than this to import (seconds)
+"""
+
+import math
+import os
+from typing import FrozenSet, Mapping, Optional
+
+import attrs
+
+from .errors import TensorForgeError
+
+ONLY = "TENSORFORGE_PLUGINS"
+DISABLE = "TENSORFORGE_DISABLE"
+TRACE = "TENSORFORGE_TRACE"
+SLOW_IMPORT = "TENSORFORGE_SLOW_IMPORT_S"
+DEFAULT_SLOW_IMPORT_S = 1.0
+
+_OFF = {"", "0", "false", "no", "off"}
+
+
+def _names(text: Optional[str]) -> Optional[FrozenSet[str]]:
+    if text is None or not text.strip():
+        return None
+    return frozenset(n.strip() for n in text.split(",") if n.strip())
+
+
+@attrs.frozen
+class PluginOptions:
+    only: Optional[FrozenSet[str]] = None      # None: every installed plugin
+    disabled: FrozenSet[str] = frozenset()
+    trace: bool = False
+    slow_import_s: float = DEFAULT_SLOW_IMPORT_S
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "PluginOptions":
+        slow_text = environ.get(SLOW_IMPORT, "").strip()
+        slow = DEFAULT_SLOW_IMPORT_S
+        if slow_text:
+            try:
+                slow = float(slow_text)
+            except ValueError:
+                slow = math.nan
+            if not (slow >= 0 and math.isfinite(slow)):
+                raise TensorForgeError(f"{SLOW_IMPORT}={slow_text!r}: expected a number of seconds >= 0")
+        return cls(only=_names(environ.get(ONLY)), disabled=_names(environ.get(DISABLE)) or frozenset(),
+                   trace=environ.get(TRACE, "").strip().lower() not in _OFF, slow_import_s=slow)
+
+    def selects(self, name: str) -> bool:
+        if self.only is not None and name not in self.only:
+            return False
+        return name not in self.disabled
+
+    def named(self) -> FrozenSet[str]:
+        """Every entry-point name the user typed, to check for typos."""
+        return (self.only or frozenset()) | self.disabled
+
+
+def set_env(environ, only: Optional[str] = None, disable: Optional[str] = None,
+            trace: bool = False) -> None:
+    """What the command-line options do: set the variables for this process and its children."""
+    if only is not None:
+        environ[ONLY] = only
+    if disable is not None:
+        environ[DISABLE] = disable
+    if trace:
+        environ[TRACE] = "1"

@@ -1,0 +1,44 @@
+"""pytest fixtures for plugin authors. Enable them in your tests' conftest.py:
+
+    pytest_plugins = ["tensorforge.pytest_plugin"]
+
+    tensorforge_host(*plugins, entry_points=False)   a fresh host with your plugin(s) registered
+                                                     for this test only (see testing.fresh_host)
+    tensorforge_cli(*args, plugins=(), entry_points=False)
+                                                     run the `tensorforge` command line over such
+                                                     a host; returns click's Result (exit_code,
+                                                     stdout, stderr)
+
+Both start from a clean plugin environment (TENSORFORGE_PLUGINS, TENSORFORGE_DISABLE,
+TENSORFORGE_TRACE unset), so a developer's shell settings never change a test's outcome.
+"""
+
+import pytest
+
+from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, TRACE
+
+
+@pytest.fixture
+def tensorforge_clean_env(monkeypatch):
+    for name in (ONLY, DISABLE, TRACE, SLOW_IMPORT):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def tensorforge_host(tensorforge_clean_env):
+    from .testing import fresh_host
+    return fresh_host
+
+
+@pytest.fixture
+def tensorforge_cli(tensorforge_clean_env):
+    from click.testing import CliRunner
+
+    from .cli import make_cli
+    from .testing import fresh_host
+
+    def run(*args, plugins=(), entry_points=False):
+        host = fresh_host(*plugins, entry_points=entry_points)
+        return CliRunner().invoke(make_cli(lambda: host), [str(a) for a in args])
+
+    return run

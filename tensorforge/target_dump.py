@@ -1,0 +1,63 @@
+"""Any target written as the TOML file that `--target FILE` reads back (target_file.py).
+
+`tensorforge targets show NAME > mine.toml` is how an architect starts from a shipped target.
+Reading the output back gives an equal Target, so predictions from the copy are
+byte-identical to predictions from the original until someone edits it. Comments give the
+figures in human units; they are comments, so editing a number never leaves them lying in data.
+"""
+
+from typing import List, Optional
+
+from .target import Target, datasheet_ceilings
+from .tomlwrite import assignment, key, string
+from .units import binary_bytes, si
+
+
+def dump_target(target: Target, origin: Optional[str] = None) -> str:
+    point = target.operating_point()
+    lines: List[str] = [
+        f"# TensorForge hardware target {target.name!r}" + (f", {origin}" if origin else ""),
+        "# Use a copy with: tensorforge predict --target ./FILE.toml   (format: docs/targets.md)",
+        "",
+        assignment("name", target.name),
+        assignment("description", target.description),
+        assignment("dram_capacity_bytes", target.dram_capacity_bytes, binary_bytes(target.dram_capacity_bytes)),
+        assignment("default_operating_point", target.default_operating_point),
+    ]
+    if target.notes:
+        lines.append(assignment("notes", list(target.notes)))
+    if target.device_names:
+        lines.append(assignment("device_names", list(target.device_names)))
+
+    pe = target.pe_array
+    ceilings = datasheet_ceilings(target)
+    lines += ["", "[pe_array]", assignment("units", pe.units), assignment("unit_name", pe.unit_name),
+              "", "# dense FLOPs per clock per unit, per math mode; the comment is the whole array "
+              f"at {point.name!r} ({point.clock_mhz:g} MHz)",
+              "[pe_array.flops_per_clock]"]
+    lines += [assignment(mode, rate, si(ceilings.compute[mode], "FLOP/s"))
+              for mode, rate in pe.flops_per_clock.items()]
+
+    for level in target.sram:
+        lines += ["", "[[sram]]", assignment("name", level.name),
+                  assignment("capacity_bytes", level.capacity_bytes, binary_bytes(level.capacity_bytes)),
+                  assignment("scope", level.scope)]
+        if level.bytes_per_clock is None:
+            lines.append("# bytes_per_clock: not published, so this level's traffic is reported, not timed")
+        else:
+            per = "per unit" if level.scope == "per_unit" else "in total"
+            lines.append(assignment("bytes_per_clock", level.bytes_per_clock,
+                                    f"{si(level.bytes_per_clock * point.clock_mhz * 1e6, 'B/s')} {per} "
+                                    f"at {point.name!r}"))
+
+    for p in target.operating_points:
+        lines += ["", "[[operating_points]]", assignment("name", p.name), assignment("clock_mhz", p.clock_mhz),
+                  assignment("dram_bandwidth_bytes_per_s", p.dram_bandwidth_bytes_per_s,
+                             si(p.dram_bandwidth_bytes_per_s, "B/s"))]
+        if p.description:
+            lines.append(assignment("description", p.description))
+
+    if target.sources:
+        lines += ["", "# where each figure comes from", "[sources]"]
+        lines += [f"{key(name)} = {string(text)}" for name, text in target.sources.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,195 @@
+"""Hardware targets described in a TOML file, so an architect can explore a PE array, SRAM
+sizes and bandwidth without writing a plugin: `tensorforge predict --target ./my-npu.toml`.
+
+The schema mirrors `tensorforge.target.Target` field for field (docs/targets.md), and
+`tensorforge targets show NAME` writes any installed target in it (target_dump.py), so a
+shipped target is the starting point. Every mistake is one line naming the field, the value
+and what was expected.
+"""
+
+import math
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from .errors import TensorForgeError, closest
+from .precision import MATH_MODES
+from .target import SCOPES, MemoryLevel, OperatingPoint, PEArray, Target, validate_target
+from .tomlwrite import value as toml_value
+
+INTEGER = "an integer >= 1"
+NUMBER = "a number > 0"
+TEXT = "a string"
+NAME = "a non-empty lowercase name without surrounding spaces"
+TEXTS = "a list of strings"
+
+
+def looks_like_path(text: str) -> bool:
+    """`--target` takes a name or a file: names never hold a path separator or end in .toml."""
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return any(sep in text for sep in separators) or text.lower().endswith(".toml")
+
+
+def _show(item: Any) -> str:
+    try:
+        text = toml_value(item)
+    except TypeError:
+        text = repr(item)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# -- checks: each returns the value to keep, or None when it does not qualify --------------
+
+def _integer(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+
+
+def _number(v):
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    return v if ok else None
+
+
+def _text(v):
+    return v if isinstance(v, str) else None
+
+
+def _name(v):
+    return v if isinstance(v, str) and v and v == v.strip() and v == v.lower() else None
+
+
+def _texts(v):
+    return tuple(v) if isinstance(v, list) and all(isinstance(s, str) for s in v) else None
+
+
+class _Table:
+    """One table of the file being read: knows its path (for messages) and its allowed keys."""
+
+    def __init__(self, where: str, path: str, data: Any, keys: List[str]):
+        self.where, self.path, self.data = where, path, data
+        for name in data:
+            if name not in keys:
+                raise TensorForgeError(f"{where}: unknown field '{self._at(name)}'"
+                                       f"{closest(name, keys)}; known here: {', '.join(keys)}")
+
+    def _at(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def fail(self, name: str, item: Any, expected: str) -> TensorForgeError:
+        return TensorForgeError(f"{self.where}: field '{self._at(name)}' = {_show(item)}: expected {expected}")
+
+    def get(self, name: str, check: Callable[[Any], Any], expected: str, default: Any = ...) -> Any:
+        if name not in self.data:
+            if default is ...:
+                raise TensorForgeError(f"{self.where}: field '{self._at(name)}' is missing: expected {expected}")
+            return default
+        kept = check(self.data[name])
+        if kept is None:
+            raise self.fail(name, self.data[name], expected)
+        return kept
+
+    def table(self, name: str, keys: List[str]) -> "_Table":
+        item = self.get(name, lambda v: v if isinstance(v, dict) else None, "a table")
+        return _Table(self.where, self._at(name), item, keys)
+
+    def tables(self, name: str, keys: List[str], what: str) -> List["_Table"]:
+        expected = f"one or more [[{self._at(name)}]] tables ({what})"
+        items = self.get(name, lambda v: v if isinstance(v, list) and v and
+                         all(isinstance(t, dict) for t in v) else None, expected)
+        return [_Table(self.where, f"{self._at(name)}[{i}]", t, keys) for i, t in enumerate(items)]
+
+
+def _unique(tables: List[_Table], names: List[str], what: str) -> None:
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise tables[i].fail("name", name, f"a name no other {what} uses")
+
+
+def _pe_array(top: _Table) -> PEArray:
+    pe = top.table("pe_array", ["units", "unit_name", "flops_per_clock"])
+    units = pe.get("units", _integer, INTEGER)
+    unit_name = pe.get("unit_name", _text, TEXT)
+    rates = pe.table("flops_per_clock", list(MATH_MODES))
+    if not rates.data or "fp32" not in rates.data:
+        raise pe.fail("flops_per_clock", rates.data, "a table of math mode = FLOPs per clock per "
+                      "unit that includes fp32 (vector work runs there)")
+    flops = {mode: rates.get(mode, _number, NUMBER) for mode in rates.data}
+    return PEArray(units=units, unit_name=unit_name, flops_per_clock=flops)
+
+
+def _sram(top: _Table) -> tuple:
+    tables = top.tables("sram", ["name", "capacity_bytes", "scope", "bytes_per_clock"],
+                        "name, capacity_bytes, scope, optional bytes_per_clock")
+    levels = tuple(MemoryLevel(
+        name=t.get("name", _name, NAME),
+        capacity_bytes=t.get("capacity_bytes", _integer, INTEGER),
+        scope=t.get("scope", lambda v: v if v in SCOPES else None, f"one of {', '.join(SCOPES)}"),
+        bytes_per_clock=t.get("bytes_per_clock", _number, NUMBER + " (omit it when unknown)", None))
+        for t in tables)
+    _unique(tables, [level.name for level in levels], "sram level")
+    if not any(level.scope == "per_unit" for level in levels):
+        raise top.fail("sram", [level.name for level in levels],
+                       'at least one level with scope = "per_unit" (where tiles are staged)')
+    return levels
+
+
+def _operating_points(top: _Table) -> tuple:
+    tables = top.tables("operating_points", ["name", "clock_mhz", "dram_bandwidth_bytes_per_s", "description"],
+                        "name, clock_mhz, dram_bandwidth_bytes_per_s, optional description")
+    points = tuple(OperatingPoint(
+        name=t.get("name", _name, NAME),
+        clock_mhz=t.get("clock_mhz", _number, NUMBER),
+        dram_bandwidth_bytes_per_s=t.get("dram_bandwidth_bytes_per_s", _number, NUMBER),
+        description=t.get("description", _text, TEXT, ""))
+        for t in tables)
+    _unique(tables, [p.name for p in points], "operating point")
+    return points
+
+
+def target_from_data(data: Dict[str, Any], where: str) -> Target:
+    top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
+                                   "operating_points", "default_operating_point", "sources", "notes",
+                                   "device_names"])
+    name = top.get("name", _name, NAME)
+    description = top.get("description", _text, TEXT, "")
+    pe_array = _pe_array(top)
+    sram = _sram(top)
+    dram = top.get("dram_capacity_bytes", _integer, INTEGER)
+    points = _operating_points(top)
+    names = [p.name for p in points]
+    default = top.get("default_operating_point", lambda v: v if v in names else None,
+                      f"one of the operating_points: {', '.join(names)}", names[0])
+    sources_table = top.get("sources", lambda v: v if isinstance(v, dict) else None,
+                            "a table of figure = where it comes from", {})
+    sources = _Table(where, "sources", sources_table, list(sources_table))
+    target = Target(
+        name=name, description=description, pe_array=pe_array, sram=sram,
+        dram_capacity_bytes=dram, operating_points=points, default_operating_point=default,
+        sources={k: sources.get(k, _text, TEXT) for k in sources_table},
+        notes=top.get("notes", _texts, TEXTS, ()),
+        device_names=top.get("device_names", _texts, TEXTS, ()))
+    try:  # the checks above cover today's rules; this keeps file and plugin targets in step
+        validate_target(target)
+    except ValueError as exc:
+        raise TensorForgeError(f"{where}: {exc}") from None
+    return target
+
+
+def target_from_toml(text: str, where: str) -> Target:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
+    return target_from_data(data, where)
+
+
+def load_target_file(path) -> Target:
+    path = Path(path)
+    where = f"target file {path}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read target file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TensorForgeError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return target_from_toml(text, where)

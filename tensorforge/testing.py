@@ -1,0 +1,262 @@
+"""Helpers for plugin authors' own tests: `from tensorforge.testing import ...`.
+
+    fresh_host(*plugins)             a plugin host holding only your plugin(s) and the built-in
+                                     mapping strategies, whatever else is installed
+    assert_loaded(host, name)        the plugin loaded cleanly, or an AssertionError with its error
+    check_workload_kind(kind, ...)   FLOPs and traffic are well-formed, specs round-trip, and the
+                                     model predicts every operator on a reference target
+    check_target(target)             the target validates, its datasheet ceilings are positive,
+                                     key figures have sources, and it round-trips a target file
+
+Every failure is an AssertionError (PluginCheckError) whose message names the plugin's thing
+and what is wrong, so a plain `pytest` run reads well. Fixtures built on these live in
+`tensorforge.pytest_plugin` (enable with `pytest_plugins = ["tensorforge.pytest_plugin"]`).
+No pytest import here: the helpers work under any test runner.
+"""
+
+import math
+from typing import Any, Iterable, List, Mapping, Optional, Sequence
+
+import attrs
+
+from .errors import TensorForgeError
+from .mappings.base import MappingStrategy
+from .plugins import PluginHost, PluginReport
+from .precision import ALLOWED_MODES, DTYPE_BYTES, MATH_MODES
+from .problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
+from .results import WorkloadPrediction
+from .target import MemoryLevel, OperatingPoint, PEArray, Target, datasheet_ceilings, validate_target
+from .workload import Workload, WorkloadKind
+
+
+class PluginCheckError(AssertionError):
+    """A plugin's workload kind or target is not well-formed."""
+
+
+def _fail(message: str) -> None:
+    raise PluginCheckError(message)
+
+
+def _plugin_name(plugin: Any) -> str:
+    return getattr(plugin, "__name__", None) or type(plugin).__name__
+
+
+def fresh_host(*plugins: Any, entry_points: bool = False, builtin_mappings: bool = True) -> PluginHost:
+    """A new host with `plugins` registered (modules, classes or instances with `@hookimpl`
+    functions, or `(name, plugin)` pairs), exactly as if they were installed.
+
+    By default no entry point is loaded, so the result does not depend on what else is
+    installed; the Core's own mapping strategies are added so predictions work. Pass
+    `entry_points=True` to test your plugin next to everything installed.
+    """
+    pairs = [p if isinstance(p, tuple) else (_plugin_name(p), p) for p in plugins]
+    if builtin_mappings and not entry_points:
+        from .mappings import plugin as builtin
+        pairs.insert(0, ("builtin-mappings", builtin))
+    return PluginHost(load_entry_points=entry_points, extra_plugins=tuple(pairs))
+
+
+def assert_loaded(host: PluginHost, name: str) -> PluginReport:
+    """The report of plugin `name`, which must have loaded without error."""
+    report = host.reports.get(name)
+    if report is None:
+        _fail(f"plugin {name!r} is not loaded; loaded: {', '.join(sorted(host.reports)) or 'none'}")
+    if report.error:
+        _fail(f"plugin {name!r} is broken: {report.error}")
+    return report
+
+
+# -- workloads ----------------------------------------------------------------------------------
+
+def _modes_with_bytes():
+    """Each math mode and the operand bytes of a dtype that executes in it."""
+    return {mode: DTYPE_BYTES[dtype] for dtype, modes in ALLOWED_MODES.items() for mode in modes}
+
+
+#: A reference target that declares every math mode, with a shared cache of known bandwidth,
+#: so check_workload_kind can time any operator a kind produces.
+REFERENCE_TARGET = Target(
+    name="reference", description="reference target for plugin tests (every math mode)",
+    pe_array=PEArray(16, "unit", {mode: 512 if mode != "fp32" else 128 for mode in MATH_MODES}),
+    sram=(MemoryLevel("smem", 128 * 1024, "per_unit", 128), MemoryLevel("cache", 8 << 20, "shared", 1024)),
+    dram_capacity_bytes=1 << 40,
+    operating_points=(OperatingPoint("base", 1000, 500e9),), default_operating_point="base",
+    sources={"pe_array.units": "test fixture"})
+
+
+def _check_operator(where: str, op: Any) -> float:
+    if not isinstance(op, Operator):
+        _fail(f"{where}: operators() returned a {type(op).__name__}; expected tensorforge.problems.Operator")
+    where = f"{where}, operator {op.name!r}"
+    if not isinstance(op.name, str) or not op.name:
+        _fail(f"{where}: the operator needs a non-empty name")
+    if not isinstance(op.count, int) or isinstance(op.count, bool) or op.count < 1:
+        _fail(f"{where}: count must be an integer >= 1, got {op.count!r}")
+    problem = op.problem
+    flops = getattr(problem, "flops", None)
+    if not isinstance(flops, (int, float)) or isinstance(flops, bool) or not math.isfinite(flops) or flops < 0:
+        _fail(f"{where}: flops must be a finite number >= 0, got {flops!r}")
+    if getattr(problem, "math_mode", None) not in MATH_MODES:
+        _fail(f"{where}: math_mode must be one of {', '.join(MATH_MODES)}, got {getattr(problem, 'math_mode', None)!r}")
+    tensors = tuple(problem.reads()) + tuple(problem.writes())
+    for tensor in tensors:
+        if not isinstance(tensor, Tensor):
+            _fail(f"{where}: reads()/writes() must hold tensorforge.problems.Tensor, got {type(tensor).__name__}")
+        if not isinstance(tensor.nbytes, int) or isinstance(tensor.nbytes, bool) or tensor.nbytes < 0:
+            _fail(f"{where}: tensor {tensor.name!r} must have an integer nbytes >= 0, got {tensor.nbytes!r}")
+    return flops * op.count
+
+
+def _spec_round_trips(kind: WorkloadKind, params: Any, where: str) -> None:
+    from .suite import parse_fields
+    spec = kind.spec(params)
+    head, _, rest = spec.partition(":")
+    if head != kind.name:
+        _fail(f"{where}: spec {spec!r} does not start with the kind's name {kind.name!r}")
+    try:
+        again = kind.parse(parse_fields(rest, spec))
+    except TensorForgeError as exc:
+        _fail(f"{where}: its spec {spec!r} does not parse back: {exc}")
+    if again != params:
+        _fail(f"{where}: spec {spec!r} parses back to different parameters: {again!r} != {params!r}")
+
+
+def check_workload_kind(kind: WorkloadKind, params: Optional[Iterable[Any]] = None, *,
+                        target: Optional[Target] = None,
+                        mappings: Sequence[MappingStrategy] = ()) -> List[WorkloadPrediction]:
+    """Check a workload kind the way the host and the model will use it.
+
+    `params`: parameter sets to check, each a params instance or a dict of fields (as a user
+    would type them); default: every preset. For each: operators are non-empty and
+    well-formed (FLOPs finite and >= 0, at least one > 0 overall; tensors with integer bytes
+    >= 0), the spec round-trips, and the model predicts it on `target` (default
+    REFERENCE_TARGET) with the built-in mapping strategies plus `mappings`. Returns the
+    predictions, for your own assertions.
+    """
+    from .mappings.plugin import FlashAttention, Streaming, TiledMatmul, VectorMatmul
+    from .model import predict
+    name = getattr(kind, "name", None)
+    if not isinstance(kind, WorkloadKind):
+        _fail(f"{kind!r} is not an instance of a tensorforge.workload.WorkloadKind subclass")
+    if not isinstance(name, str) or not name or name != name.strip().lower():
+        _fail(f"workload kind name {name!r} must be a non-empty lowercase string")
+    if not attrs.has(kind.params_type):
+        _fail(f"workload {name!r}: params_type must be an attrs class, got {kind.params_type!r}")
+    if not kind.description:
+        _fail(f"workload {name!r}: needs a description (shown by `tensorforge workloads`)")
+    missing = [p for p in kind.default_suite if p not in kind.presets]
+    if missing:
+        _fail(f"workload {name!r}: default_suite names unknown preset {missing[0]!r}")
+    chosen = list(params) if params is not None else [dict(fields) for fields in kind.presets.values()]
+    if not chosen:
+        _fail(f"workload {name!r}: no presets and no params given: nothing to check")
+    workloads = []
+    for i, item in enumerate(chosen):
+        where = f"workload {name!r}, params #{i + 1}"
+        try:
+            p = kind.parse(item) if isinstance(item, Mapping) else item
+        except TensorForgeError as exc:
+            _fail(f"{where}: {exc}")
+        operators = kind.operators(p)
+        if not operators:
+            _fail(f"{where}: operators() returned nothing")
+        total = sum(_check_operator(where, op) for op in operators)
+        if not total > 0:
+            _fail(f"{where}: the workload does no arithmetic (total FLOPs {total})")
+        footprint = kind.footprint_bytes(p)
+        if not isinstance(footprint, int) or footprint < 0:
+            _fail(f"{where}: footprint_bytes must be an integer >= 0, got {footprint!r}")
+        _spec_round_trips(kind, p, where)
+        workloads.append((Workload(name=f"{name}#{i + 1}", kind=name, params=p, spec=kind.spec(p)), kind))
+    strategies = [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul(), *mappings]
+    try:
+        prediction = predict(workloads, target or REFERENCE_TARGET, strategies)
+    except TensorForgeError as exc:
+        _fail(f"workload {name!r}: the model cannot predict it: {exc}")
+    for w in prediction.workloads:
+        if not (math.isfinite(w.latency_s) and w.latency_s > 0):
+            _fail(f"workload {name!r}: {w.spec} predicts a latency of {w.latency_s!r}")
+    return list(prediction.workloads)
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+#: Figures whose source a target must give (plus one 'sram.<name>' per SRAM level).
+KEY_SOURCES = ("pe_array.units", "pe_array.flops_per_clock", "dram_capacity_bytes", "operating_points")
+
+
+def _probe_operators(target: Target):
+    """A matmul in every math mode the target declares, an attention and a streaming pass."""
+    ops = []
+    for mode, elem in _modes_with_bytes().items():
+        if mode in target.pe_array.flops_per_clock:
+            m = n = k = 512
+            ops.append(Operator(f"matmul_{mode}", MatmulProblem(
+                batch=1, m=m, n=n, k=k, math_mode=mode, a_elem_bytes=elem, b_elem_bytes=elem,
+                c_elem_bytes=elem, a=Tensor(f"A_{mode}", m * k * elem), b=Tensor(f"B_{mode}", k * n * elem),
+                c=Tensor(f"C_{mode}", m * n * elem))))
+    q = 4 * 256 * 64 * 4
+    ops.append(Operator("attention", AttentionProblem(
+        batch=1, heads=4, kv_heads=4, q_len=256, kv_len=256, head_dim=64, causal=True, math_mode="fp32",
+        elem_bytes=4, q=Tensor("Q", q), k=Tensor("K", q), v=Tensor("V", q), o=Tensor("O", q))))
+    ops.append(Operator("stream", StreamProblem(flops=1e6, read_tensors=(Tensor("x", 4_000_000),),
+                                                write_tensors=(Tensor("y", 4_000_000),))))
+    return tuple(ops)
+
+
+class _Probe(WorkloadKind):
+    name = "target-probe"
+    description = "operators that exercise every declared math mode"
+
+    def __init__(self, target: Target):
+        self._ops = _probe_operators(target)
+
+    def operators(self, params):
+        return self._ops
+
+
+def check_target(target: Target, *, require_sources: bool = True) -> None:
+    """Check a target the way the host, the model and `targets show` will use it: it passes
+    the host's validation; every operating point gives positive, finite datasheet ceilings;
+    the key figures (KEY_SOURCES and each SRAM level) have sources; it survives a round trip
+    through the target file format; and the model times a matmul in every declared math mode.
+    """
+    from .mappings.plugin import FlashAttention, Streaming, TiledMatmul, VectorMatmul
+    from .model import predict
+    from .serialize import to_data
+    from .target_dump import dump_target
+    from .target_file import target_from_toml
+    try:
+        validate_target(target)
+    except ValueError as exc:
+        _fail(str(exc))
+    name = target.name
+    if not isinstance(name, str) or not name or name != name.strip().lower():
+        _fail(f"target name {name!r} must be a non-empty lowercase string")
+    if not target.description:
+        _fail(f"target {name!r}: needs a description")
+    for point in target.operating_points:
+        ceilings = datasheet_ceilings(target, point.name)
+        rates = dict(ceilings.compute, dram=ceilings.dram_bytes_per_s, **ceilings.sram_bytes_per_s)
+        for what, rate in rates.items():
+            if not (math.isfinite(rate) and rate > 0):
+                _fail(f"target {name!r}, operating point {point.name!r}: {what} ceiling is {rate!r}")
+    if require_sources:
+        wanted = list(KEY_SOURCES) + [f"sram.{level.name}" for level in target.sram]
+        missing = [key for key in wanted if not str(target.sources.get(key, "")).strip()]
+        if missing:
+            _fail(f"target {name!r}: no source for {', '.join(missing)} (sources[...] says where "
+                  "each datasheet figure comes from)")
+    try:
+        again = target_from_toml(dump_target(target), f"target {name!r} written as a target file")
+    except TensorForgeError as exc:
+        _fail(str(exc))
+    if to_data(again) != to_data(target):
+        _fail(f"target {name!r} does not survive a round trip through the target file format")
+    probe = _Probe(target)
+    for point in target.operating_points:
+        prediction = predict([(Workload("probe", probe.name, None, probe.name), probe)], target,
+                             [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul()], point.name)
+        for op in prediction.workloads[0].operators:
+            if not (math.isfinite(op.latency_s) and op.latency_s > 0):
+                _fail(f"target {name!r} at {point.name!r}: operator {op.name} predicts {op.latency_s!r}")

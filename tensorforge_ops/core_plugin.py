@@ -52,10 +52,16 @@ def _default_capture_path(target: str) -> Path:
                    "Default: $TENSORFORGE_EXPORT (comma list).")
 @click.option("--export-option", "export_options", multiple=True, metavar="KEY=VALUE",
               help="An option for the sinks, e.g. experiment=tensorforge.")
+# The MLflow issue names `run --mlflow`: shorthands for the generic sink options above. The
+# sink itself is the separate tf-mlflow plugin; without it, --mlflow fails like --export mlflow.
+@click.option("--mlflow", "to_mlflow", is_flag=True,
+              help="Shorthand for --export mlflow (the tf-mlflow plugin).")
+@click.option("--mlflow-tracking-uri", default=None, metavar="URI",
+              help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
 @click.pass_context
 def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
         no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
-        export_options):
+        export_options, to_mlflow, mlflow_tracking_uri):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -81,6 +87,10 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     from .export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = _ops_host()
+    if to_mlflow or mlflow_tracking_uri:
+        exports = tuple(exports) + ("mlflow",)
+        if mlflow_tracking_uri:
+            export_options = tuple(export_options) + (f"tracking_uri={mlflow_tracking_uri}",)
     sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
     runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))

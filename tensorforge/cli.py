@@ -263,6 +263,18 @@ def _apply_root_options(argv) -> None:
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
+    saved = {name: os.environ.get(name) for name in (ONLY, DISABLE, TRACE)}
+    try:
+        _run(argv)
+    finally:  # the options hold for this command only, also when main() is called in-process
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _run(argv) -> None:
     try:
         _apply_root_options(argv)
         cli = make_cli()

@@ -21,7 +21,9 @@ from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, TRACE
 @pytest.fixture
 def tensorforge_clean_env(monkeypatch):
     for name in (ONLY, DISABLE, TRACE, SLOW_IMPORT):
-        monkeypatch.delenv(name, raising=False)
+        # setenv first, so monkeypatch restores the variable even if the test sets it later
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

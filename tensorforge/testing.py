@@ -1,7 +1,8 @@
 """Helpers for plugin authors' own tests: `from tensorforge.testing import ...`.
 
-    fresh_host(*plugins)             a plugin host holding only your plugin(s) and the built-in
-                                     mapping strategies, whatever else is installed
+    fresh_host(*plugins)             a plugin host holding only your plugin(s), the built-in
+                                     mapping strategies and a 'reference' target, whatever
+                                     else is installed
     assert_loaded(host, name)        the plugin loaded cleanly, or an AssertionError with its error
     check_workload_kind(kind, ...)   FLOPs and traffic are well-formed, specs round-trip, and the
                                      model predicts every operator on a reference target
@@ -20,6 +21,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 import attrs
 
 from .errors import TensorForgeError
+from .hookspecs import hookimpl
 from .mappings.base import MappingStrategy
 from .plugins import PluginHost, PluginReport
 from .precision import ALLOWED_MODES, DTYPE_BYTES, MATH_MODES
@@ -41,18 +43,40 @@ def _plugin_name(plugin: Any) -> str:
     return getattr(plugin, "__name__", None) or type(plugin).__name__
 
 
-def fresh_host(*plugins: Any, entry_points: bool = False, builtin_mappings: bool = True) -> PluginHost:
+#: A reference target that declares every math mode, with a shared cache of known bandwidth,
+#: so check_workload_kind can time any operator a kind produces.
+REFERENCE_TARGET = Target(
+    name="reference", description="reference target for plugin tests (every math mode)",
+    pe_array=PEArray(16, "unit", {mode: 512 if mode != "fp32" else 128 for mode in MATH_MODES}),
+    sram=(MemoryLevel("smem", 128 * 1024, "per_unit", 128), MemoryLevel("cache", 8 << 20, "shared", 1024)),
+    dram_capacity_bytes=1 << 40,
+    operating_points=(OperatingPoint("base", 1000, 500e9),), default_operating_point="base",
+    sources={"pe_array.units": "test fixture"})
+
+
+class _ReferenceTargetPlugin:
+    """Registers REFERENCE_TARGET, so a workload plugin's test has a target to predict on."""
+
+    @staticmethod
+    @hookimpl
+    def tensorforge_register_targets(register):
+        register(REFERENCE_TARGET)
+
+
+def fresh_host(*plugins: Any, entry_points: bool = False) -> PluginHost:
     """A new host with `plugins` registered (modules, classes or instances with `@hookimpl`
     functions, or `(name, plugin)` pairs), exactly as if they were installed.
 
     By default no entry point is loaded, so the result does not depend on what else is
-    installed; the Core's own mapping strategies are added so predictions work. Pass
-    `entry_points=True` to test your plugin next to everything installed.
+    installed; the Core's own mapping strategies ('builtin-mappings') and REFERENCE_TARGET
+    (target 'reference', plugin 'reference-target') are added so predictions work. With
+    `entry_points=True` your plugins join everything installed instead (do not pass a plugin
+    that is also installed: it would register its names twice).
     """
     pairs = [p if isinstance(p, tuple) else (_plugin_name(p), p) for p in plugins]
-    if builtin_mappings and not entry_points:
+    if not entry_points:
         from .mappings import plugin as builtin
-        pairs.insert(0, ("builtin-mappings", builtin))
+        pairs[:0] = [("builtin-mappings", builtin), ("reference-target", _ReferenceTargetPlugin)]
     return PluginHost(load_entry_points=entry_points, extra_plugins=tuple(pairs))
 
 
@@ -71,17 +95,6 @@ def assert_loaded(host: PluginHost, name: str) -> PluginReport:
 def _modes_with_bytes():
     """Each math mode and the operand bytes of a dtype that executes in it."""
     return {mode: DTYPE_BYTES[dtype] for dtype, modes in ALLOWED_MODES.items() for mode in modes}
-
-
-#: A reference target that declares every math mode, with a shared cache of known bandwidth,
-#: so check_workload_kind can time any operator a kind produces.
-REFERENCE_TARGET = Target(
-    name="reference", description="reference target for plugin tests (every math mode)",
-    pe_array=PEArray(16, "unit", {mode: 512 if mode != "fp32" else 128 for mode in MATH_MODES}),
-    sram=(MemoryLevel("smem", 128 * 1024, "per_unit", 128), MemoryLevel("cache", 8 << 20, "shared", 1024)),
-    dram_capacity_bytes=1 << 40,
-    operating_points=(OperatingPoint("base", 1000, 500e9),), default_operating_point="base",
-    sources={"pe_array.units": "test fixture"})
 
 
 def _check_operator(where: str, op: Any) -> float:

@@ -13,12 +13,20 @@ from tensorforge.plugins import PluginHost
 
 _counter = itertools.count()
 
+# Sources of the external plugin packages that test_external_plugins.py pip-installs; their own
+# tests run inside those packages' installs, not in this session.
+collect_ignore = ["plugins_external"]
+
 
 @pytest.fixture
 def clean_plugin_env(monkeypatch):
     """Plugin selection comes from the environment; start every test from none."""
-    monkeypatch.delenv("TENSORFORGE_PLUGINS", raising=False)
-    monkeypatch.delenv("TENSORFORGE_DISABLE", raising=False)
+    for name in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "TENSORFORGE_TRACE",
+                 "TENSORFORGE_SLOW_IMPORT_S"):
+        # setenv first: monkeypatch records only what it changes, and a test (or the CLI's
+        # --plugins options) may set the variable later; it must not outlive the test.
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

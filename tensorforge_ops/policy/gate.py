@@ -94,10 +94,12 @@ def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> Optiona
         n = len(row.get("samples_s", []))
         if n < settings.min_samples:
             return f"too few samples in the {role} ({n} < {settings.min_samples})"
-        spread = row["stats"]["rel_iqr"]
+        spread = float(row["stats"]["rel_iqr"])   # canonical JSON stores an infinite IQR as "inf"
         if spread > settings.max_spread:
             return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
                     f"{settings.max_spread * 100:.0f}%)")
+        if float(np.median(row["samples_s"])) <= 0:
+            return f"p50 is 0 s in the {role} (below timer resolution): no ratio of medians to judge"
         check = doc.get("comparison", {}).get("workloads", {}).get(name, {}).get("bound_check", {})
         if check.get("verdict") == "BOUND VIOLATION":
             return (f"bound violation in the {role}: the model or the calibration is wrong there, "

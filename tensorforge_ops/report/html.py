@@ -23,6 +23,10 @@ ul.limits li{margin:.2rem 0}
 """
 
 
+PLOT_ABSENT = {"predicted-vs-measured": "nothing was measured in this capture",
+               "roofline": "no workload with a compulsory arithmetic intensity"}
+
+
 def _label(name: str) -> str:
     return f'<span class="label {name}">{name}</span>'
 
@@ -138,7 +142,11 @@ def _policy(facts) -> str:
 def render_html(facts: Dict[str, Any], plots: Dict[str, Optional[str]]) -> str:
     labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
                      for l in facts["labels"])
-    figures = "".join(f'<figure id="plot-{key}">{svg}</figure>' for key, svg in plots.items() if svg) or \
+    # A plot left out says why (the roofline still places predicted points when nothing was measured,
+    # so an all-or-nothing note would never show for the empty predicted-vs-measured plot).
+    figures = "".join(f'<figure id="plot-{key}">{svg}</figure>' if svg else
+                      f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
+                      f'{escape(PLOT_ABSENT.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
         '<p class="empty">No plots: nothing was measured in this capture.</p>'
     limits = "".join(f"<li>{escape(s)}</li>" for s in facts["limits"])
     device = escape(facts["device"] or "no device")

@@ -291,7 +291,8 @@ def test_unmeasured_capture_renders_honestly(unmeasured, tmp_path):
     assert text.count("not measured") >= len(names)
     assert "gemm_large_square was not measured" in text
     assert f"Nothing was measured ({cap['measured']['reason']}): every number here is PREDICTED." in text
-    assert "Laptop thermal and power state affect measurements." in text
+    # nothing was measured, so the laptop caveat speaks of this target, not of a measurement
+    assert "On a laptop, thermal and power state would affect measurements of this target." in text
     assert "One physical device" not in text and "burst regime" not in text
     assert "Bound violations: none." in text
     assert f'<code id="digest">{cap["digest"]["value"]}</code>' in html

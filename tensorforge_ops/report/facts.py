@@ -42,7 +42,8 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
             "analytical_s": w["latency_s"], "calibrated_s": r.get("predicted_calibrated_s"),
             "measured_p50_s": p50, "p10_s": stats.get("p10"), "p90_s": stats.get("p90"), "n": stats.get("n"),
             "ape_analytical": r.get("ape_analytical"), "ape_calibrated": r.get("ape_calibrated"),
-            "bottleneck": w["bottleneck"], "bound_check": (r.get("bound_check") or {}).get("verdict", "no verdict"),
+            # the calibrated bound's classification where there is one, as in the path section
+            "bottleneck": r.get("bottleneck") or w["bottleneck"], "bound_check": (r.get("bound_check") or {}).get("verdict", "no verdict"),
             "status": "not measured" if m is None else m.get("status"),
             "failure": m.get("reason") if m and not ok else None,
             # the math mode of the operator doing most of the work (not, say, a norm's fp32)
@@ -149,8 +150,10 @@ def _limits(doc, rows) -> List[str]:
         out.append(f"One physical device ({device}) and one capture session ({started}).")
     else:
         out.append(f"Nothing was measured ({measured.get('reason')}): every number here is PREDICTED.")
-    if "laptop" in doc["target"]:
+    if device and "laptop" in device.lower():
         out.append("Laptop thermal and power state affect measurements.")
+    elif not measured.get("available") and "laptop" in doc["target"]:
+        out.append("On a laptop, thermal and power state would affect measurements of this target.")
     out += ["An analytical lower bound, not a cycle-accurate model.", "Not a GPU simulator.",
             "No measured-bottleneck claim: the bottleneck is an analytical classification.",
             f"No generalization to every device sold as {doc['target']}.",

@@ -2,6 +2,7 @@
 self-contained file, no CDN). Text stays text in the SVG, so the numbers remain searchable."""
 
 import io
+import re
 from typing import Any, Dict, List, Optional
 
 MODE_COLOURS = {"bf16": "#1f77b4", "fp16": "#2ca02c", "tf32": "#9467bd", "fp32": "#d62728",
@@ -17,11 +18,16 @@ def _pyplot():
     return plt
 
 
-def _svg(fig) -> str:
+def _svg(fig, prefix: str) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg"):]   # drop the XML prolog: the SVG is inlined into HTML
+    text = text[text.index("<svg"):]   # drop the XML prolog: the SVG is inlined into HTML
+    # matplotlib numbers its element ids per figure (line2d_1, ...); two figures inlined in one
+    # page would repeat them, so every id and every reference to one gets the figure's prefix.
+    text = re.sub(r'\bid="', f'id="{prefix}-', text)
+    text = re.sub(r'url\(#', f'url(#{prefix}-', text)
+    return re.sub(r'href="#', f'href="#{prefix}-', text)
 
 
 def predicted_vs_measured(rows: List[Dict[str, Any]]) -> Optional[str]:
@@ -53,7 +59,7 @@ def predicted_vs_measured(rows: List[Dict[str, Any]]) -> Optional[str]:
     ax.set_ylabel("predicted lower bound (s)")
     ax.set_title("Predicted lower bound vs measured p50")
     ax.legend(loc="upper left", fontsize=7)
-    svg = _svg(fig)
+    svg = _svg(fig, "pvm")
     plt.close(fig)
     return svg
 
@@ -94,6 +100,6 @@ def roofline(rows: List[Dict[str, Any]], ceilings: List[Dict[str, Any]]) -> Opti
     ax.set_ylabel("FLOP/s")
     ax.set_title("Roofline: workloads at measured (o) or predicted (x) throughput")
     ax.legend(loc="lower right", fontsize=6)
-    svg = _svg(fig)
+    svg = _svg(fig, "roof")
     plt.close(fig)
     return svg

@@ -1,6 +1,7 @@
 """The Ops hook specs: documented, each exercised by an in-process plugin, broken plugins isolated
 and named; the real entry points; `list-plugins`; and the PyTorch builders run on CPU."""
 
+import importlib.util
 import inspect
 import json
 import types
@@ -282,9 +283,12 @@ def test_real_entry_points(real_ops):
     assert real_ops.names("probes") == ["copy-bandwidth", "launch-floor", "matmul-ceiling"]
     assert real_ops.names("telemetry") == ["nvml"]
     assert real_ops.names("policies") == []
+    # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
+    mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
+    assert real_ops.names("sinks") == (["mlflow"] if mlflow_plugin else [])
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
         "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge",
-        "transformer-torch": "tf-transformer"}
+        "transformer-torch": "tf-transformer", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
     assert all(r.side == "ops" for r in real_ops.reports.values())
     for kind in ("gemm", "conv2d", "transformer"):
         assert real_ops.builder(kind, "torch-cuda").kind == kind

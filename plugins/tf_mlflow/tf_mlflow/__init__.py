@@ -1,0 +1,1 @@
+"""TensorForge Ops plugin: captures as MLflow runs."""

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from tensorforge.cli import main, make_cli
 from tensorforge.serialize import to_data
+from tensorforge.suite import resolve
 from tensorforge.target_dump import dump_target
 from tensorforge.target_file import load_target_file, looks_like_path, target_from_toml
 from tensorforge.tomlwrite import value as toml_value
@@ -57,14 +58,26 @@ def predict_json(cli, target, *args) -> str:
 
 # -- round trip ----------------------------------------------------------------------------------
 
+def runnable_default_suite(host, target):
+    """-w options for the default-suite presets whose math modes the target declares."""
+    chosen = []
+    for preset in host.default_suite():
+        (workload, kind), = resolve(host, (preset,))
+        if all(op.problem.math_mode in target.pe_array.flops_per_clock for op in kind.operators(workload.params)):
+            chosen += ["-w", preset]
+    return chosen
+
+
 def test_every_installed_target_round_trips_to_a_byte_identical_prediction(cli, host, tmp_path):
     assert {"h200", "rtx3050-laptop"} <= set(host.names("targets"))
     for name in host.names("targets"):
         path = tmp_path / f"{name}.toml"
         path.write_text(shown(cli, name), encoding="utf-8")
         assert load_target_file(path) == host.target(name)
+        workloads = runnable_default_suite(host, host.target(name))
+        assert len(workloads) >= 6, name
         for point in host.target(name).operating_points:
-            args = ("-p", point.name, "--detail")
+            args = ("-p", point.name, "--detail", *workloads)
             assert predict_json(cli, str(path), *args) == predict_json(cli, name, *args), (name, point.name)
 
 

@@ -194,7 +194,7 @@ def check_workload_kind(kind: WorkloadKind, params: Optional[Iterable[Any]] = No
 
 # -- targets ------------------------------------------------------------------------------------
 
-#: Figures whose source a target must give (plus one 'sram.<name>' per SRAM level).
+#: Figures whose source a target must give (plus 'sram.<name>' or 'sram.<scope>' per SRAM level).
 KEY_SOURCES = ("pe_array.units", "pe_array.flops_per_clock", "dram_capacity_bytes", "operating_points")
 
 
@@ -255,8 +255,13 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
             if not (math.isfinite(rate) and rate > 0):
                 _fail(f"target {name!r}, operating point {point.name!r}: {what} ceiling is {rate!r}")
     if require_sources:
-        wanted = list(KEY_SOURCES) + [f"sram.{level.name}" for level in target.sram]
-        missing = [key for key in wanted if not str(target.sources.get(key, "")).strip()]
+        given = [key for key, text in target.sources.items() if str(text).strip()]
+        # A figure is sourced by its own key or by finer ones ('operating_points.clock'); an
+        # SRAM level by its name or its scope ('sram.l2' or 'sram.per_unit').
+        sourced = lambda *keys: any(g == k or g.startswith(k + ".") for g in given for k in keys)
+        missing = [key for key in KEY_SOURCES if not sourced(key)]
+        missing += [f"sram.{level.name}" for level in target.sram
+                    if not sourced(f"sram.{level.name}", f"sram.{level.scope}")]
         if missing:
             _fail(f"target {name!r}: no source for {', '.join(missing)} (sources[...] says where "
                   "each datasheet figure comes from)")

@@ -170,6 +170,17 @@ def test_each_malformed_target_is_named(changes, message):
     assert str(info.value) == message
 
 
+def test_finer_source_keys_count_for_their_figure():
+    check_target(target(sources={"pe_array.units": "a", "pe_array.flops_per_clock.bf16": "b",
+                                 "pe_array.flops_per_clock.fp32": "b", "dram_capacity_bytes": "c",
+                                 "operating_points.clock": "d", "operating_points.dram_bandwidth": "d",
+                                 "sram.per_unit": "e", "sram.shared": "f"}))
+    with pytest.raises(PluginCheckError, match=r"no source for operating_points \("):
+        check_target(target(sources={"pe_array.units": "a", "pe_array.flops_per_clock": "b",
+                                     "dram_capacity_bytes": "c", "operating_pointsX": "d",
+                                     "sram.per_unit": "e", "sram.l2": "f"}))
+
+
 def test_sources_can_be_waived_for_a_hypothetical_target():
     check_target(target(sources={}), require_sources=False)
 

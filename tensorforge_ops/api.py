@@ -38,13 +38,24 @@ class Session:
 @attrs.frozen
 class Prepared:
     fn: Callable[[], Any]
-    peak_memory_bytes: int
+    peak_memory_bytes: Optional[int]          # None when the backend cannot see it (method says why)
     framework_flags: Mapping[str, Any]
+    # How peak memory was obtained (devices differ: allocator bytes on a GPU, resident pages on
+    # a CPU); recorded beside the number so nobody compares the two unknowingly.
+    peak_memory_method: str = ""
 
 
 class MeasurementBackend:
     name: str = ""
     description: str = ""
+    # Builder family this backend runs (e.g. 'torch'): any builder declaring the same
+    # `framework` works here, so one PyTorch builder serves every PyTorch device.
+    framework: str = ""
+    # Targets this backend measures natively: `run --target T` without --backend picks it.
+    targets: Tuple[str, ...] = ()
+    # Workload specs `run` measures when the user names none (empty: the workload plugins'
+    # default suite, which is sized for data-centre GPUs).
+    default_suite: Tuple[str, ...] = ()
 
     def open(self, device_index: int = 0) -> Session:
         raise NotImplementedError
@@ -52,11 +63,12 @@ class MeasurementBackend:
 
 class WorkloadBuilder:
     kind: str = ""               # Core workload kind name
-    backend: str = ""
+    backend: str = ""            # one backend by name, or
+    framework: str = ""          # every backend of this framework (e.g. 'torch')
 
     @property
     def name(self) -> str:
-        return f"{self.kind}@{self.backend}"
+        return f"{self.kind}@{self.backend or self.framework}"
 
     def build(self, params, device) -> Callable[[], Any]:
         raise NotImplementedError
@@ -84,6 +96,9 @@ class CalibrationProbe:
 class TelemetrySource:
     name: str = ""
     backend: str = ""
+    # Shown with every window of this source: what the numbers are, and that they decide nothing.
+    caveat: str = ("telemetry is diagnostic context from a separate execution window; "
+                   "it does not prove a bottleneck and never decides a verdict.")
 
     def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> Dict[str, Any]:
         raise NotImplementedError

@@ -5,6 +5,7 @@ import time
 
 from .api import CalibrationProbe, ProbeResult, TelemetrySource
 from .hookspecs import hookimpl
+from .telemetry_nvml import CAVEAT as NVML_CAVEAT
 from .torch_cuda import TorchCudaBackend
 
 
@@ -59,6 +60,7 @@ class LaunchFloorProbe(CalibrationProbe):
 class NvmlTelemetry(TelemetrySource):
     name = "nvml"
     backend = "torch-cuda"
+    caveat = NVML_CAVEAT
 
     def collect(self, session, run_once, duration_s):
         from .telemetry_nvml import collect_window, telemetry_to_dict

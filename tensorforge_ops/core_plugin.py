@@ -32,7 +32,8 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
 @click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False), help="Suite file (TOML/JSON).")
 @click.option("--operating-point", "-p", default=None, help="Target operating point.")
-@click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
+@click.option("--backend", default=None, help="Measurement backend [default: the one that measures "
+              "the target natively (torch-cpu for host-cpu), else torch-cuda].")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the NVML telemetry windows.")

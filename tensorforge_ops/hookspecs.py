@@ -21,7 +21,10 @@ def tensorforge_ops_register_backends(register):
     Call ``register(backend)`` with an instance of
     :class:`tensorforge_ops.api.MeasurementBackend` (unique ``name``, e.g. 'torch-cuda').
     Its ``open(device_index)`` returns a session on a real device or raises
-    :class:`tensorforge_ops.api.Unavailable` with the reason. Return nothing.
+    :class:`tensorforge_ops.api.Unavailable` with the reason. Optional attributes:
+    ``framework`` (builders of that framework run on it, e.g. 'torch'), ``targets`` (target
+    names it measures natively, so ``run --target`` picks it without ``--backend``) and
+    ``default_suite`` (workload specs ``run`` measures when none are named). Return nothing.
     """
 
 
@@ -30,7 +33,9 @@ def tensorforge_ops_register_builders(register):
     """Register workload builders: how a workload kind runs on a backend.
 
     Call ``register(builder)`` with a :class:`tensorforge_ops.api.WorkloadBuilder` whose
-    ``kind`` names a Core workload kind (e.g. 'gemm') and ``backend`` a backend name; its
+    ``kind`` names a Core workload kind (e.g. 'gemm') and either ``backend`` names one backend
+    or ``framework`` a family of them (e.g. 'torch': every backend whose ``framework`` is
+    'torch'; a builder for the backend by name wins over the framework's). Its
     ``build(params, device)`` allocates random inputs (never zeros) on ``device`` and returns a
     zero-argument callable that executes the workload once. Return nothing.
     """

@@ -1,5 +1,6 @@
 """The Ops side's plugin host: same loading and isolation rules as the Core's, its own group."""
 
+from tensorforge.errors import PluginError, TensorForgeError
 from tensorforge.plugins import BaseHost
 
 from . import hookspecs
@@ -28,9 +29,29 @@ class OpsHost(BaseHost):
     def backend(self, name: str) -> MeasurementBackend:
         return self._get("backends", name)
 
+    def _check(self, kind, value, plugin):
+        if kind == "builders" and not (value.kind and (value.backend or value.framework)):
+            raise PluginError(f"plugin {plugin!r}: builder {value.name!r} needs a workload kind and "
+                              "a backend or a framework")
+
     def builder(self, kind: str, backend: str):
+        """The builder for `kind` on `backend`: one registered for that backend by name wins
+        (a device-specific builder), else one of the backend's framework (e.g. 'torch')."""
         found = self._registered["builders"].get(f"{kind}@{backend}")
-        return found.value if found else None
+        if found and found.value.backend == backend:
+            return found.value
+        registered = self._registered["backends"].get(backend)
+        framework = getattr(registered.value, "framework", "") if registered else ""
+        found = self._registered["builders"].get(f"{kind}@{framework}") if framework else None
+        return found.value if found and found.value.framework == framework else None
+
+    def default_backend(self, target: str, fallback: str) -> str:
+        """The backend that declares `target` as its own, else `fallback`."""
+        claims = [b.name for b in self.values("backends") if target in (getattr(b, "targets", ()) or ())]
+        if len(claims) > 1:
+            raise TensorForgeError(f"backends {', '.join(claims)} all measure target {target!r}: "
+                                   "choose one with --backend")
+        return claims[0] if claims else fallback
 
     def for_backend(self, kind: str, backend: str):
         return [v for v in self.values(kind) if v.backend == backend]

@@ -26,13 +26,16 @@ from .compare import compare_workload
 from .telemetry_nvml import CAVEAT
 
 
+DEFAULT_BACKEND = "torch-cuda"
+
+
 @attrs.frozen
 class RunOptions:
     target: str
     specs: Tuple[str, ...] = ()
     suites: Tuple[str, ...] = ()
     operating_point: Optional[str] = None
-    backend: str = "torch-cuda"
+    backend: Optional[str] = None     # None: the backend that claims the target, else torch-cuda
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
@@ -62,6 +65,7 @@ class Run:
         self.core, self.ops, self.opts, self.progress = core, ops, opts, progress
         self.t0 = time.perf_counter()
         self.doc: Dict[str, Any] = {}
+        self.caveat = CAVEAT   # the telemetry source's own, once the backend is known
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -69,7 +73,17 @@ class Run:
     def execute(self) -> Dict[str, Any]:
         opts = self.opts
         target = self.core.target(opts.target)
-        workloads = resolve(self.core, opts.specs, opts.suites)
+        # Which backend measures, decided before the suite: a backend may bring a suite sized
+        # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target.name, DEFAULT_BACKEND))
+        self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        sources = self.ops.for_backend("telemetry", backend.name)
+        self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
+        if not (opts.specs or opts.suites) and getattr(backend, "default_suite", ()):
+            self.say(f"no workloads named: the {backend.name} backend's default suite")
+            workloads = resolve(self.core, tuple(backend.default_suite))
+        else:
+            workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
         analytical = predict(workloads, target, mappings, opts.operating_point)
@@ -82,7 +96,7 @@ class Run:
                           "calibrated_target": None, "calibrated_note": "no device"},
             "measured": _unavailable("MEASURED", "not started"),
             "calibrated": _unavailable("CALIBRATED", "not started"),
-            "diagnostic": _unavailable("DIAGNOSTIC", "not started", caveat=CAVEAT),
+            "diagnostic": _unavailable("DIAGNOSTIC", "not started", caveat=self.caveat),
             "policy": {"label": "POLICY", "bound_checks": {}, "verdicts": []},
             "comparison": {"workloads": {}},
         })
@@ -142,7 +156,7 @@ class Run:
             self.say(f"no measurement: {reason}")
             for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED")):
                 self.doc[key] = _unavailable(label, reason)
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", reason, caveat=CAVEAT)
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", reason, caveat=self.caveat)
             self.doc["predicted"]["calibrated_note"] = f"no calibration: {reason}"
             return None
         self.say(f"device: {session.info.name} ({session.info.fingerprint})")
@@ -208,16 +222,16 @@ class Run:
             else:
                 self.say(f"  failed: {row['reason']}")
         if not opts.telemetry:
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", "telemetry disabled (--no-telemetry)", caveat=CAVEAT)
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", "telemetry disabled (--no-telemetry)", caveat=self.caveat)
         elif not sources:
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", f"no telemetry source installed for {opts.backend}", caveat=CAVEAT)
+            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", f"no telemetry source installed for {opts.backend}", caveat=self.caveat)
         else:
             available = any(w.get("available") for w in windows.values())
             reasons = sorted({w.get("unavailable_reason") or w.get("reason") or "" for w in windows.values()} - {""})
             self.doc["diagnostic"] = {
                 "label": "DIAGNOSTIC", "available": available,
                 "reason": None if available else ("; ".join(reasons) or "no window collected"),
-                "source": sources[0].name, "caveat": CAVEAT,
+                "source": sources[0].name, "caveat": self.caveat,
                 "window": "a separate execution window after latency timing, per workload",
                 "windows": windows}
         return results
@@ -253,6 +267,7 @@ class Run:
             "samples_s": list(timed.samples_s), "stats": attrs.asdict(timed.stats),
             "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
             "flush_bytes": timed.flush_bytes, "peak_memory_bytes": prepared.peak_memory_bytes,
+            "peak_memory_method": getattr(prepared, "peak_memory_method", "") or None,
             "framework_flags": dict(prepared.framework_flags),
             "throughput_flops_per_s": predicted.flops / p50 if p50 > 0 else None,
             "throughput_bytes_per_s": predicted.compulsory_bytes / p50 if p50 > 0 else None,

@@ -13,11 +13,15 @@ def _pct(value) -> str:
 def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
     if not diag.get("available"):
         return [f"DIAGNOSTIC  unavailable: {diag.get('reason')}"]
-    lines = ["DIAGNOSTIC  NVML, separate window after timing (context, never a verdict)"]
+    source = "NVML" if diag.get("source") in (None, "nvml") else diag["source"]
+    lines = [f"DIAGNOSTIC  {source}, separate window after timing (context, never a verdict)"]
     for name, window in sorted(diag.get("windows", {}).items()):
         summary = window.get("summary") or {}
         if not window.get("available"):
             lines.append(f"  {name}: unavailable ({window.get('unavailable_reason') or window.get('reason')})")
+            continue
+        if window.get("headline"):   # a source that summarises itself (e.g. host-cpu)
+            lines.append(f"  {name}: {window['headline']}")
             continue
         reasons = ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions", [])
                             if r != "GpuIdle") or "none"

@@ -78,7 +78,9 @@ class TorchCudaSession(Session):
                 fn()
                 torch.cuda.synchronize(self.device)
                 peak = torch.cuda.max_memory_allocated(self.device) - base
-                yield Prepared(fn=fn, peak_memory_bytes=int(peak), framework_flags=framework_flags())
+                yield Prepared(fn=fn, peak_memory_bytes=int(peak), framework_flags=framework_flags(),
+                               peak_memory_method="torch.cuda.max_memory_allocated after build + one "
+                                                  "run, minus memory_allocated before the build")
         finally:
             del fn
             gc.collect()
@@ -98,6 +100,7 @@ class TorchCudaSession(Session):
 class TorchCudaBackend(MeasurementBackend):
     name = "torch-cuda"
     description = "PyTorch on a CUDA device: CUDA-event timing per iteration, L2 flushed"
+    framework = "torch"
 
     def open(self, device_index: int = 0) -> Session:
         try:

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("torch", "pynvml", "mlflow", "tensorforge_ops")
 PLUGIN_CORE_MODULES = ("tf_gemm.plugin", "tf_conv2d.plugin", "tf_transformer.plugin",
-                       "tf_rtx3050.plugin")
+                       "tf_rtx3050.plugin", "tf_cpu.plugin")
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -265,7 +265,7 @@ def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
     assert host.reports["ops-import-error"].distribution == "tfcore-test-ops-import-error"
     assert host.reports["ops-stranger"].distribution == "tfops-stranger"
     assert host.reports["ops-stranger"].version == "0.1"
-    assert host.names("backends") == ["stranger", "torch-cuda"]
+    assert host.names("backends") == ["stranger", "torch-cpu", "torch-cuda"]
     assert [r.name for r in host.broken()] == ["ops-import-error"]
 
 
@@ -278,26 +278,29 @@ def real_ops():
 
 def test_real_entry_points(real_ops):
     assert real_ops.broken() == []
-    assert real_ops.names("backends") == ["torch-cuda"]
-    assert real_ops.names("builders") == ["conv2d@torch-cuda", "gemm@torch-cuda", "transformer@torch-cuda"]
-    assert real_ops.names("probes") == ["copy-bandwidth", "launch-floor", "matmul-ceiling"]
-    assert real_ops.names("telemetry") == ["nvml"]
+    assert real_ops.names("backends") == ["torch-cpu", "torch-cuda"]
+    # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu too)
+    assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "transformer@torch"]
+    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
+                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling"]
+    assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
     assert real_ops.names("policies") == []
     # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
     mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
     assert real_ops.names("sinks") == (["mlflow"] if mlflow_plugin else [])
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
-        "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge",
+        "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge", "torch-cpu": "tf-cpu",
         "transformer-torch": "tf-transformer", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
     assert all(r.side == "ops" for r in real_ops.reports.values())
     for kind in ("gemm", "conv2d", "transformer"):
         assert real_ops.builder(kind, "torch-cuda").kind == kind
+        assert real_ops.builder(kind, "torch-cpu") is real_ops.builder(kind, "torch-cuda")
 
 
 def test_disabling_an_ops_plugin(monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "conv2d-torch")
     host = OpsHost()
-    assert host.names("builders") == ["gemm@torch-cuda", "transformer@torch-cuda"]
+    assert host.names("builders") == ["gemm@torch", "transformer@torch"]
     assert host.builder("conv2d", "torch-cuda") is None
 
 
@@ -311,13 +314,13 @@ def test_list_plugins_shows_ops_rows():
     assert "backends: torch-cuda; probes: copy-bandwidth, launch-floor, matmul-ceiling; telemetry: nvml" \
         in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
-    assert "builders: gemm@torch-cuda" in rows["gemm-torch"]
-    assert "builders: transformer@torch-cuda" in rows["transformer-torch"]
+    assert "builders: gemm@torch" in rows["gemm-torch"]
+    assert "builders: transformer@torch" in rows["transformer-torch"]
     assert rows["ops"].split()[1] == "core"  # the Ops face towards the Core
     result = CliRunner().invoke(cli, ["list-plugins", "--json"])
     reports = {r["name"]: r for r in json.loads(result.stdout)}
     assert reports["conv2d-torch"]["side"] == "ops"
-    assert reports["conv2d-torch"]["registered"] == {"builders": ["conv2d@torch-cuda"]}
+    assert reports["conv2d-torch"]["registered"] == {"builders": ["conv2d@torch"]}
     assert reports["torch-cuda"]["error"] is None
 
 

@@ -8,7 +8,7 @@ from tensorforge_ops.torch_dtypes import torch_dtype
 
 class Conv2dTorch(WorkloadBuilder):
     kind = "conv2d"
-    backend = "torch-cuda"
+    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, ...
 
     def build(self, p, device):
         import torch

@@ -8,7 +8,7 @@ from tensorforge_ops.torch_dtypes import torch_dtype
 
 class GemmTorch(WorkloadBuilder):
     kind = "gemm"
-    backend = "torch-cuda"
+    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, ...
 
     def build(self, p, device):
         import torch

@@ -10,7 +10,7 @@ from tensorforge_ops.torch_dtypes import torch_dtype
 
 class TransformerTorch(WorkloadBuilder):
     kind = "transformer"
-    backend = "torch-cuda"
+    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, ...
 
     def build(self, p, device):
         import torch

@@ -1,0 +1,35 @@
+"""Ops side of tf_cpu: the torch-cpu backend, its calibration probes and its telemetry source,
+registered through the 'tensorforge_ops' entry-point group like any third-party plugin."""
+
+from tensorforge_ops.api import TelemetrySource
+from tensorforge_ops.hookspecs import hookimpl
+
+from .backend import TorchCpuBackend
+from .probes import CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
+from .telemetry import CAVEAT, collect_window
+
+
+class HostCpuTelemetry(TelemetrySource):
+    name = "host-cpu"
+    backend = "torch-cpu"
+    caveat = CAVEAT
+
+    def collect(self, session, run_once, duration_s):
+        return collect_window(run_once, session.machine.cpus, duration_s)
+
+
+@hookimpl
+def tensorforge_ops_register_backends(register):
+    register(TorchCpuBackend())
+
+
+@hookimpl
+def tensorforge_ops_register_probes(register):
+    register(CpuMatmulProbe())
+    register(CpuMemoryBandwidthProbe())
+    register(CpuCallFloorProbe())
+
+
+@hookimpl
+def tensorforge_ops_register_telemetry(register):
+    register(HostCpuTelemetry())

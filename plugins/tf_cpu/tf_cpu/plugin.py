@@ -1,0 +1,12 @@
+"""Core side: registers target `host-cpu`, read from this machine when plugins load (a few
+small files under /proc and /sys; no torch)."""
+
+from tensorforge.hookspecs import hookimpl
+
+from .machine import read_machine
+from .target import host_target
+
+
+@hookimpl
+def tensorforge_register_targets(register):
+    register(host_target(read_machine()))

@@ -1,0 +1,150 @@
+"""CALIBRATED ceilings of the host CPU: matmul rate per natively supported math mode, memory
+bandwidth, and the floor of one eager PyTorch call.
+
+As on the GPU, every rate comes from the p10 time (an upper bound on the sustained rate, so
+the calibrated prediction stays a lower bound) and every result carries the exact method. The
+whole calibration stays short on small machines (about 5 s on 2 cores): few sizes, a 0.4 s
+budget per timed call. torch (and the timing loop, which imports it) load only when a probe
+runs, so listing plugins stays fast.
+"""
+
+import time
+from typing import Dict, List, Tuple
+
+import attrs
+
+from tensorforge_ops.api import CalibrationProbe, ProbeResult
+
+from .backend import cache_bytes
+
+PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02,
+                    budget_s=0.4, flush_bytes=0)
+MATMUL_SIZES = (256, 512, 1024, 2048)
+MODE_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+MIN_STREAM_BYTES = 256 << 20
+
+
+def _policy(**changes):
+    from tensorforge_ops.cuda_timing import TimingPolicy
+    return TimingPolicy(**{**PROBE_POLICY, **changes})
+
+
+def _timed(fn, policy):
+    from .cpu_timing import time_cpu
+    return time_cpu(fn, policy).stats
+
+
+def _policy_text(policy) -> str:
+    return ", ".join(f"{k}={v}" for k, v in attrs.asdict(policy).items())
+
+
+def _available_bytes() -> int:
+    """MemAvailable, so a probe never pushes a small machine into swap; 1 GiB if unreadable."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 1 << 30
+
+
+def _rate(work: float, seconds: float, what: str) -> float:
+    if not seconds > 0:
+        raise RuntimeError(f"{what}: p10 time {seconds!r} s is below timer resolution")
+    return work / seconds
+
+
+class CpuMatmulProbe(CalibrationProbe):
+    """Best square-matmul rate per math mode the CPU runs natively, over a size sweep."""
+    name = "cpu-matmul-ceiling"
+    backend = "torch-cpu"
+
+    def run(self, session) -> ProbeResult:
+        from tensorforge_ops.cuda_probes import math_mode
+        torch, policy = session.torch, _policy()
+        start = time.perf_counter()
+        cap = _available_bytes() // 4
+        compute: Dict[str, float] = {}
+        details: Dict[str, object] = {"threads": session.threads,
+                                      "not_probed": "math modes without native support (not declared by host-cpu)"}
+        for mode in session.native_modes:
+            if mode not in MODE_DTYPES:
+                continue
+            dtype = getattr(torch, MODE_DTYPES[mode])
+            points: List[Tuple[int, float]] = []
+            with math_mode(mode), torch.inference_mode():
+                for n in MATMUL_SIZES:
+                    if 3 * n * n * torch.empty((), dtype=dtype).element_size() > cap:
+                        continue
+                    # randn, never zeros: zero operands would let the FPU (and power) idle.
+                    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+                    c = torch.empty(n, n, dtype=dtype)
+                    p10 = _timed(lambda: torch.matmul(a, b, out=c), policy).p10
+                    points.append((n, _rate(2.0 * n ** 3, p10, f"{mode} matmul n={n}")))
+            if not points:
+                raise RuntimeError(f"no {mode} matmul size fits a quarter of available memory ({cap} B)")
+            best_n, best = max(points, key=lambda p: p[1])
+            compute[mode] = best
+            details[mode] = {"best_n": best_n, "points": [list(p) for p in points]}
+        method = (f"torch.matmul(a, b, out=c), square n x n, a/b torch.randn on the CPU, c preallocated, "
+                  f"{session.threads} threads, per math mode the CPU runs natively "
+                  f"({', '.join(compute)}); wall clock per call via time_cpu({_policy_text(policy)}), "
+                  f"no flush; rate(n) = 2*n^3 / p10 time; best over n in {list(MATMUL_SIZES)}")
+        return ProbeResult(name=self.name, method=method, compute=compute, details=details,
+                           duration_s=time.perf_counter() - start)
+
+
+class CpuMemoryBandwidthProbe(CalibrationProbe):
+    """Memory bandwidth from a copy (bytes read + written) and a read-only sum over buffers far
+    larger than the caches; the higher of the two is the DRAM ceiling.
+
+    Why both: on a CPU an ordinary store first reads the line it writes (read-for-ownership),
+    so a copy moves about 3x its size while the read + write convention counts 2x; a kernel
+    that mostly reads (a GEMV's weights) can then stream faster than the copy rate suggests,
+    and a ceiling below a real rate would not keep the calibrated bound a bound."""
+    name = "cpu-memory-bandwidth"
+    backend = "torch-cpu"
+
+    def run(self, session) -> ProbeResult:
+        torch, policy = session.torch, _policy()
+        start = time.perf_counter()
+        nbytes = max(8 * cache_bytes(session.machine), MIN_STREAM_BYTES)
+        nbytes = min(nbytes, max(MIN_STREAM_BYTES // 4, _available_bytes() // 8)) // 8 * 8
+        with torch.inference_mode():
+            src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()   # random, not zeros
+            dst = torch.empty_like(src)
+            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).p10, "copy")
+            del dst
+            total = torch.empty((), dtype=torch.float32)
+            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).p10, "read")
+            del src
+        method = (f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
+                  f"2*{nbytes} (read + write) / p10 time, and (b) torch.sum over the same source, "
+                  f"rate = {nbytes} / p10 time; {session.threads} threads; "
+                  f"time_cpu({_policy_text(policy)}), no flush (the buffers exceed the caches "
+                  f"{max(1, nbytes // max(1, cache_bytes(session.machine)))}x)")
+        return ProbeResult(name=self.name, method=method, dram_bytes_per_s=max(copy, read),
+                           details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy,
+                                    "read_bytes_per_s": read},
+                           duration_s=time.perf_counter() - start)
+
+
+class CpuCallFloorProbe(CalibrationProbe):
+    """The least time one eager PyTorch call takes on this CPU: dispatch and bookkeeping around
+    a 1-element add_. p50, not p10: a typical per-call cost, reported, not part of the bound."""
+    name = "cpu-call-floor"
+    backend = "torch-cpu"
+
+    def run(self, session) -> ProbeResult:
+        torch = session.torch
+        start = time.perf_counter()
+        policy = _policy(min_iters=100, max_iters=2000)
+        with torch.inference_mode():
+            x = torch.ones(1)
+            p50 = _timed(lambda: x.add_(1.0), policy).p50
+        method = (f"x.add_(1.0) on a 1-element float32 CPU tensor, wall clock per call, no flush, "
+                  f"time_cpu({_policy_text(policy)}); seconds = p50")
+        return ProbeResult(name=self.name, method=method, launch_floor_s=p50,
+                           duration_s=time.perf_counter() - start)

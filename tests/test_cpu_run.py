@@ -1,0 +1,209 @@
+"""The whole loop for real on the machine running the tests, no GPU and no mocks: `tensorforge
+run --target host-cpu` predicts, calibrates, measures and samples telemetry on the host CPU,
+and the capture verifies, feeds the regression gate and the report. Kept short (about 30 s on
+2 cores): a small suite, one calibration, and a second run that reuses it.
+
+Also the torch-cpu session in-process: device name equal to the target's, threads held at the
+physical cores, peak memory from the resident high-water mark, math modes refused clearly."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tensorforge.plugins import PluginHost  # noqa: E402
+from tensorforge.suite import resolve_spec  # noqa: E402
+from tensorforge_ops.api import Unavailable  # noqa: E402
+from tensorforge_ops.capture import SECTIONS, verify  # noqa: E402
+from tensorforge_ops.host import OpsHost  # noqa: E402
+from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
+from tf_cpu.machine import read_machine  # noqa: E402
+from tf_cpu.target import host_target  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("clean_plugin_env")
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "tests" / "fixtures" / "suites" / "host_cpu_ci.toml"
+WORKLOADS = ("gemm_512_fp32", "conv_small_fp32", "transformer_tiny_fp32")
+TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
+
+
+def tf(*args, home: Path, timeout=300):
+    env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
+    env["TENSORFORGE_HOME"] = str(home)
+    return subprocess.run([TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env, cwd=str(ROOT))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two real runs: the first calibrates, the second reuses the stored calibration."""
+    folder = tmp_path_factory.mktemp("host_cpu")
+    home = folder / "home"
+    common = ("--target", "host-cpu", "--suite", str(SUITE), "--telemetry-seconds", "0.2",
+              "--cooldown", "0", "--rest", "0")
+    first = tf("run", *common, "-o", str(folder / "first.json"), home=home)
+    assert first.returncode == 0, first.stderr
+    second = tf("run", *common, "--no-telemetry", "-o", str(folder / "second.json"), home=home)
+    assert second.returncode == 0, second.stderr
+    docs = [json.loads((folder / name).read_text(encoding="utf-8")) for name in ("first.json", "second.json")]
+    return folder, home, first, docs
+
+
+def test_run_fills_all_five_sections(runs):
+    _, _, proc, (doc, _) = runs
+    assert "Traceback" not in proc.stderr
+    assert doc["complete"] is True and doc["target"] == "host-cpu"
+    for key, label in SECTIONS.items():
+        assert doc[key]["label"] == label
+    for key in ("measured", "calibrated", "diagnostic"):
+        assert doc[key]["available"] is True, (key, doc[key].get("reason"))
+    assert [w["name"] for w in doc["predicted"]["analytical"]["workloads"]] == list(WORKLOADS)
+    assert doc["predicted"]["calibrated"] is not None and doc["predicted"]["calibrated_target"] == "host-cpu"
+    assert set(doc["policy"]["bound_checks"]) == set(WORKLOADS)
+    for check in doc["policy"]["bound_checks"].values():
+        assert check["verdict"] in ("within bound", "BOUND VIOLATION")   # evidence was there
+
+
+def test_measured_on_this_cpu_without_naming_a_backend(runs):
+    _, _, _, (doc, _) = runs
+    measured = doc["measured"]
+    assert measured["backend"] == "torch-cpu"
+    machine = read_machine()
+    assert measured["device"]["name"] == host_target(machine).device_names[0] == machine.model_name
+    details = measured["device"]["details"]
+    assert details["threads"] == machine.cores and details["cores"] == machine.cores
+    for name in WORKLOADS:
+        row = measured["workloads"][name]
+        assert row["status"] == "ok", row.get("reason")
+        samples = row["samples_s"]
+        assert len(samples) >= MIN_SAMPLES and all(s > 0 for s in samples)
+        assert row["stats"]["n"] == len(samples) and row["stats"]["p50"] > 0
+        assert row["flush_bytes"] >= 16 << 20 and row["warmup_iters"] == 3
+        assert row["framework_flags"]["num_threads"] == machine.cores
+        assert row["framework_flags"]["float32_matmul_precision"] == "highest"
+        if row["peak_memory_bytes"] is None:
+            assert row["peak_memory_method"].startswith("unavailable: ")
+        else:
+            assert row["peak_memory_bytes"] > 0 and row["peak_memory_method"].startswith("resident set")
+    gemm = measured["workloads"]["gemm_512_fp32"]
+    if gemm["peak_memory_bytes"] is not None:
+        assert gemm["peak_memory_bytes"] >= 512 * 512 * 4   # at least the output it wrote
+
+
+def test_calibrated_ceilings_are_positive_and_stored(runs):
+    _, home, _, (doc, _) = runs
+    cal = doc["calibrated"]
+    assert cal["failed_probes"] == {} and cal["reused"] is False
+    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor"}
+    ceilings = cal["ceilings"]
+    assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
+    declared = set(host_target(read_machine()).pe_array.flops_per_clock)
+    assert set(ceilings["compute"]) == declared & {"fp32", "bf16", "fp16"}
+    # calibration stays short on small machines (about 5 s on 2 cores; generous for busy CI)
+    assert sum(p["duration_s"] for p in cal["probes"].values()) < 30
+    stored = home / "calibrations" / f"{cal['fingerprint']}.json"
+    assert cal["stored_at"] == str(stored) and stored.is_file()
+    assert cal["fingerprint"] == doc["measured"]["device"]["fingerprint"]
+
+
+def test_ape_is_computed_on_the_same_device(runs):
+    _, _, _, (doc, _) = runs
+    comp = doc["comparison"]
+    assert comp["same_device"] is True and comp["device_note"] is None
+    for name in WORKLOADS:
+        row = comp["workloads"][name]
+        assert row["ape_analytical"] is not None and row["ape_calibrated"] is not None
+        assert row["predicted_calibrated_s"] > 0 and row["measured_p50_s"] > 0
+
+
+def test_diagnostic_windows_are_labelled_host_telemetry(runs):
+    _, _, _, (doc, _) = runs
+    diag = doc["diagnostic"]
+    assert diag["source"] == "host-cpu" and "never decides a verdict" in diag["caveat"]
+    for name in WORKLOADS:
+        window = diag["windows"][name]
+        assert window["available"] is True and window["samples"]
+        assert window["headline"] and "other processes" in window["headline"]
+        assert "load" in window["sources"] and "utilisation" in window["sources"]
+        for source, why in window["unavailable"].items():   # absent sources say why
+            assert why
+
+
+def test_capture_verifies_and_summary_names_the_cpu(runs):
+    folder, home, proc, (doc, _) = runs
+    assert verify(folder / "first.json").ok
+    done = tf("verify", str(folder / "first.json"), home=home)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1].endswith("VERIFIED")
+    summary = (folder / "first.summary.txt").read_text(encoding="utf-8")
+    assert summary == proc.stdout
+    assert f"MEASURED    on {doc['measured']['device']['name']} ({doc['measured']['device']['fingerprint']}) " \
+           "with torch-cpu" in summary
+    assert "DIAGNOSTIC  host-cpu, separate window after timing" in summary
+
+
+def test_second_run_reuses_the_calibration_of_the_same_fingerprint(runs):
+    _, _, _, (first, second) = runs
+    assert second["calibrated"]["reused"] is True
+    assert second["calibrated"]["measured_at"] == first["calibrated"]["measured_at"]
+    assert second["measured"]["device"]["fingerprint"] == first["measured"]["device"]["fingerprint"]
+    assert second["diagnostic"]["available"] is False
+
+
+def test_gate_and_report_read_host_cpu_captures(runs):
+    folder, home, _, _ = runs
+    gate = tf("gate", str(folder / "first.json"), str(folder / "second.json"), "--json", home=home)
+    assert gate.returncode in (0, 1, 3), gate.stderr          # a decision or a named missing piece
+    result = json.loads(gate.stdout)
+    assert {v["workload"] for v in result["verdicts"]} == set(WORKLOADS)
+    for verdict in result["verdicts"]:
+        assert verdict["verdict"] in ("PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT")
+        assert "fingerprint" not in verdict["reason"] and "framework flags differ" not in verdict["reason"]
+    report = tf("report", str(folder / "first.json"), "--format", "json", "-o", "-", home=home)
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)
+
+
+# -- the session in-process ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def session():
+    s = TorchCpuBackend().open(0)
+    yield s
+    s.close()
+
+
+def test_session_device_matches_the_target_and_the_fingerprint_is_stable(session):
+    core = PluginHost()
+    assert core.target("host-cpu").matches_device(session.info.name)
+    again = TorchCpuBackend().open(0)
+    assert again.info.fingerprint == session.info.fingerprint and again.info.fingerprint.startswith("cpu-")
+
+
+def test_session_holds_threads_and_measures_peak_memory(session):
+    ops = OpsHost()
+    workload, _ = resolve_spec(PluginHost(), "gemm:m=256,n=256,k=256,dtype=fp32")
+    builder = ops.builder("gemm", "torch-cpu")
+    torch.set_num_threads(1)                                 # something changed it behind our back
+    with session.prepared(builder, workload.params, "fp32") as prepared:
+        assert torch.get_num_threads() == session.threads
+        timed = session.time(prepared.fn, 0.5)
+    assert prepared.framework_flags["num_threads"] == session.threads
+    assert timed.stats.n >= 1 and timed.flush_bytes == session.flush_bytes
+    if prepared.peak_memory_bytes is not None:
+        assert prepared.peak_memory_bytes >= 256 * 256 * 4
+
+
+def test_session_refuses_what_a_cpu_cannot_run(session):
+    ops = OpsHost()
+    workload, _ = resolve_spec(PluginHost(), "gemm:m=8,n=8,k=8,dtype=fp32,math_mode=tf32")
+    with pytest.raises(Unavailable, match="math mode tf32 is not measurable with torch-cpu"):
+        with session.prepared(ops.builder("gemm", "torch-cpu"), workload.params, "tf32"):
+            pass
+    with pytest.raises(Unavailable, match="one device, the host CPU"):
+        TorchCpuBackend().open(1)

@@ -88,10 +88,18 @@ def build_params(kind: str, cls: type, fields: Mapping[str, Any]):
 
 def params_spec(kind: str, params) -> str:
     """The canonical inline spec, e.g. 'gemm:m=8192,n=8192,k=8192,dtype=bf16'."""
+    from .precision import default_math_mode
     parts = []
+    dtype = getattr(params, "dtype", None)
     for field in attrs.fields(type(params)):
         value = getattr(params, field.name)
-        if value is None or value == field.default:
+        if value is None:
+            continue
+        # dtype is always spelled out (a stored spec must not depend on today's default);
+        # the math mode only when it is not the one the dtype implies.
+        if field.name == "math_mode" and dtype is not None and value == default_math_mode(dtype):
+            continue
+        if field.name != "dtype" and value == field.default:
             continue
         if isinstance(value, bool):
             value = "true" if value else "false"

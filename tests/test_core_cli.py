@@ -111,7 +111,7 @@ def test_targets_and_workloads_commands(cli):
     assert shown["sources"]["dram_capacity_bytes"]
     kinds = invoke(cli, "workloads").stdout
     assert "gemm: dense matrix multiply" in kinds
-    assert "  * gemm_tiny: gemm:m=64,n=64,k=64,math_mode=bf16" in kinds
+    assert "  * gemm_tiny: gemm:m=64,n=64,k=64,dtype=bf16" in kinds
     assert "    gemm_square_fp32: " in kinds          # a preset outside the default suite
 
 

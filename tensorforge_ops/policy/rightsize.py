@@ -52,20 +52,33 @@ class TargetVerdict:
     cost_per_million: Optional[float] = None   # executions of the whole workload set, at measured p50
 
 
-def _measured(captures: Sequence[Dict[str, Any]], target, spec: str):
-    """(p50 seconds, capture path) of the workload with this spec measured on this target's device."""
+def _same_workload(kind, params, spec: str) -> bool:
+    """Whether a capture's recorded spec describes these params. Compared as parsed params, not
+    as text, so a capture written before a change in how specs are spelled still counts."""
+    head, _, rest = spec.partition(":")
+    if head != kind.name:
+        return False
+    try:
+        from tensorforge.suite import parse_fields
+        return kind.parse(parse_fields(rest, spec)) == params
+    except Exception:   # a spec this version cannot read is simply not this workload
+        return False
+
+
+def _measured(captures: Sequence[Dict[str, Any]], target, kind, params):
+    """(p50 seconds, capture path) of this workload measured on this target's device."""
     for doc in captures:
         measured = doc.get("measured", {})
         if not measured.get("available") or not target.matches_device(measured["device"]["name"]):
             continue
         specs = {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
         for name, row in measured.get("workloads", {}).items():
-            if specs.get(name) == spec and row.get("status") == "ok":
+            if row.get("status") == "ok" and _same_workload(kind, params, specs.get(name, "")):
                 return row["stats"]["p50"], doc.get("_path")
     return None, None
 
 
-def _cell(target, workload_pred, objective: Objective, captures) -> Cell:
+def _cell(target, workload_pred, kind, params, objective: Objective, captures) -> Cell:
     bound = workload_pred.latency_s
     name = workload_pred.name
     if not workload_pred.fits_in_memory:
@@ -75,7 +88,7 @@ def _cell(target, workload_pred, objective: Objective, captures) -> Cell:
     if not objective.met_by(bound):
         return Cell(target.name, name, RULED_OUT,
                     f"PREDICTED lower bound {bound * 1e3:.4g} ms already misses {objective.describe()}", bound)
-    p50, path = _measured(captures, target, workload_pred.spec)
+    p50, path = _measured(captures, target, kind, params)
     if p50 is None:
         return Cell(target.name, name, UNKNOWN,
                     f"lower bound {bound * 1e3:.4g} ms would allow it; no capture measures it on "
@@ -93,7 +106,8 @@ def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequ
     results = []
     for target in targets:
         pred = predict(workloads, target, mappings)
-        cells = tuple(_cell(target, w, objective, captures) for w in pred.workloads)
+        cells = tuple(_cell(target, w, kind, workload.params, objective, captures)
+                      for w, (workload, kind) in zip(pred.workloads, workloads))
         if any(c.verdict == RULED_OUT for c in cells):
             first = next(c for c in cells if c.verdict == RULED_OUT)
             verdict, reason = RULED_OUT, f"{first.workload}: {first.reason}"

@@ -170,7 +170,7 @@ def test_predict_inline_spec(cli):
     assert inline["kind"] == "gemm"
     assert inline["flops"] == 2 * 8192 ** 3
     assert inline["compulsory_bytes"] == 3 * 8192 * 8192 * 2
-    assert inline["spec"] == preset["spec"] == "gemm:m=8192,n=8192,k=8192,math_mode=bf16"
+    assert inline["spec"] == preset["spec"] == "gemm:m=8192,n=8192,k=8192,dtype=bf16"
     # the same problem as the preset: the same bound
     assert {k: v for k, v in inline.items() if k != "name"} == {k: v for k, v in preset.items() if k != "name"}
 
@@ -178,7 +178,7 @@ def test_predict_inline_spec(cli):
 def test_predict_preset_with_override(cli):
     w, = predict_json(cli, "-w", "gemm_tiny:dtype=fp16")["workloads"]
     assert w["name"] == "gemm_tiny:dtype=fp16"
-    assert w["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16,math_mode=fp16"
+    assert w["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16"
     assert w["operators"][0]["math_mode"] == "fp16"
     assert w["compulsory_bytes"] == 3 * 64 * 64 * 2
     assert w["flops"] == 2 * 64 ** 3
@@ -187,7 +187,7 @@ def test_predict_preset_with_override(cli):
 def _check_suite_result(data):
     by_name = {w["name"]: w for w in data["workloads"]}
     assert list(by_name) == ["tiny_fp16", "square_512", "conv_small", "llama_tiny_prefill"]
-    assert by_name["tiny_fp16"]["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16,math_mode=fp16"
+    assert by_name["tiny_fp16"]["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16"
     assert by_name["square_512"]["flops"] == 2 * 512 ** 3
     assert by_name["conv_small"]["kind"] == "conv2d"
     llama = by_name["llama_tiny_prefill"]

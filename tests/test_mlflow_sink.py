@@ -163,7 +163,7 @@ def test_run_with_mlflow_logs_a_no_device_capture(cli, store, tmp_path):
     p, m, t = run.data.params, run.data.metrics, run.data.tags
     # an inline spec is a name MLflow refuses as a key: sanitised, and the mapping kept
     assert json.loads(t["tensorforge.workload_keys"]) == {"gemm_m_64_n_64_k_64": "gemm:m=64,n=64,k=64"}
-    assert p["workload.gemm_m_64_n_64_k_64"] == p["workload.gemm_tiny"] == "gemm:m=64,n=64,k=64,math_mode=bf16"
+    assert p["workload.gemm_m_64_n_64_k_64"] == p["workload.gemm_tiny"] == "gemm:m=64,n=64,k=64,dtype=bf16"
     assert p["target"] == "rtx3050-laptop" and "device.fingerprint" not in p
     predicted = {w["name"]: w["latency_s"] for w in doc["predicted"]["analytical"]["workloads"]}
     # PREDICTED only: no measured, calibrated or APE metric is invented

@@ -122,7 +122,6 @@ def test_export_of_the_h200_capture_reads_back_exactly(cli, store, tmp_path):
         assert m[f"ceiling.compute.{mode}"] == rate
     assert m["ceiling.dram_bytes_per_s"] == ceilings["dram_bytes_per_s"]
     assert m["ceiling.launch_floor_s"] == ceilings["launch_floor_s"]
-    assert m["gemm_large_square.ape_calibrated"] < 0.002          # the README's 0.1%
 
     t = data.tags
     assert t["tensorforge.labels"] == LABELS

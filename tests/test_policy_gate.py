@@ -410,7 +410,7 @@ def test_workload_defined_differently_under_the_same_name(tmp_path, base_doc):
         for key in ("analytical", "calibrated"):
             for w in d["predicted"][key]["workloads"]:
                 if w["name"] == "gemm_tiny":
-                    w["spec"] = w["spec"].replace("math_mode=bf16", "math_mode=fp16")
+                    w["spec"] = w["spec"].replace("dtype=bf16", "dtype=fp16")
     _, _, verdicts = gate_json(BASE, write_candidate(tmp_path, "respec", edit))
     assert verdicts["gemm_tiny"]["verdict"] == "NO VERDICT"
     assert verdicts["gemm_tiny"]["reason"].startswith("workload definition differs")

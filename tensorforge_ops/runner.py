@@ -91,6 +91,8 @@ class Run:
         doc.update({
             "schema": SCHEMA, "complete": False,
             "target": target.name, "operating_point": analytical.operating_point,
+            # the whole description, so a capture of a target given as a file stays reproducible
+            "target_description": to_data(target),
             "provenance": self._provenance(),
             "predicted": {"label": "PREDICTED", "analytical": to_data(analytical), "calibrated": None,
                           "calibrated_target": None, "calibrated_note": "no device"},

@@ -21,7 +21,7 @@ def snapshot(name, **kw) -> Machine:
 
 
 @pytest.mark.parametrize("text, cpus", [("0", (0,)), ("0-3", (0, 1, 2, 3)), ("0,2", (0, 2)),
-                                        ("0-1,4-5\n", (0, 1, 4, 5)), ("", ())])
+                                        ("0-1,4-5\n", (0, 1, 4, 5)), ("", ()), ("0-x", ())])
 def test_parse_cpu_list(text, cpus):
     assert parse_cpu_list(text) == cpus
 
@@ -130,6 +130,21 @@ def test_bare_cpuinfo_only():
     assert [(p.name, p.clock_mhz) for p in t.operating_points] == [("base", 3400.0)]
     assert t.dram_capacity_bytes == 16 * GiB and t.sources["dram_capacity_bytes"].startswith("ASSUMED")
     assert "fp16" not in t.pe_array.flops_per_clock and "bf16" not in t.pe_array.flops_per_clock
+
+
+def test_malformed_files_fall_back_instead_of_raising(tmp_path):
+    cpu = tmp_path / "sys" / "devices" / "system" / "cpu"
+    (cpu / "cpu0" / "cache" / "index0").mkdir(parents=True)
+    (cpu / "online").write_text("garbage\n")
+    for name, text in (("level", "two"), ("type", "Data"), ("size", "lots"), ("shared_cpu_list", "?")):
+        (cpu / "cpu0" / "cache" / "index0" / name).write_text(text)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text("processor : 0\ncpu MHz : fast\nflags : avx2 fma\n")
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal: many kB\n")
+    m = read_machine(root=str(tmp_path), arch="x86_64")
+    assert m.cpus == (0,) and m.sources["cpus"] == "/proc/cpuinfo processor entries"
+    assert m.caches == () and m.reported_mhz is None and m.memory_bytes is None
+    validate_target(host_target(m))
 
 
 def test_empty_root_never_raises(tmp_path):

@@ -140,3 +140,17 @@ def test_peak_rss_sees_a_real_allocation():
     peak, _ = peak_rss.peak_since(base)
     del block
     assert peak >= 60 << 20
+
+
+def test_malformed_sources_are_unavailable_not_errors(tmp_path):
+    freq = tmp_path / "sys" / "devices" / "system" / "cpu" / "cpu0" / "cpufreq"
+    freq.mkdir(parents=True)
+    (freq / "scaling_cur_freq").write_text("<unknown>\n")
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text("processor : zero\ncpu MHz : fast\n")
+    (tmp_path / "proc" / "stat").write_text("cpu0 1 2 x\n")
+    r = Readers((0,), root=str(tmp_path))
+    assert "clock_mhz" in r.unavailable and r.clock_mhz() is None
+    assert r.cpu_ticks() is None
+    window = collect_window(lambda: None, (0,), 0.01, root=str(tmp_path))
+    assert window["available"] is True and window["summary"]["busy_pct"] is None

@@ -70,11 +70,14 @@ def _read(root: Path, rel: str) -> Optional[str]:
 
 
 def parse_cpu_list(text: str) -> Tuple[int, ...]:
-    """'0-3,8,10-11' -> (0, 1, 2, 3, 8, 10, 11); '' -> ()."""
+    """'0-3,8,10-11' -> (0, 1, 2, 3, 8, 10, 11); '' or anything malformed -> ()."""
     cpus = set()
-    for part in filter(None, (p.strip() for p in text.strip().split(","))):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
+    try:
+        for part in filter(None, (p.strip() for p in text.strip().split(","))):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        return ()
     return tuple(sorted(cpus))
 
 
@@ -139,16 +142,16 @@ class _Reader:
 
 
 def _affinity(r: _Reader, blocks, affinity) -> Tuple[int, ...]:
-    if affinity is not None:
+    if affinity:
         r.source("cpus", "given by the caller")
         return tuple(sorted(affinity))
     if r.root == Path("/") and hasattr(os, "sched_getaffinity"):
         r.source("cpus", "os.sched_getaffinity(0): the CPUs this process may run on")
         return tuple(sorted(os.sched_getaffinity(0)))
-    online = r.read("sys/devices/system/cpu/online")
+    online = parse_cpu_list(r.read("sys/devices/system/cpu/online") or "")
     if online:
         r.source("cpus", "/sys/devices/system/cpu/online")
-        return parse_cpu_list(online)
+        return online
     numbered = sorted(_int(b.get("processor")) for b in blocks if _int(b.get("processor")) is not None)
     if numbered:
         r.source("cpus", "/proc/cpuinfo processor entries")
@@ -268,7 +271,7 @@ def read_machine(root: str = "/", affinity: Optional[FrozenSet[int]] = None,
     """This machine's CPU as Linux describes it (or a snapshot under `root`). Never raises."""
     r = _Reader(Path(root))
     arch = arch or platform.machine()
-    blocks = [b for b in parse_cpuinfo(r.read("proc/cpuinfo") or "")]
+    blocks = parse_cpuinfo(r.read("proc/cpuinfo") or "")
     by_cpu = {_int(b.get("processor")): b for b in blocks if _int(b.get("processor")) is not None}
     cpus = _affinity(r, blocks, affinity)
     first = by_cpu.get(cpus[0]) or (blocks[0] if blocks else {})

@@ -36,6 +36,13 @@ def _read(root: Path, rel: str) -> Optional[str]:
         return None
 
 
+def _number(text: Optional[str]) -> Optional[float]:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
 def _why(root: Path, rel: str) -> str:
     try:
         (root / rel).read_bytes()
@@ -57,8 +64,8 @@ class Readers:
         self.sources: Dict[str, str] = {}
         self.unavailable: Dict[str, str] = {}
         freq = [f"sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq" for c in self.cpus]
-        if freq and all(_read(self.root, f) for f in freq):
-            self._freq = lambda: [int(_read(self.root, f)) / 1000.0 for f in freq]
+        if freq and all(_number(_read(self.root, f)) for f in freq):
+            self._freq = lambda: [v / 1000.0 for v in (_number(_read(self.root, f)) for f in freq) if v]
             self.sources["clock_mhz"] = "/sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq"
         elif self._cpuinfo_mhz():
             self._freq = self._cpuinfo_mhz
@@ -84,9 +91,9 @@ class Readers:
         for line in text.splitlines():
             key, _, value = line.partition(":")
             if key.strip() == "processor":
-                cpu = int(value)
-            elif key.strip() == "cpu MHz" and cpu is not None:
-                mhz[cpu] = float(value)
+                cpu = _number(value)
+            elif key.strip() == "cpu MHz" and cpu is not None and _number(value):
+                mhz[int(cpu)] = _number(value)
         return [mhz[c] for c in self.cpus if c in mhz]
 
     def clock_mhz(self) -> Optional[float]:
@@ -106,7 +113,7 @@ class Readers:
         wanted = {f"cpu{c}" for c in self.cpus}
         for line in (text or "").splitlines():
             fields = line.split()
-            if fields and fields[0] in wanted:
+            if fields and fields[0] in wanted and all(v.isdigit() for v in fields[1:9]):
                 ticks = [int(v) for v in fields[1:9]] + [0] * (8 - len(fields[1:9]))
                 total += sum(ticks)           # user nice system idle iowait irq softirq steal
                 idle += ticks[3] + ticks[4]

@@ -39,7 +39,7 @@ def _default_capture_path(target: str) -> Path:
               "the target natively (torch-cpu for host-cpu), else torch-cuda].")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
-@click.option("--no-telemetry", is_flag=True, help="Skip the NVML telemetry windows.")
+@click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
 @click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="Length of each workload's telemetry window.")
 @click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
@@ -169,7 +169,7 @@ def calibrate(backend, device_index, as_json):
         for mode, rate in sorted(c["compute"].items()):
             click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
         if c.get("dram_bytes_per_s"):
-            click.echo(f"  copy bandwidth (read + write): {si(c['dram_bytes_per_s'], 'B/s')}")
+            click.echo(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
         if c.get("launch_floor_s"):
             click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
         for name, why in sorted(cal["failed_probes"].items()):

@@ -124,13 +124,23 @@ def _path(doc, name: Optional[str]) -> Optional[Dict[str, Any]]:
     }
 
 
+def _telemetry_name(doc) -> str:
+    """How the report names the telemetry source: 'NVML' for the NVML source, else its name."""
+    source = str(doc["diagnostic"].get("source") or "")
+    return "NVML" if source in ("", "nvml") else f"{source} telemetry"
+
+
 def _telemetry(doc) -> Dict[str, Any]:
     diag = doc["diagnostic"]
     if not diag.get("available"):
         return {"available": False, "reason": diag.get("reason"), "observations": [], "caveat": diag.get("caveat")}
     notes = []
+    source = _telemetry_name(doc)
     for name, window in sorted((diag.get("windows") or {}).items()):
         summary = window.get("summary") or {}
+        if window.get("headline"):   # sources other than NVML summarise their window in one line
+            notes.append(f"{source} during the telemetry window of {name}: {window['headline']}. "
+                         "This is observed context, not an explanation of the measured time.")
         for reason, fraction in summary.get("reason_fractions") or []:
             if reason == "GpuIdle" or not fraction:
                 continue
@@ -166,9 +176,12 @@ def _limits(doc, rows) -> List[str]:
         out.append(f"{len(failed)} workload(s) failed to measure: {', '.join(failed)}.")
     if cal.get("available") and cal.get("reused"):
         out.append(f"Calibration reused from {cal.get('measured_at')}: the ceilings come from an earlier session.")
-    if measured.get("available"):
+    if measured.get("available") and "cuda" in str(measured.get("backend", "")):
         out.append("Latencies are measured in a burst regime (short stretches, L2 flushed before each "
                    "iteration); sustained load can run slower, as the telemetry window may show.")
+    elif measured.get("available"):
+        out.append(f"Latencies are per-iteration samples on {measured.get('backend')} with caches flushed "
+                   "before each iteration; other load on the machine changes them (see the telemetry).")
     return out
 
 
@@ -197,7 +210,7 @@ def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=N
         if doc["calibrated"].get("available") else None,
         "path": _path(doc, path_workload),
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
-                                "NVML does not prove this classification.",
+                                f"{_telemetry_name(doc)} does not prove this classification.",
         "telemetry": _telemetry(doc),
         "policy": {"bound_checks": {r["name"]: r["bound_check"] for r in rows}, "bound_violations": violations,
                    "gate": gate},

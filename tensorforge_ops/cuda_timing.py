@@ -139,7 +139,10 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
             total = torch.empty((), dtype=torch.int64, device=dev)
             flush_step = lambda: torch.sum(words, dim=0, out=total)  # noqa: E731
         elif flush is not None:
-            flush_step = flush.zero_
+            # zero 4-byte words, as do_bench does: on the H200 the byte-wise memset left a
+            # batched fp16 GEMM 3% faster than after an int32 one of the same size (111.8 vs
+            # 114.8 us; do_bench 115.5), benchmarks/results/harness_diff_h200.json
+            flush_step = flush[: policy.flush_bytes // 4 * 4].view(torch.int32).zero_
         try:
             # Warm-up absorbs one-off costs (cuBLAS handle/workspace, autotuning, lazy
             # module loading, clock ramp-up); it is neither flushed nor timed.

@@ -11,6 +11,13 @@ class PluginError(TensorForgeError):
     """A plugin raised, or registered something invalid; the message names the plugin."""
 
 
+def one_line(exc: BaseException) -> str:
+    """'ExcType: first line of the message' (or the type alone): how a plugin's or a device's
+    exception is shown to the user, in one line, without a traceback."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 def closest(name: str, choices) -> str:
     """A ' (did you mean X?)' suffix for the closest known name, or '' when nothing is close."""
     match = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.5)

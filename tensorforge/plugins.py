@@ -15,7 +15,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, closest, unknown
+from .errors import PluginError, closest, one_line, unknown
 from .mappings.base import MappingStrategy
 from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, PluginOptions
 from .target import Target, validate_target
@@ -59,11 +59,6 @@ class Registered:
     """One registered thing and the plugin that registered it."""
     value: Any
     plugin: str
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
@@ -136,7 +131,7 @@ class BaseHost:
             except BaseException as exc:  # a plugin's import may raise anything, even SystemExit
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                error = f"failed to load: {_error_text(exc)}"
+                error = f"failed to load: {one_line(exc)}"
                 self.tracer.load(ep.name, ep.value, time.perf_counter() - start, error)
                 self.reports[ep.name] = PluginReport(
                     ep.name, self.side, dist_name, version, ep.value, error=error)
@@ -159,7 +154,7 @@ class BaseHost:
             # later lines: keep them, joined into one line.
             text = (f"{type(exc).__name__}: " + "; ".join(
                         line.strip() for line in str(exc).splitlines() if line.strip())
-                    if isinstance(exc, pluggy.PluginValidationError) else _error_text(exc))
+                    if isinstance(exc, pluggy.PluginValidationError) else one_line(exc))
             self.reports[name] = PluginReport(name, self.side, dist_name, version, module,
                                               error=f"failed to register: {text}")
             return
@@ -190,7 +185,7 @@ class BaseHost:
                     accepted = [self._validate(kind, value, plugin_name) for value in staged]
                 except Exception as exc:
                     message = str(exc) if isinstance(exc, PluginError) else \
-                        f"{hook_name} raised {_error_text(exc)}"
+                        f"{hook_name} raised {one_line(exc)}"
                     self._fail(plugin_name, message)
                     continue
                 for value in accepted:
@@ -352,7 +347,7 @@ class PluginHost(BaseHost):
                 extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function, {}) or []
             except Exception as exc:
                 reports.append(PluginReport(name + ":reports", "ops", None, None, name,
-                                            error=f"tensorforge_plugin_reports raised {_error_text(exc)}"))
+                                            error=f"tensorforge_plugin_reports raised {one_line(exc)}"))
                 continue
             reports.extend(r for r in extra if isinstance(r, PluginReport))
         return sorted(reports, key=lambda r: (r.side, r.name))
@@ -364,4 +359,4 @@ class PluginHost(BaseHost):
                 self.tracer.call(name, "tensorforge_add_commands", impl.function, {"cli": cli})
             except Exception as exc:
                 self.reports[name] = attrs.evolve(
-                    self.reports[name], error=f"tensorforge_add_commands raised {_error_text(exc)}")
+                    self.reports[name], error=f"tensorforge_add_commands raised {one_line(exc)}")

@@ -12,7 +12,8 @@ from .plugins import PluginHost
 from .workload import Workload, WorkloadKind
 
 
-def _parse_fields(text: str, where: str) -> Dict[str, str]:
+def parse_fields(text: str, where: str) -> Dict[str, str]:
+    """KEY=VALUE pairs of an inline spec (public: tensorforge.testing and rightsize reuse it)."""
     fields: Dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
@@ -26,10 +27,6 @@ def _parse_fields(text: str, where: str) -> Dict[str, str]:
     return fields
 
 
-# Public for tensorforge.testing (a spec's fields must parse back to the same params).
-parse_fields = _parse_fields
-
-
 def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: Dict[str, Any],
           base_dir: Optional[Path]) -> Tuple[Workload, WorkloadKind]:
     params = kind.parse(fields, base_dir=base_dir)
@@ -40,7 +37,7 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
     """One workload from a preset name or an inline spec."""
     text = text.strip()
     head, _, rest = text.partition(":")
-    overrides = _parse_fields(rest, text)
+    overrides = parse_fields(rest, text)
     if head in host.preset_names():
         kind, fields = host.preset(head)
         fields.update(overrides)

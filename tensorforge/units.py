@@ -13,6 +13,11 @@ def si(value: float, unit: str, digits: int = 3) -> str:
     return f"{value:.{digits}g} {unit}"
 
 
+def percent(value) -> str:
+    """A fraction as a percentage with one decimal, '-' when there is none."""
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
 def seconds(value: float) -> str:
     if value is None:
         return "-"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from tensorforge import __version__
-from tensorforge.errors import TensorForgeError
+from tensorforge.errors import TensorForgeError, one_line
 from tensorforge.fileio import write_atomic
 from tensorforge.serialize import canonical_json
 from tensorforge.target import Ceilings
@@ -42,7 +42,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         except Unavailable as exc:
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
-            failures[probe.name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            failures[probe.name] = one_line(exc)
     compute: Dict[str, float] = {}
     dram = launch = None
     for result in results:

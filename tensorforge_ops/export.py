@@ -4,7 +4,7 @@ The capture on disk is the record: a sink that fails is reported in one line, ne
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from tensorforge.errors import TensorForgeError, unknown
+from tensorforge.errors import TensorForgeError, one_line, unknown
 
 from .api import ExportResult
 
@@ -40,11 +40,8 @@ def report_html(doc: Dict[str, Any]) -> Optional[str]:
     rendered here (e.g. matplotlib missing), in which case sinks store the capture alone."""
     try:
         from .report.facts import build_facts
-        from .report.html import render_html
-        from .report.plots import predicted_vs_measured, roofline
-        facts = build_facts(doc)
-        return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
-                                   "roofline": roofline(facts["workloads"], facts["ceilings"])})
+        from .report.html import report_page
+        return report_page(build_facts(doc))
     except ImportError:
         return None
 
@@ -57,8 +54,7 @@ def export_all(sinks, doc: Dict[str, Any], capture_path: str, options: Dict[str,
         try:
             result = sink.export(doc, capture_path, html, options)
         except Exception as exc:  # a sink must not raise; if it does, it is still one line
-            text = str(exc).strip().splitlines()
-            result = ExportResult(sink.name, False, error=f"{type(exc).__name__}: {text[0] if text else ''}")
+            result = ExportResult(sink.name, False, error=one_line(exc))
         if result.ok:
             say(f"exported to {sink.name}: {result.location}")
         else:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import attrs
 
 from tensorforge import __version__
+from tensorforge.errors import one_line
 from tensorforge.model import predict
 from tensorforge.serialize import to_data
 from tensorforge.suite import resolve
@@ -51,11 +52,6 @@ class RunOptions:
 
 def _unavailable(label: str, reason: str, **extra) -> Dict[str, Any]:
     return {"label": label, "available": False, "reason": reason, **extra}
-
-
-def _error_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 class Run:
@@ -153,7 +149,7 @@ class Run:
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
-            reason = f"backend {opts.backend!r} failed to open: {_error_line(exc)}"
+            reason = f"backend {opts.backend!r} failed to open: {one_line(exc)}"
         if reason is not None:
             self.say(f"no measurement: {reason}")
             for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED")):
@@ -253,13 +249,13 @@ class Run:
                     try:
                         windows[workload.name] = sources[0].collect(session, prepared.fn, opts.telemetry_s)
                     except Exception as exc:
-                        windows[workload.name] = {"available": False, "reason": _error_line(exc)}
+                        windows[workload.name] = {"available": False, "reason": one_line(exc)}
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
             return {"status": "failed", "math_mode": math_mode, "reason": str(exc)}
         except Exception as exc:  # OOM, unsupported dtype, a builder bug: recorded, suite goes on
-            reason = _error_line(exc)
+            reason = one_line(exc)
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
             return {"status": "failed", "math_mode": math_mode, "reason": reason}

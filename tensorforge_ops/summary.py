@@ -3,11 +3,8 @@
 from typing import Any, Dict, List
 
 from tensorforge.render import table
-from tensorforge.units import seconds, si
+from tensorforge.units import percent, seconds, si
 
-
-def _pct(value) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
@@ -64,7 +61,7 @@ def summary_text(doc: Dict[str, Any]) -> str:
                      seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
                      seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
                      ("failed" if m.get("status") == "failed" else "-"),
-                     _pct(r.get("ape_calibrated")), _pct(r.get("ape_analytical")), w["bottleneck"],
+                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
                      check if not check.startswith("no verdict") else "no verdict"])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
                          "APE cal", "APE analytical", "bottleneck*", "bound check"], rows)]

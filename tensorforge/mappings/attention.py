@@ -13,17 +13,13 @@ not fit in the cache).
 import numpy as np
 
 from ..problems import AttentionProblem
-from .base import Machine, MappingChoice, MappingStrategy, Residency, finish
+from .base import Machine, MappingChoice, MappingStrategy, Residency, ceil_div, finish
 
 TILE_Q = (16, 32, 64, 128, 256)
 TILE_KV = (16, 32, 64, 128, 256)
 SPLITS = (1, 2, 4, 8, 16, 32)
 STAGES = 2
 PARTIAL_BYTES = 4
-
-
-def _ceil_div(a, b):
-    return -(-a // b)
 
 
 class FlashAttention(MappingStrategy):
@@ -36,7 +32,7 @@ class FlashAttention(MappingStrategy):
         grid = [a.ravel().astype(np.int64) for a in (tq, tkv, split, pack)]
         d, e = p.head_dim, p.elem_bytes
         ok = (grid[0] * d + STAGES * 2 * grid[1] * d) * e <= machine.unit_sram_bytes
-        ok &= grid[2] <= max(1, _ceil_div(p.kv_len, int(TILE_KV[0])))
+        ok &= grid[2] <= max(1, ceil_div(p.kv_len, int(TILE_KV[0])))
         if p.causal and p.q_len > 1 or p.heads == p.kv_heads:
             ok &= grid[3] == 0
         keep = np.nonzero(ok)[0][: machine.max_candidates]
@@ -50,7 +46,7 @@ class FlashAttention(MappingStrategy):
         group = p.heads // p.kv_heads
         rows = np.where(pack == 1, p.q_len * group, p.q_len)
         groups = np.where(pack == 1, p.batch * p.kv_heads, p.batch * p.heads)
-        qblocks = _ceil_div(rows, tq)
+        qblocks = ceil_div(rows, tq)
 
         # Visible keys per query block j (columns), padded with zeros beyond the block count.
         j = np.arange(int(qblocks.max()))[None, :]
@@ -60,14 +56,14 @@ class FlashAttention(MappingStrategy):
             visible = offset + np.minimum((j + 1) * tq[:, None], p.q_len)
         else:
             visible = np.full(live.shape, p.kv_len)
-        kv_pad = _ceil_div(_ceil_div(visible, split[:, None]), tkv[:, None]) * tkv[:, None]
+        kv_pad = ceil_div(ceil_div(visible, split[:, None]), tkv[:, None]) * tkv[:, None]
         kv_pad = np.where(live, kv_pad, 0)
 
         item_flops = 4.0 * tq[:, None] * kv_pad * d              # per item, per block j
         item_sram = (tq[:, None] * d + 2.0 * kv_pad * d) * e * live
         per_group = groups * split
         items = per_group * qblocks
-        waves = _ceil_div(items, units)
+        waves = ceil_div(items, units)
         rate = machine.unit_rate(p.math_mode)
         total_flops = per_group * item_flops.sum(axis=1)
         longest = item_flops.max(axis=1)

@@ -4,6 +4,11 @@ from typing import Dict, FrozenSet, Optional, Tuple
 
 import attrs
 
+def ceil_div(a, b):
+    """Integer ceiling division that also works element-wise on numpy arrays."""
+    return -(-a // b)
+
+
 # Exploration is bounded: a strategy evaluates at most this many candidates per operator.
 MAX_CANDIDATES = 4096
 

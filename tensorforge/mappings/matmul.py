@@ -14,7 +14,7 @@ architects sweep parameters). Per candidate:
 import numpy as np
 
 from ..problems import MatmulProblem
-from .base import Machine, MappingChoice, MappingStrategy, Residency, finish
+from .base import Machine, MappingChoice, MappingStrategy, Residency, ceil_div, finish
 
 TILE_MN = (16, 32, 64, 128, 256)
 TILE_K = (32, 64)
@@ -34,10 +34,6 @@ def _row_blocks(units: int):
     return tuple(sorted(rows))
 
 
-def _ceil_div(a, b):
-    return -(-a // b)
-
-
 class TiledMatmul(MappingStrategy):
     name = "tiled-matmul"
     problem_types = (MatmulProblem,)
@@ -50,7 +46,7 @@ class TiledMatmul(MappingStrategy):
         grid = [a.ravel().astype(np.int64) for a in (tm, tn, tk, split, rows)]
         elem = max(p.a_elem_bytes, p.b_elem_bytes)
         fits = STAGES * (grid[0] + grid[1]) * grid[2] * elem <= machine.unit_sram_bytes
-        fits &= grid[3] <= max(1, _ceil_div(p.k, int(TILE_K[0])))
+        fits &= grid[3] <= max(1, ceil_div(p.k, int(TILE_K[0])))
         keep = np.nonzero(fits)[0][: machine.max_candidates]
         if keep.size == 0:  # the smallest tile must always be possible for a lower bound
             keep = np.array([0])
@@ -60,10 +56,10 @@ class TiledMatmul(MappingStrategy):
         tm, tn, tk, split, rows = self.candidates(p, machine)
         M, N, K, B = p.m, p.n, p.k, p.batch
         units = machine.units
-        mt, nt = _ceil_div(M, tm), _ceil_div(N, tn)
-        kpad = _ceil_div(_ceil_div(K, split), tk) * tk
+        mt, nt = ceil_div(M, tm), ceil_div(N, tn)
+        kpad = ceil_div(ceil_div(K, split), tk) * tk
         tiles = B * mt * nt * split
-        waves = _ceil_div(tiles, units)
+        waves = ceil_div(tiles, units)
         rate = machine.unit_rate(p.math_mode)
         compute_s = waves * (2.0 * tm * tn * kpad) / rate
 
@@ -75,12 +71,12 @@ class TiledMatmul(MappingStrategy):
         # DRAM: reuse among the block of tiles that run concurrently (rows x cols of tiles).
         concurrent = np.minimum(units, tiles)
         r = np.minimum(rows, mt)
-        c = np.minimum(_ceil_div(np.minimum(concurrent, mt * nt), r), nt)
+        c = np.minimum(ceil_div(np.minimum(concurrent, mt * nt), r), nt)
         bm, bn = np.minimum(r * tm, M), np.minimum(c * tn, N)
         a = 0.0 if p.a.name in residency.resident else float(p.a.nbytes)
         b = 0.0 if p.b.name in residency.resident else float(p.b.nbytes)
         cache = float(machine.cache_bytes)
-        a_passes, b_passes = _ceil_div(N, bn), _ceil_div(M, bm)
+        a_passes, b_passes = ceil_div(N, bn), ceil_div(M, bm)
         options = [a * a_passes + b * b_passes]
         a_panel = (p.a.nbytes / B) * bm / M
         b_panel = (p.b.nbytes / B) * bn / N

@@ -171,11 +171,8 @@ def report(capture, fmt, output, path_workload, baseline, force):
         from ..report.markdown import render_markdown
         text = render_markdown(facts)
     else:
-        from ..report.html import render_html
-        from ..report.plots import predicted_vs_measured, roofline
-        plots = {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
-                 "roofline": roofline(facts["workloads"], facts["ceilings"])}
-        text = render_html(facts, plots)
+        from ..report.html import report_page
+        text = report_page(facts)
     if output == "-":
         click.echo(text, nl=False)
         return

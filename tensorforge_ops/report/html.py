@@ -4,7 +4,7 @@ anywhere, so it opens offline and can be archived next to the capture."""
 from html import escape
 from typing import Any, Dict, List, Optional
 
-from tensorforge.units import seconds, si
+from tensorforge.units import percent, seconds, si
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
@@ -35,9 +35,6 @@ def _s(value: Optional[float]) -> str:
     return escape(seconds(value)) if value is not None else "-"
 
 
-def _pct(value: Optional[float]) -> str:
-    return "-" if value is None else f"{value * 100:.1f}%"
-
 
 def _table(headers: List[str], rows: List[List[str]], numeric=()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
@@ -54,7 +51,7 @@ def _card(title: str, part: Dict[str, Any]) -> str:
             f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
             f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
             f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
-            f'APE (calibrated) <span class="big">{_pct(row["ape_calibrated"])}</span></p>'
+            f'APE (calibrated) <span class="big">{percent(row["ape_calibrated"])}</span></p>'
             f'<p>{escape(part["story"])}</p></div>')
 
 
@@ -76,7 +73,7 @@ def _workloads(facts) -> str:
             f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
         rows.append([escape(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
                      _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
-                     _pct(r["ape_calibrated"]), _pct(r["ape_analytical"]), escape(r["bottleneck"]), check_html])
+                     percent(r["ape_calibrated"]), percent(r["ape_analytical"]), escape(r["bottleneck"]), check_html])
     return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
                    "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check"], rows,
                   numeric=(1, 2, 3, 4, 5, 6, 7))
@@ -85,7 +82,7 @@ def _workloads(facts) -> str:
 def _ceilings(facts) -> str:
     rows = [[escape(c["what"]), escape(si(c["datasheet"], c["unit"])),
              escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
-             _pct(c["fraction"])] for c in facts["ceilings"]]
+             percent(c["fraction"])] for c in facts["ceilings"]]
     floor = facts["launch_floor_s"]
     extra = f"<p>Launch floor (calibrated, not part of the bound): {_s(floor)}.</p>" if floor else ""
     return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
@@ -137,6 +134,13 @@ def _policy(facts) -> str:
     html += (f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>' if violations
              else "<p>Bound violations: none.</p>")
     return html
+
+
+def report_page(facts: Dict[str, Any]) -> str:
+    """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
+    from .plots import predicted_vs_measured, roofline
+    return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
+                               "roofline": roofline(facts["workloads"], facts["ceilings"])})
 
 
 def render_html(facts: Dict[str, Any], plots: Dict[str, Optional[str]]) -> str:

@@ -2,15 +2,12 @@
 
 from typing import Any, Dict
 
-from tensorforge.units import seconds, si
+from tensorforge.units import percent, seconds, si
 
 
 def _s(value):
     return seconds(value) if value is not None else "-"
 
-
-def _pct(value):
-    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 def render_markdown(facts: Dict[str, Any]) -> str:
@@ -31,12 +28,12 @@ def render_markdown(facts: Dict[str, Any]) -> str:
     for r in facts["workloads"]:
         measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else (r["failure"] or r["status"])
         out.append(f"| {r['name']} | {_s(r['analytical_s'])} | {_s(r['calibrated_s'])} | {measured} | "
-                   f"{_pct(r['ape_calibrated'])} | {_pct(r['ape_analytical'])} | {r['bottleneck']} | {r['bound_check']} |")
+                   f"{percent(r['ape_calibrated'])} | {percent(r['ape_analytical'])} | {r['bottleneck']} | {r['bound_check']} |")
     out += ["", f"\\* {facts['bottleneck_statement']}", "", "## Measured ceilings, not marketing peaks", "",
             "| ceiling | datasheet | CALIBRATED | ratio |", "|---|---|---|---|"]
     for c in facts["ceilings"]:
         out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "
-                   f"{si(c['calibrated'], c['unit']) if c['calibrated'] else 'not measured'} | {_pct(c['fraction'])} |")
+                   f"{si(c['calibrated'], c['unit']) if c['calibrated'] else 'not measured'} | {percent(c['fraction'])} |")
     p = facts["path"]
     if p:
         tile = "x".join(f"{k}{v}" for k, v in p["tile"]) or p["strategy"]

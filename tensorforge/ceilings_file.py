@@ -1,10 +1,10 @@
 """Ceilings handed in from outside the Core (calibration writes them), read from JSON.
 The Core validates them but never imports whatever produced them."""
 
-import json
 from pathlib import Path
 
 from .errors import TensorForgeError
+from .fileio import read_json
 from .precision import MATH_MODES
 from .target import Ceilings
 
@@ -31,10 +31,5 @@ def ceilings_from_data(data, where: str) -> Ceilings:
 
 def load_ceilings(path) -> Ceilings:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read ceilings file {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise TensorForgeError(f"malformed ceilings file {path}: {exc}") from None
+    data = read_json(path, "ceilings file")
     return ceilings_from_data(data, f"ceilings file {path}")

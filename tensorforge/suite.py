@@ -2,12 +2,11 @@
 ('gemm:m=8192,n=8192,k=8192,dtype=bf16'), presets with overrides ('gemm_tiny:dtype=fp16'),
 and suite files (TOML or JSON)."""
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import TensorForgeError
+from .fileio import read_document
 from .plugins import PluginHost
 from .workload import Workload, WorkloadKind
 
@@ -54,17 +53,7 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
 def load_suite_file(host: PluginHost, path: Path):
     """Workloads from a suite file:  [[workload]] tables with `name`, and either `preset`
     (plus overrides) or `kind` plus parameters. JSON: {"workload": [...]}."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read suite file {path}: {exc.strerror}") from None
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise TensorForgeError(f"malformed suite file {path}: {exc}") from None
+    data = read_document(path, "suite file")
     entries = data.get("workload") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise TensorForgeError(f"suite file {path}: expected a non-empty list 'workload' of tables")

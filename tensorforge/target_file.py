@@ -9,11 +9,11 @@ and what was expected.
 
 import math
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from .errors import TensorForgeError, closest
+from .fileio import parse_toml, read_text
 from .precision import MATH_MODES
 from .target import SCOPES, MemoryLevel, OperatingPoint, PEArray, Target, validate_target
 from .tomlwrite import value as toml_value
@@ -176,20 +176,9 @@ def target_from_data(data: Dict[str, Any], where: str) -> Target:
 
 
 def target_from_toml(text: str, where: str) -> Target:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
-    return target_from_data(data, where)
+    return target_from_data(parse_toml(text, where), where)
 
 
 def load_target_file(path) -> Target:
     path = Path(path)
-    where = f"target file {path}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read target file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TensorForgeError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return target_from_toml(text, where)
+    return target_from_toml(read_text(path, "target file"), f"target file {path}")

@@ -2,14 +2,13 @@
 reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`."""
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from tensorforge import __version__
 from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.fileio import write_atomic
+from tensorforge.fileio import read_json, write_atomic
 from tensorforge.serialize import canonical_json
 from tensorforge.target import Ceilings
 
@@ -80,10 +79,9 @@ def load(fingerprint: str) -> Optional[Dict[str, Any]]:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TensorForgeError(f"stored calibration {path} is unreadable ({exc}); "
-                               "remove it or pass --recalibrate") from None
+        data = read_json(path, "stored calibration")
+    except TensorForgeError as exc:
+        raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or "ceilings" not in data:
         raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
                                "remove it or pass --recalibrate")

@@ -7,7 +7,6 @@ changed byte fails one check or the other.
 """
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any, Dict, List
@@ -15,7 +14,7 @@ from typing import Any, Dict, List
 import attrs
 
 from tensorforge.errors import TensorForgeError
-from tensorforge.fileio import write_atomic
+from tensorforge.fileio import read_json, write_atomic
 from tensorforge.serialize import canonical_json
 
 SCHEMA = "tensorforge.capture/1"
@@ -43,16 +42,7 @@ def write_capture(path, doc: Dict[str, Any]) -> Dict[str, Any]:
 
 def read_capture(path) -> Dict[str, Any]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read capture {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise TensorForgeError(f"capture {path} is not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TensorForgeError(f"capture {path} is not valid JSON (truncated or damaged?): {exc}") from None
+    doc = read_json(path, "capture")
     if not isinstance(doc, dict):
         raise TensorForgeError(f"capture {path}: expected a JSON object")
     return doc

@@ -393,21 +393,26 @@ def test_calibration_reused_unless_recalibrate(core, samples, home):
 
 
 @pytest.mark.parametrize("content, why", [
-    ("{not json", "is unreadable"),
-    ('{"fingerprint": "other", "ceilings": {}}', "is not a calibration for fake-1"),
-    ("[1, 2]", "is not a calibration for fake-1"),
+    ("{not json", ": not valid JSON: "),
+    ('{"fingerprint": "other", "ceilings": {}}', " is not a calibration for fake-1"),
+    ("[1, 2]", " is not a calibration for fake-1"),
+    (b"\xff\xfe{}", ": not UTF-8 text (invalid start byte at byte 0)"),
 ])
 def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, content, why):
     path = home / "calibrations" / "fake-1.json"
     path.parent.mkdir(parents=True)
-    path.write_text(content, encoding="utf-8")
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    before = path.read_bytes()
     plugin = FakePlugin(samples)
     with pytest.raises(TensorForgeError) as info:
         execute(core, plugin, specs=("gemm_tiny",))
     message = str(info.value)
-    assert message.startswith(f"stored calibration {path} {why}")
+    assert message.startswith(f"stored calibration {path}{why}")
     assert message.endswith("remove it or pass --recalibrate")
-    assert path.read_text(encoding="utf-8") == content   # never silently overwritten
+    assert path.read_bytes() == before   # never silently overwritten
     assert plugin.probe.runs == 0 and [s.closed for s in plugin.sessions] == [True]
     # --recalibrate replaces it
     doc, _ = execute(core, FakePlugin(samples), specs=("gemm_tiny",), recalibrate=True)
@@ -446,7 +451,7 @@ def test_cli_damaged_calibration_is_one_line(fake_cli, samples, tmp_path, home):
     result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out), "-w", "gemm_tiny"])
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and errors[0].startswith(f"error: stored calibration {path} is unreadable")
+    assert len(errors) == 1 and errors[0].startswith(f"error: stored calibration {path}: not valid JSON: ")
     assert "Traceback" not in result.output
     assert not out.exists() and not out.with_name("cap.incomplete.json").exists()
 

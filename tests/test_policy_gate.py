@@ -549,7 +549,7 @@ def _corrupted(tmp_path, how: str) -> Path:
 
 @pytest.mark.parametrize("how,expected", [
     ("missing", "cannot read capture"),
-    ("truncated", "is not valid JSON"),
+    ("truncated", ": not valid JSON: "),
     ("tampered", "digest mismatch"),
     ("schema", "has schema 'tensorforge.capture/2'"),
 ])

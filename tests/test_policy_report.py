@@ -370,7 +370,7 @@ def _bad_capture(tmp_path, how) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how,expected", [("truncated", "is not valid JSON"), ("tampered", "digest mismatch"),
+@pytest.mark.parametrize("how,expected", [("truncated", ": not valid JSON: "), ("tampered", "digest mismatch"),
                                           ("schema", "has schema 'tensorforge.capture/0'")])
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_bad_capture_exit_two_and_no_report(tmp_path, how, expected, fmt):

@@ -57,15 +57,9 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
 
 
 def _load_prices(path):
-    import tomllib
-    from pathlib import Path
     from tensorforge.errors import TensorForgeError
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read prices file {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TensorForgeError(f"malformed prices file {path}: {exc}") from None
+    from tensorforge.fileio import read_toml
+    data = read_toml(path, "prices file")
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")

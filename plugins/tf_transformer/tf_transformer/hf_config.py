@@ -4,11 +4,11 @@ Only the architecture matters here; weights are never loaded. Key names differ b
 families (GPT-2 uses n_embd / n_layer / n_head), so each field lists its aliases.
 """
 
-import json
 from pathlib import Path
 from typing import Any, Dict
 
 from tensorforge.errors import TensorForgeError
+from tensorforge.fileio import read_json
 
 ALIASES = {
     "hidden": ("hidden_size", "n_embd", "d_model"),
@@ -24,12 +24,7 @@ GATED_FAMILIES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gem
 
 
 def load_config(path: Path) -> Dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read transformer config {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise TensorForgeError(f"malformed transformer config {path}: {exc}") from None
+    data = read_json(path, "transformer config")
     if not isinstance(data, dict):
         raise TensorForgeError(f"transformer config {path}: expected a JSON object")
     data = data.get("text_config", data) if isinstance(data.get("text_config"), dict) else data

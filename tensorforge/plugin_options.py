@@ -1,8 +1,10 @@
-"""Which plugins to load, and how to watch them load: read from the environment.
+"""Which plugins to load, and how to watch them load.
 
-The environment is the one channel every host sees (the Core's, the Ops side's, and any child
-process), so the command line's `--plugins`, `--disable-plugins` and `--trace-hooks` options
-set these variables rather than passing values around:
+A `PluginOptions` value is the one description of the selection: the command line builds it
+(the environment's settings, overridden by `--plugins`, `--disable-plugins` and
+`--trace-hooks`) and hands it to the Core's plugin host, which hands it to the Ops side's, so
+both sides load the same selection. The environment is read once, where a host is built
+without options (a library user's or a test's `PluginHost()`):
 
   TENSORFORGE_PLUGINS=a,b       load only these entry points (both sides)
   TENSORFORGE_DISABLE=a,b       never load these entry points (both sides)
@@ -59,17 +61,15 @@ class PluginOptions:
             return False
         return name not in self.disabled
 
+    def overridden(self, only: Optional[str] = None, disable: Optional[str] = None,
+                   trace: bool = False) -> "PluginOptions":
+        """These options with the command line's choices on top: a name list given there
+        replaces the environment's, and --trace-hooks turns tracing on."""
+        return attrs.evolve(
+            self, only=_names(only) if only is not None else self.only,
+            disabled=(_names(disable) or frozenset()) if disable is not None else self.disabled,
+            trace=self.trace or trace)
+
     def named(self) -> FrozenSet[str]:
         """Every entry-point name the user typed, to check for typos."""
         return (self.only or frozenset()) | self.disabled
-
-
-def set_env(environ, only: Optional[str] = None, disable: Optional[str] = None,
-            trace: bool = False) -> None:
-    """What the command-line options do: set the variables for this process and its children."""
-    if only is not None:
-        environ[ONLY] = only
-    if disable is not None:
-        environ[DISABLE] = disable
-    if trace:
-        environ[TRACE] = "1"

@@ -9,7 +9,7 @@ plugin, unregister it, and keep going; `check_pending()` then runs over what rem
 
 import time
 from importlib import metadata
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import attrs
 import pluggy
@@ -21,6 +21,8 @@ from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, PluginOptions
 from .target import Target, validate_target
 from .tracing import Tracer
 from .workload import WorkloadKind
+
+T = TypeVar("T")
 
 REGISTRATION_HOOKS = {
     "tensorforge_register_workloads": "workloads",
@@ -96,13 +98,15 @@ class BaseHost:
     registration_hooks: Dict[str, str] = REGISTRATION_HOOKS
     expected_types: Dict[str, type] = {}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
+    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = (),
+                 options: Optional[PluginOptions] = None):
         self.pm = pluggy.PluginManager(self.project)
         for module in self.spec_modules:
             self.pm.add_hookspecs(module)
-        # Plugin selection, tracing and the slow-import threshold come from the environment
-        # (plugin_options.py), read once, so one host is one consistent view.
-        self.options = PluginOptions.from_env()
+        # Plugin selection, tracing and the slow-import threshold: given by whoever builds the
+        # host (the command line), else read from the environment once (plugin_options.py),
+        # so one host is one consistent view.
+        self.options = options if options is not None else PluginOptions.from_env()
         self.tracer = Tracer(self.side, self.options.trace)
         self.tracer.monitor(self.pm)
         self.reports: Dict[str, PluginReport] = {}
@@ -238,18 +242,26 @@ class BaseHost:
     def broken(self) -> List[PluginReport]:
         return [r for r in self.reports.values() if r.error]
 
-    def _broken_hint(self) -> str:
+    def broken_hint(self) -> str:
+        """'; broken plugins: NAME (error), ...' to append to a "not found" error, or ''."""
         broken = self.broken()
         return ("; broken plugins: " + ", ".join(f"{r.name} ({r.error})" for r in broken)) if broken else ""
 
     def names(self, kind: str) -> List[str]:
         return sorted(self._registered[kind])
 
-    def _get(self, kind: str, name: str):
+    def get(self, kind: str, name: str) -> Any:
+        """The registered `kind` called `name`, or an error naming the known ones (and any
+        broken plugin that might have registered it)."""
         if name not in self._registered[kind]:
             error = unknown(singular(kind), name, self._registered[kind])
-            raise type(error)(str(error) + self._broken_hint())
+            raise type(error)(str(error) + self.broken_hint())
         return self._registered[kind][name].value
+
+    def find(self, kind: str, name: str) -> Optional[Any]:
+        """The registered `kind` called `name`, or None (no error: for lookups that may miss)."""
+        found = self._registered[kind].get(name)
+        return found.value if found else None
 
     def values(self, kind: str) -> List[Any]:
         return [self._registered[kind][n].value for n in self.names(kind)]
@@ -277,9 +289,19 @@ class PluginHost(BaseHost):
     """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
     expected_types = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
+    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = (),
+                 options: Optional[PluginOptions] = None):
         self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
-        super().__init__(load_entry_points, extra_plugins)
+        self._companions: Dict[str, Any] = {}
+        super().__init__(load_entry_points, extra_plugins, options)
+
+    def companion(self, key: str, build: Callable[["PluginHost"], T]) -> T:
+        """What another side keeps beside this host, built by `build(self)` on first use and
+        the same object afterwards: the Ops side's own plugin host lives here, so one
+        process loads the Ops plugins once, with this host's plugin selection."""
+        if key not in self._companions:
+            self._companions[key] = build(self)
+        return self._companions[key]
 
     def _accepted(self, kind, value, plugin):
         if kind == "workloads":
@@ -310,14 +332,14 @@ class PluginHost(BaseHost):
             raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
 
     def workload_kind(self, name: str) -> WorkloadKind:
-        return self._get("workloads", name)
+        return self.get("workloads", name)
 
     def target(self, name: str) -> Target:
         """An installed target by name, or a target file (a path: see target_file.py)."""
         from .target_file import load_target_file, looks_like_path
         if looks_like_path(name):
             return load_target_file(name)
-        return self._get("targets", name)
+        return self.get("targets", name)
 
     def mappings(self) -> List[MappingStrategy]:
         return [self._registered["mappings"][n].value for n in self.names("mappings")]
@@ -344,7 +366,8 @@ class PluginHost(BaseHost):
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
             name = self.pm.get_name(impl.plugin)
             try:
-                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function, {}) or []
+                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function,
+                                         {"host": self} if "host" in impl.argnames else {}) or []
             except Exception as exc:
                 reports.append(PluginReport(name + ":reports", "ops", None, None, name,
                                             error=f"tensorforge_plugin_reports raised {one_line(exc)}"))

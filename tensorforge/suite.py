@@ -47,7 +47,7 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
     choices = host.preset_names() + host.names("workloads")
     from .errors import unknown
     error = unknown("workload or preset", head, choices)
-    raise TensorForgeError(str(error) + host._broken_hint())
+    raise TensorForgeError(str(error) + host.broken_hint())
 
 
 def load_suite_file(host: PluginHost, path: Path):
@@ -97,7 +97,7 @@ def resolve(host: PluginHost, specs: Tuple[str, ...], suite_files: Tuple[str, ..
     if not chosen:
         names = host.default_suite()
         if not names:
-            raise TensorForgeError("no workload plugins installed: nothing to predict" + host._broken_hint())
+            raise TensorForgeError("no workload plugins installed: nothing to predict" + host.broken_hint())
         chosen = [resolve_spec(host, n) for n in names]
     names = [w.name for w, _ in chosen]
     dupes = sorted({n for n in names if names.count(n) > 1})

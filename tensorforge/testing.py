@@ -4,6 +4,7 @@
                                      mapping strategies and a 'reference' target, whatever
                                      else is installed
     assert_loaded(host, name)        the plugin loaded cleanly, or an AssertionError with its error
+    command_names(cli)               every command a `make_cli(...)` root offers, plugins' included
     check_workload_kind(kind, ...)   FLOPs and traffic are well-formed, specs round-trip, and the
                                      model predicts every operator on a reference target
     check_target(target)             the target validates, its datasheet ceilings are positive,
@@ -91,6 +92,13 @@ def assert_loaded(host: PluginHost, name: str) -> PluginReport:
 
 
 # -- workloads ----------------------------------------------------------------------------------
+
+def command_names(cli: Any) -> set[str]:
+    """The commands of a root from `tensorforge.cli.make_cli`, those plugins add included
+    (they are collected when a command line starts, so `cli.commands` holds the Core's only)."""
+    import click
+    return set(cli.list_commands(click.Context(cli)))
+
 
 def _modes_with_bytes():
     """Each math mode and the operand bytes of a dtype that executes in it."""

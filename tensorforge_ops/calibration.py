@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from tensorforge import __version__
-from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.fileio import read_json, write_atomic
-from tensorforge.serialize import canonical_json
-from tensorforge.target import Ceilings
+from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
+                             write_atomic)
 
 from .api import ProbeResult, Unavailable
 

@@ -13,9 +13,7 @@ from typing import Any, Dict, List
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
-from tensorforge.fileio import read_json, write_atomic
-from tensorforge.serialize import canonical_json
+from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
 
 SCHEMA = "tensorforge.capture/1"
 SECTIONS = {"predicted": "PREDICTED", "measured": "MEASURED", "calibrated": "CALIBRATED",

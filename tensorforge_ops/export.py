@@ -4,7 +4,7 @@ The capture on disk is the record: a sink that fails is reported in one line, ne
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from tensorforge.errors import TensorForgeError, one_line, unknown
+from tensorforge.api import TensorForgeError, one_line, unknown
 
 from .api import ExportResult
 
@@ -31,7 +31,7 @@ def resolve_sinks(ops, names: Sequence[str]):
     for name in names:
         if name not in known:
             error = unknown("export sink", name, known)
-            raise TensorForgeError(str(error) + ops._broken_hint())
+            raise TensorForgeError(str(error) + ops.broken_hint())
     return [known[n] for n in names]
 
 

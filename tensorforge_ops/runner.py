@@ -15,10 +15,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import attrs
 
 from tensorforge import __version__
-from tensorforge.errors import one_line
-from tensorforge.model import predict
-from tensorforge.serialize import to_data
-from tensorforge.suite import resolve
+from tensorforge.api import one_line, predict, resolve, to_data
 
 from . import calibration
 from .api import Unavailable

@@ -2,8 +2,7 @@
 
 from typing import Any, Dict, List
 
-from tensorforge.render import table
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si, table
 
 
 

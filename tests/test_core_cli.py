@@ -39,7 +39,10 @@ def predict_json(cli, *args) -> dict:
 # -- help and listing --------------------------------------------------------------------------
 
 def _command_paths(group: click.Group, prefix=()):
-    for name, command in sorted(group.commands.items()):
+    # Through list_commands: the root collects the plugins' commands when a command line starts.
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         yield prefix + (name,), command
         if isinstance(command, click.Group):
             yield from _command_paths(command, prefix + (name,))

@@ -424,7 +424,7 @@ def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, co
 @pytest.fixture
 def fake_cli(monkeypatch, core):
     def install(plugin):
-        monkeypatch.setattr(core_plugin, "_ops_host", lambda: make_ops(plugin))
+        monkeypatch.setattr(core_plugin, "ops_host", lambda core: make_ops(plugin))
         return make_cli(lambda: core)
     return install
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any, Dict
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError
 
 from ..capture import SCHEMA, read_capture, verify
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
-from tensorforge.model import predict
+from tensorforge.api import predict
 
 MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
@@ -59,7 +59,7 @@ def _same_workload(kind, params, spec: str) -> bool:
     if head != kind.name:
         return False
     try:
-        from tensorforge.suite import parse_fields
+        from tensorforge.api import parse_fields
         return kind.parse(parse_fields(rest, spec)) == params
     except Exception:   # a spec this version cannot read is simply not this workload
         return False

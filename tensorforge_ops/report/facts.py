@@ -3,7 +3,7 @@ claims are decided by those numbers (never stronger than the evidence)."""
 
 from typing import Any, Dict, List, Optional
 
-from tensorforge.units import seconds
+from tensorforge.api import seconds
 
 from ..policy.evidence import SLOWDOWN_REASONS
 

@@ -4,7 +4,7 @@ anywhere, so it opens offline and can be archived next to the capture."""
 from html import escape
 from typing import Any, Dict, List, Optional
 
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}

@@ -2,7 +2,7 @@
 
 from typing import Any, Dict
 
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si
 
 
 def _s(value):

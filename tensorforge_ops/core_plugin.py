@@ -81,9 +81,9 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
     DIAGNOSTIC say unavailable, with the reason.
     """
-    from .capture import write_capture
-    from .runner import Run, RunOptions
-    from .summary import summary_text
+    from .capture.document import write_capture
+    from .capture.runner import Run, RunOptions
+    from .capture.summary import summary_text
     from tensorforge.api import write_atomic
 
     path = Path(output) if output else _default_capture_path(target_name)
@@ -97,7 +97,7 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
-    from .export import export_all, parse_options, requested_sinks, resolve_sinks
+    from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = ops_host(core)
     if to_mlflow or mlflow_tracking_uri:
         exports = tuple(exports) + ("mlflow",)
@@ -132,7 +132,7 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
 def export_command(core, capture, sink_names, options):
     """Send an existing, verified capture to sinks such as MLflow. Exit 0 when every sink took
     it, 1 when one failed (named in one line), 2 for bad input."""
-    from .export import export_all, parse_options, resolve_sinks
+    from .capture.export import export_all, parse_options, resolve_sinks
     from .policy.evidence import load_evidence
 
     sinks = resolve_sinks(ops_host(core), sink_names)
@@ -155,7 +155,7 @@ def calibrate(core, backend, device_index, as_json):
     Exit status 3 when no device is available.
     """
     from tensorforge.api import canonical_json, seconds, si
-    from . import calibration
+    from .calibrate import store as calibration
     from .api import Unavailable
 
     ops = ops_host(core)
@@ -195,7 +195,7 @@ def verify(capture, as_json):
     1 not verified, 2 unreadable."""
     import attrs
     from tensorforge.api import canonical_json
-    from .capture import verify as verify_capture
+    from .capture.document import verify as verify_capture
 
     report = verify_capture(capture)
     if as_json:
@@ -212,7 +212,8 @@ def verify(capture, as_json):
 
 @hookimpl
 def tensorforge_add_commands(cli):
-    from .policy.commands import gate, report, rightsize
+    from .policy.commands import gate, rightsize
+    from .report.commands import report
     cli.add_command(run)
     cli.add_command(calibrate)
     cli.add_command(verify)

@@ -59,8 +59,9 @@ def test_every_core_command_is_module_level_and_runs_on_its_own(host):
 def test_the_ops_commands_are_module_level_too():
     from tensorforge_ops import core_plugin
     from tensorforge_ops.policy import commands
+    from tensorforge_ops.report import commands as report_commands
     for command in (core_plugin.run, core_plugin.calibrate, core_plugin.verify, core_plugin.export_command,
-                    commands.gate, commands.rightsize, commands.report):
+                    commands.gate, commands.rightsize, report_commands.report):
         assert isinstance(command, click.Command)
 
 

@@ -10,7 +10,7 @@ from tensorforge import __version__
 from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
                              write_atomic)
 
-from .api import ProbeResult, Unavailable
+from ..api import ProbeResult, Unavailable
 
 
 def home() -> Path:

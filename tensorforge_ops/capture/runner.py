@@ -17,11 +17,11 @@ import attrs
 from tensorforge import __version__
 from tensorforge.api import one_line, predict, resolve, to_data
 
-from . import calibration
-from .api import Unavailable
-from .capture import SCHEMA
+from ..calibrate import store as calibration
+from ..api import Unavailable
+from .document import SCHEMA
 from .compare import compare_workload
-from .telemetry_nvml import CAVEAT
+from ..telemetry.nvml import CAVEAT
 
 
 DEFAULT_BACKEND = "torch-cuda"

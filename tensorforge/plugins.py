@@ -179,7 +179,7 @@ class BaseHost:
             # get_hookimpls() is in registration (entry-point name) order; pluggy *calls* them
             # in reverse. Registration order decides who keeps a duplicated name: the first.
             for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                plugin_name = self.pm.get_name(impl.plugin)
+                plugin_name = self._name_of(impl.plugin)
                 if self.reports[plugin_name].error:
                     continue
                 staged: List[Any] = []
@@ -199,6 +199,13 @@ class BaseHost:
                 names = tuple(sorted(report.registered.get(kind, ()) + tuple(v.name for v in accepted)))
                 self.reports[plugin_name] = attrs.evolve(
                     report, registered={**report.registered, kind: names})
+
+    def _name_of(self, plugin: object) -> str:
+        """The name a registered plugin was registered under (every plugin here has one)."""
+        name = self.pm.get_name(plugin)
+        if name is None:
+            raise LookupError(f"{plugin!r} is not registered with this host")
+        return name
 
     def _fail(self, plugin_name: str, message: str) -> None:
         """Drop everything the plugin registered: half a plugin is worse than none."""
@@ -355,7 +362,7 @@ class PluginHost(BaseHost):
         return sorted(self._presets)
 
     def default_suite(self) -> List[str]:
-        names = []
+        names: List[str] = []
         for kind_name in self.names("workloads"):
             names.extend(self.workload_kind(kind_name).default_suite)
         return names
@@ -364,7 +371,7 @@ class PluginHost(BaseHost):
         """Core-side reports plus whatever other sides report through the hook."""
         reports = list(self.reports.values())
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
-            name = self.pm.get_name(impl.plugin)
+            name = self._name_of(impl.plugin)
             try:
                 extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function,
                                          {"host": self} if "host" in impl.argnames else {}) or []
@@ -377,7 +384,7 @@ class PluginHost(BaseHost):
 
     def call_add_commands(self, cli) -> None:
         for impl in self.pm.hook.tensorforge_add_commands.get_hookimpls():
-            name = self.pm.get_name(impl.plugin)
+            name = self._name_of(impl.plugin)
             try:
                 self.tracer.call(name, "tensorforge_add_commands", impl.function, {"cli": cli})
             except Exception as exc:

@@ -17,7 +17,7 @@ No pytest import here: the helpers work under any test runner.
 """
 
 import math
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Iterable, List, Mapping, NoReturn, Optional, Sequence
 
 import attrs
 
@@ -36,7 +36,7 @@ class PluginCheckError(AssertionError):
     """A plugin's workload kind or target is not well-formed."""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise PluginCheckError(message)
 
 

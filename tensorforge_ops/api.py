@@ -1,9 +1,13 @@
 """What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
 that cross the boundary between them and the runner."""
 
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
 import attrs
+
+if TYPE_CHECKING:
+    from .measure.timing import TimedSamples
 
 
 class Unavailable(Exception):
@@ -23,11 +27,12 @@ class Session:
     info: DeviceInfo
     device: Any = None
 
-    def prepared(self, builder, params, math_mode: str):
+    def prepared(self, builder: "WorkloadBuilder", params: Any,
+                 math_mode: str) -> AbstractContextManager["Prepared"]:
         """Context manager yielding a Prepared workload (inputs allocated, one run done)."""
         raise NotImplementedError
 
-    def time(self, fn: Callable[[], Any], budget_s: float):
+    def time(self, fn: Callable[[], Any], budget_s: float) -> "TimedSamples":
         """Per-iteration timing; returns a tensorforge_ops.measure.timing.TimedSamples."""
         raise NotImplementedError
 
@@ -70,7 +75,7 @@ class WorkloadBuilder:
     def name(self) -> str:
         return f"{self.kind}@{self.backend or self.framework}"
 
-    def build(self, params, device) -> Callable[[], Any]:
+    def build(self, params: Any, device: Any) -> Callable[[], Any]:
         raise NotImplementedError
 
 

@@ -10,6 +10,8 @@ Causal masking skips key tiles entirely above the diagonal; diagonal tiles are c
 not fit in the cache).
 """
 
+from typing import Any
+
 import numpy as np
 
 from ..problems import AttentionProblem
@@ -75,7 +77,7 @@ class FlashAttention(MappingStrategy):
         out_bytes = np.where(split > 1, PARTIAL_BYTES * split, e) * (groups * rows * d).astype(float)
         cache_to_unit = unit_sram + out_bytes
 
-        dram = 0.0
+        dram: Any = 0.0      # bytes: a number, then an array over the candidates
         for tensor in (p.q, p.k, p.v):
             dram += 0.0 if tensor.name in residency.resident else float(tensor.nbytes)
         dram += 0.0 if p.o.name in residency.no_writeback else float(p.o.nbytes)

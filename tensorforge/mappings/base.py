@@ -1,6 +1,6 @@
 """What a mapping strategy sees (Machine), returns (MappingChoice), and must implement."""
 
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 import attrs
 
@@ -72,7 +72,7 @@ class MappingStrategy:
     name: str = ""
     problem_types: Tuple[type, ...] = ()
 
-    def explore(self, problem, machine: Machine, residency: Residency) -> MappingChoice:
+    def explore(self, problem: Any, machine: Machine, residency: Residency) -> MappingChoice:
         raise NotImplementedError
 
 

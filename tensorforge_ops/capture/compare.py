@@ -19,7 +19,7 @@ def bound_tolerance(stats: Dict[str, Any]) -> float:
 
 
 def compare_workload(name: str, analytical, calibrated, measurement: Optional[Dict[str, Any]],
-                     same_device: bool, device_note: str, calibrated_note: str) -> Dict[str, Any]:
+                     same_device: bool, device_note: Optional[str], calibrated_note: str) -> Dict[str, Any]:
     row: Dict[str, Any] = {
         "predicted_analytical_s": analytical.latency_s if analytical else None,
         "predicted_calibrated_s": calibrated.latency_s if calibrated else None,

@@ -59,11 +59,12 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
+def _consistency(doc: Dict[str, Any]) -> tuple[List[str], List[str]]:
     from ..measure.stats import summarize
     from .compare import ape
 
-    problems, checks = [], []
+    problems: List[str] = []
+    checks: List[str] = []
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema is {doc.get('schema')!r}, this TensorForge reads {SCHEMA!r}")
         return problems, checks

@@ -72,7 +72,7 @@ class Run:
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
-        if not (opts.specs or opts.suites) and getattr(backend, "default_suite", ()):
+        if not (opts.specs or opts.suites) and backend.default_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
             workloads = resolve(self.core, tuple(backend.default_suite))
         else:

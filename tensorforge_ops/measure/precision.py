@@ -46,7 +46,7 @@ def framework_flags() -> dict:
             read_or_none(lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)),
         # Newer (>= 2.9) API; None on versions without it.
         "matmul_fp32_precision": read_or_none(lambda: str(b.cuda.matmul.fp32_precision)),
-        "cudnn_conv_fp32_precision": read_or_none(lambda: str(b.cudnn.conv.fp32_precision)),
+        "cudnn_conv_fp32_precision": read_or_none(lambda: str(b.cudnn.conv.fp32_precision)),  # type: ignore[attr-defined]
     }
     return flags
 

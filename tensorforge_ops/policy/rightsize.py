@@ -119,7 +119,7 @@ def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequ
         price = prices.get(target.name)
         cost = None
         if verdict == MEETS and price is not None:
-            cost = price / 3600.0 * sum(c.measured_p50_s for c in cells) * 1e6
+            cost = price / 3600.0 * sum(c.measured_p50_s or 0.0 for c in cells) * 1e6   # all measured: MEETS
         results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost))
     order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
     return sorted(results, key=lambda r: (order[r.verdict],

@@ -34,7 +34,7 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
         m = (measured.get("workloads") or {}).get(w["name"]) if measured.get("available") else None
         r = rows.get(w["name"], {})
         ok = bool(m and m.get("status") == "ok")
-        stats = m["stats"] if ok else {}
+        stats = m["stats"] if ok and m else {}
         p50 = stats.get("p50")
         out.append({
             "name": w["name"], "spec": w["spec"], "flops": w["flops"], "compulsory_bytes": w["compulsory_bytes"],

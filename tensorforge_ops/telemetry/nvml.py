@@ -131,7 +131,7 @@ def summarize(samples: Sequence[TelemetrySample]) -> TelemetrySummary:
     masked = [s for s in samples if s.reasons_mask is not None]
     counts: dict[int, int] = {}  # keyed by bit so the output is in bit order, unknowns included
     for s in masked:
-        for bit in _set_bits(s.reasons_mask):
+        for bit in _set_bits(s.reasons_mask or 0):   # (not None: filtered above)
             counts[bit] = counts.get(bit, 0) + 1
     fractions = tuple((decode_reasons(bit)[0], counts[bit] / len(masked)) for bit in sorted(counts))
     return TelemetrySummary(
@@ -234,7 +234,7 @@ def collect_window(
         raise ValueError(f"sample_period_s must be > 0, got {sample_period_s!r}")
     if nvml is None:
         try:
-            import pynvml as nvml  # lazy: the Core must import without the measure extra
+            import pynvml as nvml  # type: ignore[no-redef]  # lazy: the Core must import without the measure extra
         except ImportError:
             return _unavailable("pynvml not installed (pip install nvidia-ml-py).", device_index, sample_period_s)
     try:

@@ -4,7 +4,7 @@ WORKLOAD -> operators (FLOPs + tensors) -> MAPPING + TILING per operator -> CEIL
 max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lower bound).
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -29,7 +29,7 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         max_candidates=max_candidates)
 
 
-def _residency(operators, cache_bytes: int) -> Tuple[Residency, set, set]:
+def _residency(operators, cache_bytes: int) -> tuple[Residency, set, set]:
     """Tensors both produced and consumed inside the workload, small enough for the shared
     cache, never go to DRAM (a lower bound: a real schedule may evict them)."""
     written = {t.name: t.nbytes for op in operators for t in op.problem.writes()}
@@ -54,7 +54,7 @@ def _problem_dict(problem) -> dict:
 
 def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
                      ceilings: Ceilings, strategies: Sequence[MappingStrategy],
-                     machine: Machine, memo: Optional[dict] = None) -> WorkloadPrediction:
+                     machine: Machine, memo: dict | None = None) -> WorkloadPrediction:
     memo = {} if memo is None else memo
     operators = kind.operators(workload.params)
     if not operators:
@@ -100,9 +100,9 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         candidates=sum(r.mapping.candidates for r in results), operators=tuple(results))
 
 
-def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
-            strategies: Sequence[MappingStrategy], operating_point: Optional[str] = None,
-            ceilings: Optional[Ceilings] = None,
+def predict(workloads: Iterable[tuple[Workload, WorkloadKind]], target: Target,
+            strategies: Sequence[MappingStrategy], operating_point: str | None = None,
+            ceilings: Ceilings | None = None,
             max_candidates: int = MAX_CANDIDATES) -> Prediction:
     """The lower bound of each workload on `target`. With `ceilings` from calibration the
     bound is 'calibrated' (datasheet rates fill math modes calibration did not measure)."""
@@ -111,7 +111,7 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
     used = sheet if ceilings is None else merge_ceilings(ceilings, sheet)
     check_ceilings(used)
     machine = machine_for(target, used, max_candidates)
-    memo: Dict = {}
+    memo: dict = {}
     predictions = tuple(predict_workload(w, k, target, used, strategies, machine, memo)
                         for w, k in workloads)
     notes = ["latency is a lower bound: max(compute, memory) per operator on the best mapping "

@@ -5,7 +5,8 @@ Workload plugins declare their parameters as an attrs class; each field's `metad
 specs, rejects unknown fields with a suggestion, and names the culprit in every error.
 """
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 

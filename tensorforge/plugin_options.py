@@ -14,7 +14,7 @@ without options (a library user's or a test's `PluginHost()`):
 
 import math
 import os
-from typing import FrozenSet, Mapping, Optional
+from collections.abc import Mapping
 
 import attrs
 
@@ -29,7 +29,7 @@ DEFAULT_SLOW_IMPORT_S = 1.0
 _OFF = {"", "0", "false", "no", "off"}
 
 
-def _names(text: Optional[str]) -> Optional[FrozenSet[str]]:
+def _names(text: str | None) -> frozenset[str] | None:
     if text is None or not text.strip():
         return None
     return frozenset(n.strip() for n in text.split(",") if n.strip())
@@ -37,8 +37,8 @@ def _names(text: Optional[str]) -> Optional[FrozenSet[str]]:
 
 @attrs.frozen
 class PluginOptions:
-    only: Optional[FrozenSet[str]] = None      # None: every installed plugin
-    disabled: FrozenSet[str] = frozenset()
+    only: frozenset[str] | None = None      # None: every installed plugin
+    disabled: frozenset[str] = frozenset()
     trace: bool = False
     slow_import_s: float = DEFAULT_SLOW_IMPORT_S
 
@@ -61,7 +61,7 @@ class PluginOptions:
             return False
         return name not in self.disabled
 
-    def overridden(self, only: Optional[str] = None, disable: Optional[str] = None,
+    def overridden(self, only: str | None = None, disable: str | None = None,
                    trace: bool = False) -> "PluginOptions":
         """These options with the command line's choices on top: a name list given there
         replaces the environment's, and --trace-hooks turns tracing on."""
@@ -70,6 +70,6 @@ class PluginOptions:
             disabled=(_names(disable) or frozenset()) if disable is not None else self.disabled,
             trace=self.trace or trace)
 
-    def named(self) -> FrozenSet[str]:
+    def named(self) -> frozenset[str]:
         """Every entry-point name the user typed, to check for typos."""
         return (self.only or frozenset()) | self.disabled

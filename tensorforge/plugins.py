@@ -9,7 +9,8 @@ plugin, unregister it, and keep going; `check_pending()` then runs over what rem
 
 import time
 from importlib import metadata
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 import attrs
 import pluggy
@@ -46,14 +47,14 @@ class PluginReport:
     """What `list-plugins` shows for one plugin."""
     name: str
     side: str                      # 'core' or 'ops'
-    distribution: Optional[str]
-    version: Optional[str]
+    distribution: str | None
+    version: str | None
     module: str
-    hooks: Tuple[str, ...] = ()
-    registered: Dict[str, Tuple[str, ...]] = attrs.field(factory=dict)
-    error: Optional[str] = None
+    hooks: tuple[str, ...] = ()
+    registered: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    error: str | None = None
     # Not errors: the plugin works (e.g. it was slow to import).
-    warnings: Tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -63,7 +64,7 @@ class Registered:
     plugin: str
 
 
-def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
+def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> list[str]:
     """Hook implementations of `plugin` with no spec, or with arguments the spec lacks."""
     problems = []
     for hookcaller in pm.get_hookcallers(plugin) or []:
@@ -83,7 +84,7 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
     return problems
 
 
-def _outcome(staged: List[Any]) -> Callable[[Any], str]:
+def _outcome(staged: list[Any]) -> Callable[[Any], str]:
     """What a registration call registered, for the trace."""
     return lambda _: "registered " + (", ".join(str(getattr(v, "name", v)) for v in staged) or "nothing")
 
@@ -94,12 +95,12 @@ class BaseHost:
     project = hookspecs.PROJECT
     group = hookspecs.ENTRY_POINT_GROUP
     side = "core"
-    spec_modules: Tuple = hookspecs.SPEC_MODULES
-    registration_hooks: Dict[str, str] = REGISTRATION_HOOKS
-    expected_types: Dict[str, type] = {}
+    spec_modules: tuple = hookspecs.SPEC_MODULES
+    registration_hooks: dict[str, str] = REGISTRATION_HOOKS
+    expected_types: dict[str, type] = {}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = (),
-                 options: Optional[PluginOptions] = None):
+    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
+                 options: PluginOptions | None = None):
         self.pm = pluggy.PluginManager(self.project)
         for module in self.spec_modules:
             self.pm.add_hookspecs(module)
@@ -109,8 +110,8 @@ class BaseHost:
         self.options = options if options is not None else PluginOptions.from_env()
         self.tracer = Tracer(self.side, self.options.trace)
         self.tracer.monitor(self.pm)
-        self.reports: Dict[str, PluginReport] = {}
-        self._registered: Dict[str, Dict[str, Registered]] = {
+        self.reports: dict[str, PluginReport] = {}
+        self._registered: dict[str, dict[str, Registered]] = {
             kind: {} for kind in self.registration_hooks.values()}
         if load_entry_points:
             self._load_entry_points()
@@ -182,7 +183,7 @@ class BaseHost:
                 plugin_name = self._name_of(impl.plugin)
                 if self.reports[plugin_name].error:
                     continue
-                staged: List[Any] = []
+                staged: list[Any] = []
                 try:
                     self.tracer.call(plugin_name, hook_name, impl.function,
                                      {arg: staged.append for arg in impl.argnames}, _outcome(staged))
@@ -246,7 +247,7 @@ class BaseHost:
         return value
 
     # -- queries ---------------------------------------------------------------------------
-    def broken(self) -> List[PluginReport]:
+    def broken(self) -> list[PluginReport]:
         return [r for r in self.reports.values() if r.error]
 
     def broken_hint(self) -> str:
@@ -254,7 +255,7 @@ class BaseHost:
         broken = self.broken()
         return ("; broken plugins: " + ", ".join(f"{r.name} ({r.error})" for r in broken)) if broken else ""
 
-    def names(self, kind: str) -> List[str]:
+    def names(self, kind: str) -> list[str]:
         return sorted(self._registered[kind])
 
     def get(self, kind: str, name: str) -> Any:
@@ -265,20 +266,20 @@ class BaseHost:
             raise type(error)(str(error) + self.broken_hint())
         return self._registered[kind][name].value
 
-    def find(self, kind: str, name: str) -> Optional[Any]:
+    def find(self, kind: str, name: str) -> Any | None:
         """The registered `kind` called `name`, or None (no error: for lookups that may miss)."""
         found = self._registered[kind].get(name)
         return found.value if found else None
 
-    def values(self, kind: str) -> List[Any]:
+    def values(self, kind: str) -> list[Any]:
         return [self._registered[kind][n].value for n in self.names(kind)]
 
-    def owner(self, kind: str, name: str) -> Optional[str]:
+    def owner(self, kind: str, name: str) -> str | None:
         """The plugin that registered `name`, or None."""
         found = self._registered[kind].get(name)
         return found.plugin if found else None
 
-    def selection_problems(self) -> List[str]:
+    def selection_problems(self) -> list[str]:
         """A line for each name in TENSORFORGE_PLUGINS / TENSORFORGE_DISABLE that no installed
         entry point has, on either side (both read them): most likely a typo."""
         if not self.options.named():
@@ -296,10 +297,10 @@ class PluginHost(BaseHost):
     """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
     expected_types = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = (),
-                 options: Optional[PluginOptions] = None):
-        self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
-        self._companions: Dict[str, Any] = {}
+    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
+                 options: PluginOptions | None = None):
+        self._presets: dict[str, tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+        self._companions: dict[str, Any] = {}
         super().__init__(load_entry_points, extra_plugins, options)
 
     def companion(self, key: str, build: Callable[["PluginHost"], T]) -> T:
@@ -348,26 +349,26 @@ class PluginHost(BaseHost):
             return load_target_file(name)
         return self.get("targets", name)
 
-    def mappings(self) -> List[MappingStrategy]:
+    def mappings(self) -> list[MappingStrategy]:
         return [self._registered["mappings"][n].value for n in self.names("mappings")]
 
-    def preset(self, name: str) -> Tuple[WorkloadKind, Dict[str, Any]]:
+    def preset(self, name: str) -> tuple[WorkloadKind, dict[str, Any]]:
         if name not in self._presets:
             raise unknown("workload preset", name, self._presets)
         kind_name, _ = self._presets[name]
         kind = self.workload_kind(kind_name)
         return kind, dict(kind.presets[name])
 
-    def preset_names(self) -> List[str]:
+    def preset_names(self) -> list[str]:
         return sorted(self._presets)
 
-    def default_suite(self) -> List[str]:
-        names: List[str] = []
+    def default_suite(self) -> list[str]:
+        names: list[str] = []
         for kind_name in self.names("workloads"):
             names.extend(self.workload_kind(kind_name).default_suite)
         return names
 
-    def all_reports(self) -> List[PluginReport]:
+    def all_reports(self) -> list[PluginReport]:
         """Core-side reports plus whatever other sides report through the hook."""
         reports = list(self.reports.values())
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():

@@ -5,7 +5,6 @@ tensors they read and write (with their distinct bytes in device memory) so the 
 compulsory traffic from traffic that a producer left in the shared cache.
 """
 
-from typing import Tuple, Union
 
 import attrs
 
@@ -40,10 +39,10 @@ class MatmulProblem:
     def flops(self) -> float:
         return 2.0 * self.batch * self.m * self.n * self.k
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return (self.a, self.b)
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return (self.c,)
 
 
@@ -82,10 +81,10 @@ class AttentionProblem:
         # QK^T and PV: 2 matmuls of 2*d flops per visible pair, per query head.
         return 4.0 * self.batch * self.heads * self.visible_pairs * self.head_dim
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return (self.q, self.k, self.v)
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return (self.o,)
 
 
@@ -94,18 +93,18 @@ class StreamProblem:
     """Elementwise or reduction work (norms, activations, residual adds, softmax outside
     attention): one pass over its tensors on the vector units, no tiling to choose."""
     flops: float
-    read_tensors: Tuple[Tensor, ...]
-    write_tensors: Tuple[Tensor, ...]
+    read_tensors: tuple[Tensor, ...]
+    write_tensors: tuple[Tensor, ...]
     math_mode: str = "fp32"
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return self.read_tensors
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return self.write_tensors
 
 
-Problem = Union[MatmulProblem, AttentionProblem, StreamProblem]
+Problem = MatmulProblem | AttentionProblem | StreamProblem
 
 
 @attrs.frozen

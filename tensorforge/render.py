@@ -1,6 +1,6 @@
 """Plain-text tables for people; JSON is for machines."""
 
-from typing import List, Sequence
+from collections.abc import Sequence
 
 from .results import Prediction
 from .units import seconds, si
@@ -27,7 +27,7 @@ def mapping_text(op) -> str:
 def prediction_text(pred: Prediction, detail: bool = False) -> str:
     c = pred.ceilings
     ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
-    lines: List[str] = [
+    lines: list[str] = [
         f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
         f"({pred.clock_mhz:g} MHz)",
         f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}",

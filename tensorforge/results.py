@@ -1,6 +1,6 @@
 """PREDICTED results: attrs values that serialise to deterministic JSON."""
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -15,7 +15,7 @@ class OperatorPrediction:
     name: str
     count: int
     problem_type: str
-    problem: Dict[str, Any]
+    problem: dict[str, Any]
     math_mode: str
     ceiling_origin: str          # 'datasheet' or 'calibrated': which rate timed this operator
     flops: float                 # all `count` executions
@@ -41,7 +41,7 @@ class WorkloadPrediction:
     latency_s: float             # the lower bound
     bottleneck: str
     candidates: int
-    operators: Tuple[OperatorPrediction, ...]
+    operators: tuple[OperatorPrediction, ...]
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -58,8 +58,8 @@ class Prediction:
     ceilings: Ceilings
     max_candidates_per_operator: int
     candidates: int
-    workloads: Tuple[WorkloadPrediction, ...]
-    notes: Tuple[str, ...] = ()
+    workloads: tuple[WorkloadPrediction, ...]
+    notes: tuple[str, ...] = ()
 
-    def workload(self, name: str) -> Optional[WorkloadPrediction]:
+    def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

@@ -3,7 +3,7 @@
 and suite files (TOML or JSON)."""
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from .errors import TensorForgeError
 from .fileio import read_document
@@ -11,9 +11,9 @@ from .plugins import PluginHost
 from .workload import Workload, WorkloadKind
 
 
-def parse_fields(text: str, where: str) -> Dict[str, str]:
+def parse_fields(text: str, where: str) -> dict[str, str]:
     """KEY=VALUE pairs of an inline spec (public: tensorforge.testing and rightsize reuse it)."""
-    fields: Dict[str, str] = {}
+    fields: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
             raise TensorForgeError(f"{where}: expected key=value, got {part!r}")
@@ -26,13 +26,13 @@ def parse_fields(text: str, where: str) -> Dict[str, str]:
     return fields
 
 
-def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: Dict[str, Any],
-          base_dir: Optional[Path]) -> Tuple[Workload, WorkloadKind]:
+def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: dict[str, Any],
+          base_dir: Path | None) -> tuple[Workload, WorkloadKind]:
     params = kind.parse(fields, base_dir=base_dir)
     return Workload(name=name, kind=kind.name, params=params, spec=kind.spec(params)), kind
 
 
-def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
+def resolve_spec(host: PluginHost, text: str, base_dir: Path | None = None):
     """One workload from a preset name or an inline spec."""
     text = text.strip()
     head, _, rest = text.partition(":")
@@ -87,9 +87,9 @@ def load_suite_file(host: PluginHost, path: Path):
     return result
 
 
-def resolve(host: PluginHost, specs: Tuple[str, ...], suite_files: Tuple[str, ...] = ()):
+def resolve(host: PluginHost, specs: tuple[str, ...], suite_files: tuple[str, ...] = ()):
     """The workloads to run: those asked for, or every plugin's default suite."""
-    chosen: List = []
+    chosen: list = []
     for path in suite_files:
         chosen.extend(load_suite_file(host, Path(path)))
     for spec in specs:

@@ -5,7 +5,7 @@ rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead,
 never needs to know where they came from beyond the `origin` label.
 """
 
-from typing import Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import attrs
 
@@ -33,7 +33,7 @@ class MemoryLevel:
     name: str
     capacity_bytes: int
     scope: str
-    bytes_per_clock: Optional[float] = None
+    bytes_per_clock: float | None = None
 
 
 @attrs.frozen
@@ -50,21 +50,21 @@ class Target:
     name: str
     description: str
     pe_array: PEArray
-    sram: Tuple[MemoryLevel, ...]
+    sram: tuple[MemoryLevel, ...]
     dram_capacity_bytes: int
-    operating_points: Tuple[OperatingPoint, ...]
+    operating_points: tuple[OperatingPoint, ...]
     default_operating_point: str
     sources: Mapping[str, str] = attrs.field(factory=dict)
-    notes: Tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
     # compared with this target's prediction (APE) only on a device that matches.
-    device_names: Tuple[str, ...] = ()
+    device_names: tuple[str, ...] = ()
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()
         return any(name == known.lower() for known in self.device_names)
 
-    def operating_point(self, name: Optional[str] = None) -> OperatingPoint:
+    def operating_point(self, name: str | None = None) -> OperatingPoint:
         wanted = name or self.default_operating_point
         for point in self.operating_points:
             if point.name == wanted:
@@ -75,7 +75,7 @@ class Target:
     def tile_level(self) -> MemoryLevel:
         return next(level for level in self.sram if level.scope == "per_unit")
 
-    def cache_level(self) -> Optional[MemoryLevel]:
+    def cache_level(self) -> MemoryLevel | None:
         shared = [level for level in self.sram if level.scope == "shared"]
         return shared[-1] if shared else None
 
@@ -134,7 +134,7 @@ class Ceilings:
         return self.compute_origin.get(mode, self.origin)
 
 
-def datasheet_ceilings(target: Target, operating_point: Optional[str] = None) -> Ceilings:
+def datasheet_ceilings(target: Target, operating_point: str | None = None) -> Ceilings:
     point = target.operating_point(operating_point)
     hz = point.clock_mhz * 1e6
     compute = {mode: target.pe_array.units * rate * hz

@@ -10,7 +10,8 @@ and what was expected.
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 from .errors import TensorForgeError, closest
 from .fileio import parse_toml, read_text
@@ -65,7 +66,7 @@ def _texts(v):
 class _Table:
     """One table of the file being read: knows its path (for messages) and its allowed keys."""
 
-    def __init__(self, where: str, path: str, data: Any, keys: List[str]):
+    def __init__(self, where: str, path: str, data: Any, keys: list[str]):
         self.where, self.path, self.data = where, path, data
         for name in data:
             if name not in keys:
@@ -88,18 +89,18 @@ class _Table:
             raise self.fail(name, self.data[name], expected)
         return kept
 
-    def table(self, name: str, keys: List[str]) -> "_Table":
+    def table(self, name: str, keys: list[str]) -> "_Table":
         item = self.get(name, lambda v: v if isinstance(v, dict) else None, "a table")
         return _Table(self.where, self._at(name), item, keys)
 
-    def tables(self, name: str, keys: List[str], what: str) -> List["_Table"]:
+    def tables(self, name: str, keys: list[str], what: str) -> list["_Table"]:
         expected = f"one or more [[{self._at(name)}]] tables ({what})"
         items = self.get(name, lambda v: v if isinstance(v, list) and v and
                          all(isinstance(t, dict) for t in v) else None, expected)
         return [_Table(self.where, f"{self._at(name)}[{i}]", t, keys) for i, t in enumerate(items)]
 
 
-def _unique(tables: List[_Table], names: List[str], what: str) -> None:
+def _unique(tables: list[_Table], names: list[str], what: str) -> None:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise tables[i].fail("name", name, f"a name no other {what} uses")
@@ -146,7 +147,7 @@ def _operating_points(top: _Table) -> tuple:
     return points
 
 
-def target_from_data(data: Dict[str, Any], where: str) -> Target:
+def target_from_data(data: dict[str, Any], where: str) -> Target:
     top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
                                    "operating_points", "default_operating_point", "sources", "notes",
                                    "device_names"])

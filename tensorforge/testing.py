@@ -17,7 +17,8 @@ No pytest import here: the helpers work under any test runner.
 """
 
 import math
-from typing import Any, Iterable, List, Mapping, NoReturn, Optional, Sequence
+from typing import Any, NoReturn
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -142,9 +143,9 @@ def _spec_round_trips(kind: WorkloadKind, params: Any, where: str) -> None:
         _fail(f"{where}: spec {spec!r} parses back to different parameters: {again!r} != {params!r}")
 
 
-def check_workload_kind(kind: WorkloadKind, params: Optional[Iterable[Any]] = None, *,
-                        target: Optional[Target] = None,
-                        mappings: Sequence[MappingStrategy] = ()) -> List[WorkloadPrediction]:
+def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None, *,
+                        target: Target | None = None,
+                        mappings: Sequence[MappingStrategy] = ()) -> list[WorkloadPrediction]:
     """Check a workload kind the way the host and the model will use it.
 
     `params`: parameter sets to check, each a params instance or a dict of fields (as a user

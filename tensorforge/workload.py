@@ -1,7 +1,8 @@
 """Workload kinds (what plugins register) and workloads (what users ask to predict)."""
 
 from pathlib import Path
-from typing import Any, Mapping, Tuple
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -20,13 +21,13 @@ class WorkloadKind:
     description: str = ""
     params_type: type = object
     presets: Mapping[str, Mapping[str, Any]] = {}
-    default_suite: Tuple[str, ...] = ()
+    default_suite: tuple[str, ...] = ()
 
     def parse(self, fields: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         """Validated params from user fields; `base_dir` resolves relative file paths."""
         return build_params(self.name, self.params_type, fields)
 
-    def operators(self, params: Any) -> Tuple[Operator, ...]:
+    def operators(self, params: Any) -> tuple[Operator, ...]:
         raise NotImplementedError
 
     def footprint_bytes(self, params: Any) -> int:

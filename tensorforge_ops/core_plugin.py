@@ -34,7 +34,7 @@ def tensorforge_plugin_reports(host):
 def _default_capture_path(target: str) -> Path:
     """tensorforge-capture-TARGET-TIME.json in the current folder; a target given as a file
     (./my-accelerator.toml) contributes its stem, not its path."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = Path(target).stem if ("/" in target or target.endswith(".toml")) else target
     return Path(f"tensorforge-capture-{name}-{stamp}.json")
 

@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 import tensorforge
 from tensorforge.cli import main, make_cli
-from tensorforge.plugins import PluginHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -6,7 +6,6 @@ interrupted run that leaves an incomplete capture `verify` refuses."""
 import contextlib
 import json
 from pathlib import Path
-from typing import Dict, Optional, Sequence
 
 import attrs
 import pytest
@@ -131,7 +130,7 @@ class FakeTelemetry(TelemetrySource):
 
 
 class FakePlugin:
-    def __init__(self, samples: Dict, device_name: str = "NVIDIA H200", interrupt_at: Optional[int] = None):
+    def __init__(self, samples: dict, device_name: str = "NVIDIA H200", interrupt_at: int | None = None):
         self.samples = samples
         self.device_name = device_name
         self.interrupt_at = interrupt_at
@@ -174,7 +173,7 @@ def core():
 
 
 @pytest.fixture(scope="module")
-def bounds(core) -> Dict[str, float]:
+def bounds(core) -> dict[str, float]:
     """The calibrated lower bound on h200 the runner will compute from the fake probe."""
     ceilings = calibration.to_ceilings({"ceilings": CEILINGS, "device": "NVIDIA H200", "fingerprint": "fake-1"})
     pred = predict(resolve(core, SPECS), core.target("h200"), core.mappings(), None, ceilings)
@@ -182,7 +181,7 @@ def bounds(core) -> Dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def samples(core, bounds) -> Dict:
+def samples(core, bounds) -> dict:
     """Per workload params: gemm_large_square at half its calibrated bound (a violation),
     gemm_tiny far above it."""
     params = {name: resolve_spec(core, name)[0].params for name in SPECS}

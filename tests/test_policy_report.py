@@ -421,7 +421,7 @@ def test_missing_capture_and_bad_format(tmp_path):
 
 # ---------------------------------------------------------------- in a real browser
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _browser_missing() -> str:
     if not (shutil.which("chromium") or os.path.exists(CHROMIUM)):
         return "Debian's chromium is not installed (/usr/bin/chromium)"

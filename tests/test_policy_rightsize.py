@@ -43,7 +43,7 @@ def p50(path, name) -> float:
     return load(path)["measured"]["workloads"][name]["stats"]["p50"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _host():
     return PluginHost()
 

@@ -1,6 +1,6 @@
 """What a mapping strategy sees (Machine), returns (MappingChoice), and must implement."""
 
-from typing import Any, Dict, FrozenSet, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -19,11 +19,11 @@ class Machine:
     force. Rates are per second; `unit_*` figures are per processing unit."""
     units: int
     unit_sram_bytes: int                 # per-unit tile staging capacity (shared memory)
-    unit_sram_bytes_per_s: Optional[float]
+    unit_sram_bytes_per_s: float | None
     cache_bytes: int                     # shared cache (L2) capacity; 0 if none
-    cache_bytes_per_s: Optional[float]
+    cache_bytes_per_s: float | None
     dram_bytes_per_s: float
-    compute: Dict[str, float]            # whole-array FLOP/s per math mode
+    compute: dict[str, float]            # whole-array FLOP/s per math mode
     max_candidates: int = MAX_CANDIDATES
 
     def unit_rate(self, mode: str) -> float:
@@ -40,27 +40,27 @@ class MappingChoice:
     traffic: bytes moved at each level ('dram', 'cache_to_unit', 'unit_sram').
     """
     strategy: str
-    tile: Dict[str, int]
+    tile: dict[str, int]
     split: int
     tiles: int
     concurrent: int
     waves: int
-    traffic: Dict[str, float]
+    traffic: dict[str, float]
     compute_s: float
     memory_s: float
     memory_level: str
     latency_s: float
     bottleneck: str
     candidates: int
-    notes: Tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class Residency:
     """Tensors a previous operator left in the shared cache: reading them costs no DRAM
     traffic, and `no_writeback` outputs are consumed from the cache before eviction."""
-    resident: FrozenSet[str] = frozenset()
-    no_writeback: FrozenSet[str] = frozenset()
+    resident: frozenset[str] = frozenset()
+    no_writeback: frozenset[str] = frozenset()
 
 
 class MappingStrategy:
@@ -70,14 +70,14 @@ class MappingStrategy:
     most `machine.max_candidates` candidates and break ties deterministically.
     """
     name: str = ""
-    problem_types: Tuple[type, ...] = ()
+    problem_types: tuple[type, ...] = ()
 
     def explore(self, problem: Any, machine: Machine, residency: Residency) -> MappingChoice:
         raise NotImplementedError
 
 
 def finish(strategy: str, *, tile, split, tiles, concurrent, waves, traffic, compute_s,
-           memory_terms: Dict[str, float], candidates: int, notes=()) -> MappingChoice:
+           memory_terms: dict[str, float], candidates: int, notes=()) -> MappingChoice:
     """Latency = max(compute, slowest memory level); the bottleneck is the term that won."""
     level, memory_s = max(sorted(memory_terms.items()), key=lambda kv: kv[1]) if memory_terms \
         else ("none", 0.0)

@@ -4,7 +4,8 @@ reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`."""
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge import __version__
 from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
@@ -24,13 +25,13 @@ def store_path(fingerprint: str) -> Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
+def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """A calibration document: every probe's result and the ceilings they add up to."""
-    results: List[ProbeResult] = []
-    failures: Dict[str, str] = {}
+    results: list[ProbeResult] = []
+    failures: dict[str, str] = {}
     started = now()
     for probe in probes:
         progress(f"calibrating: {probe.name}")
@@ -40,7 +41,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    compute: Dict[str, float] = {}
+    compute: dict[str, float] = {}
     dram = launch = None
     for result in results:
         compute.update(result.compute)
@@ -63,14 +64,14 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     }
 
 
-def save(calibration: Dict[str, Any]) -> Path:
+def save(calibration: dict[str, Any]) -> Path:
     path = store_path(calibration["fingerprint"])
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, canonical_json(calibration))
     return path
 
 
-def load(fingerprint: str) -> Optional[Dict[str, Any]]:
+def load(fingerprint: str) -> dict[str, Any] | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
     path = store_path(fingerprint)
@@ -86,7 +87,7 @@ def load(fingerprint: str) -> Optional[Dict[str, Any]]:
     return data
 
 
-def to_ceilings(calibration: Dict[str, Any]) -> Optional[Ceilings]:
+def to_ceilings(calibration: dict[str, Any]) -> Ceilings | None:
     """Core ceilings from a calibration; None when the probes that matter did not run."""
     c = calibration.get("ceilings", {})
     if not c.get("compute") or not c.get("dram_bytes_per_s"):

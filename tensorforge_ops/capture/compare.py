@@ -5,7 +5,7 @@ that was predicted. A measured p50 below the calibrated lower bound by more than
 tolerance is a bound violation: the model or the calibration is wrong, and it is shown loudly.
 """
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 MIN_TOLERANCE = 0.02   # relative; widened to the measurement's own interquartile spread
 
@@ -14,13 +14,13 @@ def ape(predicted_s: float, measured_s: float) -> float:
     return abs(predicted_s - measured_s) / measured_s
 
 
-def bound_tolerance(stats: Dict[str, Any]) -> float:
+def bound_tolerance(stats: dict[str, Any]) -> float:
     return max(MIN_TOLERANCE, float(stats.get("rel_iqr") or 0.0))
 
 
-def compare_workload(name: str, analytical, calibrated, measurement: Optional[Dict[str, Any]],
-                     same_device: bool, device_note: Optional[str], calibrated_note: str) -> Dict[str, Any]:
-    row: Dict[str, Any] = {
+def compare_workload(name: str, analytical, calibrated, measurement: dict[str, Any] | None,
+                     same_device: bool, device_note: str | None, calibrated_note: str) -> dict[str, Any]:
+    row: dict[str, Any] = {
         "predicted_analytical_s": analytical.latency_s if analytical else None,
         "predicted_calibrated_s": calibrated.latency_s if calibrated else None,
         "bottleneck": (calibrated or analytical).bottleneck if (calibrated or analytical) else None,

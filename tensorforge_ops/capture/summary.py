@@ -1,12 +1,12 @@
 """A readable summary of a capture, from the capture document alone."""
 
-from typing import Any, Dict, List
+from typing import Any
 
 from tensorforge.api import percent, seconds, si, table
 
 
 
-def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
+def _telemetry_lines(diag: dict[str, Any]) -> list[str]:
     if not diag.get("available"):
         return [f"DIAGNOSTIC  unavailable: {diag.get('reason')}"]
     source = "NVML" if diag.get("source") in (None, "nvml") else diag["source"]
@@ -27,7 +27,7 @@ def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def summary_text(doc: Dict[str, Any]) -> str:
+def summary_text(doc: dict[str, Any]) -> str:
     pred = doc["predicted"]
     analytical = pred["analytical"]
     measured, cal = doc["measured"], doc["calibrated"]

@@ -26,7 +26,6 @@ bf16 and fp16 are declared only with native support; without it PyTorch still ru
 not declared rather than inventing one.
 """
 
-from typing import Dict, List, Tuple
 
 import attrs
 
@@ -38,11 +37,11 @@ AMX_FLOPS_PER_CLOCK = 1024    # Intel: AMX does 1024 bf16/fp16 FLOPs per clock p
 @attrs.frozen
 class Isa:
     vector: str                          # e.g. 'avx512 (executed as 2 x 256-bit)'
-    flops_per_clock: Dict[str, float]    # per core, per math mode
-    rules: Tuple[str, ...]               # which rule produced each rate, for `sources`
+    flops_per_clock: dict[str, float]    # per core, per math mode
+    rules: tuple[str, ...]               # which rule produced each rate, for `sources`
 
 
-def _x86_fp32(m: Machine) -> Tuple[str, float, str]:
+def _x86_fp32(m: Machine) -> tuple[str, float, str]:
     if m.has("avx512f"):
         if m.vendor == "AuthenticAMD" and m.family == 25:
             return ("avx512 (executed as 2 x 256-bit on Zen 4)", 32.0,
@@ -59,7 +58,7 @@ def _x86_fp32(m: Machine) -> Tuple[str, float, str]:
 
 
 def host_isa(m: Machine) -> Isa:
-    rules: List[str] = []
+    rules: list[str] = []
     arm = m.arch in ("aarch64", "arm64") or "asimd" in m.flags
     if arm:
         if m.has("asimd"):

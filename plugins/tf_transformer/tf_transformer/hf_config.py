@@ -5,7 +5,7 @@ families (GPT-2 uses n_embd / n_layer / n_head), so each field lists its aliases
 """
 
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any
 
 from tensorforge.errors import TensorForgeError
 from tensorforge.fileio import read_json
@@ -23,12 +23,12 @@ GATED_FAMILIES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gem
                   "phi3", "olmo2", "granite", "cohere"}
 
 
-def load_config(path: Path) -> Dict[str, Any]:
+def load_config(path: Path) -> dict[str, Any]:
     data = read_json(path, "transformer config")
     if not isinstance(data, dict):
         raise TensorForgeError(f"transformer config {path}: expected a JSON object")
     data = data.get("text_config", data) if isinstance(data.get("text_config"), dict) else data
-    fields: Dict[str, Any] = {}
+    fields: dict[str, Any] = {}
     for field, keys in ALIASES.items():
         for key in keys:
             if data.get(key) is not None:

@@ -128,9 +128,10 @@ def _ceiling_notes(target: Target, given: Optional[Ceilings], sheet: Ceilings) -
         notes.append(f"ceilings measured on {given.device!r}, which is not target {target.name!r}: "
                      f"this bound does not describe {target.name}")
     scale = vector_scale(given, sheet)
-    if not given.vector and scale > 1.0:
-        notes.append(f"calibrated fp32 ran {scale:.3g}x the datasheet's fp32 vector rate: the vector and "
-                     "special-function rates were raised by the same factor to stay a bound")
+    if not given.vector and scale is not None:
+        notes.append(f"vector rates are the datasheet's scaled by calibrated fp32 / datasheet fp32 = "
+                     f"{scale:.3g}" + ("; special-function rates raised by the same factor to stay a bound"
+                                       if scale > 1.0 else "; special-function rates as on the datasheet"))
     return notes
 
 

@@ -189,11 +189,12 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
     """Calibrated rates where measured, datasheet rates for what calibration did not probe.
     Which origin served each math mode is recorded per operator by the model.
 
-    Calibration does not probe the vector units, so their rates come from the datasheet, with
-    one exception that keeps the bound a bound: when the calibrated fp32 rate beats the
-    datasheet's fp32 vector rate (the clock the datasheet figure assumes is too low, as on a
-    CPU whose reported clock is below its boost), every vector and special-function rate is
-    raised by the same factor, since the vector units demonstrably run that much faster."""
+    Calibration does not probe the vector units per precision, but its fp32 rate runs on them:
+    when fp32 was calibrated, every vector rate is scaled by calibrated fp32 / datasheet fp32
+    (what the vector units really sustain here, as the fp32 math mode has always been used for
+    vector work). Special-function rates are only ever raised by that factor (when the datasheet
+    clock is too low, as on a CPU that boosts above its reported clock), never lowered: nothing
+    measured them."""
     compute = dict(fallback.compute)
     compute.update(calibrated.compute)
     sram = dict(fallback.sram_bytes_per_s)
@@ -206,9 +207,9 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
         vector_origin = calibrated.origin
     else:
         scale = vector_scale(calibrated, fallback)
-        if scale > 1.0:
+        if scale is not None:
             vector = {p: rate * scale for p, rate in vector.items()}
-            special = {p: rate * scale for p, rate in special.items()}
+            special = {p: rate * max(1.0, scale) for p, rate in special.items()}
             vector_origin = calibrated.origin
     return Ceilings(origin=calibrated.origin, compute=compute,
                     dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
@@ -216,12 +217,11 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
                     special=special, vector_origin=vector_origin, device=calibrated.device)
 
 
-def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> float:
-    """How much faster the calibrated fp32 rate is than the datasheet's fp32 vector rate (1.0
-    when it is not)."""
-    measured = calibrated.compute.get(VECTOR_MODE, 0.0)
-    sheet = fallback.vector.get(VECTOR_MODE, 0.0)
-    return measured / sheet if measured > sheet > 0 else 1.0
+def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> Optional[float]:
+    """Calibrated fp32 over the datasheet's fp32 vector rate; None when fp32 was not calibrated."""
+    measured = calibrated.compute.get(VECTOR_MODE)
+    sheet = fallback.vector.get(VECTOR_MODE)
+    return measured / sheet if measured and sheet else None
 
 
 def check_ceilings(ceilings: Ceilings) -> None:

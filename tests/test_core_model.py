@@ -406,8 +406,12 @@ def test_calibrating_every_mode_leaves_no_datasheet_origin(host, strategies):
                     vector=dict(sheet.vector), special=dict(sheet.special))
     pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=full)
     assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
-    # calibration that probes no vector rate leaves the vector work on datasheet rates
-    tensor_only = attrs.evolve(full, vector={}, special={})
+    # calibrated fp32 scales the vector rates (calibrated origin) ...
+    no_vector = attrs.evolve(full, vector={}, special={})
+    pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=no_vector)
+    assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
+    # ... and without it vector work stays on datasheet rates
+    tensor_only = attrs.evolve(no_vector, compute={k: v for k, v in full.compute.items() if k != "fp32"})
     pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=tensor_only)
     origins = {o.name: o.ceiling_origin for o in pred.workloads[0].operators}
     assert origins["mlp_act"] == origins["norm_attn"] == "datasheet"

@@ -258,17 +258,26 @@ def test_a_target_without_vector_tables_uses_its_fp32_rate(host):
     assert c.vector == {"fp32": c.compute["fp32"]} and c.special == {}
 
 
-def test_calibration_keeps_datasheet_vector_rates_unless_fp32_ran_faster(host):
+def test_calibrated_fp32_scales_the_vector_rates(host):
     sheet = datasheet_ceilings(host.target("h200"))
-    slower = Ceilings(origin="calibrated", compute={"bf16": 8e14, "fp32": 5.1e13}, dram_bytes_per_s=4.2e12)
-    merged = merge_ceilings(slower, sheet)
+    no_fp32 = Ceilings(origin="calibrated", compute={"bf16": 8e14}, dram_bytes_per_s=4.2e12)
+    merged = merge_ceilings(no_fp32, sheet)
     assert merged.vector == sheet.vector and merged.special == sheet.special
     assert merged.origin_of_vector() == "datasheet"
-    # a CPU whose reported clock is below its boost: calibrated fp32 beat the datasheet
-    faster = attrs.evolve(slower, compute={"fp32": 1.5 * sheet.vector["fp32"]})
+    # the H200 capture: fp32 calibrated at 51.4 of 66.9 TFLOP/s. Vector work runs at that
+    # measured share of every datasheet vector rate; nothing measured the special units.
+    slower = attrs.evolve(no_fp32, compute={"bf16": 8e14, "fp32": 5.14e13})
+    merged = merge_ceilings(slower, sheet)
+    share = 5.14e13 / sheet.vector["fp32"]
+    assert merged.vector == {p: pytest.approx(share * r) for p, r in sheet.vector.items()}
+    assert merged.vector["fp32"] == pytest.approx(5.14e13)
+    assert merged.special == sheet.special
+    assert merged.origin_of_vector() == "calibrated"
+    # a CPU whose reported clock is below its boost: calibrated fp32 beat the datasheet, and
+    # the special-function rates rise with the clock too
+    faster = attrs.evolve(no_fp32, compute={"fp32": 1.5 * sheet.vector["fp32"]})
     merged = merge_ceilings(faster, sheet)
     assert merged.vector == {p: pytest.approx(1.5 * r) for p, r in sheet.vector.items()}
     assert merged.special == {p: pytest.approx(1.5 * r) for p, r in sheet.special.items()}
-    assert merged.origin_of_vector() == "calibrated"
     pred = predict([resolve_spec(host, "transformer_decode")], host.target("h200"), host.mappings(), ceilings=faster)
-    assert any("raised by the same factor" in n for n in pred.notes)
+    assert any("special-function rates raised by the same factor" in n for n in pred.notes)

@@ -281,3 +281,12 @@ def test_calibrated_fp32_scales_the_vector_rates(host):
     assert merged.special == {p: pytest.approx(1.5 * r) for p, r in sheet.special.items()}
     pred = predict([resolve_spec(host, "transformer_decode")], host.target("h200"), host.mappings(), ceilings=faster)
     assert any("special-function rates raised by the same factor" in n for n in pred.notes)
+
+
+def test_the_report_names_the_vector_rate_for_elementwise_operators():
+    from tensorforge_ops.report.facts import _compute_rate
+    ceilings = {"compute": {"bf16": 1e15, "fp32": 6e13}, "vector": {"fp32": 6e13, "bf16": 1.2e14}}
+    assert _compute_rate(ceilings, {"problem_type": "StreamProblem", "math_mode": "bf16"}) == 1.2e14
+    assert _compute_rate(ceilings, {"problem_type": "MatmulProblem", "math_mode": "bf16"}) == 1e15
+    old_capture = {"compute": {"bf16": 1e15, "fp32": 6e13}}     # written before vector rates existed
+    assert _compute_rate(old_capture, {"problem_type": "StreamProblem", "math_mode": "fp32"}) == 6e13

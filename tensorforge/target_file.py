@@ -11,7 +11,7 @@ import math
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List
 
 from .errors import TensorForgeError, closest
 from .precision import MATH_MODES, VECTOR_PRECISIONS

@@ -101,16 +101,18 @@ def test_a_capture_without_calibration_is_refused(cli, tmp_path):
     assert line == f"error: ceilings file {path}: capture has no calibrated ceilings (no device)"
 
 
+CALIBRATED = '{{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {{"compute": {compute}, ' \
+             '"dram_bytes_per_s": {dram}}}}}'
+
+
 @pytest.mark.parametrize("content, message", [
     ('{"schema": "tensorforge.capture/1"}', "capture has no CALIBRATED section"),
     ('{"hello": 1}', "neither a calibration document"),
     ('[1, 2]', "expected a JSON object"),
-    ('{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {"compute": {"bf16": -1}, '
-     '"dram_bytes_per_s": 1e12}}', "compute[bf16] must be a positive number, got -1"),
-    ('{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {"compute": {"bf16": 1e14}, '
-     '"dram_bytes_per_s": null}}', "'dram_bytes_per_s' must be a positive number, got None"),
-    ('{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {"compute": {"fp64": 1e14}, '
-     '"dram_bytes_per_s": 1e12}}', "compute has unknown math mode 'fp64'"),
+    (CALIBRATED.format(compute='{"bf16": -1}', dram="1e12"), "compute[bf16] must be a positive number, got -1"),
+    (CALIBRATED.format(compute='{"bf16": 1e14}', dram="null"),
+     "'dram_bytes_per_s' must be a positive number, got None"),
+    (CALIBRATED.format(compute='{"fp64": 1e14}', dram="1e12"), "compute has unknown math mode 'fp64'"),
 ])
 def test_malformed_documents_are_one_line(cli, tmp_path, content, message):
     path = tmp_path / "c.json"

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
 from tensorforge.hookspecs import hookimpl
 from tensorforge.params import build_params
 from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode

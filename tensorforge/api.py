@@ -21,6 +21,7 @@ from .fileio import parse_json, parse_toml, read_document, read_json, read_text,
 from .model import predict
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
+from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
 from .serialize import canonical_json, to_data
@@ -36,6 +37,7 @@ __all__ = [
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "workload_options", "write_atomic",
+    "VECTOR_EXECUTES",
 ]
 
 

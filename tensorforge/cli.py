@@ -84,17 +84,24 @@ def list_plugins(host: PluginHost, as_json: bool) -> None:
 @workload_options(default="every plugin's default suite")
 @operating_point_option
 @click.option("--ceilings", "ceilings_path", type=click.Path(dir_okay=False), default=None,
-              help="JSON ceilings from calibration; gives a 'calibrated' lower bound.")
+              help="Calibrated ceilings: a calibration document (`tensorforge calibrate --json "
+                   "> cal.json`) or a capture (its CALIBRATED section); gives a 'calibrated' "
+                   "lower bound. Refused unless measured on a device the target describes.")
+@click.option("--force-ceilings", is_flag=True,
+              help="Use --ceilings even if they were measured on another device (or name none); "
+                   "the prediction then says whose ceilings it used.")
 @click.option("--max-candidates", type=click.IntRange(1, 1_000_000), default=None,
-              help="Bound on mapping candidates per operator and strategy (default 4096).")
+              help="Evaluate at most N mapping candidates per operator and strategy (default "
+                   "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
+                   "a space gives a labelled relaxation: a looser bound, never a higher one.")
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write to this file (atomically) instead of standard output.")
 @pass_host
 def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: tuple[str, ...],
-            operating_point: str | None, ceilings_path: str | None, max_candidates: int | None,
-            detail: bool, as_json: bool, output: str | None) -> None:
+            operating_point: str | None, ceilings_path: str | None, force_ceilings: bool,
+            max_candidates: int | None, detail: bool, as_json: bool, output: str | None) -> None:
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
@@ -104,7 +111,9 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     from .ceilings_file import load_ceilings
     from .render import prediction_text
     warn_broken(host)
-    ceilings = load_ceilings(ceilings_path) if ceilings_path else None
+    if force_ceilings and not ceilings_path:
+        raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
+    ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
     text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
     emit(text, output)

@@ -9,13 +9,18 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import attrs
 
 from .errors import TensorForgeError
-from .mappings.base import MAX_CANDIDATES, Machine, MappingChoice, MappingStrategy, Residency
+from .limits import check_problem, check_units
+from .mappings.base import (EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, SEARCH_KINDS, UNSTATED, Machine,
+                            MappingChoice, MappingStrategy, Residency)
 from .results import LABEL, OperatorPrediction, Prediction, WorkloadPrediction
 from .target import Ceilings, Target, check_ceilings, datasheet_ceilings, merge_ceilings
 from .workload import Workload, WorkloadKind
 
 
 def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CANDIDATES) -> Machine:
+    check_units(target.name, target.pe_array.units)
+    if max_candidates < 1:
+        raise TensorForgeError(f"max_candidates must be >= 1, got {max_candidates}")
     tile = target.tile_level()
     cache = target.cache_level()
     return Machine(
@@ -44,8 +49,24 @@ def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
     if not usable:
         raise TensorForgeError(f"no installed mapping strategy handles {type(problem).__name__}")
     choices = [s.explore(problem, machine, residency) for s in usable]
+    for s, c in zip(usable, choices):
+        if c.search not in SEARCH_KINDS:
+            raise TensorForgeError(f"mapping strategy {s.name!r} returned search={c.search!r}; "
+                                   f"known: {', '.join(SEARCH_KINDS)}")
+    # The minimum over strategies is the minimum over the union of their spaces: exact when
+    # the winner's is, and still a lower bound when a losing strategy's bound was relaxed
+    # (its relaxation is <= all its mappings, and the winner is lower still).
     best = min(choices, key=lambda c: (c.latency_s, c.strategy))
     return attrs.evolve(best, candidates=sum(c.candidates for c in choices))
+
+
+def search_of(choices: Iterable[str]) -> str:
+    """One word for several operators: any relaxed bound makes the whole a relaxation."""
+    kinds = set(choices)
+    for kind in (RELAXATION, UNSTATED):
+        if kind in kinds:
+            return kind
+    return EXHAUSTIVE
 
 
 def _problem_dict(problem) -> dict:
@@ -62,6 +83,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     residency, written, read = _residency(operators, machine.cache_bytes)
     results = []
     for op in operators:
+        check_problem(f"workload {workload.name!r}, operator {op.name!r}", op.problem)
         if op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
             raise TensorForgeError(
                 f"workload {workload.name!r}: target {target.name!r} declares no "
@@ -97,7 +119,8 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         footprint_bytes=int(footprint), fits_in_memory=footprint <= target.dram_capacity_bytes,
         compute_s=sum(r.compute_s for r in results), memory_s=sum(r.memory_s for r in results),
         latency_s=latency, bottleneck="compute" if compute_bound >= latency - compute_bound else "memory",
-        candidates=sum(r.mapping.candidates for r in results), operators=tuple(results))
+        candidates=sum(r.mapping.candidates for r in results),
+        search=search_of(r.mapping.search for r in results), operators=tuple(results))
 
 
 def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
@@ -122,5 +145,6 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
         label=LABEL, bound="analytical" if ceilings is None else "calibrated",
         target=target.name, operating_point=point.name, clock_mhz=point.clock_mhz,
         ceilings=used, max_candidates_per_operator=max_candidates,
-        candidates=sum(w.candidates for w in predictions), workloads=predictions,
+        candidates=sum(w.candidates for w in predictions),
+        search=search_of(w.search for w in predictions), workloads=predictions,
         notes=tuple(notes))

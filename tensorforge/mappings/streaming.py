@@ -2,7 +2,7 @@
 
 from ..precision import VECTOR_MODE
 from ..problems import StreamProblem
-from .base import Machine, MappingChoice, MappingStrategy, Residency, finish
+from .base import EXHAUSTIVE, Machine, MappingChoice, MappingStrategy, Residency, finish
 
 
 class Streaming(MappingStrategy):
@@ -19,4 +19,5 @@ class Streaming(MappingStrategy):
             terms["cache_to_unit"] = touched / machine.cache_bytes_per_s
         return finish(self.name, tile={}, split=1, tiles=machine.units, concurrent=machine.units,
                       waves=1, traffic={"dram": reads + writes, "cache_to_unit": touched},
-                      compute_s=p.flops / machine.compute[mode], memory_terms=terms, candidates=1)
+                      compute_s=p.flops / machine.compute[mode], memory_terms=terms, candidates=1,
+                      search=EXHAUSTIVE, space=1)

@@ -34,13 +34,19 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         max_candidates=max_candidates)
 
 
-def _residency(operators, cache_bytes: int) -> Tuple[Residency, set, set]:
+def workload_residency(operators, cache_bytes: int) -> Residency:
     """Tensors both produced and consumed inside the workload, small enough for the shared
     cache, never go to DRAM (a lower bound: a real schedule may evict them)."""
     written = {t.name: t.nbytes for op in operators for t in op.problem.writes()}
     read = {t.name for op in operators for t in op.problem.reads()}
     on_chip = frozenset(n for n, size in written.items() if n in read and size <= cache_bytes)
-    return Residency(resident=on_chip, no_writeback=on_chip), set(written), read
+    return Residency(resident=on_chip, no_writeback=on_chip)
+
+
+def operator_residency(problem, shared: Residency) -> Residency:
+    """The part of the workload's residency that concerns one operator's tensors."""
+    return Residency(resident=frozenset(t.name for t in problem.reads()) & shared.resident,
+                     no_writeback=frozenset(t.name for t in problem.writes()) & shared.no_writeback)
 
 
 def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
@@ -80,7 +86,9 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     operators = kind.operators(workload.params)
     if not operators:
         raise TensorForgeError(f"workload {workload.name!r} decomposes into no operators")
-    residency, written, read = _residency(operators, machine.cache_bytes)
+    residency = workload_residency(operators, machine.cache_bytes)
+    written = {t.name for op in operators for t in op.problem.writes()}
+    read = {t.name for op in operators for t in op.problem.reads()}
     results = []
     for op in operators:
         check_problem(f"workload {workload.name!r}, operator {op.name!r}", op.problem)
@@ -89,9 +97,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
                 f"workload {workload.name!r}: target {target.name!r} declares no "
                 f"{op.problem.math_mode} rate (operator {op.name!r}); known modes: "
                 f"{', '.join(sorted(ceilings.compute))}")
-        relevant = Residency(
-            resident=frozenset(t.name for t in op.problem.reads()) & residency.resident,
-            no_writeback=frozenset(t.name for t in op.problem.writes()) & residency.no_writeback)
+        relevant = operator_residency(op.problem, residency)
         key = (op.problem, relevant)
         if key not in memo:
             memo[key] = _choose(op.problem, strategies, machine, relevant)
@@ -137,8 +143,9 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
     memo: Dict = {}
     predictions = tuple(predict_workload(w, k, target, used, strategies, machine, memo)
                         for w, k in workloads)
-    notes = ["latency is a lower bound: max(compute, memory) per operator on the best mapping "
-             "found, summed over operators; launch and framework overheads are not modelled"]
+    notes = ["latency is a lower bound: max(compute, memory) per operator on its best mapping "
+             "(or a relaxation of all of them where --max-candidates cut the search), summed over "
+             "operators; launch and framework overheads are not modelled"]
     if machine.cache_bytes_per_s is None:
         notes.append("the target declares no shared-cache bandwidth: cache traffic is reported, not timed")
     return Prediction(

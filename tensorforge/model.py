@@ -4,7 +4,7 @@ WORKLOAD -> operators (FLOPs + tensors) -> MAPPING + TILING per operator -> CEIL
 max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lower bound).
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import attrs
 

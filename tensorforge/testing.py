@@ -285,7 +285,8 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
 # -- mapping strategies -------------------------------------------------------------------------
 
 def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Machine,
-                           residency: Residency = Residency(), limits: Sequence[int] = (1, 7, 64, 1000, 20000),
+                           residency: Optional[Residency] = None,
+                           limits: Sequence[int] = (1, 7, 64, 1000, 20000),
                            brute_force_up_to: int = 64) -> List[MappingChoice]:
     """Check that `strategy` gives a sound bound for `problem` on `machine` at every limit.
 
@@ -298,8 +299,10 @@ def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Mac
     limit first.
     """
     import numpy as np
+
     from .mappings.search import GridStrategy
     name = getattr(strategy, "name", type(strategy).__name__)
+    residency = Residency() if residency is None else residency
     choices: List[MappingChoice] = []
     ordered = sorted(set(limits), reverse=True)
     for i, limit in enumerate(ordered):

@@ -28,7 +28,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tensorforge.mappings.attention import PARTIAL_BYTES as ATTN_PARTIAL
-from tensorforge.mappings.attention import STAGES as ATTN_STAGES
 from tensorforge.mappings.attention import FlashAttention, floor_sum
 from tensorforge.mappings.base import EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, Machine, Residency, ceil_div
 from tensorforge.mappings.matmul import TiledMatmul
@@ -40,8 +39,8 @@ from tensorforge.suite import resolve_spec
 from tensorforge.target import datasheet_ceilings
 from tensorforge.testing import check_mapping_strategy
 
-SETTINGS = dict(derandomize=True, deadline=None, database=None, print_blob=False,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = {"derandomize": True, "deadline": None, "database": None, "print_blob": False,
+            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 MODES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 

@@ -83,10 +83,10 @@ class GridStrategy(MappingStrategy):
             traffic=bound.traffic, compute_s=bound.compute_s * below,
             memory_terms={level: t * below for level, t in bound.memory_terms.items()},
             candidates=limit, search=RELAXATION, space=size,
-            notes=(f"search cut at {limit} of {size} candidates (--max-candidates): the bound is a "
-                   f"relaxation, <= every mapping of the space ({bound.why})",
-                   f"best of the {limit} evaluated: {describe(best)}, {best.latency_s:.6g} s "
-                   "(not a bound)"))
+            notes=((f"search cut at {limit} of {size} candidates (--max-candidates): the bound is a "
+                    f"relaxation, <= every mapping of the space ({bound.why})"),
+                   (f"best of the {limit} evaluated: {describe(best)}, {best.latency_s:.6g} s "
+                    "(not a bound)")))
 
 
 def describe(choice: MappingChoice) -> str:

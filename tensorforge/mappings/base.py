@@ -11,7 +11,7 @@ def ceil_div(a, b):
 
 # Exploration is bounded: a strategy evaluates at most this many candidates per operator. The
 # default covers the whole mapping space of every shipped strategy on any accepted target (the
-# largest, tiled-matmul, has 400 x (log2(units) + 3) candidates: 13,200 at the 2^31 - 1 units
+# largest, tiled-matmul, has at most 400 x (floor(log2(units)) + 3) candidates: 13,200 at the 2^31 - 1 units
 # tensorforge/limits.py allows), so by default the search is exhaustive; a lower limit makes
 # the bound a relaxation instead (tensorforge/mappings/search.py).
 MAX_CANDIDATES = 16384

@@ -11,9 +11,9 @@ def ceil_div(a, b):
 
 # Exploration is bounded: a strategy evaluates at most this many candidates per operator. The
 # default covers the whole mapping space of every shipped strategy on any accepted target (the
-# largest, tiled-matmul, has at most 400 x (floor(log2(units)) + 3) candidates: 13,200 at the 2^31 - 1 units
-# tensorforge/limits.py allows), so by default the search is exhaustive; a lower limit makes
-# the bound a relaxation instead (tensorforge/mappings/search.py).
+# largest, tiled-matmul, has at most 400 x (floor(log2(units)) + 3) candidates: 13,200 at the
+# 2^31 - 1 units tensorforge/limits.py allows), so by default the search is exhaustive; a lower
+# limit makes the bound a relaxation instead (tensorforge/mappings/search.py).
 MAX_CANDIDATES = 16384
 
 # How the bound of a mapping choice was obtained (MappingChoice.search).

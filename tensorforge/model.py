@@ -4,7 +4,7 @@ WORKLOAD -> operators (FLOPs + tensors) -> MAPPING + TILING per operator -> CEIL
 max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lower bound).
 """
 
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
 
@@ -13,7 +13,7 @@ from .limits import check_problem, check_units
 from .mappings.base import (EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, SEARCH_KINDS, UNSTATED, Machine,
                             MappingChoice, MappingStrategy, Residency)
 from .results import LABEL, OperatorPrediction, Prediction, WorkloadPrediction
-from .target import Ceilings, Target, check_ceilings, datasheet_ceilings, merge_ceilings
+from .target import Ceilings, Target, check_ceilings, datasheet_ceilings, merge_ceilings, vector_scale
 from .workload import Workload, WorkloadKind
 
 
@@ -31,7 +31,9 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         cache_bytes_per_s=ceilings.sram_bytes_per_s.get(cache.name) if cache else None,
         dram_bytes_per_s=ceilings.dram_bytes_per_s,
         compute=dict(ceilings.compute),
-        max_candidates=max_candidates)
+        max_candidates=max_candidates,
+        vector=dict(ceilings.vector),
+        special=dict(ceilings.special))
 
 
 def workload_residency(operators, cache_bytes: int) -> Residency:
@@ -47,6 +49,24 @@ def operator_residency(problem, shared: Residency) -> Residency:
     """The part of the workload's residency that concerns one operator's tensors."""
     return Residency(resident=frozenset(t.name for t in problem.reads()) & shared.resident,
                      no_writeback=frozenset(t.name for t in problem.writes()) & shared.no_writeback)
+
+
+def _boundary_bytes(operators, written: set, read: set) -> Tuple[float, float]:
+    """Compulsory traffic of the whole workload: tensors it reads but never produces (inputs,
+    weights, caches) and tensors it produces but never reads (final outputs), each once per
+    instance. An operator with `count` n runs n times on n instances of its tensors (a
+    transformer's layers each have their own weights and KV cache), so a boundary tensor
+    counts as many times as the most-repeated operator that touches it."""
+    sizes: Dict[str, int] = {}
+    instances: Dict[str, int] = {}
+    for op in operators:
+        for t in op.problem.reads() + op.problem.writes():
+            sizes[t.name] = t.nbytes
+            instances[t.name] = max(instances.get(t.name, 0), op.count)
+    external = sum(size * instances[name] for name, size in sizes.items() if name not in written)
+    outputs = sum(size * instances[name] for name, size in sizes.items()
+                  if name in written and name not in read)
+    return float(external), float(outputs)
 
 
 def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
@@ -92,7 +112,8 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     results = []
     for op in operators:
         check_problem(f"workload {workload.name!r}, operator {op.name!r}", op.problem)
-        if op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
+        on_vector = getattr(op.problem, "on_vector_units", False)
+        if not on_vector and op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
             raise TensorForgeError(
                 f"workload {workload.name!r}: target {target.name!r} declares no "
                 f"{op.problem.math_mode} rate (operator {op.name!r}); known modes: "
@@ -107,15 +128,13 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         results.append(OperatorPrediction(
             name=op.name, count=op.count, problem_type=type(op.problem).__name__,
             problem=_problem_dict(op.problem), math_mode=mode,
-            ceiling_origin=ceilings.origin_of(mode),
+            ceiling_origin=ceilings.origin_of_vector() if on_vector else ceilings.origin_of(mode),
             flops=float(op.problem.flops) * op.count,
             compulsory_bytes=float(sum(t.nbytes for t in tensors)) * op.count,
             mapping=choice, compute_s=choice.compute_s * op.count,
             memory_s=choice.memory_s * op.count, latency_s=choice.latency_s * op.count,
             bottleneck=choice.bottleneck))
-    sizes = {t.name: t.nbytes for op in operators for t in op.problem.reads() + op.problem.writes()}
-    external = sum(size for name, size in sizes.items() if name not in written)
-    outputs = sum(size for name, size in sizes.items() if name in written and name not in read)
+    external, outputs = _boundary_bytes(operators, written, read)
     compute_bound = sum(r.latency_s for r in results if r.bottleneck == "compute")
     latency = sum(r.latency_s for r in results)
     footprint = kind.footprint_bytes(workload.params)
@@ -127,6 +146,22 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         latency_s=latency, bottleneck="compute" if compute_bound >= latency - compute_bound else "memory",
         candidates=sum(r.mapping.candidates for r in results),
         search=search_of(r.mapping.search for r in results), operators=tuple(results))
+
+
+def _ceiling_notes(target: Target, given: Optional[Ceilings], sheet: Ceilings) -> List[str]:
+    """What a reader of a calibrated bound must know about the ceilings behind it."""
+    notes: List[str] = []
+    if given is None:
+        return notes
+    if given.device and not target.matches_device(given.device):
+        notes.append(f"ceilings measured on {given.device!r}, which is not target {target.name!r}: "
+                     f"this bound does not describe {target.name}")
+    scale = vector_scale(given, sheet)
+    if not given.vector and scale is not None:
+        notes.append(f"vector rates are the datasheet's scaled by calibrated fp32 / datasheet fp32 = "
+                     f"{scale:.3g}" + ("; special-function rates raised by the same factor to stay a bound"
+                                       if scale > 1.0 else "; special-function rates as on the datasheet"))
+    return notes
 
 
 def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
@@ -148,6 +183,7 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
              "operators; launch and framework overheads are not modelled"]
     if machine.cache_bytes_per_s is None:
         notes.append("the target declares no shared-cache bandwidth: cache traffic is reported, not timed")
+    notes.extend(_ceiling_notes(target, ceilings, sheet))
     return Prediction(
         label=LABEL, bound="analytical" if ceilings is None else "calibrated",
         target=target.name, operating_point=point.name, clock_mhz=point.clock_mhz,

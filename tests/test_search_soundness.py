@@ -32,6 +32,7 @@ from tensorforge.mappings.attention import FlashAttention, floor_sum
 from tensorforge.mappings.base import EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, Machine, Residency, ceil_div
 from tensorforge.mappings.matmul import TiledMatmul
 from tensorforge.mappings.search import GridStrategy
+from tensorforge.precision import ELEMENT_TYPE
 from tensorforge.model import machine_for, operator_residency, predict, workload_residency
 from tensorforge.plugins import PluginHost
 from tensorforge.problems import AttentionProblem, MatmulProblem, Tensor
@@ -219,6 +220,8 @@ def reference_attention(p: AttentionProblem, machine: Machine, residency: Reside
     uniform = len(set(flops)) == 1
     total = groups * split * sum(flops)
     compute = (waves * max(flops) if uniform else max(total / units, max(flops))) / machine.unit_rate(p.math_mode)
+    # the softmax beside the matrix units (the same for every candidate)
+    compute = max(compute, machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode)))
     unit_sram = groups * split * sum(sram)
     out = (ATTN_PARTIAL * split if split > 1 else e) * float(groups * rows * d)
     dram = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
@@ -253,7 +256,7 @@ def test_attention_memory_and_time_do_not_grow_with_the_sequence():
                          math_mode="bf16", elem_bytes=2, q=Tensor("q", 1), k=Tensor("k", 1),
                          v=Tensor("v", 1), o=Tensor("o", 1))
     machine = Machine(units=132, unit_sram_bytes=228 * 1024, unit_sram_bytes_per_s=None, cache_bytes=60 << 20,
-                      cache_bytes_per_s=None, dram_bytes_per_s=4.8e12, compute={"bf16": 1e15})
+                      cache_bytes_per_s=None, dram_bytes_per_s=4.8e12, compute={"bf16": 1e15, "fp32": 6e13})
     tracemalloc.start()
     choice = FlashAttention().explore(p, machine, Residency())
     peak = tracemalloc.get_traced_memory()[1]

@@ -5,6 +5,8 @@ A work item is one query tile (tq rows) of one head group, over its share of the
 attention, the query heads sharing a KV head may be packed into one tile (rows = q_len * group)
 so the KV tile read from SRAM serves all of them; packing is not offered for causal prefill,
 where rows of one tile would see different key ranges.
+The softmax (an exponential per visible score) runs on the vector and special-function units
+beside the matrix units; the compute time is the slower of the two.
 Causal masking skips key tiles entirely above the diagonal; diagonal tiles are computed in full
 (tile quantization). S and P stay on chip; DRAM sees Q, K, V, O once (+ split partials that do
 not fit in the cache).
@@ -12,6 +14,7 @@ not fit in the cache).
 
 import numpy as np
 
+from ..precision import ELEMENT_TYPE
 from ..problems import AttentionProblem
 from .base import Machine, MappingChoice, Residency, ceil_div, finish
 from .search import Evaluated, GridStrategy, Relaxation
@@ -100,6 +103,10 @@ class FlashAttention(GridStrategy):
         # Equal items fill whole waves; unequal (causal) items are at best perfectly balanced.
         uniform = first == last
         compute_s = np.where(uniform, waves * longest, np.maximum(total_flops / units, longest)) / rate
+        # The softmax runs beside the matrix units: its exponentials on special-function units
+        # (or emulated on the vector units), perfectly spread. The slower of the two binds.
+        softmax_s = machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode))
+        compute_s = np.maximum(compute_s, softmax_s)
 
         unit_sram = per_group * (qblocks.astype(float) * tq * d + 2.0 * d * kv_sum) * e
         longest_sram = (tq * d + 2.0 * last * d) * e
@@ -127,6 +134,8 @@ class FlashAttention(GridStrategy):
             notes = [f"{'packed ' + str(group) + ' query heads per KV head' if pack[i] else 'one query head per tile'}"]
             if p.causal:
                 notes.append("causal: key tiles above the diagonal skipped, diagonal tiles computed in full")
+            if compute_s[i] == softmax_s:
+                notes.append("the softmax's exponentials bind the compute time, not the matrix units")
             return finish(
                 self.name, tile={"q": int(tq[i]), "kv": int(tkv[i]), "d": d}, split=split[i],
                 tiles=items[i], concurrent=min(units, int(items[i])), waves=waves[i],
@@ -147,7 +156,8 @@ class FlashAttention(GridStrategy):
         * compute: each query row sees at most visible_j keys in its block j and a block has at
           most tq rows, so the items' FLOPs total >= 4*d x (visible query-key pairs) x heads x
           batch = flops (packed tiles hold `group` heads that all see kv_len keys); whole waves
-          or perfect balance both take >= total / units: compute_s >= flops / peak rate;
+          or perfect balance both take >= total / units: compute_s >= flops / peak rate; the
+          softmax time is the same for every candidate, and compute_s is the max of the two;
         * DRAM: Q, K, V, O once (residency applied) plus a split spill >= 0;
         * cache -> unit: every query row is staged once (Q), the last block of every KV head sees
           all kv_len keys (K and V once per KV head), and O goes up once at >= min(e, 8) bytes;
@@ -164,6 +174,7 @@ class FlashAttention(GridStrategy):
             terms["cache_to_unit"] = (staged + written) / machine.cache_bytes_per_s
         if machine.unit_sram_bytes_per_s:
             terms["unit_sram"] = staged / machine.units / machine.unit_sram_bytes_per_s
-        return Relaxation(compute_s=p.flops / machine.compute[p.math_mode], memory_terms=terms,
+        softmax_s = machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode))
+        return Relaxation(compute_s=max(p.flops / machine.compute[p.math_mode], softmax_s), memory_terms=terms,
                           traffic={"dram": dram, "cache_to_unit": staged + written},
                           why="FLOPs at the peak rate, Q, K, V and O staged once, compulsory DRAM traffic")

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from .cli_options import (
     CliState,
     core_host,
+    json_option,
     operating_point_option,
     pass_host,
     target_option,
+    wide_option,
     workload_options,
 )
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
@@ -23,6 +25,7 @@ from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
+from .screen import PLAIN, Screen, detect
 from .results import Prediction
 from .serialize import canonical_json, to_data
 from .suite import parse_fields, resolve
@@ -31,12 +34,12 @@ from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
-    "BaseHost", "Ceilings", "CliState", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
-    "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
-    "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",
+    "BaseHost", "Ceilings", "CliState", "PLAIN", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
+    "Prediction", "Screen", "Target", "TensorForgeError", "Workload", "WorkloadKind",
+    "canonical_json", "closest", "core_host", "detect", "json_option", "one_line", "operating_point_option", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
-    "to_data", "unknown", "workload_options", "write_atomic",
+    "to_data", "unknown", "wide_option", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
 ]
 

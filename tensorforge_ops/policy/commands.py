@@ -5,7 +5,7 @@ import sys
 import attrs
 import click
 
-from tensorforge.api import canonical_json, pass_host, seconds, table, workload_options
+from tensorforge.api import canonical_json, detect, json_option, pass_host, seconds, wide_option, workload_options
 
 
 @click.command()
@@ -17,10 +17,12 @@ from tensorforge.api import canonical_json, pass_host, seconds, table, workload_
               show_default=True, help="Significance level of the Mann-Whitney U test.")
 @click.option("--max-spread", type=click.FloatRange(0, 10, min_open=True), default=0.10, show_default=True,
               help="Relative IQR above which a measurement is too noisy to judge.")
-@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
+@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True,
+              help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).")
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json):
+@json_option("the result")
+@wide_option
+def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json, wide):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
 
@@ -42,15 +44,16 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
     if as_json:
         click.echo(canonical_json(attrs.asdict(result)), nl=False)
     else:
-        click.echo(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
-                   f"-> candidate {candidate} ({result.candidate['device']})")
-        click.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
-                   f"{max_spread * 100:g}%, min samples {min_samples}")
+        screen = detect(wide)
+        screen.echo(screen.wrap(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
+                                f"-> candidate {candidate} ({result.candidate['device']})", " " * 8))
+        screen.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
+                    f"{max_spread * 100:g}%, min samples {min_samples}")
         rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
-        click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
-        click.echo(f"{result.summary}; exit {status}")
+        screen.echo(screen.table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
+        screen.echo(f"{result.summary}; exit {status}")
     sys.exit(status)
 
 
@@ -78,9 +81,10 @@ def _load_prices(path):
               help="Capture(s) with measurements: the only evidence that a target MEETS the objective.")
 @click.option("--prices", type=click.Path(dir_okay=False), default=None,
               help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("every verdict with its evidence")
+@wide_option
 @pass_host
-def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json):
+def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json, wide):
     """Which targets meet a latency or throughput objective for these workloads?
 
     RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
@@ -105,18 +109,28 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
         click.echo(canonical_json({"label": "POLICY", "objective": attrs.asdict(objective),
                                    "results": [attrs.asdict(r) for r in results]}), nl=False)
         return
-    click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
+    _print_rightsize(detect(wide), objective, len(workloads), results)
+
+
+def _print_rightsize(screen, objective, n_workloads, results) -> None:
+    """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
+    from .rightsize import MEETS, RULED_OUT, UNKNOWN
+    screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")
     rows = []
     for r in results:
+        deciding = {RULED_OUT: RULED_OUT, UNKNOWN: UNKNOWN}.get(r.verdict)
+        by = ", ".join(c.workload for c in r.cells if c.verdict == deciding) if deciding else "every workload"
         cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"
-        rows.append([r.target, r.verdict, cost, r.reason])
-    click.echo(table(["target", "verdict", "cost per 1M runs", "why"], rows))
+        rows.append([r.target, r.verdict, cost, by])
+    screen.echo(screen.table(["target", "verdict", "cost per 1M runs", "decided by"], rows))
     meeting = [r for r in results if r.verdict == MEETS]
     if not meeting:
-        click.echo("no target is shown to meet the objective: no recommendation without evidence")
+        screen.echo("no target is shown to meet the objective: no recommendation without evidence")
     elif any(r.cost_per_million is not None for r in meeting):
         best = min((r for r in meeting if r.cost_per_million is not None), key=lambda r: r.cost_per_million)
-        click.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
-    for r in results:
-        for c in r.cells:
-            click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")
+        screen.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
+    screen.echo("")
+    screen.echo(screen.table(["target", "workload", "verdict", "why"],
+                             [[c.target, c.workload, c.verdict, c.reason] for r in results for c in r.cells]))
+    screen.echo(screen.wrap("a target MEETS only where a capture measured every workload on it; one workload "
+                            "RULED OUT rules the target out; otherwise UNKNOWN"))

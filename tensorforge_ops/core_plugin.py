@@ -11,8 +11,9 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (PluginHost, TensorForgeError, operating_point_option, pass_host, target_option,
-                             workload_options)
+from tensorforge.api import (PluginHost, TensorForgeError, json_option, operating_point_option, pass_host,
+                             target_option, wide_option, workload_options)
+from tensorforge.cli_options import complete_target
 from tensorforge.hookspecs import hookimpl
 
 
@@ -46,7 +47,8 @@ def _default_capture_path(target: str) -> Path:
 @operating_point_option
 @click.option("--backend", default=None, help="Measurement backend [default: the one that measures "
               "the target natively (torch-cpu for host-cpu), else torch-cuda].")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
+              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
 @click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
@@ -68,13 +70,15 @@ def _default_capture_path(target: str) -> Path:
 # The MLflow issue names `run --mlflow`: shorthands for the generic sink options above. The
 # sink itself is the separate tf-mlflow plugin; without it, --mlflow fails like --export mlflow.
 @click.option("--mlflow", "to_mlflow", is_flag=True,
-              help="Shorthand for --export mlflow (the tf-mlflow plugin).")
+              help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI the "
+                   "run is logged to ./mlflow.db and its artifacts to ./mlruns/ in the current folder.")
 @click.option("--mlflow-tracking-uri", default=None, metavar="URI",
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
+@wide_option
 @pass_host
 def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
         no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
-        export_options, to_mlflow, mlflow_tracking_uri):
+        export_options, to_mlflow, mlflow_tracking_uri, wide):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -105,21 +109,28 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
             export_options = tuple(export_options) + (f"tracking_uri={mlflow_tracking_uri}",)
     sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
-    runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))
+    from tensorforge.api import detect
+    from .progress import for_terminal
+    progress = for_terminal()
+    runner = Run(core, ops, opts, progress)
     try:
         doc = runner.execute()
     except KeyboardInterrupt:
+        progress.close()
         if runner.doc.get("schema"):
             runner.doc["complete"] = False
             partial = path.with_name(path.stem + ".incomplete.json")
             write_capture(partial, runner.doc)
             click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
         raise
+    finally:
+        progress.close()
     sealed = write_capture(path, doc)
     text = summary_text(sealed)
     summary_path = path.with_suffix(".summary.txt")
     write_atomic(summary_path, text)
-    click.echo(text, nl=False)
+    screen = detect(wide)
+    screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False)
     click.echo(f"wrote {path} and {summary_path}", err=True)
     export_all(sinks, sealed, str(path), sink_options, lambda line: click.echo(line, err=True))
 
@@ -143,47 +154,86 @@ def export_command(core, capture, sink_names, options):
         sys.exit(1)
 
 
+DEFAULT_BACKEND = "torch-cuda"
+
+
+def _calibration_backend(ops, target_name: str | None, backend: str | None) -> str:
+    """As `run` chooses: --backend, else the backend that measures --target natively
+    (torch-cpu for host-cpu), else the GPU's."""
+    if backend:
+        return backend
+    if target_name:
+        from tensorforge.api import core_host
+        return ops.default_backend(core_host().target(target_name).name, DEFAULT_BACKEND)
+    return DEFAULT_BACKEND
+
+
+def _cpu_hint(ops) -> str:
+    """How to calibrate this machine's CPU instead, where a backend for it is installed."""
+    cpu = [b for b in ops.values("backends") if getattr(b, "targets", ())]
+    if not cpu:
+        return ""
+    backend = cpu[0]
+    return (f"; to calibrate this machine's CPU instead: tensorforge calibrate --target {backend.targets[0]} "
+            f"(backend {backend.name})")
+
+
 @click.command()
-@click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the calibration document as JSON.")
+@click.option("--target", "-t", "target_name", default=None, shell_complete=complete_target,
+              help="Calibrate the device that measures this target, choosing the backend as `run` does "
+                   "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
+@click.option("--backend", default=None,
+              help="Measurement backend (overrides the choice from --target) [default: torch-cuda].")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
+              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
+@json_option("the calibration document (what `predict --ceilings` reads)")
 @pass_host
-def calibrate(core, backend, device_index, as_json):
+def calibrate(core, target_name, backend, device_index, as_json):
     """Run the calibration probes alone and store the result for this device (CALIBRATED).
 
     `run` reuses the stored calibration for the same device fingerprint unless --recalibrate.
-    Exit status 3 when no device is available.
+    Without a GPU, `calibrate --target host-cpu` calibrates the CPU. Exit status 3 when the
+    device is not available.
     """
-    from tensorforge.api import canonical_json, seconds, si
+    from tensorforge.api import canonical_json
     from .calibrate import store as calibration
     from .api import Unavailable
+    from .progress import for_terminal
 
     ops = ops_host(core)
+    backend = _calibration_backend(ops, target_name, backend)
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:
-        click.echo(f"error: cannot calibrate: {exc}", err=True)
+        hint = _cpu_hint(ops) if backend == DEFAULT_BACKEND else ""
+        click.echo(f"error: cannot calibrate with {backend}: {exc}{hint}", err=True)
         sys.exit(3)
+    progress = for_terminal()
     try:
-        cal = calibration.run_probes(session, ops.for_backend("probes", backend),
-                                     lambda line: click.echo(line, err=True))
+        cal = calibration.run_probes(session, ops.for_backend("probes", backend), progress)
     finally:
+        progress.close()
         session.close()
     path = calibration.save(cal)
     if as_json:
         click.echo(canonical_json(cal), nl=False)
     else:
-        c = cal["ceilings"]
-        click.echo(f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}")
-        for mode, rate in sorted(c["compute"].items()):
-            click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
-        if c.get("dram_bytes_per_s"):
-            click.echo(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
-        if c.get("launch_floor_s"):
-            click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
-        for name, why in sorted(cal["failed_probes"].items()):
-            click.echo(f"  probe {name} failed: {why}")
+        _print_calibration(cal)
     click.echo(f"stored {path}", err=True)
+
+
+def _print_calibration(cal) -> None:
+    from tensorforge.api import detect, seconds, si
+    screen = detect()
+    c = cal["ceilings"]
+    lines = [f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}"]
+    lines += [f"  compute {mode}: {si(rate, 'FLOP/s')}" for mode, rate in sorted(c["compute"].items())]
+    if c.get("dram_bytes_per_s"):
+        lines.append(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
+    if c.get("launch_floor_s"):
+        lines.append(f"  launch floor: {seconds(c['launch_floor_s'])}")
+    lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal["failed_probes"].items())]
+    screen.echo("\n".join(lines))
 
 
 @click.command()
@@ -201,11 +251,10 @@ def verify(capture, as_json):
     if as_json:
         click.echo(canonical_json(attrs.asdict(report)), nl=False)
     else:
-        for check in report.checks:
-            click.echo(f"ok    {check}")
-        for problem in report.problems:
-            click.echo(f"FAIL  {problem}")
-        click.echo(f"{capture}: {'VERIFIED' if report.ok else 'NOT VERIFIED'}")
+        from tensorforge.api import detect
+        lines = [f"ok    {check}" for check in report.checks] + [f"FAIL  {problem}" for problem in report.problems]
+        lines.append(f"{capture}: {'VERIFIED' if report.ok else 'NOT VERIFIED'}")
+        detect().echo("\n".join(lines))
     if not report.ok:
         sys.exit(1)
 

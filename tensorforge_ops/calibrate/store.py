@@ -12,6 +12,7 @@ from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_lin
                              write_atomic)
 
 from ..api import ProbeResult, Unavailable
+from ..progress import advance, plan
 
 
 def home() -> Path:
@@ -33,6 +34,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
+    plan(progress, len(probes), "calibration probes")
     for probe in probes:
         progress(f"calibrating: {probe.name}")
         try:
@@ -41,6 +43,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
+        advance(progress)
     compute: dict[str, float] = {}
     dram = launch = None
     for result in results:

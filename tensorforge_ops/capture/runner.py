@@ -19,6 +19,7 @@ from tensorforge.api import one_line, predict, resolve, to_data
 
 from ..calibrate import store as calibration
 from ..api import Unavailable
+from ..progress import advance, plan
 from .document import SCHEMA
 from .compare import compare_workload
 from ..telemetry.nvml import CAVEAT
@@ -207,6 +208,7 @@ class Run:
         results: dict[str, Any] = {}
         windows: dict[str, Any] = {}
         self.doc["measured"]["workloads"] = results
+        plan(self.progress, len(workloads), "workloads")
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
@@ -216,6 +218,7 @@ class Run:
                 self.say(f"  p50 {row['stats']['p50'] * 1e3:.4g} ms over {row['stats']['n']} samples ({row['stop_reason']})")
             else:
                 self.say(f"  failed: {row['reason']}")
+            advance(self.progress)
         if not opts.telemetry:
             self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", "telemetry disabled (--no-telemetry)", caveat=self.caveat)
         elif not sources:

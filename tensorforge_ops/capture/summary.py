@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from tensorforge.api import percent, seconds, si, table
+from tensorforge.api import PLAIN, Screen, percent, seconds, si
 
+from .bottleneck import FOOTNOTE, HEADER, bottleneck_cell
 from .compare import fastest_check, fastest_sample
 
 
@@ -46,7 +47,8 @@ def _fastest_cell(check: dict[str, Any]) -> str:
     return f"{margin * 100:+.2f}%" + (" BELOW" if margin < 0 else "")
 
 
-def summary_text(doc: dict[str, Any]) -> str:
+def summary_text(doc: dict[str, Any], screen: Screen = PLAIN) -> str:
+    """The summary written beside the capture (PLAIN: full columns) or shown on `screen`."""
     pred = doc["predicted"]
     analytical = pred["analytical"]
     measured, cal = doc["measured"], doc["calibrated"]
@@ -80,11 +82,12 @@ def summary_text(doc: dict[str, Any]) -> str:
                      seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
                      seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
                      ("failed" if m.get("status") == "failed" else "-"),
-                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
+                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")),
+                     bottleneck_cell(w["bottleneck"], r.get("bottleneck")),
                      check if not check.startswith("no verdict") else "no verdict",
                      _fastest_cell(fastest[w["name"]])])
-    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check",
+    lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
+                         "APE cal", "APE analytical", HEADER, "bound check",
                          "fastest vs bound"], rows)]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
@@ -98,8 +101,8 @@ def summary_text(doc: dict[str, Any]) -> str:
     violations = comp.get("bound_violations", [])
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")
-    lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    lines.append(FOOTNOTE)
     lines += [""] + _telemetry_lines(doc["diagnostic"])
     prov = doc.get("provenance", {})
     lines.append(f"\nrun took {prov.get('duration_s', '-')} s; digest {doc.get('digest', {}).get('value', '-')[:16]}...")
-    return "\n".join(lines) + "\n"
+    return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n")) + "\n"

@@ -8,7 +8,10 @@ from tensorforge.api import canonical_json
 
 @click.command()
 @click.argument("capture", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True,
+              help="html: a self-contained page (works offline); md: Markdown; json: the report's facts.")
+@click.option("--json", "as_json", is_flag=True,
+              help="The same as --format json: the report's facts as JSON (sorted keys, byte-stable).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Where to write (default: next to the capture, CAPTURE.report.html/.md/.json; '-' for stdout).")
 @click.option("--workload", "path_workload", default=None,
@@ -20,7 +23,7 @@ from tensorforge.api import canonical_json
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @click.option("--force", is_flag=True, help="Overwrite an existing report file.")
-def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
+def report(capture, fmt, as_json, output, path_workload, primary, contrast, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -31,6 +34,7 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     from ..policy.gate import gate as run_gate
     from .facts import build_facts
 
+    fmt = "json" if as_json else fmt
     doc = load_evidence(capture, "report")
     gate_result = None
     if baseline:

@@ -5,6 +5,7 @@ from typing import Any
 
 from tensorforge.api import VECTOR_EXECUTES, seconds
 
+from ..capture.bottleneck import FOOTNOTE, bottleneck_cell
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
 
@@ -43,8 +44,8 @@ def _workload_rows(doc) -> list[dict[str, Any]]:
             "analytical_s": w["latency_s"], "calibrated_s": r.get("predicted_calibrated_s"),
             "measured_p50_s": p50, "p10_s": stats.get("p10"), "p90_s": stats.get("p90"), "n": stats.get("n"),
             "ape_analytical": r.get("ape_analytical"), "ape_calibrated": r.get("ape_calibrated"),
-            # the calibrated bound's classification where there is one, as in the path section
-            "bottleneck": r.get("bottleneck") or w["bottleneck"], "bound_check": (r.get("bound_check") or {}).get("verdict", "no verdict"),
+            # both bounds' classifications, in the words of the summary and the README
+            "bottleneck": bottleneck_cell(w["bottleneck"], r.get("bottleneck")), "bound_check": (r.get("bound_check") or {}).get("verdict", "no verdict"),
             "status": "not measured" if m is None else m.get("status"),
             "failure": m.get("reason") if m and not ok else None,
             # the math mode of the operator doing most of the work (not, say, a norm's fp32)
@@ -231,6 +232,7 @@ def build_facts(doc: dict[str, Any], path_workload: str | None = None, gate=None
         "launch_floor_s": (doc["calibrated"].get("ceilings") or {}).get("launch_floor_s")
         if doc["calibrated"].get("available") else None,
         "path": _path(doc, path_workload, chosen["primary"].name),
+        "bottleneck_footnote": FOOTNOTE,
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
                                 f"{_telemetry_name(doc)} does not prove this classification.",
         "telemetry": _telemetry(doc),

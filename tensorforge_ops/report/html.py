@@ -169,7 +169,7 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 <div class="cards">{_card('Primary', facts['primary'])}{_card('Contrast', facts['contrast'])}</div>
 <h2>Every workload</h2>
 {_workloads(facts)}
-<p>* {escape(facts['bottleneck_statement'])}</p>
+<p>{escape(facts['bottleneck_footnote'])}</p>
 {figures}
 <h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}

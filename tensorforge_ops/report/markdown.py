@@ -29,7 +29,7 @@ def render_markdown(facts: dict[str, Any]) -> str:
         measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else (r["failure"] or r["status"])
         out.append(f"| {r['name']} | {_s(r['analytical_s'])} | {_s(r['calibrated_s'])} | {measured} | "
                    f"{percent(r['ape_calibrated'])} | {percent(r['ape_analytical'])} | {r['bottleneck']} | {r['bound_check']} |")
-    out += ["", f"\\* {facts['bottleneck_statement']}", "", "## Measured ceilings, not marketing peaks", "",
+    out += ["", "\\" + facts["bottleneck_footnote"], "", "## Measured ceilings, not marketing peaks", "",
             "| ceiling | datasheet | CALIBRATED | ratio |", "|---|---|---|---|"]
     for c in facts["ceilings"]:
         out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "

@@ -94,7 +94,8 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
                      "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search,
                      "" if w.fits_in_memory else "DOES NOT FIT"])
     lines.append(screen.table(["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)",
-                        "lower bound", "bottleneck", "ceilings", "search", ""], rows))
+                        "lower bound", "bottleneck", "ceilings", "search", ""], rows,
+                              optional=("mapping", "compulsory", "FLOPs", "compute")))
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
@@ -104,10 +105,10 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
                   seconds(o.compute_s), memory_cell(o.memory_s, (o,), names), seconds(o.latency_s),
                   o.bottleneck, o.mapping.search]
-                 for o in w.operators]))
+                 for o in w.operators], optional=("search", "mapping", "FLOPs", "x", "compute")))
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
     lines.append(screen.wrap(search_text(pred)))
     lines += [screen.wrap(f"note: {n}") for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
-    return "\n".join(lines)
+    return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))

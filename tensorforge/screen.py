@@ -67,15 +67,15 @@ class Screen:
     width: int | None = None
     colour: bool = False
 
-    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-        return fit_table(headers, rows, self.width)
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], optional: Sequence[str] = ()) -> str:
+        return fit_table(headers, rows, self.width, optional)
 
     def wrap(self, line: str, indent: str = "  ") -> str:
         """A long line of prose broken at the screen's width, continuation lines indented."""
         if self.width is None or len(line) <= self.width:
             return line
         return "\n".join(textwrap.wrap(line, self.width, subsequent_indent=indent,
-                                       break_long_words=False, break_on_hyphens=False)) or line
+                                       break_long_words=True, break_on_hyphens=False)) or line
 
     def echo(self, text: str, nl: bool = True, err: bool = False) -> None:
         click.echo(paint(text) if self.colour else text, nl=nl, err=err, color=self.colour)
@@ -131,11 +131,19 @@ def _lift_constant_columns(headers: list[str], rows: list[list[str]]) -> tuple[l
 
 def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
     natural = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    def longest_word(i: int) -> int:
-        return max(len(word) for text in [headers[i], *(r[i] for r in rows)] for word in text.split() or [""])
-    # The first column names the row: it stays whole, so every row is found by its name.
-    floor = [n if (n <= KEEP_WHOLE or i == 0) else max(MIN_TEXT, min(longest_word(i), LONG_WORD))
-             for i, n in enumerate(natural)]
+
+    def longest_word(texts: Sequence[str]) -> int:
+        return max((len(word) for text in texts for word in text.split()), default=0)
+
+    def floor_of(i: int) -> int:
+        if i == 0:   # the first column names the row: it stays whole, so every row is found by name
+            return natural[i]
+        cells = [r[i] for r in rows]
+        longest_cell = max((len(c) for c in cells), default=0)
+        cell = longest_cell if longest_cell <= KEEP_WHOLE else max(MIN_TEXT, min(longest_word(cells), LONG_WORD))
+        return max(cell, longest_word([headers[i]]))   # a header wraps between its words
+
+    floor = [floor_of(i) for i in range(len(headers))]
     widths = list(natural)
     room = width - len(GAP) * (len(headers) - 1)
     cells = [[headers[i], *(r[i] for r in rows)] for i in range(len(headers))]
@@ -172,16 +180,39 @@ def _block(cells: Sequence[str], widths: list[int]) -> list[str]:
             for k in range(height)]
 
 
-def fit_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None) -> str:
-    """The plain table when it fits in `width` (or `width` is None); else the fitted one."""
+def _fits(lines: list[str], width: int) -> bool:
+    return max((len(line) for line in lines), default=0) <= width
+
+
+def _layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
+    widths = _widths(headers, rows, width)
+    lines = _block(headers, widths)
+    lines.append(GAP.join("-" * w for w in widths))
+    for row in rows:
+        lines += _block(row, widths)
+    return lines
+
+
+def fit_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None,
+              optional: Sequence[str] = ()) -> str:
+    """The plain table when it fits in `width` (or `width` is None); else the fitted one.
+    `optional` names columns, least needed first, that may be left out when wrapping alone
+    cannot make the table fit; a line then says which, and that --wide shows them."""
     plain = table(headers, rows)
-    if width is None or max(len(line) for line in plain.splitlines()) <= width:
+    if width is None or _fits(plain.splitlines(), width):
         return plain
     heads, body, said = _lift_constant_columns([str(h) for h in headers], [[str(c) for c in r] for r in rows])
-    widths = _widths(heads, body, width)
-    lines = [said] if said else []
-    lines += _block(heads, widths)
-    lines.append(GAP.join("-" * w for w in widths))
-    for row in body:
-        lines += _block(row, widths)
-    return "\n".join(lines)
+    lines = _layout(heads, body, width)
+    left_out: list[str] = []
+    for name in optional:
+        if _fits(lines, width):
+            break
+        if name in heads[1:]:
+            i = heads.index(name)
+            heads, body = heads[:i] + heads[i + 1:], [r[:i] + r[i + 1:] for r in body]
+            left_out.append(name)
+            lines = _layout(heads, body, width)
+    notes = [said] if said else []
+    if left_out:
+        notes.append(f"not shown to fit the terminal (--wide shows them): {', '.join(left_out)}")
+    return "\n".join([Screen(width).wrap(n) for n in notes] + lines)

@@ -70,8 +70,9 @@ def _default_capture_path(target: str) -> Path:
 # The MLflow issue names `run --mlflow`: shorthands for the generic sink options above. The
 # sink itself is the separate tf-mlflow plugin; without it, --mlflow fails like --export mlflow.
 @click.option("--mlflow", "to_mlflow", is_flag=True,
-              help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI the "
-                   "run is logged to ./mlflow.db and its artifacts to ./mlruns/ in the current folder.")
+              help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI (or "
+                   "MLFLOW_TRACKING_URI) MLflow's defaults apply: the run goes to ./mlflow.db and its "
+                   "artifacts to ./mlruns/ in the current folder.")
 @click.option("--mlflow-tracking-uri", default=None, metavar="URI",
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
 @wide_option

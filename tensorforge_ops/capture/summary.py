@@ -88,7 +88,8 @@ def summary_text(doc: dict[str, Any], screen: Screen = PLAIN) -> str:
                      _fastest_cell(fastest[w["name"]])])
     lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
                          "APE cal", "APE analytical", HEADER, "bound check",
-                         "fastest vs bound"], rows)]
+                         "fastest vs bound"], rows,
+                               optional=("fastest vs bound", "APE analytical", "PREDICTED analytical", "APE cal"))]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
         lines.append(f"failed: {name}: {reason}")

@@ -1,10 +1,12 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
-(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), with
-distinct random weights per layer so weight traffic is real. Registered under the Ops group;
-the Core side never imports this module."""
+(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), each
+inside an operator range named as the Core names it (so a kernel trace attributes kernels to
+operators), with distinct random weights per layer so weight traffic is real. Registered under
+the Ops group; the Core side never imports this module."""
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
+from tensorforge_ops.op_ranges import operator_range
 from tensorforge_ops.torch_dtypes import torch_dtype
 
 
@@ -64,31 +66,55 @@ class TransformerTorch(WorkloadBuilder):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
         def forward():
+            # One operator_range per Core operator (tf_transformer.plugin.Transformer.operators),
+            # entered once per layer; views (split, view, transpose) launch no kernel and sit
+            # with the operator that produced or consumes them.
             x = x0
             for i, w in enumerate(layers):
-                qkv = F.linear(norm(x, w["n1"]), w["w_qkv"])
+                with operator_range("norm_attn"):
+                    h = norm(x, w["n1"])
+                with operator_range("qkv_proj"):
+                    qkv = F.linear(h, w["w_qkv"])
                 q, k, v = qkv.split([H * Hd, KV * Hd, KV * Hd], dim=-1)
                 q = q.view(B, S, H, Hd).transpose(1, 2)
                 k = k.view(B, S, KV, Hd).transpose(1, 2)
                 v = v.view(B, S, KV, Hd).transpose(1, 2)
                 if p.rope:
-                    q, k = rope(q), rope(k)
+                    with operator_range("rope"):
+                        q, k = rope(q), rope(k)
                 if caches is not None:
-                    k_cache, v_cache = caches[i]
-                    k_cache[:, :, p.context:].copy_(k)
-                    v_cache[:, :, p.context:].copy_(v)
+                    with operator_range("kv_append"):
+                        k_cache, v_cache = caches[i]
+                        k_cache[:, :, p.context:].copy_(k)
+                        v_cache[:, :, p.context:].copy_(v)
                     k, v = k_cache, v_cache
-                o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
-                x = x + F.linear(o, w["w_o"])
-                up = F.linear(norm(x, w["n2"]), w["w_up"])
-                if p.mlp == "gated":
-                    gate, lin = up.chunk(2, dim=-1)
-                    act = F.silu(gate) * lin
-                else:
-                    act = F.gelu(up, approximate="tanh")
-                x = x + F.linear(act, w["w_down"])
-            h = norm(x, n_final)
-            return F.linear(h, w_lm) if w_lm is not None else h
+                with operator_range("attention"):
+                    # the copy back to token-major layout is part of the fused attention's output
+                    o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
+                with operator_range("o_proj"):
+                    attn_out = F.linear(o, w["w_o"])
+                with operator_range("residual_attn"):
+                    x = x + attn_out
+                with operator_range("norm_mlp"):
+                    h = norm(x, w["n2"])
+                with operator_range("mlp_up"):
+                    up = F.linear(h, w["w_up"])
+                with operator_range("mlp_act"):
+                    if p.mlp == "gated":
+                        gate, lin = up.chunk(2, dim=-1)
+                        act = F.silu(gate) * lin
+                    else:
+                        act = F.gelu(up, approximate="tanh")
+                with operator_range("mlp_down"):
+                    mlp_out = F.linear(act, w["w_down"])
+                with operator_range("residual_mlp"):
+                    x = x + mlp_out
+            with operator_range("norm_final"):
+                h = norm(x, n_final)
+            if w_lm is None:
+                return h
+            with operator_range("lm_head"):
+                return F.linear(h, w_lm)
 
         return forward
 

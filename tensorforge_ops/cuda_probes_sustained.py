@@ -1,0 +1,99 @@
+"""CALIBRATED ceilings in the sustained regime: the same probes as the burst ones (square matmul
+size sweep per math mode, device-to-device copy), each run continuously until the device is
+steady (cuda_sustained's rule), then timed in one continuous window.
+
+Why every size again rather than the burst winner alone: under a power cap a smaller matrix
+may draw less power, keep a higher clock and so sustain a higher rate than the burst winner;
+the sustained ceiling is the best sustained rate over the sweep, so it stays an upper bound on
+what a workload sustains (the calibrated prediction stays a lower bound). The rate is again
+computed from the p10 time of the window. No L2 flush, as for the burst probes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import attrs
+
+from .cuda_probes import (DEFAULT_MATMUL_SIZES, MODE_DTYPES, CopyProbe, MatmulProbe, _rate, default_copy_bytes,
+                          math_mode)
+from .cuda_sustained import ContinuousLoad, SteadyPolicy, reach_steady
+from .cuda_timing import cuda_device, framework_flags
+from .stats import summarize
+
+PROBE_STEADY = SteadyPolicy(window_s=0.03, windows=3, tolerance=0.01, min_s=0.15, max_s=1.0)
+WINDOW_S = 0.05
+
+
+@attrs.frozen
+class SustainedPoint:
+    n: int
+    flops_per_s: float
+    steady: bool
+    after_s: float
+
+
+def _sustained_p10(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float):
+    load = ContinuousLoad(None, policy.window_s)
+    state, pending, per_call = reach_steady(load, fn, first_guess_s, policy)
+    timed = load.queue(fn, load.calls_for(per_call, window_s))
+    load.read(pending)
+    return summarize(load.read(timed)).p10, state
+
+
+def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, device: Any = None,
+                           policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S,
+                           memory_cap_bytes: Optional[int] = None) -> MatmulProbe:
+    """Best sustained square-GEMM rate in `mode`; largest size first, so the device reaches its
+    power-capped state at once and the smaller sizes are measured in it."""
+    import torch
+    dev = cuda_device(device)
+    sizes = sorted(DEFAULT_MATMUL_SIZES[mode] if sizes is None else sizes, reverse=True)
+    if memory_cap_bytes is None:
+        memory_cap_bytes = torch.cuda.mem_get_info(dev)[0] // 2
+    elem = torch.empty((), dtype=MODE_DTYPES[mode]).element_size()
+    points, skipped, states = [], [], []
+    with math_mode(mode) as dtype, torch.cuda.device(dev):
+        flags = framework_flags()
+        for n in sizes:
+            if 3 * n * n * elem > memory_cap_bytes:
+                skipped.append(n)
+                continue
+            a = torch.randn(n, n, device=dev, dtype=dtype)
+            b = torch.randn(n, n, device=dev, dtype=dtype)
+            c = torch.empty(n, n, device=dev, dtype=dtype)
+            guess = 2.0 * n ** 3 / 5e14
+            p10, state = _sustained_p10(lambda: torch.matmul(a, b, out=c), guess, policy, window_s)
+            points.append((int(n), _rate(2.0 * n ** 3, p10, f"sustained matmul n={n}")))
+            states.append(SustainedPoint(int(n), points[-1][1], state.reached, state.after_s))
+            del a, b, c
+    if not points:
+        raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
+    best_n, best = max(points, key=lambda p: p[1])
+    unsteady = [s.n for s in states if not s.steady]
+    method = (f"sustained regime: torch.matmul(a, b, out=c), square n x n x n, torch.randn {dtype} on {dev}, "
+              f"math_mode={mode!r} with flags {flags}; sizes largest first, each run continuously "
+              f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
+              f"event pair per call and one synchronisation; rate(n) = 2*n^3 / p10; best over "
+              f"n in {[p[0] for p in points]}"
+              + (f"; not steady within the limit: n={unsteady}" if unsteady else "")
+              + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else ""))
+    return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n, points=tuple(points), method=method)
+
+
+def probe_copy_sustained(buffer_bytes: Optional[int] = None, device: Any = None,
+                         policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S) -> CopyProbe:
+    import torch
+    dev = cuda_device(device)
+    buffer_bytes = int(buffer_bytes or default_copy_bytes(dev))
+    with torch.cuda.device(dev):
+        src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
+        dst = torch.empty_like(src)
+        p10, state = _sustained_p10(lambda: dst.copy_(src), 2.0 * buffer_bytes / 4e12, policy, window_s)
+        del src, dst
+    method = (f"sustained regime: dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} "
+              f"(src random), run continuously until {policy.rule()} (steady: {state.reached} after "
+              f"{state.after_s:.2f} s), then one continuous window of ~{window_s * 1e3:g} ms; "
+              f"bytes_per_s = 2*{buffer_bytes} / p10")
+    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, p10, "sustained copy"), buffer_bytes=buffer_bytes,
+                     method=method)

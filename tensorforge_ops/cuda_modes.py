@@ -75,83 +75,150 @@ def flush_seconds(torch, step: Optional[Callable[[], Any]], device, calls: int =
     return start.elapsed_time(end) * 1e-3 / calls
 
 
+def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
+    """Burst-regime timing of graph replays: each replay's calls are samples; after each replay
+    the host rests so timed work stays <= max_duty of wall time; same stopping rule as
+    time_cuda. A one-call fallback graph is timed with an event pair around each replay."""
+    import time
+
+    from .cuda_timing import should_stop
+    if not graph.inner_events:
+        return time_cuda(graph.replay, policy, graph.device)
+    t0 = time.perf_counter()
+    graph.replay()
+    graph.read()            # one untimed replay, as the warm-up of eager timing
+    samples: List[float] = []
+    stop = None
+    while stop is None:
+        start = time.perf_counter()
+        graph.replay()
+        samples += graph.read()
+        if policy.max_duty < 1:
+            time.sleep((time.perf_counter() - start) * (1.0 / policy.max_duty - 1.0))
+        stop = should_stop(samples, policy, time.perf_counter() - t0)
+    from .stats import summarize
+    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason=stop, warmup_iters=1,
+                        flush_bytes=policy.flush_bytes)
+
+
 class CudaPhases:
     """One prepared workload's timings on a TorchCudaSession (see the module docstring)."""
 
+    MAX_BURST_CALLS = 64     # calls per burst graph (a replay stays within one burst stretch)
+
     def __init__(self, session, fn: Callable[[], Any], plan: PhasePlan):
         self.session, self.fn, self.plan = session, fn, plan
-        self.replay: Optional[Callable[[], Any]] = None
+        torch = session.torch
+        self.flush = flush_step(torch, session.flush_bytes, session.device)
+        self.flush_s = flush_seconds(torch, self.flush, session.device)
+        self.graph = None                     # the burst graph (GraphCalls)
         self.graph_note: Optional[str] = None
+        self.graph_call_s: Optional[float] = None    # device time of one graph call
         self.burst_eager_s: Optional[float] = None
-        self.burst_graph_s: Optional[float] = None
 
-    def _policy(self, budget_s: float) -> TimingPolicy:
-        return self.session.timing_policy(budget_s)
+    @property
+    def replay(self) -> Optional[Callable[[], Any]]:
+        return self.graph.replay if self.graph is not None else None
+
+    def capture(self) -> None:
+        """The burst graph: first one call (to learn its device time), then as many calls as
+        fit one burst stretch."""
+        from .cuda_graph import GraphCaptureError, capture, warm_up
+        torch, dev = self.session.torch, self.session.device
+        try:
+            warm_up(torch, self.fn, dev)
+            one = capture(torch, self.fn, self.flush, 1, dev)
+        except GraphCaptureError as exc:
+            self.graph_note = f"CUDA graph capture failed: {exc}"
+            return
+        if one.inner_events:
+            one.replay()
+            self.graph_call_s = min(one.read())
+            calls = max(1, min(self.MAX_BURST_CALLS,
+                               int(self.session.timing_policy(1.0).burst_s / (self.graph_call_s + self.flush_s))))
+            if calls > 1:
+                one.close()
+                one = capture(torch, self.fn, self.flush, calls, dev)
+        self.graph = one
+        self.graph_note = one.note
+
+    def close(self) -> None:
+        if self.graph is not None:
+            self.graph.close()
+        self.graph = None
 
     def burst(self) -> PhaseResult:
         torch, dev = self.session.torch, self.session.device
-        policy = self._policy(self.plan.budget_s)
+        policy = self.session.timing_policy(self.plan.budget_s)
         method = ("burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
                   f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "
                   f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
                   f"at {policy.max_iters} samples or at the budget")
-        with torch.inference_mode():
-            eager = time_cuda(self.fn, policy, dev)
+        eager = time_cuda(self.fn, policy, dev)
         self.burst_eager_s = eager.stats.p50
         timings: List[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
-        notes: List[str] = []
-        if self.replay is not None:
-            with torch.inference_mode():
-                graph = time_cuda(self.replay, self._policy(self.plan.graph_budget_s), dev)
-            self.burst_graph_s = graph.stats.p50
-            timings.append(ModeTiming("burst", "graph", graph, method.format(what="graph.replay()")))
-        elif self.graph_note:
-            notes.append(self.graph_note)
+        notes: List[str] = [self.graph_note] if self.graph_note else []
+        if self.graph is not None:
+            graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
+            self.graph_call_s = graph.stats.p50
+            timings.append(ModeTiming("burst", "graph", graph, method.format(what="fn") + "; " + self.graph.method))
         trace = None
         if self.plan.trace:
             from .trace_window import trace_cuda
-            step = flush_step(torch, self.session.flush_bytes, dev)
-            with torch.inference_mode():
-                trace = trace_cuda(self.fn, self.replay, step, self.plan.trace_iterations, self.graph_note)
-            del step
+            trace = trace_cuda(self.fn, self.graph, self.flush, self.plan.trace_iterations, self.graph_note,
+                               pace=policy.max_duty)
         return PhaseResult(tuple(timings), tuple(notes), None, trace)
 
     def sustained(self) -> PhaseResult:
+        from .cuda_graph import GraphCaptureError, capture
         torch, dev, plan = self.session.torch, self.session.device, self.plan
-        step = flush_step(torch, self.session.flush_bytes, dev)
-        flush_s = flush_seconds(torch, step, dev)
-        load = ContinuousLoad(step, plan.steady.window_s)
-        guess = (self.burst_eager_s or 1e-4) + flush_s
-        with torch.inference_mode():
-            state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
-            eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
-            graph_pairs = None
-            if self.replay is not None:
-                graph_call = (self.burst_graph_s or self.burst_eager_s or 1e-4) + flush_s
-                graph_pairs = load.queue(self.replay, load.calls_for(graph_call, plan.sustained_window_s))
-            load.read(pending)
-            eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
-            graph = as_timed(load.read(graph_pairs), self.session.flush_bytes) if graph_pairs else None
+        load = ContinuousLoad(self.flush, plan.steady.window_s)
+        notes: List[str] = []
+        big = None
+        if self.graph is not None and self.graph.inner_events:
+            # captured before the load starts: capturing launches nothing, but takes host time
+            calls = load.calls_for((self.graph_call_s or 1e-4) + self.flush_s, plan.sustained_window_s)
+            try:
+                big = capture(torch, self.fn, self.flush, calls, dev)
+            except GraphCaptureError as exc:
+                notes.append(f"sustained graph window not captured: {exc}")
+        guess = (self.burst_eager_s or 1e-4) + self.flush_s
+        state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
+        eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
+        if big is not None:
+            big.replay()
+        load.read(pending)
+        eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
+        graph = as_timed(big.read(), self.session.flush_bytes) if big is not None else None
+        if big is not None:
+            big.close()
         method = ("sustained regime: after continuous load until {steady}, one continuous window of "
                   f"~{plan.sustained_window_s * 1e3:g} ms of flush L2 -> start event -> {{what}} -> end event "
                   "with one synchronisation at its end (as triton.testing.do_bench)")
         method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
         timings = [ModeTiming("sustained", "eager", eager, method.format(what="fn()"))]
         if graph is not None:
-            timings.append(ModeTiming("sustained", "graph", graph, method.format(what="graph.replay()")))
-        notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]
+            timings.append(ModeTiming("sustained", "graph", graph,
+                                      method.format(what="fn") + "; " + big.method + ", queued behind the eager window"))
+        if not state.reached:
+            notes.append(f"sustained: not steady after {state.after_s:.2f} s ({state.rule})")
         return PhaseResult(tuple(timings), tuple(notes), state, None)
 
 
 @contextlib.contextmanager
 def cuda_phases(session, fn: Callable[[], Any], plan: PhasePlan) -> Iterator[CudaPhases]:
     """The phases of one prepared workload, with its CUDA graph captured for the block."""
-    phases = CudaPhases(session, fn, plan)
-    if not plan.graph:
-        phases.graph_note = "graph mode not requested"
-        yield phases
-        return
-    from .cuda_graph import captured
-    with session.torch.inference_mode(), captured(fn, session.device) as capture:
-        phases.replay, phases.graph_note = capture.replay, capture.reason
-        yield phases
+    torch = session.torch
+    with torch.inference_mode():
+        phases = CudaPhases(session, fn, plan)
+        try:
+            if plan.graph:
+                phases.capture()
+            else:
+                phases.graph_note = "graph mode not requested"
+            yield phases
+        finally:
+            phases.close()
+            del phases
+            torch.cuda.synchronize(session.device)
+            torch.cuda.empty_cache()

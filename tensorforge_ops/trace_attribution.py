@@ -224,23 +224,33 @@ def sequence(iteration: Iteration) -> Tuple[Tuple[str, Optional[str]], ...]:
     return tuple((a.name, a.operator) for a in iteration.activities)
 
 
-def apply_template(iterations: Sequence[Iteration], template: Sequence[Tuple[str, Optional[str]]]
-                   ) -> Tuple[List[Iteration], Optional[str]]:
+def apply_template(iterations: Sequence[Iteration], template: Sequence[Tuple[str, Optional[str]]],
+                   calls: int = 1, prefix: int = 0) -> Tuple[List[Iteration], Optional[str]]:
     """Give graph-replayed activities the operators of an eager iteration's sequence.
 
-    Returns the iterations with operators set, and None; or the iterations unchanged and the
-    reason they could not be matched (a replay whose kernels differ from the eager sequence).
+    Each traced replay holds `calls` calls, each `prefix` activities (the in-graph L2 flush)
+    followed by the call's own; a replay is split into one Iteration per call, whose lead-in is
+    the idle time from the end of its prefix to its first activity. Returns the calls with
+    operators set and None, or the replays unchanged and the reason they could not be matched.
     """
     names = [n for n, _ in template]
+    chunk = prefix + len(names)
     out = []
     for it in iterations:
-        got = [a.name for a in it.activities]
-        if got != names:
-            first = next((i for i, (a, b) in enumerate(zip(got, names)) if a != b), min(len(got), len(names)))
-            return list(iterations), (f"graph replay ran {len(got)} device activities, the eager call "
-                                      f"{len(names)}; first difference at #{first}")
-        out.append(attrs.evolve(it, activities=tuple(
-            attrs.evolve(a, operator=op) for a, (_, op) in zip(it.activities, template))))
+        acts = it.activities
+        if len(acts) != calls * chunk:
+            return list(iterations), (f"a graph replay ran {len(acts)} device activities, expected "
+                                      f"{calls} x ({prefix} + {len(names)}) from the eager call")
+        for j in range(calls):
+            pre, body = acts[j * chunk: j * chunk + prefix], acts[j * chunk + prefix: (j + 1) * chunk]
+            got = [a.name for a in body]
+            if got != names:
+                first = next(i for i, (a, b) in enumerate(zip(got, names)) if a != b)
+                return list(iterations), (f"a graph replay's kernels differ from the eager call's at #{first}: "
+                                          f"{got[first][:60]!r} vs {names[first][:60]!r}")
+            lead = max(0.0, body[0].start_us - pre[-1].end_us) * 1e-6 if pre and body else it.lead_in_s
+            out.append(Iteration(it.index * calls + j, tuple(
+                attrs.evolve(a, operator=op) for a, (_, op) in zip(body, template)), {}, lead))
     return out, None
 
 

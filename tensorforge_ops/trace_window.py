@@ -52,34 +52,52 @@ def export(run: Callable[[], None], cuda: bool) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _calls(fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], n: int, ranges: bool) -> Callable[[], None]:
+def _calls(fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], n: int, ranges: bool,
+           pace: Optional[float] = None) -> Callable[[], None]:
+    """n calls of fn, each after the flush, each inside an ITERATION range; with `pace` (a duty
+    cycle < 1, GPU only) the host waits for each call and rests so the calls stay in the burst
+    regime the timings were taken in."""
+    import time
+
     from torch.profiler import record_function
 
     def run() -> None:
+        import torch
         recorder = op_ranges.profiler_recorder() if ranges else (lambda name: op_ranges._NOOP)
         with op_ranges.recording(recorder):
             for _ in range(n):
+                start = time.perf_counter()
                 if flush_step is not None:
                     with record_function(op_ranges.FLUSH):
                         flush_step()
                 with record_function(op_ranges.ITERATION):
                     fn()
+                if pace is not None and pace < 1:
+                    torch.cuda.synchronize()
+                    time.sleep((time.perf_counter() - start) * (1.0 / pace - 1.0))
     return run
 
 
-def trace_cuda(fn: Callable[[], Any], replay: Optional[Callable[[], Any]], flush_step, iterations: int,
-               graph_note: Optional[str] = None) -> WorkloadTrace:
-    """Eager calls, then graph replays, in one profiler session."""
+def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_note: Optional[str] = None,
+               pace: Optional[float] = None) -> WorkloadTrace:
+    """Eager calls, then replays of `graph` (cuda_graph.GraphCalls), in one profiler session."""
     notes = [] if graph_note is None else [graph_note]
+    replays = 0
+    if graph is not None:
+        replays = max(2, -(-iterations // graph.calls))
 
     def run() -> None:
-        _calls(fn, flush_step, iterations, True)()
-        if replay is not None:
-            _calls(replay, flush_step, iterations, False)()
+        _calls(fn, flush_step, iterations, True, pace)()
+        if graph is not None:
+            # a graph with in-graph flushes needs none around the replay; the fallback does
+            _calls(graph.replay, None if graph.inner_events else flush_step, replays, False, pace)()
 
     method = (f"torch.profiler (CPU + CUDA activity): {iterations} eager calls"
-              + (f", then {iterations} CUDA-graph replays" if replay else "")
-              + ", each after the L2 flush; kernels attributed through their launch's operator range")
+              + (f", then {replays} replays of the {graph.method}" if graph is not None else "")
+              + "; every call after the L2 flush"
+              + (f", each call followed by a rest (<= {pace:.0%} duty, burst regime)" if pace else "")
+              + "; kernels attributed through their launch's operator range, graph kernels through "
+                "the eager call's kernel sequence")
     try:
         doc = export(run, cuda=True)
         its = device_iterations(doc)
@@ -89,22 +107,25 @@ def trace_cuda(fn: Callable[[], Any], replay: Optional[Callable[[], Any]], flush
         return WorkloadTrace(iterations, None, None, None, tuple(notes + [f"no kernel trace: {one_line(exc)}"]), method)
     eager_its = [it for it in its if it.index < iterations]
     graph_its = [it for it in its if it.index >= iterations]
-    eager = graph = None
+    eager = graph_summary = None
     try:
         eager = summarize_iterations(eager_its)
     except TraceError as exc:
         notes.append(f"eager trace: {exc}")
-    if replay is not None and eager_its:
-        matched, why = apply_template(graph_its, sequence(eager_its[-1]))
+    matched_ok = False
+    if graph is not None and eager_its:
+        calls, prefix = (graph.calls, 1 if flush_step is not None else 0) if graph.inner_events else (1, 0)
+        matched, why = apply_template(graph_its, sequence(eager_its[-1]), calls, prefix)
         if why:
             notes.append(f"graph replay not attributed to operators: {why}")
+        matched_ok = why is None
         try:
-            graph = summarize_iterations(matched)
+            graph_summary = summarize_iterations(matched)
         except TraceError as exc:
             notes.append(f"graph trace: {exc}")
-    source = "graph replay" if graph is not None and not any("not attributed" in n for n in notes) else (
-        "eager" if eager is not None else None)
-    return WorkloadTrace(iterations, eager, graph, source, tuple(notes), method)
+            matched_ok = False
+    source = "graph replay" if matched_ok else ("eager" if eager is not None else None)
+    return WorkloadTrace(iterations, eager, graph_summary, source, tuple(notes), method)
 
 
 def trace_cpu(fn: Callable[[], Any], flush_step, iterations: int) -> WorkloadTrace:

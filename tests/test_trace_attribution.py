@@ -120,10 +120,25 @@ def test_a_replay_that_differs_from_the_eager_sequence_stays_unattributed_with_t
     template = sequence(device_iterations(eager_trace())[0])
     graph = device_iterations(graph_trace(kernels=("norm_kernel", "other_gemm")))
     same, why = apply_template(graph, template)
-    assert "2 device activities, the eager call 3; first difference at #1" in why
+    assert "ran 2 device activities, expected 1 x (0 + 3)" in why
     summary = summarize_iterations(same)
     assert [o.operator for o in summary.operators] == [UNATTRIBUTED]
     assert summary.unattributed_busy_p50_s == pytest.approx(20e-6)
+
+
+def test_replays_of_several_flushed_calls_split_into_calls():
+    template = sequence(device_iterations(eager_trace())[0])
+    names = ("fill", "norm_kernel", "Memset (Device)", "nvjet_sm90_tst_256x128")
+    graph = device_iterations(graph_trace(kernels=names * 2))
+    calls, why = apply_template(graph, template, calls=2, prefix=1)
+    assert why is None and len(calls) == 4
+    assert [a.operator for a in calls[1].activities] == ["norm", "matmul", "matmul"]
+    assert all(c.lead_in_s == pytest.approx(1.5e-6) for c in calls)
+    summary = summarize_iterations(calls)
+    assert summary.iterations == 4 and summary.span_p50_s == pytest.approx(33e-6)
+    wrong = device_iterations(graph_trace(kernels=names + ("fill", "norm_kernel", "other", "nvjet_sm90_tst_256x128")))
+    _, why = apply_template(wrong, template, calls=2, prefix=1)
+    assert "differ from the eager call's at #1: 'other'" in why
 
 
 def test_a_kernel_launched_outside_every_operator_range_is_unattributed():

@@ -1,7 +1,7 @@
 """TensorForge's torch-cuda timings against triton.testing, same workloads, same device, one run.
 
 * sustained regime vs do_bench: once the device is steady under continuous load (the rule in
-  tensorforge_ops.cuda_sustained), TensorForge's sustained window (eager calls, L2 flush, event
+  tensorforge_ops.measure.cuda_sustained), TensorForge's sustained window (eager calls, L2 flush, event
   pair per call, one synchronisation) and do_bench(return_mode='median') alternate for `rounds`
   rounds (A B, B A, A B), continuing the load between them; ratio of medians.
 * graph mode vs do_bench_cudagraph: do_bench_cudagraph replays a graph of n unrolled calls and
@@ -33,7 +33,7 @@ def _cudagraph_ms(triton_testing, torch, fn, rep_ms):
 
 
 def compare_one(session, prepared, args, triton_testing, torch):
-    from tensorforge_ops.cuda_modes import PhasePlan, flush_step
+    from tensorforge_ops.measure.cuda_modes import PhasePlan, flush_step
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
     with session.phases(prepared.fn, plan) as phases:

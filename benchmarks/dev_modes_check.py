@@ -29,12 +29,11 @@ def main() -> int:
     import torch
     import triton
     import triton.testing
-    from tensorforge_ops import op_ranges
-    from tensorforge_ops.cuda_floors import probe_floors
-    from tensorforge_ops.cuda_modes import PhasePlan, flush_step
-    from tensorforge_ops.cuda_probes import probe_matmul
-    from tensorforge_ops.cuda_probes_sustained import probe_copy_sustained, probe_matmul_sustained
-    from tensorforge_ops.trace_window import _calls, export
+    from tensorforge_ops.calibrate.cuda_floors import probe_floors
+    from tensorforge_ops.measure.cuda_modes import PhasePlan, flush_step
+    from tensorforge_ops.calibrate.cuda_probes import probe_matmul
+    from tensorforge_ops.calibrate.cuda_probes_sustained import probe_copy_sustained, probe_matmul_sustained
+    from tensorforge_ops.measure.trace_window import _calls, export
 
     print("triton", triton.__version__, "do_bench_cudagraph", inspect.signature(triton.testing.do_bench_cudagraph))
     core, ops = PluginHost(), OpsHost()

@@ -9,7 +9,7 @@ import pytest
 
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge_ops import op_ranges
+from tensorforge_ops.measure import op_ranges
 from tensorforge_ops.host import OpsHost
 
 torch = pytest.importorskip("torch")

@@ -8,10 +8,10 @@ import pytest
 
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge_ops import op_ranges
+from tensorforge_ops.measure import op_ranges
 from tensorforge_ops.host import OpsHost
-from tensorforge_ops.op_ranges import FLUSH, ITERATION, PREFIX
-from tensorforge_ops.trace_attribution import (UNATTRIBUTED, TraceError, apply_template, cpu_iterations,
+from tensorforge_ops.measure.op_ranges import FLUSH, ITERATION, PREFIX
+from tensorforge_ops.measure.trace_attribution import (UNATTRIBUTED, TraceError, apply_template, cpu_iterations,
                                                device_iterations, sequence, summarize_iterations)
 
 HOST_TID, STREAM = 101, 7

@@ -3,8 +3,8 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.op_ranges import operator_range
-from tensorforge_ops.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.op_ranges import operator_range
 
 
 class Conv2dTorch(WorkloadBuilder):

@@ -6,8 +6,8 @@ the Ops group; the Core side never imports this module."""
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.op_ranges import operator_range
-from tensorforge_ops.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.op_ranges import operator_range
 
 
 class TransformerTorch(WorkloadBuilder):

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 import attrs
 
 from .cuda_sustained import ContinuousLoad, SteadyPolicy, SteadyState, as_timed, reach_steady
-from .cuda_timing import TimedSamples, TimingPolicy, time_cuda
+from .cuda_timing import time_cuda
+from .timing import TimedSamples, TimingPolicy
 
 REGIMES = ("burst", "sustained")
 MODES = ("eager", "graph")
@@ -81,7 +82,7 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
     time_cuda. A one-call fallback graph is timed with an event pair around each replay."""
     import time
 
-    from .cuda_timing import should_stop
+    from .timing import should_stop
     if not graph.inner_events:
         return time_cuda(graph.replay, policy, graph.device)
     t0 = time.perf_counter()

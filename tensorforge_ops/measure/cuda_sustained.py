@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import attrs
 
-from .cuda_timing import TimedSamples
+from .timing import TimedSamples
 from .stats import summarize
 
 

@@ -15,11 +15,11 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
-from .cuda_probes import (DEFAULT_MATMUL_SIZES, MODE_DTYPES, CopyProbe, MatmulProbe, _rate, default_copy_bytes,
-                          math_mode)
-from .cuda_sustained import ContinuousLoad, SteadyPolicy, reach_steady
-from .cuda_timing import cuda_device, framework_flags
-from .stats import summarize
+from ..measure.cuda_sustained import ContinuousLoad, SteadyPolicy, reach_steady
+from ..measure.cuda_timing import cuda_device
+from ..measure.precision import MODE_DTYPES, framework_flags, math_mode
+from ..measure.stats import summarize
+from .cuda_probes import DEFAULT_MATMUL_SIZES, CopyProbe, MatmulProbe, _rate, default_copy_bytes
 
 PROBE_STEADY = SteadyPolicy(window_s=0.03, windows=3, tolerance=0.01, min_s=0.15, max_s=1.0)
 WINDOW_S = 0.05

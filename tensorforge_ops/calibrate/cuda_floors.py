@@ -72,9 +72,9 @@ def _kernel_interval(torch, graph, device) -> float:
 def _split_from_trace(graph) -> Tuple[Optional[float], Optional[float], Optional[str]]:
     from torch.profiler import record_function
 
-    from .op_ranges import ITERATION
-    from .trace_attribution import device_iterations
-    from .trace_window import export
+    from ..measure.op_ranges import ITERATION
+    from ..measure.trace_attribution import device_iterations
+    from ..measure.trace_window import export
 
     def run():
         for _ in range(TRACED_REPLAYS):

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any, Callable
 
-from .api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+from ..api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 
 # Several times the L2, so every timed iteration starts with operands in DRAM.
 FLUSH_L2_MULTIPLE = 4
@@ -61,8 +61,7 @@ class TorchCudaSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from .cuda_probes import math_mode as mode_flags
-        from .cuda_timing import framework_flags
+        from .precision import framework_flags, math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(f"math mode {math_mode} is not measurable with torch-cuda "
@@ -88,7 +87,7 @@ class TorchCudaSession(Session):
 
     def timing_policy(self, budget_s: float):
         """The burst-regime timing policy of this session (eager calls and graph replays alike)."""
-        from .cuda_timing import TimingPolicy
+        from .timing import TimingPolicy
         return TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
                             budget_s=budget_s, flush_bytes=self.flush_bytes, max_duty=MAX_DUTY)
 
@@ -99,7 +98,7 @@ class TorchCudaSession(Session):
 
     def phases(self, fn: Callable[[], Any], plan):
         """Context manager: the burst and sustained phases of one prepared workload, eager and
-        CUDA-graph modes (tensorforge_ops.cuda_modes)."""
+        CUDA-graph modes (tensorforge_ops.measure.cuda_modes)."""
         from .cuda_modes import cuda_phases
         return cuda_phases(self, fn, plan)
 

@@ -6,7 +6,6 @@ Usage: python benchmarks/dev_modes_check.py --out DIR [-w SPEC ...]
 """
 
 import argparse
-import gzip
 import inspect
 import json
 import sys
@@ -26,14 +25,12 @@ def main() -> int:
     parser.add_argument("--workload", "-w", action="append", default=[])
     args = parser.parse_args()
     out = Path(args.out)
-    import torch
     import triton
     import triton.testing
     from tensorforge_ops.calibrate.cuda_floors import probe_floors
-    from tensorforge_ops.measure.cuda_modes import PhasePlan, flush_step
+    from tensorforge_ops.measure.cuda_modes import PhasePlan
     from tensorforge_ops.calibrate.cuda_probes import probe_matmul
     from tensorforge_ops.calibrate.cuda_probes_sustained import probe_copy_sustained, probe_matmul_sustained
-    from tensorforge_ops.measure.trace_window import _calls, export
 
     print("triton", triton.__version__, "do_bench_cudagraph", inspect.signature(triton.testing.do_bench_cudagraph))
     core, ops = PluginHost(), OpsHost()
@@ -61,15 +58,8 @@ def main() -> int:
                 t2 = time.perf_counter()
                 sustained = ph.sustained()
                 t3 = time.perf_counter()
-                if workload.name == "transformer_decode" and ph.replay is not None:
-                    step = flush_step(torch, session.flush_bytes, session.device)
-                    with torch.inference_mode():
-                        def run():
-                            _calls(prepared.fn, step, 2, True)()
-                            _calls(ph.replay, step, 2, False)()
-                        doc = export(run, cuda=True)
-                    with gzip.open(out / "trace_transformer_decode.json.gz", "wt") as fh:
-                        json.dump(doc, fh)
+                row["graph_method"] = ph.graph.method if ph.graph is not None else None
+                row["graph_calls"] = ph.graph.calls if ph.graph is not None else None
         for phase in (burst, sustained):
             for tm in phase.timings:
                 row[f"{tm.regime}_{tm.mode}"] = {"p50": tm.timed.stats.p50, "rel_iqr": tm.timed.stats.rel_iqr,
@@ -100,7 +90,11 @@ def main() -> int:
               f"{sustained.steady.reached} after {sustained.steady.after_s:.2f} s | trace {tr.device_source}: "
               f"sum ops {tg.get('sum_ops', 0) * 1e6:.2f} us span {tg.get('span', 0) * 1e6:.2f} lead "
               f"{(tg.get('lead_in') or 0) * 1e6:.2f} unattr {tg.get('unattributed', 0) * 1e6:.2f} | "
-              f"{row['seconds']} | notes {row['notes'] + row.get('trace_notes', [])}", flush=True)
+              f"cover {tg.get('sum_ops', 0) / max(g.get('p50', 1e-9), 1e-12):.3f} "
+              f"(+lead {(tg.get('sum_ops', 0) + (tg.get('lead_in') or 0)) / max(g.get('p50', 1e-9), 1e-12):.3f}) "
+              f"calls/graph {row['graph_calls']} | "
+              f"{ {k: round(v, 2) for k, v in row['seconds'].items()} } | notes {row['notes'] + row.get('trace_notes', [])}",
+              flush=True)
     result["workloads"] = rows
     t = time.perf_counter()
     burst_bf16 = probe_matmul("bf16", device=session.device)

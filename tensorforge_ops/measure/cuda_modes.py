@@ -149,7 +149,7 @@ class CudaPhases:
         self.graph = None
 
     def burst(self) -> PhaseResult:
-        torch, dev = self.session.torch, self.session.device
+        dev = self.session.device
         policy = self.session.timing_policy(self.plan.budget_s)
         method = ("burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
                   f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "

@@ -136,6 +136,10 @@ def test_replays_of_several_flushed_calls_split_into_calls():
     assert all(c.lead_in_s == pytest.approx(1.5e-6) for c in calls)
     summary = summarize_iterations(calls)
     assert summary.iterations == 4 and summary.span_p50_s == pytest.approx(33e-6)
+    # in a graph call the wait after the in-graph flush is the first operator's gap
+    norm = summary.operators[0]
+    assert norm.gap_p50_s == pytest.approx(1.5e-6)
+    assert sum(o.time_p50_s for o in summary.operators) == pytest.approx(34.5e-6)
     wrong = device_iterations(graph_trace(kernels=names + ("fill", "norm_kernel", "other", "nvjet_sm90_tst_256x128")))
     _, why = apply_template(wrong, template, calls=2, prefix=1)
     assert "differ from the eager call's at #1: 'other'" in why

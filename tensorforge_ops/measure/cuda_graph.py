@@ -5,13 +5,14 @@ Why: eager timing of small kernels measures Python and launch cost (the default 
 transformer: 1.90 ms eager, 0.41 ms replayed as a graph on an H200); the difference of the two
 is the host overhead of the eager call.
 
-How a graph call is timed: the graph holds `calls` copies of [L2 flush -> start event -> fn ->
-end event], the events recorded as graph nodes (cudaEventRecordExternal). Each call's own
-event pair then brackets exactly its kernels, with the flush between calls as in eager timing
-and without the launch latency of a replay (which an event pair around a whole replay would
-add to every sample: 2.7 us on a 2.3 us GEMM). This is what triton's do_bench_cudagraph
-amortises away by unrolling calls, kept per call. Where PyTorch cannot record events inside a
-graph, a one-call graph is timed with an event pair around each replay, and the method says so.
+How a graph call is timed (as triton's do_bench_cudagraph, with the L2 flush it lacks, and a
+distribution instead of one mean): two graphs are captured, one of `calls` unrolled
+[L2 flush -> fn] and one of the same `calls` flushes alone. One sample is a replay of each,
+back to back, each between an event pair: (T_fn - T_flush) / calls. The replay's own launch
+latency and the flushes cancel in the difference, so a sample is the device time of one call
+(its kernels and the gaps before them) without host or replay overhead. Why not event pairs
+recorded inside the graph: on an H200 each in-graph event pair added ~2.7 us to every call
+(a 2.3 us GEMM measured 5.1 us).
 
 When capture fails (an op that synchronises, a library that refuses stream capture, memory),
 the reason is kept and the workload has eager timings only.
@@ -42,34 +43,35 @@ def warm_up(torch, fn: Callable[[], Any], device) -> None:
     torch.cuda.synchronize(device)
 
 
-class GraphCalls:
-    """`calls` calls of fn in one CUDA graph, each after the flush and inside its own event pair
-    (in-graph events), or, with inner_events=False, one bare call timed from outside."""
+def _capture(torch, body: Callable[[], None]):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph
 
-    def __init__(self, torch, fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], calls: int,
-                 device, inner_events: bool = True):
-        self.torch, self.device, self.calls, self.inner_events = torch, device, calls, inner_events
-        self.events: List[tuple] = []
-        self.note: Optional[str] = None      # why the fallback was used
-        self.graph = torch.cuda.CUDAGraph()
+
+class GraphCalls:
+    """`calls` unrolled [flush -> fn] in one CUDA graph, and the same flushes alone in another."""
+
+    def __init__(self, torch, fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], calls: int, device):
+        self.torch, self.device, self.calls = torch, device, calls
+        self.flushed = flush_step is not None
+        self.work = self.flushes = None
+
+        def work() -> None:
+            for _ in range(calls):
+                if flush_step is not None:
+                    flush_step()
+                fn()
+
+        def flushes() -> None:
+            for _ in range(calls):
+                flush_step()
         try:
-            if inner_events:
-                self.events = [(torch.cuda.Event(enable_timing=True, external=True),
-                                torch.cuda.Event(enable_timing=True, external=True)) for _ in range(calls)]
-            with torch.cuda.graph(self.graph):
-                if inner_events:
-                    for start, end in self.events:
-                        if flush_step is not None:
-                            flush_step()
-                        start.record()
-                        fn()
-                        end.record()
-                else:
-                    fn()
-            self.graph.replay()      # a replay that fails belongs to capture, not to timing
+            self.work = _capture(torch, work)
+            self.flushes = _capture(torch, flushes) if flush_step is not None else None
+            self.work.replay()      # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
-            if inner_events:
-                self.read()
         except KeyboardInterrupt:
             raise
         except Exception as exc:
@@ -78,31 +80,41 @@ class GraphCalls:
 
     @property
     def method(self) -> str:
-        if self.inner_events:
-            return (f"CUDA graph of {self.calls} call(s), each [L2 flush -> start event -> fn -> end event] "
-                    "with the events recorded as graph nodes; every call's event pair is one sample")
-        return "CUDA graph of one call; event pair around each replay (includes the replay's launch latency)"
+        if not self.flushed:
+            return (f"CUDA graph of {self.calls} unrolled call(s); sample = replay time (event pair) / "
+                    f"{self.calls}, replay launch latency included")
+        return (f"CUDA graph of {self.calls} unrolled [L2 flush -> fn] and a graph of the {self.calls} "
+                f"flushes alone, replayed back to back between event pairs; sample = (T_fn - T_flush) / "
+                f"{self.calls}: one call's device time, replay latency and flushes cancelled")
 
     def replay(self) -> None:
-        self.graph.replay()
+        """One replay of the workload graph (what the trace window traces)."""
+        self.work.replay()
 
-    def read(self) -> List[float]:
-        """Per-call seconds of the last replay (waits for it)."""
-        self.events[-1][1].synchronize()
-        return [start.elapsed_time(end) * 1e-3 for start, end in self.events]
+    def queue_pair(self) -> tuple:
+        """Queue one sample: both replays, each between its own event pair."""
+        ev = tuple(self.torch.cuda.Event(enable_timing=True) for _ in range(3))
+        ev[0].record()
+        self.work.replay()
+        ev[1].record()
+        if self.flushes is not None:
+            self.flushes.replay()
+        ev[2].record()
+        return ev
+
+    def read_pair(self, ev: tuple) -> float:
+        ev[2].synchronize()
+        work = ev[0].elapsed_time(ev[1]) * 1e-3
+        alone = ev[1].elapsed_time(ev[2]) * 1e-3 if self.flushes is not None else 0.0
+        return max(0.0, work - alone) / self.calls
+
+    def read_pairs(self, pairs: List[tuple]) -> List[float]:
+        return [self.read_pair(ev) for ev in pairs]
 
     def close(self) -> None:
-        self.graph = None
-        self.events = []
+        self.work = self.flushes = None
 
 
 def capture(torch, fn, flush_step, calls: int, device) -> GraphCalls:
-    """GraphCalls with in-graph events, or the one-call fallback when events cannot be recorded
-    inside a graph on this PyTorch (GraphCaptureError when fn itself cannot be captured)."""
-    try:
-        return GraphCalls(torch, fn, flush_step, calls, device, inner_events=True)
-    except GraphCaptureError as exc:
-        # Tell "events in graphs unsupported" from "fn not capturable": capture fn alone.
-        bare = GraphCalls(torch, fn, None, 1, device, inner_events=False)
-        bare.note = f"graph mode timed around whole replays: events inside the graph failed ({exc})"
-        return bare
+    """GraphCalls, or GraphCaptureError saying why fn cannot be captured."""
+    return GraphCalls(torch, fn, flush_step, calls, device)

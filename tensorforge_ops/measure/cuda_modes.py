@@ -77,27 +77,23 @@ def flush_seconds(torch, step: Optional[Callable[[], Any]], device, calls: int =
 
 
 def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
-    """Burst-regime timing of graph replays: each replay's calls are samples; after each replay
-    the host rests so timed work stays <= max_duty of wall time; same stopping rule as
-    time_cuda. A one-call fallback graph is timed with an event pair around each replay."""
+    """Burst-regime timing of graph calls: one sample per replay pair (cuda_graph.GraphCalls);
+    after each pair the host rests so timed work stays <= max_duty of wall time; the same
+    stopping rule as time_cuda."""
     import time
 
+    from .stats import summarize
     from .timing import should_stop
-    if not graph.inner_events:
-        return time_cuda(graph.replay, policy, graph.device)
     t0 = time.perf_counter()
-    graph.replay()
-    graph.read()            # one untimed replay, as the warm-up of eager timing
+    graph.read_pair(graph.queue_pair())      # one untimed pair, as eager timing warms up
     samples: List[float] = []
     stop = None
     while stop is None:
         start = time.perf_counter()
-        graph.replay()
-        samples += graph.read()
+        samples.append(graph.read_pair(graph.queue_pair()))
         if policy.max_duty < 1:
             time.sleep((time.perf_counter() - start) * (1.0 / policy.max_duty - 1.0))
         stop = should_stop(samples, policy, time.perf_counter() - t0)
-    from .stats import summarize
     return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason=stop, warmup_iters=1,
                         flush_bytes=policy.flush_bytes)
 
@@ -105,14 +101,14 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
 class CudaPhases:
     """One prepared workload's timings on a TorchCudaSession (see the module docstring)."""
 
-    MAX_BURST_CALLS = 64     # calls per burst graph (a replay stays within one burst stretch)
+    MAX_GRAPH_CALLS = 64     # unrolled calls per graph
 
     def __init__(self, session, fn: Callable[[], Any], plan: PhasePlan):
         self.session, self.fn, self.plan = session, fn, plan
         torch = session.torch
         self.flush = flush_step(torch, session.flush_bytes, session.device)
         self.flush_s = flush_seconds(torch, self.flush, session.device)
-        self.graph = None                     # the burst graph (GraphCalls)
+        self.graph = None                     # cuda_graph.GraphCalls
         self.graph_note: Optional[str] = None
         self.graph_call_s: Optional[float] = None    # device time of one graph call
         self.burst_eager_s: Optional[float] = None
@@ -122,26 +118,23 @@ class CudaPhases:
         return self.graph.replay if self.graph is not None else None
 
     def capture(self) -> None:
-        """The burst graph: first one call (to learn its device time), then as many calls as
-        fit one burst stretch."""
+        """First a graph of one call (to learn its device time), then of as many calls as keep a
+        replay pair within one burst stretch."""
         from .cuda_graph import GraphCaptureError, capture, warm_up
         torch, dev = self.session.torch, self.session.device
         try:
             warm_up(torch, self.fn, dev)
-            one = capture(torch, self.fn, self.flush, 1, dev)
+            graph = capture(torch, self.fn, self.flush, 1, dev)
+            self.graph_call_s = min(graph.read_pair(graph.queue_pair()) for _ in range(3))
+            stretch = self.session.timing_policy(1.0).burst_s / 2
+            calls = max(1, min(self.MAX_GRAPH_CALLS, int(stretch / (self.graph_call_s + self.flush_s))))
+            if calls > 1:
+                graph.close()
+                graph = capture(torch, self.fn, self.flush, calls, dev)
         except GraphCaptureError as exc:
             self.graph_note = f"CUDA graph capture failed: {exc}"
             return
-        if one.inner_events:
-            one.replay()
-            self.graph_call_s = min(one.read())
-            calls = max(1, min(self.MAX_BURST_CALLS,
-                               int(self.session.timing_policy(1.0).burst_s / (self.graph_call_s + self.flush_s))))
-            if calls > 1:
-                one.close()
-                one = capture(torch, self.fn, self.flush, calls, dev)
-        self.graph = one
-        self.graph_note = one.note
+        self.graph = graph
 
     def close(self) -> None:
         if self.graph is not None:
@@ -162,7 +155,9 @@ class CudaPhases:
         if self.graph is not None:
             graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50
-            timings.append(ModeTiming("burst", "graph", graph, method.format(what="fn") + "; " + self.graph.method))
+            timings.append(ModeTiming("burst", "graph", graph, "burst regime: replay pairs, each followed by an "
+                                      f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
+                                      + self.graph.method))
         trace = None
         if self.plan.trace:
             from .trace_window import trace_cuda
@@ -171,38 +166,29 @@ class CudaPhases:
         return PhaseResult(tuple(timings), tuple(notes), None, trace)
 
     def sustained(self) -> PhaseResult:
-        from .cuda_graph import GraphCaptureError, capture
-        torch, dev, plan = self.session.torch, self.session.device, self.plan
+        plan = self.plan
         load = ContinuousLoad(self.flush, plan.steady.window_s)
-        notes: List[str] = []
-        big = None
-        if self.graph is not None and self.graph.inner_events:
-            # captured before the load starts: capturing launches nothing, but takes host time
-            calls = load.calls_for((self.graph_call_s or 1e-4) + self.flush_s, plan.sustained_window_s)
-            try:
-                big = capture(torch, self.fn, self.flush, calls, dev)
-            except GraphCaptureError as exc:
-                notes.append(f"sustained graph window not captured: {exc}")
         guess = (self.burst_eager_s or 1e-4) + self.flush_s
         state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
         eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
-        if big is not None:
-            big.replay()
+        graph_pairs = []
+        if self.graph is not None:
+            replay_pair_s = 2 * self.graph.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
+            graph_pairs = [self.graph.queue_pair()
+                           for _ in range(max(10, int(plan.sustained_window_s / replay_pair_s)))]
         load.read(pending)
         eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
-        graph = as_timed(big.read(), self.session.flush_bytes) if big is not None else None
-        if big is not None:
-            big.close()
+        graph = as_timed(self.graph.read_pairs(graph_pairs), self.session.flush_bytes) if graph_pairs else None
         method = ("sustained regime: after continuous load until {steady}, one continuous window of "
-                  f"~{plan.sustained_window_s * 1e3:g} ms of flush L2 -> start event -> {{what}} -> end event "
-                  "with one synchronisation at its end (as triton.testing.do_bench)")
+                  f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
+                  "(as triton.testing.do_bench)")
         method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
-        timings = [ModeTiming("sustained", "eager", eager, method.format(what="fn()"))]
+        timings = [ModeTiming("sustained", "eager", eager,
+                              method.format(what="flush L2 -> start event -> fn() -> end event"))]
         if graph is not None:
-            timings.append(ModeTiming("sustained", "graph", graph,
-                                      method.format(what="fn") + "; " + big.method + ", queued behind the eager window"))
-        if not state.reached:
-            notes.append(f"sustained: not steady after {state.after_s:.2f} s ({state.rule})")
+            timings.append(ModeTiming("sustained", "graph", graph, method.format(what="graph replay pairs") + "; "
+                                      + self.graph.method + "; queued behind the eager window"))
+        notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]
         return PhaseResult(tuple(timings), tuple(notes), state, None)
 
 

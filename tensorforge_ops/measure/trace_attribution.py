@@ -72,6 +72,9 @@ class Iteration:
     activities: Tuple[Activity, ...]           # in start order
     host_s: Mapping[str, float]                # time inside each operator range on the host
     lead_in_s: Optional[float] = None          # idle device time from the flush's end to the first activity
+    # True when the lead-in is device time of the call (a graph call after its in-graph flush):
+    # it is then the first activity's gap. An eager call's lead-in is the host's launch delay.
+    lead_is_gap: bool = False
 
 
 class _Ranges:
@@ -250,7 +253,8 @@ def apply_template(iterations: Sequence[Iteration], template: Sequence[Tuple[str
                                           f"{got[first][:60]!r} vs {names[first][:60]!r}")
             lead = max(0.0, body[0].start_us - pre[-1].end_us) * 1e-6 if pre and body else it.lead_in_s
             out.append(Iteration(it.index * calls + j, tuple(
-                attrs.evolve(a, operator=op) for a, (_, op) in zip(body, template)), {}, lead))
+                attrs.evolve(a, operator=op) for a, (_, op) in zip(body, template)), {}, lead,
+                lead_is_gap=bool(pre)))
     return out, None
 
 
@@ -296,8 +300,10 @@ def summarize_iterations(iterations: Sequence[Iteration]) -> TraceSummary:
     """Per-operator statistics: each operator's busy time, gaps and kernels, p50 over iterations.
 
     The gap before an activity is the idle time since the latest end of anything before it in
-    the same iteration; the first activity has none (lead_in says how long the device waited
-    for the call). So per iteration, the operators' times add up to the span exactly.
+    the same iteration. The first activity's gap is the lead-in when that is device time (a
+    graph call after its in-graph flush), else none (an eager call's lead-in is the host's
+    launch delay, kept apart as lead_in). So per iteration the operators' times add up to the
+    span (plus a graph call's lead-in) exactly.
     """
     if not iterations:
         raise TraceError("no traced iteration executed any device activity")
@@ -316,6 +322,8 @@ def summarize_iterations(iterations: Sequence[Iteration]) -> TraceSummary:
         ktot: Dict[Tuple[str, str, str], float] = defaultdict(float)
         kcnt: Dict[Tuple[str, str, str], int] = defaultdict(int)
         last_end = acts[0].start_us
+        if it.lead_is_gap and it.lead_in_s:
+            last_end -= it.lead_in_s * 1e6      # the first activity's gap is the lead-in
         for a in acts:
             op = a.operator or UNATTRIBUTED
             if op not in per_op:

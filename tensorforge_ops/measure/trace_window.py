@@ -89,11 +89,12 @@ def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_
     def run() -> None:
         _calls(fn, flush_step, iterations, True, pace)()
         if graph is not None:
-            # a graph with in-graph flushes needs none around the replay; the fallback does
-            _calls(graph.replay, None if graph.inner_events else flush_step, replays, False, pace)()
+            # the graph flushes before each of its calls itself
+            _calls(graph.replay, None, replays, False, pace)()
 
     method = (f"torch.profiler (CPU + CUDA activity): {iterations} eager calls"
-              + (f", then {replays} replays of the {graph.method}" if graph is not None else "")
+              + (f", then {replays} replays of the graph of {graph.calls} unrolled [flush -> fn]"
+                 if graph is not None else "")
               + "; every call after the L2 flush"
               + (f", each call followed by a rest (<= {pace:.0%} duty, burst regime)" if pace else "")
               + "; kernels attributed through their launch's operator range, graph kernels through "
@@ -114,7 +115,7 @@ def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_
         notes.append(f"eager trace: {exc}")
     matched_ok = False
     if graph is not None and eager_its:
-        calls, prefix = (graph.calls, 1 if flush_step is not None else 0) if graph.inner_events else (1, 0)
+        calls, prefix = graph.calls, 1 if graph.flushed else 0
         matched, why = apply_template(graph_its, sequence(eager_its[-1]), calls, prefix)
         if why:
             notes.append(f"graph replay not attributed to operators: {why}")

@@ -47,7 +47,7 @@ def _settle(phases):
 
 
 def compare_one(session, prepared, args, triton_testing, torch):
-    from tensorforge_ops.measure.cuda_modes import PhasePlan
+    from tensorforge_ops.measure.phases import PhasePlan
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
     with session.phases(prepared.fn, plan) as phases:

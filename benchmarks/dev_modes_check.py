@@ -28,7 +28,7 @@ def main() -> int:
     import triton
     import triton.testing
     from tensorforge_ops.calibrate.cuda_floors import probe_floors
-    from tensorforge_ops.measure.cuda_modes import PhasePlan
+    from tensorforge_ops.measure.phases import PhasePlan
     from tensorforge_ops.calibrate.cuda_probes import probe_matmul
     from tensorforge_ops.calibrate.cuda_probes_sustained import probe_copy_sustained, probe_matmul_sustained
 

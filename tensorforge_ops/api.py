@@ -83,11 +83,19 @@ class ProbeResult:
     launch_floor_s: Optional[float] = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
+    # The regime the probe ran in: 'burst' (short stretches on a cool device), 'sustained'
+    # (continuous, after the device reached its steady clock) or 'single' (a device whose regimes
+    # collapse to one, e.g. the host CPU). Ceilings are kept per regime.
+    regime: str = attrs.field(default="burst", validator=attrs.validators.in_(("burst", "sustained", "single")))
+    # Kernel floors by name (seconds), each named for what it measures (see docs/measurement.md).
+    floors: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class CalibrationProbe:
     name: str = ""
     backend: str = ""
+    # 'sustained' probes run after all others (they leave the device hot); see ProbeResult.regime
+    regime: str = "burst"
 
     def run(self, session: Session) -> ProbeResult:
         raise NotImplementedError

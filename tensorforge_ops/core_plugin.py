@@ -40,8 +40,12 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
-              help="Length of each workload's telemetry window.")
+@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              help="Length of each workload's sustained-regime telemetry window (the burst one: "
+                   "at most 0.3 s).")
+@click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
+@click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
+@click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
 @click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
 @click.option("--cooldown", "cooldown_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
@@ -64,8 +68,8 @@ def _default_capture_path(target: str) -> Path:
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
 @click.pass_context
 def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
-        export_options, to_mlflow, mlflow_tracking_uri):
+        no_telemetry, telemetry_seconds, no_graph, no_sustained, no_trace, budget_s, cooldown_s, rest_s,
+        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -88,6 +92,7 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       recalibrate=recalibrate, telemetry=not no_telemetry,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
+                      graph=not no_graph, sustained=not no_sustained, trace=not no_trace,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = _ops_host()

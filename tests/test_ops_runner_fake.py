@@ -309,7 +309,7 @@ def test_diagnostic_from_fake_telemetry(h200_run):
     diag = doc["diagnostic"]
     assert diag["available"] is True and diag["reason"] is None and diag["source"] == "fake-telemetry"
     assert sorted(diag["windows"]) == ["gemm_large_square", "gemm_tiny"]  # conv failed before its window
-    assert diag["windows"]["gemm_tiny"]["duration_s"] == 1.0
+    assert diag["windows"]["gemm_tiny"]["duration_s"] == 0.5   # the default --telemetry-seconds
     assert "gemm_tiny: SM 1980.0 MHz median, 500.0 W median, clock-event reasons seen: SwPowerCap 50%" \
         in summary_text(doc)
 

@@ -35,7 +35,9 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: List[ProbeResult] = []
     failures: Dict[str, str] = {}
     started = now()
-    for probe in probes:
+    # Sustained probes last: they leave the device hot and power-capped, which would lower the
+    # ceilings of burst probes run after them. Otherwise the given order.
+    for probe in sorted(probes, key=lambda p: getattr(p, "regime", "burst") == "sustained"):
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))
@@ -43,12 +45,18 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    compute: Dict[str, float] = {}
-    dram = launch = None
+    by_regime: Dict[str, Dict[str, Any]] = {}
+    floors: Dict[str, float] = {}
+    launch = None
     for result in results:
-        compute.update(result.compute)
-        dram = result.dram_bytes_per_s if result.dram_bytes_per_s else dram
+        regime = by_regime.setdefault(result.regime, {"compute": {}, "dram_bytes_per_s": None})
+        regime["compute"].update(result.compute)
+        regime["dram_bytes_per_s"] = result.dram_bytes_per_s or regime["dram_bytes_per_s"]
+        floors.update(result.floors)
         launch = result.launch_floor_s if result.launch_floor_s else launch
+    # 'ceilings' keeps its meaning for every reader: the regime the probes of a device ran in by
+    # default (burst on a GPU, the single regime of a device that has only one).
+    base = by_regime.get("burst") or by_regime.get("single") or {"compute": {}, "dram_bytes_per_s": None}
     return {
         "label": "CALIBRATED",
         "fingerprint": session.info.fingerprint,
@@ -57,10 +65,14 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         "measured_at": started,
         "finished_at": now(),
         "tensorforge_version": __version__,
-        "ceilings": {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": launch},
-        "probes": {r.name: {"method": r.method, "duration_s": r.duration_s,
+        "ceilings": {"compute": dict(base["compute"]), "dram_bytes_per_s": base["dram_bytes_per_s"],
+                     "launch_floor_s": launch},
+        "ceilings_by_regime": by_regime,
+        "floors": floors,
+        "probes": {r.name: {"method": r.method, "duration_s": r.duration_s, "regime": r.regime,
                             "compute": dict(r.compute), "dram_bytes_per_s": r.dram_bytes_per_s,
-                            "launch_floor_s": r.launch_floor_s, "details": dict(r.details)}
+                            "launch_floor_s": r.launch_floor_s, "floors": dict(r.floors),
+                            "details": dict(r.details)}
                    for r in results},
         "failed_probes": failures,
     }
@@ -90,12 +102,41 @@ def load(fingerprint: str) -> Optional[Dict[str, Any]]:
     return data
 
 
-def to_ceilings(calibration: Dict[str, Any]) -> Optional[Ceilings]:
-    """Core ceilings from a calibration; None when the probes that matter did not run."""
+def regimes(calibration: Dict[str, Any]) -> List[str]:
+    """The regimes a calibration has ceilings for ('burst' alone for calibrations written before
+    regimes existed)."""
+    by_regime = calibration.get("ceilings_by_regime")
+    return sorted(by_regime) if isinstance(by_regime, dict) and by_regime else ["burst"]
+
+
+def to_ceilings(calibration: Dict[str, Any], regime: Optional[str] = None) -> Optional[Ceilings]:
+    """Core ceilings of one regime (default: the calibration's base 'ceilings'); None when the
+    probes that matter did not run in it.
+
+    A math mode or the bandwidth missing from the sustained regime is taken from the burst
+    one, and the source says so: nothing runs faster sustained than in a burst, so the bound
+    stays a lower bound (only a looser one)."""
     c = calibration.get("ceilings", {})
+    borrowed: List[str] = []
+    if regime is not None and regime in (calibration.get("ceilings_by_regime") or {}):
+        own = calibration["ceilings_by_regime"][regime]
+        compute = dict(own.get("compute") or {})
+        for mode, rate in (c.get("compute") or {}).items():
+            if mode not in compute:
+                compute[mode] = rate
+                borrowed.append(mode)
+        dram = own.get("dram_bytes_per_s")
+        if not dram and c.get("dram_bytes_per_s"):
+            dram = c["dram_bytes_per_s"]
+            borrowed.append("DRAM bandwidth")
+        c = {"compute": compute, "dram_bytes_per_s": dram}
+    elif regime not in (None, "burst", "single"):
+        return None
     if not c.get("compute") or not c.get("dram_bytes_per_s"):
         return None
+    where = f" ({regime} regime" + (f"; {', '.join(borrowed)} from the burst probes" if borrowed else "") + ")" \
+        if regime else ""
     return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
                     dram_bytes_per_s=float(c["dram_bytes_per_s"]),
                     source=f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
-                           f"({calibration.get('fingerprint')})")
+                           f"({calibration.get('fingerprint')}){where}")

@@ -24,6 +24,7 @@ from ..calibrate import store as calibration
 from ..api import Unavailable
 from .document import SCHEMA
 from .compare import compare_workload
+from .workload_measurement import measure_phases
 from ..telemetry.nvml import CAVEAT
 
 
@@ -40,13 +41,19 @@ class RunOptions:
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
-    telemetry_s: float = 1.0
+    telemetry_s: float = 0.5
     budget_s: float = 2.0
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
     # window, against 177 us when measured first (power-management state left by the probes).
     cooldown_s: float = 2.0
     rest_s: float = 0.2
+    # Measurement modes (backends with phases, tensorforge_ops.measure.phases): CUDA-graph replay,
+    # the sustained regime and the per-operator trace window.
+    graph: bool = True
+    sustained: bool = True
+    trace: bool = True
+    trace_iterations: int = 5
     command: Tuple[str, ...] = ()
 
 
@@ -209,14 +216,18 @@ class Run:
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
         results: Dict[str, Any] = {}
         windows: Dict[str, Any] = {}
+        burst_windows: Dict[str, Any] = {}
         self.doc["measured"]["workloads"] = results
         for i, (workload, kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
-            results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
+            results[workload.name] = self._measure_one(session, workload, predicted, sources, windows, burst_windows)
             row = results[workload.name]
             if row["status"] == "ok":
-                self.say(f"  p50 {row['stats']['p50'] * 1e3:.4g} ms over {row['stats']['n']} samples ({row['stop_reason']})")
+                others = "; ".join(f"{m['regime']} {m['mode']} {m['stats']['p50'] * 1e3:.4g} ms" for m in row.get("modes", []))
+                self.say(f"  p50 {row['stats']['p50'] * 1e3:.4g} ms ({row.get('regime', 'burst')} "
+                         f"{row.get('mode', 'eager')}) over {row['stats']['n']} samples ({row['stop_reason']})"
+                         + (f"; {others}" if others else ""))
             else:
                 self.say(f"  failed: {row['reason']}")
         if not opts.telemetry:
@@ -230,11 +241,19 @@ class Run:
                 "label": "DIAGNOSTIC", "available": available,
                 "reason": None if available else ("; ".join(reasons) or "no window collected"),
                 "source": sources[0].name, "caveat": self.caveat,
-                "window": "a separate execution window after latency timing, per workload",
-                "windows": windows}
+                "window": "a separate execution window after latency timing, per workload and regime: "
+                          "'windows' after the sustained timings (continuous load), 'burst_windows' after "
+                          "the burst ones (<= 5 ms stretches at 50% duty)",
+                "windows": windows, "burst_windows": burst_windows}
         return results
 
-    def _measure_one(self, session, workload, predicted, sources, windows) -> Dict[str, Any]:
+    def _plan(self):
+        from ..measure.phases import PhasePlan
+        opts = self.opts
+        return PhasePlan(budget_s=opts.budget_s, graph_budget_s=min(1.0, opts.budget_s), graph=opts.graph,
+                         trace=opts.trace, trace_iterations=opts.trace_iterations, sustained=opts.sustained)
+
+    def _measure_one(self, session, workload, predicted, sources, windows, burst_windows) -> Dict[str, Any]:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)
@@ -244,12 +263,23 @@ class Run:
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
                 time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
-                timed = session.time(prepared.fn, opts.budget_s)
-                if sources:
-                    try:
-                        windows[workload.name] = sources[0].collect(session, prepared.fn, opts.telemetry_s)
-                    except Exception as exc:
-                        windows[workload.name] = {"available": False, "reason": one_line(exc)}
+                if hasattr(session, "phases"):
+                    fields, by_regime = measure_phases(session, prepared, self._plan(),
+                                                       sources[0] if sources else None, opts.telemetry_s)
+                    if "burst" in by_regime:
+                        burst_windows[workload.name] = by_regime.pop("burst")
+                    if by_regime:
+                        windows[workload.name] = next(iter(by_regime.values()))
+                else:   # a backend without phases: one burst eager timing, as before phases existed
+                    timed = session.time(prepared.fn, opts.budget_s)
+                    fields = {"regime": "burst", "mode": "eager", "samples_s": list(timed.samples_s),
+                              "stats": attrs.asdict(timed.stats), "stop_reason": timed.stop_reason,
+                              "warmup_iters": timed.warmup_iters, "flush_bytes": timed.flush_bytes}
+                    if sources:
+                        try:
+                            windows[workload.name] = sources[0].collect(session, prepared.fn, opts.telemetry_s)
+                        except Exception as exc:
+                            windows[workload.name] = {"available": False, "reason": one_line(exc)}
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
@@ -259,12 +289,10 @@ class Run:
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
             return {"status": "failed", "math_mode": math_mode, "reason": reason}
-        p50 = timed.stats.p50
+        p50 = fields["stats"]["p50"]
         return {
-            "status": "ok", "reason": None, "math_mode": math_mode,
-            "samples_s": list(timed.samples_s), "stats": attrs.asdict(timed.stats),
-            "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
-            "flush_bytes": timed.flush_bytes, "peak_memory_bytes": prepared.peak_memory_bytes,
+            "status": "ok", "reason": None, "math_mode": math_mode, **fields,
+            "peak_memory_bytes": prepared.peak_memory_bytes,
             "peak_memory_method": getattr(prepared, "peak_memory_method", "") or None,
             "framework_flags": dict(prepared.framework_flags),
             "throughput_flops_per_s": predicted.flops / p50 if p50 > 0 else None,

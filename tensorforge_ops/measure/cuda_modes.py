@@ -14,45 +14,12 @@ sustained phase leaves the device hot and power-capped, so burst timings must co
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional
 
-import attrs
-
-from .cuda_sustained import ContinuousLoad, SteadyPolicy, SteadyState, as_timed, reach_steady
+from .cuda_sustained import ContinuousLoad, as_timed, reach_steady
 from .cuda_timing import time_cuda
+from .phases import ModeTiming, PhasePlan, PhaseResult
 from .timing import TimedSamples, TimingPolicy
-
-REGIMES = ("burst", "sustained")
-MODES = ("eager", "graph")
-
-
-@attrs.frozen
-class ModeTiming:
-    regime: str = attrs.field(validator=attrs.validators.in_(REGIMES))
-    mode: str = attrs.field(validator=attrs.validators.in_(MODES))
-    timed: TimedSamples
-    method: str
-
-
-@attrs.frozen
-class PhasePlan:
-    budget_s: float = 2.0                 # burst eager timing (the existing --budget)
-    graph_budget_s: float = 1.0           # burst graph timing
-    graph: bool = True
-    trace: bool = True
-    trace_iterations: int = 5
-    sustained: bool = True
-    steady: SteadyPolicy = SteadyPolicy()
-    sustained_window_s: float = 0.1       # do_bench's default rep is 100 ms
-
-
-@attrs.frozen
-class PhaseResult:
-    timings: Tuple[ModeTiming, ...]
-    notes: Tuple[str, ...] = ()           # e.g. why the graph mode is missing
-    steady: Optional[SteadyState] = None
-    trace: Any = None                     # trace_window.WorkloadTrace
-
 
 def flush_step(torch, flush_bytes: int, device) -> Optional[Callable[[], Any]]:
     """The L2 flush time_cuda uses: zero a buffer of flush_bytes in int32 words (as do_bench)."""

@@ -56,6 +56,11 @@ def _rate(work: float, seconds: float, what: str) -> float:
     return work / seconds
 
 
+# The host CPU has one regime: timing is continuous and there is no power-capped clock
+# to tell a burst from sustained load apart (the DIAGNOSTIC window records clock and load).
+REGIME = "single"
+
+
 class CpuMatmulProbe(CalibrationProbe):
     """Best square-matmul rate per math mode the CPU runs natively, over a size sweep."""
     name = "cpu-matmul-ceiling"
@@ -92,7 +97,7 @@ class CpuMatmulProbe(CalibrationProbe):
                   f"{session.threads} threads, per math mode the CPU runs natively "
                   f"({', '.join(compute)}); wall clock per call via time_cpu({_policy_text(policy)}), "
                   f"no flush; rate(n) = 2*n^3 / p10 time; best over n in {list(MATMUL_SIZES)}")
-        return ProbeResult(name=self.name, method=method, compute=compute, details=details,
+        return ProbeResult(name=self.name, regime=REGIME, method=method, compute=compute, details=details,
                            duration_s=time.perf_counter() - start)
 
 
@@ -125,7 +130,7 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
                   f"rate = {nbytes} / p10 time; {session.threads} threads; "
                   f"time_cpu({_policy_text(policy)}), no flush (the buffers exceed the caches "
                   f"{max(1, nbytes // max(1, cache_bytes(session.machine)))}x)")
-        return ProbeResult(name=self.name, method=method, dram_bytes_per_s=max(copy, read),
+        return ProbeResult(name=self.name, regime=REGIME, method=method, dram_bytes_per_s=max(copy, read),
                            details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy,
                                     "read_bytes_per_s": read},
                            duration_s=time.perf_counter() - start)
@@ -157,5 +162,5 @@ class CpuCallFloorProbe(CalibrationProbe):
         method = (f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
                   f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
                   f"seconds = p50 / {CALLS_PER_SAMPLE}")
-        return ProbeResult(name=self.name, method=method, launch_floor_s=p50,
+        return ProbeResult(name=self.name, regime=REGIME, method=method, launch_floor_s=p50,
                            duration_s=time.perf_counter() - start)

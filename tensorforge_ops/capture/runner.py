@@ -24,6 +24,7 @@ from ..calibrate import store as calibration
 from ..api import Unavailable
 from .document import SCHEMA
 from .compare import compare_workload
+from .compare_regimes import operator_rows, regime_rows
 from .workload_measurement import measure_phases
 from ..telemetry.nvml import CAVEAT
 
@@ -107,6 +108,7 @@ class Run:
         })
         session = self._open()
         calibrated_pred, device_target, same_device = None, None, False
+        self.sustained_pred, self.sustained_note = None, "no device"
         measurements: Dict[str, Any] = {}
         if session is not None:
             try:
@@ -122,6 +124,7 @@ class Run:
                 doc["predicted"].update(calibrated=to_data(calibrated_pred) if calibrated_pred else None,
                                         calibrated_target=device_target.name if device_target else None,
                                         calibrated_note=note)
+                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
                 measurements = self._measure(session, workloads, analytical)
             finally:
                 session.close()
@@ -299,6 +302,21 @@ class Run:
             "throughput_bytes_per_s": predicted.compulsory_bytes / p50 if p50 > 0 else None,
         }
 
+    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
+        """The calibrated bound of the sustained regime, from the sustained probes' ceilings."""
+        if note is not None or cal is None:
+            self.sustained_note = note or "no calibration"
+        elif "sustained" not in calibration.regimes(cal):
+            self.sustained_note = "the calibration has no sustained-regime ceilings (recalibrate)"
+        else:
+            ceilings = calibration.to_ceilings(cal, "sustained")
+            point = self.opts.operating_point if same_device else None
+            self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
+            self.sustained_note = None
+        self.doc["predicted"].update(
+            calibrated_sustained=to_data(self.sustained_pred) if self.sustained_pred else None,
+            calibrated_sustained_note=self.sustained_note)
+
     def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
         target = self.doc["target"]
         if session is None:
@@ -312,14 +330,27 @@ class Run:
         rows = {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
-            rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
-                                            same_device, device_note, cal_note)
+            m = measurements.get(w.name)
+            rows[w.name] = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note)
+            sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
+            bounds = {"burst": cal.latency_s if cal else None, "single": cal.latency_s if cal else None,
+                      "sustained": sustained.latency_s if sustained else None}
+            notes = {"burst": cal_note, "single": cal_note, "sustained": self.sustained_note}
+            rows[w.name]["regimes"] = regime_rows(m, bounds, same_device, notes)
+            graph = (rows[w.name]["regimes"].get("burst") or {}).get("graph_p50_s")
+            rows[w.name]["operators"] = operator_rows(w, cal, m, same_device, graph)
         self.doc["comparison"] = {
             "same_device": same_device, "device_note": device_note,
             "calibrated_target": device_target.name if device_target else None,
             "workloads": rows,
             "bound_violations": sorted(n for n, r in rows.items()
                                        if r["bound_check"]["verdict"] == "BOUND VIOLATION"),
+            # every regime and mode compared with its own regime's bound, and every operator
+            "regime_bound_violations": sorted(f"{n} ({regime} {x['mode']})" for n, r in rows.items()
+                                              for regime, x in r.get("regimes", {}).items()
+                                              if x["bound_check"]["verdict"] == "BOUND VIOLATION"),
+            "operator_bound_violations": sorted(f"{n}: {op}" for n, r in rows.items()
+                                                for op in ((r.get("operators") or {}).get("violations") or ())),
         }
         self.doc["policy"]["bound_checks"] = {
             n: {"verdict": r["bound_check"]["verdict"],

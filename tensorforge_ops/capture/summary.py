@@ -5,6 +5,8 @@ from typing import Any, Dict, List
 from tensorforge.render import table
 from tensorforge.units import percent, seconds, si
 
+from .summary_regimes import calibrated_lines, regime_lines
+
 
 
 def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
@@ -44,8 +46,10 @@ def summary_text(doc: Dict[str, Any]) -> str:
         c = cal["ceilings"]
         modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c["compute"].items()))
         launch = seconds(c["launch_floor_s"]) if c.get("launch_floor_s") else "-"
-        lines.append(f"CALIBRATED  {modes}; copy {si(c['dram_bytes_per_s'] or 0, 'B/s')}; launch floor {launch}"
+        floor_name = "eager event floor" if cal.get("floors") else "launch floor"
+        lines.append(f"CALIBRATED  {modes}; copy {si(c['dram_bytes_per_s'] or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal['measured_at'] if cal.get('reused') else 'measured ' + cal['measured_at']})")
+        lines += calibrated_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.get('reason')}")
     if pred.get("calibrated_note"):
@@ -63,7 +67,10 @@ def summary_text(doc: Dict[str, Any]) -> str:
                      ("failed" if m.get("status") == "failed" else "-"),
                      percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
                      check if not check.startswith("no verdict") else "no verdict"])
-    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
+    primary = "MEASURED p50"
+    if any(m.get("mode") == "graph" for m in measured.get("workloads", {}).values()):
+        primary = "MEASURED p50 (burst, graph*)"
+    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", primary,
                          "APE cal", "APE analytical", "bottleneck*", "bound check"], rows)]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
@@ -74,6 +81,10 @@ def summary_text(doc: Dict[str, Any]) -> str:
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    if primary != "MEASURED p50":
+        lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "
+                     "else its eager time")
+    lines += regime_lines(doc)
     lines += [""] + _telemetry_lines(doc["diagnostic"])
     prov = doc.get("provenance", {})
     lines.append(f"\nrun took {prov.get('duration_s', '-')} s; digest {doc.get('digest', {}).get('value', '-')[:16]}...")

@@ -283,3 +283,31 @@ def test_run_options_reach_the_plan(core, times, operators):
     run(core, plugin, graph=False, trace=False, budget_s=0.5)
     (plan,) = plugin.plans
     assert (plan.graph, plan.trace, plan.budget_s, plan.graph_budget_s) == (False, False, 0.5, 0.5)
+
+
+def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times, operators):
+    import copy
+
+    from tensorforge_ops.capture.document import seal
+    from tensorforge_ops.policy.gate import gate
+    base = seal(run(core, Plugin(times, operators)))
+    same = gate(base, seal(copy.deepcopy(base)))
+    assert [v.verdict for v in same.verdicts] == ["PASS"]
+    cand = copy.deepcopy(base)
+    row = cand["measured"]["workloads"][SPEC]
+    row["regime"], row["mode"] = "burst", "eager"     # as a capture from before graph mode
+    (verdict,) = gate(base, seal(cand)).verdicts
+    assert verdict.verdict == "NO VERDICT"
+    assert verdict.reason == "measured differently: burst graph in the baseline, burst eager in the candidate"
+
+
+def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators, tmp_path):
+    from tensorforge_ops.capture.document import verify, write_capture
+    doc = run(core, Plugin(times, operators))
+    path = tmp_path / "cap.json"
+    write_capture(path, doc)
+    assert verify(path).ok
+    doc["measured"]["workloads"][SPEC]["modes"][0]["samples_s"][0] *= 3
+    write_capture(path, doc)
+    report = verify(path)
+    assert not report.ok and "(burst eager): recorded" in " ".join(report.problems)

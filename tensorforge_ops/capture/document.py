@@ -97,11 +97,13 @@ def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
     for name, m in sorted(measured.items()):
         if m.get("status") != "ok":
             continue
-        stats = summarize(m["samples_s"])
-        for field in ("n", "p10", "p50", "p90"):
-            if not _close(float(getattr(stats, field)), float(m["stats"][field])):
-                problems.append(f"{name}: recorded {field} {m['stats'][field]} does not match "
-                                f"its raw samples ({getattr(stats, field)})")
+        # the primary timing and every other regime/mode timing of the row
+        for label, timing in [("", m)] + [(f" ({t['regime']} {t['mode']})", t) for t in m.get("modes") or ()]:
+            stats = summarize(timing["samples_s"])
+            for field in ("n", "p10", "p50", "p90"):
+                if not _close(float(getattr(stats, field)), float(timing["stats"][field])):
+                    problems.append(f"{name}{label}: recorded {field} {timing['stats'][field]} does not match "
+                                    f"its raw samples ({getattr(stats, field)})")
         recomputed += 1
     checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
     for name, row in sorted(doc.get("comparison", {}).get("workloads", {}).items()):

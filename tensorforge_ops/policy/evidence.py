@@ -24,8 +24,13 @@ def load_evidence(path, role: str) -> Dict[str, Any]:
 
 
 def slowdowns(doc: Dict[str, Any], workload: str):
-    """(reason, fraction) pairs of hardware/thermal slowdown in the workload's telemetry window."""
-    window = (doc.get("diagnostic", {}).get("windows") or {}).get(workload) or {}
+    """(reason, fraction) pairs of hardware/thermal slowdown in the telemetry window of the regime
+    the workload's primary timing was taken in (the burst window where one exists)."""
+    diag = doc.get("diagnostic", {})
+    row = (doc.get("measured", {}).get("workloads") or {}).get(workload) or {}
+    burst = (diag.get("burst_windows") or {}).get(workload)
+    window = (burst if row.get("regime", "burst") == "burst" and burst else
+              (diag.get("windows") or {}).get(workload)) or {}
     summary = window.get("summary") or {}
     return [(r, f) for r, f in summary.get("reason_fractions", []) or []
             if r in SLOWDOWN_REASONS and f > 0]

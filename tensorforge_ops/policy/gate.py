@@ -90,6 +90,10 @@ def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> Optiona
     flags = _flag_difference(base_row.get("framework_flags", {}), cand_row.get("framework_flags", {}))
     if flags:
         return flags
+    # the regime and mode of the samples compared (captures before them: burst eager)
+    modes = [(row.get("regime", "burst"), row.get("mode", "eager")) for row in (base_row, cand_row)]
+    if modes[0] != modes[1]:
+        return f"measured differently: {' '.join(modes[0])} in the baseline, {' '.join(modes[1])} in the candidate"
     for role, doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
         n = len(row.get("samples_s", []))
         if n < settings.min_samples:

@@ -311,3 +311,25 @@ def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators
     write_capture(path, doc)
     report = verify(path)
     assert not report.ok and "(burst eager): recorded" in " ".join(report.problems)
+
+
+def test_report_shows_both_regimes_and_the_operators(core, times, operators):
+    from tensorforge_ops.capture.document import seal
+    from tensorforge_ops.report.facts import build_facts
+    from tensorforge_ops.report.html import report_page
+    from tensorforge_ops.report.markdown import render_markdown
+    doc = seal(run(core, Plugin(times, operators)))
+    facts = build_facts(doc)
+    m = facts["measurement"]
+    assert {(r["regime"], r["mode"]) for r in m["regimes"]} == {("burst", "graph"), ("sustained", "graph")}
+    assert m["operators"]["workload"] == SPEC and [r["operator"] for r in m["operators"]["rows"]] == operators
+    assert m["operators"]["rows"][0]["kernel_names"] == ["norm_attn_kernel"]
+    assert m["floors"] == {"kernel_interval_s": 1e-6}
+    page = report_page(facts)
+    for text in ("Burst and sustained", "Where the time goes, per operator", 'id="plot-operators"',
+                 "kernel interval, graph replay", "qkv_proj_kernel"):
+        assert text in page
+    md = render_markdown(facts)
+    assert "| mlp_down | 2 | 1 |" in md and "## Burst and sustained" in md
+    # a named workload without a trace says why
+    assert build_facts(doc, operators_workload="nope")["measurement"]["operators"]["available"] is False

@@ -17,10 +17,12 @@ from tensorforge.serialize import canonical_json
               help="Workload of the primary comparison (default: the single-operator workload with the most FLOPs).")
 @click.option("--contrast", default=None,
               help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
+@click.option("--operators", "operators_workload", default=None,
+              help="Workload whose per-operator view is shown (default: the one with the most operators traced).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @click.option("--force", is_flag=True, help="Overwrite an existing report file.")
-def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
+def report(capture, fmt, output, path_workload, primary, contrast, operators_workload, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -37,11 +39,11 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     if baseline:
         gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), doc))
     names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
-    for given in (path_workload, primary, contrast):
+    for given in (path_workload, primary, contrast, operators_workload):
         if given and given not in names:
             from tensorforge.errors import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(doc, path_workload, gate_result, primary, contrast)
+    facts = build_facts(doc, path_workload, gate_result, primary, contrast, operators_workload)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

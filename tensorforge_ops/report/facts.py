@@ -7,6 +7,7 @@ from tensorforge.units import seconds
 
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
+from .facts_measurement import measurement_facts
 
 LABELS = (
     ("PREDICTED", "Analytical Core output derived from workload, mapping, traffic and timing assumptions.",
@@ -179,8 +180,9 @@ def _limits(doc, rows) -> List[str]:
     if cal.get("available") and cal.get("reused"):
         out.append(f"Calibration reused from {cal.get('measured_at')}: the ceilings come from an earlier session.")
     if measured.get("available") and "cuda" in str(measured.get("backend", "")):
-        out.append("Latencies are measured in a burst regime (short stretches, L2 flushed before each "
-                   "iteration); sustained load can run slower, as the telemetry window may show.")
+        out.append("The primary latencies are measured in the burst regime (short stretches, L2 flushed "
+                   "before each iteration), as device time (CUDA-graph replay) where the workload could be "
+                   "captured; the sustained regime is shown beside them and is often slower (power cap).")
     elif measured.get("available"):
         out.append(f"Latencies are per-iteration samples on {measured.get('backend')} with caches flushed "
                    "before each iteration; other load on the machine changes them (see the telemetry).")
@@ -193,7 +195,8 @@ def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
 
 
 def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=None,
-                primary: Optional[str] = None, contrast: Optional[str] = None) -> Dict[str, Any]:
+                primary: Optional[str] = None, contrast: Optional[str] = None,
+                operators_workload: Optional[str] = None) -> Dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
     from the numbers (report/choice.py)."""
     rows = _workload_rows(doc)
@@ -227,4 +230,5 @@ def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=N
                    "gate": gate},
         "limits": _limits(doc, rows),
         "plugins": prov.get("plugins", []),
+        "measurement": measurement_facts(doc, operators_workload),
     }

@@ -34,6 +34,25 @@ def render_markdown(facts: Dict[str, Any]) -> str:
     for c in facts["ceilings"]:
         out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "
                    f"{si(c['calibrated'], c['unit']) if c['calibrated'] else 'not measured'} | {percent(c['fraction'])} |")
+    m = facts["measurement"]
+    if m["regimes"]:
+        out += ["", "## Burst and sustained", "",
+                "| workload | regime | graph p50 | eager p50 | host overhead | bound (regime) | APE | bound check |",
+                "|---|---|---|---|---|---|---|---|"]
+        out += [f"| {r['workload']} | {r['regime']} | {_s(r['graph_p50_s'])} | {_s(r['eager_p50_s'])} | "
+                f"{_s(r['host_overhead_s'])} | {_s(r['bound_s'])} | {percent(r['ape'])} | {r['check']} |" for r in m["regimes"]]
+    o = m["operators"]
+    out += ["", "## Where the time goes, per operator", ""]
+    if o["available"]:
+        out += [f"{o['workload']} ({o['regime']} regime, {o['mode']}; chosen as {o['chosen_by']}); operators add up to "
+                f"{_s(o['sum_measured_s'])} of a graph p50 of {_s(o['graph_p50_s'])} (coverage {percent(o['coverage'])}).", "",
+                "| operator | count | kernels | CALIBRATED bound | MEASURED | measured / bound | bound check |",
+                "|---|---|---|---|---|---|---|"]
+        out += [f"| {r['operator']} | {r['count']} | {r['kernels']} | {_s(r['predicted_calibrated_s'])} | "
+                f"{_s(r['measured_s'])} | {'%.2f' % r['ratio'] if r['ratio'] else '-'} | "
+                f"{(r['bound_check'] or {}).get('verdict', '-')} |" for r in o["rows"]]
+    else:
+        out.append(f"No per-operator view: {o['reason']}.")
     p = facts["path"]
     if p:
         tile = "x".join(f"{k}{v}" for k, v in p["tile"]) or p["strategy"]

@@ -71,7 +71,10 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
     name = "matmul-ceiling-sustained"
     backend = "torch-cuda"
     regime = "sustained"
-    modes = ("fp32", "tf32", "fp16", "bf16")
+    # fp32 (CUDA cores) is left out to keep calibration short: no default workload runs it, and
+    # its sustained bound then uses the burst ceiling, which is looser but still a lower bound
+    # (to_ceilings says so in the ceilings' source)
+    modes = ("tf32", "fp16", "bf16")
 
     def run(self, session) -> ProbeResult:
         from .cuda_probes_sustained import probe_matmul_sustained

@@ -14,7 +14,12 @@ def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
         return [f"DIAGNOSTIC  unavailable: {diag.get('reason')}"]
     source = "NVML" if diag.get("source") in (None, "nvml") else diag["source"]
     lines = [f"DIAGNOSTIC  {source}, separate window after timing (context, never a verdict)"]
-    for name, window in sorted(diag.get("windows", {}).items()):
+    burst = diag.get("burst_windows") or {}
+    windows = sorted([(name, w) for name, w in diag.get("windows", {}).items()] +
+                     [(name, w) for name, w in burst.items()], key=lambda x: (x[0], x[1].get("regime") != "burst"))
+    for name, window in windows:
+        if window.get("regime") and (burst or window["regime"] != "single"):
+            name = f"{name} [{window['regime']}]"
         summary = window.get("summary") or {}
         if not window.get("available"):
             lines.append(f"  {name}: unavailable ({window.get('unavailable_reason') or window.get('reason')})")

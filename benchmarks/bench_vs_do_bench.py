@@ -3,7 +3,7 @@
 * sustained regime vs do_bench: TensorForge's sustained window (eager calls after the device is
   steady under continuous load, L2 flush, event pair per call, one synchronisation; the rule
   in tensorforge_ops.measure.cuda_sustained) and do_bench(return_mode='median') alternate for
-  `rounds` rounds (A B, B A, A B). do_bench too is called right after the same continuous load
+  `rounds` rounds (A B, B A, A B, ...). do_bench too is called right after the same continuous load
   has made the device steady: called after an idle moment, a power-capped GPU lands in a
   transient (on an H200 the 8192^3 bf16 GEMM read 1.71 and 1.78 ms from do_bench against 1.62 ms
   steady), so without it the two would time different device states. One do_bench call without
@@ -13,7 +13,7 @@
   difference is the reference (the same int32 flush of the same buffer TensorForge uses).
   Compared with TensorForge's sustained graph window; the burst graph p50 is shown beside.
 Ratios are of medians over the rounds; GEMM and transformer workloads are the ones judged.
-Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 3] [--window 0.1] [-o results.json]
+Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [-o results.json]
 """
 
 import argparse
@@ -91,7 +91,7 @@ def main() -> int:
     parser.add_argument("--workload", "-w", action="append", default=[])
     parser.add_argument("--window", type=float, default=0.1, help="seconds per timed window (do_bench rep)")
     parser.add_argument("--graph-rep", type=float, default=20.0, help="do_bench_cudagraph rep (ms)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     import torch

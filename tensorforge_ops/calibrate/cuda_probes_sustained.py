@@ -2,6 +2,14 @@
 size sweep per math mode, device-to-device copy), each run continuously until the device is
 steady (cuda_sustained's rule), then timed in one continuous window.
 
+Why smallest size first, with an idle rest before each: under a power cap the clock also
+depends on temperature, which keeps rising for seconds. Run back to back, largest first, the
+sweep measured each size on a hotter chip than the last (tf32 on an H200: 350, 345, 333, 314
+TFLOP/s for 16384 down to 2048), and a 4096^3 TF32 workload, timed sustained after its own
+shorter load, then ran 2.6% faster than the probe's best: a bound violation. Resting
+REST_S before each size lets each start from about the state a workload's sustained phase
+starts from.
+
 Why every size again rather than the burst winner alone: under a power cap a smaller matrix
 may draw less power, keep a higher clock and so sustain a higher rate than the burst winner;
 the sustained ceiling is the best sustained rate over the sweep, so it stays an upper bound on
@@ -23,6 +31,10 @@ from .cuda_probes import DEFAULT_MATMUL_SIZES, CopyProbe, MatmulProbe, _rate, de
 
 PROBE_STEADY = SteadyPolicy(window_s=0.03, windows=3, tolerance=0.01, min_s=0.15, max_s=1.0)
 WINDOW_S = 0.05
+REST_S = 0.5
+# 1024 is left out: in either regime its rate is a fraction of the larger sizes' (bf16 on an
+# H200: 71-94 TFLOP/s against ~690 sustained), so it never sets the ceiling.
+SUSTAINED_SIZES = (2048, 4096, 8192, 16384)
 
 
 @attrs.frozen
@@ -31,6 +43,20 @@ class SustainedPoint:
     flops_per_s: float
     steady: bool
     after_s: float
+
+
+def _matmul(torch, n: int, dtype, dev):
+    # randn, never zeros (zeros draw less power); c preallocated: no allocator work timed
+    a = torch.randn(n, n, device=dev, dtype=dtype)
+    b = torch.randn(n, n, device=dev, dtype=dtype)
+    c = torch.empty(n, n, device=dev, dtype=dtype)
+    return lambda: torch.matmul(a, b, out=c)
+
+
+def _copy(torch, buffer_bytes: int, dev):
+    src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
 
 
 def _sustained_p10(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float):
@@ -44,11 +70,14 @@ def _sustained_p10(fn, first_guess_s: float, policy: SteadyPolicy, window_s: flo
 def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, device: Any = None,
                            policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S,
                            memory_cap_bytes: Optional[int] = None) -> MatmulProbe:
-    """Best sustained square-GEMM rate in `mode`; largest size first, so the device reaches its
-    power-capped state at once and the smaller sizes are measured in it."""
+    """Best sustained square-GEMM rate in `mode`; smallest size first, each after a rest (see the
+    module docstring)."""
+    import time
+
     import torch
     dev = cuda_device(device)
-    sizes = sorted(DEFAULT_MATMUL_SIZES[mode] if sizes is None else sizes, reverse=True)
+    default = tuple(n for n in DEFAULT_MATMUL_SIZES[mode] if n in SUSTAINED_SIZES)
+    sizes = sorted(default if sizes is None else sizes)
     if memory_cap_bytes is None:
         memory_cap_bytes = torch.cuda.mem_get_info(dev)[0] // 2
     elem = torch.empty((), dtype=MODE_DTYPES[mode]).element_size()
@@ -59,20 +88,19 @@ def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, dev
             if 3 * n * n * elem > memory_cap_bytes:
                 skipped.append(n)
                 continue
-            a = torch.randn(n, n, device=dev, dtype=dtype)
-            b = torch.randn(n, n, device=dev, dtype=dtype)
-            c = torch.empty(n, n, device=dev, dtype=dtype)
+            torch.cuda.synchronize(dev)
+            time.sleep(REST_S)
             guess = 2.0 * n ** 3 / 5e14
-            p10, state = _sustained_p10(lambda: torch.matmul(a, b, out=c), guess, policy, window_s)
+            p10, state = _sustained_p10(_matmul(torch, n, dtype, dev), guess, policy, window_s)
             points.append((int(n), _rate(2.0 * n ** 3, p10, f"sustained matmul n={n}")))
             states.append(SustainedPoint(int(n), points[-1][1], state.reached, state.after_s))
-            del a, b, c
     if not points:
         raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
     best_n, best = max(points, key=lambda p: p[1])
     unsteady = [s.n for s in states if not s.steady]
     method = (f"sustained regime: torch.matmul(a, b, out=c), square n x n x n, torch.randn {dtype} on {dev}, "
-              f"math_mode={mode!r} with flags {flags}; sizes largest first, each run continuously "
+              f"math_mode={mode!r} with flags {flags}; sizes smallest first, each after {REST_S:g} s idle and "
+              "then run continuously "
               f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
               f"event pair per call and one synchronisation; rate(n) = 2*n^3 / p10; best over "
               f"n in {[p[0] for p in points]}"
@@ -87,10 +115,7 @@ def probe_copy_sustained(buffer_bytes: Optional[int] = None, device: Any = None,
     dev = cuda_device(device)
     buffer_bytes = int(buffer_bytes or default_copy_bytes(dev))
     with torch.cuda.device(dev):
-        src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
-        dst = torch.empty_like(src)
-        p10, state = _sustained_p10(lambda: dst.copy_(src), 2.0 * buffer_bytes / 4e12, policy, window_s)
-        del src, dst
+        p10, state = _sustained_p10(_copy(torch, buffer_bytes, dev), 2.0 * buffer_bytes / 4e12, policy, window_s)
     method = (f"sustained regime: dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} "
               f"(src random), run continuously until {policy.rule()} (steady: {state.reached} after "
               f"{state.after_s:.2f} s), then one continuous window of ~{window_s * 1e3:g} ms; "

@@ -52,12 +52,12 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
     from .stats import summarize
     from .timing import should_stop
     t0 = time.perf_counter()
-    graph.read_pair(graph.queue_pair())      # one untimed pair, as eager timing warms up
+    graph.read_pair(graph.queue_pair(warm=True))      # one untimed pair, as eager timing warms up
     samples: List[float] = []
     stop = None
     while stop is None:
         start = time.perf_counter()
-        samples.append(graph.read_pair(graph.queue_pair()))
+        samples.append(graph.read_pair(graph.queue_pair(warm=True)))
         if policy.max_duty < 1:
             time.sleep((time.perf_counter() - start) * (1.0 / policy.max_duty - 1.0))
         stop = should_stop(samples, policy, time.perf_counter() - t0)
@@ -92,7 +92,7 @@ class CudaPhases:
         try:
             warm_up(torch, self.fn, dev)
             graph = capture(torch, self.fn, self.flush, 1, dev)
-            self.graph_call_s = min(graph.read_pair(graph.queue_pair()) for _ in range(3))
+            self.graph_call_s = min(graph.read_pair(graph.queue_pair(warm=True)) for _ in range(3))
             stretch = self.session.timing_policy(1.0).burst_s / 2
             calls = max(1, min(self.MAX_GRAPH_CALLS, int(stretch / (self.graph_call_s + self.flush_s))))
             if calls > 1:

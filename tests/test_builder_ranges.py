@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 # Small shapes covering each branch of the shipped builders (transposes, batch, groups; prefill
 # and decode, a decode step of several tokens with its mask, GQA, gated and GELU MLPs, both norms,
-# no RoPE, an LM head).
+# no RoPE, an LM head, the parallel blocks, no final norm).
 CASES = {
     "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32",
              "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
@@ -28,6 +28,10 @@ CASES = {
         "transformer:hidden=32,layers=3,heads=4,kv_heads=1,seq=1,batch=2,phase=decode,context=7,dtype=fp32",
         "transformer:hidden=32,layers=1,heads=4,seq=3,phase=decode,context=4,dtype=fp32",
         "transformer:hidden=32,layers=2,heads=4,mlp=gelu,norm=layernorm,rope=false,vocab=50,seq=4,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=1,block=parallel,seq=3,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=1,block=parallel_shared_norm,mlp=gelu,norm=layernorm,"
+        "seq=3,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
     ],
 }
 

@@ -1,5 +1,6 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
-(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), each
+(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP; the
+sequential or parallel block; the final norm and LM head when the workload has them), each
 inside an operator range named as the Core names it (so a kernel trace attributes kernels to
 operators), with distinct random weights per layer so weight traffic is real. Registered under
 the Ops group; the Core side never imports this module."""
@@ -28,8 +29,8 @@ class TransformerTorch(WorkloadBuilder):
         layers = [{"w_qkv": rand((H + 2 * KV) * Hd, D), "w_o": rand(D, H * Hd), "w_up": rand(up_width, D),
                    "w_down": rand(D, I), "n1": torch.ones(D, device=device, dtype=dtype),
                    "n2": torch.ones(D, device=device, dtype=dtype)} for _ in range(p.layers)]
-        n_final = torch.ones(D, device=device, dtype=dtype)
-        w_lm = rand(p.vocab, D) if p.vocab else None
+        n_final = torch.ones(D, device=device, dtype=dtype) if p.final_norm else None
+        w_lm = rand(p.vocab, D) if p.with_lm_head else None
         x0 = torch.randn(B, S, D, device=device, dtype=dtype)
         caches = None
         if p.phase == "decode":
@@ -72,9 +73,9 @@ class TransformerTorch(WorkloadBuilder):
             x = x0
             for i, w in enumerate(layers):
                 with operator_range("norm_attn"):
-                    h = norm(x, w["n1"])
+                    h_attn = norm(x, w["n1"])
                 with operator_range("qkv_proj"):
-                    qkv = F.linear(h, w["w_qkv"])
+                    qkv = F.linear(h_attn, w["w_qkv"])
                 q, k, v = qkv.split([H * Hd, KV * Hd, KV * Hd], dim=-1)
                 q = q.view(B, S, H, Hd).transpose(1, 2)
                 k = k.view(B, S, KV, Hd).transpose(1, 2)
@@ -93,12 +94,18 @@ class TransformerTorch(WorkloadBuilder):
                     o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
                 with operator_range("o_proj"):
                     attn_out = F.linear(o, w["w_o"])
-                with operator_range("residual_attn"):
-                    x = x + attn_out
-                with operator_range("norm_mlp"):
-                    h = norm(x, w["n2"])
+                if p.block == "sequential":
+                    with operator_range("residual_attn"):
+                        x = x + attn_out
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
+                elif p.block == "parallel":   # both branches read the layer input, own norms
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
+                else:                         # parallel_shared_norm (Falcon): one norm for both
+                    h_mlp = h_attn
                 with operator_range("mlp_up"):
-                    up = F.linear(h, w["w_up"])
+                    up = F.linear(h_mlp, w["w_up"])
                 with operator_range("mlp_act"):
                     if p.mlp == "gated":
                         gate, lin = up.chunk(2, dim=-1)
@@ -107,10 +114,17 @@ class TransformerTorch(WorkloadBuilder):
                         act = F.gelu(up, approximate="tanh")
                 with operator_range("mlp_down"):
                     mlp_out = F.linear(act, w["w_down"])
-                with operator_range("residual_mlp"):
-                    x = x + mlp_out
-            with operator_range("norm_final"):
-                h = norm(x, n_final)
+                if p.block == "sequential":
+                    with operator_range("residual_mlp"):
+                        x = x + mlp_out
+                else:
+                    with operator_range("residual"):
+                        x = x + attn_out + mlp_out
+            if n_final is not None:
+                with operator_range("norm_final"):
+                    h = norm(x, n_final)
+            else:
+                h = x
             if w_lm is None:
                 return h
             with operator_range("lm_head"):

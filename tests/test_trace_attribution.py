@@ -214,3 +214,35 @@ def test_cpu_trace_of_a_transformer_leaves_only_views_outside_operator_ranges(tm
                           "norm_final"}
     qkv = next(o for o in summary.operators if o.operator == "qkv_proj")
     assert qkv.activities == 2      # two layers, one aten::linear each
+
+
+# -- a real trace ------------------------------------------------------------------------------
+
+def test_a_real_h200_trace_of_the_decode_transformer():
+    """Profiler trace from an H200 (development run, 2026-11-30): 2 eager calls of the default
+    decode transformer (4 layers), then 2 replays of it captured as a CUDA graph, each after the
+    L2 flush. Every kernel is attributed, and the replays match the eager sequence."""
+    import gzip
+    from pathlib import Path
+    path = Path(__file__).parent / "fixtures" / "traces" / "h200_transformer_decode.json.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        doc = json.load(handle)
+    its = device_iterations(doc)
+    assert [len(it.activities) for it in its] == [101] * 4
+    eager, graph = its[:2], its[2:]
+    assert all(a.launch == "cudaGraphLaunch" and a.operator is None for it in graph for a in it.activities)
+    assert {a.launch for it in eager for a in it.activities} >= {"cudaLaunchKernel", "cuLaunchKernelEx"}
+    assert all(a.operator for it in eager for a in it.activities)          # nothing unattributed
+    matched, why = apply_template(graph, sequence(eager[-1]))
+    assert why is None
+    summary = summarize_iterations(matched)
+    core_ops = ["norm_attn", "qkv_proj", "rope", "kv_append", "attention", "o_proj", "residual_attn",
+                "norm_mlp", "mlp_up", "mlp_act", "mlp_down", "residual_mlp", "norm_final"]
+    assert [o.operator for o in summary.operators] == core_ops
+    by_name = {o.operator: o for o in summary.operators}
+    assert by_name["qkv_proj"].activities == 4 and by_name["rope"].activities == 40
+    assert any(k.name.startswith("nvjet_sm90") for k in by_name["qkv_proj"].kernels)
+    assert sum(o.time_p50_s for o in summary.operators) == pytest.approx(summary.span_p50_s, rel=0.01)
+    assert 370e-6 < summary.busy_p50_s < summary.span_p50_s < 400e-6
+    eager_summary = summarize_iterations(eager)
+    assert all(o.host_p50_s and o.host_p50_s > 0 for o in eager_summary.operators)

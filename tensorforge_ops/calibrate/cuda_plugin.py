@@ -33,7 +33,7 @@ class MatmulCeilingProbe(CalibrationProbe):
             details[mode] = {"best_n": probe.best_n, "method": probe.method,
                              "points": [list(p) for p in probe.points]}
         return ProbeResult(name=self.name, method="square matmul size sweep per math mode; "
-                           "rate = 2n^3 / p10 time; best size wins", compute=compute,
+                           "rate = 2n^3 / fastest sample; best size wins", compute=compute,
                            details=details, duration_s=time.perf_counter() - start)
 
 
@@ -87,7 +87,7 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
                              "points": [list(p) for p in probe.points]}
         return ProbeResult(name=self.name, regime="sustained", compute=compute, details=details,
                            method="square matmul size sweep per math mode, sustained regime; rate = 2n^3 / "
-                                  "p10 of a continuous window after steady; best size wins",
+                                  "fastest sample of a continuous window after steady; best size wins",
                            duration_s=time.perf_counter() - start)
 
 

@@ -14,7 +14,8 @@ Why every size again rather than the burst winner alone: under a power cap a sma
 may draw less power, keep a higher clock and so sustain a higher rate than the burst winner;
 the sustained ceiling is the best sustained rate over the sweep, so it stays an upper bound on
 what a workload sustains (the calibrated prediction stays a lower bound). The rate is again
-computed from the p10 time of the window. No L2 flush, as for the burst probes.
+computed from the fastest sample of the window, as for the burst probes (cuda_probes says why).
+No L2 flush, as for the burst probes.
 """
 
 from __future__ import annotations
@@ -59,12 +60,12 @@ def _copy(torch, buffer_bytes: int, dev):
     return lambda: dst.copy_(src)
 
 
-def _sustained_p10(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float):
+def _sustained_fastest(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float):
     load = ContinuousLoad(None, policy.window_s)
     state, pending, per_call = reach_steady(load, fn, first_guess_s, policy)
     timed = load.queue(fn, load.calls_for(per_call, window_s))
     load.read(pending)
-    return summarize(load.read(timed)).p10, state
+    return summarize(load.read(timed)).min, state
 
 
 def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, device: Any = None,
@@ -91,8 +92,8 @@ def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, dev
             torch.cuda.synchronize(dev)
             time.sleep(REST_S)
             guess = 2.0 * n ** 3 / 5e14
-            p10, state = _sustained_p10(_matmul(torch, n, dtype, dev), guess, policy, window_s)
-            points.append((int(n), _rate(2.0 * n ** 3, p10, f"sustained matmul n={n}")))
+            fastest, state = _sustained_fastest(_matmul(torch, n, dtype, dev), guess, policy, window_s)
+            points.append((int(n), _rate(2.0 * n ** 3, fastest, f"sustained matmul n={n}")))
             states.append(SustainedPoint(int(n), points[-1][1], state.reached, state.after_s))
     if not points:
         raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
@@ -102,7 +103,7 @@ def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, dev
               f"math_mode={mode!r} with flags {flags}; sizes smallest first, each after {REST_S:g} s idle and "
               "then run continuously "
               f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
-              f"event pair per call and one synchronisation; rate(n) = 2*n^3 / p10; best over "
+              f"event pair per call and one synchronisation; rate(n) = 2*n^3 / fastest sample; best over "
               f"n in {[p[0] for p in points]}"
               + (f"; not steady within the limit: n={unsteady}" if unsteady else "")
               + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else ""))
@@ -115,10 +116,11 @@ def probe_copy_sustained(buffer_bytes: Optional[int] = None, device: Any = None,
     dev = cuda_device(device)
     buffer_bytes = int(buffer_bytes or default_copy_bytes(dev))
     with torch.cuda.device(dev):
-        p10, state = _sustained_p10(_copy(torch, buffer_bytes, dev), 2.0 * buffer_bytes / 4e12, policy, window_s)
+        fastest, state = _sustained_fastest(_copy(torch, buffer_bytes, dev), 2.0 * buffer_bytes / 4e12, policy,
+                                            window_s)
     method = (f"sustained regime: dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} "
               f"(src random), run continuously until {policy.rule()} (steady: {state.reached} after "
               f"{state.after_s:.2f} s), then one continuous window of ~{window_s * 1e3:g} ms; "
-              f"bytes_per_s = 2*{buffer_bytes} / p10")
-    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, p10, "sustained copy"), buffer_bytes=buffer_bytes,
+              f"bytes_per_s = 2*{buffer_bytes} / fastest sample")
+    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "sustained copy"), buffer_bytes=buffer_bytes,
                      method=method)

@@ -51,8 +51,8 @@ def tensorforge_ops_register_probes(register):
     ``name``, the ``backend`` it runs on); ``run(session)`` returns a
     :class:`tensorforge_ops.api.ProbeResult` with compute ceilings per math mode, memory-copy
     bandwidth and/or launch floor, named floors, the method used and the ``regime`` it ran in
-    ('burst', 'sustained' or 'single'; probes whose class says 'sustained' run last). Return
-    nothing.
+    ('burst', 'sustained' or 'single'; probes whose class says 'sustained' run last).
+    Return nothing.
     """
 
 

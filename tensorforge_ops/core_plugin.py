@@ -169,14 +169,19 @@ def calibrate(backend, device_index, as_json):
     if as_json:
         click.echo(canonical_json(cal), nl=False)
     else:
-        c = cal["ceilings"]
+        from .capture.summary_regimes import FLOOR_NAMES
         click.echo(f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}")
-        for mode, rate in sorted(c["compute"].items()):
-            click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
-        if c.get("dram_bytes_per_s"):
-            click.echo(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
-        if c.get("launch_floor_s"):
-            click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
+        for regime, c in sorted((cal.get("ceilings_by_regime") or {"burst": cal["ceilings"]}).items()):
+            for mode, rate in sorted(c["compute"].items()):
+                click.echo(f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}")
+            if c.get("dram_bytes_per_s"):
+                click.echo(f"  {regime} memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
+        floors = cal.get("floors") or {}
+        for key, label in FLOOR_NAMES:
+            if floors.get(key) is not None:
+                click.echo(f"  {label}: {seconds(floors[key])}")
+        if not floors and cal["ceilings"].get("launch_floor_s"):
+            click.echo(f"  launch floor: {seconds(cal['ceilings']['launch_floor_s'])}")
         for name, why in sorted(cal["failed_probes"].items()):
             click.echo(f"  probe {name} failed: {why}")
     click.echo(f"stored {path}", err=True)

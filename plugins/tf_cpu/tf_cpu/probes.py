@@ -162,5 +162,6 @@ class CpuCallFloorProbe(CalibrationProbe):
         method = (f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
                   f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
                   f"seconds = p50 / {CALLS_PER_SAMPLE}")
+        # named as the GPU's floor of the same thing: host time per eager call, back to back
         return ProbeResult(name=self.name, regime=REGIME, method=method, launch_floor_s=p50,
-                           duration_s=time.perf_counter() - start)
+                           floors={"host_call_interval_s": p50}, duration_s=time.perf_counter() - start)

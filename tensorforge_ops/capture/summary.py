@@ -69,7 +69,7 @@ def summary_text(doc: Dict[str, Any]) -> str:
         c = cal["ceilings"]
         modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c["compute"].items()))
         launch = seconds(c["launch_floor_s"]) if c.get("launch_floor_s") else "-"
-        floor_name = "eager event floor" if cal.get("floors") else "launch floor"
+        floor_name = "eager event floor" if "eager_event_floor_s" in (cal.get("floors") or {}) else "launch floor"
         lines.append(f"CALIBRATED  {modes}; copy {si(c['dram_bytes_per_s'] or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal['measured_at'] if cal.get('reused') else 'measured ' + cal['measured_at']})")
         lines += calibrated_lines(cal)

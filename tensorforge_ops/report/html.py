@@ -86,7 +86,7 @@ def _ceilings(facts) -> str:
              escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
              percent(c["fraction"])] for c in facts["ceilings"]]
     floor = facts["launch_floor_s"]
-    extra = (f"<p>{'Eager event floor' if facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
+    extra = (f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
              f"not part of the bound): {_s(floor)}.</p>" if floor else "")
     return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
 

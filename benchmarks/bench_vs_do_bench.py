@@ -56,7 +56,7 @@ def compare_one(session, prepared, args, triton_testing, torch):
         row["graph_capture"] = phases.graph_note or "ok"
         row["do_bench_cold_median_s"] = triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3,
                                                                 return_mode="median") * 1e-3
-        ours_eager, ours_graph, ref, graph_ref, steady = [], [], [], [], []
+        ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
         for r in range(args.rounds):
             def run_ours():
                 result = phases.sustained()
@@ -74,6 +74,7 @@ def compare_one(session, prepared, args, triton_testing, torch):
                     both = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), args.graph_rep)
                     alone = _cudagraph_ms(triton_testing, torch, flush, args.graph_rep)
                     graph_ref.append((both - alone) * 1e-3)
+                    raw.append([both * 1e-3, alone * 1e-3])
             for step in ((run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours)):
                 step()
         row.update(sustained_eager_p50_s=ours_eager, do_bench_median_s=ref, steady_reached=steady,
@@ -81,6 +82,7 @@ def compare_one(session, prepared, args, triton_testing, torch):
         if graph_ref:
             reference = statistics.median(graph_ref)
             row.update(sustained_graph_p50_s=ours_graph, cudagraph_reference_s=graph_ref,
+                       cudagraph_flush_and_fn_and_flush_alone_s=raw, flush_s=phases.flush_s,
                        graph_calls=phases.graph.calls,
                        graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None)
     return row

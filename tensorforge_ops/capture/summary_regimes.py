@@ -67,6 +67,6 @@ def regime_lines(doc: Dict[str, Any]) -> List[str]:
     op_violations = comp.get("operator_bound_violations") or []
     if op_violations:
         lines.append(f"OPERATOR BOUND VIOLATIONS: {', '.join(op_violations)}")
-    lines.append("ops cover: operators' trace times (burst) summed, over the burst graph p50; "
-                 "per operator: `tensorforge report`")
+    lines.append("ops cover: operators' trace times summed, over the burst graph p50 (else the primary "
+                 "eager p50); per operator: `tensorforge report`")
     return lines

@@ -52,7 +52,8 @@ def operator_facts(doc: Dict[str, Any], named: Optional[str] = None) -> Dict[str
             for r in ops["operators"]]
     return {"workload": name, "available": True, "chosen_by": chosen["why"], "mode": ops["mode"],
             "regime": ops["regime"], "rows": rows, "unattributed_s": ops["unattributed_s"],
-            "sum_measured_s": ops["sum_measured_s"], "graph_p50_s": ops["graph_p50_s"], "coverage": ops["coverage"],
+            "sum_measured_s": ops["sum_measured_s"], "whole_p50_s": ops.get("whole_p50_s", ops["graph_p50_s"]),
+            "coverage_rule": ops.get("coverage_rule"), "coverage": ops["coverage"],
             "violations": ops["violations"], "notes": (m.get("operators") or {}).get("notes") or []}
 
 

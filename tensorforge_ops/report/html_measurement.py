@@ -59,8 +59,9 @@ def operators_section(m: Dict[str, Any], svg: Optional[str]) -> str:
             f"lower bound against its measured time in the trace window ({escape(o['regime'])} regime, "
             f"{escape(o['mode'])} {'replays' if o['mode'] == 'graph' else 'calls'}; an operator's time is its "
             "kernels and the idle gaps before them, p50 over the traced calls). The operators add up to "
-            f"{_s(o['sum_measured_s'])} against a graph-mode p50 of {_s(o['graph_p50_s'])} "
-            f"(coverage {percent(o['coverage'])}); unattributed {_s(o['unattributed_s'])}.</p>"
+            f"{_s(o['sum_measured_s'])} against {_s(o['whole_p50_s'])} for the whole workload "
+            f"(coverage {percent(o['coverage'])}: {escape(str(o['coverage_rule']))}); unattributed "
+            f"{_s(o['unattributed_s'])}.</p>"
             + (f'<figure id="plot-operators">{svg}</figure>' if svg else "")
             + _table(["operator", "count", "kernels", "CALIBRATED bound", "MEASURED (trace)", "measured / bound",
                       "bound check", "kernels that ran"], rows, numeric=(1, 2, 3, 4, 5))

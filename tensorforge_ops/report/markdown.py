@@ -45,7 +45,8 @@ def render_markdown(facts: Dict[str, Any]) -> str:
     out += ["", "## Where the time goes, per operator", ""]
     if o["available"]:
         out += [f"{o['workload']} ({o['regime']} regime, {o['mode']}; chosen as {o['chosen_by']}); operators add up to "
-                f"{_s(o['sum_measured_s'])} of a graph p50 of {_s(o['graph_p50_s'])} (coverage {percent(o['coverage'])}).", "",
+                f"{_s(o['sum_measured_s'])} of {_s(o['whole_p50_s'])} for the whole workload (coverage "
+                f"{percent(o['coverage'])}: {o['coverage_rule']}).", "",
                 "| operator | count | kernels | CALIBRATED bound | MEASURED | measured / bound | bound check |",
                 "|---|---|---|---|---|---|---|"]
         out += [f"| {r['operator']} | {r['count']} | {r['kernels']} | {_s(r['predicted_calibrated_s'])} | "

@@ -5,7 +5,6 @@ regime, each regime is compared with its own calibrated bound, operators with th
 per regime in the calibration store; a single-regime device says so."""
 
 import contextlib
-from typing import Dict
 
 import pytest
 
@@ -168,7 +167,7 @@ def core():
     return PluginHost()
 
 
-def bound(core, ceilings) -> Dict[str, float]:
+def bound(core, ceilings) -> dict[str, float]:
     from tensorforge.target import Ceilings
     c = Ceilings(origin="calibrated", compute=ceilings["compute"] if len(ceilings["compute"]) > 2 else
                  {**BURST["compute"], **ceilings["compute"]}, dram_bytes_per_s=ceilings["dram"], source="test")

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any
 
 import attrs
 
-from tensorforge.errors import one_line
+from tensorforge.api import one_line
 
 GRAPH_KERNELS = 200      # trivial kernels per captured graph
 GRAPH_REPLAYS = 30
@@ -33,12 +33,12 @@ TRACED_REPLAYS = 3
 @attrs.frozen
 class Floors:
     kernel_interval_s: float
-    kernel_duration_s: Optional[float]
-    kernel_gap_s: Optional[float]
+    kernel_duration_s: float | None
+    kernel_gap_s: float | None
     eager_event_floor_s: float
     host_call_interval_s: float
-    methods: Tuple[Tuple[str, str], ...]
-    notes: Tuple[str, ...] = ()
+    methods: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()
 
 
 def _graph_of_trivial_kernels(torch, x, device):
@@ -58,7 +58,7 @@ def _graph_of_trivial_kernels(torch, x, device):
 def _kernel_interval(torch, graph, device) -> float:
     graph.replay()
     torch.cuda.synchronize(device)
-    per_kernel: List[float] = []
+    per_kernel: list[float] = []
     for _ in range(GRAPH_REPLAYS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -69,7 +69,7 @@ def _kernel_interval(torch, graph, device) -> float:
     return statistics.median(per_kernel)
 
 
-def _split_from_trace(graph) -> Tuple[Optional[float], Optional[float], Optional[str]]:
+def _split_from_trace(graph) -> tuple[float | None, float | None, str | None]:
     from torch.profiler import record_function
 
     from ..measure.op_ranges import ITERATION

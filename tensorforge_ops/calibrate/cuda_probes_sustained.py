@@ -20,7 +20,8 @@ No L2 flush, as for the burst probes.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
@@ -68,9 +69,9 @@ def _sustained_fastest(fn, first_guess_s: float, policy: SteadyPolicy, window_s:
     return summarize(load.read(timed)).min, state
 
 
-def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, device: Any = None,
+def probe_matmul_sustained(mode: str, sizes: Sequence[int] | None = None, device: Any = None,
                            policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S,
-                           memory_cap_bytes: Optional[int] = None) -> MatmulProbe:
+                           memory_cap_bytes: int | None = None) -> MatmulProbe:
     """Best sustained square-GEMM rate in `mode`; smallest size first, each after a rest (see the
     module docstring)."""
     import time
@@ -110,7 +111,7 @@ def probe_matmul_sustained(mode: str, sizes: Optional[Sequence[int]] = None, dev
     return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n, points=tuple(points), method=method)
 
 
-def probe_copy_sustained(buffer_bytes: Optional[int] = None, device: Any = None,
+def probe_copy_sustained(buffer_bytes: int | None = None, device: Any = None,
                          policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S) -> CopyProbe:
     import torch
     dev = cuda_device(device)

@@ -2,16 +2,14 @@
 reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`."""
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge import __version__
-from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.fileio import write_atomic
-from tensorforge.serialize import canonical_json
-from tensorforge.target import Ceilings
+from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
+                             write_atomic)
 
 from ..api import ProbeResult, Unavailable
 
@@ -27,13 +25,13 @@ def store_path(fingerprint: str) -> Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
+def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """A calibration document: every probe's result and the ceilings they add up to."""
-    results: List[ProbeResult] = []
-    failures: Dict[str, str] = {}
+    results: list[ProbeResult] = []
+    failures: dict[str, str] = {}
     started = now()
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
     # ceilings of burst probes run after them. Otherwise the given order.
@@ -45,8 +43,8 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    by_regime: Dict[str, Dict[str, Any]] = {}
-    floors: Dict[str, float] = {}
+    by_regime: dict[str, dict[str, Any]] = {}
+    floors: dict[str, float] = {}
     launch = None
     for result in results:
         regime = by_regime.setdefault(result.regime, {"compute": {}, "dram_bytes_per_s": None})
@@ -78,38 +76,37 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     }
 
 
-def save(calibration: Dict[str, Any]) -> Path:
+def save(calibration: dict[str, Any]) -> Path:
     path = store_path(calibration["fingerprint"])
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, canonical_json(calibration))
     return path
 
 
-def load(fingerprint: str) -> Optional[Dict[str, Any]]:
+def load(fingerprint: str) -> dict[str, Any] | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
     path = store_path(fingerprint)
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TensorForgeError(f"stored calibration {path} is unreadable ({exc}); "
-                               "remove it or pass --recalibrate") from None
+        data = read_json(path, "stored calibration")
+    except TensorForgeError as exc:
+        raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or "ceilings" not in data:
         raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
                                "remove it or pass --recalibrate")
     return data
 
 
-def regimes(calibration: Dict[str, Any]) -> List[str]:
+def regimes(calibration: dict[str, Any]) -> list[str]:
     """The regimes a calibration has ceilings for ('burst' alone for calibrations written before
     regimes existed)."""
     by_regime = calibration.get("ceilings_by_regime")
     return sorted(by_regime) if isinstance(by_regime, dict) and by_regime else ["burst"]
 
 
-def to_ceilings(calibration: Dict[str, Any], regime: Optional[str] = None) -> Optional[Ceilings]:
+def to_ceilings(calibration: dict[str, Any], regime: str | None = None) -> Ceilings | None:
     """Core ceilings of one regime (default: the calibration's base 'ceilings'); None when the
     probes that matter did not run in it.
 
@@ -117,7 +114,7 @@ def to_ceilings(calibration: Dict[str, Any], regime: Optional[str] = None) -> Op
     one, and the source says so: nothing runs faster sustained than in a burst, so the bound
     stays a lower bound (only a looser one)."""
     c = calibration.get("ceilings", {})
-    borrowed: List[str] = []
+    borrowed: list[str] = []
     if regime is not None and regime in (calibration.get("ceilings_by_regime") or {}):
         own = calibration["ceilings_by_regime"][regime]
         compute = dict(own.get("compute") or {})

@@ -10,14 +10,15 @@ calls) is compared with the operator's calibrated bound. APE only on the predict
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any
+from collections.abc import Mapping
 
 from .compare import MIN_TOLERANCE, ape, bound_tolerance
 
 UNATTRIBUTED = "(unattributed)"
 
 
-def timings(measurement: Mapping[str, Any]) -> Dict[Tuple[str, str], Mapping[str, Any]]:
+def timings(measurement: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
     """Every timing of a measured row by (regime, mode); rows from before regimes existed hold
     one burst eager timing."""
     out = {(measurement.get("regime", "burst"), measurement.get("mode", "eager")): measurement}
@@ -26,26 +27,26 @@ def timings(measurement: Mapping[str, Any]) -> Dict[Tuple[str, str], Mapping[str
     return out
 
 
-def _check(p50: float, bound: float, stats: Mapping[str, Any]) -> Dict[str, Any]:
-    tol = bound_tolerance(stats)
+def _check(p50: float, bound: float, stats: Mapping[str, Any]) -> dict[str, Any]:
+    tol = bound_tolerance(dict(stats))
     ratio = p50 / bound
     return {"verdict": "BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",
             "measured_over_bound": ratio, "tolerance": tol}
 
 
-def regime_rows(measurement: Optional[Mapping[str, Any]], bounds: Mapping[str, Optional[float]],
-                same_device: bool, notes: Mapping[str, str]) -> Dict[str, Dict[str, Any]]:
+def regime_rows(measurement: Mapping[str, Any] | None, bounds: Mapping[str, float | None],
+                same_device: bool, notes: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
     """Per regime measured: the p50 used (graph where it exists), the other mode's p50, the
     calibrated bound of that regime, APE and the bound check."""
     if not measurement or measurement.get("status") != "ok":
         return {}
     by_key = timings(measurement)
-    rows: Dict[str, Dict[str, Any]] = {}
+    rows: dict[str, dict[str, Any]] = {}
     for regime in sorted({r for r, _ in by_key}):
         mode = "graph" if (regime, "graph") in by_key else "eager"
         used = by_key[(regime, mode)]
         p50 = used["stats"]["p50"]
-        row: Dict[str, Any] = {"mode": mode, "measured_p50_s": p50,
+        row: dict[str, Any] = {"mode": mode, "measured_p50_s": p50,
                                "eager_p50_s": by_key[(regime, "eager")]["stats"]["p50"] if (regime, "eager") in by_key else None,
                                "graph_p50_s": by_key[(regime, "graph")]["stats"]["p50"] if (regime, "graph") in by_key else None,
                                "predicted_calibrated_s": bounds.get(regime), "ape_calibrated": None}
@@ -60,7 +61,7 @@ def regime_rows(measurement: Optional[Mapping[str, Any]], bounds: Mapping[str, O
     return rows
 
 
-def _trace_summary(measurement: Mapping[str, Any]) -> Tuple[Optional[Mapping[str, Any]], Optional[str]]:
+def _trace_summary(measurement: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str | None]:
     ops = measurement.get("operators") or {}
     source = ops.get("source")
     if source == "graph replay":
@@ -70,8 +71,8 @@ def _trace_summary(measurement: Mapping[str, Any]) -> Tuple[Optional[Mapping[str
     return None, None
 
 
-def operator_rows(analytical, calibrated, measurement: Optional[Mapping[str, Any]], same_device: bool,
-                  graph_p50_s: Optional[float]) -> Optional[Dict[str, Any]]:
+def operator_rows(analytical, calibrated, measurement: Mapping[str, Any] | None, same_device: bool,
+                  graph_p50_s: float | None) -> dict[str, Any] | None:
     """Per Core operator: predicted bounds (analytical, calibrated; all its executions) against its
     measured time in the trace window (taken in the primary timing's regime); how much of the
     workload the operators cover: of the burst graph p50 where there is one, else of the primary
@@ -84,13 +85,13 @@ def operator_rows(analytical, calibrated, measurement: Optional[Mapping[str, Any
         return {"available": False, "reason": "; ".join(notes)}
     measured = {o["operator"]: o for o in summary["operators"]}
     tol = max(MIN_TOLERANCE, float(measurement["stats"].get("rel_iqr") or 0.0))
-    rows: List[Dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     preds = {op.name: op for op in (analytical.operators if analytical else ())}
     cal_ops = {op.name: op for op in (calibrated.operators if calibrated else ())}
     for name, op in preds.items():
         m = measured.get(name)
         cal = cal_ops.get(name)
-        row: Dict[str, Any] = {"operator": name, "count": op.count, "bottleneck": (cal or op).bottleneck,
+        row: dict[str, Any] = {"operator": name, "count": op.count, "bottleneck": (cal or op).bottleneck,
                                "predicted_analytical_s": op.latency_s,
                                "predicted_calibrated_s": cal.latency_s if cal else None,
                                "measured_s": m["time_p50_s"] if m else None,

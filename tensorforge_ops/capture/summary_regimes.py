@@ -2,17 +2,16 @@
 (CALIBRATED), every workload's timings by regime and mode with the host overhead and each
 regime's bound check, and per-operator coverage and violations."""
 
-from typing import Any, Dict, List
+from typing import Any
 
-from tensorforge.render import table
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si, table
 
 FLOOR_NAMES = (("kernel_interval_s", "kernel interval (graph)"), ("kernel_duration_s", "kernel duration"),
                ("kernel_gap_s", "kernel gap"), ("eager_event_floor_s", "eager event floor"),
                ("host_call_interval_s", "host call interval"))
 
 
-def calibrated_lines(cal: Dict[str, Any]) -> List[str]:
+def calibrated_lines(cal: dict[str, Any]) -> list[str]:
     lines = []
     sustained = (cal.get("ceilings_by_regime") or {}).get("sustained")
     if sustained:
@@ -30,7 +29,7 @@ def _p50(value) -> str:
     return seconds(value) if value else "-"
 
 
-def regime_lines(doc: Dict[str, Any]) -> List[str]:
+def regime_lines(doc: dict[str, Any]) -> list[str]:
     measured, comp = doc["measured"], doc.get("comparison", {})
     if not measured.get("available"):
         return []

@@ -12,30 +12,30 @@ H200) leaves the gate without a verdict; the eager timing stays in the row, labe
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
-from tensorforge.errors import one_line
-from tensorforge.serialize import to_data
+from tensorforge.api import one_line, to_data
 
 from ..measure.phases import ModeTiming, PhasePlan
 
 PRIMARY_ORDER = (("burst", "graph"), ("burst", "eager"), ("single", "eager"))
 
 
-def timing_data(t: ModeTiming) -> Dict[str, Any]:
+def timing_data(t: ModeTiming) -> dict[str, Any]:
     return {"regime": t.regime, "mode": t.mode, "samples_s": list(t.timed.samples_s),
             "stats": attrs.asdict(t.timed.stats), "stop_reason": t.timed.stop_reason,
             "warmup_iters": t.timed.warmup_iters, "flush_bytes": t.timed.flush_bytes, "method": t.method}
 
 
-def primary(timings: List[ModeTiming]) -> ModeTiming:
+def primary(timings: list[ModeTiming]) -> ModeTiming:
     by_key = {(t.regime, t.mode): t for t in timings}
     return next(by_key[k] for k in PRIMARY_ORDER if k in by_key)
 
 
-def host_overhead(timings: List[ModeTiming]) -> Dict[str, float]:
+def host_overhead(timings: list[ModeTiming]) -> dict[str, float]:
     """Per regime: eager p50 - graph p50, the host's share of an eager call (may be negative
     within noise for kernels long enough to hide the host)."""
     by_key = {(t.regime, t.mode): t.timed.stats.p50 for t in timings}
@@ -43,7 +43,7 @@ def host_overhead(timings: List[ModeTiming]) -> Dict[str, float]:
             for regime in ("burst", "sustained") if (regime, "eager") in by_key and (regime, "graph") in by_key}
 
 
-def operators_data(trace) -> Optional[Dict[str, Any]]:
+def operators_data(trace) -> dict[str, Any] | None:
     """The trace window's per-operator statistics, eager and graph, and which one holds the
     operators' device time."""
     if trace is None:
@@ -69,7 +69,7 @@ def burst_run_once(fn: Callable[[], Any], synchronize: Callable[[], None], stret
     return run_once
 
 
-def _window(source, session, run_once, seconds: float, regime: str) -> Dict[str, Any]:
+def _window(source, session, run_once, seconds: float, regime: str) -> dict[str, Any]:
     try:
         window = dict(source.collect(session, run_once, seconds))
     except KeyboardInterrupt:
@@ -81,12 +81,12 @@ def _window(source, session, run_once, seconds: float, regime: str) -> Dict[str,
 
 
 def measure_phases(session, prepared, plan: PhasePlan, source, telemetry_s: float
-                   ) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
+                   ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Run the phases of a prepared workload; the row's measurement fields and the telemetry
     windows by regime (each collected right after its regime's timings, never inside them)."""
-    windows: Dict[str, Dict[str, Any]] = {}
-    timings: List[ModeTiming] = []
-    notes: List[str] = []
+    windows: dict[str, dict[str, Any]] = {}
+    timings: list[ModeTiming] = []
+    notes: list[str] = []
     with session.phases(prepared.fn, plan) as phases:
         burst = phases.burst()
         timings += burst.timings

@@ -20,9 +20,10 @@ the reason is kept and the workload has eager timings only.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
+from typing import Any
+from collections.abc import Callable
 
-from tensorforge.errors import one_line
+from tensorforge.api import one_line
 
 # Side-stream warm-up calls before capture, as PyTorch's CUDA-graph notes require: lazy
 # initialisation (cuBLAS handles and workspaces, autotuning) must not happen during capture.
@@ -53,10 +54,11 @@ def _capture(torch, body: Callable[[], None]):
 class GraphCalls:
     """`calls` unrolled [flush -> fn] in one CUDA graph, and the same flushes alone in another."""
 
-    def __init__(self, torch, fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], calls: int, device):
+    def __init__(self, torch, fn: Callable[[], Any], flush_step: Callable[[], Any] | None, calls: int, device):
         self.torch, self.device, self.calls = torch, device, calls
         self.flushed = flush_step is not None
-        self.work = self.flushes = None
+        self.work: Any = None          # torch.cuda.CUDAGraph once captured
+        self.flushes: Any = None
 
         def work() -> None:
             for _ in range(calls):
@@ -66,7 +68,8 @@ class GraphCalls:
 
         def flushes() -> None:
             for _ in range(calls):
-                flush_step()
+                if flush_step is not None:
+                    flush_step()
         try:
             self.work = _capture(torch, work)
             self.flushes = _capture(torch, flushes) if flush_step is not None else None
@@ -113,7 +116,7 @@ class GraphCalls:
         alone = ev[1].elapsed_time(ev[2]) * 1e-3 if self.flushes is not None else 0.0
         return max(0.0, work - alone) / self.calls
 
-    def read_pairs(self, pairs: List[tuple]) -> List[float]:
+    def read_pairs(self, pairs: list[tuple]) -> list[float]:
         return [self.read_pair(ev) for ev in pairs]
 
     def close(self) -> None:

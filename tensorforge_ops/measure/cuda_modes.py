@@ -14,14 +14,16 @@ sustained phase leaves the device hot and power-capped, so burst timings must co
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from .cuda_sustained import ContinuousLoad, as_timed, reach_steady
+from .cuda_graph import GraphCalls
 from .cuda_timing import time_cuda
 from .phases import ModeTiming, PhasePlan, PhaseResult
 from .timing import TimedSamples, TimingPolicy
 
-def flush_step(torch, flush_bytes: int, device) -> Optional[Callable[[], Any]]:
+def flush_step(torch, flush_bytes: int, device) -> Callable[[], Any] | None:
     """The L2 flush time_cuda uses: zero a buffer of flush_bytes in int32 words (as do_bench)."""
     if not flush_bytes:
         return None
@@ -29,7 +31,7 @@ def flush_step(torch, flush_bytes: int, device) -> Optional[Callable[[], Any]]:
     return buffer.zero_
 
 
-def flush_seconds(torch, step: Optional[Callable[[], Any]], device, calls: int = 5) -> float:
+def flush_seconds(torch, step: Callable[[], Any] | None, device, calls: int = 5) -> float:
     """Device time of one flush (to size continuous windows of flush + call)."""
     if step is None:
         return 0.0
@@ -53,7 +55,7 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
     from .timing import should_stop
     t0 = time.perf_counter()
     graph.read_pair(graph.queue_pair(warm=True))      # one untimed pair, as eager timing warms up
-    samples: List[float] = []
+    samples: list[float] = []
     stop = None
     while stop is None:
         start = time.perf_counter()
@@ -75,13 +77,13 @@ class CudaPhases:
         torch = session.torch
         self.flush = flush_step(torch, session.flush_bytes, session.device)
         self.flush_s = flush_seconds(torch, self.flush, session.device)
-        self.graph = None                     # cuda_graph.GraphCalls
-        self.graph_note: Optional[str] = None
-        self.graph_call_s: Optional[float] = None    # device time of one graph call
-        self.burst_eager_s: Optional[float] = None
+        self.graph: GraphCalls | None = None
+        self.graph_note: str | None = None
+        self.graph_call_s: float | None = None    # device time of one graph call
+        self.burst_eager_s: float | None = None
 
     @property
-    def replay(self) -> Optional[Callable[[], Any]]:
+    def replay(self) -> Callable[[], Any] | None:
         return self.graph.replay if self.graph is not None else None
 
     def capture(self) -> None:
@@ -117,8 +119,8 @@ class CudaPhases:
                   f"at {policy.max_iters} samples or at the budget")
         eager = time_cuda(self.fn, policy, dev)
         self.burst_eager_s = eager.stats.p50
-        timings: List[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
-        notes: List[str] = [self.graph_note] if self.graph_note else []
+        timings: list[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
+        notes: list[str] = [self.graph_note] if self.graph_note else []
         if self.graph is not None:
             graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50
@@ -138,23 +140,23 @@ class CudaPhases:
         guess = (self.burst_eager_s or 1e-4) + self.flush_s
         state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
         eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
-        graph_pairs = []
-        if self.graph is not None:
-            replay_pair_s = 2 * self.graph.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
-            graph_pairs = [self.graph.queue_pair()
-                           for _ in range(max(10, int(plan.sustained_window_s / replay_pair_s)))]
+        calls = self.graph
+        graph_pairs: list[tuple] = []
+        if calls is not None:
+            replay_pair_s = 2 * calls.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
+            graph_pairs = [calls.queue_pair() for _ in range(max(10, int(plan.sustained_window_s / replay_pair_s)))]
         load.read(pending)
         eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
-        graph = as_timed(self.graph.read_pairs(graph_pairs), self.session.flush_bytes) if graph_pairs else None
+        graph = as_timed(calls.read_pairs(graph_pairs), self.session.flush_bytes) if calls is not None else None
         method = ("sustained regime: after continuous load until {steady}, one continuous window of "
                   f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
                   "(as triton.testing.do_bench)")
         method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
         timings = [ModeTiming("sustained", "eager", eager,
                               method.format(what="flush L2 -> start event -> fn() -> end event"))]
-        if graph is not None:
+        if graph is not None and calls is not None:
             timings.append(ModeTiming("sustained", "graph", graph, method.format(what="graph replay pairs") + "; "
-                                      + self.graph.method + "; queued behind the eager window"))
+                                      + calls.method + "; queued behind the eager window"))
         notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]
         return PhaseResult(tuple(timings), tuple(notes), state, None)
 

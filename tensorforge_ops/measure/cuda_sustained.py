@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -45,7 +46,7 @@ class SteadyPolicy:
 class SteadyState:
     reached: bool
     after_s: float                         # continuous load before the timed window
-    window_medians_s: Tuple[float, ...]    # per window, in order (the approach to steady)
+    window_medians_s: tuple[float, ...]    # per window, in order (the approach to steady)
     rule: str
 
 
@@ -58,7 +59,7 @@ def is_steady(medians: Sequence[float], elapsed_s: float, policy: SteadyPolicy) 
     return low > 0 and max(last) / low - 1.0 <= policy.tolerance
 
 
-def _read(pairs) -> List[float]:
+def _read(pairs) -> list[float]:
     pairs[-1][1].synchronize()
     return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
 
@@ -73,17 +74,17 @@ class ContinuousLoad:
     end event, and windows are queued before earlier ones are read, so the device never waits
     for the host between them."""
 
-    def __init__(self, flush_step: Optional[Callable[[], Any]], window_s: float, max_calls: int = 100_000):
+    def __init__(self, flush_step: Callable[[], Any] | None, window_s: float, max_calls: int = 100_000):
         import torch
         self.torch, self.flush_step = torch, flush_step
         self.window_s, self.max_calls = window_s, max_calls
 
-    def calls_for(self, per_call_s: float, window_s: Optional[float] = None) -> int:
+    def calls_for(self, per_call_s: float, window_s: float | None = None) -> int:
         """Calls that fill a window, given the device time of one call (flush included)."""
         window = self.window_s if window_s is None else window_s
         return max(1, min(self.max_calls, int(window / max(per_call_s, 1e-7))))
 
-    def queue(self, fn: Callable[[], Any], calls: int) -> List[tuple]:
+    def queue(self, fn: Callable[[], Any], calls: int) -> list[tuple]:
         torch = self.torch
         pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                  for _ in range(calls)]
@@ -96,18 +97,18 @@ class ContinuousLoad:
         return pairs
 
     @staticmethod
-    def read(pairs) -> List[float]:
+    def read(pairs) -> list[float]:
         """Per-call event times of a queued window (waits for it)."""
         return _read(pairs)
 
 
 def reach_steady(load: ContinuousLoad, fn: Callable[[], Any], first_guess_s: float, policy: SteadyPolicy,
-                 clock: Callable[[], float] = time.perf_counter) -> Tuple[SteadyState, List[tuple], float]:
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[SteadyState, list[tuple], float]:
     """Run fn continuously until steady (or max_s). Returns the state, the window still in
     flight (queue the timed window behind it before reading anything) and the measured device
     time of one call, flush included."""
     t0 = clock()
-    medians: List[float] = []
+    medians: list[float] = []
     calls = load.calls_for(first_guess_s)
     pending = load.queue(fn, calls)
     while True:

@@ -14,7 +14,7 @@ one burst eager timing through `Session.time`.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -47,7 +47,7 @@ class PhasePlan:
 
 @attrs.frozen
 class PhaseResult:
-    timings: Tuple[ModeTiming, ...]
-    notes: Tuple[str, ...] = ()           # e.g. why the graph mode is missing
-    steady: Optional[SteadyState] = None
+    timings: tuple[ModeTiming, ...]
+    notes: tuple[str, ...] = ()           # e.g. why the graph mode is missing
+    steady: SteadyState | None = None
     trace: Any = None                     # trace_window.WorkloadTrace

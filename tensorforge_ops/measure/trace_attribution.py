@@ -22,7 +22,8 @@ from __future__ import annotations
 import bisect
 import statistics
 from collections import defaultdict
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -56,8 +57,8 @@ class Activity:
     kind: str                      # kernel | memset | memcpy | cpu_op
     start_us: float
     dur_us: float
-    operator: Optional[str]        # None: outside every operator range (or a graph not matched)
-    iteration: Optional[int]       # index of the enclosing ITERATION range, None outside
+    operator: str | None        # None: outside every operator range (or a graph not matched)
+    iteration: int | None       # index of the enclosing ITERATION range, None outside
     in_flush: bool = False
     launch: str = ""               # the host call that launched it (cudaLaunchKernel, cudaGraphLaunch, ...)
 
@@ -69,9 +70,9 @@ class Activity:
 @attrs.frozen
 class Iteration:
     index: int
-    activities: Tuple[Activity, ...]           # in start order
+    activities: tuple[Activity, ...]           # in start order
     host_s: Mapping[str, float]                # time inside each operator range on the host
-    lead_in_s: Optional[float] = None          # idle device time from the flush's end to the first activity
+    lead_in_s: float | None = None          # idle device time from the flush's end to the first activity
     # True when the lead-in is device time of the call (a graph call after its in-graph flush):
     # it is then the first activity's gap. An eager call's lead-in is the host's launch delay.
     lead_is_gap: bool = False
@@ -84,7 +85,7 @@ class _Ranges:
         self.spans = sorted(spans, key=lambda s: (s.start_us, -s.dur_us))
         self.starts = [s.start_us for s in self.spans]
 
-    def innermost(self, t: float, accept) -> Optional[HostSpan]:
+    def innermost(self, t: float, accept) -> HostSpan | None:
         # Ranges on one thread nest or are disjoint, so the latest-starting range that still
         # contains t is the innermost one; walk back from the last start <= t.
         i = bisect.bisect_right(self.starts, t) - 1
@@ -96,7 +97,7 @@ class _Ranges:
         return None
 
 
-def _events(doc: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+def _events(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     events = doc.get("traceEvents") if isinstance(doc, Mapping) else None
     if not isinstance(events, list):
         raise TraceError("not a Chrome trace: no 'traceEvents' list")
@@ -104,15 +105,15 @@ def _events(doc: Mapping[str, Any]) -> List[Mapping[str, Any]]:
             and isinstance(e.get("ts"), (int, float)) and isinstance(e.get("dur"), (int, float))]
 
 
-def _correlation(event: Mapping[str, Any]) -> Optional[int]:
+def _correlation(event: Mapping[str, Any]) -> int | None:
     args = event.get("args") or {}
     value = args.get("correlation")
     return int(value) if isinstance(value, (int, float)) else None
 
 
 def _host_structures(events):
-    annotations: Dict[str, List[HostSpan]] = defaultdict(list)
-    launches: Dict[int, HostSpan] = {}
+    annotations: dict[str, list[HostSpan]] = defaultdict(list)
+    launches: dict[int, HostSpan] = {}
     for e in events:
         cat = e.get("cat")
         if cat == "user_annotation":
@@ -125,16 +126,16 @@ def _host_structures(events):
     return annotations, launches
 
 
-def _iteration_index(annotations: Mapping[str, List[HostSpan]]) -> Dict[Tuple[str, float], int]:
+def _iteration_index(annotations: Mapping[str, list[HostSpan]]) -> dict[tuple[str, float], int]:
     spans = sorted((s for spans in annotations.values() for s in spans if s.name == ITERATION),
                    key=lambda s: s.start_us)
     return {(s.thread, s.start_us): i for i, s in enumerate(spans)}
 
 
-def _host_times(annotations, index) -> Dict[int, Dict[str, float]]:
+def _host_times(annotations, index) -> dict[int, dict[str, float]]:
     """Seconds inside each operator range per iteration, on the host."""
-    out: Dict[int, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for thread, spans in annotations.items():
+    out: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for spans in annotations.values():
         ranges = _Ranges(s for s in spans if s.name == ITERATION)
         for s in spans:
             op = operator_of(s.name)
@@ -146,7 +147,7 @@ def _host_times(annotations, index) -> Dict[int, Dict[str, float]]:
     return out
 
 
-def device_iterations(doc: Mapping[str, Any]) -> List[Iteration]:
+def device_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
     """Device activities of a CUDA trace grouped by traced iteration, each with its operator."""
     events = _events(doc)
     annotations, launches = _host_structures(events)
@@ -154,10 +155,10 @@ def device_iterations(doc: Mapping[str, Any]) -> List[Iteration]:
     if not index:
         raise TraceError(f"the trace has no {ITERATION!r} range: nothing marks the traced calls")
     by_thread = {t: _Ranges(spans) for t, spans in annotations.items()}
-    grouped: Dict[int, List[Activity]] = defaultdict(list)
-    flushes: List[Activity] = []
+    grouped: dict[int, list[Activity]] = defaultdict(list)
+    flushes: list[Activity] = []
     for e in events:
-        kind = DEVICE_CATEGORIES.get(e.get("cat"))
+        kind = DEVICE_CATEGORIES.get(str(e.get("cat")))
         if kind is None:
             continue
         launch = launches.get(_correlation(e)) if _correlation(e) is not None else None
@@ -189,19 +190,19 @@ def device_iterations(doc: Mapping[str, Any]) -> List[Iteration]:
     return out
 
 
-def cpu_iterations(doc: Mapping[str, Any]) -> List[Iteration]:
+def cpu_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
     """Top-level CPU ops of a CPU trace grouped by traced iteration, each with its operator."""
     events = _events(doc)
     annotations, _ = _host_structures(events)
     index = _iteration_index(annotations)
     if not index:
         raise TraceError(f"the trace has no {ITERATION!r} range: nothing marks the traced calls")
-    ops_by_thread: Dict[str, List[HostSpan]] = defaultdict(list)
+    ops_by_thread: dict[str, list[HostSpan]] = defaultdict(list)
     for e in events:
         if e.get("cat") == "cpu_op":
             ops_by_thread[str(e.get("tid"))].append(HostSpan(str(e.get("name")), float(e["ts"]),
                                                              float(e["dur"]), str(e.get("tid"))))
-    grouped: Dict[int, List[Activity]] = defaultdict(list)
+    grouped: dict[int, list[Activity]] = defaultdict(list)
     for thread, ops in ops_by_thread.items():
         ranges = _Ranges(annotations.get(thread, ()))
         ops.sort(key=lambda s: (s.start_us, -s.dur_us))
@@ -222,13 +223,13 @@ def cpu_iterations(doc: Mapping[str, Any]) -> List[Iteration]:
             for i in sorted(grouped)]
 
 
-def sequence(iteration: Iteration) -> Tuple[Tuple[str, Optional[str]], ...]:
+def sequence(iteration: Iteration) -> tuple[tuple[str, str | None], ...]:
     """(activity name, operator) in execution order: the template a graph replay is matched to."""
     return tuple((a.name, a.operator) for a in iteration.activities)
 
 
-def apply_template(iterations: Sequence[Iteration], template: Sequence[Tuple[str, Optional[str]]],
-                   calls: int = 1, prefix: int = 0) -> Tuple[List[Iteration], Optional[str]]:
+def apply_template(iterations: Sequence[Iteration], template: Sequence[tuple[str, str | None]],
+                   calls: int = 1, prefix: int = 0) -> tuple[list[Iteration], str | None]:
     """Give graph-replayed activities the operators of an eager iteration's sequence.
 
     Each traced replay holds `calls` calls, each `prefix` activities (the in-graph L2 flush)
@@ -277,18 +278,18 @@ class OperatorTrace:
     busy_p50_s: float     # summed durations of its activities
     gap_p50_s: float      # idle time before each of its activities (stream order), summed
     time_p50_s: float     # busy + gap: the stream time it occupies
-    host_p50_s: Optional[float]   # host time inside its range (eager iterations only)
-    kernels: Tuple[KernelStats, ...]
+    host_p50_s: float | None   # host time inside its range (eager iterations only)
+    kernels: tuple[KernelStats, ...]
 
 
 @attrs.frozen
 class TraceSummary:
     iterations: int
-    operators: Tuple[OperatorTrace, ...]       # in first-execution order
+    operators: tuple[OperatorTrace, ...]       # in first-execution order
     span_p50_s: float          # first activity start to last activity end, per iteration
     busy_p50_s: float          # all activities' durations summed
     gap_p50_s: float           # idle time between activities, summed
-    lead_in_p50_s: Optional[float]     # flush end -> first activity (launch latency into the call)
+    lead_in_p50_s: float | None     # flush end -> first activity (launch latency into the call)
     unattributed_busy_p50_s: float     # activities outside every operator range
 
 
@@ -307,20 +308,20 @@ def summarize_iterations(iterations: Sequence[Iteration]) -> TraceSummary:
     """
     if not iterations:
         raise TraceError("no traced iteration executed any device activity")
-    per_op: Dict[str, Dict[str, List[float]]] = {}
-    kernel_durs: Dict[Tuple[str, str, str], List[float]] = defaultdict(list)
-    kernel_totals: Dict[Tuple[str, str, str], List[float]] = defaultdict(list)
-    kernel_counts: Dict[Tuple[str, str, str], List[int]] = defaultdict(list)
-    order: List[str] = []
-    kernel_order: Dict[str, List[Tuple[str, str, str]]] = defaultdict(list)
+    per_op: dict[str, dict[str, list[float]]] = {}
+    kernel_durs: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    kernel_totals: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    kernel_counts: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    order: list[str] = []
+    kernel_order: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     spans, busies, gaps, leads, unattributed = [], [], [], [], []
     for it in iterations:
         acts = it.activities
         if not acts:
             continue
-        sums: Dict[str, Dict[str, float]] = defaultdict(lambda: {"busy": 0.0, "gap": 0.0, "n": 0})
-        ktot: Dict[Tuple[str, str, str], float] = defaultdict(float)
-        kcnt: Dict[Tuple[str, str, str], int] = defaultdict(int)
+        sums: dict[str, dict[str, float]] = defaultdict(lambda: {"busy": 0.0, "gap": 0.0, "n": 0})
+        ktot: dict[tuple[str, str, str], float] = defaultdict(float)
+        kcnt: dict[tuple[str, str, str], int] = defaultdict(int)
         last_end = acts[0].start_us
         if it.lead_is_gap and it.lead_in_s:
             last_end -= it.lead_in_s * 1e6      # the first activity's gap is the lead-in

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
-from tensorforge.errors import one_line
+from tensorforge.api import one_line
 
 from . import op_ranges
 from .trace_attribution import (TraceError, TraceSummary, apply_template, cpu_iterations, device_iterations,
@@ -29,9 +30,9 @@ from .trace_attribution import (TraceError, TraceSummary, apply_template, cpu_it
 @attrs.frozen
 class WorkloadTrace:
     iterations: int
-    eager: Optional[TraceSummary]      # eager calls (None when the profiler gave nothing)
-    graph: Optional[TraceSummary]      # graph replays, operators from the eager sequence
-    device_source: Optional[str]       # which of the two the per-operator device time comes from
+    eager: TraceSummary | None      # eager calls (None when the profiler gave nothing)
+    graph: TraceSummary | None      # graph replays, operators from the eager sequence
+    device_source: str | None       # which of the two the per-operator device time comes from
     notes: tuple                       # why something is missing (graph not matched, no profiler, ...)
     method: str
 
@@ -52,8 +53,8 @@ def export(run: Callable[[], None], cuda: bool) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _calls(fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], n: int, ranges: bool,
-           pace: Optional[float] = None) -> Callable[[], None]:
+def _calls(fn: Callable[[], Any], flush_step: Callable[[], Any] | None, n: int, ranges: bool,
+           pace: float | None = None) -> Callable[[], None]:
     """n calls of fn, each after the flush, each inside an ITERATION range; with `pace` (a duty
     cycle < 1, GPU only) the host waits for each call and rests so the calls stay in the burst
     regime the timings were taken in."""
@@ -78,8 +79,8 @@ def _calls(fn: Callable[[], Any], flush_step: Optional[Callable[[], Any]], n: in
     return run
 
 
-def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_note: Optional[str] = None,
-               pace: Optional[float] = None) -> WorkloadTrace:
+def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_note: str | None = None,
+               pace: float | None = None) -> WorkloadTrace:
     """Eager calls, then replays of `graph` (cuda_graph.GraphCalls), in one profiler session."""
     notes = [] if graph_note is None else [graph_note]
     replays = 0

@@ -2,10 +2,10 @@
 time, host overhead, each against its own regime's bound) and, for one chosen workload, where
 its time goes per Core operator (calibrated bound vs measured trace time, kernels that ran)."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 
-def regime_rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
+def regime_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     comparison = doc.get("comparison", {}).get("workloads", {})
     measured = doc["measured"].get("workloads") or {} if doc["measured"].get("available") else {}
     rows = []
@@ -22,7 +22,7 @@ def regime_rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
     return rows
 
 
-def choose_operators_workload(doc: Dict[str, Any], named: Optional[str]) -> Dict[str, Any]:
+def choose_operators_workload(doc: dict[str, Any], named: str | None) -> dict[str, Any]:
     """The workload whose operators are shown: the named one, else the one with the most
     operators compared (ties: the longer measured p50)."""
     comparison = doc.get("comparison", {}).get("workloads", {})
@@ -36,7 +36,7 @@ def choose_operators_workload(doc: Dict[str, Any], named: Optional[str]) -> Dict
     return {"name": name, "why": "the workload with the most operators traced (ties: the longest p50)"}
 
 
-def operator_facts(doc: Dict[str, Any], named: Optional[str] = None) -> Dict[str, Any]:
+def operator_facts(doc: dict[str, Any], named: str | None = None) -> dict[str, Any]:
     chosen = choose_operators_workload(doc, named)
     name = chosen["name"]
     row = doc.get("comparison", {}).get("workloads", {}).get(name, {}) if name else {}
@@ -57,12 +57,12 @@ def operator_facts(doc: Dict[str, Any], named: Optional[str] = None) -> Dict[str
             "violations": ops["violations"], "notes": (m.get("operators") or {}).get("notes") or []}
 
 
-def floor_facts(doc: Dict[str, Any]) -> Dict[str, float]:
+def floor_facts(doc: dict[str, Any]) -> dict[str, float]:
     cal = doc["calibrated"]
     return dict(cal.get("floors") or {}) if cal.get("available") else {}
 
 
-def measurement_facts(doc: Dict[str, Any], operators_workload: Optional[str] = None) -> Dict[str, Any]:
+def measurement_facts(doc: dict[str, Any], operators_workload: str | None = None) -> dict[str, Any]:
     comparison = doc.get("comparison", {})
     return {"regimes": regime_rows(doc), "operators": operator_facts(doc, operators_workload),
             "floors": floor_facts(doc),

@@ -2,9 +2,9 @@
 view of one workload (table and bar chart), and the named floors."""
 
 from html import escape
-from typing import Any, Dict, Optional
+from typing import Any
 
-from tensorforge.units import percent, seconds
+from tensorforge.api import percent, seconds
 
 FLOOR_LABELS = {"kernel_interval_s": "kernel interval, graph replay (duration + gap)",
                 "kernel_duration_s": "kernel duration (trivial kernel, profiler)",
@@ -13,7 +13,7 @@ FLOOR_LABELS = {"kernel_interval_s": "kernel interval, graph replay (duration + 
                 "host_call_interval_s": "host call interval (host time per eager call)"}
 
 
-def _s(value: Optional[float]) -> str:
+def _s(value: float | None) -> str:
     return escape(seconds(value)) if value is not None else "-"
 
 
@@ -28,7 +28,7 @@ def _table(headers, rows, numeric=()) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def regimes_section(m: Dict[str, Any]) -> str:
+def regimes_section(m: dict[str, Any]) -> str:
     if not m["regimes"]:
         return '<p class="empty">No timings by regime in this capture.</p>'
     rows = [[escape(r["workload"]), escape(r["regime"]), _s(r["graph_p50_s"]), _s(r["eager_p50_s"]),
@@ -45,7 +45,7 @@ def regimes_section(m: Dict[str, Any]) -> str:
                if violations else "<p>Bound violations in either regime: none.</p>"))
 
 
-def operators_section(m: Dict[str, Any], svg: Optional[str]) -> str:
+def operators_section(m: dict[str, Any], svg: str | None) -> str:
     o = m["operators"]
     if not o["available"]:
         return f'<p class="empty">No per-operator view: {escape(str(o["reason"]))}.</p>'
@@ -68,7 +68,7 @@ def operators_section(m: Dict[str, Any], svg: Optional[str]) -> str:
             + (f"<ul>{notes}</ul>" if notes else ""))
 
 
-def floors_section(m: Dict[str, Any]) -> str:
+def floors_section(m: dict[str, Any]) -> str:
     floors = m["floors"]
     if not floors:
         return ""

@@ -1,9 +1,12 @@
 """What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
 that cross the boundary between them and the runner."""
 
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
 import attrs
+
+if TYPE_CHECKING:   # api.py is imported by every Ops plugin; the capture classes only by readers
+    from .capture.model import Capture
 
 
 class Unavailable(Exception):
@@ -125,6 +128,8 @@ class CaptureSink:
     name: str = ""
     description: str = ""
 
-    def export(self, capture: Dict[str, Any], capture_path: str, report_html: Optional[str],
+    def export(self, capture: "Capture", capture_path: str, report_html: Optional[str],
                options: Mapping[str, str]) -> ExportResult:
+        """`capture` is the typed, verified capture (tensorforge_ops.capture.model.Capture);
+        `capture_path` the file it was read from, which is the record to store."""
         raise NotImplementedError

@@ -58,8 +58,12 @@ def tensorforge_ops_register_telemetry(register):
 
     Call ``register(source)`` with a :class:`tensorforge_ops.api.TelemetrySource`;
     ``collect(session, run_once, duration_s)`` runs the workload in its own window while
-    sampling, and returns a JSON-ready dict with ``available`` and, when false, ``reason``.
-    Return nothing.
+    sampling, and returns a
+    :class:`tensorforge_ops.capture.sections.diagnostic.TelemetryWindow` (``available``,
+    ``reason``, a one-line ``headline``, ``clock_event_fractions`` where the device reports
+    clock-event reasons, the source's own record in ``data``), or a JSON-ready mapping with
+    ``available``, ``reason`` when false, and optionally ``headline``, which the runner wraps
+    by the rule in ``tensorforge_ops.capture.telemetry_window``. Return nothing.
     """
 
 
@@ -69,7 +73,8 @@ def tensorforge_ops_register_sinks(register):
 
     Call ``register(sink)`` with a :class:`tensorforge_ops.api.CaptureSink` (unique ``name``).
     ``tensorforge run --export NAME`` and ``tensorforge export CAPTURE --to NAME`` call its
-    ``export(capture, capture_path, report_html, options)``, which returns an
+    ``export(capture, capture_path, report_html, options)`` with the typed, verified capture
+    (:class:`tensorforge_ops.capture.model.Capture`), which returns an
     :class:`tensorforge_ops.api.ExportResult` and never raises for an unreachable destination.
     Return nothing.
     """

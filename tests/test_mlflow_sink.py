@@ -28,7 +28,7 @@ except ImportError as exc:  # the plugin is optional: Ops works without it
     pytest.skip(f"tf-mlflow with its sqlite extra is not installed ({exc}): "
                 "pip install -e './plugins/tf_mlflow[sqlite]'", allow_module_level=True)
 
-from tensorforge_ops.capture.document import verify
+from tensorforge_ops.capture.document import read_capture, verify
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_CAPTURE = REPO / "captures" / "h200-default-run.json"
@@ -126,7 +126,7 @@ def test_export_of_the_h200_capture_reads_back_exactly(cli, store, tmp_path):
     t = data.tags
     assert t["tensorforge.labels"] == LABELS
     assert t["tensorforge.digest"] == doc["digest"]["value"]
-    assert t["tensorforge.schema"] == "tensorforge.capture/1"
+    assert t["tensorforge.schema"] == "tensorforge.capture/2"      # the version-1 file, read as version 2
     assert t["tensorforge.bound_violations"] == "0"
     assert {k: v for k, v in t.items() if k.startswith("bound_check.")} == {
         f"bound_check.{n}": "within bound" for n in doc["policy"]["bound_checks"]}
@@ -255,8 +255,7 @@ def test_a_store_that_rejects_the_run(cli, tmp_path, monkeypatch, store):
 
 def test_without_mlflow_the_sink_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "mlflow", None)      # import mlflow -> ImportError
-    doc = json.loads(REAL_CAPTURE.read_text())
-    result = MlflowSink().export(doc, str(REAL_CAPTURE), None, {})
+    result = MlflowSink().export(read_capture(REAL_CAPTURE), str(REAL_CAPTURE), None, {})
     assert not result.ok and result.error.startswith("mlflow is not installed")
     assert "pip install 'tf-mlflow[sqlite]'" in result.error
 
@@ -277,8 +276,7 @@ def test_workload_keys_are_valid_deterministic_and_one_to_one():
 
 
 def test_content_of_a_capture_is_deterministic():
-    doc = json.loads(REAL_CAPTURE.read_text())
-    assert build(doc, "x.json") == build(json.loads(REAL_CAPTURE.read_text()), "x.json")
+    assert build(read_capture(REAL_CAPTURE), "x.json") == build(read_capture(REAL_CAPTURE), "x.json")
 
 
 ISOLATION = textwrap.dedent(r'''

@@ -110,9 +110,9 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
-    docs = [load_evidence(path, "evidence") for path in captures]
+    evidence = [load_evidence(path, "evidence") for path in captures]
     price_table = _load_prices(prices) if prices else {}
-    results = run_rightsize(workloads, targets, core.mappings(), objective, docs, price_table)
+    results = run_rightsize(workloads, targets, core.mappings(), objective, evidence, price_table)
     if as_json:
         click.echo(canonical_json({"label": "POLICY", "objective": attrs.asdict(objective),
                                    "results": [attrs.asdict(r) for r in results]}), nl=False)

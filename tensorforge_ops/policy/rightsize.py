@@ -6,11 +6,14 @@ it. MEETS needs a capture measured on that device showing it. Everything else is
 what would settle it. Prices (optional) rank only the targets that MEET.
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
 from tensorforge.model import predict
+
+from ..capture.sections.measured import Measured, Measurement
+from .evidence import Evidence
 
 MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
@@ -65,16 +68,16 @@ def _same_workload(kind, params, spec: str) -> bool:
         return False
 
 
-def _measured(captures: Sequence[Dict[str, Any]], target, kind, params):
+def _measured(captures: Sequence[Evidence], target, kind, params):
     """(p50 seconds, capture path) of this workload measured on this target's device."""
-    for doc in captures:
-        measured = doc.get("measured", {})
-        if not measured.get("available") or not target.matches_device(measured["device"]["name"]):
+    for evidence in captures:
+        measured = evidence.capture.measured
+        if not isinstance(measured, Measured) or not target.matches_device(measured.device.name):
             continue
-        specs = {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
-        for name, row in measured.get("workloads", {}).items():
-            if row.get("status") == "ok" and _same_workload(kind, params, specs.get(name, "")):
-                return row["stats"]["p50"], doc.get("_path")
+        specs = {w.name: w.spec for w in evidence.capture.predicted.analytical.workloads}
+        for name, row in measured.workloads.items():
+            if isinstance(row, Measurement) and _same_workload(kind, params, specs.get(name, "")):
+                return row.stats.p50, evidence.path
     return None, None
 
 
@@ -101,7 +104,7 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
                 bound, p50, path)
 
 
-def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Dict[str, Any]],
+def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Evidence],
               prices: Dict[str, float]) -> List[TargetVerdict]:
     results = []
     for target in targets:

@@ -32,16 +32,16 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     from ..policy.gate import gate as run_gate
     from .facts import build_facts
 
-    doc = load_evidence(capture, "report")
+    evidence = load_evidence(capture, "report")
     gate_result = None
     if baseline:
-        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), doc))
-    names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
+        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), evidence))
+    names = {w.name for w in evidence.capture.predicted.analytical.workloads}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
             from tensorforge.errors import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(doc, path_workload, gate_result, primary, contrast)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

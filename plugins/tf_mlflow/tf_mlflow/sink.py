@@ -15,9 +15,10 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from tensorforge_ops.api import CaptureSink, ExportResult
+from tensorforge_ops.capture.model import Capture
 
 from .content import build
 
@@ -127,7 +128,7 @@ class MlflowSink(CaptureSink):
     description = ("log each capture as an MLflow run (params, metrics, label/verdict tags, the "
                    "capture and its HTML report as artifacts); options: " + ", ".join(OPTIONS))
 
-    def export(self, capture: Dict[str, Any], capture_path: str, report_html: Optional[str],
+    def export(self, capture: Capture, capture_path: str, report_html: Optional[str],
                options: Mapping[str, str]) -> ExportResult:
         try:
             with _quiet_logs():

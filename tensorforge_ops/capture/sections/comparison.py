@@ -1,0 +1,37 @@
+"""PREDICTED against MEASURED, per workload: APE (only on the predicted device) and the bound
+check (a measured p50 below the calibrated lower bound, beyond noise, is a violation)."""
+
+from typing import Mapping, Optional, Tuple
+
+import attrs
+
+from ..fields import field, optional
+
+
+@attrs.frozen(kw_only=True)
+class BoundCheck:
+    verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
+    measured_over_bound: Optional[float] = optional("measured p50 / calibrated lower bound", "1")
+    tolerance: Optional[float] = optional("relative noise allowance: max(2%, measured relative IQR)", "1")
+    rule: Optional[str] = optional("the rule, in words")
+
+
+@attrs.frozen(kw_only=True)
+class ComparisonRow:
+    predicted_analytical_s: Optional[float] = field("PREDICTED lower bound from datasheet ceilings", "s")
+    predicted_calibrated_s: Optional[float] = field("PREDICTED lower bound from calibrated ceilings", "s")
+    bottleneck: Optional[str] = field("predicted bottleneck (an analytical classification, not a measurement)")
+    measured_p50_s: Optional[float] = field("MEASURED median latency", "s")
+    ape_analytical: Optional[float] = field("|analytical bound - p50| / p50; only on the predicted device", "1")
+    ape_calibrated: Optional[float] = field("|calibrated bound - p50| / p50; only on the predicted device", "1")
+    ape_note: Optional[str] = field("why APE is withheld; null when computed")
+    bound_check: BoundCheck = field("measured p50 against the calibrated lower bound")
+
+
+@attrs.frozen(kw_only=True)
+class Comparison:
+    same_device: bool = field("whether the measuring device is the predicted target (APE needs it)")
+    device_note: Optional[str] = field("why APE is withheld for every workload; null on the predicted device")
+    calibrated_target: Optional[str] = field("target whose calibrated bounds the checks used")
+    workloads: Mapping[str, ComparisonRow] = field("per workload name: its comparison")
+    bound_violations: Tuple[str, ...] = field("workloads whose measurement beat the calibrated lower bound")

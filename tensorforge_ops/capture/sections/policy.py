@@ -1,0 +1,25 @@
+"""POLICY as recorded by `run`: the bound checks, each with the evidence it needed.
+
+Other verdicts (regression gate, right-sizing, plugins' policies) are made when captures are
+read, by `gate` and `report`: a verdict depends on the policy and its settings, not only on the
+evidence, so the capture keeps the evidence and the policies decide later.
+"""
+
+from typing import Mapping, Optional, Tuple
+
+import attrs
+
+from ..fields import const, field, optional
+
+
+@attrs.frozen(kw_only=True)
+class RecordedBoundCheck:
+    verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
+    evidence: Tuple[str, ...] = field("the evidence this verdict needs")
+
+
+@attrs.frozen(kw_only=True)
+class PolicyRecord:
+    label: str = const("POLICY", "the section's label")
+    bound_checks: Mapping[str, RecordedBoundCheck] = field("per workload name: its bound check")
+    note: Optional[str] = optional("what kind of verdicts this section holds (absent if interrupted)")

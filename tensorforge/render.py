@@ -27,6 +27,12 @@ def mapping_text(op) -> str:
 def prediction_text(pred: Prediction, detail: bool = False) -> str:
     c = pred.ceilings
     ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
+    if c.vector:
+        ceil += "; vector " + ", ".join(f"{p} {si(rate, 'FLOP/s')}" for p, rate in sorted(c.vector.items()))
+    if c.special:
+        ceil += "; special-function " + ", ".join(f"{p} {si(rate, 'op/s')}" for p, rate in sorted(c.special.items()))
+    if c.vector_origin and c.vector_origin != c.origin:
+        ceil += f" ({c.vector_origin})"
     lines: List[str] = [
         f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
         f"({pred.clock_mhz:g} MHz)",

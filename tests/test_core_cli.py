@@ -267,8 +267,8 @@ def test_failed_write_leaves_the_existing_file_and_no_debris(cli, tmp_path, monk
 
 def test_calibrated_ceilings_file(cli, tmp_path):
     ceilings = tmp_path / "cal.json"
-    ceilings.write_text(json.dumps({"ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9,
-                                                 "source": "test probes"}}))
+    ceilings.write_text(json.dumps({"label": "CALIBRATED", "device": "NVIDIA GeForce RTX 3050 Laptop GPU",
+                                    "ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9}}))
     data = predict_json(cli, "-w", "gemm_large_square", "-w", "transformer_decode", "--ceilings", str(ceilings))
     assert data["bound"] == "calibrated"
     assert data["ceilings"]["compute"]["bf16"] == 7e12

@@ -5,6 +5,7 @@ and convolution-as-GEMM."""
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 import tensorforge.mappings.matmul as matmul_module
@@ -400,9 +401,21 @@ def test_calibrated_ceilings_label_the_bound_and_each_operator(host, strategies)
 
 def test_calibrating_every_mode_leaves_no_datasheet_origin(host, strategies):
     target = host.target("rtx3050-laptop")
-    full = Ceilings(origin="calibrated", compute=dict(datasheet_ceilings(target).compute), dram_bytes_per_s=1e11)
+    sheet = datasheet_ceilings(target)
+    full = Ceilings(origin="calibrated", compute=dict(sheet.compute), dram_bytes_per_s=1e11,
+                    vector=dict(sheet.vector), special=dict(sheet.special))
     pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=full)
     assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
+    # calibrated fp32 scales the vector rates (calibrated origin) ...
+    no_vector = attrs.evolve(full, vector={}, special={})
+    pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=no_vector)
+    assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
+    # ... and without it vector work stays on datasheet rates
+    tensor_only = attrs.evolve(no_vector, compute={k: v for k, v in full.compute.items() if k != "fp32"})
+    pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=tensor_only)
+    origins = {o.name: o.ceiling_origin for o in pred.workloads[0].operators}
+    assert origins["mlp_act"] == origins["norm_attn"] == "datasheet"
+    assert origins["attention"] == origins["mlp_up"] == "calibrated"
 
 
 def test_invalid_ceilings_are_rejected(host, strategies):

@@ -5,6 +5,8 @@ A work item is one query tile (tq rows) of one head group, over its share of the
 attention, the query heads sharing a KV head may be packed into one tile (rows = q_len * group)
 so the KV tile read from SRAM serves all of them; packing is not offered for causal prefill,
 where rows of one tile would see different key ranges.
+The softmax (an exponential per visible score) runs on the vector and special-function units
+beside the matrix units; the compute time is the slower of the two.
 Causal masking skips key tiles entirely above the diagonal; diagonal tiles are computed in full
 (tile quantization). S and P stay on chip; DRAM sees Q, K, V, O once (+ split partials that do
 not fit in the cache).
@@ -12,6 +14,7 @@ not fit in the cache).
 
 import numpy as np
 
+from ..precision import ELEMENT_TYPE
 from ..problems import AttentionProblem
 from .base import Machine, MappingChoice, MappingStrategy, Residency, ceil_div, finish
 
@@ -70,6 +73,10 @@ class FlashAttention(MappingStrategy):
         # Equal items fill whole waves; unequal (causal) items are at best perfectly balanced.
         uniform = np.all(np.where(live, item_flops == longest[:, None], True), axis=1)
         compute_s = np.where(uniform, waves * longest, np.maximum(total_flops / units, longest)) / rate
+        # The softmax runs beside the matrix units: its exponentials on special-function units
+        # (or emulated on the vector units), perfectly spread. The slower of the two binds.
+        softmax_s = machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode))
+        compute_s = np.maximum(compute_s, softmax_s)
 
         unit_sram = per_group * item_sram.sum(axis=1)
         out_bytes = np.where(split > 1, PARTIAL_BYTES * split, e) * (groups * rows * d).astype(float)
@@ -99,6 +106,8 @@ class FlashAttention(MappingStrategy):
         notes = [f"{'packed ' + str(group) + ' query heads per KV head' if pack[i] else 'one query head per tile'}"]
         if p.causal:
             notes.append("causal: key tiles above the diagonal skipped, diagonal tiles computed in full")
+        if compute_s[i] == softmax_s:
+            notes.append("the softmax's exponentials bind the compute time, not the matrix units")
         return finish(
             self.name, tile={"q": int(tq[i]), "kv": int(tkv[i]), "d": d}, split=split[i],
             tiles=items[i], concurrent=min(units, int(items[i])), waves=waves[i],

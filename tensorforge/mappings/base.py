@@ -4,6 +4,9 @@ from typing import Dict, FrozenSet, Optional, Tuple
 
 import attrs
 
+from ..precision import VECTOR_EXECUTES, VECTOR_MODE
+
+
 def ceil_div(a, b):
     """Integer ceiling division that also works element-wise on numpy arrays."""
     return -(-a // b)
@@ -11,6 +14,13 @@ def ceil_div(a, b):
 
 # Exploration is bounded: a strategy evaluates at most this many candidates per operator.
 MAX_CANDIDATES = 4096
+
+# A transcendental (exp, tanh...) evaluated on the vector units instead of a special-function
+# unit costs at least this many vector FLOPs (an FMA counts 2). Deliberately below any accurate
+# software exp we know (range reduction plus a polynomial of degree >= 2 takes 4+ instructions,
+# 8+ FLOPs of issue capacity), so moving transcendentals to the vector units is never charged
+# more than it could cost: the bound stays a bound.
+SPECIAL_EMULATION_FLOPS = 4.0
 
 
 @attrs.frozen
@@ -25,9 +35,37 @@ class Machine:
     dram_bytes_per_s: float
     compute: Dict[str, float]            # whole-array FLOP/s per math mode
     max_candidates: int = MAX_CANDIDATES
+    vector: Dict[str, float] = attrs.field(factory=dict)    # vector FLOP/s per precision
+    special: Dict[str, float] = attrs.field(factory=dict)   # transcendental results/s per precision
 
     def unit_rate(self, mode: str) -> float:
         return self.compute[mode] / self.units
+
+    def vector_rate(self, dtype: str) -> float:
+        """The fastest vector rate that may legitimately process `dtype` elements: any declared
+        precision that holds them exactly (precision.VECTOR_EXECUTES). Without declared vector
+        rates, the fp32 math mode's rate."""
+        rates = [self.vector[p] for p in VECTOR_EXECUTES.get(dtype, (VECTOR_MODE,)) if p in self.vector]
+        if rates:
+            return max(rates)
+        return self.vector.get(VECTOR_MODE) or self.compute[VECTOR_MODE]
+
+    def special_rate(self, dtype: str) -> float:
+        """The fastest special-function rate for `dtype` elements; 0 without such units."""
+        return max([self.special[p] for p in VECTOR_EXECUTES.get(dtype, (VECTOR_MODE,)) if p in self.special],
+                   default=0.0)
+
+    def vector_time(self, flops: float, special_ops: float, dtype: str) -> float:
+        """A lower bound on the time for `flops` vector FLOPs of which `special_ops` are
+        transcendentals, on `dtype` elements, spread perfectly over the array.
+
+        Plain FLOPs need the vector units (rate V); each transcendental runs either on a
+        special-function unit (rate S) or on the vector units at SPECIAL_EMULATION_FLOPS (c).
+        The best split gives max(F/V, (F + c*E) / (V + c*S)) with F the plain FLOPs and E the
+        transcendentals: no schedule, however it divides the work, can be faster."""
+        plain = max(0.0, flops - special_ops)
+        v, s, c = self.vector_rate(dtype), self.special_rate(dtype), SPECIAL_EMULATION_FLOPS
+        return max(plain / v, (plain + c * special_ops) / (v + c * s))
 
 
 @attrs.frozen

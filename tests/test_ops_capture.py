@@ -331,8 +331,8 @@ def test_sealed_but_malformed_structure_is_not_verified(cli, copy):
     reseal(copy, doc)
     result = verify_cli(cli, copy)
     assert "Traceback" not in result.output
-    assert_not_verified(result, copy, "capture does not match capture schema version 2: required field missing "
-                                      "@ capture.measured.workloads['gemm_tiny'].samples_s")
+    assert_not_verified(result, copy, "capture does not match capture schema version 2: required field missing: "
+                                      "samples_s @ capture.measured.workloads['gemm_tiny']")
 
 
 def test_a_field_the_schema_does_not_know_is_not_verified(cli, copy):

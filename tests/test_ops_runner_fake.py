@@ -406,7 +406,7 @@ def test_calibration_reused_unless_recalibrate(core, samples, home):
     ("{not json", "is unreadable"),
     ('{"fingerprint": "other", "ceilings": {}}', "is not a calibration for fake-1"),
     ("[1, 2]", "is not a calibration for fake-1"),
-    ('{"fingerprint": "fake-1", "ceilings": {}}', "is not a calibration (required field missing @ calibration."),
+    ('{"fingerprint": "fake-1", "ceilings": {}}', "is not a calibration (required field missing: label, device, device_details"),
 ])
 def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, content, why):
     path = home / "calibrations" / "fake-1.json"

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Type, Union
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn, override
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
 from tensorforge.serialize import converter as core_converter, to_data
@@ -29,6 +29,12 @@ def _ours(cls: Any) -> bool:
     return attrs.has(cls) and getattr(cls, "__module__", "").startswith("tensorforge_ops.capture")
 
 
+def _object(data: Any) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise Mismatch(f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
 def _unstructure_fn(cls: Type[Any]) -> Callable[[Any], Any]:
     omit = {f.name: override(omit_if_default=True) for f in attrs.fields(cls) if f.metadata.get(OMIT)}
     return make_dict_unstructure_fn(cls, converter, **omit)
@@ -37,10 +43,21 @@ def _unstructure_fn(cls: Type[Any]) -> Callable[[Any], Any]:
 converter.register_unstructure_hook_factory(_ours, _unstructure_fn)
 
 
-def _object(data: Any) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping):
-        raise Mismatch(f"expected a JSON object, got {type(data).__name__}")
-    return data
+def _structure_fn(cls: Type[Any]) -> Callable[[Any, Any], Any]:
+    """As strict as the published schema: every field but an optional() one must be present,
+    even one whose class has a default for building it in code."""
+    base = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+    required = [f.name for f in attrs.fields(cls) if not f.metadata.get(OMIT)]
+
+    def structure(data: Any, type_: Any) -> Any:
+        missing = [name for name in required if name not in _object(data)]
+        if missing:
+            raise Mismatch(f"required field missing: {', '.join(missing)}")
+        return base(data, type_)
+    return structure
+
+
+converter.register_structure_hook_factory(_ours, _structure_fn)
 
 
 def _either(pick: Callable[[Mapping[str, Any]], Type[Any]]) -> Callable[[Any, Any], Any]:

@@ -44,6 +44,8 @@ def _labelled(instance: "Capture", attribute: "attrs.Attribute[object]", value: 
 
 @attrs.frozen(kw_only=True)
 class Capture:
+    """One run of `tensorforge run`: the five labelled sections, provenance, the comparison and
+    the digest."""
     schema: str = const(SCHEMA, "names the document kind")
     schema_version: int = const(SCHEMA_VERSION, "version of this layout; older captures are upgraded "
                                                 "when read (docs/capture.md)")

@@ -13,6 +13,7 @@ from ..fields import const, field
 
 @attrs.frozen(kw_only=True)
 class CalibratedCeilings:
+    """The ceilings all probes add up to: what the calibrated lower bound divides by."""
     compute: Mapping[str, float] = field("sustained compute rate per math mode (the best a probe reached)", "FLOP/s")
     dram_bytes_per_s: Optional[float] = field("memory-copy bandwidth, bytes read + written", "B/s")
     launch_floor_s: Optional[float] = field(
@@ -21,6 +22,7 @@ class CalibratedCeilings:
 
 @attrs.frozen(kw_only=True)
 class ProbeRecord:
+    """What one probe found, and exactly how."""
     method: str = field("exactly what the probe ran and how it reduced the timings to one number")
     duration_s: float = field("how long the probe ran", "s")
     compute: Mapping[str, float] = field("compute ceilings it found, per math mode", "FLOP/s")
@@ -31,6 +33,7 @@ class ProbeRecord:
 
 @attrs.frozen(kw_only=True)
 class Calibration:
+    """A calibration of one device, as stored per fingerprint (and reused by later runs)."""
     label: str = const("CALIBRATED", "the section's label")
     fingerprint: str = field("fingerprint of the calibrated device")
     device: str = field("name of the calibrated device")
@@ -45,6 +48,7 @@ class Calibration:
 
 @attrs.frozen(kw_only=True)
 class Calibrated(Calibration):
+    """CALIBRATED: the calibration the run used, and whether it was reused."""
     available: bool = const(True, "true: ceilings were calibrated on the measuring device")
     reason: None = field("always null when available", default=None)
     reused: bool = field("true when a stored calibration of this fingerprint was reused rather than measured now")

@@ -10,6 +10,7 @@ from ..fields import field, optional
 
 @attrs.frozen(kw_only=True)
 class BoundCheck:
+    """Measured p50 against the calibrated lower bound, beyond noise."""
     verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
     measured_over_bound: Optional[float] = optional("measured p50 / calibrated lower bound", "1")
     tolerance: Optional[float] = optional("relative noise allowance: max(2%, measured relative IQR)", "1")
@@ -18,6 +19,7 @@ class BoundCheck:
 
 @attrs.frozen(kw_only=True)
 class ComparisonRow:
+    """One workload: its bounds, its measured p50, APE and bound check."""
     predicted_analytical_s: Optional[float] = field("PREDICTED lower bound from datasheet ceilings", "s")
     predicted_calibrated_s: Optional[float] = field("PREDICTED lower bound from calibrated ceilings", "s")
     bottleneck: Optional[str] = field("predicted bottleneck (an analytical classification, not a measurement)")
@@ -30,6 +32,7 @@ class ComparisonRow:
 
 @attrs.frozen(kw_only=True)
 class Comparison:
+    """PREDICTED against MEASURED for every workload."""
     same_device: bool = field("whether the measuring device is the predicted target (APE needs it)")
     device_note: Optional[str] = field("why APE is withheld for every workload; null on the predicted device")
     calibrated_target: Optional[str] = field("target whose calibrated bounds the checks used")

@@ -16,6 +16,7 @@ from ..fields import const, field, optional
 
 @attrs.frozen(kw_only=True)
 class TelemetryWindow:
+    """One workload's telemetry window, in the envelope every reader understands."""
     available: bool = field("true when the window was sampled")
     reason: Optional[str] = field("why the window is unavailable; null when available")
     headline: Optional[str] = optional("one line the source wrote about the window (clocks, power, load)")
@@ -28,6 +29,7 @@ class TelemetryWindow:
 
 @attrs.frozen(kw_only=True)
 class Diagnostic:
+    """DIAGNOSTIC: a telemetry window per workload, from one source."""
     label: str = const("DIAGNOSTIC", "the section's label")
     available: bool = field("true when at least one window was sampled")
     reason: Optional[str] = field("why no window was sampled; null when available")

@@ -16,6 +16,7 @@ from ..fields import const, field, optional
 
 @attrs.frozen(kw_only=True)
 class MeasuringDevice:
+    """The device the workloads were timed on."""
     name: str = field("the device's own name for itself, e.g. 'NVIDIA H200'")
     fingerprint: str = field(
         "stable across runs on the same device and software stack; calibrations are stored by it "
@@ -59,6 +60,7 @@ WorkloadMeasurement = Union[Measurement, FailedMeasurement]
 
 @attrs.frozen(kw_only=True)
 class Measured:
+    """MEASURED: the workloads timed on one device by one backend."""
     label: str = const("MEASURED", "the section's label")
     available: bool = const(True, "true: a device was opened and workloads were timed on it")
     reason: None = field("always null when available", default=None)

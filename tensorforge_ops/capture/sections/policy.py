@@ -14,12 +14,14 @@ from ..fields import const, field, optional
 
 @attrs.frozen(kw_only=True)
 class RecordedBoundCheck:
+    """One bound check and the evidence it needed."""
     verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
     evidence: Tuple[str, ...] = field("the evidence this verdict needs")
 
 
 @attrs.frozen(kw_only=True)
 class PolicyRecord:
+    """POLICY as the run recorded it: the bound checks."""
     label: str = const("POLICY", "the section's label")
     bound_checks: Mapping[str, RecordedBoundCheck] = field("per workload name: its bound check")
     note: Optional[str] = optional("what kind of verdicts this section holds (absent if interrupted)")

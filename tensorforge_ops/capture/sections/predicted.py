@@ -13,6 +13,7 @@ from ..fields import const, field
 
 @attrs.frozen(kw_only=True)
 class Predicted:
+    """PREDICTED: lower bounds from datasheet ceilings and, where calibrated, from measured ones."""
     label: str = const("PREDICTED", "the section's label")
     analytical: Prediction = field("lower bounds from the target's datasheet ceilings")
     calibrated: Optional[Prediction] = field(

@@ -19,6 +19,7 @@ class PluginRecord:
 
 @attrs.frozen(kw_only=True)
 class HostRecord:
+    """The machine that ran the command."""
     hostname: str = field("host name of the machine that ran the command")
     platform: str = field("platform.platform(): operating system and kernel")
     python: str = field("Python version")
@@ -26,6 +27,7 @@ class HostRecord:
 
 @attrs.frozen(kw_only=True)
 class Provenance:
+    """Who made the capture, with what software, where and when."""
     tensorforge_version: str = field("version of the tensorforge distribution")
     plugins: Tuple[PluginRecord, ...] = field("every plugin of both sides, loaded or broken")
     host: HostRecord = field("the machine")

@@ -33,16 +33,27 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
     error (unreadable, tampered or other-schema capture), 3 no regression but at least one
     NO VERDICT (0 with --no-verdict-ok).
     """
+    from ..api import PolicyRequest
+    from ..core_plugin import _ops_host
+    from .builtin import GATE
     from .evidence import load_evidence
-    from .gate import EXIT_NO_VERDICT, EXIT_OK, GateSettings, gate as run_gate
+    from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
+    from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
 
+    ops = _ops_host()
     base = load_evidence(baseline, "baseline")
     cand = load_evidence(candidate, "candidate")
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
-    result = run_gate(base, cand, settings)
-    status = EXIT_OK if (no_verdict_ok and result.exit_status == EXIT_NO_VERDICT) else result.exit_status
+    request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
+    result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
+    others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
+    status, _ = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)
+    status = EXIT_OK if (no_verdict_ok and status == EXIT_NO_VERDICT) else status
     if as_json:
-        click.echo(canonical_json(attrs.asdict(result)), nl=False)
+        data = attrs.asdict(result)
+        if others:   # other installed policies' verdicts, beside the gate's own
+            data["policies"] = as_data(others)
+        click.echo(canonical_json(data), nl=False)
     else:
         click.echo(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
                    f"-> candidate {candidate} ({result.candidate['device']})")
@@ -52,6 +63,8 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
         click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
+        for line in as_text(ops, others):
+            click.echo(line)
         click.echo(f"{result.summary}; exit {status}")
     sys.exit(status)
 
@@ -100,8 +113,12 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     """
     from tensorforge.errors import TensorForgeError
     from tensorforge.suite import resolve
+    from ..api import PolicyRequest
+    from ..core_plugin import _ops_host
+    from .builtin import RIGHTSIZING, Question
     from .evidence import load_evidence
-    from .rightsize import MEETS, Objective, rightsize as run_rightsize
+    from .rightsize import MEETS, Objective
+    from .shown import as_data, as_text, other_verdicts, own_verdicts
 
     if (latency_ms is None) == (throughput is None):
         raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
@@ -112,10 +129,16 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     workloads = resolve(core, tuple(specs), tuple(suites))
     evidence = [load_evidence(path, "evidence") for path in captures]
     price_table = _load_prices(prices) if prices else {}
-    results = run_rightsize(workloads, targets, core.mappings(), objective, evidence, price_table)
+    ops = _ops_host()
+    question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())))
+    request = PolicyRequest("rightsize", captures=tuple(evidence), core=core, settings={RIGHTSIZING: question})
+    results = [v.record for v in own_verdicts(ops, RIGHTSIZING, request)]
+    others = other_verdicts(ops, request, RIGHTSIZING, lambda line: click.echo(line, err=True))
     if as_json:
-        click.echo(canonical_json({"label": "POLICY", "objective": attrs.asdict(objective),
-                                   "results": [attrs.asdict(r) for r in results]}), nl=False)
+        data = {"label": "POLICY", "objective": attrs.asdict(objective), "results": [attrs.asdict(r) for r in results]}
+        if others:
+            data["policies"] = as_data(others)
+        click.echo(canonical_json(data), nl=False)
         return
     click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
     rows = []
@@ -132,3 +155,5 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     for r in results:
         for c in r.cells:
             click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")
+    for line in as_text(ops, others):
+        click.echo(line)

@@ -9,7 +9,7 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 """
 
 import hashlib
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 import numpy as np
@@ -161,7 +161,8 @@ def _device_difference(base: Evidence, cand: Evidence) -> Optional[str]:
     return None
 
 
-def gate(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> GateResult:
+def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> List[WorkloadVerdict]:
+    """Per workload of either capture: PASS, REGRESSION, IMPROVEMENT or NO VERDICT with why."""
     base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
     names = sorted(set(base_specs) | set(cand_specs))
@@ -180,6 +181,12 @@ def gate(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()
             verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
         else:
             verdicts.append(_decide(name, base_rows[name], cand_rows[name], base, cand, settings))
+    return verdicts
+
+
+def result(base: Evidence, cand: Evidence, settings: GateSettings,
+           verdicts: Sequence[WorkloadVerdict]) -> GateResult:
+    """The gate's verdicts with their exit status and a one-line summary."""
     counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
     if counts[REGRESSION]:
         status = EXIT_REGRESSION
@@ -189,3 +196,7 @@ def gate(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()
         status = EXIT_OK
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no workloads"
     return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)
+
+
+def gate(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> GateResult:
+    return result(base, cand, settings, workload_verdicts(base, cand, settings))

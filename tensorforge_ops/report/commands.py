@@ -28,20 +28,29 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     from pathlib import Path
     from tensorforge.errors import TensorForgeError
     from tensorforge.fileio import write_atomic
+    from ..api import PolicyRequest
+    from ..core_plugin import _ops_host
+    from ..policy.builtin import GATE
     from ..policy.evidence import load_evidence
-    from ..policy.gate import gate as run_gate
+    from ..policy.gate import GateSettings, result as gate_result_of
+    from ..policy.shown import as_data, other_verdicts, own_verdicts
     from .facts import build_facts
 
+    ops = _ops_host()
     evidence = load_evidence(capture, "report")
+    base = load_evidence(baseline, "baseline") if baseline else None
+    request = PolicyRequest("report", candidate=evidence, baseline=base)
     gate_result = None
-    if baseline:
-        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), evidence))
+    if base is not None:
+        records = [v.record for v in own_verdicts(ops, GATE, request)]
+        gate_result = attrs.asdict(gate_result_of(base, evidence, GateSettings(), records))
+    verdicts = as_data(other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True)))
     names = {w.name for w in evidence.capture.predicted.analytical.workloads}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
             from tensorforge.errors import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

@@ -1,7 +1,7 @@
 """Everything the report says, derived from the capture alone: numbers, and sentences whose
 claims are decided by those numbers (never stronger than the evidence)."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from tensorforge.precision import VECTOR_EXECUTES
 from tensorforge.units import seconds
@@ -200,9 +200,12 @@ def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
 
 
 def build_facts(capture: Capture, path_workload: Optional[str] = None, gate=None,
-                primary: Optional[str] = None, contrast: Optional[str] = None) -> Dict[str, Any]:
+                primary: Optional[str] = None, contrast: Optional[str] = None,
+                verdicts: Sequence[Dict[str, Any]] = ()) -> Dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
-    from the numbers (report/choice.py)."""
+    from the numbers (report/choice.py). `gate` is the regression gate's result against a
+    baseline, `verdicts` those of the other installed policies (JSON-ready, as the command
+    made them)."""
     rows = _workload_rows(capture)
     by_name = {r["name"]: r for r in rows}
     chosen = choose(rows, primary, contrast)
@@ -234,7 +237,7 @@ def build_facts(capture: Capture, path_workload: Optional[str] = None, gate=None
                                 f"{_telemetry_name(capture)} does not prove this classification.",
         "telemetry": _telemetry(capture),
         "policy": {"bound_checks": {r["name"]: r["bound_check"] for r in rows}, "bound_violations": violations,
-                   "gate": gate},
+                   "gate": gate, "verdicts": list(verdicts)},
         "limits": _limits(capture, rows),
         "plugins": to_document(prov.plugins),
     }

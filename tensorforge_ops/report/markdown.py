@@ -55,5 +55,9 @@ def render_markdown(facts: Dict[str, Any]) -> str:
     if gate:
         out += ["", f"Regression gate against `{gate['baseline']['path']}`: {gate['summary']}"]
         out += [f"- {v['workload']}: {v['verdict']} ({v['reason']})" for v in gate["verdicts"]]
+    for name in sorted({v["policy"] for v in facts["policy"].get("verdicts", [])}):
+        out += ["", f"Policy `{name}`:"]
+        out += [f"- {v['subject'] or '-'}: {v['verdict']} ({v['reason']}; evidence: {'; '.join(v['evidence']) or '-'})"
+                for v in facts["policy"]["verdicts"] if v["policy"] == name]
     out += ["", "## What this capture does not establish", ""] + [f"- {s}" for s in facts["limits"]]
     return "\n".join(out) + "\n"

@@ -84,7 +84,13 @@ def tensorforge_ops_register_sinks(register):
 def tensorforge_ops_register_policies(register):
     """Register policies (POLICY verdicts such as a regression gate or right-sizing).
 
-    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``);
-    its ``decide(...)`` must return "no verdict: <what is missing>" whenever its required
-    evidence is absent. Return nothing.
+    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``,
+    ``description``): ``commands`` says which commands run it (``gate``, ``report``,
+    ``rightsize``), ``requires`` the evidence it needs (``candidate``, ``baseline``,
+    ``captures``, and the labels ``MEASURED``, ``CALIBRATED``, ``DIAGNOSTIC`` that must hold
+    evidence). ``decide(request)`` gets a :class:`tensorforge_ops.api.PolicyRequest` (verified,
+    typed captures) and returns :class:`tensorforge_ops.api.Verdict` objects, each naming its
+    evidence, or "no verdict: <what is missing>". It is asked only when its required evidence
+    is present; one that raises costs one warning line. The regression gate and right-sizing
+    are registered through this hook too. Return nothing.
     """

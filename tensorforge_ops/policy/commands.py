@@ -47,7 +47,7 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
     request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
     others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
-    status, _ = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)
+    status, why = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)
     status = EXIT_OK if (no_verdict_ok and status == EXIT_NO_VERDICT) else status
     if as_json:
         data = attrs.asdict(result)
@@ -65,7 +65,7 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
         click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
         for line in as_text(ops, others):
             click.echo(line)
-        click.echo(f"{result.summary}; exit {status}")
+        click.echo(f"{result.summary}; {why + '; ' if why else ''}exit {status}")
     sys.exit(status)
 
 

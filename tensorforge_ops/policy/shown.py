@@ -50,8 +50,10 @@ def as_text(ops, verdicts: Sequence[Verdict]) -> List[str]:
 def exit_status(status: int, verdicts: Sequence[Verdict], failing: int, no_verdict: int, ok: int) -> Tuple[int, str]:
     """The command's exit status once other policies' verdicts count too: any failing verdict
     fails; any NO VERDICT turns a pass into no verdict."""
-    if any(v.fails for v in verdicts):
-        return failing, "a policy verdict fails"
-    if status == ok and any(v.verdict == NO_VERDICT for v in verdicts):
-        return no_verdict, "a policy has no verdict"
+    failed = sorted({v.policy for v in verdicts if v.fails})
+    if failed:
+        return failing, f"failing verdicts of {', '.join(failed)}"
+    undecided = sorted({v.policy for v in verdicts if v.verdict == NO_VERDICT})
+    if status == ok and undecided:
+        return no_verdict, f"no verdict from {', '.join(undecided)}"
     return status, ""

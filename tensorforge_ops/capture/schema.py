@@ -36,6 +36,8 @@ CORE_FIELDS: Dict[str, Tuple[str, Optional[str]]] = {
     "Prediction.ceilings": ("the rates the model divided by", None),
     "Prediction.max_candidates_per_operator": ("the exploration bound: most mappings tried per operator", "count"),
     "Prediction.candidates": ("mappings evaluated in total", "count"),
+    "Prediction.search": ("'exhaustive', 'relaxation' (--max-candidates cut a search) or 'unstated' "
+                          "(a strategy, or a version-1 capture, did not say)", None),
     "Prediction.workloads": ("per workload: its lower bound and how it was reached", None),
     "Prediction.notes": ("caveats of the prediction as a whole", None),
     "WorkloadPrediction.name": ("the workload's name in the suite", None),
@@ -50,6 +52,8 @@ CORE_FIELDS: Dict[str, Tuple[str, Optional[str]]] = {
     "WorkloadPrediction.latency_s": ("the lower bound: sum over operators of max(compute, memory)", "s"),
     "WorkloadPrediction.bottleneck": ("'compute' or 'memory': the term that won (a classification)", None),
     "WorkloadPrediction.candidates": ("mappings evaluated for this workload", "count"),
+    "WorkloadPrediction.search": ("how its operators' bounds were searched for: 'exhaustive', 'relaxation' "
+                                  "or 'unstated'", None),
     "WorkloadPrediction.operators": ("the operators it decomposes into", None),
     "OperatorPrediction.name": ("operator name (matmul, attention, norm...)", None),
     "OperatorPrediction.count": ("how many times the workload executes it", "count"),
@@ -78,6 +82,9 @@ CORE_FIELDS: Dict[str, Tuple[str, Optional[str]]] = {
     "MappingChoice.bottleneck": ("'compute' or 'memory'", None),
     "MappingChoice.candidates": ("mappings this strategy evaluated", "count"),
     "MappingChoice.notes": ("caveats of this mapping", None),
+    "MappingChoice.search": ("'exhaustive' (the minimum of the strategy's space), 'relaxation' (a cut "
+                             "search: below every mapping of the space) or 'unstated'", None),
+    "MappingChoice.space": ("mappings in the strategy's full space (0: the strategy does not say)", "count"),
     "Ceilings.origin": ("'datasheet' or 'calibrated'", None),
     "Ceilings.compute": ("whole-array rate per math mode", "FLOP/s"),
     "Ceilings.dram_bytes_per_s": ("DRAM bandwidth", "B/s"),

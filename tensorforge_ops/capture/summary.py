@@ -1,14 +1,16 @@
 """A readable summary of a capture, from the capture alone."""
 
-from typing import List
+from typing import Dict, List, Optional
 
 from tensorforge.render import table
 from tensorforge.units import percent, seconds, si
 
+from .compare import FASTEST_BELOW, FastestCheck, fastest_check, fastest_sample
 from .model import Capture
 from .sections.calibrated import Calibrated
 from .sections.diagnostic import Diagnostic
-from .sections.measured import FailedMeasurement, Measured
+from .sections.comparison import ComparisonRow
+from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
 
 
 def _telemetry_lines(diag) -> List[str]:
@@ -23,6 +25,22 @@ def _telemetry_lines(diag) -> List[str]:
             lines.append(f"  {name}: {window.headline or 'no headline from the source'}")
     lines.append(f"  {diag.caveat}")
     return lines
+
+
+def _fastest(row: Optional[ComparisonRow], measurement: Optional[WorkloadMeasurement]) -> Optional[FastestCheck]:
+    """The fastest sample against the calibrated bound, from the capture's own samples (so
+    captures written before the comparison recorded it are checked too)."""
+    bound = row.predicted_calibrated_s if row else None
+    if not bound or not isinstance(measurement, Measurement):
+        return None
+    return fastest_check(fastest_sample(measurement), bound)
+
+
+def _fastest_cell(check: Optional[FastestCheck]) -> str:
+    """The fastest sample's margin over the calibrated bound, signed (no tolerance)."""
+    if check is None or check.margin is None:
+        return "-"
+    return f"{check.margin * 100:+.2f}%" + (" BELOW" if check.margin < 0 else "")
 
 
 def summary_text(capture: Capture) -> str:
@@ -47,24 +65,31 @@ def summary_text(capture: Capture) -> str:
         lines.append(f"            calibrated bound: {pred.calibrated_note}")
     elif pred.calibrated_target and pred.calibrated_target != capture.target:
         lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
-    rows = []
+    rows: List[List[str]] = []
+    fastest: Dict[str, Optional[FastestCheck]] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
         failed = isinstance(measured_rows.get(w.name), FailedMeasurement)
+        fastest[w.name] = _fastest(r, measured_rows.get(w.name))
         rows.append([w.name, seconds(w.latency_s),
                      seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
                      seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
                      percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None),
-                     w.bottleneck, check if not check.startswith("no verdict") else "no verdict"])
+                     w.bottleneck, check if not check.startswith("no verdict") else "no verdict",
+                     _fastest_cell(fastest[w.name])])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check"], rows)]
+                         "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound"], rows)]
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")
     if comp and comp.device_note:
         lines.append(f"APE: {comp.device_note}")
+    below = sorted(n for n, f in fastest.items() if f is not None and f.verdict == FASTEST_BELOW)
+    if below:
+        lines.append("FASTEST SAMPLE BELOW THE CALIBRATED BOUND (the bound is not sound there): " + ", ".join(
+            f"{n} ({fastest[n].margin * 100:+.2f}%)" for n in below))
     violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")

@@ -33,8 +33,10 @@ def version_of(doc: Mapping[str, Any]) -> Tuple[str, int]:
 def _v1_to_v2(doc: Dict[str, Any]) -> Dict[str, Any]:
     """Version 1 -> 2: the version becomes its own field; each telemetry window gets the common
     envelope by the rule in capture/telemetry_window.py (available, reason, headline,
-    clock_event_fractions, the source's record in data); POLICY loses its `verdicts` list, which version 1 always wrote empty (verdicts are
-    made when captures are read); an interrupted run's empty comparison becomes null."""
+    clock_event_fractions, the source's record in data); POLICY loses its `verdicts` list,
+    which version 1 always wrote empty (verdicts are made when captures are read); an
+    interrupted run's empty comparison becomes null; each prediction and workload states how its
+    bound was searched for ('unstated': version 1 did not record it)."""
     doc["schema"], doc["schema_version"] = SCHEMA, 2
     diagnostic = doc.get("diagnostic")
     if isinstance(diagnostic, dict) and isinstance(diagnostic.get("windows"), dict):
@@ -48,7 +50,27 @@ def _v1_to_v2(doc: Dict[str, Any]) -> Dict[str, Any]:
     comparison = doc.get("comparison")
     if isinstance(comparison, dict) and "same_device" not in comparison:
         doc["comparison"] = None
+    predicted = doc.get("predicted")
+    for key in ("analytical", "calibrated"):
+        if isinstance(predicted, dict) and isinstance(predicted.get(key), dict):
+            _state_search(predicted[key])
     return doc
+
+
+def _state_search(prediction: Dict[str, Any]) -> None:
+    """How each bound was searched for, where the document does not say: as the Core derives it
+    from the operators' mappings, whose own `search` reads as 'unstated' when absent (version 1
+    did not record it, so its bounds are neither claimed exhaustive nor relaxed)."""
+    from tensorforge.mappings.base import UNSTATED
+    from tensorforge.model import search_of
+    workloads = prediction.get("workloads") if isinstance(prediction.get("workloads"), list) else []
+    for w in workloads:
+        if isinstance(w, dict) and "search" not in w:
+            ops = w.get("operators") if isinstance(w.get("operators"), list) else []
+            w["search"] = search_of((op.get("mapping") or {}).get("search", UNSTATED)
+                                    for op in ops if isinstance(op, dict))
+    if "search" not in prediction:
+        prediction["search"] = search_of(w.get("search", UNSTATED) for w in workloads if isinstance(w, dict))
 
 
 # version N -> the rule that turns a version-N document into version N + 1

@@ -15,6 +15,12 @@ class BoundCheck:
     measured_over_bound: Optional[float] = optional("measured p50 / calibrated lower bound", "1")
     tolerance: Optional[float] = optional("relative noise allowance: max(2%, measured relative IQR)", "1")
     rule: Optional[str] = optional("the rule, in words")
+    fastest_over_bound: Optional[float] = optional(
+        "fastest sample / calibrated lower bound (soundness, no tolerance; absent in older captures)", "1")
+    fastest_margin: Optional[float] = optional("fastest sample / calibrated lower bound - 1", "1")
+    fastest_verdict: Optional[str] = optional(
+        "'fastest sample within bound', 'FASTEST SAMPLE BELOW BOUND' (the bound is not sound there) "
+        "or 'no verdict: no samples'")
 
 
 @attrs.frozen(kw_only=True)
@@ -24,6 +30,8 @@ class ComparisonRow:
     predicted_calibrated_s: Optional[float] = field("PREDICTED lower bound from calibrated ceilings", "s")
     bottleneck: Optional[str] = field("predicted bottleneck (an analytical classification, not a measurement)")
     measured_p50_s: Optional[float] = field("MEASURED median latency", "s")
+    measured_min_s: Optional[float] = optional(
+        "MEASURED fastest sample (absent when not measured, and in older captures)", "s")
     ape_analytical: Optional[float] = field("|analytical bound - p50| / p50; only on the predicted device", "1")
     ape_calibrated: Optional[float] = field("|calibrated bound - p50| / p50; only on the predicted device", "1")
     ape_note: Optional[str] = field("why APE is withheld; null when computed")

@@ -1,12 +1,16 @@
 """What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
 that cross the boundary between them and the runner."""
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-if TYPE_CHECKING:   # api.py is imported by every Ops plugin; the capture classes only by readers
+if TYPE_CHECKING:   # api.py is imported by every Ops plugin; these only by their readers
     from .capture.model import Capture
+    from .capture.sections.diagnostic import TelemetryWindow
+    from .measure.timing import TimedSamples
 
 
 class Unavailable(Exception):
@@ -26,11 +30,12 @@ class Session:
     info: DeviceInfo
     device: Any = None
 
-    def prepared(self, builder, params, math_mode: str):
+    def prepared(self, builder: "WorkloadBuilder", params: Any,
+                 math_mode: str) -> AbstractContextManager["Prepared"]:
         """Context manager yielding a Prepared workload (inputs allocated, one run done)."""
         raise NotImplementedError
 
-    def time(self, fn: Callable[[], Any], budget_s: float):
+    def time(self, fn: Callable[[], Any], budget_s: float) -> "TimedSamples":
         """Per-iteration timing; returns a tensorforge_ops.measure.timing.TimedSamples."""
         raise NotImplementedError
 
@@ -41,7 +46,7 @@ class Session:
 @attrs.frozen
 class Prepared:
     fn: Callable[[], Any]
-    peak_memory_bytes: Optional[int]          # None when the backend cannot see it (method says why)
+    peak_memory_bytes: int | None          # None when the backend cannot see it (method says why)
     framework_flags: Mapping[str, Any]
     # How peak memory was obtained (devices differ: allocator bytes on a GPU, resident pages on
     # a CPU); recorded beside the number so nobody compares the two unknowingly.
@@ -55,10 +60,10 @@ class MeasurementBackend:
     # `framework` works here, so one PyTorch builder serves every PyTorch device.
     framework: str = ""
     # Targets this backend measures natively: `run --target T` without --backend picks it.
-    targets: Tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
     # Workload specs `run` measures when the user names none (empty: the workload plugins'
     # default suite, which is sized for data-centre GPUs).
-    default_suite: Tuple[str, ...] = ()
+    default_suite: tuple[str, ...] = ()
 
     def open(self, device_index: int = 0) -> Session:
         raise NotImplementedError
@@ -73,7 +78,7 @@ class WorkloadBuilder:
     def name(self) -> str:
         return f"{self.kind}@{self.backend or self.framework}"
 
-    def build(self, params, device) -> Callable[[], Any]:
+    def build(self, params: Any, device: Any) -> Callable[[], Any]:
         raise NotImplementedError
 
 
@@ -82,8 +87,8 @@ class ProbeResult:
     name: str
     method: str
     compute: Mapping[str, float] = attrs.field(factory=dict)    # FLOP/s per math mode
-    dram_bytes_per_s: Optional[float] = None
-    launch_floor_s: Optional[float] = None
+    dram_bytes_per_s: float | None = None
+    launch_floor_s: float | None = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
 
@@ -103,7 +108,9 @@ class TelemetrySource:
     caveat: str = ("telemetry is diagnostic context from a separate execution window; "
                    "it does not prove a bottleneck and never decides a verdict.")
 
-    def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> Dict[str, Any]:
+    def collect(self, session: Session, run_once: Callable[[], Any],
+                duration_s: float) -> "TelemetryWindow | Mapping[str, Any]":
+        """The window: a TelemetryWindow, or the source's own JSON-ready record (see the hook spec)."""
         raise NotImplementedError
 
 
@@ -114,6 +121,10 @@ POLICY_EVIDENCE = ("candidate", "baseline", "captures", "MEASURED", "CALIBRATED"
 # The commands that run policies: `gate BASELINE CANDIDATE`, `report CAPTURE [--baseline]`,
 # `rightsize ... [--capture ...]`.
 POLICY_COMMANDS = ("gate", "report", "rightsize")
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
 
 
 def _named(_inst: Any, attribute: Any, value: str) -> None:
@@ -129,12 +140,12 @@ class Verdict:
     subject: str                  # what it is about: a workload, a target ('' for the whole)
     verdict: str = attrs.field(validator=_named)    # e.g. PASS, REGRESSION, MEETS, or NO VERDICT
     reason: str = attrs.field(validator=_named)     # why, in one line; for NO VERDICT what is missing
-    evidence: Tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    evidence: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     fails: bool = False           # true: this verdict fails a gate (exit status 1)
     record: Any = attrs.field(default=None, eq=False)   # the policy's own typed result, for its command
 
     @evidence.validator
-    def _evidence(self, _attribute: Any, value: Tuple[str, ...]) -> None:
+    def _evidence(self, _attribute: Any, value: tuple[str, ...]) -> None:
         if self.verdict != NO_VERDICT and not [e for e in value if isinstance(e, str) and e.strip()]:
             raise ValueError(f"verdict {self.verdict!r} of policy {self.policy!r} names no evidence; "
                              "a verdict exists only with its evidence")
@@ -150,7 +161,7 @@ class PolicyRequest:
     command: str
     candidate: Any = None                 # gate's CANDIDATE, report's CAPTURE
     baseline: Any = None                  # gate's BASELINE, report's --baseline
-    captures: Tuple[Any, ...] = ()        # rightsize's --capture evidence
+    captures: tuple[Any, ...] = ()        # rightsize's --capture evidence
     core: Any = None
     settings: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -161,8 +172,8 @@ class Policy:
     is missing. `commands` says which commands run it (POLICY_COMMANDS)."""
     name: str = ""
     description: str = ""
-    requires: Tuple[str, ...] = ()
-    commands: Tuple[str, ...] = ("gate", "report")
+    requires: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ("gate", "report")
 
     def decide(self, request: PolicyRequest) -> Sequence[Verdict]:
         """Verdicts (tensorforge_ops.api.Verdict, policy=self.name) from the request's evidence."""
@@ -174,8 +185,8 @@ class ExportResult:
     """What a sink did with a capture: where it went, or why it did not."""
     sink: str
     ok: bool
-    location: Optional[str] = None    # e.g. an MLflow run URI
-    error: Optional[str] = None       # one line, shown to the user when ok is False
+    location: str | None = None    # e.g. an MLflow run URI
+    error: str | None = None       # one line, shown to the user when ok is False
 
 
 class CaptureSink:
@@ -185,7 +196,7 @@ class CaptureSink:
     name: str = ""
     description: str = ""
 
-    def export(self, capture: "Capture", capture_path: str, report_html: Optional[str],
+    def export(self, capture: "Capture", capture_path: str, report_html: str | None,
                options: Mapping[str, str]) -> ExportResult:
         """`capture` is the typed, verified capture (tensorforge_ops.capture.model.Capture);
         `capture_path` the file it was read from, which is the record to store."""

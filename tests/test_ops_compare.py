@@ -38,7 +38,7 @@ def ok(p50, rel_iqr=0.0, samples=None):
                        throughput_flops_per_s=None, throughput_bytes_per_s=None)
 
 
-def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,
+def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,  # noqa: B008 (read-only)
             device_note=None, calibrated_note="no calibrated bound"):
     """The comparison row as the capture document holds it."""
     return to_document(compare_workload("w", analytical, calibrated, measurement, same_device, device_note,

@@ -106,7 +106,7 @@ def run_gate(*args):
                           timeout=120)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cli():
     """The CLI over the installed plugins, loaded once (first used inside a test, so with the
     plugin environment cleaned by `clean_plugin_env`)."""
@@ -554,7 +554,7 @@ def _corrupted(tmp_path, how: str) -> Path:
 
 @pytest.mark.parametrize("how,expected", [
     ("missing", "cannot read capture"),
-    ("truncated", "is not valid JSON"),
+    ("truncated", ": not valid JSON: "),
     ("tampered", "digest mismatch"),
     ("schema", "has schema version 3; this TensorForge reads versions up to 2"),
 ])

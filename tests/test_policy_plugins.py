@@ -258,7 +258,7 @@ def test_a_raising_policy_is_isolated_in_gate_and_report(evidence, monkeypatch, 
     module.tensorforge_ops_register_policies = tensorforge_ops_register_policies
     host = OpsHost(extra_plugins=(("more", module),))
     assert host.names("policies") == sorted(real.names("policies") + ["exploding", "steady"])
-    monkeypatch.setattr(core_plugin, "_ops_host", lambda: host)
+    monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
     cli = make_cli(lambda: PluginHost())
     result = CliRunner().invoke(cli, ["gate", str(BASE), str(RERUN)])
     assert result.exit_code == 3          # the regression gate's own no-verdicts; nothing failed

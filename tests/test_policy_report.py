@@ -370,7 +370,7 @@ def _bad_capture(tmp_path, how) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how,expected", [("truncated", "is not valid JSON"), ("tampered", "digest mismatch"),
+@pytest.mark.parametrize("how,expected", [("truncated", ": not valid JSON: "), ("tampered", "digest mismatch"),
                                           ("schema", "is not a TensorForge capture (schema "
                                                      "'tensorforge.capture/0', schema_version None)")])
 @pytest.mark.parametrize("fmt", ["html", "json"])
@@ -422,7 +422,7 @@ def test_missing_capture_and_bad_format(tmp_path):
 
 # ---------------------------------------------------------------- in a real browser
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _browser_missing() -> str:
     if not (shutil.which("chromium") or os.path.exists(CHROMIUM)):
         return "Debian's chromium is not installed (/usr/bin/chromium)"

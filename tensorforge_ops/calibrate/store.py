@@ -3,16 +3,12 @@ reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`. The stored
 typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibrated.py)."""
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from collections.abc import Callable
 
 from tensorforge import __version__
-from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.fileio import write_atomic
-from tensorforge.serialize import canonical_json
-from tensorforge.target import Ceilings
+from tensorforge.api import Ceilings, TensorForgeError, canonical_json, one_line, read_json, write_atomic
 
 from ..api import ProbeResult, Unavailable
 from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord
@@ -29,13 +25,13 @@ def store_path(fingerprint: str) -> Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Calibration:
     """A calibration: every probe's result and the ceilings they add up to."""
-    results: List[ProbeResult] = []
-    failures: Dict[str, str] = {}
+    results: list[ProbeResult] = []
+    failures: dict[str, str] = {}
     started = now()
     for probe in probes:
         progress(f"calibrating: {probe.name}")
@@ -45,7 +41,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    compute: Dict[str, float] = {}
+    compute: dict[str, float] = {}
     dram = launch = None
     for result in results:
         compute.update(result.compute)
@@ -71,7 +67,7 @@ def save(calibration: Calibration) -> Path:
     return path
 
 
-def load(fingerprint: str) -> Optional[Calibration]:
+def load(fingerprint: str) -> Calibration | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
     from ..capture.convert import first_error, converter
@@ -79,10 +75,9 @@ def load(fingerprint: str) -> Optional[Calibration]:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TensorForgeError(f"stored calibration {path} is unreadable ({exc}); "
-                               "remove it or pass --recalibrate") from None
+        data = read_json(path, "stored calibration")
+    except TensorForgeError as exc:
+        raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint:
         raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
                                "remove it or pass --recalibrate")
@@ -93,7 +88,7 @@ def load(fingerprint: str) -> Optional[Calibration]:
                                "remove it or pass --recalibrate") from None
 
 
-def to_ceilings(calibration: Calibration) -> Optional[Ceilings]:
+def to_ceilings(calibration: Calibration) -> Ceilings | None:
     """Core ceilings from a calibration; None when the probes that matter did not run."""
     c = calibration.ceilings
     if not c.compute or not c.dram_bytes_per_s:

@@ -10,7 +10,7 @@ tolerance: a fastest sample below the calibrated bound says the bound is not sou
 workload (tests/test_capture_soundness.py checks it on every committed capture).
 """
 
-from typing import Optional
+from typing import Any
 
 import attrs
 
@@ -33,7 +33,7 @@ def bound_tolerance(stats: SampleStats) -> float:
     return max(MIN_TOLERANCE, float(stats.rel_iqr or 0.0))
 
 
-def fastest_sample(measurement: Measurement) -> Optional[float]:
+def fastest_sample(measurement: Measurement) -> float | None:
     """The fastest iteration measured: the raw samples' minimum (the stats' min if samples
     were not kept)."""
     return min(measurement.samples_s) if measurement.samples_s else measurement.stats.min
@@ -43,11 +43,11 @@ def fastest_sample(measurement: Measurement) -> Optional[float]:
 class FastestCheck:
     """The fastest sample against a bound, with no tolerance."""
     verdict: str
-    over_bound: Optional[float] = None    # fastest / bound
-    margin: Optional[float] = None        # fastest / bound - 1
+    over_bound: float | None = None    # fastest / bound
+    margin: float | None = None        # fastest / bound - 1
 
 
-def fastest_check(fastest: Optional[float], bound_s: float) -> FastestCheck:
+def fastest_check(fastest: float | None, bound_s: float) -> FastestCheck:
     """Margin of the fastest sample over the bound: (fastest - bound) / bound, no tolerance."""
     if fastest is None or bound_s <= 0:
         return FastestCheck("no verdict: no samples")
@@ -55,10 +55,10 @@ def fastest_check(fastest: Optional[float], bound_s: float) -> FastestCheck:
     return FastestCheck(FASTEST_BELOW if margin < 0 else "fastest sample within bound", fastest / bound_s, margin)
 
 
-def compare_workload(name: str, analytical, calibrated, measurement: Optional[WorkloadMeasurement],
-                     same_device: bool, device_note: Optional[str], calibrated_note: str) -> ComparisonRow:
+def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMeasurement | None,
+                     same_device: bool, device_note: str | None, calibrated_note: str) -> ComparisonRow:
     bound = calibrated or analytical
-    row = dict(predicted_analytical_s=analytical.latency_s if analytical else None,
+    row: dict[str, Any] = dict(predicted_analytical_s=analytical.latency_s if analytical else None,
                predicted_calibrated_s=calibrated.latency_s if calibrated else None,
                bottleneck=bound.bottleneck if bound else None,
                measured_p50_s=None, ape_analytical=None, ape_calibrated=None, ape_note=None)

@@ -7,14 +7,15 @@ Core's result classes inside PREDICTED come out exactly as `predict --json` writ
 """
 
 import json
-from typing import Any, Callable, Mapping, Type, Union
+from typing import Any
+from collections.abc import Callable, Mapping
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
-from tensorforge.serialize import converter as core_converter, to_data
+from tensorforge.api import converter as core_converter, to_data
 
 from .fields import OMIT, Mismatch
 from .model import Capture, Unavailable
@@ -35,15 +36,15 @@ def _object(data: Any) -> Mapping[str, Any]:
     return data
 
 
-def _unstructure_fn(cls: Type[Any]) -> Callable[[Any], Any]:
-    omit = {f.name: override(omit_if_default=True) for f in attrs.fields(cls) if f.metadata.get(OMIT)}
+def _unstructure_fn(cls: type[Any]) -> Callable[[Any], Any]:
+    omit: dict[str, Any] = {f.name: override(omit_if_default=True) for f in attrs.fields(cls) if f.metadata.get(OMIT)}
     return make_dict_unstructure_fn(cls, converter, **omit)
 
 
 converter.register_unstructure_hook_factory(_ours, _unstructure_fn)
 
 
-def _structure_fn(cls: Type[Any]) -> Callable[[Any, Any], Any]:
+def _structure_fn(cls: type[Any]) -> Callable[[Any, Any], Any]:
     """As strict as the published schema: every field but an optional() one must be present,
     even one whose class has a default for building it in code."""
     base = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
@@ -60,13 +61,13 @@ def _structure_fn(cls: Type[Any]) -> Callable[[Any, Any], Any]:
 converter.register_structure_hook_factory(_ours, _structure_fn)
 
 
-def _either(pick: Callable[[Mapping[str, Any]], Type[Any]]) -> Callable[[Any, Any], Any]:
+def _either(pick: Callable[[Mapping[str, Any]], type[Any]]) -> Callable[[Any, Any], Any]:
     """A structure hook for a union of section classes, choosing by what the data says."""
     return lambda data, _type: converter.structure(data, pick(_object(data)))
 
 
-def _by(key: str, choices: Mapping[Any, Type[Any]]) -> Callable[[Mapping[str, Any]], Type[Any]]:
-    def pick(data: Mapping[str, Any]) -> Type[Any]:
+def _by(key: str, choices: Mapping[Any, type[Any]]) -> Callable[[Mapping[str, Any]], type[Any]]:
+    def pick(data: Mapping[str, Any]) -> type[Any]:
         value = data.get(key)
         for wanted, cls in choices.items():
             if value is wanted or (isinstance(wanted, str) and value == wanted):
@@ -80,9 +81,9 @@ converter.register_structure_hook(
     WorkloadMeasurement, _either(_by("status", {"ok": Measurement, "failed": FailedMeasurement})))
 for _section in (Measured, Calibrated):
     converter.register_structure_hook(
-        Union[_section, Unavailable], _either(_by("available", {True: _section, False: Unavailable})))
+        _section | Unavailable, _either(_by("available", {True: _section, False: Unavailable})))
 converter.register_structure_hook(
-    Union[Diagnostic, Unavailable], _either(lambda d: Diagnostic if "windows" in d else Unavailable))
+    Diagnostic | Unavailable, _either(lambda d: Diagnostic if "windows" in d else Unavailable))
 
 
 def to_document(value: Any) -> Any:

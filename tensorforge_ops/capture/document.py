@@ -9,16 +9,15 @@ any upgrade; the typed object is what every reader then uses.
 """
 
 import hashlib
-import json
 import math
+import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
-from tensorforge.fileio import write_atomic
-from tensorforge.serialize import canonical_json
+from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
 
 from .convert import first_error, from_document, to_document
 from .model import SCHEMA_VERSION, Capture
@@ -34,12 +33,12 @@ def content_digest(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def digest_record(doc: Mapping[str, Any]) -> Dict[str, str]:
+def digest_record(doc: Mapping[str, Any]) -> dict[str, str]:
     """The digest record `seal` writes for this document (any version)."""
     return {"algorithm": "sha256", "over": DIGEST_OVER, "value": content_digest(doc)}
 
 
-def seal_document(doc: Mapping[str, Any]) -> Dict[str, Any]:
+def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON document (any version) with its digest record replaced by the right one."""
     body = {k: v for k, v in doc.items() if k != "digest"}
     return {**body, "digest": digest_record(body)}
@@ -51,25 +50,16 @@ def seal(capture: Capture) -> Capture:
     return attrs.evolve(unsealed, digest=Digest(**digest_record(to_document(unsealed))))
 
 
-def write_capture(path, capture: Capture) -> Capture:
+def write_capture(path: str | os.PathLike[str], capture: Capture) -> Capture:
     sealed = seal(capture)
     write_atomic(path, canonical_json(to_document(sealed)))
     return sealed
 
 
-def read_document(path) -> Dict[str, Any]:
+def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON object in the file as written (no upgrade), or a one-line error."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read capture {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise TensorForgeError(f"capture {path} is not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TensorForgeError(f"capture {path} is not valid JSON (truncated or damaged?): {exc}") from None
+    doc = read_json(path, "capture")
     if not isinstance(doc, dict):
         raise TensorForgeError(f"capture {path}: expected a JSON object")
     return doc
@@ -85,7 +75,7 @@ def structure(doc: Mapping[str, Any], what: str) -> Capture:
                                f"{first_error(exc)}") from None
 
 
-def read_capture(path) -> Capture:
+def read_capture(path: str | os.PathLike[str]) -> Capture:
     """The capture in the file as a typed object (not verified: see `verify`)."""
     return structure(read_document(path), f"capture {path}")
 
@@ -95,19 +85,19 @@ class VerifyReport:
     path: str
     ok: bool
     digest: str
-    problems: List[str]
-    checks: List[str]
+    problems: list[str]
+    checks: list[str]
 
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def _consistency(capture: Capture) -> Tuple[List[str], List[str]]:
+def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     from ..measure.stats import summarize
     from .compare import ape
 
-    problems: List[str] = []
+    problems: list[str] = []
     checks = ["five labelled sections present"]   # the classes demand them (model.Capture)
     if not capture.complete:
         problems.append("capture is marked incomplete (the run was interrupted)")
@@ -138,12 +128,12 @@ def _consistency(capture: Capture) -> Tuple[List[str], List[str]]:
     return problems, checks
 
 
-def check(path) -> Tuple[VerifyReport, Optional[Capture]]:
+def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
     """The verification report, and the typed capture when the document could be read as one."""
     path = Path(path)
     doc = read_document(path)
-    problems: List[str] = []
-    checks: List[str] = []
+    problems: list[str] = []
+    checks: list[str] = []
     # A hand-edited digest may be any JSON value: report it, never crash on it.
     digest = doc.get("digest")
     recorded = digest.get("value") if isinstance(digest, dict) else None
@@ -177,5 +167,5 @@ def check(path) -> Tuple[VerifyReport, Optional[Capture]]:
     return report, capture
 
 
-def verify(path) -> VerifyReport:
+def verify(path: str | os.PathLike[str]) -> VerifyReport:
     return check(path)[0]

@@ -7,7 +7,7 @@ both). Fields made with `optional()` are left out of the document when they are 
 how a field is added without breaking captures written before it existed.
 """
 
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 
@@ -18,12 +18,12 @@ class Mismatch(ValueError):
     """A value the capture schema does not allow; its message says what was expected."""
 
 
-def field(doc: str, unit: Optional[str] = None, **kwargs: Any) -> Any:
+def field(doc: str, unit: str | None = None, **kwargs: Any) -> Any:
     """A field that is always written (None as null)."""
     return attrs.field(metadata={DOC: doc, UNIT: unit}, **kwargs)
 
 
-def optional(doc: str, unit: Optional[str] = None, **kwargs: Any) -> Any:
+def optional(doc: str, unit: str | None = None, **kwargs: Any) -> Any:
     """A field left out of the document when None: absent in older captures, or not known."""
     return attrs.field(default=None, metadata={DOC: doc, UNIT: unit, OMIT: True}, **kwargs)
 

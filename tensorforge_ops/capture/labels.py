@@ -1,7 +1,6 @@
 """The five labels, once: the capture section each one names, what it claims, and where its
 numbers come from. Every reader (verify, summary, report, export sinks) takes them from here."""
 
-from typing import Dict, Tuple
 
 import attrs
 
@@ -14,7 +13,7 @@ class Label:
     source: str
 
 
-LABELS: Tuple[Label, ...] = (
+LABELS: tuple[Label, ...] = (
     Label("PREDICTED", "predicted",
           "Analytical Core output derived from workload, mapping, traffic and timing assumptions.",
           "the Core, deterministic, no device"),
@@ -28,4 +27,4 @@ LABELS: Tuple[Label, ...] = (
           "policies reading the above"),
 )
 
-BY_SECTION: Dict[str, Label] = {label.section: label for label in LABELS}
+BY_SECTION: dict[str, Label] = {label.section: label for label in LABELS}

@@ -6,11 +6,10 @@ MEASURED, CALIBRATED and DIAGNOSTIC are either their section or `Unavailable` (w
 so a reader must say which case it handles; `capture.measured.available` tells them apart.
 """
 
-from typing import Optional, Union
 
 import attrs
 
-from tensorforge.target import Target
+from tensorforge.api import Target
 
 from .fields import Mismatch, const, field, optional
 from .labels import BY_SECTION
@@ -33,7 +32,7 @@ class Unavailable:
                        validator=attrs.validators.in_(("MEASURED", "CALIBRATED", "DIAGNOSTIC")))
     available: bool = const(False, "false: this section holds no evidence")
     reason: str = field("why, in one line (no device, no probes installed, telemetry disabled...)")
-    caveat: Optional[str] = optional("DIAGNOSTIC only: the telemetry source's caveat")
+    caveat: str | None = optional("DIAGNOSTIC only: the telemetry source's caveat")
 
 
 def _labelled(instance: "Capture", attribute: "attrs.Attribute[object]", value: object) -> None:
@@ -52,14 +51,14 @@ class Capture:
     complete: bool = field("false when the run was interrupted and this is what it had gathered")
     target: str = field("the predicted target's name")
     operating_point: str = field("the target's operating point the prediction used")
-    target_description: Optional[Target] = optional(
+    target_description: Target | None = optional(
         "the whole target as predicted, so a capture of a target given as a file stays reproducible "
         "(absent in captures written before it was recorded)")
     provenance: Provenance = field("who, what, where and when")
     predicted: Predicted = field("PREDICTED", validator=_labelled)
-    measured: Union[Measured, Unavailable] = field("MEASURED, or why not", validator=_labelled)
-    calibrated: Union[Calibrated, Unavailable] = field("CALIBRATED, or why not", validator=_labelled)
-    diagnostic: Union[Diagnostic, Unavailable] = field("DIAGNOSTIC, or why not", validator=_labelled)
+    measured: Measured | Unavailable = field("MEASURED, or why not", validator=_labelled)
+    calibrated: Calibrated | Unavailable = field("CALIBRATED, or why not", validator=_labelled)
+    diagnostic: Diagnostic | Unavailable = field("DIAGNOSTIC, or why not", validator=_labelled)
     policy: PolicyRecord = field("POLICY as recorded by the run (bound checks)", validator=_labelled)
-    comparison: Optional[Comparison] = field("PREDICTED against MEASURED; null if the run was interrupted before it")
-    digest: Optional[Digest] = optional("integrity record; absent only before the capture is sealed")
+    comparison: Comparison | None = field("PREDICTED against MEASURED; null if the run was interrupted before it")
+    digest: Digest | None = optional("integrity record; absent only before the capture is sealed")

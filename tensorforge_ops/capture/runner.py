@@ -9,14 +9,13 @@ import platform
 import socket
 import sys
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
 from tensorforge import __version__
-from tensorforge.errors import one_line
-from tensorforge.model import predict
-from tensorforge.suite import resolve
+from tensorforge.api import one_line, predict, resolve
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
@@ -39,10 +38,10 @@ DEFAULT_BACKEND = "torch-cuda"
 @attrs.frozen
 class RunOptions:
     target: str
-    specs: Tuple[str, ...] = ()
-    suites: Tuple[str, ...] = ()
-    operating_point: Optional[str] = None
-    backend: Optional[str] = None     # None: the backend that claims the target, else torch-cuda
+    specs: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    operating_point: str | None = None
+    backend: str | None = None     # None: the backend that claims the target, else torch-cuda
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
@@ -53,7 +52,7 @@ class RunOptions:
     # window, against 177 us when measured first (power-management state left by the probes).
     cooldown_s: float = 2.0
     rest_s: float = 0.2
-    command: Tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
 
 
 class Run:
@@ -66,20 +65,22 @@ class Run:
         self.caveat = CAVEAT   # the telemetry source's own, once the backend is known
         self.started = False
         self.complete = False
-        self.header: Dict[str, Any] = {}
-        self.provenance: Optional[Provenance] = None
-        self.predicted: Optional[Predicted] = None
+        self.header: dict[str, Any] = {}
+        self.provenance: Provenance | None = None
+        self.predicted: Predicted | None = None
         self.measured: Any = UnavailableSection(label="MEASURED", reason="not started")
         self.calibrated: Any = UnavailableSection(label="CALIBRATED", reason="not started")
         self.diagnostic: Any = UnavailableSection(label="DIAGNOSTIC", reason="not started", caveat=CAVEAT)
         self.policy = PolicyRecord(bound_checks={})
-        self.comparison: Optional[Comparison] = None
+        self.comparison: Comparison | None = None
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
 
     def capture(self) -> Capture:
         """What the run has gathered so far, as a capture (complete once `execute` returned)."""
+        if self.provenance is None or self.predicted is None:
+            raise RuntimeError("nothing to capture before the prediction ran (Run.started is False)")
         return Capture(complete=self.complete, provenance=self.provenance, predicted=self.predicted,
                        measured=self.measured, calibrated=self.calibrated, diagnostic=self.diagnostic,
                        policy=self.policy, comparison=self.comparison, **self.header)
@@ -94,7 +95,7 @@ class Run:
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
-        if not (opts.specs or opts.suites) and getattr(backend, "default_suite", ()):
+        if not (opts.specs or opts.suites) and backend.default_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
             workloads = resolve(self.core, tuple(backend.default_suite))
         else:
@@ -111,7 +112,7 @@ class Run:
         self.started = True
         session = self._open()
         calibrated_pred, device_target, same_device = None, None, False
-        measurements: Dict[str, WorkloadMeasurement] = {}
+        measurements: dict[str, WorkloadMeasurement] = {}
         if session is not None:
             try:
                 cal = self._calibrate(session)
@@ -147,6 +148,7 @@ class Run:
             started_at=calibration.now())
 
     def _finish(self) -> None:
+        assert self.provenance is not None   # set before anything is measured
         self.provenance = attrs.evolve(self.provenance, finished_at=calibration.now(),
                                        duration_s=round(time.perf_counter() - self.t0, 3))
 
@@ -165,17 +167,18 @@ class Run:
             self.measured = UnavailableSection(label="MEASURED", reason=reason)
             self.calibrated = UnavailableSection(label="CALIBRATED", reason=reason)
             self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason=reason, caveat=self.caveat)
-            self.predicted = attrs.evolve(self.predicted, calibrated_note=f"no calibration: {reason}")
+            if self.predicted is not None:
+                self.predicted = attrs.evolve(self.predicted, calibrated_note=f"no calibration: {reason}")
             return None
         self.say(f"device: {session.info.name} ({session.info.fingerprint})")
-        self.measured = Measured(backend=opts.backend,
+        self.measured = Measured(backend=str(opts.backend),
                                  device=MeasuringDevice(name=session.info.name,
                                                         fingerprint=session.info.fingerprint,
                                                         details=dict(session.info.details)),
                                  workloads={})
         return session
 
-    def _calibrate(self, session) -> Optional[Calibration]:
+    def _calibrate(self, session) -> Calibration | None:
         opts = self.opts
         stored = None if opts.recalibrate else calibration.load(session.info.fingerprint)
         if stored is not None:
@@ -207,19 +210,19 @@ class Run:
         return None
 
     @staticmethod
-    def _calibrated_note(ceilings, device_target, device_name: str) -> Optional[str]:
+    def _calibrated_note(ceilings, device_target, device_name: str) -> str | None:
         if ceilings is None:
             return "calibration did not produce compute and memory ceilings"
         if device_target is None:
             return f"no installed target describes the measuring device {device_name!r}"
         return None
 
-    def _measure(self, session, workloads, analytical) -> Dict[str, WorkloadMeasurement]:
+    def _measure(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
         opts = self.opts
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
-        results: Dict[str, WorkloadMeasurement] = {}
-        windows: Dict[str, TelemetryWindow] = {}
-        for i, (workload, kind) in enumerate(workloads, 1):
+        results: dict[str, WorkloadMeasurement] = {}
+        windows: dict[str, TelemetryWindow] = {}
+        for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
             row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
@@ -291,7 +294,7 @@ class Run:
         else:
             device_note = (f"measured on {session.info.name}, which is not target {target}: "
                            "APE is computed only on the predicted device")
-        cal_note = self.predicted.calibrated_note or "no calibrated bound"
+        cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None

@@ -1,9 +1,7 @@
 """A readable summary of a capture, from the capture alone."""
 
-from typing import Dict, List, Optional
 
-from tensorforge.render import table
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si, table
 
 from .compare import FASTEST_BELOW, FastestCheck, fastest_check, fastest_sample
 from .model import Capture
@@ -13,7 +11,7 @@ from .sections.comparison import ComparisonRow
 from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
 
 
-def _telemetry_lines(diag) -> List[str]:
+def _telemetry_lines(diag) -> list[str]:
     if not isinstance(diag, Diagnostic) or not diag.available:
         return [f"DIAGNOSTIC  unavailable: {diag.reason}"]
     source = "NVML" if diag.source == "nvml" else diag.source
@@ -27,7 +25,7 @@ def _telemetry_lines(diag) -> List[str]:
     return lines
 
 
-def _fastest(row: Optional[ComparisonRow], measurement: Optional[WorkloadMeasurement]) -> Optional[FastestCheck]:
+def _fastest(row: ComparisonRow | None, measurement: WorkloadMeasurement | None) -> FastestCheck | None:
     """The fastest sample against the calibrated bound, from the capture's own samples (so
     captures written before the comparison recorded it are checked too)."""
     bound = row.predicted_calibrated_s if row else None
@@ -36,7 +34,7 @@ def _fastest(row: Optional[ComparisonRow], measurement: Optional[WorkloadMeasure
     return fastest_check(fastest_sample(measurement), bound)
 
 
-def _fastest_cell(check: Optional[FastestCheck]) -> str:
+def _fastest_cell(check: FastestCheck | None) -> str:
     """The fastest sample's margin over the calibrated bound, signed (no tolerance)."""
     if check is None or check.margin is None:
         return "-"
@@ -65,8 +63,8 @@ def summary_text(capture: Capture) -> str:
         lines.append(f"            calibrated bound: {pred.calibrated_note}")
     elif pred.calibrated_target and pred.calibrated_target != capture.target:
         lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
-    rows: List[List[str]] = []
-    fastest: Dict[str, Optional[FastestCheck]] = {}
+    rows: list[list[str]] = []
+    fastest: dict[str, FastestCheck | None] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
@@ -86,10 +84,11 @@ def summary_text(capture: Capture) -> str:
             lines.append(f"failed: {name}: {m.reason}")
     if comp and comp.device_note:
         lines.append(f"APE: {comp.device_note}")
-    below = sorted(n for n, f in fastest.items() if f is not None and f.verdict == FASTEST_BELOW)
+    below = sorted((n, f.margin) for n, f in fastest.items()
+                   if f is not None and f.verdict == FASTEST_BELOW and f.margin is not None)
     if below:
         lines.append("FASTEST SAMPLE BELOW THE CALIBRATED BOUND (the bound is not sound there): " + ", ".join(
-            f"{n} ({fastest[n].margin * 100:+.2f}%)" for n in below))
+            f"{n} ({margin * 100:+.2f}%)" for n, margin in below))
     violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")

@@ -9,7 +9,8 @@ headline is the NVML line (median SM clock, power, reasons seen). The whole reco
 fields moved into the envelope, is kept in `data`.
 """
 
-from typing import Any, Dict, Mapping, Union
+from typing import Any
+from collections.abc import Mapping
 
 from ..telemetry.nvml import headline as nvml_headline
 from .sections.diagnostic import TelemetryWindow
@@ -17,25 +18,26 @@ from .sections.diagnostic import TelemetryWindow
 ENVELOPE_KEYS = ("available", "reason", "unavailable_reason", "headline")
 
 
-def envelope(record: Mapping[str, Any]) -> Dict[str, Any]:
+def envelope(record: Mapping[str, Any]) -> dict[str, Any]:
     """The window envelope of a source's record, as JSON-ready data."""
     available = record.get("available") is True
     reason = record.get("reason") or record.get("unavailable_reason")
-    out: Dict[str, Any] = {"available": available,
+    out: dict[str, Any] = {"available": available,
                            "reason": None if available else str(reason or "unavailable (no reason recorded)")}
     summary = record.get("summary")
-    nvml = isinstance(summary, Mapping) and "reason_fractions" in summary
+    nvml: Mapping[str, Any] | None = summary if isinstance(summary, Mapping) and "reason_fractions" in summary \
+        else None
     if record.get("headline") is not None:
         out["headline"] = record["headline"]
-    elif nvml:
-        out["headline"] = nvml_headline(summary)
-    if nvml:
-        out["clock_event_fractions"] = [list(pair) for pair in summary["reason_fractions"] or []]
+    elif nvml is not None:
+        out["headline"] = nvml_headline(nvml)
+    if nvml is not None:
+        out["clock_event_fractions"] = [list(pair) for pair in nvml["reason_fractions"] or []]
     out["data"] = {k: v for k, v in record.items() if k not in ENVELOPE_KEYS}
     return out
 
 
-def window_from_source(value: Union[TelemetryWindow, Mapping[str, Any]]) -> TelemetryWindow:
+def window_from_source(value: TelemetryWindow | Mapping[str, Any]) -> TelemetryWindow:
     if isinstance(value, TelemetryWindow):
         return value
     if not isinstance(value, Mapping):

@@ -9,9 +9,10 @@ TensorForge, or a document that is not a capture, is refused in one line naming 
 The rules and when the version changes are described in docs/capture.md.
 """
 
-from typing import Any, Callable, Dict, Mapping, Tuple
+from typing import Any
+from collections.abc import Callable, Mapping
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError
 
 from .model import SCHEMA, SCHEMA_VERSION
 from .telemetry_window import envelope
@@ -19,7 +20,7 @@ from .telemetry_window import envelope
 V1_SCHEMA = "tensorforge.capture/1"
 
 
-def version_of(doc: Mapping[str, Any]) -> Tuple[str, int]:
+def version_of(doc: Mapping[str, Any]) -> tuple[str, int]:
     """(schema, version) a document declares; ValueError when it declares none we know."""
     schema = doc.get("schema")
     if schema == V1_SCHEMA and "schema_version" not in doc:
@@ -30,7 +31,7 @@ def version_of(doc: Mapping[str, Any]) -> Tuple[str, int]:
     return SCHEMA, version
 
 
-def _v1_to_v2(doc: Dict[str, Any]) -> Dict[str, Any]:
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     """Version 1 -> 2: the version becomes its own field; each telemetry window gets the common
     envelope by the rule in capture/telemetry_window.py (available, reason, headline,
     clock_event_fractions, the source's record in data); POLICY loses its `verdicts` list,
@@ -57,16 +58,17 @@ def _v1_to_v2(doc: Dict[str, Any]) -> Dict[str, Any]:
     return doc
 
 
-def _state_search(prediction: Dict[str, Any]) -> None:
+def _state_search(prediction: dict[str, Any]) -> None:
     """How each bound was searched for, where the document does not say: as the Core derives it
     from the operators' mappings, whose own `search` reads as 'unstated' when absent (version 1
     did not record it, so its bounds are neither claimed exhaustive nor relaxed)."""
-    from tensorforge.mappings.base import UNSTATED
-    from tensorforge.model import search_of
-    workloads = prediction.get("workloads") if isinstance(prediction.get("workloads"), list) else []
+    from tensorforge.api import UNSTATED, search_of
+    listed = prediction.get("workloads")
+    workloads: list[Any] = listed if isinstance(listed, list) else []
     for w in workloads:
         if isinstance(w, dict) and "search" not in w:
-            ops = w.get("operators") if isinstance(w.get("operators"), list) else []
+            found = w.get("operators")
+            ops: list[Any] = found if isinstance(found, list) else []
             w["search"] = search_of((op.get("mapping") or {}).get("search", UNSTATED)
                                     for op in ops if isinstance(op, dict))
     if "search" not in prediction:
@@ -74,10 +76,10 @@ def _state_search(prediction: Dict[str, Any]) -> None:
 
 
 # version N -> the rule that turns a version-N document into version N + 1
-UPGRADES: Dict[int, Callable[[Dict[str, Any]], Dict[str, Any]]] = {1: _v1_to_v2}
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 
-def upgrade(doc: Mapping[str, Any], what: str = "capture") -> Dict[str, Any]:
+def upgrade(doc: Mapping[str, Any], what: str = "capture") -> dict[str, Any]:
     """A copy of `doc` in the current layout, or a TensorForgeError in one line."""
     import copy
     try:

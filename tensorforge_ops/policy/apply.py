@@ -7,16 +7,16 @@ evidence, so a policy is not even asked when what it declared it needs (a baseli
 section that holds evidence) is absent; the command shows NO VERDICT with what is missing.
 """
 
-from typing import Callable, List, Optional, Sequence
+from collections.abc import Callable, Sequence
 
-from tensorforge.errors import one_line
+from tensorforge.api import one_line
 
 from ..api import NO_VERDICT, Policy, PolicyRequest, Verdict
 
 SECTIONS = {"MEASURED": "measured", "CALIBRATED": "calibrated", "DIAGNOSTIC": "diagnostic"}
 
 
-def missing_evidence(policy: Policy, request: PolicyRequest) -> Optional[str]:
+def missing_evidence(policy: Policy, request: PolicyRequest) -> str | None:
     """What of the policy's declared evidence this request lacks, or None."""
     for need in policy.requires:
         if need in ("candidate", "baseline") and getattr(request, need) is None:
@@ -34,7 +34,7 @@ def missing_evidence(policy: Policy, request: PolicyRequest) -> Optional[str]:
 
 
 def for_command(policies: Sequence[Policy], command: str, request: PolicyRequest,
-                skip: Sequence[str] = ()) -> List[Policy]:
+                skip: Sequence[str] = ()) -> list[Policy]:
     """The policies this command runs, by name; `report` leaves out those that need a baseline
     when none was given (the user did not ask for a comparison)."""
     chosen = []
@@ -47,7 +47,7 @@ def for_command(policies: Sequence[Policy], command: str, request: PolicyRequest
     return chosen
 
 
-def decide(policy: Policy, request: PolicyRequest, warn: Callable[[str], None]) -> List[Verdict]:
+def decide(policy: Policy, request: PolicyRequest, warn: Callable[[str], None]) -> list[Verdict]:
     """The policy's verdicts, NO VERDICT for missing evidence, or [] and one warning line when
     the policy fails."""
     missing = missing_evidence(policy, request)
@@ -67,5 +67,5 @@ def decide(policy: Policy, request: PolicyRequest, warn: Callable[[str], None]) 
     return verdicts
 
 
-def decide_all(policies: Sequence[Policy], request: PolicyRequest, warn: Callable[[str], None]) -> List[Verdict]:
+def decide_all(policies: Sequence[Policy], request: PolicyRequest, warn: Callable[[str], None]) -> list[Verdict]:
     return [v for policy in policies for v in decide(policy, request, warn)]

@@ -3,12 +3,18 @@
 exactly as a stranger's policy would be. `gate` and `rightsize` find them by name in the
 registry; disabling this plugin leaves those commands saying so in one line."""
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..api import NO_VERDICT, Policy, PolicyRequest, Verdict
 from ..hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from tensorforge.api import Target
+
+    from .rightsize import Cell, Objective
 
 GATE, RIGHTSIZING = "regression-gate", "right-sizing"
 
@@ -22,7 +28,7 @@ class RegressionGate(Policy):
     requires = ("baseline", "candidate")
     commands = ("gate", "report")
 
-    def decide(self, request: PolicyRequest) -> List[Verdict]:
+    def decide(self, request: PolicyRequest) -> list[Verdict]:
         from .gate import REGRESSION, GateSettings, workload_verdicts
         settings = request.settings.get(GATE) or GateSettings()
         roles = (f"baseline {request.baseline.path}", f"candidate {request.candidate.path}")
@@ -36,10 +42,10 @@ class RegressionGate(Policy):
 @attrs.frozen
 class Question:
     """What `rightsize` asks: these workloads, these targets, this objective, these prices."""
-    workloads: Tuple[object, ...]
-    targets: Tuple[object, ...]
-    objective: object
-    prices: Tuple[Tuple[str, float], ...] = ()
+    workloads: tuple[Any, ...]          # (Workload, WorkloadKind) as tensorforge.api.resolve gives them
+    targets: "tuple[Target, ...]"
+    objective: "Objective"
+    prices: tuple[tuple[str, float], ...] = ()
 
 
 class RightSizing(Policy):
@@ -52,9 +58,9 @@ class RightSizing(Policy):
     requires = ()
     commands = ("rightsize",)
 
-    def decide(self, request: PolicyRequest) -> List[Verdict]:
+    def decide(self, request: PolicyRequest) -> list[Verdict]:
         from .rightsize import MEETS, RULED_OUT, rightsize
-        question: Optional[Question] = request.settings.get(RIGHTSIZING)
+        question: Question | None = request.settings.get(RIGHTSIZING)
         if question is None:
             return [Verdict(RIGHTSIZING, "", NO_VERDICT, "no verdict: no objective given")]
         results = rightsize(question.workloads, question.targets, request.core.mappings(), question.objective,
@@ -66,10 +72,10 @@ class RightSizing(Policy):
                 for r in results]
 
 
-def _evidence(cells: Sequence[object]) -> Tuple[str, ...]:
+def _evidence(cells: "Sequence[Cell]") -> tuple[str, ...]:
     out = []
     for c in cells:
-        if getattr(c, "measured_p50_s", None) is not None:
+        if c.measured_p50_s is not None:
             out.append(f"MEASURED p50 of {c.workload} in {c.evidence}")
         else:
             out.append(f"PREDICTED lower bound of {c.workload} on {c.target}")

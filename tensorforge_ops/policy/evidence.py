@@ -2,11 +2,10 @@
 bytes, consistency) and reads as this TensorForge's capture schema (upgraded if older)."""
 
 from pathlib import Path
-from typing import List, Tuple
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError
 
 from ..capture.document import check
 from ..capture.model import Capture
@@ -30,7 +29,7 @@ def load_evidence(path, role: str) -> Evidence:
     return Evidence(str(path), capture)
 
 
-def slowdowns(capture: Capture, workload: str) -> List[Tuple[str, float]]:
+def slowdowns(capture: Capture, workload: str) -> list[tuple[str, float]]:
     """(reason, fraction) pairs of hardware/thermal slowdown in the workload's telemetry window."""
     diag = capture.diagnostic
     window = diag.windows.get(workload) if isinstance(diag, Diagnostic) else None

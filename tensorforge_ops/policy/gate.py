@@ -9,7 +9,8 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 """
 
 import hashlib
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -40,28 +41,28 @@ class WorkloadVerdict:
     workload: str
     verdict: str
     reason: str
-    baseline_p50_s: Optional[float] = None
-    candidate_p50_s: Optional[float] = None
-    ratio: Optional[float] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    p_value: Optional[float] = None
-    n_baseline: Optional[int] = None
-    n_candidate: Optional[int] = None
+    baseline_p50_s: float | None = None
+    candidate_p50_s: float | None = None
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    n_baseline: int | None = None
+    n_candidate: int | None = None
 
 
 @attrs.frozen
 class GateResult:
     label: str
-    baseline: Dict[str, Any]
-    candidate: Dict[str, Any]
+    baseline: dict[str, Any]
+    candidate: dict[str, Any]
     settings: GateSettings
-    verdicts: Tuple[WorkloadVerdict, ...]
+    verdicts: tuple[WorkloadVerdict, ...]
     exit_status: int
     summary: str
 
 
-def _side(evidence: Evidence) -> Dict[str, Any]:
+def _side(evidence: Evidence) -> dict[str, Any]:
     capture = evidence.capture
     device = capture.measured.device if isinstance(capture.measured, Measured) else None
     return {"path": evidence.path, "digest": capture.digest.value if capture.digest else None,
@@ -69,16 +70,16 @@ def _side(evidence: Evidence) -> Dict[str, Any]:
             "target": capture.target, "started_at": capture.provenance.started_at}
 
 
-def _specs(evidence: Evidence) -> Dict[str, str]:
+def _specs(evidence: Evidence) -> dict[str, str]:
     return {w.name: w.spec for w in evidence.capture.predicted.analytical.workloads}
 
 
-def _rows(evidence: Evidence) -> Dict[str, WorkloadMeasurement]:
+def _rows(evidence: Evidence) -> dict[str, WorkloadMeasurement]:
     measured = evidence.capture.measured
     return dict(measured.workloads) if isinstance(measured, Measured) else {}
 
 
-def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> Optional[str]:
+def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     if not changed:
         return None
@@ -87,12 +88,12 @@ def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> Optional[str
     return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
 
 
-def _violated(comparison: Optional[Comparison], name: str) -> bool:
+def _violated(comparison: Comparison | None, name: str) -> bool:
     row = comparison.workloads.get(name) if comparison else None
     return bool(row and row.bound_check.verdict == "BOUND VIOLATION")
 
 
-def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> Optional[str]:
+def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
     """Why the two sides of one workload cannot be compared, or None."""
     for role, row in (("baseline", base_row), ("candidate", cand_row)):
         if row is None:
@@ -148,7 +149,7 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
     return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
 
 
-def _device_difference(base: Evidence, cand: Evidence) -> Optional[str]:
+def _device_difference(base: Evidence, cand: Evidence) -> str | None:
     """Why no workload can be compared at all, or None."""
     a, b = base.capture.measured, cand.capture.measured
     if not isinstance(a, Measured):
@@ -161,13 +162,13 @@ def _device_difference(base: Evidence, cand: Evidence) -> Optional[str]:
     return None
 
 
-def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> List[WorkloadVerdict]:
+def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> list[WorkloadVerdict]:
     """Per workload of either capture: PASS, REGRESSION, IMPROVEMENT or NO VERDICT with why."""
     base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
     names = sorted(set(base_specs) | set(cand_specs))
     global_reason = _device_difference(base, cand)
-    verdicts: List[WorkloadVerdict] = []
+    verdicts: list[WorkloadVerdict] = []
     for name in names:
         if global_reason:
             verdicts.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
@@ -177,10 +178,11 @@ def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = G
                                             f"{base_specs[name]} vs {cand_specs[name]}"))
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
-        if missing:
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
+        a, b = base_rows.get(name), cand_rows.get(name)
+        if missing or not (isinstance(a, Measurement) and isinstance(b, Measurement)):
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing or "not measured on both sides"))
         else:
-            verdicts.append(_decide(name, base_rows[name], cand_rows[name], base, cand, settings))
+            verdicts.append(_decide(name, a, b, base, cand, settings))
     return verdicts
 
 

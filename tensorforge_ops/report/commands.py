@@ -3,7 +3,7 @@
 import attrs
 import click
 
-from tensorforge.serialize import canonical_json
+from tensorforge.api import canonical_json, pass_host
 
 
 @click.command()
@@ -20,23 +20,23 @@ from tensorforge.serialize import canonical_json
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @click.option("--force", is_flag=True, help="Overwrite an existing report file.")
-def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
+@pass_host
+def report(core, capture, fmt, output, path_workload, primary, contrast, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
-    from tensorforge.errors import TensorForgeError
-    from tensorforge.fileio import write_atomic
+    from tensorforge.api import TensorForgeError, write_atomic
     from ..api import PolicyRequest
-    from ..core_plugin import _ops_host
+    from ..core_plugin import ops_host
     from ..policy.builtin import GATE
     from ..policy.evidence import load_evidence
     from ..policy.gate import GateSettings, result as gate_result_of
     from ..policy.shown import as_data, other_verdicts, own_verdicts
     from .facts import build_facts
 
-    ops = _ops_host()
+    ops = ops_host(core)
     evidence = load_evidence(capture, "report")
     base = load_evidence(baseline, "baseline") if baseline else None
     request = PolicyRequest("report", candidate=evidence, baseline=base)
@@ -48,7 +48,7 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     names = {w.name for w in evidence.capture.predicted.analytical.workloads}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
-            from tensorforge.errors import unknown
+            from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
     facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
     if fmt == "json":

@@ -1,10 +1,10 @@
 """Everything the report says, derived from the capture alone: numbers, and sentences whose
 claims are decided by those numbers (never stronger than the evidence)."""
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
+from collections.abc import Sequence
 
-from tensorforge.precision import VECTOR_EXECUTES
-from tensorforge.units import seconds
+from tensorforge.api import VECTOR_EXECUTES, seconds
 
 from ..capture.convert import to_document
 from ..capture.labels import LABELS
@@ -15,11 +15,11 @@ from ..capture.sections.measured import Measured, Measurement
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
 
-def _pct(value: Optional[float]) -> str:
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _workload_rows(capture: Capture) -> List[Dict[str, Any]]:
+def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
     measured = capture.measured.workloads if isinstance(capture.measured, Measured) else None
     rows = capture.comparison.workloads if capture.comparison else {}
     out = []
@@ -48,7 +48,7 @@ def _workload_rows(capture: Capture) -> List[Dict[str, Any]]:
     return out
 
 
-def _comparison_story(row: Optional[Dict[str, Any]], device: Optional[str], primary: bool) -> str:
+def _comparison_story(row: dict[str, Any] | None, device: str | None, primary: bool) -> str:
     if row is None:
         return ("No workload in this capture to compare." if primary else
                 "Only one workload in this capture: there is nothing to contrast it with.")
@@ -76,7 +76,7 @@ def _comparison_story(row: Optional[Dict[str, Any]], device: Optional[str], prim
             "the capture does not establish why they differ.")
 
 
-def _ceilings(capture: Capture) -> List[Dict[str, Any]]:
+def _ceilings(capture: Capture) -> list[dict[str, Any]]:
     sheet = capture.predicted.analytical.ceilings
     cal = capture.calibrated.ceilings if isinstance(capture.calibrated, Calibrated) else None
     rows = []
@@ -93,13 +93,13 @@ def _ceilings(capture: Capture) -> List[Dict[str, Any]]:
 TILE_ORDER = ("m", "n", "k", "q", "kv", "d")
 
 
-def _ordered_tile(tile: Dict[str, int]) -> List[List[Any]]:
+def _ordered_tile(tile: dict[str, int]) -> list[list[Any]]:
     """Tile extents in loop order (m, n, k ...), not the sorted order of the JSON document."""
     rank = {k: i for i, k in enumerate(TILE_ORDER)}
     return [[k, tile[k]] for k in sorted(tile, key=lambda k: (rank.get(k, len(rank)), k))]
 
 
-def _compute_rate(ceilings, op) -> Optional[float]:
+def _compute_rate(ceilings, op) -> float | None:
     """The rate that timed `op`: a vector-unit operator (elementwise work) ran at the fastest
     vector rate for its precision, a matrix operator at its math mode's rate. Captures written
     before vector rates existed have none: their vector work ran at the fp32 math mode."""
@@ -110,7 +110,7 @@ def _compute_rate(ceilings, op) -> Optional[float]:
     return ceilings.compute.get(op.math_mode)
 
 
-def _path(capture: Capture, name: Optional[str], primary: Optional[str]) -> Optional[Dict[str, Any]]:
+def _path(capture: Capture, name: str | None, primary: str | None) -> dict[str, Any] | None:
     pred = capture.predicted.calibrated or capture.predicted.analytical
     workloads = {w.name: w for w in pred.workloads}
     if not workloads:
@@ -137,7 +137,7 @@ def _telemetry_name(capture: Capture) -> str:
     return "NVML" if source in ("", "nvml") else f"{source} telemetry"
 
 
-def _telemetry(capture: Capture) -> Dict[str, Any]:
+def _telemetry(capture: Capture) -> dict[str, Any]:
     diag = capture.diagnostic
     if not isinstance(diag, Diagnostic) or not diag.available:
         return {"available": False, "reason": diag.reason, "observations": [], "caveat": diag.caveat}
@@ -160,7 +160,7 @@ def _telemetry(capture: Capture) -> Dict[str, Any]:
             "window": diag.window, "source": diag.source}
 
 
-def _limits(capture: Capture, rows) -> List[str]:
+def _limits(capture: Capture, rows) -> list[str]:
     measured, cal = capture.measured, capture.calibrated
     device = measured.device.name if isinstance(measured, Measured) else None
     started = capture.provenance.started_at
@@ -194,14 +194,14 @@ def _limits(capture: Capture, rows) -> List[str]:
     return out
 
 
-def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
+def _comparison(choice, by_name, device, primary: bool) -> dict[str, Any]:
     row = by_name.get(choice.name)
     return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
 
 
-def build_facts(capture: Capture, path_workload: Optional[str] = None, gate=None,
-                primary: Optional[str] = None, contrast: Optional[str] = None,
-                verdicts: Sequence[Dict[str, Any]] = ()) -> Dict[str, Any]:
+def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
+                primary: str | None = None, contrast: str | None = None,
+                verdicts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
     from the numbers (report/choice.py). `gate` is the regression gate's result against a
     baseline, `verdicts` those of the other installed policies (JSON-ready, as the command

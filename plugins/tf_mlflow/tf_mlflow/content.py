@@ -12,7 +12,8 @@ import json
 import math
 import re
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any
+from collections.abc import Iterable
 
 import attrs
 
@@ -39,12 +40,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\- ]")
 @attrs.frozen
 class RunContent:
     run_name: str
-    start_time_ms: Optional[int]
-    end_time_ms: Optional[int]
-    params: Dict[str, str]
-    metrics: Dict[str, float]
-    tags: Dict[str, str]
-    extra_artifacts: Dict[str, str]     # artifact path -> text, e.g. a long name mapping
+    start_time_ms: int | None
+    end_time_ms: int | None
+    params: dict[str, str]
+    metrics: dict[str, float]
+    tags: dict[str, str]
+    extra_artifacts: dict[str, str]     # artifact path -> text, e.g. a long name mapping
 
 
 def _sanitize(name: str) -> str:
@@ -54,14 +55,14 @@ def _sanitize(name: str) -> str:
     return safe
 
 
-def workload_keys(names: Iterable[str]) -> Dict[str, str]:
+def workload_keys(names: Iterable[str]) -> dict[str, str]:
     """Workload name -> the segment used in MLflow keys. Names MLflow accepts stay as they are;
     others have each unsafe character replaced by '_'. Where that would make two names collide,
     or the name is too long, the changed name gets '-' + 8 hex digits of the SHA-256 of the
     original, so the mapping is deterministic and one-to-one."""
     names = sorted(set(names))
     base = {n: _sanitize(n)[:MAX_NAME] for n in names}
-    taken: Dict[str, int] = {}
+    taken: dict[str, int] = {}
     for b in base.values():
         taken[b] = taken.get(b, 0) + 1
     keys = {}
@@ -74,7 +75,7 @@ def workload_keys(names: Iterable[str]) -> Dict[str, str]:
     return keys
 
 
-def _millis(stamp: Optional[str]) -> Optional[int]:
+def _millis(stamp: str | None) -> int | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -92,7 +93,7 @@ def _clip(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[:limit - 3] + "..."
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
@@ -103,7 +104,7 @@ def _decided(verdict: str) -> bool:
     return not verdict.startswith("no verdict")
 
 
-def labels_available(capture: Capture) -> List[str]:
+def labels_available(capture: Capture) -> list[str]:
     """The labels whose sections hold evidence. POLICY counts only when some verdict exists
     ("no verdict: ..." is the absence of one)."""
     out = []
@@ -119,7 +120,7 @@ def labels_available(capture: Capture) -> List[str]:
     return out
 
 
-def _flags(measured: Dict[str, Measurement], keys: Dict[str, str]):
+def _flags(measured: dict[str, Measurement], keys: dict[str, str]):
     """Framework flags in force: those equal for every measured workload as `flags.<flag>`,
     the rest per workload as `<workload>.flags.<flag>`."""
     flags = {n: w.framework_flags for n, w in measured.items()}
@@ -138,8 +139,8 @@ def _flags(measured: Dict[str, Measurement], keys: Dict[str, str]):
     return params
 
 
-def build(capture: Capture, capture_path: Optional[str] = None,
-          run_name: Optional[str] = None) -> RunContent:
+def build(capture: Capture, capture_path: str | None = None,
+          run_name: str | None = None) -> RunContent:
     predicted = capture.predicted
     measured = capture.measured if isinstance(capture.measured, Measured) else None
     calibrated = capture.calibrated if isinstance(capture.calibrated, Calibrated) else None
@@ -152,7 +153,7 @@ def build(capture: Capture, capture_path: Optional[str] = None,
     checks = capture.policy.bound_checks
     keys = workload_keys([w.name for w in workloads] + list(measured_w) + list(compared) + list(checks))
 
-    params: Dict[str, Any] = {
+    params: dict[str, Any] = {
         "target": capture.target,
         "operating_point": capture.operating_point,
         "device.name": (measured.device.name if measured else None) or (calibrated.device if calibrated else None),
@@ -167,7 +168,7 @@ def build(capture: Capture, capture_path: Optional[str] = None,
     ok = {n: m for n, m in measured_w.items() if isinstance(m, Measurement)}
     params.update(_flags(ok, keys))
 
-    metrics: Dict[str, Any] = {}
+    metrics: dict[str, Any] = {}
     for w in workloads:
         metrics[f"{keys[w.name]}.predicted_analytical_s"] = w.latency_s
     for w in predicted.calibrated.workloads if predicted.calibrated else ():
@@ -186,7 +187,7 @@ def build(capture: Capture, capture_path: Optional[str] = None,
         metrics["ceiling.dram_bytes_per_s"] = ceilings.dram_bytes_per_s
         metrics["ceiling.launch_floor_s"] = ceilings.launch_floor_s
 
-    tags: Dict[str, Any] = {
+    tags: dict[str, Any] = {
         "tensorforge.labels": ",".join(labels_available(capture)),
         "tensorforge.digest": capture.digest.value if capture.digest else None,
         "tensorforge.schema": f"{capture.schema}/{capture.schema_version}",
@@ -208,7 +209,7 @@ def build(capture: Capture, capture_path: Optional[str] = None,
     for name, check in sorted(checks.items()):
         tags[f"bound_check.{keys[name]}"] = check.verdict
 
-    extra: Dict[str, str] = {}
+    extra: dict[str, str] = {}
     renamed = {k: n for n, k in sorted(keys.items()) if k != n}
     if renamed:
         mapping = json.dumps(renamed, sort_keys=True)

@@ -4,7 +4,8 @@
 the capture's section is that document plus whether it was reused and where it is stored.
 """
 
-from typing import Any, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -15,8 +16,8 @@ from ..fields import const, field
 class CalibratedCeilings:
     """The ceilings all probes add up to: what the calibrated lower bound divides by."""
     compute: Mapping[str, float] = field("sustained compute rate per math mode (the best a probe reached)", "FLOP/s")
-    dram_bytes_per_s: Optional[float] = field("memory-copy bandwidth, bytes read + written", "B/s")
-    launch_floor_s: Optional[float] = field(
+    dram_bytes_per_s: float | None = field("memory-copy bandwidth, bytes read + written", "B/s")
+    launch_floor_s: float | None = field(
         "host-side interval of a trivial eager operation (not part of the lower bound)", "s")
 
 
@@ -26,8 +27,8 @@ class ProbeRecord:
     method: str = field("exactly what the probe ran and how it reduced the timings to one number")
     duration_s: float = field("how long the probe ran", "s")
     compute: Mapping[str, float] = field("compute ceilings it found, per math mode", "FLOP/s")
-    dram_bytes_per_s: Optional[float] = field("memory bandwidth it found", "B/s")
-    launch_floor_s: Optional[float] = field("launch floor it found", "s")
+    dram_bytes_per_s: float | None = field("memory bandwidth it found", "B/s")
+    launch_floor_s: float | None = field("launch floor it found", "s")
     details: Mapping[str, Any] = field("probe-specific detail (sizes swept, points, buffers)")
 
 

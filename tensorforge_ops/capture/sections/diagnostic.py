@@ -7,7 +7,8 @@ one-line headline written by the source, and the clock-event reasons where the s
 them. The source's own record is kept whole in `data`.
 """
 
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -18,9 +19,9 @@ from ..fields import const, field, optional
 class TelemetryWindow:
     """One workload's telemetry window, in the envelope every reader understands."""
     available: bool = field("true when the window was sampled")
-    reason: Optional[str] = field("why the window is unavailable; null when available")
-    headline: Optional[str] = optional("one line the source wrote about the window (clocks, power, load)")
-    clock_event_fractions: Optional[Tuple[Tuple[str, float], ...]] = optional(
+    reason: str | None = field("why the window is unavailable; null when available")
+    headline: str | None = optional("one line the source wrote about the window (clocks, power, load)")
+    clock_event_fractions: tuple[tuple[str, float], ...] | None = optional(
         "(reason, fraction of samples) for each clock-event reason the device reported (NVML's "
         "SwPowerCap, HwSlowdown...); absent for sources that report none", "1")
     data: Mapping[str, Any] = field("the source's own record of the window (samples, summary, versions)",
@@ -32,7 +33,7 @@ class Diagnostic:
     """DIAGNOSTIC: a telemetry window per workload, from one source."""
     label: str = const("DIAGNOSTIC", "the section's label")
     available: bool = field("true when at least one window was sampled")
-    reason: Optional[str] = field("why no window was sampled; null when available")
+    reason: str | None = field("why no window was sampled; null when available")
     source: str = field("the telemetry source, e.g. 'nvml' or 'host-cpu'")
     caveat: str = field("what the numbers are, and that they decide nothing (the source's own words)")
     window: str = field("when the windows ran relative to the timing")

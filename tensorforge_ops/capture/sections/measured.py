@@ -6,7 +6,8 @@ A workload's row is a `Measurement` (status 'ok': samples exist) or a `FailedMea
 without the samples it summarises.
 """
 
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -32,19 +33,19 @@ class Measurement:
     status: str = const("ok", "'ok': this workload was measured")
     reason: None = field("always null for a measured workload", default=None)
     math_mode: str = field("math mode that ran (fp32, tf32, fp16, bf16...)")
-    samples_s: Tuple[float, ...] = field("every timed iteration, in order", "s")
+    samples_s: tuple[float, ...] = field("every timed iteration, in order", "s")
     stats: SampleStats = field("summary statistics of samples_s (verify recomputes them)")
     stop_reason: str = field("why timing stopped: 'stable' (spread small enough), 'max_iters' or 'budget'")
     warmup_iters: int = field("untimed iterations before the first sample", "count")
     flush_bytes: int = field("bytes written before each iteration to evict caches (0: no flush)", "B")
-    peak_memory_bytes: Optional[int] = field(
+    peak_memory_bytes: int | None = field(
         "peak device memory of building and running the workload once; null when the backend "
         "cannot see it", "B")
-    peak_memory_method: Optional[str] = optional("how peak_memory_bytes was obtained (devices differ)")
+    peak_memory_method: str | None = optional("how peak_memory_bytes was obtained (devices differ)")
     framework_flags: Mapping[str, Any] = field(
         "framework settings in force that change which arithmetic and kernels run (backend-specific)")
-    throughput_flops_per_s: Optional[float] = field("predicted FLOPs / measured p50", "FLOP/s")
-    throughput_bytes_per_s: Optional[float] = field("compulsory bytes / measured p50", "B/s")
+    throughput_flops_per_s: float | None = field("predicted FLOPs / measured p50", "FLOP/s")
+    throughput_bytes_per_s: float | None = field("compulsory bytes / measured p50", "B/s")
 
 
 @attrs.frozen(kw_only=True)
@@ -55,7 +56,7 @@ class FailedMeasurement:
     reason: str = field("why it failed, in one line")
 
 
-WorkloadMeasurement = Union[Measurement, FailedMeasurement]
+WorkloadMeasurement = Measurement | FailedMeasurement
 
 
 @attrs.frozen(kw_only=True)

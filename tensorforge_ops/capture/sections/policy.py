@@ -5,7 +5,7 @@ read, by `gate` and `report`: a verdict depends on the policy and its settings, 
 evidence, so the capture keeps the evidence and the policies decide later.
 """
 
-from typing import Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import attrs
 
@@ -16,7 +16,7 @@ from ..fields import const, field, optional
 class RecordedBoundCheck:
     """One bound check and the evidence it needed."""
     verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
-    evidence: Tuple[str, ...] = field("the evidence this verdict needs")
+    evidence: tuple[str, ...] = field("the evidence this verdict needs")
 
 
 @attrs.frozen(kw_only=True)
@@ -24,4 +24,4 @@ class PolicyRecord:
     """POLICY as the run recorded it: the bound checks."""
     label: str = const("POLICY", "the section's label")
     bound_checks: Mapping[str, RecordedBoundCheck] = field("per workload name: its bound check")
-    note: Optional[str] = optional("what kind of verdicts this section holds (absent if interrupted)")
+    note: str | None = optional("what kind of verdicts this section holds (absent if interrupted)")

@@ -2,11 +2,10 @@
 device was calibrated, with its calibrated ceilings. The Core's own result classes are used as
 they are, so the capture holds exactly what `tensorforge predict --json` would print."""
 
-from typing import Optional
 
 import attrs
 
-from tensorforge.results import Prediction
+from tensorforge.api import Prediction
 
 from ..fields import const, field
 
@@ -16,10 +15,10 @@ class Predicted:
     """PREDICTED: lower bounds from datasheet ceilings and, where calibrated, from measured ones."""
     label: str = const("PREDICTED", "the section's label")
     analytical: Prediction = field("lower bounds from the target's datasheet ceilings")
-    calibrated: Optional[Prediction] = field(
+    calibrated: Prediction | None = field(
         "lower bounds from the measuring device's calibrated ceilings; null when there are none "
         "(calibrated_note says why)")
-    calibrated_target: Optional[str] = field(
+    calibrated_target: str | None = field(
         "the target the calibrated bounds describe (the measuring device's target, which may "
         "differ from the predicted one)")
-    calibrated_note: Optional[str] = field("why there is no calibrated prediction; null when there is one")
+    calibrated_note: str | None = field("why there is no calibrated prediction; null when there is one")

@@ -1,6 +1,5 @@
 """Provenance: who made the capture, with what software, where, and when."""
 
-from typing import Optional, Tuple
 
 import attrs
 
@@ -12,9 +11,9 @@ class PluginRecord:
     """One installed plugin as the run saw it (broken ones too, with their error)."""
     name: str = field("plugin name (its entry-point name)")
     side: str = field("'core' or 'ops': which plugin host loaded it")
-    distribution: Optional[str] = field("the installed distribution that provides it")
-    version: Optional[str] = field("that distribution's version")
-    error: Optional[str] = field("why the plugin failed to load; null when it loaded")
+    distribution: str | None = field("the installed distribution that provides it")
+    version: str | None = field("that distribution's version")
+    error: str | None = field("why the plugin failed to load; null when it loaded")
 
 
 @attrs.frozen(kw_only=True)
@@ -29,12 +28,12 @@ class HostRecord:
 class Provenance:
     """Who made the capture, with what software, where and when."""
     tensorforge_version: str = field("version of the tensorforge distribution")
-    plugins: Tuple[PluginRecord, ...] = field("every plugin of both sides, loaded or broken")
+    plugins: tuple[PluginRecord, ...] = field("every plugin of both sides, loaded or broken")
     host: HostRecord = field("the machine")
-    command: Tuple[str, ...] = field("the command line that produced the capture")
+    command: tuple[str, ...] = field("the command line that produced the capture")
     started_at: str = field("when the run started (ISO 8601, UTC)")
-    finished_at: Optional[str] = optional("when it finished (ISO 8601, UTC); absent if interrupted")
-    duration_s: Optional[float] = optional("wall time of the whole run", "s")
+    finished_at: str | None = optional("when it finished (ISO 8601, UTC); absent if interrupted")
+    duration_s: float | None = optional("wall time of the whole run", "s")
 
 
 @attrs.frozen(kw_only=True)

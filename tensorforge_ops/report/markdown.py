@@ -21,7 +21,8 @@ def render_markdown(facts: dict[str, Any]) -> str:
     out += [f"| {l['label']} | {l['meaning']} |" for l in facts["labels"]]
     out += ["", "## Primary and contrast", ""]
     for title in ("primary", "contrast"):
-        out.append(f"- **{title}**: {facts[title]['story']} (Chosen as {facts[title]['chosen_by']}.)")
+        chosen = f" (Chosen as {facts[title]['chosen_by']}.)" if facts[title]["row"] else ""
+        out.append(f"- **{title}**: {facts[title]['story']}{chosen}")
     out += ["", "## Every workload", "",
             "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical | bottleneck* | bound check |",
             "|---|---|---|---|---|---|---|---|"]

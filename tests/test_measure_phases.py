@@ -6,6 +6,7 @@ per regime in the calibration store; a single-regime device says so."""
 
 import contextlib
 
+import attrs
 import pytest
 
 from tensorforge.model import predict
@@ -14,6 +15,7 @@ from tensorforge.suite import resolve
 from tensorforge_ops.api import (CalibrationProbe, DeviceInfo, MeasurementBackend, Prepared, ProbeResult, Session,
                                  TelemetrySource, WorkloadBuilder)
 from tensorforge_ops.calibrate import store as calibration
+from tensorforge_ops.capture.convert import from_document, to_document
 from tensorforge_ops.capture.runner import Run, RunOptions
 from tensorforge_ops.capture.summary import summary_text
 from tensorforge_ops.hookspecs import hookimpl
@@ -176,10 +178,16 @@ def bound(core, ceilings) -> dict[str, float]:
 
 
 def run(core, plugin, **options):
+    """The capture of a run, as the JSON document a capture file holds."""
     ops = OpsHost(load_entry_points=False, extra_plugins=(("fake", plugin),))
     assert ops.broken() == []
     opts = RunOptions(target="h200", specs=(SPEC,), backend="fake", cooldown_s=0.0, rest_s=0.0, **options)
-    return Run(core, ops, opts, progress=plugin.progress.append).execute()
+    capture = Run(core, ops, opts, progress=plugin.progress.append).execute()
+    doc = to_document(capture)
+    # the document round-trips (the typed values compare unequal only where the Core's own
+    # untyped problem dicts hold tuples that JSON gives back as lists)
+    assert to_document(from_document(doc)) == doc
+    return doc
 
 
 @pytest.fixture(scope="module")
@@ -206,11 +214,13 @@ def test_primary_timing_is_burst_device_time_and_every_timing_is_labelled(core, 
                                                                 ("sustained", "graph")}
     assert row["host_overhead_s"]["burst"] == pytest.approx(times["burst_eager"] - times["burst_graph"])
     assert row["graph"] == {"captured": True, "reason": None, "method": "synthetic graph", "calls_per_replay": 4}
+    assert "notes" not in row and "regimes_note" not in row      # optional fields left out when empty
     assert row["steady"]["reached"] is True and row["operators"]["source"] == "graph replay"
     # order: burst timings, burst telemetry (<= 0.3 s), sustained timings, sustained telemetry
     assert plugin.order == ["burst", "telemetry 0.3", "sustained", "telemetry 0.5"]
     diag = doc["diagnostic"]
     assert diag["windows"][SPEC]["regime"] == "sustained" and diag["burst_windows"][SPEC]["regime"] == "burst"
+    assert diag["windows"][SPEC]["data"]["duration_s"] == 0.5 and diag["burst_windows"][SPEC]["data"]["duration_s"] == 0.3
 
 
 def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
@@ -229,7 +239,7 @@ def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
     doc = run(core, Plugin({**times, "sustained_graph": 0.9 * sustained_bound}, operators))
     assert doc["comparison"]["regime_bound_violations"] == [f"{SPEC} (sustained graph)"]
     assert doc["comparison"]["bound_violations"] == []      # the primary (burst) timing is fine
-    assert "sustained" in summary_text(doc)
+    assert "BOUND VIOLATIONS by regime" in summary_text(from_document(doc))
 
 
 def test_operators_are_compared_with_their_own_bounds(core, times, operators):
@@ -257,24 +267,24 @@ def test_ceilings_per_regime_in_the_store(core, times, operators):
     run(core, plugin)
     cal = calibration.load("fake-phases")
     assert calibration.regimes(cal) == ["burst", "sustained"]
-    assert cal["ceilings"]["compute"] == BURST["compute"]        # 'ceilings' stays the burst regime
-    assert cal["floors"] == {"kernel_interval_s": 1e-6}
+    assert cal.ceilings.compute == BURST["compute"]        # 'ceilings' stays the burst regime
+    assert cal.floors == {"kernel_interval_s": 1e-6}
     assert [line.split("calibrating: ")[1] for line in plugin.progress if "calibrating: " in line] == [
         "b-burst", "a-sustained"]     # sustained probes run last
-    assert cal["probes"]["a-sustained"]["regime"] == "sustained"
+    assert cal.probes["a-sustained"].regime == "sustained"
     sustained = calibration.to_ceilings(cal, "sustained")
     # modes the sustained probe did not measure come from the burst one, and the source says so
     assert sustained.compute == {**BURST["compute"], **SUSTAINED["compute"]}
     assert "(sustained regime; fp32, tf32 from the burst probes)" in sustained.source
     assert calibration.to_ceilings(cal).compute == BURST["compute"]
-    assert calibration.to_ceilings({"ceilings": cal["ceilings"]}, "sustained") is None
+    assert calibration.to_ceilings(attrs.evolve(cal, ceilings_by_regime=None), "sustained") is None
 
 
 def test_without_sustained_ceilings_the_sustained_check_says_why(core, times, operators):
     doc = run(core, Plugin(times, operators, sustained_probe=False))
     check = doc["comparison"]["workloads"][SPEC]["regimes"]["sustained"]["bound_check"]
     assert check["verdict"] == "no verdict: the calibration has no sustained-regime ceilings (recalibrate)"
-    assert doc["predicted"]["calibrated_sustained"] is None
+    assert "calibrated_sustained" not in doc["predicted"]
 
 
 def test_run_options_reach_the_plan(core, times, operators):
@@ -288,14 +298,16 @@ def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times,
     import copy
 
     from tensorforge_ops.capture.document import seal
+    from tensorforge_ops.policy.evidence import Evidence
     from tensorforge_ops.policy.gate import gate
-    base = seal(run(core, Plugin(times, operators)))
-    same = gate(base, seal(copy.deepcopy(base)))
+    base = run(core, Plugin(times, operators))
+    evidence = lambda doc, path: Evidence(path, seal(from_document(doc)))
+    same = gate(evidence(base, "a.json"), evidence(copy.deepcopy(base), "b.json"))
     assert [v.verdict for v in same.verdicts] == ["PASS"]
     cand = copy.deepcopy(base)
     row = cand["measured"]["workloads"][SPEC]
     row["regime"], row["mode"] = "burst", "eager"     # as a capture from before graph mode
-    (verdict,) = gate(base, seal(cand)).verdicts
+    (verdict,) = gate(evidence(base, "a.json"), evidence(cand, "b.json")).verdicts
     assert verdict.verdict == "NO VERDICT"
     assert verdict.reason == "measured differently: burst graph in the baseline, burst eager in the candidate"
 
@@ -304,10 +316,10 @@ def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators
     from tensorforge_ops.capture.document import verify, write_capture
     doc = run(core, Plugin(times, operators))
     path = tmp_path / "cap.json"
-    write_capture(path, doc)
+    write_capture(path, from_document(doc))
     assert verify(path).ok
     doc["measured"]["workloads"][SPEC]["modes"][0]["samples_s"][0] *= 3
-    write_capture(path, doc)
+    write_capture(path, from_document(doc))
     report = verify(path)
     assert not report.ok and "(burst eager): recorded" in " ".join(report.problems)
 
@@ -317,7 +329,7 @@ def test_report_shows_both_regimes_and_the_operators(core, times, operators):
     from tensorforge_ops.report.facts import build_facts
     from tensorforge_ops.report.html import report_page
     from tensorforge_ops.report.markdown import render_markdown
-    doc = seal(run(core, Plugin(times, operators)))
+    doc = seal(from_document(run(core, Plugin(times, operators))))
     facts = build_facts(doc)
     m = facts["measurement"]
     assert {(r["regime"], r["mode"]) for r in m["regimes"]} == {("burst", "graph"), ("sustained", "graph")}

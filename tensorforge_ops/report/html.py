@@ -6,7 +6,7 @@ from typing import Any
 
 from tensorforge.api import percent, seconds, si
 
-from .html_measurement import floors_section, operators_section, regimes_section
+from .html_measurement import floors_section, measurement_sections
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
@@ -133,6 +133,10 @@ def _policy(facts) -> str:
         grows = [[escape(v["workload"]), escape(v["verdict"]), escape(v["reason"])] for v in gate["verdicts"]]
         html += (f"<h3>Regression gate against {escape(str(gate['baseline']['path']))}</h3>"
                  + _table(["workload", "verdict", "why"], grows) + f"<p>{escape(gate['summary'])}</p>")
+    for name in sorted({v["policy"] for v in facts["policy"].get("verdicts", [])}):
+        vrows = [[escape(v["subject"] or "-"), escape(v["verdict"]), escape(v["reason"]),
+                  escape("; ".join(v["evidence"]) or "-")] for v in facts["policy"]["verdicts"] if v["policy"] == name]
+        html += f"<h3>Policy {escape(name)}</h3>" + _table(["subject", "verdict", "why", "evidence"], vrows)
     violations = facts["policy"]["bound_violations"]
     html += (f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>' if violations
              else "<p>Bound violations: none.</p>")
@@ -176,13 +180,8 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>* {escape(facts['bottleneck_statement'])}</p>
 {figures}
-<h2>Burst and sustained</h2>
-{regimes_section(facts["measurement"])}
-<h2>Where the time goes, per operator</h2>
-{operators_section(facts["measurement"], operators_svg)}
-<h2>Measured ceilings, not marketing peaks</h2>
-{_ceilings(facts)}
-{floors_section(facts["measurement"])}
+{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
+{_ceilings(facts)}{floors_section(facts["measurement"])}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}
 <h2>What the device reported in a separate run</h2>

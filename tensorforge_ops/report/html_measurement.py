@@ -68,6 +68,15 @@ def operators_section(m: dict[str, Any], svg: str | None) -> str:
             + (f"<ul>{notes}</ul>" if notes else ""))
 
 
+def measurement_sections(m: dict[str, Any], operators_svg: str | None) -> str:
+    """Both regimes and the per-operator view; nothing for a capture made before them (so its
+    report renders as it did)."""
+    if not m["regimes"] and not m["operators"]["available"] and m["operators"]["workload"] is None:
+        return ""
+    return ("<h2>Burst and sustained</h2>\n" + regimes_section(m) + "\n<h2>Where the time goes, per operator</h2>\n"
+            + operators_section(m, operators_svg) + "\n")
+
+
 def floors_section(m: dict[str, Any]) -> str:
     floors = m["floors"]
     if not floors:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device session on a lent H200 (about 6 minutes): install offline, run the GPU tests, the
+# One device session on a lent H200 (about 7 minutes; call it with timeout_s=600): install offline, run the GPU tests, the
 # default `tensorforge run --target h200` with every mode (burst and sustained regimes, eager and
 # CUDA-graph, the per-operator trace window; timed), verify it and write its report, two more
 # unchanged runs and the regression gate between them, a cross-target run, and the comparison
@@ -53,7 +53,7 @@ tensorforge run --target rtx3050-laptop -w gemm_large_square -w gemm_tiny --no-t
 
 if [ "${DO_BENCH:-1}" = 1 ]; then
   echo "== against triton: do_bench (sustained) and do_bench_cudagraph with an L2 flush (graph mode)"
-  python3 benchmarks/bench_vs_do_bench.py -o "$WORK/do_bench.json" 2>&1 | quiet | tail -14
+  python3 benchmarks/bench_vs_do_bench.py --rounds "${ROUNDS:-3}" -o "$WORK/do_bench.json" 2>&1 | quiet | tail -14
 fi
 
 cp "$WORK"/capture-h200.json "$WORK"/capture-h200.report.html "$WORK"/capture-h200-rerun1.json \

@@ -13,6 +13,7 @@ from .cli_options import (
     core_host,
     json_option,
     operating_point_option,
+    optional_target_option,
     pass_host,
     target_option,
     wide_option,
@@ -20,14 +21,15 @@ from .cli_options import (
 )
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
-from .model import predict
+from .mappings.base import UNSTATED
+from .model import predict, search_of
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
-from .screen import PLAIN, Screen, detect
+from .screen import PLAIN, Screen, detect, paint
 from .results import Prediction
-from .serialize import canonical_json, to_data
+from .serialize import canonical_json, converter, to_data
 from .suite import parse_fields, resolve
 from .target import Ceilings, Target
 from .units import percent, seconds, si
@@ -36,11 +38,14 @@ from .workload import Workload, WorkloadKind
 __all__ = [
     "BaseHost", "Ceilings", "CliState", "PLAIN", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
     "Prediction", "Screen", "Target", "TensorForgeError", "Workload", "WorkloadKind",
-    "canonical_json", "closest", "core_host", "detect", "json_option", "one_line", "operating_point_option", "parse_fields",
+    "canonical_json", "closest", "core_host", "detect", "json_option", "one_line", "operating_point_option", "optional_target_option", "paint", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "wide_option", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
+    # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
+    # cattrs converter, and derives how a version-1 capture's bounds were searched for
+    "UNSTATED", "converter", "search_of",
 ]
 
 

@@ -99,12 +99,20 @@ def complete_workload(ctx: click.Context, param: click.Parameter, incomplete: st
 
 # -- options -----------------------------------------------------------------------------------
 
+def _target(required: bool, help: str) -> Callable[[F], F]:
+    return click.option("--target", "-t", "target_name", required=required, default=None,
+                        shell_complete=complete_target, help=help)
+
+
 def target_option(command: F) -> F:
     """--target/-t: an installed target or a target file."""
-    return click.option(
-        "--target", "-t", "target_name", required=True, shell_complete=complete_target,
-        help="Target name (see `targets list`) or a target file (./my-npu.toml; see `targets show`).",
-    )(command)
+    return _target(True, "Target name (see `targets list`) or a target file (./my-npu.toml; see `targets show`).")(
+        command)
+
+
+def optional_target_option(what_it_chooses: str) -> Callable[[F], F]:
+    """--target/-t where a command can do without one; the help says what the target chooses."""
+    return _target(False, what_it_chooses)
 
 
 def wide_option(command: F) -> F:

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (PluginHost, TensorForgeError, json_option, operating_point_option, pass_host,
-                             target_option, wide_option, workload_options)
-from tensorforge.cli_options import complete_target
+from tensorforge.api import (PluginHost, TensorForgeError, json_option, operating_point_option,
+                             optional_target_option, pass_host, target_option, wide_option, workload_options)
 from tensorforge.hookspecs import hookimpl
 
 
@@ -51,8 +50,12 @@ def _default_capture_path(target: str) -> Path:
               help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
-              help="Length of each workload's telemetry window.")
+@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              help="Length of each workload's sustained-regime telemetry window (the burst one: "
+                   "at most 0.3 s).")
+@click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
+@click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
+@click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
 @click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
 @click.option("--cooldown", "cooldown_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
@@ -78,8 +81,8 @@ def _default_capture_path(target: str) -> Path:
 @wide_option
 @pass_host
 def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
-        export_options, to_mlflow, mlflow_tracking_uri, wide):
+        no_telemetry, telemetry_seconds, no_graph, no_sustained, no_trace, budget_s, cooldown_s, rest_s,
+        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri, wide):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -101,6 +104,7 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
                       recalibrate=recalibrate, telemetry=not no_telemetry,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
+                      graph=not no_graph, sustained=not no_sustained, trace=not no_trace,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = ops_host(core)
@@ -115,18 +119,17 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     progress = for_terminal()
     runner = Run(core, ops, opts, progress)
     try:
-        doc = runner.execute()
+        capture = runner.execute()
     except KeyboardInterrupt:
         progress.close()
-        if runner.doc.get("schema"):
-            runner.doc["complete"] = False
+        if runner.started:
             partial = path.with_name(path.stem + ".incomplete.json")
-            write_capture(partial, runner.doc)
+            write_capture(partial, runner.capture())
             click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
         raise
     finally:
         progress.close()
-    sealed = write_capture(path, doc)
+    sealed = write_capture(path, capture)
     text = summary_text(sealed)
     summary_path = path.with_suffix(".summary.txt")
     write_atomic(summary_path, text)
@@ -148,9 +151,8 @@ def export_command(core, capture, sink_names, options):
     from .policy.evidence import load_evidence
 
     sinks = resolve_sinks(ops_host(core), sink_names)
-    doc = load_evidence(capture, "export")
-    doc.pop("_path", None)
-    results = export_all(sinks, doc, capture, parse_options(options), lambda line: click.echo(line, err=True))
+    evidence = load_evidence(capture, "export")
+    results = export_all(sinks, evidence.capture, capture, parse_options(options), lambda line: click.echo(line, err=True))
     if not all(r.ok for r in results):
         sys.exit(1)
 
@@ -180,9 +182,8 @@ def _cpu_hint(ops) -> str:
 
 
 @click.command()
-@click.option("--target", "-t", "target_name", default=None, shell_complete=complete_target,
-              help="Calibrate the device that measures this target, choosing the backend as `run` does "
-                   "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
+@optional_target_option("Calibrate the device that measures this target, choosing the backend as `run` does "
+                        "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
 @click.option("--backend", default=None,
               help="Measurement backend (overrides the choice from --target) [default: torch-cuda].")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
@@ -199,6 +200,7 @@ def calibrate(core, target_name, backend, device_index, as_json):
     from tensorforge.api import canonical_json
     from .calibrate import store as calibration
     from .api import Unavailable
+    from .capture.convert import to_document
     from .progress import for_terminal
 
     ops = ops_host(core)
@@ -217,24 +219,29 @@ def calibrate(core, target_name, backend, device_index, as_json):
         session.close()
     path = calibration.save(cal)
     if as_json:
-        click.echo(canonical_json(cal), nl=False)
+        click.echo(canonical_json(to_document(cal)), nl=False)
     else:
         _print_calibration(cal)
     click.echo(f"stored {path}", err=True)
 
 
 def _print_calibration(cal) -> None:
+    """The ceilings per regime and the named floors, for people (labels in colour on a terminal)."""
     from tensorforge.api import detect, seconds, si
-    screen = detect()
-    c = cal["ceilings"]
-    lines = [f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}"]
-    lines += [f"  compute {mode}: {si(rate, 'FLOP/s')}" for mode, rate in sorted(c["compute"].items())]
-    if c.get("dram_bytes_per_s"):
-        lines.append(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
-    if c.get("launch_floor_s"):
-        lines.append(f"  launch floor: {seconds(c['launch_floor_s'])}")
-    lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal["failed_probes"].items())]
-    screen.echo("\n".join(lines))
+    from .capture.summary_regimes import FLOOR_NAMES
+    lines = [f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}"]
+    by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or \
+        {"burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)}
+    for regime, (compute, dram) in sorted(by_regime.items()):
+        lines += [f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}" for mode, rate in sorted(compute.items())]
+        if dram:
+            lines.append(f"  {regime} memory bandwidth (bytes read + written): {si(dram, 'B/s')}")
+    floors = cal.floors or {}
+    lines += [f"  {label}: {seconds(floors[key])}" for key, label in FLOOR_NAMES if floors.get(key) is not None]
+    if not floors and cal.ceilings.launch_floor_s:
+        lines.append(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
+    lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal.failed_probes.items())]
+    detect().echo("\n".join(lines))
 
 
 @click.command()

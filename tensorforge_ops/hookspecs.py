@@ -51,7 +51,9 @@ def tensorforge_ops_register_builders(register: RegisterBuilder) -> None:
     or ``framework`` a family of them (e.g. 'torch': every backend whose ``framework`` is
     'torch'; a builder for the backend by name wins over the framework's). Its
     ``build(params, device)`` allocates random inputs (never zeros) on ``device`` and returns a
-    zero-argument callable that executes the workload once. Return nothing.
+    zero-argument callable that executes the workload once, with each Core operator's code
+    inside ``tensorforge_ops.measure.op_ranges.operator_range(name)`` (the operator's name in
+    the Core's decomposition) so the trace window can attribute kernels to it. Return nothing.
     """
 
 
@@ -62,7 +64,9 @@ def tensorforge_ops_register_probes(register: RegisterProbe) -> None:
     Call ``register(probe)`` with a :class:`tensorforge_ops.api.CalibrationProbe` (unique
     ``name``, the ``backend`` it runs on); ``run(session)`` returns a
     :class:`tensorforge_ops.api.ProbeResult` with compute ceilings per math mode, memory-copy
-    bandwidth and/or launch floor, and the method used. Return nothing.
+    bandwidth and/or launch floor, named floors, the method used and the ``regime`` it ran in
+    ('burst', 'sustained' or 'single'; probes whose class says 'sustained' run last).
+    Return nothing.
     """
 
 
@@ -72,8 +76,12 @@ def tensorforge_ops_register_telemetry(register: RegisterTelemetry) -> None:
 
     Call ``register(source)`` with a :class:`tensorforge_ops.api.TelemetrySource`;
     ``collect(session, run_once, duration_s)`` runs the workload in its own window while
-    sampling, and returns a JSON-ready dict with ``available`` and, when false, ``reason``.
-    Return nothing.
+    sampling, and returns a
+    :class:`tensorforge_ops.capture.sections.diagnostic.TelemetryWindow` (``available``,
+    ``reason``, a one-line ``headline``, ``clock_event_fractions`` where the device reports
+    clock-event reasons, the source's own record in ``data``), or a JSON-ready mapping with
+    ``available``, ``reason`` when false, and optionally ``headline``, which the runner wraps
+    by the rule in ``tensorforge_ops.capture.telemetry_window``. Return nothing.
     """
 
 
@@ -83,7 +91,8 @@ def tensorforge_ops_register_sinks(register: RegisterSink) -> None:
 
     Call ``register(sink)`` with a :class:`tensorforge_ops.api.CaptureSink` (unique ``name``).
     ``tensorforge run --export NAME`` and ``tensorforge export CAPTURE --to NAME`` call its
-    ``export(capture, capture_path, report_html, options)``, which returns an
+    ``export(capture, capture_path, report_html, options)`` with the typed, verified capture
+    (:class:`tensorforge_ops.capture.model.Capture`), which returns an
     :class:`tensorforge_ops.api.ExportResult` and never raises for an unreachable destination.
     Return nothing.
     """
@@ -93,7 +102,13 @@ def tensorforge_ops_register_sinks(register: RegisterSink) -> None:
 def tensorforge_ops_register_policies(register: RegisterPolicy) -> None:
     """Register policies (POLICY verdicts such as a regression gate or right-sizing).
 
-    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``);
-    its ``decide(...)`` must return "no verdict: <what is missing>" whenever its required
-    evidence is absent. Return nothing.
+    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``,
+    ``description``): ``commands`` says which commands run it (``gate``, ``report``,
+    ``rightsize``), ``requires`` the evidence it needs (``candidate``, ``baseline``,
+    ``captures``, and the labels ``MEASURED``, ``CALIBRATED``, ``DIAGNOSTIC`` that must hold
+    evidence). ``decide(request)`` gets a :class:`tensorforge_ops.api.PolicyRequest` (verified,
+    typed captures) and returns :class:`tensorforge_ops.api.Verdict` objects, each naming its
+    evidence, or "no verdict: <what is missing>". It is asked only when its required evidence
+    is present; one that raises costs one warning line. The regression gate and right-sizing
+    are registered through this hook too. Return nothing.
     """

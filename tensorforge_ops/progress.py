@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from tensorforge.api import detect
+from tensorforge.api import detect, paint
 
 
 def plan(progress: Callable[[str], None], steps: int, what: str) -> None:
@@ -67,7 +67,6 @@ class BarProgress:
 
     def __call__(self, line: str) -> None:
         from rich.text import Text
-        from tensorforge.screen import paint
         text = Text.from_ansi(paint(line)) if self.colour else Text(line)
         self.bar.console.print(text, soft_wrap=True)
 

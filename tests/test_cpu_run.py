@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch")
 from tensorforge.plugins import PluginHost  # noqa: E402
 from tensorforge.suite import resolve_spec  # noqa: E402
 from tensorforge_ops.api import Unavailable  # noqa: E402
-from tensorforge_ops.capture.document import SECTIONS, verify  # noqa: E402
+from tensorforge_ops.capture.document import verify  # noqa: E402
+from tensorforge_ops.capture.labels import LABELS  # noqa: E402
 from tensorforge_ops.host import OpsHost  # noqa: E402
 from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
 from tf_cpu.machine import read_machine  # noqa: E402
@@ -59,8 +60,8 @@ def test_run_fills_all_five_sections(runs):
     _, _, proc, (doc, _) = runs
     assert "Traceback" not in proc.stderr
     assert doc["complete"] is True and doc["target"] == "host-cpu"
-    for key, label in SECTIONS.items():
-        assert doc[key]["label"] == label
+    for label in LABELS:
+        assert doc[label.section]["label"] == label.name
     for key in ("measured", "calibrated", "diagnostic"):
         assert doc[key]["available"] is True, (key, doc[key].get("reason"))
     assert [w["name"] for w in doc["predicted"]["analytical"]["workloads"]] == list(WORKLOADS)
@@ -98,6 +99,29 @@ def test_measured_on_this_cpu_without_naming_a_backend(runs):
         assert gemm["peak_memory_bytes"] >= 512 * 512 * 4   # at least the output it wrote
 
 
+def test_one_regime_one_mode_and_operators_on_the_cpu(runs):
+    """The host CPU's regimes collapse to one and the capture says so; there is no graph mode;
+    the trace window attributes the CPU time to the Core's operators."""
+    _, _, _, (doc, _) = runs
+    for name in WORKLOADS:
+        row = doc["measured"]["workloads"][name]
+        assert (row["regime"], row["mode"], row["modes"]) == ("single", "eager", [])
+        assert row["regimes_note"].startswith("regimes collapse to one ('single') on torch-cpu")
+        assert row["graph"]["captured"] is False and "no CUDA graphs" in row["graph"]["reason"]
+        assert "steady" not in row and row["operators"]["source"] == "eager"   # no sustained regime
+        comparison = doc["comparison"]["workloads"][name]
+        assert list(comparison["regimes"]) == ["single"]
+        assert comparison["regimes"]["single"]["predicted_calibrated_s"] == comparison["predicted_calibrated_s"]
+        ops = comparison["operators"]
+        assert ops["available"] and ops["regime"] == "single" and ops["mode"] == "eager"
+        assert ops["coverage"] > 0 and "single eager p50" in ops["coverage_rule"]
+    ops = doc["comparison"]["workloads"]["transformer_tiny_fp32"]["operators"]["operators"]
+    assert {"qkv_proj", "attention", "mlp_down"} <= {o["operator"] for o in ops if o["measured_s"]}
+    assert doc["calibrated"]["floors"]["host_call_interval_s"] > 0
+    assert list(doc["calibrated"]["ceilings_by_regime"]) == ["single"]
+    assert "sustained" not in doc["diagnostic"].get("burst_windows", {})
+
+
 def test_calibrated_ceilings_are_positive_and_stored(runs):
     _, home, _, (doc, _) = runs
     cal = doc["calibrated"]
@@ -130,10 +154,12 @@ def test_diagnostic_windows_are_labelled_host_telemetry(runs):
     assert diag["source"] == "host-cpu" and "never decides a verdict" in diag["caveat"]
     for name in WORKLOADS:
         window = diag["windows"][name]
-        assert window["available"] is True and window["samples"]
+        # the envelope every reader understands, the source's own record in data
+        assert window["available"] is True and window["reason"] is None and window["data"]["samples"]
         assert window["headline"] and "other processes" in window["headline"]
-        assert "load" in window["sources"] and "utilisation" in window["sources"]
-        for why in window["unavailable"].values():   # absent sources say why
+        assert "clock_event_fractions" not in window      # the host reports no clock-event reasons
+        assert "load" in window["data"]["sources"] and "utilisation" in window["data"]["sources"]
+        for why in window["data"]["unavailable"].values():   # absent sources say why
             assert why
 
 

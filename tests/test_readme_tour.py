@@ -87,7 +87,8 @@ def tour_lines() -> list[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## A tour\n", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"```\n(.*?)\n```", section, flags=re.S)
-    return [line for line in block.splitlines() if line.strip()]
+    # a line holding only a comment continues the comment of the line above
+    return [line for line in block.splitlines() if command_of(line)]
 
 
 def command_of(line: str) -> str:

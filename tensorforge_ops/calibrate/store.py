@@ -1,17 +1,17 @@
 """CALIBRATED ceilings: run the probes on a session, store the result per device fingerprint,
-reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`."""
+reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`. The stored document is the
+typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibrated.py)."""
 
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any
 from collections.abc import Callable
 
 from tensorforge import __version__
-from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
-                             write_atomic)
+from tensorforge.api import Ceilings, TensorForgeError, canonical_json, one_line, read_json, write_atomic
 
 from ..api import ProbeResult, Unavailable
+from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
 from ..progress import advance, plan
 
 
@@ -29,13 +29,15 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """A calibration document: every probe's result and the ceilings they add up to."""
+def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Calibration:
+    """A calibration: every probe's result and the ceilings they add up to."""
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
     plan(progress, len(probes), "calibration probes")
-    for probe in probes:
+    # Sustained probes last: they leave the device hot and power-capped, which would lower the
+    # ceilings of burst probes run after them. Otherwise the given order.
+    for probe in sorted(probes, key=lambda p: getattr(p, "regime", "burst") == "sustained"):
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))
@@ -44,39 +46,45 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
         advance(progress)
-    compute: dict[str, float] = {}
-    dram = launch = None
+    compute: dict[str, dict[str, float]] = {}
+    dram: dict[str, float | None] = {}
+    floors: dict[str, float] = {}
+    launch = None
     for result in results:
-        compute.update(result.compute)
-        dram = result.dram_bytes_per_s if result.dram_bytes_per_s else dram
+        compute.setdefault(result.regime, {}).update(result.compute)
+        dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
+        floors.update(result.floors)
         launch = result.launch_floor_s if result.launch_floor_s else launch
-    return {
-        "label": "CALIBRATED",
-        "fingerprint": session.info.fingerprint,
-        "device": session.info.name,
-        "device_details": dict(session.info.details),
-        "measured_at": started,
-        "finished_at": now(),
-        "tensorforge_version": __version__,
-        "ceilings": {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": launch},
-        "probes": {r.name: {"method": r.method, "duration_s": r.duration_s,
-                            "compute": dict(r.compute), "dram_bytes_per_s": r.dram_bytes_per_s,
-                            "launch_floor_s": r.launch_floor_s, "details": dict(r.details)}
-                   for r in results},
-        "failed_probes": failures,
-    }
+    by_regime = {r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
+                 for r in sorted(set(compute) | set(dram))}
+    # 'ceilings' keeps its meaning for every reader: the regime a device's probes run in by
+    # default (burst on a GPU; the single regime of a device that has only one)
+    base = by_regime.get("burst") or by_regime.get("single") or RegimeCeilings(compute={}, dram_bytes_per_s=None)
+    return Calibration(
+        fingerprint=session.info.fingerprint, device=session.info.name,
+        device_details=dict(session.info.details), measured_at=started, finished_at=now(),
+        tensorforge_version=__version__,
+        ceilings=CalibratedCeilings(compute=dict(base.compute), dram_bytes_per_s=base.dram_bytes_per_s,
+                                    launch_floor_s=launch),
+        probes={r.name: ProbeRecord(method=r.method, duration_s=r.duration_s, compute=dict(r.compute),
+                                    dram_bytes_per_s=r.dram_bytes_per_s, launch_floor_s=r.launch_floor_s,
+                                    details=dict(r.details), regime=r.regime, floors=dict(r.floors) or None)
+                for r in results},
+        failed_probes=failures, ceilings_by_regime=by_regime or None, floors=floors or None)
 
 
-def save(calibration: dict[str, Any]) -> Path:
-    path = store_path(calibration["fingerprint"])
+def save(calibration: Calibration) -> Path:
+    from ..capture.convert import to_document
+    path = store_path(calibration.fingerprint)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, canonical_json(calibration))
+    write_atomic(path, canonical_json(to_document(calibration)))
     return path
 
 
-def load(fingerprint: str) -> dict[str, Any] | None:
+def load(fingerprint: str) -> Calibration | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
+    from ..capture.convert import first_error, converter
     path = store_path(fingerprint)
     if not path.exists():
         return None
@@ -84,18 +92,46 @@ def load(fingerprint: str) -> dict[str, Any] | None:
         data = read_json(path, "stored calibration")
     except TensorForgeError as exc:
         raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
-    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or "ceilings" not in data:
+    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint:
         raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
                                "remove it or pass --recalibrate")
-    return data
+    try:
+        return converter.structure(data, Calibration)
+    except Exception as exc:
+        raise TensorForgeError(f"stored calibration {path} is not a calibration ({first_error(exc, 'calibration')}); "
+                               "remove it or pass --recalibrate") from None
 
 
-def to_ceilings(calibration: dict[str, Any]) -> Ceilings | None:
-    """Core ceilings from a calibration; None when the probes that matter did not run."""
-    c = calibration.get("ceilings", {})
-    if not c.get("compute") or not c.get("dram_bytes_per_s"):
+def regimes(calibration: Calibration) -> list[str]:
+    """The regimes a calibration has ceilings for ('burst' alone for calibrations written before
+    regimes existed)."""
+    return sorted(calibration.ceilings_by_regime) if calibration.ceilings_by_regime else ["burst"]
+
+
+def to_ceilings(calibration: Calibration, regime: str | None = None) -> Ceilings | None:
+    """Core ceilings of one regime (default: the calibration's base `ceilings`); None when the
+    probes that matter did not run in it.
+
+    A math mode or the bandwidth missing from the sustained regime is taken from the burst one,
+    and the source says so: nothing runs faster sustained than in a burst, so the bound stays a
+    lower bound (only a looser one)."""
+    base = calibration.ceilings
+    compute, dram = dict(base.compute), base.dram_bytes_per_s
+    where = ""
+    if regime is not None and regime in (calibration.ceilings_by_regime or {}):
+        own = (calibration.ceilings_by_regime or {})[regime]
+        borrowed = sorted(set(compute) - set(own.compute))
+        compute = {**compute, **own.compute}
+        if own.dram_bytes_per_s:
+            dram = own.dram_bytes_per_s
+        elif dram:
+            borrowed.append("DRAM bandwidth")
+        where = f" ({regime} regime" + (f"; {', '.join(borrowed)} from the burst probes" if borrowed else "") + ")"
+    elif regime not in (None, "burst", "single"):
         return None
-    return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
-                    dram_bytes_per_s=float(c["dram_bytes_per_s"]),
-                    source=f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
-                           f"({calibration.get('fingerprint')})")
+    if not compute or not dram:
+        return None
+    return Ceilings(origin="calibrated", compute={k: float(v) for k, v in compute.items()},
+                    dram_bytes_per_s=float(dram),
+                    source=f"calibrated on {calibration.device} at {calibration.measured_at} "
+                           f"({calibration.fingerprint}){where}")

@@ -31,6 +31,23 @@ def advance(progress: Callable[[str], None]) -> None:
         method()
 
 
+class Relay:
+    """Lines through `say` (which may stamp them), steps to `progress`: what the runner hands
+    to the probes, so their lines carry the run's timestamps and their steps reach the bar."""
+
+    def __init__(self, say: Callable[[str], None], progress: Callable[[str], None]) -> None:
+        self.say, self.progress = say, progress
+
+    def __call__(self, line: str) -> None:
+        self.say(line)
+
+    def plan(self, steps: int, what: str) -> None:
+        plan(self.progress, steps, what)
+
+    def advance(self) -> None:
+        advance(self.progress)
+
+
 class LineProgress:
     """Lines on standard error and nothing else: for logs, files and pipes."""
 

@@ -19,7 +19,7 @@ from tensorforge.api import one_line, predict, resolve
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
-from ..progress import advance, plan
+from ..progress import Relay, advance, plan
 from ..telemetry.nvml import CAVEAT
 from .compare import compare_workload
 from .compare_regimes import operator_rows, regime_rows
@@ -202,7 +202,7 @@ class Run:
                 self.calibrated = UnavailableSection(label="CALIBRATED",
                                                      reason=f"no calibration probes installed for {opts.backend}")
                 return None
-            cal = calibration.run_probes(session, probes, self.say)
+            cal = calibration.run_probes(session, probes, Relay(self.say, self.progress))
             reused = False
             calibration.save(cal)
             if opts.cooldown_s:

@@ -253,3 +253,28 @@ def test_mlflow_files_are_stated_and_ignored(commands):
     assert "mlflow.db" in ignored and "mlruns/" in ignored
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "mlflow.db" in readme and "mlruns/" in readme
+
+
+# -- words that mean one thing -----------------------------------------------------------------------
+
+def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
+    """One source for the bottleneck word: the README's H200 table, the run summary and the
+    report all show bottleneck_cell(analytical, calibrated) for each workload."""
+    from tensorforge_ops.capture.bottleneck import bottleneck_cell
+    from tensorforge_ops.capture.document import read_capture
+    from tensorforge_ops.capture.summary import summary_text
+    from tensorforge_ops.report.facts import build_facts
+    capture = read_capture(H200)
+    expected = {w.name: bottleneck_cell(w.bottleneck, capture.comparison.workloads[w.name].bottleneck)
+                for w in capture.predicted.analytical.workloads}
+    assert expected["gemm_tiny"] == "compute; calibrated: memory"          # the case that used to differ
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Results on a real GPU", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    header = [c.strip() for c in rows[0]]
+    column = header.index("predicted bottleneck")
+    assert {r[0].strip(): r[column].strip() for r in rows[1:]} == expected
+    summary = summary_text(capture)
+    assert all(re.search(rf"\n{name} .*  {re.escape(cell)}  ", summary) for name, cell in expected.items())
+    facts = build_facts(capture)
+    assert {r["name"]: r["bottleneck"] for r in facts["workloads"]} == expected

@@ -79,7 +79,7 @@ def _sections_notice(facts) -> str:
 
 
 def _workloads(facts) -> str:
-    rows = []
+    rows: list[list[str]] = []
     for r in facts["workloads"]:
         check = r["bound_check"]
         check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)

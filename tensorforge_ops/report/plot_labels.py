@@ -9,6 +9,7 @@ Each label's SVG group carries an id (label-N, prefixed with the figure's name w
 the browser test can check from the rendered page that no two labels overlap.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 # Offsets in points around the point, nearest first; each ring is the same pattern farther out.
@@ -40,7 +41,7 @@ def _other_text(fig: Any, renderer: Any) -> list[Any]:
 
 
 def place_labels(ax: Any, points: list[tuple[float, float, str]],
-                 avoid: list[tuple[float, float]] = ()) -> None:   # type: ignore[assignment]
+                 avoid: Sequence[tuple[float, float]] = ()) -> None:
     """Label each (x, y, text) point of `ax` without overlap (see the module docstring); the
     points in `avoid` (unlabelled markers) are kept clear too."""
     from matplotlib.transforms import Bbox

@@ -100,7 +100,8 @@ def complete_workload(ctx: click.Context, param: click.Parameter, incomplete: st
 # -- options -----------------------------------------------------------------------------------
 
 def _target(required: bool, help: str) -> Callable[[F], F]:
-    return click.option("--target", "-t", "target_name", required=required, default=None,
+    # No explicit default: click then reports a missing required --target itself.
+    return click.option("--target", "-t", "target_name", required=required,
                         shell_complete=complete_target, help=help)
 
 

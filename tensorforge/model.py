@@ -4,7 +4,7 @@ WORKLOAD -> operators (FLOPs + tensors) -> MAPPING + TILING per operator -> CEIL
 max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lower bound).
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
 
@@ -103,9 +103,14 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
 def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
             strategies: Sequence[MappingStrategy], operating_point: Optional[str] = None,
             ceilings: Optional[Ceilings] = None,
-            max_candidates: int = MAX_CANDIDATES) -> Prediction:
+            max_candidates: int = MAX_CANDIDATES, estimate: Any = True) -> Prediction:
     """The lower bound of each workload on `target`. With `ceilings` from calibration the
-    bound is 'calibrated' (datasheet rates fill math modes calibration did not measure)."""
+    bound is 'calibrated' (datasheet rates fill math modes calibration did not measure).
+
+    `estimate`: True adds the expected latency beside each bound with the coefficients the
+    target's basis gives (tensorforge.estimate.basis); an EstimateCoefficients uses those
+    (e.g. calibrated on the device); False leaves it out. The bound never depends on it."""
+    workloads = list(workloads)
     point = target.operating_point(operating_point)
     sheet = datasheet_ceilings(target, point.name)
     used = sheet if ceilings is None else merge_ceilings(ceilings, sheet)
@@ -118,9 +123,15 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
              "found, summed over operators; launch and framework overheads are not modelled"]
     if machine.cache_bytes_per_s is None:
         notes.append("the target declares no shared-cache bandwidth: cache traffic is reported, not timed")
-    return Prediction(
+    result = Prediction(
         label=LABEL, bound="analytical" if ceilings is None else "calibrated",
         target=target.name, operating_point=point.name, clock_mhz=point.clock_mhz,
         ceilings=used, max_candidates_per_operator=max_candidates,
         candidates=sum(w.candidates for w in predictions), workloads=predictions,
         notes=tuple(notes))
+    if estimate is False or estimate is None:
+        return result
+    from .estimate.basis import coefficients_for
+    from .estimate.model import estimate_prediction
+    coefficients = coefficients_for(target, None if estimate is True else estimate)
+    return estimate_prediction(result, workloads, target, coefficients)

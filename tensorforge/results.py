@@ -4,6 +4,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import attrs
 
+from .estimate.results import WorkloadEstimate
 from .mappings.base import MappingChoice
 from .target import Ceilings
 
@@ -42,6 +43,8 @@ class WorkloadPrediction:
     bottleneck: str
     candidates: int
     operators: Tuple[OperatorPrediction, ...]
+    # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
+    estimate: Optional[WorkloadEstimate] = None
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -60,6 +63,9 @@ class Prediction:
     candidates: int
     workloads: Tuple[WorkloadPrediction, ...]
     notes: Tuple[str, ...] = ()
+    # Where the estimate's coefficients come from (None: no estimate was made).
+    estimate_basis: Optional[str] = None
+    estimate_basis_kind: Optional[str] = None
 
     def workload(self, name: str) -> Optional[WorkloadPrediction]:
         return next((w for w in self.workloads if w.name == name), None)

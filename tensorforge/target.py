@@ -5,7 +5,7 @@ rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead,
 never needs to know where they came from beyond the `origin` label.
 """
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import attrs
 
@@ -59,6 +59,12 @@ class Target:
     # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
     # compared with this target's prediction (APE) only on a device that matches.
     device_names: Tuple[str, ...] = ()
+    # Architecture family (e.g. 'nvidia-sm90', 'cpu-x86-64'): which library tile menus and
+    # which calibrated efficiencies the estimate (tensorforge.estimate) may carry over.
+    architecture: str = ""
+    # Estimate coefficients the target itself declares (a target file's [estimate] table), an
+    # EstimateCoefficients; None: calibration or the family's shipped figures decide.
+    estimate: Optional[Any] = None
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()

@@ -64,6 +64,7 @@ H200 = Target(
     sources=SOURCES,
     notes=("dense peaks only", "figures shared with the H100 SXM except memory"),
     device_names=("NVIDIA H200",),
+    architecture="nvidia-sm90",
 )
 
 

@@ -163,6 +163,40 @@ class Transformer(WorkloadKind):
             ops.append(_matmul("lm_head", T, p.vocab, D, mode, e, "h_final", "w_lm_head", "logits", 1))
         return tuple(ops)
 
+    def implementation(self, p: TransformerParams):
+        """How torch_builder.py executes each operator (what the estimate charges):
+        norms are one fused kernel each (F.rms_norm / F.layer_norm); each projection one
+        F.linear (x @ W^T: both operands' rows run along the reduction dimension); RoPE is
+        five elementwise kernels per rotated tensor (neg, cat, two muls, add) moving about five
+        times the bytes a fused RoPE would; the KV-cache append is one strided copy per cache;
+        attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
+        view; the gated activation is two kernels (silu, mul); residuals one add each."""
+        from tensorforge.estimate.implementation import Implementation as Impl
+        D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
+        up_width = 2 * I if p.mlp == "gated" else I
+
+        def linear(k, n):
+            return Impl(kernels=1, leading_dims=(k, k, n))
+
+        table = {
+            "norm_attn": Impl(kernels=1, pattern="norm"),
+            "qkv_proj": linear(D, (H + 2 * KV) * Hd),
+            "rope": Impl(kernels=10, pattern="elementwise", traffic_factor=5.0),
+            "kv_append": Impl(kernels=2, pattern="copy"),
+            "attention": Impl(kernels=1),
+            "o_proj": linear(H * Hd, D),
+            "residual_attn": Impl(kernels=1, pattern="elementwise"),
+            "norm_mlp": Impl(kernels=1, pattern="norm"),
+            "mlp_up": linear(D, up_width),
+            "mlp_act": Impl(kernels=2 if p.mlp == "gated" else 1, pattern="elementwise",
+                            traffic_factor=(5.0 / 3.0) if p.mlp == "gated" else 1.0),
+            "mlp_down": linear(I, D),
+            "residual_mlp": Impl(kernels=1, pattern="elementwise"),
+            "norm_final": Impl(kernels=1, pattern="norm"),
+            "lm_head": linear(D, p.vocab or 1),
+        }
+        return table
+
     def weight_bytes(self, p: TransformerParams) -> int:
         e = DTYPE_BYTES[p.dtype]
         up = 2 * p.intermediate if p.mlp == "gated" else p.intermediate

@@ -1,0 +1,70 @@
+"""From a bound prediction to estimates: every operator of every workload gets a realistic
+mapping at achieved rates (operators.py), the workload adds the timing harness and, for eager
+execution, the host overhead of launching its kernels from Python."""
+
+from typing import Iterable, Optional, Sequence, Tuple
+
+import attrs
+
+from ..errors import TensorForgeError
+from ..results import Prediction, WorkloadPrediction
+from ..target import Ceilings, Target
+from .basis import achievable
+from .coefficients import EstimateCoefficients
+from .implementation import implementation_of
+from .operators import ESTIMATORS, Device
+from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+
+
+def device_for(target: Target, ceilings: Ceilings, coefficients: EstimateCoefficients,
+               operating_point: Optional[str] = None) -> Device:
+    point = target.operating_point(operating_point)
+    compute, dram = achievable(ceilings, coefficients)
+    cache = target.cache_level()
+    return Device(family=coefficients.family, units=target.pe_array.units,
+                  clock_hz=point.clock_mhz * 1e6, cache_bytes=float(cache.capacity_bytes if cache else 0),
+                  compute=compute, dram_bytes_per_s=dram)
+
+
+def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind, params,
+                      device: Device, coefficients: EstimateCoefficients) -> WorkloadEstimate:
+    if len(operators) != len(prediction.operators):
+        raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
+    results = []
+    for op, bound_op in zip(operators, prediction.operators):
+        impl = implementation_of(kind, params, op.name)
+        estimator = ESTIMATORS.get(type(op.problem))
+        if estimator is None:
+            raise TensorForgeError(f"workload {prediction.name!r}: no estimate for "
+                                   f"{type(op.problem).__name__} (operator {op.name!r})")
+        per_bound = bound_op.latency_s / op.count
+        total, terms, kernels, mapping, notes = estimator(op.problem, impl, per_bound, device, coefficients)
+        results.append(OperatorEstimate(
+            name=op.name, count=op.count, kernels=kernels, mapping=mapping,
+            bound_s=bound_op.latency_s, estimate_s=total * op.count,
+            terms={k: v * op.count for k, v in sorted(terms.items())},
+            implementation="declared by the workload plugin" if impl.declared
+            else f"default for {type(op.problem).__name__}",
+            notes=notes))
+    kernels = sum(r.kernels * r.count for r in results)
+    k = coefficients.kernel
+    device_s = sum(r.estimate_s for r in results) + k.harness_s
+    host = k.harness_s + kernels * k.host_per_kernel_s - k.host_slack_s
+    eager_s = max(device_s, host)
+    terms = add_terms([r.terms for r in results] + [{"timing_harness": k.harness_s,
+                                                      "host_overhead": eager_s - device_s}])
+    return WorkloadEstimate(label=LABEL, bound_s=prediction.latency_s, device_s=device_s,
+                            eager_s=eager_s, kernels=kernels, terms=terms, operators=tuple(results))
+
+
+def estimate_prediction(prediction: Prediction, workloads: Iterable[Tuple], target: Target,
+                        coefficients: EstimateCoefficients) -> Prediction:
+    """The same prediction with an estimate beside every workload's bound."""
+    device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)
+    out = []
+    for (workload, kind), wp in zip(workloads, prediction.workloads):
+        operators = kind.operators(workload.params)
+        est = estimate_workload(wp, operators, kind, workload.params, device, coefficients)
+        out.append(attrs.evolve(wp, estimate=est))
+    return attrs.evolve(prediction, workloads=tuple(out), estimate_basis=coefficients.basis,
+                        estimate_basis_kind=coefficients.basis_kind)

@@ -34,9 +34,6 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
         "",
     ]
     estimated = any(w.estimate is not None for w in pred.workloads)
-    if estimated:
-        from .estimate.render import basis_line
-        lines.insert(2, basis_line(pred))
     rows = []
     for w in pred.workloads:
         main = max(w.operators, key=lambda o: o.latency_s)
@@ -52,6 +49,9 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
                "lower bound", "bottleneck", "ceilings"]
     headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
     lines.append(table(headers + [""], rows))
+    if estimated:
+        from .estimate.render import basis_line
+        lines += ["", basis_line(pred)]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]

@@ -28,6 +28,8 @@ def dump_target(target: Target, origin: Optional[str] = None) -> str:
         lines.append(assignment("notes", list(target.notes)))
     if target.device_names:
         lines.append(assignment("device_names", list(target.device_names)))
+    if target.architecture:
+        lines.append(assignment("architecture", target.architecture))
 
     pe = target.pe_array
     ceilings = datasheet_ceilings(target)
@@ -60,4 +62,18 @@ def dump_target(target: Target, origin: Optional[str] = None) -> str:
     if target.sources:
         lines += ["", "# where each figure comes from", "[sources]"]
         lines += [f"{key(name)} = {string(text)}" for name, text in target.sources.items()]
+    if target.estimate is not None:
+        from .estimate.coefficients import coefficients_to_data
+        lines += ["", "# the estimate's coefficients, declared by this target (docs/estimate.md)"]
+        lines += _tables("estimate", coefficients_to_data(target.estimate))
     return "\n".join(lines) + "\n"
+
+
+def _tables(path: str, data: dict) -> List[str]:
+    """A nested mapping as [path] with its scalars, then [path.sub] for each nested mapping."""
+    lines = [f"[{path}]"]
+    lines += [assignment(name, item) for name, item in data.items() if not isinstance(item, dict)]
+    for name, item in data.items():
+        if isinstance(item, dict):
+            lines += [""] + _tables(f"{path}.{key(name)}", item)
+    return lines

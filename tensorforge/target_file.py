@@ -146,10 +146,24 @@ def _operating_points(top: _Table) -> tuple:
     return points
 
 
+def _estimate(top: _Table, where: str):
+    """A declared [estimate] table: the estimate's coefficients in the layout `targets show`
+    writes (docs/estimate.md); basis_kind 'declared' unless the table says otherwise."""
+    table = top.get("estimate", lambda v: v if isinstance(v, dict) else None, "a table", None)
+    if table is None:
+        return None
+    from .estimate.coefficients import coefficients_from_data
+    data = dict(table)
+    data.setdefault("basis_kind", "declared")
+    data.setdefault("basis", f"declared in {where}")
+    data.setdefault("family", top.data.get("architecture", "") or "declared")
+    return coefficients_from_data(data, f"{where}: [estimate]")
+
+
 def target_from_data(data: Dict[str, Any], where: str) -> Target:
     top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
                                    "operating_points", "default_operating_point", "sources", "notes",
-                                   "device_names"])
+                                   "device_names", "architecture", "estimate"])
     name = top.get("name", _name, NAME)
     description = top.get("description", _text, TEXT, "")
     pe_array = _pe_array(top)
@@ -167,7 +181,9 @@ def target_from_data(data: Dict[str, Any], where: str) -> Target:
         dram_capacity_bytes=dram, operating_points=points, default_operating_point=default,
         sources={k: sources.get(k, _text, TEXT) for k in sources_table},
         notes=top.get("notes", _texts, TEXTS, ()),
-        device_names=top.get("device_names", _texts, TEXTS, ()))
+        device_names=top.get("device_names", _texts, TEXTS, ()),
+        architecture=top.get("architecture", _name, NAME, ""),
+        estimate=_estimate(top, where))
     try:  # the checks above cover today's rules; this keeps file and plugin targets in step
         validate_target(target)
     except ValueError as exc:

@@ -79,6 +79,8 @@ def tensorforge_ops_register_probes(register):
     register(MatmulCeilingProbe())
     register(CopyBandwidthProbe())
     register(LaunchFloorProbe())
+    from .estimate_probes import EstimateTermsProbe
+    register(EstimateTermsProbe("torch-cuda"))
 
 
 @hookimpl

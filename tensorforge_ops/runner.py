@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import attrs
 
 from tensorforge import __version__
-from tensorforge.errors import one_line
+from tensorforge.errors import TensorForgeError, one_line
 from tensorforge.model import predict
 from tensorforge.serialize import to_data
 from tensorforge.suite import resolve
@@ -82,7 +82,7 @@ class Run:
             workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
-        analytical = predict(workloads, target, mappings, opts.operating_point)
+        analytical = self._predict(workloads, target, mappings, opts.operating_point, None, True)
         doc = self.doc
         doc.update({
             "schema": SCHEMA, "complete": False,
@@ -110,7 +110,9 @@ class Run:
                 note = self._calibrated_note(ceilings, device_target, session.info.name)
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
-                    calibrated_pred = predict(workloads, device_target, mappings, point, ceilings)
+                    coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
+                    calibrated_pred = self._predict(workloads, device_target, mappings, point, ceilings,
+                                                    coefficients or True)
                     note = None
                 doc["predicted"].update(calibrated=to_data(calibrated_pred) if calibrated_pred else None,
                                         calibrated_target=device_target.name if device_target else None,
@@ -186,6 +188,37 @@ class Run:
         self.doc["calibrated"] = {**cal, "available": True, "reason": None, "reused": reused,
                                   "stored_at": str(calibration.store_path(session.info.fingerprint))}
         return cal
+
+    def _predict(self, workloads, target, mappings, point, ceilings, estimate):
+        """The bound with the estimate beside it; an estimate that fails costs the estimate (said
+        in the notes), never the bound or the run."""
+        try:
+            return predict(workloads, target, mappings, point, ceilings, estimate=estimate)
+        except TensorForgeError:
+            raise
+        except Exception as exc:
+            self.say(f"estimate failed, bound only: {one_line(exc)}")
+            pred = predict(workloads, target, mappings, point, ceilings, estimate=False)
+            return attrs.evolve(pred, notes=pred.notes + (f"no estimate: {one_line(exc)}",))
+
+    def _estimate_coefficients(self, cal, device_target, ceilings, point):
+        """The estimate's coefficients calibrated on this device: fitted from the calibration's
+        estimate-terms probe points once, then stored with the calibration."""
+        from .estimate_calibration import calibrated_coefficients, fit_estimate
+        if cal.get("estimate", {}).get("target") != device_target.name:
+            self.say("fitting the estimate's coefficients to the probe sweeps")
+            fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
+            if fitted is not None:
+                cal["estimate"] = fitted
+                if "error" in fitted:
+                    self.say(f"  estimate fit failed: {fitted['error']}")
+                self.doc["calibrated"]["estimate"] = fitted
+                calibration.save(cal)
+        try:
+            return calibrated_coefficients(cal, device_target.name)
+        except Exception as exc:
+            self.say(f"  stored estimate coefficients unusable: {one_line(exc)}")
+            return None
 
     def _device_target(self, target, device_name: str):
         if target.matches_device(device_name):

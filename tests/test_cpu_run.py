@@ -100,7 +100,8 @@ def test_calibrated_ceilings_are_positive_and_stored(runs):
     _, home, _, (doc, _) = runs
     cal = doc["calibrated"]
     assert cal["failed_probes"] == {} and cal["reused"] is False
-    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor"}
+    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor",
+                                  "cpu-estimate-terms"}
     ceilings = cal["ceilings"]
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
     declared = set(host_target(read_machine()).pe_array.flops_per_clock)

@@ -280,9 +280,10 @@ def test_real_entry_points(real_ops):
     assert real_ops.broken() == []
     assert real_ops.names("backends") == ["torch-cpu", "torch-cuda"]
     # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu too)
-    assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "transformer@torch"]
-    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
-                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling"]
+    assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "sdpa@torch", "transformer@torch"]
+    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-estimate-terms",
+                                        "cpu-matmul-ceiling", "cpu-memory-bandwidth", "estimate-terms",
+                                        "launch-floor", "matmul-ceiling"]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
     assert real_ops.names("policies") == []
     # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
@@ -300,7 +301,7 @@ def test_real_entry_points(real_ops):
 def test_disabling_an_ops_plugin(monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "conv2d-torch")
     host = OpsHost()
-    assert host.names("builders") == ["gemm@torch", "transformer@torch"]
+    assert host.names("builders") == ["gemm@torch", "sdpa@torch", "transformer@torch"]
     assert host.builder("conv2d", "torch-cuda") is None
 
 
@@ -311,11 +312,12 @@ def test_list_plugins_shows_ops_rows():
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[2:] if line.strip()}
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
-    assert "backends: torch-cuda; probes: copy-bandwidth, launch-floor, matmul-ceiling; telemetry: nvml" \
+    assert ("backends: torch-cuda; probes: copy-bandwidth, estimate-terms, launch-floor, matmul-ceiling; "
+            "telemetry: nvml") \
         in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
-    assert "builders: transformer@torch" in rows["transformer-torch"]
+    assert "builders: sdpa@torch, transformer@torch" in rows["transformer-torch"]
     assert rows["ops"].split()[1] == "core"  # the Ops face towards the Core
     result = CliRunner().invoke(cli, ["list-plugins", "--json"])
     reports = {r["name"]: r for r in json.loads(result.stdout)}

@@ -12,6 +12,7 @@ the library's heuristic is assumed to pick. Geometry and time are separate so ca
 coefficients over many probe shapes at once (fit.py) with the very code that predicts.
 """
 
+from functools import lru_cache
 from typing import Dict, Optional
 
 import attrs
@@ -51,8 +52,11 @@ def is_aligned(leading_dims, elem_bytes) -> bool:
     return all((int(ld) * int(e)) % ALIGN_BYTES == 0 for ld, e in zip(leading_dims, elem_bytes))
 
 
+@lru_cache(maxsize=4096)
 def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> Dict[str, np.ndarray]:
-    """Every configuration of the menu for this shape, as arrays (one row per configuration)."""
+    """Every configuration of the menu for this shape, as arrays (one row per configuration).
+    Cached: predicting a suite or fitting coefficients asks for the same shapes again and
+    again; callers never modify the arrays."""
     tiles_menu = np.array(menu.tiles, dtype=np.int64)
     splits = np.array(menu.splits, dtype=np.int64)
     tm = np.repeat(tiles_menu[:, 0], splits.size)

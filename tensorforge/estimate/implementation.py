@@ -57,8 +57,13 @@ class Implementation:
 DEFAULT = Implementation(declared=False)
 
 
-def implementation_of(kind, params, operator_name: str) -> Implementation:
-    """What the workload kind declares for this operator, or the defaults."""
+def declared_table(kind, params) -> dict:
+    """operator name -> Implementation, as the workload kind declares it (may be empty)."""
     declare = getattr(kind, "implementation", None)
     table: Optional[dict] = declare(params) if declare is not None else None
-    return (table or {}).get(operator_name, DEFAULT)
+    return dict(table or {})
+
+
+def implementation_of(kind, params, operator_name: str) -> Implementation:
+    """What the workload kind declares for this operator, or the defaults."""
+    return declared_table(kind, params).get(operator_name, DEFAULT)

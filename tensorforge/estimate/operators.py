@@ -252,3 +252,13 @@ def estimate_stream(p: StreamProblem, impl: Implementation, bound: float, d: Dev
 
 ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attention,
               StreamProblem: estimate_stream}
+
+
+def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
+    """A problem type a plugin brought and the estimate has no model of: its bound plus the
+    launch cost of its kernels, and a note that says so (never a silent guess)."""
+    terms: Dict[str, float] = {}
+    kernels = max(1, impl.kernels)
+    total = _launches(bound, terms, kernels, c)
+    return total, terms, kernels, "no estimate model: bound + kernel launches", (
+        f"the estimate has no model of {type(p).__name__}: bound + launch cost only",)

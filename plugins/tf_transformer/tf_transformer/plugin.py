@@ -217,4 +217,6 @@ class Transformer(WorkloadKind):
 
 @hookimpl
 def tensorforge_register_workloads(register):
+    from .sdpa import Sdpa
     register(Transformer())
+    register(Sdpa())

@@ -95,4 +95,6 @@ class TransformerTorch(WorkloadBuilder):
 
 @hookimpl
 def tensorforge_ops_register_builders(register):
+    from .sdpa_torch import SdpaTorch
     register(TransformerTorch())
+    register(SdpaTorch())

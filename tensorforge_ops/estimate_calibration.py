@@ -1,0 +1,54 @@
+"""The estimate's coefficients from a calibration document: the raw points of the estimate-terms
+probe, predicted (bound only) on the device's target, handed to the Core's fit. The result is
+stored in the calibration under 'estimate' (coefficients + how well each stage reproduced its
+own probes), so a reused calibration needs no refit."""
+
+from typing import Any, Dict, Optional
+
+from tensorforge.errors import one_line
+from tensorforge.estimate.basis import coefficients_for
+from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
+from tensorforge.model import predict
+from tensorforge.serialize import to_data
+from tensorforge.suite import resolve_spec
+from tensorforge.target import Ceilings, Target
+
+
+def probe_points(calibration: Dict[str, Any]):
+    for probe in (calibration.get("probes") or {}).values():
+        points = (probe.get("details") or {}).get("points")
+        if isinstance(points, list):
+            return points
+    return None
+
+
+def fit_estimate(calibration: Dict[str, Any], core, target: Target, ceilings: Ceilings,
+                 operating_point: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """{'coefficients', 'report', 'target'} or {'error'}; None without estimate probe points."""
+    results = probe_points(calibration)
+    if not results:
+        return None
+    try:
+        measured = [r for r in results if r.get("spec") and r.get("p50_s")]
+        resolved = [resolve_spec(core, r["spec"]) for r in measured]
+        bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
+        points = [WorkloadPoint(name=r["name"], group=r["group"], prediction=wp,
+                                operators=tuple(kind.operators(w.params)), kind=kind, params=w.params,
+                                measured_s=float(r["p50_s"]))
+                  for r, (w, kind), wp in zip(measured, resolved, bound.workloads)]
+        base = coefficients_for(target)
+        basis = (f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
+                 f"({calibration.get('fingerprint')})")
+        coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis,
+                                                operating_point)
+    except Exception as exc:   # a fit that fails leaves the bound and the shipped basis intact
+        return {"error": one_line(exc), "target": target.name}
+    return {"coefficients": to_data(coefficients), "report": report, "target": target.name}
+
+
+def calibrated_coefficients(calibration: Optional[Dict[str, Any]], target_name: str) -> Optional[EstimateCoefficients]:
+    section = (calibration or {}).get("estimate") or {}
+    if section.get("target") != target_name or "coefficients" not in section:
+        return None
+    return coefficients_from_data(section["coefficients"], "calibrated estimate coefficients")

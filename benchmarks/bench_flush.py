@@ -22,8 +22,9 @@ def main() -> int:
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     import triton.testing
-    from tensorforge_ops.cuda_timing import TimingPolicy, time_cuda
-    from tensorforge_ops.torch_cuda import MAX_DUTY, MIN_SAMPLES
+    from tensorforge_ops.measure.cuda_timing import time_cuda
+    from tensorforge_ops.measure.timing import TimingPolicy
+    from tensorforge_ops.measure.torch_cuda import MAX_DUTY, MIN_SAMPLES
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)

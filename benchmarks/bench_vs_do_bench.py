@@ -26,7 +26,8 @@ def main() -> int:
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     import triton.testing
-    from tensorforge_ops.cuda_timing import TimingPolicy, time_cuda
+    from tensorforge_ops.measure.cuda_timing import time_cuda
+    from tensorforge_ops.measure.timing import TimingPolicy
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)

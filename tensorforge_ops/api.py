@@ -28,7 +28,7 @@ class Session:
         raise NotImplementedError
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        """Per-iteration timing; returns tensorforge_ops.cuda_timing.TimedSamples-like value."""
+        """Per-iteration timing; returns a tensorforge_ops.measure.timing.TimedSamples."""
         raise NotImplementedError
 
     def close(self) -> None:

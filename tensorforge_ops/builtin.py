@@ -1,72 +1,10 @@
 """Ops built-ins, registered through the 'tensorforge_ops' entry-point group like any plugin:
 the torch-cuda backend, its calibration probes and the NVML telemetry source."""
 
-import time
-
-from .api import CalibrationProbe, ProbeResult, TelemetrySource
+from .calibrate.cuda_plugin import CopyBandwidthProbe, LaunchFloorProbe, MatmulCeilingProbe
 from .hookspecs import hookimpl
-from .telemetry_nvml import CAVEAT as NVML_CAVEAT
-from .torch_cuda import TorchCudaBackend
-
-
-def _timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
-
-
-class MatmulCeilingProbe(CalibrationProbe):
-    """Best sustained square-matmul rate per math mode over a size sweep."""
-    name = "matmul-ceiling"
-    backend = "torch-cuda"
-    modes = ("fp32", "tf32", "fp16", "bf16")
-
-    def run(self, session) -> ProbeResult:
-        from .cuda_probes import probe_matmul
-        start = time.perf_counter()
-        compute, details = {}, {}
-        for mode in self.modes:
-            probe = probe_matmul(mode, device=session.device)
-            compute[mode] = probe.best_flops_per_s
-            details[mode] = {"best_n": probe.best_n, "method": probe.method,
-                             "points": [list(p) for p in probe.points]}
-        return ProbeResult(name=self.name, method="square matmul size sweep per math mode; "
-                           "rate = 2n^3 / p10 time; best size wins", compute=compute,
-                           details=details, duration_s=time.perf_counter() - start)
-
-
-class CopyBandwidthProbe(CalibrationProbe):
-    name = "copy-bandwidth"
-    backend = "torch-cuda"
-
-    def run(self, session) -> ProbeResult:
-        from .cuda_probes import default_copy_bytes, probe_copy
-        probe, seconds = _timed(lambda: probe_copy(default_copy_bytes(session.device), device=session.device))
-        return ProbeResult(name=self.name, method=probe.method, dram_bytes_per_s=probe.bytes_per_s,
-                           details={"buffer_bytes": probe.buffer_bytes}, duration_s=seconds)
-
-
-class LaunchFloorProbe(CalibrationProbe):
-    name = "launch-floor"
-    backend = "torch-cuda"
-
-    def run(self, session) -> ProbeResult:
-        from .cuda_probes import probe_launch_floor
-        probe, seconds = _timed(lambda: probe_launch_floor(device=session.device))
-        return ProbeResult(name=self.name, method=probe.method, launch_floor_s=probe.seconds,
-                           duration_s=seconds)
-
-
-class NvmlTelemetry(TelemetrySource):
-    name = "nvml"
-    backend = "torch-cuda"
-    caveat = NVML_CAVEAT
-
-    def collect(self, session, run_once, duration_s):
-        from .telemetry_nvml import collect_window, telemetry_to_dict
-        window = collect_window(run_once, device_index=session.device.index or 0,
-                                duration_s=duration_s, synchronize=session.synchronize)
-        return telemetry_to_dict(window)
+from .measure.torch_cuda import TorchCudaBackend
+from .telemetry.nvml_source import NvmlTelemetry
 
 
 @hookimpl

@@ -72,9 +72,9 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
     Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
     DIAGNOSTIC say unavailable, with the reason.
     """
-    from .capture import write_capture
-    from .runner import Run, RunOptions
-    from .summary import summary_text
+    from .capture.document import write_capture
+    from .capture.runner import Run, RunOptions
+    from .capture.summary import summary_text
     from tensorforge.fileio import write_atomic
 
     core = ctx.obj.host
@@ -89,7 +89,7 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
-    from .export import export_all, parse_options, requested_sinks, resolve_sinks
+    from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = _ops_host()
     if to_mlflow or mlflow_tracking_uri:
         exports = tuple(exports) + ("mlflow",)
@@ -123,7 +123,7 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
 def export_command(capture, sink_names, options):
     """Send an existing, verified capture to sinks such as MLflow. Exit 0 when every sink took
     it, 1 when one failed (named in one line), 2 for bad input."""
-    from .export import export_all, parse_options, resolve_sinks
+    from .capture.export import export_all, parse_options, resolve_sinks
     from .policy.evidence import load_evidence
 
     sinks = resolve_sinks(_ops_host(), sink_names)
@@ -146,7 +146,7 @@ def calibrate(backend, device_index, as_json):
     """
     from tensorforge.serialize import canonical_json
     from tensorforge.units import seconds, si
-    from . import calibration
+    from .calibrate import store as calibration
     from .api import Unavailable
 
     ops = _ops_host()
@@ -186,7 +186,7 @@ def verify(capture, as_json):
     1 not verified, 2 unreadable."""
     import attrs
     from tensorforge.serialize import canonical_json
-    from .capture import verify as verify_capture
+    from .capture.document import verify as verify_capture
 
     report = verify_capture(capture)
     if as_json:
@@ -203,7 +203,8 @@ def verify(capture, as_json):
 
 @hookimpl
 def tensorforge_add_commands(cli):
-    from .policy.commands import gate, report, rightsize
+    from .policy.commands import gate, rightsize
+    from .report.commands import report
     cli.add_command(run)
     cli.add_command(calibrate)
     cli.add_command(verify)

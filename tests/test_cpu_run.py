@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 from tensorforge.plugins import PluginHost  # noqa: E402
 from tensorforge.suite import resolve_spec  # noqa: E402
 from tensorforge_ops.api import Unavailable  # noqa: E402
-from tensorforge_ops.capture import SECTIONS, verify  # noqa: E402
+from tensorforge_ops.capture.document import SECTIONS, verify  # noqa: E402
 from tensorforge_ops.host import OpsHost  # noqa: E402
 from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
 from tf_cpu.machine import read_machine  # noqa: E402
@@ -82,7 +82,9 @@ def test_measured_on_this_cpu_without_naming_a_backend(runs):
         row = measured["workloads"][name]
         assert row["status"] == "ok", row.get("reason")
         samples = row["samples_s"]
-        assert len(samples) >= MIN_SAMPLES and all(s > 0 for s in samples)
+        # fewer samples only when the wall-clock budget ran out first (a busy machine)
+        assert len(samples) >= MIN_SAMPLES or row["stop_reason"] == "budget"
+        assert all(s > 0 for s in samples)
         assert row["stats"]["n"] == len(samples) and row["stats"]["p50"] > 0
         assert row["flush_bytes"] >= 16 << 20 and row["warmup_iters"] == 3
         assert row["framework_flags"]["num_threads"] == machine.cores

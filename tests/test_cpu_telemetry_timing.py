@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorforge_ops.cuda_timing import TimingPolicy
+from tensorforge_ops.measure.timing import TimingPolicy
 from tf_cpu import peak_rss
 from tf_cpu.cpu_timing import time_cpu
 from tf_cpu.telemetry import CAVEAT, Readers, collect_window, headline, summarize

@@ -9,10 +9,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tensorforge_ops.cuda_probes import MODE_DTYPES, math_mode, probe_launch_floor  # noqa: E402
-from tensorforge_ops.cuda_timing import (  # noqa: E402
-    TimedSamples, TimingPolicy, _batch_size, framework_flags, should_stop, time_cuda, versions)
-from tensorforge_ops.stats import summarize  # noqa: E402
+from tensorforge_ops.calibrate.cuda_probes import probe_launch_floor  # noqa: E402
+from tensorforge_ops.measure.cuda_timing import _batch_size, time_cuda, versions  # noqa: E402
+from tensorforge_ops.measure.precision import MODE_DTYPES, framework_flags, math_mode  # noqa: E402
+from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy, should_stop  # noqa: E402
+from tensorforge_ops.measure.stats import summarize  # noqa: E402
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -28,7 +28,7 @@ except ImportError as exc:  # the plugin is optional: Ops works without it
     pytest.skip(f"tf-mlflow with its sqlite extra is not installed ({exc}): "
                 "pip install -e './plugins/tf_mlflow[sqlite]'", allow_module_level=True)
 
-from tensorforge_ops.capture import verify
+from tensorforge_ops.capture.document import verify
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_CAPTURE = REPO / "captures" / "h200-default-run.json"
@@ -284,9 +284,9 @@ def test_content_of_a_capture_is_deterministic():
 ISOLATION = textwrap.dedent(r'''
     import json, sys
     import tensorforge, tensorforge.cli
-    import tensorforge_ops.core_plugin, tensorforge_ops.export, tensorforge_ops.runner
+    import tensorforge_ops.core_plugin, tensorforge_ops.capture.export, tensorforge_ops.capture.runner
     from tensorforge_ops.host import OpsHost
-    from tensorforge_ops.export import resolve_sinks
+    from tensorforge_ops.capture.export import resolve_sinks
     from click.testing import CliRunner
     sinks = [s.name for s in resolve_sinks(OpsHost(), ["mlflow"])]   # the plugin module is loaded
     listed = CliRunner().invoke(tensorforge.cli.make_cli(), ["list-plugins"])

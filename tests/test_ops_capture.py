@@ -17,8 +17,8 @@ from tensorforge.cli import make_cli
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge.serialize import canonical_json
-from tensorforge_ops import capture
-from tensorforge_ops.capture import SCHEMA, content_digest, read_capture, seal, verify, write_capture
+from tensorforge_ops.capture import document as capture
+from tensorforge_ops.capture.document import SCHEMA, content_digest, read_capture, seal, verify, write_capture
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from tensorforge.units import seconds, si
-from tensorforge_ops.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
-from tensorforge_ops.summary import summary_text
-from tensorforge_ops.telemetry_nvml import CAVEAT
+from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
+from tensorforge_ops.capture.summary import summary_text
+from tensorforge_ops.telemetry.nvml import CAVEAT
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "captures" / "h200-default-run.json"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import tensorforge_ops.core_plugin as core_plugin
 from tensorforge_ops.api import CaptureSink, ExportResult
-from tensorforge_ops.capture import verify
+from tensorforge_ops.capture.document import verify
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import OpsHost
 

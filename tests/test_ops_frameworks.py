@@ -11,11 +11,11 @@ from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge_ops.api import (DeviceInfo, MeasurementBackend, Prepared, Session,
                                  TelemetrySource, WorkloadBuilder)
-from tensorforge_ops.cuda_timing import TimedSamples
+from tensorforge_ops.measure.timing import TimedSamples
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import OpsHost
-from tensorforge_ops.runner import Run, RunOptions
-from tensorforge_ops.stats import summarize
+from tensorforge_ops.capture.runner import Run, RunOptions
+from tensorforge_ops.measure.stats import summarize
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -172,7 +172,7 @@ def test_named_workloads_replace_the_backend_suite(core):
 
 
 def test_summary_renders_a_self_describing_telemetry_window(core):
-    from tensorforge_ops.summary import summary_text
+    from tensorforge_ops.capture.summary import summary_text
     doc, _ = run(core, fake_ops())
     text = summary_text(doc)
     assert "DIAGNOSTIC  fake-telemetry, separate window after timing (context, never a verdict)" in text

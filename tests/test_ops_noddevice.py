@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from tensorforge.cli import make_cli
 from tensorforge.plugins import PluginHost
-from tensorforge_ops.capture import SCHEMA, verify
-from tensorforge_ops.summary import summary_text
+from tensorforge_ops.capture.document import SCHEMA, verify
+from tensorforge_ops.capture.summary import summary_text
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -18,16 +18,17 @@ from tensorforge.errors import TensorForgeError
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve, resolve_spec
-from tensorforge_ops import calibration, core_plugin
+from tensorforge_ops import core_plugin
+from tensorforge_ops.calibrate import store as calibration
 from tensorforge_ops.api import (CalibrationProbe, DeviceInfo, MeasurementBackend, Prepared,
                                  ProbeResult, Session, TelemetrySource, WorkloadBuilder)
-from tensorforge_ops.capture import verify, write_capture
-from tensorforge_ops.cuda_timing import TimedSamples
+from tensorforge_ops.capture.document import verify, write_capture
+from tensorforge_ops.measure.timing import TimedSamples
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import OpsHost
-from tensorforge_ops.runner import Run, RunOptions
-from tensorforge_ops.stats import summarize
-from tensorforge_ops.summary import summary_text
+from tensorforge_ops.capture.runner import Run, RunOptions
+from tensorforge_ops.measure.stats import summarize
+from tensorforge_ops.capture.summary import summary_text
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -22,11 +22,11 @@ from click.testing import CliRunner
 from tensorforge.cli import make_cli
 from tensorforge.plugins import PluginHost
 
-from tensorforge_ops.capture import SCHEMA, verify, write_capture
-from tensorforge_ops.compare import compare_workload
-from tensorforge_ops.policy.evidence import SLOWDOWN_REASONS
+from tensorforge_ops.capture.document import SCHEMA, verify, write_capture
+from tensorforge_ops.capture.compare import compare_workload
+from tensorforge_ops.telemetry.nvml import SLOWDOWN_REASONS
 from tensorforge_ops.policy.gate import GateSettings
-from tensorforge_ops.stats import summarize
+from tensorforge_ops.measure.stats import summarize
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tensorforge.units import seconds, si
-from tensorforge_ops.capture import write_capture
+from tensorforge_ops.capture.document import write_capture
 from tensorforge_ops.policy.evidence import load_evidence
 from tensorforge_ops.policy.gate import gate
 
@@ -476,3 +476,49 @@ def test_page_in_headless_chromium(outputs, doc):
     assert set(boxes) == {"plot-predicted-vs-measured", "plot-roofline"}
     for name, box in boxes.items():
         assert box and box["width"] > 100 and box["height"] > 100, (name, box)
+
+
+# ---------------------------------------------------------------- primary and contrast from the numbers
+
+HOST_CPU = ROOT / "captures" / "host-cpu-2core.json"
+
+
+def test_primary_and_contrast_come_from_the_numbers_not_preset_names():
+    """A capture with no preset names at all (the host-cpu suite is inline specs) still gets a
+    primary (the single-operator workload with most FLOPs) and a contrast (fewest FLOPs)."""
+    from tensorforge_ops.report.facts import build_facts
+    doc = load(HOST_CPU)
+    facts = build_facts(doc)
+    ok = [w for w in doc["predicted"]["analytical"]["workloads"]
+          if doc["measured"]["workloads"][w["name"]]["status"] == "ok"]
+    single = [w for w in ok if len(w["operators"]) == 1]
+    assert facts["primary"]["row"]["name"] == max(single, key=lambda w: w["flops"])["name"]
+    assert facts["contrast"]["row"]["name"] == min(ok, key=lambda w: w["flops"])["name"]
+    assert facts["primary"]["row"]["name"] != facts["contrast"]["row"]["name"]
+    assert "most FLOPs measured" in facts["primary"]["chosen_by"]
+    assert facts["path"]["workload"] == facts["primary"]["row"]["name"]   # the path follows the primary
+
+
+def test_multi_operator_workloads_are_primary_only_when_nothing_else_is_measured():
+    from tensorforge_ops.report.choice import choose
+    rows = [{"name": "big_model", "flops": 1e15, "operators": 12, "measured_p50_s": 1.0},
+            {"name": "b_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
+            {"name": "a_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
+            {"name": "tiny", "flops": 1e3, "operators": 1, "measured_p50_s": None}]
+    chosen = choose(rows)
+    assert chosen["primary"].name == "a_gemm"        # ties go to the name that sorts first
+    assert chosen["contrast"].name == "b_gemm"       # 'tiny' was not measured: not a comparison
+    assert choose(rows[:1])["primary"].name == "big_model" and choose(rows[:1])["contrast"].name is None
+    unmeasured = [dict(r, measured_p50_s=None) for r in rows]
+    assert choose(unmeasured)["contrast"].name == "tiny"
+    assert "measured" not in choose(unmeasured)["primary"].why
+
+
+def test_primary_and_contrast_can_be_named(tmp_path):
+    md = report(BASE, tmp_path / "r.md", "--format", "md", "--primary", "gemm_square_tf32",
+                "--contrast", "transformer_decode")
+    assert "- **primary**: On this capture, the calibrated analytical lower bound of gemm_square_tf32" in md
+    assert "- **contrast**: transformer_decode" in md and "named with --contrast" in md
+    line = one_error_line(tf("report", BASE, "-o", tmp_path / "x.html", "--contrast", "gemm_tinny"))
+    assert "unknown workload in this capture 'gemm_tinny'" in line and "did you mean 'gemm_tiny'?" in line
+    assert not (tmp_path / "x.html").exists()

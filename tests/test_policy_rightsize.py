@@ -20,9 +20,9 @@ from tensorforge.cli import make_cli
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge_ops.capture import verify, write_capture
-from tensorforge_ops.compare import compare_workload
-from tensorforge_ops.stats import summarize
+from tensorforge_ops.capture.document import verify, write_capture
+from tensorforge_ops.capture.compare import compare_workload
+from tensorforge_ops.measure.stats import summarize
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

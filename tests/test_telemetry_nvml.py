@@ -7,8 +7,8 @@ import types
 
 import pytest
 
-from tensorforge_ops import telemetry_nvml as tn
-from tensorforge_ops.telemetry_nvml import (
+from tensorforge_ops.telemetry import nvml as tn
+from tensorforge_ops.telemetry.nvml import (
     CAVEAT,
     CLOCK_EVENT_REASONS,
     TelemetrySample,

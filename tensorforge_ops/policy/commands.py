@@ -1,4 +1,4 @@
-"""`tensorforge gate`, `rightsize` and `report`: POLICY commands reading captures."""
+"""`tensorforge gate` and `rightsize`: POLICY commands reading captures."""
 
 import sys
 
@@ -132,52 +132,3 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     for r in results:
         for c in r.cells:
             click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")
-
-
-@click.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Where to write (default: next to the capture, CAPTURE.report.html/.md/.json; '-' for stdout).")
-@click.option("--workload", "path_workload", default=None,
-              help="Workload whose path from description to lower bound is shown (default: gemm_large_square).")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
-              help="Also show the regression gate's verdicts against this baseline capture.")
-@click.option("--force", is_flag=True, help="Overwrite an existing report file.")
-def report(capture, fmt, output, path_workload, baseline, force):
-    """Write the impact report of a verified capture: a self-contained HTML page (works offline),
-    Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
-    against datasheet peaks, the path to the lower bound, telemetry as context, the policy
-    verdicts, plots, and what the capture does not establish."""
-    from pathlib import Path
-    from tensorforge.errors import TensorForgeError
-    from tensorforge.fileio import write_atomic
-    from .evidence import load_evidence
-    from .gate import gate as run_gate
-    from ..report.facts import build_facts
-
-    doc = load_evidence(capture, "report")
-    gate_result = None
-    if baseline:
-        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), doc))
-    names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
-    if path_workload and path_workload not in names:
-        from tensorforge.errors import unknown
-        raise unknown("workload in this capture", path_workload, names)
-    facts = build_facts(doc, path_workload, gate_result)
-    if fmt == "json":
-        text = canonical_json(facts)
-    elif fmt == "md":
-        from ..report.markdown import render_markdown
-        text = render_markdown(facts)
-    else:
-        from ..report.html import report_page
-        text = report_page(facts)
-    if output == "-":
-        click.echo(text, nl=False)
-        return
-    path = Path(output) if output else Path(capture).with_suffix(f".report.{fmt}")
-    if path.exists() and not force:
-        raise TensorForgeError(f"report {path} already exists; choose another --output or pass --force")
-    write_atomic(path, text)
-    click.echo(f"wrote {path}", err=True)

@@ -5,12 +5,8 @@ from typing import Any, Dict
 
 from tensorforge.errors import TensorForgeError
 
-from ..capture import SCHEMA, read_capture, verify
-
-# Clock-event reasons that mean the hardware slowed itself down. SwPowerCap is left out on
-# purpose: a GPU under sustained load reaches its power cap routinely (the H200 here did in
-# every large GEMM's telemetry window), and `run` measures in a burst regime that avoids it.
-SLOWDOWN_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown", "HwPowerBrakeSlowdown")
+from ..capture.document import SCHEMA, read_capture, verify
+from ..telemetry.nvml import SLOWDOWN_REASONS
 
 
 def load_evidence(path, role: str) -> Dict[str, Any]:

@@ -5,7 +5,8 @@ from typing import Any, Dict, List, Optional
 
 from tensorforge.units import seconds
 
-from ..policy.evidence import SLOWDOWN_REASONS
+from ..telemetry.nvml import SLOWDOWN_REASONS
+from .choice import choose
 
 LABELS = (
     ("PREDICTED", "Analytical Core output derived from workload, mapping, traffic and timing assumptions.",
@@ -19,7 +20,6 @@ LABELS = (
     ("POLICY", "Decisions that exist only when their required evidence exists.",
      "policies reading the above"),
 )
-PRIMARY, CONTRAST = "gemm_large_square", "gemm_tiny"
 
 
 def _pct(value: Optional[float]) -> str:
@@ -38,6 +38,7 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
         p50 = stats.get("p50")
         out.append({
             "name": w["name"], "spec": w["spec"], "flops": w["flops"], "compulsory_bytes": w["compulsory_bytes"],
+            "operators": len(w["operators"]),
             "intensity": w["flops"] / w["compulsory_bytes"] if w["compulsory_bytes"] else None,
             "analytical_s": w["latency_s"], "calibrated_s": r.get("predicted_calibrated_s"),
             "measured_p50_s": p50, "p10_s": stats.get("p10"), "p90_s": stats.get("p90"), "n": stats.get("n"),
@@ -55,7 +56,8 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
 
 def _comparison_story(row: Optional[Dict[str, Any]], device: Optional[str], primary: bool) -> str:
     if row is None:
-        return "This workload is not in the capture."
+        return ("No workload in this capture to compare." if primary else
+                "Only one workload in this capture: there is nothing to contrast it with.")
     name = row["name"]
     if row["measured_p50_s"] is None:
         return f"{name} was not measured ({row['failure'] or row['status']}): only the prediction is shown."
@@ -103,12 +105,12 @@ def _ordered_tile(tile: Dict[str, int]) -> List[List[Any]]:
     return [[k, tile[k]] for k in sorted(tile, key=lambda k: (rank.get(k, len(rank)), k))]
 
 
-def _path(doc, name: Optional[str]) -> Optional[Dict[str, Any]]:
+def _path(doc, name: Optional[str], primary: Optional[str]) -> Optional[Dict[str, Any]]:
     pred = doc["predicted"].get("calibrated") or doc["predicted"]["analytical"]
     workloads = {w["name"]: w for w in pred["workloads"]}
     if not workloads:
         return None
-    w = workloads.get(name) or workloads.get(PRIMARY) or next(iter(workloads.values()))
+    w = workloads.get(name) or workloads.get(primary) or next(iter(workloads.values()))
     top = max(w["operators"], key=lambda o: o["latency_s"])
     mapping = top["mapping"]
     return {
@@ -185,9 +187,18 @@ def _limits(doc, rows) -> List[str]:
     return out
 
 
-def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=None) -> Dict[str, Any]:
+def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
+    row = by_name.get(choice.name)
+    return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
+
+
+def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=None,
+                primary: Optional[str] = None, contrast: Optional[str] = None) -> Dict[str, Any]:
+    """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
+    from the numbers (report/choice.py)."""
     rows = _workload_rows(doc)
     by_name = {r["name"]: r for r in rows}
+    chosen = choose(rows, primary, contrast)
     device = (doc["measured"].get("device") or {}).get("name")
     prov = doc.get("provenance", {})
     violations = doc.get("comparison", {}).get("bound_violations", [])
@@ -203,12 +214,12 @@ def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=N
         "sections": {k: {"available": bool(doc[k].get("available")), "reason": doc[k].get("reason")}
                      for k in ("measured", "calibrated", "diagnostic")},
         "workloads": rows,
-        "primary": {"row": by_name.get(PRIMARY), "story": _comparison_story(by_name.get(PRIMARY), device, True)},
-        "contrast": {"row": by_name.get(CONTRAST), "story": _comparison_story(by_name.get(CONTRAST), device, False)},
+        "primary": _comparison(chosen["primary"], by_name, device, True),
+        "contrast": _comparison(chosen["contrast"], by_name, device, False),
         "ceilings": _ceilings(doc),
         "launch_floor_s": (doc["calibrated"].get("ceilings") or {}).get("launch_floor_s")
         if doc["calibrated"].get("available") else None,
-        "path": _path(doc, path_workload),
+        "path": _path(doc, path_workload, chosen["primary"].name),
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
                                 f"{_telemetry_name(doc)} does not prove this classification.",
         "telemetry": _telemetry(doc),

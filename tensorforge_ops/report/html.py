@@ -52,7 +52,7 @@ def _card(title: str, part: Dict[str, Any]) -> str:
             f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
             f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
             f'APE (calibrated) <span class="big">{percent(row["ape_calibrated"])}</span></p>'
-            f'<p>{escape(part["story"])}</p></div>')
+            f'<p>{escape(part["story"])}</p><p class="meta">Chosen as {escape(part["chosen_by"])}.</p></div>')
 
 
 def _sections_notice(facts) -> str:

@@ -21,7 +21,7 @@ def render_markdown(facts: Dict[str, Any]) -> str:
     out += [f"| {l['label']} | {l['meaning']} |" for l in facts["labels"]]
     out += ["", "## Primary and contrast", ""]
     for title in ("primary", "contrast"):
-        out.append(f"- **{title}**: {facts[title]['story']}")
+        out.append(f"- **{title}**: {facts[title]['story']} (Chosen as {facts[title]['chosen_by']}.)")
     out += ["", "## Every workload", "",
             "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical | bottleneck* | bound check |",
             "|---|---|---|---|---|---|---|---|"]

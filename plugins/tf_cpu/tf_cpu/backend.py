@@ -110,7 +110,7 @@ class TorchCpuSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from tensorforge_ops.cuda_probes import math_mode as mode_flags
+        from tensorforge_ops.measure.precision import math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(f"math mode {math_mode} is not measurable with torch-cpu "
@@ -139,7 +139,7 @@ class TorchCpuSession(Session):
         return self._flush
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        from tensorforge_ops.cuda_timing import TimingPolicy
+        from tensorforge_ops.measure.timing import TimingPolicy
         from .cpu_timing import time_cpu
         policy = TimingPolicy(warmup_iters=WARMUP_ITERS, min_iters=MIN_SAMPLES, max_iters=1000,
                               target_rel_iqr=0.02, budget_s=budget_s, flush_bytes=self.flush_bytes)

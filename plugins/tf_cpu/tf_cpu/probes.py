@@ -25,7 +25,7 @@ MIN_STREAM_BYTES = 256 << 20
 
 
 def _policy(**changes):
-    from tensorforge_ops.cuda_timing import TimingPolicy
+    from tensorforge_ops.measure.timing import TimingPolicy
     return TimingPolicy(**{**PROBE_POLICY, **changes})
 
 
@@ -62,7 +62,7 @@ class CpuMatmulProbe(CalibrationProbe):
     backend = "torch-cpu"
 
     def run(self, session) -> ProbeResult:
-        from tensorforge_ops.cuda_probes import math_mode
+        from tensorforge_ops.measure.precision import math_mode
         torch, policy = session.torch, _policy()
         start = time.perf_counter()
         cap = _available_bytes() // 4

@@ -3,7 +3,7 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.torch_dtypes import torch_dtype
 
 
 class GemmTorch(WorkloadBuilder):

@@ -5,7 +5,7 @@ the Core side never imports this module."""
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.torch_dtypes import torch_dtype
 
 
 class TransformerTorch(WorkloadBuilder):

@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any, Callable
 
-from .api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+from ..api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 
 # Several times the L2, so every timed iteration starts with operands in DRAM.
 FLUSH_L2_MULTIPLE = 4
@@ -61,8 +61,7 @@ class TorchCudaSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from .cuda_probes import math_mode as mode_flags
-        from .cuda_timing import framework_flags
+        from .precision import framework_flags, math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(f"math mode {math_mode} is not measurable with torch-cuda "
@@ -87,7 +86,8 @@ class TorchCudaSession(Session):
             torch.cuda.empty_cache()
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        from .cuda_timing import TimingPolicy, time_cuda
+        from .cuda_timing import time_cuda
+        from .timing import TimingPolicy
         policy = TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
                               budget_s=budget_s, flush_bytes=self.flush_bytes, max_duty=MAX_DUTY)
         with self.torch.inference_mode():

@@ -9,20 +9,14 @@ exactly what was run and how it was reduced to one number.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import attrs
 import torch
 
-from .cuda_timing import TimingPolicy, cuda_device, framework_flags, time_cuda
-
-MODE_DTYPES = {
-    "fp32": torch.float32,  # fp32 tensors, TF32 forbidden: CUDA-core FMA rate
-    "tf32": torch.float32,  # fp32 tensors, TF32 allowed: tensor cores with 10-bit mantissa
-    "fp16": torch.float16,
-    "bf16": torch.bfloat16,
-}
+from ..measure.cuda_timing import cuda_device, time_cuda
+from ..measure.precision import MODE_DTYPES, framework_flags, math_mode
+from ..measure.timing import TimingPolicy
 
 # fp32 runs on CUDA cores at a small fraction of the tensor-core rate; 16384 would cost
 # ~150 ms per iteration on an H200 for no better ceiling, so its sweep stops at 8192.
@@ -62,87 +56,6 @@ class LaunchProbe:
     seconds: float
     method: str
 
-
-# --- math modes ----------------------------------------------------------------------
-
-# Attributes of the newer (PyTorch >= 2.9) precision API, parents before children so a
-# restore sets a parent before the children that may inherit from it.
-_NEW_API = ("", "cuda.matmul", "cudnn", "cudnn.conv", "cudnn.rnn",
-            "mkldnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
-
-
-def _backend(path: str):
-    obj = torch.backends
-    for part in filter(None, path.split(".")):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _set_matmul_tf32(value: bool) -> None:
-    # Legacy allow_tf32 mirrors the precision string (!= 'highest'), so it usually already
-    # holds the wanted value. Writing it anyway is not harmless on PyTorch >= 2.9: after
-    # precision 'medium' (cuBLAS tf32, oneDNN bf16) it makes the two disagree and PyTorch
-    # then refuses get_float32_matmul_precision() as a "mix of legacy and new APIs".
-    if torch.backends.cuda.matmul.allow_tf32 != value:
-        torch.backends.cuda.matmul.allow_tf32 = value
-
-
-def _snapshot() -> tuple[Optional[tuple], dict]:
-    try:
-        legacy = (torch.get_float32_matmul_precision(),
-                  torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    except RuntimeError:
-        # The program mixed legacy and new TF32 APIs; PyTorch then refuses legacy reads.
-        legacy = None
-    new = {}
-    for path in _NEW_API:
-        try:
-            new[path] = _backend(path).fp32_precision
-        except (AttributeError, RuntimeError):
-            pass
-    return legacy, new
-
-
-def _restore(legacy: Optional[tuple], new: dict) -> None:
-    if legacy is not None:
-        # Restoring through the legacy setters keeps the legacy API readable afterwards.
-        precision, matmul_tf32, cudnn_tf32 = legacy
-        torch.set_float32_matmul_precision(precision)
-        _set_matmul_tf32(matmul_tf32)
-        torch.backends.cudnn.allow_tf32 = cudnn_tf32
-    else:
-        for path, value in new.items():
-            _backend(path).fp32_precision = value
-
-
-# (float32 matmul precision, cuBLAS TF32, cuDNN TF32) per math mode; fp16/bf16 get the defaults.
-_MODE_FLAGS = {"fp32": ("highest", False, False), "tf32": ("high", True, True),
-               "fp16": ("highest", False, True), "bf16": ("highest", False, True)}
-
-
-@contextlib.contextmanager
-def math_mode(mode: str) -> Iterator[torch.dtype]:
-    """Set the torch flags for `mode`, yield its tensor dtype, restore the flags on exit.
-
-    Every mode sets all three flags explicitly (fp16/bf16 to PyTorch's defaults, which only
-    affect fp32 tensors anyway). Why: the recorded flags must not depend on what ran before;
-    after a restore PyTorch >= 2.9 reports the matmul precision as 'ieee' where a fresh process
-    reports 'none', and the regression gate rightly refuses to compare differing flags.
-    """
-    if mode not in MODE_DTYPES:
-        raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
-    precision, matmul_tf32, cudnn_tf32 = _MODE_FLAGS[mode]
-    legacy, new = _snapshot()
-    try:
-        torch.set_float32_matmul_precision(precision)
-        _set_matmul_tf32(matmul_tf32)
-        torch.backends.cudnn.allow_tf32 = cudnn_tf32
-        yield MODE_DTYPES[mode]
-    finally:
-        _restore(legacy, new)
-
-
-# --- probes --------------------------------------------------------------------------
 
 def _rate(work: float, seconds: float, what: str) -> float:
     if not seconds > 0:

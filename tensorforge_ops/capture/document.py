@@ -72,7 +72,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
-    from .stats import summarize
+    from ..measure.stats import summarize
     from .compare import ape
 
     problems, checks = [], []

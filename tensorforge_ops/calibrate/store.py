@@ -13,7 +13,7 @@ from tensorforge.fileio import write_atomic
 from tensorforge.serialize import canonical_json
 from tensorforge.target import Ceilings
 
-from .api import ProbeResult, Unavailable
+from ..api import ProbeResult, Unavailable
 
 
 def home() -> Path:

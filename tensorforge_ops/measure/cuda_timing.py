@@ -1,5 +1,6 @@
-"""Per-iteration CUDA-event timing with an explicit stopping rule, plus the context a
-reader needs to interpret the numbers (framework flags and versions).
+"""Per-iteration CUDA-event timing, plus the CUDA context a reader needs to interpret the
+numbers (device, driver and library versions). The stopping rule and the result type are
+device-neutral and live in timing.py; the precision flags in precision.py.
 
 Why events per iteration rather than one pair around a loop: a distribution (p10/p50/
 rel_iqr) shows noise and outliers that a single mean hides. Why batched synchronisation:
@@ -12,84 +13,16 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Sequence
 
-import attrs
 import numpy as np
 import torch
 
-from .stats import SampleStats, summarize
+from .precision import read_or_none as _read
+from .stats import summarize
+from .timing import TimedSamples, TimingPolicy, should_stop
 
-STOP_REASONS = ("stable", "budget", "max_iters")
-
-# Sync at most every SYNC_BATCH iterations, and sooner for slow iterations so the wall
-# budget is overshot by no more than ~BUDGET_SLACK of itself.
-SYNC_BATCH = 10
+# Synchronise sooner than policy.sync_batch for slow iterations, so the wall budget is
+# overshot by no more than ~BUDGET_SLACK of itself.
 BUDGET_SLACK = 0.05
-
-
-def _non_negative(_inst, attr, value):
-    if value < 0:
-        raise ValueError(f"{attr.name} must be >= 0, got {value!r}")
-
-
-def _positive(_inst, attr, value):
-    if not value > 0:
-        raise ValueError(f"{attr.name} must be > 0, got {value!r}")
-
-
-@attrs.frozen
-class TimingPolicy:
-    warmup_iters: int = attrs.field(default=5, validator=_non_negative)
-    min_iters: int = attrs.field(default=10, validator=_positive)
-    max_iters: int = attrs.field(default=500, validator=_positive)
-    target_rel_iqr: float = attrs.field(default=0.02, validator=_non_negative)
-    budget_s: float = attrs.field(default=3.0, validator=_positive)  # wall clock, warm-up included
-    flush_bytes: int = attrs.field(default=0, validator=_non_negative)  # 0: no L2 flush
-    # Fraction of wall time the device may be busy with timed work; below 1, the host rests
-    # after each batch. Why: a sustained load can push a GPU into its power cap within tens
-    # of milliseconds (an H200 went from 1.38 to 1.62 ms per bf16 8192^3 GEMM after ~30 ms),
-    # so continuous repetition would measure the cap, not the kernel, and mix the two.
-    max_duty: float = attrs.field(default=1.0, validator=_positive)
-    # Longest stretch of back-to-back timed work before a synchronisation (and rest).
-    burst_s: float = attrs.field(default=0.005, validator=_positive)
-    # How the L2 is flushed: 'write' zeroes the buffer (as triton's do_bench does) and leaves
-    # the cache full of dirty lines that the timed kernel must write back; 'read' sums it and
-    # leaves clean lines, so only the kernel's own cold reads are timed.
-    flush_mode: str = attrs.field(default="write", validator=attrs.validators.in_(("write", "read")))
-    # Most iterations enqueued between synchronisations (each one leaves the GPU briefly idle).
-    sync_batch: int = attrs.field(default=SYNC_BATCH, validator=_positive)
-
-    @max_iters.validator
-    def _max_covers_min(self, _attr, value):
-        if value < self.min_iters:
-            raise ValueError(f"max_iters ({value}) must be >= min_iters ({self.min_iters})")
-
-
-@attrs.frozen
-class TimedSamples:
-    samples_s: tuple[float, ...] = attrs.field(converter=lambda xs: tuple(float(x) for x in xs))
-    stats: SampleStats
-    stop_reason: str = attrs.field(validator=attrs.validators.in_(STOP_REASONS))
-    warmup_iters: int
-    flush_bytes: int
-
-
-def should_stop(samples: Sequence[float], policy: TimingPolicy, elapsed_s: float) -> Optional[str]:
-    """Why to stop now, or None to keep going.
-
-    'stable' wins over the others (it is the outcome we wanted, even if a limit was also
-    hit); then 'max_iters'; then 'budget', which applies even below min_iters because it
-    is the hard wall-clock cap. With no samples there is nothing to report, so never stop.
-    """
-    n = len(samples)
-    if n == 0:
-        return None
-    if n >= policy.min_iters and summarize(samples).rel_iqr <= policy.target_rel_iqr:
-        return "stable"
-    if n >= policy.max_iters:
-        return "max_iters"
-    if elapsed_s > policy.budget_s:
-        return "budget"
-    return None
 
 
 def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
@@ -182,37 +115,6 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
         warmup_iters=policy.warmup_iters,
         flush_bytes=policy.flush_bytes,
     )
-
-
-def _read(getter: Callable[[], Any]) -> Any:
-    # A flag or version that cannot be read is reported as None rather than failing the
-    # whole report: e.g. PyTorch >= 2.9 raises on reading the legacy TF32 flags after a
-    # program mixed them with the newer fp32_precision API.
-    try:
-        return getter()
-    except Exception:
-        return None
-
-
-def framework_flags() -> dict:
-    """The PyTorch flags that change which arithmetic and kernels run. Never raises."""
-    b = torch.backends
-    flags = {
-        "matmul_allow_tf32": _read(lambda: bool(b.cuda.matmul.allow_tf32)),
-        "cudnn_allow_tf32": _read(lambda: bool(b.cudnn.allow_tf32)),
-        "cudnn_benchmark": _read(lambda: bool(b.cudnn.benchmark)),
-        "cudnn_deterministic": _read(lambda: bool(b.cudnn.deterministic)),
-        "float32_matmul_precision": _read(lambda: str(torch.get_float32_matmul_precision())),
-        # Whether cuBLAS may reduce fp16/bf16 GEMMs in reduced precision (split-K).
-        "matmul_allow_fp16_reduced_precision_reduction":
-            _read(lambda: bool(b.cuda.matmul.allow_fp16_reduced_precision_reduction)),
-        "matmul_allow_bf16_reduced_precision_reduction":
-            _read(lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)),
-        # Newer (>= 2.9) API; None on versions without it.
-        "matmul_fp32_precision": _read(lambda: str(b.cuda.matmul.fp32_precision)),
-        "cudnn_conv_fp32_precision": _read(lambda: str(b.cudnn.conv.fp32_precision)),
-    }
-    return flags
 
 
 def _driver_version() -> Optional[str]:

@@ -37,6 +37,11 @@ CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
     (0x400, "Reliability"),
 )
 
+# Clock-event reasons that mean the hardware slowed itself down. SwPowerCap is left out on
+# purpose: a GPU under sustained load reaches its power cap routinely (the H200 here did in
+# every large GEMM's telemetry window), and `run` measures in a burst regime that avoids it.
+SLOWDOWN_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown", "HwPowerBrakeSlowdown")
+
 # NVML constants, fixed by the C API; repeated here so a fake module in tests need not define them.
 _NVML_CLOCK_SM = 1
 _NVML_CLOCK_MEM = 2

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from tensorforge.errors import TensorForgeError, one_line, unknown
 
-from .api import ExportResult
+from ..api import ExportResult
 
 
 def requested_sinks(cli_names: Sequence[str]) -> List[str]:
@@ -39,8 +39,8 @@ def report_html(doc: Dict[str, Any]) -> Optional[str]:
     """The HTML impact report of the capture, for sinks that store it; None if it cannot be
     rendered here (e.g. matplotlib missing), in which case sinks store the capture alone."""
     try:
-        from .report.facts import build_facts
-        from .report.html import report_page
+        from ..report.facts import build_facts
+        from ..report.html import report_page
         return report_page(build_facts(doc))
     except ImportError:
         return None

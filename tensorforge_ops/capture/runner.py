@@ -20,11 +20,11 @@ from tensorforge.model import predict
 from tensorforge.serialize import to_data
 from tensorforge.suite import resolve
 
-from . import calibration
-from .api import Unavailable
-from .capture import SCHEMA
+from ..calibrate import store as calibration
+from ..api import Unavailable
+from .document import SCHEMA
 from .compare import compare_workload
-from .telemetry_nvml import CAVEAT
+from ..telemetry.nvml import CAVEAT
 
 
 DEFAULT_BACKEND = "torch-cuda"

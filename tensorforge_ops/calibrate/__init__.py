@@ -1,0 +1,1 @@
+"""CALIBRATED: the probes that measure a device's ceilings, and the per-fingerprint store that reuses them."""

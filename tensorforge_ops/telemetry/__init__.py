@@ -1,0 +1,1 @@
+"""DIAGNOSTIC: telemetry from a separate execution window (NVML on GPUs); context, never a verdict."""

@@ -17,7 +17,7 @@ def tensorforge_ops_register_probes(register):
     register(MatmulCeilingProbe())
     register(CopyBandwidthProbe())
     register(LaunchFloorProbe())
-    from .estimate_probes import EstimateTermsProbe
+    from .calibrate.estimate_probes import EstimateTermsProbe
     register(EstimateTermsProbe("torch-cuda"))
 
 

@@ -212,5 +212,5 @@ def tensorforge_add_commands(cli):
     cli.add_command(rightsize)
     cli.add_command(report)
     cli.add_command(export_command)
-    from .evaluate import evaluate_command
+    from .report.evaluate import evaluate_command
     cli.add_command(evaluate_command)

@@ -26,8 +26,8 @@ def main(argv=None):
     from tensorforge.estimate.probe_plan import CUDA_PLAN, STREAM_OPS
     from tensorforge.plugins import PluginHost
     from tensorforge.suite import resolve_spec
-    from tensorforge_ops.cuda_probes import math_mode
-    from tensorforge_ops.estimate_probes import _chain_fn, _stream_fn
+    from tensorforge_ops.measure.precision import math_mode
+    from tensorforge_ops.calibrate.estimate_probes import _chain_fn, _stream_fn
     from tensorforge_ops.host import OpsHost
 
     core, ops = PluginHost(), OpsHost()

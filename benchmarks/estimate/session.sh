@@ -6,8 +6,8 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1 TENSORFORGE_HOME="$OUT/home"
 mkdir -p "$TENSORFORGE_HOME"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpu.txt"
-timeout 210 tensorforge run --target h200 --suite benchmarks/eval/h200-suite.toml --no-telemetry \
+timeout -s INT 190 tensorforge run --target h200 --suite benchmarks/eval/h200-suite.toml --no-telemetry \
     --budget 0.3 --cooldown 2 --rest 0.1 -o "$OUT/h200-estimate-eval.json" 2>&1 | tee "$OUT/run.log"
 cp "$TENSORFORGE_HOME"/calibrations/*.json "$OUT/calibration.json" 2>/dev/null
 tensorforge evaluate "$OUT/h200-estimate-eval.json" --rows 2>&1 | tee "$OUT/evaluate.txt"
-timeout 60 python3 benchmarks/estimate/probe_kernels.py "$OUT/probe_kernels.json" --deadline-s 45 2>&1 | tail -3
+timeout 55 python3 benchmarks/estimate/probe_kernels.py "$OUT/probe_kernels.json" --deadline-s 35 2>&1 | tail -3

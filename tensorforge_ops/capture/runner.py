@@ -204,7 +204,7 @@ class Run:
     def _estimate_coefficients(self, cal, device_target, ceilings, point):
         """The estimate's coefficients calibrated on this device: fitted from the calibration's
         estimate-terms probe points once, then stored with the calibration."""
-        from .estimate_calibration import calibrated_coefficients, fit_estimate
+        from ..calibrate.estimate_fit import calibrated_coefficients, fit_estimate
         if cal.get("estimate", {}).get("target") != device_target.name:
             self.say("fitting the estimate's coefficients to the probe sweeps")
             fitted = fit_estimate(cal, self.core, device_target, ceilings, point)

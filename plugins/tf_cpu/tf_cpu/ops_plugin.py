@@ -28,7 +28,7 @@ def tensorforge_ops_register_probes(register):
     register(CpuMatmulProbe())
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
-    from tensorforge_ops.estimate_probes import EstimateTermsProbe
+    from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
     register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms"))
 
 

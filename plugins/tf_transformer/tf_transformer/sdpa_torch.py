@@ -3,7 +3,7 @@ of token-major tensors, as the transformer builder calls it. Imported from torch
 Ops registration; the Core side never imports it."""
 
 from tensorforge_ops.api import WorkloadBuilder
-from tensorforge_ops.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.torch_dtypes import torch_dtype
 
 
 class SdpaTorch(WorkloadBuilder):

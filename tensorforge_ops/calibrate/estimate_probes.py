@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List
 
 from tensorforge.errors import one_line
 
-from .api import CalibrationProbe, ProbeResult, Unavailable
+from ..api import CalibrationProbe, ProbeResult, Unavailable
 
 ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.35}
 
@@ -100,7 +100,7 @@ class EstimateTermsProbe(CalibrationProbe):
         from tensorforge.plugins import PluginHost
         from tensorforge.suite import resolve_spec
 
-        from .host import OpsHost
+        from ..host import OpsHost
 
         start = time.perf_counter()
         core, ops = PluginHost(), OpsHost()

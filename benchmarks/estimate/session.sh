@@ -3,7 +3,7 @@
 # calibration incl. the estimate-terms probe sweep, the evaluation suite measured, the probe
 # items' kernel names. Everything lands in $OUT.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 TENSORFORGE_HOME="$OUT/home"
+export PYTHONUNBUFFERED=1 TENSORFORGE_HOME=/tmp/tf-home
 mkdir -p "$TENSORFORGE_HOME"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpu.txt"
 timeout -s INT 190 tensorforge run --target h200 --suite benchmarks/eval/h200-suite.toml --no-telemetry \

@@ -26,7 +26,13 @@ def compare_workload(name: str, analytical, calibrated, measurement: Optional[Di
         "bottleneck": (calibrated or analytical).bottleneck if (calibrated or analytical) else None,
         "measured_p50_s": None, "ape_analytical": None, "ape_calibrated": None,
         "ape_note": None,
+        # the estimate (expected time, not a bound) in the measurement's regime: eager p50 here
+        "predicted_estimate_s": None, "estimate_regime": "eager", "ape_estimate": None,
     }
+    chosen = calibrated if calibrated is not None and calibrated.estimate is not None else analytical
+    estimate = chosen.estimate if chosen is not None else None
+    if estimate is not None:
+        row["predicted_estimate_s"] = estimate.eager_s
     if not measurement or measurement.get("status") != "ok":
         why = measurement.get("reason") if measurement else "not measured"
         row["ape_note"] = f"no measurement: {why}"
@@ -37,6 +43,7 @@ def compare_workload(name: str, analytical, calibrated, measurement: Optional[Di
     if same_device and p50 > 0:
         row["ape_analytical"] = ape(analytical.latency_s, p50) if analytical else None
         row["ape_calibrated"] = ape(calibrated.latency_s, p50) if calibrated else None
+        row["ape_estimate"] = ape(estimate.eager_s, p50) if estimate is not None else None
     elif same_device:  # all-zero samples (below timer resolution): APE has no denominator
         row["ape_note"] = "measured p50 is 0 s (below timer resolution): APE is undefined"
     else:

@@ -61,10 +61,13 @@ def summary_text(doc: Dict[str, Any]) -> str:
                      seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
                      seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
                      ("failed" if m.get("status") == "failed" else "-"),
-                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
+                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")),
+                     seconds(r.get("predicted_estimate_s")) if r.get("predicted_estimate_s") else "-",
+                     percent(r.get("ape_estimate")), w["bottleneck"],
                      check if not check.startswith("no verdict") else "no verdict"])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check"], rows)]
+                         "APE cal", "APE analytical", "ESTIMATE (eager)", "APE est", "bottleneck*",
+                         "bound check"], rows)]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
         lines.append(f"failed: {name}: {reason}")
@@ -74,6 +77,9 @@ def summary_text(doc: Dict[str, Any]) -> str:
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    basis = (pred.get("calibrated") or analytical).get("estimate_basis")
+    if basis:
+        lines.append(f"ESTIMATE: expected time, not a bound; basis: {basis}")
     lines += [""] + _telemetry_lines(doc["diagnostic"])
     prov = doc.get("provenance", {})
     lines.append(f"\nrun took {prov.get('duration_s', '-')} s; digest {doc.get('digest', {}).get('value', '-')[:16]}...")

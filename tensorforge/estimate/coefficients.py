@@ -49,11 +49,18 @@ class KernelCosts:
     launch_s: every kernel on the device: minimum duration plus the gap to the next one.
     host_per_kernel_s: eager PyTorch: host time per kernel (dispatch + the Python around it).
     host_slack_s: eager: host time hidden behind the timing harness's cache flush.
+    graph_launch_s: a kernel's fixed cost inside a CUDA graph replay (no launch latency between
+        kernels); 0 = not measured, launch_s is used.
     """
     harness_s: float = attrs.field(validator=_non_negative)
     launch_s: float = attrs.field(validator=_positive)
     host_per_kernel_s: float = attrs.field(validator=_non_negative)
     host_slack_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_launch_s: float = attrs.field(default=0.0, validator=_non_negative)
+
+    @property
+    def device_launch_s(self) -> float:
+        return min(self.graph_launch_s, self.launch_s) if self.graph_launch_s else self.launch_s
 
 
 @attrs.frozen
@@ -84,12 +91,15 @@ class ConvCoefficients:
     unaligned_efficiency: channels per group not a multiple of 16 bytes (a C=3 stem): the rate
         of whatever path runs, as a fraction of the channel-padded GEMM model.
     depthwise_bandwidth_efficiency: depthwise kernels stream input and output at this fraction
-        of the DRAM ceiling."""
+        of the DRAM ceiling.
+    depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
+        of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one."""
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
     fp32_efficiency: float = attrs.field(validator=_fraction)
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
+    depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
 
 
 @attrs.frozen
@@ -109,11 +119,20 @@ def _patterns(_inst, attr, value):
         raise ValueError(f"{attr.name} lacks access patterns {', '.join(missing)}")
 
 
+def _resident(_inst, attr, value):
+    # bytes served from the shared cache move faster than the DRAM ceiling, but not unboundedly
+    if not (isinstance(value, (int, float)) and 0 < value <= 10):
+        raise ValueError(f"{attr.name} must be in (0, 10], got {value!r}")
+
+
 @attrs.frozen
 class StreamCoefficients:
     """Achieved fraction of the DRAM ceiling per access pattern (elementwise, norm, copy,
-    concat) at sizes past the launch floor; the fixed cost per kernel is KernelCosts'."""
+    concat) at sizes past the launch floor; the fixed cost per kernel is KernelCosts'.
+    resident_efficiency: the same for the share of an operator's bytes a previous operator left
+    in the shared cache (a multiple of the DRAM ceiling)."""
     bandwidth_efficiency: Mapping[str, float] = attrs.field(validator=_patterns)
+    resident_efficiency: float = attrs.field(default=1.0, validator=_resident)
 
 
 BASIS_KINDS = ("calibrated", "declared", "carried-over", "carried-over-other-family")

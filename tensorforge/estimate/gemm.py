@@ -57,11 +57,11 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> Dict[s
     """Every configuration of the menu for this shape, as arrays (one row per configuration).
     Cached: predicting a suite or fitting coefficients asks for the same shapes again and
     again; callers never modify the arrays."""
-    tiles_menu = np.array(menu.tiles, dtype=np.int64)
+    tiles_menu = np.array(menu.tiles_for(s.mode), dtype=np.int64)
     splits = np.array(menu.splits, dtype=np.int64)
     tm = np.repeat(tiles_menu[:, 0], splits.size)
     tn = np.repeat(tiles_menu[:, 1], splits.size)
-    split = np.tile(splits, len(menu.tiles))
+    split = np.tile(splits, len(tiles_menu))
     k = s.k_run
     step = menu.k_step
     keep = split <= max(1, ceil_div(k, max(step, 64)))

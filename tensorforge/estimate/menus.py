@@ -1,48 +1,70 @@
-"""The tiles real libraries run, per architecture family.
+"""The kernels real libraries run, per architecture family: GEMM tile menus, the split-K
+reduction, how fused attention blocks its work, and the layout conversions around some
+convolutions.
 
 The bound's explorer may pick any tile that minimises time (often a 64x64 tile no library
-would launch for that shape). The estimate maps onto the menus the libraries actually ship,
-so their tile and wave quantization is what it charges. Where each menu comes from:
+would launch for that shape). The estimate maps onto what the libraries ship, so their tile and
+wave quantization is what it charges. Where each menu comes from:
 
-nvidia-sm90 (Hopper): cuBLAS 12.x 'nvjet' kernels as they appear in PyTorch profiler traces on
-    an H100/H200, e.g. nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT, nvjet_sm90_tst_192x192_...,
-    nvjet_sm90_tst_128x32_..., nvjet_sm90_tst_64x8_..._splitK: output tiles 256x128 (and
-    128x256), 192x192, 192x128, 128x128, 128x64, 128x32, 64x64, 64x32, 64x16, 64x8; persistent
-    with a tile scheduler (stream-K style balancing of the last wave) and split-K for few-tile
-    shapes. A leading dimension that is not a multiple of 16 bytes rules TMA out and drops the
-    GEMM to the sm75/sm80 tensor-core kernels (cutlass_75_tensorop_*, cutlass_80_tensorop_*),
-    whose menu is nvidia-sm80's.
-nvidia-sm80 / nvidia-sm86 (Ampere): cuBLAS 'ampere_*_s16816gemm_*' and CUTLASS 2.x kernel names
-    (ampere_bf16_s16816gemm_bf16_256x128_ldg8_..., _128x128_, _256x64_, _128x64_, _64x64_) and
-    cuBLAS's gemv kernels for vector shapes; data-parallel launch, split-K for few tiles.
-cpu: oneDNN/MKL blocked GEMM micro-kernels: square-ish blocks per core; no tensor-core padding.
-
-Fused attention follows FlashAttention-2's kernel traits (flash_fwd_launch_template.h): query
-blocks of 128 rows, key blocks of 128 for head_dim <= 64 and 64 above.
+nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on an H200
+    (torch 2.11, CUDA 13.0, cuDNN 9.19; benchmarks/estimate/probe_kernels.py):
+    - 16-bit GEMMs run cuBLAS 'nvjet_sm90_tst_<rows>x<cols>_...' kernels: 320x128, 256x128,
+      128x256, 128x224, 192x192, 128x192, 192x96, 128x128, 96x64, 64x128, 64x64, 64x48, 32x64,
+      64x32, 128x24, 64x24, 16x64, 8x64, 128x8, 64x8 were seen; one tile per output block, data
+      parallel (whole waves: no stream-K in the names or the timings); split-K kernels
+      ('_splitK_') are followed by a separate cublasLt::splitKreduce_kernel.
+    - tf32 GEMMs run 'sm90_xmma_gemm_f32f32_tf32f32_..._tilesize{64x128,128x128}x32' kernels;
+      fp32 (no TF32) 'sm80_xmma_gemm_..._tilesize64x64x8_ffma' and 'cutlass_80_simt_sgemm_256x128'.
+    - A leading dimension that is not a multiple of 16 bytes rules TMA out: the GEMM runs
+      'cutlass_75_tensorop_bf16_s1688gemm_bf16_{256x128,128x128}_nn_align1' (nvidia-sm75's menu).
+    - Attention (F.scaled_dot_product_attention) runs cuDNN's fused kernels:
+      'cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x<d>' after a
+      Memset for prefill (64 query rows x 128 keys per block), and
+      'cudnn_..._sm80_flash_fprop_wmma_f16_knob_35_16x128x<d>' for decode (16 query rows), with
+      'cudnn::fusion::lean_reduction_kernel' combining split-KV partials when there are too few
+      (batch x head) blocks to fill the device.
+    - fp32 convolutions over channels-last tensors run NCHW kernels
+      ('sm80_xmma_fprop_implicit_gemm_f32f32_..._nchwkcrs_nchw') between an nchwToNhwc and an
+      nhwcToNchw layout conversion.
+nvidia-sm80 / sm86 / sm89 (Ampere, Ada): cuBLAS 'ampere_*_s16816gemm_*' and CUTLASS 2.x kernel
+    names (256x128, 128x256, 128x128, 256x64, 128x64, 64x64 tiles, gemv for vectors), split-K
+    with splitKreduce_kernel; PyTorch's FlashAttention-2 for attention (flash_fwd_launch_template.h:
+    128 query rows, 128 keys for head_dim <= 64 and 64 above; split-KV with a combine kernel).
+cpu: oneDNN/MKL blocked GEMM: square-ish blocks per core, no tensor-core padding.
 """
 
 from typing import Tuple
 
 import attrs
 
+Tiles = Tuple[Tuple[int, int], ...]
+
 
 @attrs.frozen
 class Menu:
     family: str
-    tiles: Tuple[Tuple[int, int], ...]          # (rows, cols) of C per tile, both orientations
+    tiles: Tiles                                 # (rows, cols) of C per tile, both orientations
     splits: Tuple[int, ...]                      # split-K factors the library uses
     stream_k: bool                               # persistent kernels balance the last wave
     k_step: int                                  # K is consumed in slices of this many elements
     tensor_cores: bool                           # tensor-core tiles pad M and N to the tile
     fallback: str = ""                           # family whose menu runs unaligned GEMMs
     split_k_kernels: int = 1                     # kernels of a split-K GEMM (separate reduction: 2)
-    attention_q: int = 128
-    attention_kv_small_d: int = 128
-    attention_kv_large_d: int = 64
+    mode_tiles: Tuple[Tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
+    attention_q: int = 128                       # query rows per attention block (prefill)
+    attention_kv_small_d: int = 128              # keys per block, head_dim <= 64
+    attention_kv_large_d: int = 64               # keys per block, head_dim > 64
+    attention_decode_q: int = 64                 # query rows per block of the decode kernel
+    attention_prefill_kernels: int = 1           # kernels of one prefill attention call
+    attention_fold_heads: bool = True            # one-token decode folds a KV head's query heads
+    fp32_conv_layout_copies: bool = False        # NHWC <-> NCHW conversions around fp32 convs
     source: str = ""
 
+    def tiles_for(self, mode: str) -> Tiles:
+        return dict(self.mode_tiles).get(mode, self.tiles)
 
-def _both(*tiles):
+
+def _both(*tiles) -> Tiles:
     out = []
     for a, b in tiles:
         for t in ((a, b), (b, a)):
@@ -56,23 +78,33 @@ SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 MENUS = {
     "nvidia-sm90": Menu(
         family="nvidia-sm90",
-        tiles=_both((256, 128), (192, 192), (192, 128), (128, 128), (128, 64), (128, 32),
-                    (64, 64), (64, 32), (64, 16), (64, 8)),
-        splits=SPLITS, stream_k=True, k_step=64, tensor_cores=True, fallback="nvidia-sm80",
-        source="cuBLAS 12 nvjet_sm90_tst_* kernel names in H100/H200 profiler traces"),
+        tiles=_both((320, 128), (256, 128), (224, 128), (192, 192), (192, 128), (192, 96),
+                    (128, 128), (96, 64), (128, 64), (64, 64), (64, 48), (64, 32), (128, 24),
+                    (64, 24), (64, 16), (128, 8), (64, 8)),
+        splits=SPLITS, stream_k=False, k_step=64, tensor_cores=True, fallback="nvidia-sm75",
+        split_k_kernels=2,
+        mode_tiles=(("tf32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
+                    ("fp32", _both((256, 128), (128, 128), (128, 64), (64, 64)))),
+        attention_q=64, attention_kv_small_d=128, attention_kv_large_d=128, attention_decode_q=16,
+        attention_prefill_kernels=2, attention_fold_heads=False, fp32_conv_layout_copies=True,
+        source="kernel names in PyTorch profiler traces of the calibration probes on an H200"),
     "nvidia-sm80": Menu(
         family="nvidia-sm80",
         tiles=_both((256, 128), (128, 128), (256, 64), (128, 64), (64, 64), (64, 32), (64, 8)),
         splits=SPLITS, stream_k=False, k_step=32, tensor_cores=True, split_k_kernels=2,
         source="cuBLAS ampere_*_s16816gemm_* / CUTLASS 2.x kernel names, gemv for vector shapes, "
-               "splitKreduce_kernel after split-K GEMMs"),
+               "splitKreduce_kernel after split-K GEMMs; FlashAttention-2 kernel traits"),
     "cpu": Menu(
         family="cpu",
         tiles=_both((256, 256), (128, 128), (64, 64), (32, 32), (64, 16), (16, 4)),
         splits=(1,), stream_k=False, k_step=1, tensor_cores=False, attention_q=64,
-        attention_kv_small_d=64, attention_kv_large_d=64,
+        attention_kv_small_d=64, attention_kv_large_d=64, attention_decode_q=64,
+        attention_fold_heads=False,
         source="oneDNN/MKL blocked GEMM: per-core blocks, no tensor-core padding"),
 }
+MENUS["nvidia-sm75"] = attrs.evolve(
+    MENUS["nvidia-sm80"], family="nvidia-sm75", tiles=_both((256, 128), (128, 128), (64, 64)),
+    source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels (unaligned GEMMs on sm90 traces)")
 MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
 MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")
 

@@ -111,7 +111,7 @@ def gemm_menu(s: gemm.GemmShape, family: str) -> Menu:
 
 
 def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Device,
-                    c: EstimateCoefficients):
+                    c: EstimateCoefficients, resident: float = 0.0):
     menu = menu_for(d.family)
     if impl.conv_depthwise:
         return _estimate_depthwise(p, impl, bound, d, c)
@@ -138,8 +138,17 @@ def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Dev
         ("alignment_padding", max(c_full, m_ach)),
     ])
     kernels = int(one["kernels"][0]) * max(1, impl.kernels)
-    total = _launches(total, terms, kernels, c)
     notes = []
+    if s.conv and s.mode == "fp32" and menu_for(d.family).fp32_conv_layout_copies:
+        # cuDNN runs fp32 convolutions in NCHW: the channels-last input and output are
+        # transposed around the kernel (two more kernels, each tensor read and written once more)
+        copies = 2.0 * (p.a.nbytes + p.c.nbytes)
+        extra = copies / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
+        terms["achieved_bandwidth"] = terms.get("achieved_bandwidth", 0.0) + extra
+        total += extra
+        kernels += 2
+        notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
+    total = _launches(total, terms, kernels, c)
     if not s.aligned:
         notes.append("a leading dimension is not a multiple of 16 bytes: fallback kernels "
                      f"({menu.family} menu) at the unaligned rate")
@@ -156,9 +165,11 @@ def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d:
     multiply-adds on the vector units."""
     nbytes = float(p.a.nbytes + p.b.nbytes + p.c.nbytes)
     compute = p.flops / d.rate(d.vector_mode)
+    memory = nbytes / (d.dram_bytes_per_s * c.conv.depthwise_bandwidth_efficiency)
     total, terms = _waterfall(bound, [
         ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
-        ("achieved_bandwidth", max(compute, nbytes / (d.dram_bytes_per_s * c.conv.depthwise_bandwidth_efficiency))),
+        ("compute_efficiency", max(compute / c.conv.depthwise_compute_efficiency, nbytes / d.dram_bytes_per_s)),
+        ("achieved_bandwidth", max(compute / c.conv.depthwise_compute_efficiency, memory)),
     ])
     kernels = max(1, impl.kernels)
     total = _launches(total, terms, kernels, c)
@@ -167,26 +178,26 @@ def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d:
 
 # -- fused attention ----------------------------------------------------------------------
 
-DECODE_Q_ROWS = 64    # FlashAttention-2's split-KV kernel uses 64-row query blocks
-
-
 def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, d: Device,
-                       c: EstimateCoefficients):
+                       c: EstimateCoefficients, resident: float = 0.0):
+    """Fused attention blocked as the family's kernels block it (menus.py): query blocks over
+    key blocks, causal blocks above the diagonal skipped, split-KV with a combine kernel when a
+    decode step has too few (batch x head) blocks to fill the device."""
     menu = menu_for(d.family)
     group = p.heads // p.kv_heads
     decode = p.q_len <= 16
     # FlashAttention-2 folds the query heads sharing a KV head into the query rows when one
-    # query is asked per head (seqlenq_ngroups_swapped), so a decode step has B*KV work items.
-    swapped = p.q_len == 1 and group > 1
+    # query is asked per head (seqlenq_ngroups_swapped); cuDNN's kernels do not
+    swapped = menu.attention_fold_heads and p.q_len == 1 and group > 1
     rows = p.q_len * group if swapped else p.q_len
     heads = p.kv_heads if swapped else p.heads
-    tq = DECODE_Q_ROWS if decode and menu.tensor_cores else menu.attention_q
+    tq = menu.attention_decode_q if decode else menu.attention_q
     tkv = menu.attention_kv_small_d if p.head_dim <= 64 else menu.attention_kv_large_d
     qblocks = ceil_div(rows, tq)
     items = p.batch * heads * qblocks
     kv_blocks = ceil_div(p.kv_len, tkv)
     splits = 1
-    if decode and items < 0.8 * d.units:
+    if decode and items < 0.8 * d.units and kv_blocks > 1:
         splits = max(1, min(128, kv_blocks, ceil_div(d.units, items)))
     # visible keys of each query block (causal: up to the block's last row)
     if p.causal and not swapped:
@@ -196,35 +207,32 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
         blocks = [p.kv_len] * qblocks
     padded = [ceil_div(ceil_div(v, splits), tkv) * tkv for v in blocks]
     item_flops = [4.0 * tq * v * p.head_dim for v in padded]
-    per_head = sum(item_flops) * splits
-    total_flops = per_head * p.batch * heads
+    total_flops = sum(item_flops) * splits * p.batch * heads
     longest = max(item_flops)
     work_items = items * splits
-    uniform = len(set(item_flops)) == 1
     unit_rate = d.rate(p.math_mode) / d.units
-    if uniform:
+    if len(set(item_flops)) == 1:       # equal blocks fill whole waves
         quantized = math.ceil(work_items / d.units) * longest
-    else:
+    else:                               # causal blocks differ: at best perfectly balanced
         quantized = max(total_flops / d.units, longest)
     eff = c.attention.causal_efficiency if (p.causal and p.q_len > 1) else c.attention.prefill_efficiency
     nbytes = float(p.q.nbytes + p.k.nbytes + p.v.nbytes + p.o.nbytes)
-    if splits > 1:
+    if splits > 1:                      # fp32 partial outputs written and read back
         nbytes += 2.0 * 4 * p.batch * p.heads * p.q_len * p.head_dim * splits
     bw = c.attention.decode_bandwidth_efficiency if decode else c.gemm.stream_efficiency
-    copy = float(impl.layout_copy_bytes)
-    copy_bw = c.stream.bandwidth_efficiency["copy"]
+    copy = float(impl.layout_copy_bytes) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
     mem_ceil = nbytes / d.dram_bytes_per_s
     total, terms = _waterfall(bound, [
         ("tile_wave_quantization", max(quantized / unit_rate, mem_ceil)),
         ("compute_efficiency", max(quantized / (unit_rate * eff), mem_ceil)),
-        ("achieved_bandwidth", max(quantized / (unit_rate * eff), nbytes / (d.dram_bytes_per_s * bw))
-         + copy / (d.dram_bytes_per_s * copy_bw)),
+        ("achieved_bandwidth", max(quantized / (unit_rate * eff), nbytes / (d.dram_bytes_per_s * bw)) + copy),
     ])
-    # + the split-KV combine kernel; + the copy that unfolds the folded heads of the output
-    kernels = max(1, impl.kernels) + (1 if splits > 1 else 0) + (1 if swapped else 0) \
-        + impl.layout_copy_kernels
+    # prefill: the family's kernels per call (cuDNN: a Memset + the kernel); decode: the kernel,
+    # + the split-KV combine, + the copy that unfolds folded heads
+    kernels = (max(1, impl.kernels) if decode else max(impl.kernels, menu.attention_prefill_kernels)) \
+        + (1 if splits > 1 else 0) + (1 if swapped else 0) + impl.layout_copy_kernels
     total = _launches(total, terms, kernels, c)
-    label = (f"flash q{tq}xkv{tkv}, {work_items} blocks" + (f" (split-KV {splits} + combine)" if splits > 1 else "")
+    label = (f"{tq}x{tkv} blocks, {work_items} blocks" + (f" (split-KV {splits} + combine)" if splits > 1 else "")
              + (f", {group} query heads folded per KV head" if swapped else ""))
     notes = ("decode: KV cache streamed at the decode bandwidth",) if decode else ()
     return total, terms, kernels, label, notes
@@ -233,14 +241,18 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
 # -- streaming (elementwise, norms, copies) ------------------------------------------------
 
 def estimate_stream(p: StreamProblem, impl: Implementation, bound: float, d: Device,
-                    c: EstimateCoefficients):
+                    c: EstimateCoefficients, resident: float = 0.0):
     pattern = impl.pattern or "elementwise"
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
     moved = compulsory * impl.traffic_factor + impl.layout_copy_bytes
     compute = p.flops / d.rate(p.math_mode if p.math_mode in d.compute else d.vector_mode)
     eff = c.stream.bandwidth_efficiency[pattern]
+    # the share of the bytes a previous operator left in the shared cache (the bound's residency)
+    # moves at the calibrated cache-resident rate
+    resident = min(max(resident, 0.0), 1.0)
+    rate = 1.0 / ((1.0 - resident) / eff + resident / max(c.stream.resident_efficiency, eff))
     total, terms = _waterfall(bound, [
-        ("achieved_bandwidth", max(compute, moved / (d.dram_bytes_per_s * eff))),
+        ("achieved_bandwidth", max(compute, moved / (d.dram_bytes_per_s * rate))),
     ])
     kernels = impl.kernels + impl.layout_copy_kernels
     total = _launches(total, terms, kernels, c)
@@ -254,7 +266,8 @@ ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attenti
               StreamProblem: estimate_stream}
 
 
-def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
+def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients,
+                     resident: float = 0.0):
     """A problem type a plugin brought and the estimate has no model of: its bound plus the
     launch cost of its kernels, and a note that says so (never a silent guess)."""
     terms: Dict[str, float] = {}

@@ -88,6 +88,11 @@ class ProbeResult:
 class CalibrationProbe:
     name: str = ""
     backend: str = ""
+    # Probes run in ascending order (ties: registration order). Ceiling probes keep 0; a long
+    # sweep that heats the device sets a higher order so it runs after them: on an H200 the
+    # bf16 ceiling measured right after the estimate's 30 s sweep came out 5% low (760 vs 799
+    # TFLOP/s) and the bound then undercut three GEMMs.
+    order: int = 0
 
     def run(self, session: Session) -> ProbeResult:
         raise NotImplementedError

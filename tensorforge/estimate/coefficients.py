@@ -40,6 +40,12 @@ def _fractions(_inst, attr, value):
             raise ValueError(f"{attr.name}[{key}] must be in (0, 1.5], got {item!r}")
 
 
+def _resident(_inst, attr, value):
+    # bytes served from the shared cache move faster than the DRAM ceiling, but not unboundedly
+    if not (isinstance(value, (int, float)) and 0 < value <= 10):
+        raise ValueError(f"{attr.name} must be in (0, 10], got {value!r}")
+
+
 @attrs.frozen
 class KernelCosts:
     """Fixed costs of launching work, in seconds.
@@ -93,23 +99,32 @@ class ConvCoefficients:
     depthwise_bandwidth_efficiency: depthwise kernels stream input and output at this fraction
         of the DRAM ceiling.
     depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
-        of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one."""
+        of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
+    tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
+        (filter and activation address set-up) on top of the GEMM's."""
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
     fp32_efficiency: float = attrs.field(validator=_fraction)
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
+    tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen
 class AttentionCoefficients:
     """prefill_efficiency / causal_efficiency: fused attention's rate on its tiles as a fraction
-    of the compute ceiling, without and with the causal mask. decode_bandwidth_efficiency: a
-    decode step (few queries over a long KV cache) streams the cache at this DRAM fraction."""
+    of the compute ceiling, without and with the causal mask; block_overhead_s: fixed cost per
+    block (loading the query block, writing the output). decode_bandwidth_efficiency: a decode
+    step (few queries over a long KV cache) streams the cache at this DRAM fraction;
+    decode_cache_multiple: where the query heads of a KV head run as separate blocks (grouped-
+    query attention without head folding), each re-reads the KV head from the shared cache at
+    this multiple of the DRAM ceiling."""
     prefill_efficiency: float = attrs.field(validator=_fraction)
     causal_efficiency: float = attrs.field(validator=_fraction)
     decode_bandwidth_efficiency: float = attrs.field(validator=_fraction)
+    block_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
+    decode_cache_multiple: float = attrs.field(default=10.0, validator=_resident)
 
 
 def _patterns(_inst, attr, value):
@@ -117,12 +132,6 @@ def _patterns(_inst, attr, value):
     missing = [p for p in PATTERNS if p not in value]
     if missing:
         raise ValueError(f"{attr.name} lacks access patterns {', '.join(missing)}")
-
-
-def _resident(_inst, attr, value):
-    # bytes served from the shared cache move faster than the DRAM ceiling, but not unboundedly
-    if not (isinstance(value, (int, float)) and 0 < value <= 10):
-        raise ValueError(f"{attr.name} must be in (0, 10], got {value!r}")
 
 
 @attrs.frozen

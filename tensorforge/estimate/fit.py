@@ -147,6 +147,29 @@ class Fitter:
         self.note(group, points, {f"{section}.{field}" + (f"[{key}]" if key else ""): best})
 
 
+def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> None:
+    """Nelder-Mead on the log of several coefficients at once; params: (section, field, lo, hi)."""
+    if not points:
+        f.note(group, points, {})
+        return
+    measured = [p.measured_s for p in points]
+
+    def make(x):
+        c = f.c
+        for (section, field, lo, hi), v in zip(params, x):
+            value = float(min(hi, max(lo, math.exp(v))))
+            c = attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **{field: value})})
+        return c
+
+    start = np.array([math.log(max(getattr(getattr(f.c, s), fld), lo)) for s, fld, lo, hi in params])
+    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), start,
+                     np.full(len(params), 0.5), iterations=iterations)
+    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), x,
+                     np.full(len(params), 0.15), iterations=iterations)
+    f.c = make(x)
+    f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})
+
+
 def fit_launch(chains: Sequence[Tuple[int, float]]) -> Tuple[float, float]:
     """harness, launch from (kernels, seconds) pairs by least squares over the three shortest
     chains; launch >= 0.3 us. Why the shortest: a long eager chain outruns the host (an H200
@@ -294,7 +317,8 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
         f.fit_1d(f"gemm-mode:{mode}", chosen, "gemm", "mainloop_efficiency", key=mode)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
     f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
-    f.fit_1d("conv-kxk", by_group("conv-kxk"), "conv", "kxk_efficiency")
+    _fit_nd(f, "conv-kxk", by_group("conv-kxk"),
+            [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)])
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
     f.fit_1d("conv-unaligned", by_group("conv-unaligned"), "conv", "unaligned_efficiency", lo=0.005)
     depthwise = by_group("conv-depthwise")
@@ -312,9 +336,12 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
                 "conv.depthwise_compute_efficiency": f.c.conv.depthwise_compute_efficiency})
     else:
         f.fit_1d("conv-depthwise", depthwise, "conv", "depthwise_bandwidth_efficiency")
-    f.fit_1d("attn-prefill", by_group("attn-prefill"), "attention", "prefill_efficiency")
-    f.fit_1d("attn-causal", by_group("attn-causal"), "attention", "causal_efficiency")
-    f.fit_1d("attn-decode", by_group("attn-decode"), "attention", "decode_bandwidth_efficiency")
+    _fit_nd(f, "attn-prefill", by_group("attn-prefill") + by_group("attn-causal"),
+            [("attention", "prefill_efficiency", 0.02, 1.5), ("attention", "causal_efficiency", 0.02, 1.5),
+             ("attention", "block_overhead_s", 1e-8, 2e-5)])
+    _fit_nd(f, "attn-decode", by_group("attn-decode"),
+            [("attention", "decode_bandwidth_efficiency", 0.02, 1.5),
+             ("attention", "decode_cache_multiple", 0.2, 10.0)])
 
     sheet = datasheet_ceilings(target, operating_point)
     peak = {m: min(1.5, float(ceilings.compute[m]) / float(sheet.compute[m]))

@@ -1,5 +1,8 @@
 """GEMMs and implicit-GEMM convolutions on a library's tile menu.
 
+The kernels traced on Hopper are data parallel (whole waves of tiles); a tile costs its main
+loop (or its operand feed, for small tiles) and a fixed overhead (pipeline fill, epilogue).
+
 For every tile of the family's menu and every split-K factor (and, on families with persistent
 kernels, a stream-K variant that balances the last wave), the geometry is fixed by the shape:
   tiles  = batch * ceil(M/tm) * ceil(N/tn) * split           (tile quantization)
@@ -65,6 +68,8 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> Dict[s
     k = s.k_run
     step = menu.k_step
     keep = split <= max(1, ceil_div(k, max(step, 64)))
+    if menu.split_k_min_k and k < menu.split_k_min_k:
+        keep &= split == 1
     tm, tn, split = tm[keep], tn[keep], split[keep]
     stream_k = np.zeros(tm.size, dtype=bool)
     if menu.stream_k:   # stream-K variants of the unsplit configurations

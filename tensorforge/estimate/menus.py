@@ -12,7 +12,8 @@ nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on 
       128x256, 128x224, 192x192, 128x192, 192x96, 128x128, 96x64, 64x128, 64x64, 64x48, 32x64,
       64x32, 128x24, 64x24, 16x64, 8x64, 128x8, 64x8 were seen; one tile per output block, data
       parallel (whole waves: no stream-K in the names or the timings); split-K kernels
-      ('_splitK_') are followed by a separate cublasLt::splitKreduce_kernel.
+      ('_splitK_') are followed by a separate cublasLt::splitKreduce_kernel, and were seen only
+      with K >= 10240 (none up to K = 6144, whatever M and N).
     - tf32 GEMMs run 'sm90_xmma_gemm_f32f32_tf32f32_..._tilesize{64x128,128x128}x32' kernels;
       fp32 (no TF32) 'sm80_xmma_gemm_..._tilesize64x64x8_ffma' and 'cutlass_80_simt_sgemm_256x128'.
     - A leading dimension that is not a multiple of 16 bytes rules TMA out: the GEMM runs
@@ -23,6 +24,8 @@ nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on 
       'cudnn_..._sm80_flash_fprop_wmma_f16_knob_35_16x128x<d>' for decode (16 query rows), with
       'cudnn::fusion::lean_reduction_kernel' combining split-KV partials when there are too few
       (batch x head) blocks to fill the device.
+    - bf16 convolutions with R*S > 1 run cuDNN's 'sm90_xmma_fprop_implicit_gemm_..._tilesize
+      {256x64x32,128x128x64,64x64x64}_..._execute_segment_k_off' (no split-K); 1x1 ones run nvjet.
     - fp32 convolutions over channels-last tensors run NCHW kernels
       ('sm80_xmma_fprop_implicit_gemm_f32f32_..._nchwkcrs_nchw') between an nchwToNhwc and an
       nhwcToNchw layout conversion.
@@ -50,6 +53,7 @@ class Menu:
     tensor_cores: bool                           # tensor-core tiles pad M and N to the tile
     fallback: str = ""                           # family whose menu runs unaligned GEMMs
     split_k_kernels: int = 1                     # kernels of a split-K GEMM (separate reduction: 2)
+    split_k_min_k: int = 0                       # the library splits K only from this K on
     mode_tiles: Tuple[Tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
     attention_q: int = 128                       # query rows per attention block (prefill)
     attention_kv_small_d: int = 128              # keys per block, head_dim <= 64
@@ -58,6 +62,7 @@ class Menu:
     attention_prefill_kernels: int = 1           # kernels of one prefill attention call
     attention_fold_heads: bool = True            # one-token decode folds a KV head's query heads
     fp32_conv_layout_copies: bool = False        # NHWC <-> NCHW conversions around fp32 convs
+    conv_tiles: Tiles = ()                       # implicit-GEMM convolution tiles (no split-K)
     source: str = ""
 
     def tiles_for(self, mode: str) -> Tiles:
@@ -82,11 +87,12 @@ MENUS = {
                     (128, 128), (96, 64), (128, 64), (64, 64), (64, 48), (64, 32), (128, 24),
                     (64, 24), (64, 16), (128, 8), (64, 8)),
         splits=SPLITS, stream_k=False, k_step=64, tensor_cores=True, fallback="nvidia-sm75",
-        split_k_kernels=2,
+        split_k_kernels=2, split_k_min_k=8192,
         mode_tiles=(("tf32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
                     ("fp32", _both((256, 128), (128, 128), (128, 64), (64, 64)))),
         attention_q=64, attention_kv_small_d=128, attention_kv_large_d=128, attention_decode_q=16,
         attention_prefill_kernels=2, attention_fold_heads=False, fp32_conv_layout_copies=True,
+        conv_tiles=_both((256, 64), (128, 128), (64, 64)),
         source="kernel names in PyTorch profiler traces of the calibration probes on an H200"),
     "nvidia-sm80": Menu(
         family="nvidia-sm80",

@@ -100,13 +100,18 @@ def gemm_rates(s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficie
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
         feed_bytes_per_s=c.gemm.feed_bytes_per_clock * d.clock_hz if efficiency else INF,
-        tile_overhead_s=c.gemm.tile_overhead_s if efficiency else 0.0,
+        tile_overhead_s=(c.gemm.tile_overhead_s
+                         + (c.conv.tile_overhead_s if s.conv == "kxk" and s.conv_aligned else 0.0))
+        if efficiency else 0.0,
         stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
         launch_s=0.0)
 
 
 def gemm_menu(s: gemm.GemmShape, family: str) -> Menu:
     menu = menu_for(family)
+    if s.conv == "kxk" and s.conv_aligned:   # implicit-GEMM convolution kernels: own tiles, no split-K
+        # (unaligned channels run other engines: a direct convolution or a padded CUTLASS kernel)
+        return attrs.evolve(menu, tiles=menu.conv_tiles or menu.tiles, splits=(1,))
     return menu_for(menu.fallback) if (not s.aligned and menu.fallback) else menu
 
 
@@ -185,7 +190,9 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
     decode step has too few (batch x head) blocks to fill the device."""
     menu = menu_for(d.family)
     group = p.heads // p.kv_heads
-    decode = p.q_len <= 16
+    # one query per sequence runs the decode kernel (the H200 traces: a 16-query prefill already
+    # runs the prefill kernel)
+    decode = p.q_len == 1
     # FlashAttention-2 folds the query heads sharing a KV head into the query rows when one
     # query is asked per head (seqlenq_ngroups_swapped); cuDNN's kernels do not
     swapped = menu.attention_fold_heads and p.q_len == 1 and group > 1
@@ -212,20 +219,29 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
     work_items = items * splits
     unit_rate = d.rate(p.math_mode) / d.units
     if len(set(item_flops)) == 1:       # equal blocks fill whole waves
-        quantized = math.ceil(work_items / d.units) * longest
+        waves = math.ceil(work_items / d.units)
+        quantized = waves * longest
     else:                               # causal blocks differ: at best perfectly balanced
+        waves = max(work_items / d.units, 1.0)
         quantized = max(total_flops / d.units, longest)
     eff = c.attention.causal_efficiency if (p.causal and p.q_len > 1) else c.attention.prefill_efficiency
+    overhead = waves * c.attention.block_overhead_s
     nbytes = float(p.q.nbytes + p.k.nbytes + p.v.nbytes + p.o.nbytes)
     if splits > 1:                      # fp32 partial outputs written and read back
         nbytes += 2.0 * 4 * p.batch * p.heads * p.q_len * p.head_dim * splits
     bw = c.attention.decode_bandwidth_efficiency if decode else c.gemm.stream_efficiency
     copy = float(impl.layout_copy_bytes) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
     mem_ceil = nbytes / d.dram_bytes_per_s
+    memory = nbytes / (d.dram_bytes_per_s * bw)
+    if decode and group > 1 and not swapped:
+        # each query head's block reads its KV head: the group re-reads it from the shared cache
+        kv = float(p.k.nbytes + p.v.nbytes)
+        memory = max(memory, group * kv / (d.dram_bytes_per_s * c.attention.decode_cache_multiple))
+    compute = quantized / (unit_rate * eff) + overhead
     total, terms = _waterfall(bound, [
         ("tile_wave_quantization", max(quantized / unit_rate, mem_ceil)),
-        ("compute_efficiency", max(quantized / (unit_rate * eff), mem_ceil)),
-        ("achieved_bandwidth", max(quantized / (unit_rate * eff), nbytes / (d.dram_bytes_per_s * bw)) + copy),
+        ("compute_efficiency", max(compute, mem_ceil)),
+        ("achieved_bandwidth", max(compute, memory) + copy),
     ])
     # prefill: the family's kernels per call (cuDNN: a Memset + the kernel); decode: the kernel,
     # + the split-KV combine, + the copy that unfolds folded heads

@@ -90,6 +90,7 @@ def _record(item, timed) -> Dict[str, Any]:
 class EstimateTermsProbe(CalibrationProbe):
     """The probe sweeps the estimate's coefficients are fitted from (see probe_plan.py)."""
     name = "estimate-terms"
+    order = 100      # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
 
     def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms"):
         self.backend, self.name = backend, name

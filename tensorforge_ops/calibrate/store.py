@@ -35,7 +35,8 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: List[ProbeResult] = []
     failures: Dict[str, str] = {}
     started = now()
-    for probe in probes:
+    ordered = sorted(enumerate(probes), key=lambda item: (getattr(item[1], "order", 0), item[0]))
+    for _, probe in ordered:
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))

@@ -146,12 +146,14 @@ def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Dev
     notes = []
     if s.conv and s.mode == "fp32" and menu_for(d.family).fp32_conv_layout_copies:
         # cuDNN runs fp32 convolutions in NCHW: the channels-last input and output are
-        # transposed around the kernel (two more kernels, each tensor read and written once more)
-        copies = 2.0 * (p.a.nbytes + p.c.nbytes)
+        # transposed around the kernel, and an R x S > 1 filter too (one more kernel each, each
+        # tensor read and written once more)
+        taps = max(1, impl.conv_taps)
+        copies = 2.0 * (p.a.nbytes + p.c.nbytes + (p.b.nbytes if taps > 1 else 0))
         extra = copies / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
         terms["achieved_bandwidth"] = terms.get("achieved_bandwidth", 0.0) + extra
         total += extra
-        kernels += 2
+        kernels += 3 if taps > 1 else 2
         notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
     total = _launches(total, terms, kernels, c)
     if not s.aligned:

@@ -210,3 +210,19 @@ def test_session_refuses_what_a_cpu_cannot_run(session):
             pass
     with pytest.raises(Unavailable, match="one device, the host CPU"):
         TorchCpuBackend().open(1)
+
+
+def test_the_capture_is_scored_per_class(runs):
+    """CI's host-CPU capture gets the estimate's per-class table (no target figure here: the
+    CI machine is whatever runs it; the table must exist, label both numbers and never show an
+    estimate under its bound)."""
+    folder, home, _, _ = runs
+    result = tf("evaluate", str(folder / "first.json"), "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["overall"]["n"] == len(WORKLOADS)
+    assert all(c["estimate_below_bound"] == 0 for c in data["classes"])
+    assert "calibrated on" in data["source"]
+    table = tf("evaluate", str(folder / "first.json"), home=home)
+    print(table.stdout)     # shown in CI's log (pytest -s / on failure)
+    assert "ESTIMATE APE med" in table.stdout

@@ -192,6 +192,9 @@ def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
     return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
 
 
+from .estimate_section import estimate_facts  # noqa: E402
+
+
 def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=None,
                 primary: Optional[str] = None, contrast: Optional[str] = None) -> Dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
@@ -227,4 +230,5 @@ def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=N
                    "gate": gate},
         "limits": _limits(doc, rows),
         "plugins": prov.get("plugins", []),
+        "estimate": estimate_facts(doc),
     }

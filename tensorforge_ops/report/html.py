@@ -136,6 +136,26 @@ def _policy(facts) -> str:
     return html
 
 
+def _estimate(facts) -> str:
+    e = facts.get("estimate")
+    if not e:
+        return ""
+    from .evaluate import HEADERS
+    rows = [[escape(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
+             _s(r["measured_p50_s"]), escape(percent(r["ape_estimate"])), escape(", ".join(r["top_terms"]) or "-")]
+            for r in e["rows"]]
+    html = (f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
+            f'({escape(str(e["basis_kind"]))}): {escape(str(e["basis"]))}.</p>'
+            + _table(["workload", "lower bound", "ESTIMATE device", "ESTIMATE eager", "kernels", "MEASURED p50",
+                      "APE estimate", "largest terms"], rows, numeric=(1, 2, 3, 4, 5, 6)))
+    if e["evaluation"]:
+        html += "<p>Per class (<code>tensorforge evaluate</code>):</p>" + _table(
+            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]])
+    elif e["evaluation_absent"]:
+        html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
+    return html
+
+
 def report_page(facts: Dict[str, Any]) -> str:
     """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
     from .plots import predicted_vs_measured, roofline
@@ -171,6 +191,7 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>* {escape(facts['bottleneck_statement'])}</p>
 {figures}
+{_estimate(facts)}
 <h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}
 <h2>From workload description to lower bound</h2>

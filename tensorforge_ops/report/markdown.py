@@ -44,6 +44,9 @@ def render_markdown(facts: Dict[str, Any]) -> str:
                 f"4. CEILINGS ({p['ceiling_origin']}): {p['math_mode']} {si(p['compute_rate'] or 0, 'FLOP/s')}, DRAM {si(p['dram_rate'], 'B/s')}",
                 f"5. MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
                 f"6. PREDICTED LATENCY {_s(p['latency_s'])}; bottleneck: {p['bottleneck']}. {facts['bottleneck_statement']}"]
+    if facts.get("estimate"):
+        from .estimate_section import markdown_lines
+        out += markdown_lines(facts["estimate"])
     t = facts["telemetry"]
     out += ["", "## What the device reported in a separate run", ""]
     out += [f"- {n}" for n in t["observations"]] if t["available"] else [f"DIAGNOSTIC unavailable: {t['reason']}"]

@@ -80,6 +80,8 @@ def test_above_bound_row_contents():
     assert row == {
         "predicted_analytical_s": 0.5, "predicted_calibrated_s": 1.0, "bottleneck": "compute",
         "measured_p50_s": 2.0, "ape_analytical": 0.75, "ape_calibrated": 0.5, "ape_note": None,
+        # no estimate beside these bounds: the estimate's fields are there, empty
+        "predicted_estimate_s": None, "estimate_regime": "eager", "ape_estimate": None,
         "bound_check": {
             "verdict": "within bound", "measured_over_bound": 2.0, "tolerance": 0.02,
             "rule": "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
@@ -210,3 +212,13 @@ def test_zero_p50_has_no_ape_and_does_not_crash():
     assert row["ape_analytical"] is None and row["ape_calibrated"] is None
     assert row["ape_note"] == "measured p50 is 0 s (below timer resolution): APE is undefined"
     assert row["bound_check"]["verdict"] == "BOUND VIOLATION"   # 0 s is below any bound: shown loudly
+
+
+def test_the_estimate_is_compared_in_the_measurement_regime():
+    """The eager estimate beside the bound, its APE against the eager p50; never the bound's."""
+    est = SimpleNamespace(eager_s=1.5, device_s=1.2)
+    calibrated = SimpleNamespace(latency_s=1.0, bottleneck="compute", estimate=est)
+    row = compare_workload("w", pred(0.5, "compute"), calibrated, ok(2.0), True, None, "x")
+    assert row["predicted_estimate_s"] == 1.5 and row["estimate_regime"] == "eager"
+    assert row["ape_estimate"] == pytest.approx(0.25)
+    assert row["ape_calibrated"] == pytest.approx(0.5)

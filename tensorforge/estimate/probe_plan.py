@@ -146,15 +146,15 @@ CUDA_PLAN: Tuple[ProbeItem, ...] = (
                              _attn(64, 8, 1, kv=1024, kv_heads=2), _attn(8, 8, 1, kv=3072, kv_heads=1, d=256)))
 )
 
-# The host CPU: the same groups, sized for a few cores and a few GB/s (about a minute on 2 cores).
+# The host CPU: the same groups, sized for a few cores and a few GB/s (about 10 s on 2 cores:
+# CI calibrates on every run).
 CPU_PLAN: Tuple[ProbeItem, ...] = (
-    _chains((1, 2, 4, 8))
+    _chains((1, 2, 4))
     + _items("host", ())
-    + _streams((1, 8, 48), width=1024)
+    + _streams((2, 24), width=1024)
     + _items("gemm", (
         _gemm(96, 96, 96, dtype="fp32"), _gemm(320, 320, 320, dtype="fp32"), _gemm(768, 768, 768, dtype="fp32"),
-        _gemm(1536, 1536, 1536, dtype="fp32"), _gemm(1, 3072, 3072, dtype="fp32"), _gemm(16, 2048, 2048, dtype="fp32"),
-        _gemm(2048, 64, 1024, dtype="fp32"), _gemm(1024, 1024, 64, dtype="fp32"), _gemm(128, 128, 8192, dtype="fp32"),
+        _gemm(1, 3072, 3072, dtype="fp32"), _gemm(2048, 64, 1024, dtype="fp32"), _gemm(1024, 1024, 64, dtype="fp32"),
         _gemm(256, 256, 256, dtype="fp32", batch=8)))
     + _items("gemm-mode", (_gemm(768, 768, 768, dtype="bf16"),))
     + _items("conv-pointwise", (_conv(4, 128, 28, 28, 128, 1, dtype="fp32"),))

@@ -16,7 +16,7 @@ from tensorforge.errors import one_line
 
 from ..api import CalibrationProbe, ProbeResult, Unavailable
 
-ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.35}
+ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.2}
 
 
 def _stream_fn(torch, item, device):

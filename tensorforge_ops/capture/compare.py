@@ -29,8 +29,8 @@ def compare_workload(name: str, analytical, calibrated, measurement: Optional[Di
         # the estimate (expected time, not a bound) in the measurement's regime: eager p50 here
         "predicted_estimate_s": None, "estimate_regime": "eager", "ape_estimate": None,
     }
-    chosen = calibrated if calibrated is not None and calibrated.estimate is not None else analytical
-    estimate = chosen.estimate if chosen is not None else None
+    chosen = calibrated if getattr(calibrated, "estimate", None) is not None else analytical
+    estimate = getattr(chosen, "estimate", None)
     if estimate is not None:
         row["predicted_estimate_s"] = estimate.eager_s
     if not measurement or measurement.get("status") != "ok":

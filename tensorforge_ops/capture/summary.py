@@ -53,6 +53,8 @@ def summary_text(doc: Dict[str, Any]) -> str:
     elif pred.get("calibrated_target") and pred["calibrated_target"] != doc["target"]:
         lines.append(f"            calibrated bound is for the measuring device's target {pred['calibrated_target']}")
     rows = []
+    # captures from before the estimate have no estimate columns (their summaries stay the same)
+    estimated = any("predicted_estimate_s" in r for r in comp.get("workloads", {}).values())
     for w in analytical["workloads"]:
         r = comp.get("workloads", {}).get(w["name"], {})
         m = measured.get("workloads", {}).get(w["name"], {}) if measured.get("available") else {}
@@ -61,13 +63,14 @@ def summary_text(doc: Dict[str, Any]) -> str:
                      seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
                      seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
                      ("failed" if m.get("status") == "failed" else "-"),
-                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")),
-                     seconds(r.get("predicted_estimate_s")) if r.get("predicted_estimate_s") else "-",
-                     percent(r.get("ape_estimate")), w["bottleneck"],
-                     check if not check.startswith("no verdict") else "no verdict"])
+                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical"))]
+                    + ([seconds(r.get("predicted_estimate_s")) if r.get("predicted_estimate_s") else "-",
+                        percent(r.get("ape_estimate"))] if estimated else [])
+                    + [w["bottleneck"], check if not check.startswith("no verdict") else "no verdict"])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "ESTIMATE (eager)", "APE est", "bottleneck*",
-                         "bound check"], rows)]
+                         "APE cal", "APE analytical"]
+                        + (["ESTIMATE (eager)", "APE est"] if estimated else [])
+                        + ["bottleneck*", "bound check"], rows)]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
         lines.append(f"failed: {name}: {reason}")

@@ -42,6 +42,7 @@ class WorkloadPrediction:
     latency_s: float             # the lower bound
     bottleneck: str
     candidates: int
+    search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
     operators: Tuple[OperatorPrediction, ...]
     # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
     estimate: Optional[WorkloadEstimate] = None
@@ -61,6 +62,7 @@ class Prediction:
     ceilings: Ceilings
     max_candidates_per_operator: int
     candidates: int
+    search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
     workloads: Tuple[WorkloadPrediction, ...]
     notes: Tuple[str, ...] = ()
     # Where the estimate's coefficients come from (None: no estimate was made).

@@ -1,5 +1,6 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
-(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), with
+(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP; the
+sequential or parallel block; the final norm and LM head when the workload has them), with
 distinct random weights per layer so weight traffic is real. Registered under the Ops group;
 the Core side never imports this module."""
 
@@ -26,8 +27,8 @@ class TransformerTorch(WorkloadBuilder):
         layers = [{"w_qkv": rand((H + 2 * KV) * Hd, D), "w_o": rand(D, H * Hd), "w_up": rand(up_width, D),
                    "w_down": rand(D, I), "n1": torch.ones(D, device=device, dtype=dtype),
                    "n2": torch.ones(D, device=device, dtype=dtype)} for _ in range(p.layers)]
-        n_final = torch.ones(D, device=device, dtype=dtype)
-        w_lm = rand(p.vocab, D) if p.vocab else None
+        n_final = torch.ones(D, device=device, dtype=dtype) if p.final_norm else None
+        w_lm = rand(p.vocab, D) if p.with_lm_head else None
         x0 = torch.randn(B, S, D, device=device, dtype=dtype)
         caches = None
         if p.phase == "decode":
@@ -66,7 +67,8 @@ class TransformerTorch(WorkloadBuilder):
         def forward():
             x = x0
             for i, w in enumerate(layers):
-                qkv = F.linear(norm(x, w["n1"]), w["w_qkv"])
+                h_attn = norm(x, w["n1"])
+                qkv = F.linear(h_attn, w["w_qkv"])
                 q, k, v = qkv.split([H * Hd, KV * Hd, KV * Hd], dim=-1)
                 q = q.view(B, S, H, Hd).transpose(1, 2)
                 k = k.view(B, S, KV, Hd).transpose(1, 2)
@@ -79,15 +81,21 @@ class TransformerTorch(WorkloadBuilder):
                     v_cache[:, :, p.context:].copy_(v)
                     k, v = k_cache, v_cache
                 o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
-                x = x + F.linear(o, w["w_o"])
-                up = F.linear(norm(x, w["n2"]), w["w_up"])
+                attn_out = F.linear(o, w["w_o"])
+                if p.block == "sequential":
+                    x = x + attn_out
+                    h_mlp = norm(x, w["n2"])
+                else:   # Falcon: both branches read the layer input
+                    h_mlp = h_attn if p.block == "parallel_shared_norm" else norm(x, w["n2"])
+                up = F.linear(h_mlp, w["w_up"])
                 if p.mlp == "gated":
                     gate, lin = up.chunk(2, dim=-1)
                     act = F.silu(gate) * lin
                 else:
                     act = F.gelu(up, approximate="tanh")
-                x = x + F.linear(act, w["w_down"])
-            h = norm(x, n_final)
+                mlp_out = F.linear(act, w["w_down"])
+                x = x + mlp_out if p.block == "sequential" else x + attn_out + mlp_out
+            h = norm(x, n_final) if n_final is not None else x
             return F.linear(h, w_lm) if w_lm is not None else h
 
         return forward

@@ -173,7 +173,12 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
             ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings)
         elif force_ceilings:
             raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
-        pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
+        estimate = True
+        if ceilings_path:   # a calibration or capture with the estimate's calibrated coefficients
+            from .estimate.store import coefficients_in_document
+            estimate = coefficients_in_document(ceilings_path, host.target(target_name).name) or True
+        pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
+                              estimate=estimate)
         text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
         emit(text, output)
 

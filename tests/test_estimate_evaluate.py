@@ -57,3 +57,17 @@ def test_bad_input_is_one_line(cli, tmp_path):
     empty.write_text(json.dumps({"predicted": {}, "measured": {}, "comparison": {}}), encoding="utf-8")
     result = CliRunner().invoke(cli, ["evaluate", str(empty)])
     assert result.exit_code == 2 and "nothing to score" in result.stderr
+
+
+def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
+    capture = str(ROOT / "captures" / "h200-estimate-eval.json")
+    result = CliRunner().invoke(cli, ["predict", "-t", "h200", "-w", "gemm_tiny", "--ceilings", capture, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["bound"] == "calibrated" and data["estimate_basis_kind"] == "calibrated"
+    assert "NVIDIA H200" in data["estimate_basis"]
+    # fitted for h200: another target keeps its own basis
+    other = CliRunner().invoke(cli, ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--ceilings", capture,
+                                     "--force-ceilings", "--json"])
+    assert other.exit_code == 0, other.output
+    assert json.loads(other.stdout)["estimate_basis_kind"] == "carried-over-other-family"

@@ -208,19 +208,23 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
     splits = 1
     if decode and items < 0.8 * d.units and kv_blocks > 1:
         splits = max(1, min(128, kv_blocks, ceil_div(d.units, items)))
-    # visible keys of each query block (causal: up to the block's last row)
-    if p.causal and not swapped:
+    # keys each query block computes, padded to key blocks (causal: up to the block's last row);
+    # summed in closed form so a long sequence costs no memory
+    per_block = 4.0 * tq * p.head_dim
+    if p.causal and not swapped and qblocks > 1:
         offset = p.kv_len - p.q_len
-        blocks = [offset + min((j + 1) * tq, p.q_len) for j in range(qblocks)]
+        padded_sum = _padded_prefix_sum(offset, tq, p.q_len, tkv, splits)
+        last = ceil_div(ceil_div(p.kv_len, splits), tkv) * tkv
+        first = ceil_div(ceil_div(offset + min(tq, p.q_len), splits), tkv) * tkv
+        uniform = first == last
     else:
-        blocks = [p.kv_len] * qblocks
-    padded = [ceil_div(ceil_div(v, splits), tkv) * tkv for v in blocks]
-    item_flops = [4.0 * tq * v * p.head_dim for v in padded]
-    total_flops = sum(item_flops) * splits * p.batch * heads
-    longest = max(item_flops)
+        last = ceil_div(ceil_div(p.kv_len, splits), tkv) * tkv
+        padded_sum, uniform = last * qblocks, True
+    total_flops = per_block * padded_sum * splits * p.batch * heads
+    longest = per_block * last
     work_items = items * splits
     unit_rate = d.rate(p.math_mode) / d.units
-    if len(set(item_flops)) == 1:       # equal blocks fill whole waves
+    if uniform:                         # equal blocks fill whole waves
         waves = math.ceil(work_items / d.units)
         quantized = waves * longest
     else:                               # causal blocks differ: at best perfectly balanced
@@ -254,6 +258,34 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
              + (f", {group} query heads folded per KV head" if swapped else ""))
     notes = ("decode: KV cache streamed at the decode bandwidth",) if decode else ()
     return total, terms, kernels, label, notes
+
+
+def _ceil_sum(a: int, step: int, n: int, div: int) -> int:
+    """sum over j = 1..n of ceil((a + j * step) / div), in O(div) whatever n: the remainders
+    repeat with period div / gcd(step, div), each period adding the same amount more."""
+    if n <= 0:
+        return 0
+    period = div // math.gcd(step, div)
+    first = [-(-(a + j * step) // div) for j in range(1, min(n, period) + 1)]
+    full, rem = divmod(n, period)
+    if full == 0:
+        return sum(first)
+    rise = period * step // div            # each later period is larger by this, element-wise
+    total = full * sum(first) + period * rise * full * (full - 1) // 2
+    return total + sum(first[:rem]) + rem * rise * full
+
+
+def _padded_prefix_sum(offset: int, tq: int, q_len: int, tkv: int, splits: int) -> int:
+    """sum over causal query blocks of their visible keys, each padded to key blocks of tkv
+    (split into `splits` parts first)."""
+    whole = q_len // tq                      # blocks ending at (j + 1) * tq
+    if splits == 1:
+        total = tkv * _ceil_sum(offset, tq, whole, tkv)
+    else:   # split causal blocks (no kernel today: only one-query decode splits) cost O(blocks)
+        total = sum(ceil_div(ceil_div(offset + j * tq, splits), tkv) * tkv for j in range(1, whole + 1))
+    if q_len % tq:                           # a last, partial block sees every key
+        total += ceil_div(ceil_div(offset + q_len, splits), tkv) * tkv
+    return total
 
 
 # -- streaming (elementwise, norms, copies) ------------------------------------------------

@@ -268,7 +268,8 @@ def test_causal_block_sums_are_closed_form_and_exact():
     from tensorforge.mappings.base import ceil_div
     rng = random.Random(7)
     for _ in range(300):
-        a, step, n, div = rng.randint(0, 500), rng.choice([16, 64, 96, 128]), rng.randint(0, 300), rng.choice([32, 64, 128])
+        a, step = rng.randint(0, 500), rng.choice([16, 64, 96, 128])
+        n, div = rng.randint(0, 300), rng.choice([32, 64, 128])
         assert _ceil_sum(a, step, n, div) == sum(-(-(a + j * step) // div) for j in range(1, n + 1))
         off, tq, q, tkv = rng.randint(0, 300), rng.choice([64, 128]), rng.randint(1, 2000), rng.choice([64, 128])
         assert _padded_prefix_sum(off, tq, q, tkv, 1) == sum(ceil_div(off + min((j + 1) * tq, q), tkv) * tkv

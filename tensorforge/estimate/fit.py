@@ -178,10 +178,7 @@ def fit_launch(chains: Sequence[Tuple[int, float]]) -> Tuple[float, float]:
     chains = sorted(chains)[:3]
     n = np.array([k for k, _ in chains], dtype=float)
     t = np.array([s for _, s in chains], dtype=float)
-    if n.size >= 2 and np.ptp(n) > 0:
-        slope, intercept = np.polyfit(n, t, 1)
-    else:
-        slope, intercept = t[0] / 2, t[0] / 2
+    slope = np.polyfit(n, t, 1)[0] if n.size >= 2 and np.ptp(n) > 0 else t[0] / 2
     launch = max(float(slope), 0.3e-6)
     harness = max(float(np.median(t - n * launch)), 0.0)
     return harness, launch

@@ -134,11 +134,28 @@ def export_command(capture, sink_names, options):
         sys.exit(1)
 
 
+def _attach_estimate(ctx, cal) -> None:
+    """Fit the estimate's coefficients for the installed target that describes the calibrated
+    device (as `run` does), so `predict --ceilings CALIBRATION.json` gets a calibrated estimate."""
+    from .calibrate import store as calibration
+    from .calibrate.estimate_fit import fit_estimate
+    core = ctx.obj.host
+    target = next((core.target(n) for n in core.names("targets")
+                   if core.target(n).matches_device(cal.get("device") or "")), None)
+    ceilings = calibration.to_ceilings(cal)
+    if target is None or ceilings is None:
+        return
+    fitted = fit_estimate(cal, core, target, ceilings)
+    if fitted is not None:
+        cal["estimate"] = fitted
+
+
 @click.command()
 @click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the calibration document as JSON.")
-def calibrate(backend, device_index, as_json):
+@click.pass_context
+def calibrate(ctx, backend, device_index, as_json):
     """Run the calibration probes alone and store the result for this device (CALIBRATED).
 
     `run` reuses the stored calibration for the same device fingerprint unless --recalibrate.
@@ -160,6 +177,7 @@ def calibrate(backend, device_index, as_json):
                                      lambda line: click.echo(line, err=True))
     finally:
         session.close()
+    _attach_estimate(ctx, cal)
     path = calibration.save(cal)
     if as_json:
         click.echo(canonical_json(cal), nl=False)
@@ -174,6 +192,13 @@ def calibrate(backend, device_index, as_json):
             click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
         for name, why in sorted(cal["failed_probes"].items()):
             click.echo(f"  probe {name} failed: {why}")
+        fit = cal.get("estimate") or {}
+        if "report" in fit:
+            s = fit["report"]["summary"]
+            click.echo(f"  estimate coefficients for {fit['target']}: the probes reproduced to "
+                       f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
+        elif "error" in fit:
+            click.echo(f"  estimate fit failed: {fit['error']}")
     click.echo(f"stored {path}", err=True)
 
 

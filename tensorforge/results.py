@@ -1,6 +1,6 @@
 """PREDICTED results: attrs values that serialise to deterministic JSON."""
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -16,7 +16,7 @@ class OperatorPrediction:
     name: str
     count: int
     problem_type: str
-    problem: Dict[str, Any]
+    problem: dict[str, Any]
     math_mode: str
     ceiling_origin: str          # 'datasheet' or 'calibrated': which rate timed this operator
     flops: float                 # all `count` executions
@@ -43,9 +43,9 @@ class WorkloadPrediction:
     bottleneck: str
     candidates: int
     search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
-    operators: Tuple[OperatorPrediction, ...]
+    operators: tuple[OperatorPrediction, ...]
     # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
-    estimate: Optional[WorkloadEstimate] = None
+    estimate: WorkloadEstimate | None = None
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -63,11 +63,11 @@ class Prediction:
     max_candidates_per_operator: int
     candidates: int
     search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
-    workloads: Tuple[WorkloadPrediction, ...]
-    notes: Tuple[str, ...] = ()
+    workloads: tuple[WorkloadPrediction, ...]
+    notes: tuple[str, ...] = ()
     # Where the estimate's coefficients come from (None: no estimate was made).
-    estimate_basis: Optional[str] = None
-    estimate_basis_kind: Optional[str] = None
+    estimate_basis: str | None = None
+    estimate_basis_kind: str | None = None
 
-    def workload(self, name: str) -> Optional[WorkloadPrediction]:
+    def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

@@ -6,16 +6,15 @@ byte-identical to predictions from the original until someone edits it. Comments
 figures in human units; they are comments, so editing a number never leaves them lying in data.
 """
 
-from typing import List, Optional
 
 from .target import Target, datasheet_ceilings
 from .tomlwrite import assignment, key, string
 from .units import binary_bytes, si
 
 
-def dump_target(target: Target, origin: Optional[str] = None) -> str:
+def dump_target(target: Target, origin: str | None = None) -> str:
     point = target.operating_point()
-    lines: List[str] = [
+    lines: list[str] = [
         f"# TensorForge hardware target {target.name!r}" + (f", {origin}" if origin else ""),
         "# Use a copy with: tensorforge predict --target ./FILE.toml   (format: docs/targets.md)",
         "",
@@ -79,7 +78,7 @@ def dump_target(target: Target, origin: Optional[str] = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tables(path: str, data: dict) -> List[str]:
+def _tables(path: str, data: dict) -> list[str]:
     """A nested mapping as [path] with its scalars, then [path.sub] for each nested mapping."""
     lines = [f"[{path}]"]
     lines += [assignment(name, item) for name, item in data.items() if not isinstance(item, dict)]

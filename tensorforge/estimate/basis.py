@@ -9,7 +9,6 @@ Order of preference, and what the output then says (`estimate basis`):
     family's coefficients are used and the basis says so, loudly. Never a silent guess.
 """
 
-from typing import Dict, Optional, Tuple
 
 from ..target import Ceilings, Target
 from .coefficients import EstimateCoefficients
@@ -26,7 +25,7 @@ def family_of(target: Target) -> str:
     return "cpu" if target.pe_array.unit_name.lower() in ("core", "cores") else "unknown"
 
 
-def coefficients_for(target: Target, calibrated: Optional[EstimateCoefficients] = None) -> EstimateCoefficients:
+def coefficients_for(target: Target, calibrated: EstimateCoefficients | None = None) -> EstimateCoefficients:
     family = family_of(target)
     if calibrated is not None:
         return calibrated
@@ -44,7 +43,7 @@ def coefficients_for(target: Target, calibrated: Optional[EstimateCoefficients] 
                         f"({base.basis}) carried over; expect larger errors")
 
 
-def achievable(ceilings: Ceilings, c: EstimateCoefficients) -> Tuple[Dict[str, float], float]:
+def achievable(ceilings: Ceilings, c: EstimateCoefficients) -> tuple[dict[str, float], float]:
     """Calibrated ceilings are achievable as they are; datasheet ones are scaled by what the
     source device achieved of its own datasheet (peak_fraction, dram_fraction)."""
     fallback = min(c.peak_fraction.values()) if c.peak_fraction else 1.0

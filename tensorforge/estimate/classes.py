@@ -8,7 +8,7 @@ operand), large (>= 64 GFLOP), small (the rest). Convolutions: fp32 (fp32 or tf3
 workloads: prefill or decode.
 """
 
-from typing import Any, Dict, Tuple
+from typing import Any
 
 CLASSES = ("gemm-large", "gemm-small", "gemm-skinny", "gemm-odd", "gemm-batched",
            "conv-1x1", "conv-kxk", "conv-depthwise", "conv-stem", "conv-fp32",
@@ -16,7 +16,7 @@ CLASSES = ("gemm-large", "gemm-small", "gemm-skinny", "gemm-odd", "gemm-batched"
            "other")
 
 # The issue's groups of classes, for the headline table.
-FAMILIES: Dict[str, Tuple[str, ...]] = {
+FAMILIES: dict[str, tuple[str, ...]] = {
     "large GEMMs": ("gemm-large",),
     "small & skinny GEMMs": ("gemm-small", "gemm-skinny"),
     "odd & batched GEMMs": ("gemm-odd", "gemm-batched"),
@@ -30,7 +30,8 @@ ELEM = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 
 def workload_class(kind: str, params: Any) -> str:
-    g = lambda name, default=None: getattr(params, name, default)  # noqa: E731
+    def g(name: str, default: Any = None) -> Any:
+        return getattr(params, name, default)
     if kind == "gemm":
         m, n, k, batch = g("m"), g("n"), g("k"), g("batch", 1)
         e = ELEM.get(g("dtype", "bf16"), 2)

@@ -8,7 +8,8 @@ a processing unit in bytes per clock. `basis` says where the figures come from; 
 shows it beside every number (`estimate basis`).
 """
 
-from typing import Any, Dict, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -176,7 +177,7 @@ class EstimateCoefficients:
         return attrs.evolve(self, basis_kind=basis_kind, basis=basis)
 
 
-def coefficients_to_data(c: EstimateCoefficients) -> Dict[str, Any]:
+def coefficients_to_data(c: EstimateCoefficients) -> dict[str, Any]:
     return to_data(c)
 
 

@@ -3,7 +3,7 @@ bound violations, estimates under their bound (must be none), and the share of t
 (measured - bound) each term of the estimate explains. Pure: the Ops command feeds it rows read
 from a capture, the report shows the same table."""
 
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
@@ -22,7 +22,7 @@ class Row:
     measured_s: float
     bound_s: float
     estimate_s: float
-    terms: Dict[str, float]  # the estimate's terms in this regime (host_overhead only if eager)
+    terms: dict[str, float]  # the estimate's terms in this regime (host_overhead only if eager)
     tolerance: float = VIOLATION_TOLERANCE
 
     @property
@@ -48,19 +48,19 @@ class ClassScore:
     estimate_p90: float
     violations: int
     estimate_below_bound: int
-    term_shares: Dict[str, float]   # of sum(measured - bound); 'unexplained' is the rest
-    workloads: List[str]
+    term_shares: dict[str, float]   # of sum(measured - bound); 'unexplained' is the rest
+    workloads: list[str]
 
 
 def _pct(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=float), q)) if values else float("nan")
 
 
-def score(name: str, rows: Sequence[Row]) -> Optional[ClassScore]:
+def score(name: str, rows: Sequence[Row]) -> ClassScore | None:
     if not rows:
         return None
     gap = sum(r.measured_s - r.bound_s for r in rows)
-    shares: Dict[str, float] = {}
+    shares: dict[str, float] = {}
     if gap > 0:
         for term in TERMS:
             value = sum(r.terms.get(term, 0.0) for r in rows)
@@ -79,10 +79,10 @@ def score(name: str, rows: Sequence[Row]) -> Optional[ClassScore]:
 
 @attrs.frozen
 class Evaluation:
-    classes: List[ClassScore]
-    families: List[ClassScore]
-    overall: Optional[ClassScore]
-    rows: List[Row]
+    classes: list[ClassScore]
+    families: list[ClassScore]
+    overall: ClassScore | None
+    rows: list[Row]
 
 
 def evaluate(rows: Sequence[Row]) -> Evaluation:

@@ -16,7 +16,8 @@ error, symmetric for over and under). Everything is deterministic.
 """
 
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -33,7 +34,7 @@ class WorkloadPoint:
     name: str
     group: str
     prediction: Any        # WorkloadPrediction (bound only)
-    operators: Tuple
+    operators: tuple
     kind: Any
     params: Any
     measured_s: float
@@ -44,7 +45,7 @@ def _loss(values: Sequence[float], measured: Sequence[float]) -> float:
     return float(np.mean(np.square(ratios))) if ratios else 0.0
 
 
-def _ape(values, measured) -> List[float]:
+def _ape(values, measured) -> list[float]:
     return [abs(v - m) / m for v, m in zip(values, measured)]
 
 
@@ -104,19 +105,19 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndar
 
 class Fitter:
     def __init__(self, base: EstimateCoefficients, target: Target, ceilings: Ceilings,
-                 operating_point: Optional[str] = None):
+                 operating_point: str | None = None):
         self.c = base
         self.target, self.ceilings, self.point = target, ceilings, operating_point
-        self.report: Dict[str, Any] = {}
+        self.report: dict[str, Any] = {}
 
     def device(self, c: EstimateCoefficients):
         return device_for(self.target, self.ceilings, c, self.point)
 
-    def times(self, points: Sequence[WorkloadPoint], c: EstimateCoefficients) -> List[float]:
+    def times(self, points: Sequence[WorkloadPoint], c: EstimateCoefficients) -> list[float]:
         d = self.device(c)
         return [estimate_workload(p.prediction, p.operators, p.kind, p.params, d, c).eager_s for p in points]
 
-    def note(self, group: str, points, fitted: Dict[str, float], c=None):
+    def note(self, group: str, points, fitted: dict[str, float], c=None):
         c = c or self.c
         if not points:
             self.report[group] = {"points": 0, "status": "not probed: base value kept"}
@@ -170,7 +171,7 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> N
     f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})
 
 
-def fit_launch(chains: Sequence[Tuple[int, float]]) -> Tuple[float, float]:
+def fit_launch(chains: Sequence[tuple[int, float]]) -> tuple[float, float]:
     """harness, launch from (kernels, seconds) pairs by least squares over the three shortest
     chains; launch >= 0.3 us. Why the shortest: a long eager chain outruns the host (an H200
     ran 1, 2, 4 tiny adds at 2.2 us each and 8 at 5 us each, the Python loop's pace), and the
@@ -184,8 +185,8 @@ def fit_launch(chains: Sequence[Tuple[int, float]]) -> Tuple[float, float]:
     return harness, launch
 
 
-def stream_efficiency(items: Sequence[Tuple[float, int, float]], fixed: Callable[[int], float],
-                      dram: float) -> Optional[float]:
+def stream_efficiency(items: Sequence[tuple[float, int, float]], fixed: Callable[[int], float],
+                      dram: float) -> float | None:
     """items: (bytes, kernels, seconds). Efficiency from the larger half of the sizes (the small
     ones are dominated by the fixed cost, which stage launch already measured)."""
     if not items:
@@ -197,9 +198,9 @@ def stream_efficiency(items: Sequence[Tuple[float, int, float]], fixed: Callable
 
 
 def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceilings,
-                     results: Sequence[Dict[str, Any]], points: Sequence[WorkloadPoint],
-                     basis: str, operating_point: Optional[str] = None
-                     ) -> Tuple[EstimateCoefficients, Dict[str, Any]]:
+                     results: Sequence[dict[str, Any]], points: Sequence[WorkloadPoint],
+                     basis: str, operating_point: str | None = None
+                     ) -> tuple[EstimateCoefficients, dict[str, Any]]:
     """results: the raw probe results (dicts with name, group, op, elements, kernels, p50_s...);
     points: the workload-based ones, already predicted (bound)."""
     f = Fitter(base, target, ceilings, operating_point)
@@ -255,7 +256,7 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
     dram = f.device(f.c).dram_bytes_per_s
     k = f.c.kernel
     effs = dict(f.c.stream.bandwidth_efficiency)
-    stream_report = {}
+    stream_report: dict[str, dict[str, Any]] = {}
     for pattern in sorted({v[0] for v in STREAM_OPS.values()}):
         items = [(float(r["bytes"]), int(r.get("kernels") or 1), float(r["p50_s"])) for r in ok
                  if r["group"] == "stream" and STREAM_OPS[r["op"]][0] == pattern and r["op"] != "add_hot"]

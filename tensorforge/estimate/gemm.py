@@ -16,7 +16,6 @@ coefficients over many probe shapes at once (fit.py) with the very code that pre
 """
 
 from functools import lru_cache
-from typing import Dict, Optional
 
 import attrs
 import numpy as np
@@ -56,7 +55,7 @@ def is_aligned(leading_dims, elem_bytes) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> Dict[str, np.ndarray]:
+def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[str, np.ndarray]:
     """Every configuration of the menu for this shape, as arrays (one row per configuration).
     Cached: predicting a suite or fitting coefficients asks for the same shapes again and
     again; callers never modify the arrays."""
@@ -114,7 +113,7 @@ class GemmRates:
     launch_s: float
 
 
-def times(geo: Dict[str, np.ndarray], r: GemmRates) -> Dict[str, np.ndarray]:
+def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
     """compute, memory and total time of every configuration."""
     t_tile = np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency),
                         geo["feed_tile"] / r.feed_bytes_per_s) + r.tile_overhead_s
@@ -124,7 +123,7 @@ def times(geo: Dict[str, np.ndarray], r: GemmRates) -> Dict[str, np.ndarray]:
     return {"compute": compute, "memory": memory, "total": total}
 
 
-def best(geo: Dict[str, np.ndarray], r: GemmRates) -> int:
+def best(geo: dict[str, np.ndarray], r: GemmRates) -> int:
     """Index of the configuration the library picks: least time, then least compute time
     (a memory-bound shape ties on time), fewer splits, bigger tiles, the enumeration order."""
     t = times(geo, r)
@@ -133,7 +132,7 @@ def best(geo: Dict[str, np.ndarray], r: GemmRates) -> int:
     return int(order[0])
 
 
-def describe(geo: Dict[str, np.ndarray], i: int) -> str:
+def describe(geo: dict[str, np.ndarray], i: int) -> str:
     split = int(geo["split"][i])
     text = f"{int(geo['tm'][i])}x{int(geo['tn'][i])}"
     if split > 1:
@@ -144,9 +143,9 @@ def describe(geo: Dict[str, np.ndarray], i: int) -> str:
     return f"{text}, {int(geo['tiles'][i])} tiles, {waves:.3g} waves"
 
 
-def pick(geo: Dict[str, np.ndarray], i: int) -> Dict[str, np.ndarray]:
+def pick(geo: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
     return {key: value[i:i + 1] for key, value in geo.items()}
 
 
-def scalar(values: Dict[str, np.ndarray], key: str, i: Optional[int] = 0) -> float:
+def scalar(values: dict[str, np.ndarray], key: str, i: int | None = 0) -> float:
     return float(values[key][i])

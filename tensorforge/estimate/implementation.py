@@ -12,7 +12,6 @@ a GEMM's operands (alignment decides which kernel family may run) and a convolut
 its problem type, and the estimate says so (`default implementation`).
 """
 
-from typing import Optional, Tuple
 
 import attrs
 
@@ -47,7 +46,7 @@ class Implementation:
     traffic_factor: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
     layout_copy_bytes: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     layout_copy_kernels: int = attrs.field(default=0, validator=attrs.validators.ge(0))
-    leading_dims: Tuple[int, ...] = ()
+    leading_dims: tuple[int, ...] = ()
     conv_channels: int = 0
     conv_taps: int = 0
     conv_depthwise: bool = False
@@ -60,7 +59,7 @@ DEFAULT = Implementation(declared=False)
 def declared_table(kind, params) -> dict:
     """operator name -> Implementation, as the workload kind declares it (may be empty)."""
     declare = getattr(kind, "implementation", None)
-    table: Optional[dict] = declare(params) if declare is not None else None
+    table: dict | None = declare(params) if declare is not None else None
     return dict(table or {})
 
 

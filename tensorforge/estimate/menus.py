@@ -36,25 +36,24 @@ nvidia-sm80 / sm86 / sm89 (Ampere, Ada): cuBLAS 'ampere_*_s16816gemm_*' and CUTL
 cpu: oneDNN/MKL blocked GEMM: square-ish blocks per core, no tensor-core padding.
 """
 
-from typing import Tuple
 
 import attrs
 
-Tiles = Tuple[Tuple[int, int], ...]
+Tiles = tuple[tuple[int, int], ...]
 
 
 @attrs.frozen
 class Menu:
     family: str
     tiles: Tiles                                 # (rows, cols) of C per tile, both orientations
-    splits: Tuple[int, ...]                      # split-K factors the library uses
+    splits: tuple[int, ...]                      # split-K factors the library uses
     stream_k: bool                               # persistent kernels balance the last wave
     k_step: int                                  # K is consumed in slices of this many elements
     tensor_cores: bool                           # tensor-core tiles pad M and N to the tile
     fallback: str = ""                           # family whose menu runs unaligned GEMMs
     split_k_kernels: int = 1                     # kernels of a split-K GEMM (separate reduction: 2)
     split_k_min_k: int = 0                       # the library splits K only from this K on
-    mode_tiles: Tuple[Tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
+    mode_tiles: tuple[tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
     attention_q: int = 128                       # query rows per attention block (prefill)
     attention_kv_small_d: int = 128              # keys per block, head_dim <= 64
     attention_kv_large_d: int = 64               # keys per block, head_dim > 64

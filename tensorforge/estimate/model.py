@@ -2,7 +2,8 @@
 mapping at achieved rates (operators.py), the workload adds the timing harness and, for eager
 execution, the host overhead of launching its kernels from Python."""
 
-from typing import Iterable, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -17,7 +18,7 @@ from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
 
 
 def device_for(target: Target, ceilings: Ceilings, coefficients: EstimateCoefficients,
-               operating_point: Optional[str] = None) -> Device:
+               operating_point: str | None = None) -> Device:
     point = target.operating_point(operating_point)
     compute, dram = achievable(ceilings, coefficients)
     cache = target.cache_level()
@@ -34,7 +35,7 @@ def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind,
     declared = declared_table(kind, params)
     for op, bound_op in zip(operators, prediction.operators):
         impl = declared.get(op.name, DEFAULT)
-        estimator = ESTIMATORS.get(type(op.problem), estimate_unknown)
+        estimator: Any = ESTIMATORS.get(type(op.problem), estimate_unknown)
         per_bound = bound_op.latency_s / op.count
         compulsory = bound_op.compulsory_bytes / op.count
         resident = 1.0 - bound_op.mapping.traffic.get("dram", compulsory) / compulsory if compulsory else 0.0
@@ -89,7 +90,7 @@ def eager_time(results: Sequence[OperatorEstimate], host_per_kernel: float, slac
     return device
 
 
-def estimate_prediction(prediction: Prediction, workloads: Iterable[Tuple], target: Target,
+def estimate_prediction(prediction: Prediction, workloads: Iterable[tuple], target: Target,
                         coefficients: EstimateCoefficients) -> Prediction:
     """The same prediction with an estimate beside every workload's bound."""
     device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)

@@ -12,7 +12,6 @@ estimate never falls below the bound):
 """
 
 import math
-from typing import Dict, List, Tuple
 
 import attrs
 
@@ -33,7 +32,7 @@ class Device:
     units: int
     clock_hz: float
     cache_bytes: float
-    compute: Dict[str, float]     # FLOP/s per math mode (achievable ceilings)
+    compute: dict[str, float]     # FLOP/s per math mode (achievable ceilings)
     dram_bytes_per_s: float
     vector_mode: str = "fp32"
 
@@ -41,9 +40,9 @@ class Device:
         return self.compute.get(mode) or self.compute[self.vector_mode]
 
 
-def _waterfall(bound: float, steps: List[Tuple[str, float]]) -> Tuple[float, Dict[str, float]]:
+def _waterfall(bound: float, steps: list[tuple[str, float]]) -> tuple[float, dict[str, float]]:
     """steps: (term, time of the configuration with this effect on); returns total and terms."""
-    total, terms = bound, {}
+    total, terms = bound, {}  # type: float, dict[str, float]
     for name, value in steps:
         new = max(total, value)
         terms[name] = terms.get(name, 0.0) + (new - total)
@@ -51,7 +50,7 @@ def _waterfall(bound: float, steps: List[Tuple[str, float]]) -> Tuple[float, Dic
     return total, terms
 
 
-def _launches(total: float, terms: Dict[str, float], kernels: int, c: EstimateCoefficients):
+def _launches(total: float, terms: dict[str, float], kernels: int, c: EstimateCoefficients):
     extra = kernels * c.kernel.launch_s
     terms["kernel_launches"] = terms.get("kernel_launches", 0.0) + extra
     return total + extra
@@ -78,7 +77,7 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
         k_padded=k_padded if k_padded != p.k else 0, conv=conv, conv_aligned=conv_aligned)
 
 
-def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> Tuple[float, float]:
+def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, float]:
     """(efficiency without alignment/padding penalties, the penalty factor)."""
     eff = c.gemm.mainloop_efficiency.get(s.mode) or min(c.gemm.mainloop_efficiency.values())
     penalty = 1.0
@@ -320,7 +319,7 @@ def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: Estima
                      resident: float = 0.0):
     """A problem type a plugin brought and the estimate has no model of: its bound plus the
     launch cost of its kernels, and a note that says so (never a silent guess)."""
-    terms: Dict[str, float] = {}
+    terms: dict[str, float] = {}
     kernels = max(1, impl.kernels)
     total = _launches(bound, terms, kernels, c)
     return total, terms, kernels, "no estimate model: bound + kernel launches", (

@@ -16,7 +16,6 @@ The shapes are chosen to span structures (few tiles, partial waves, skinny, smal
 batched), never to match a workload anyone is scored on (tests/test_estimate_eval_disjoint.py).
 """
 
-from typing import Tuple
 
 import attrs
 
@@ -97,7 +96,7 @@ def _chains(lengths, elements=256):
                            elements=elements, kernels=n) for n in lengths)
 
 
-CUDA_PLAN: Tuple[ProbeItem, ...] = (
+CUDA_PLAN: tuple[ProbeItem, ...] = (
     _chains((1, 2, 4, 8))
     + (ProbeItem(name="graph:chain32", group="graph", op="add_chain", elements=256, kernels=32),)
     + _items("host", (
@@ -148,7 +147,7 @@ CUDA_PLAN: Tuple[ProbeItem, ...] = (
 
 # The host CPU: the same groups, sized for a few cores and a few GB/s (about 10 s on 2 cores:
 # CI calibrates on every run).
-CPU_PLAN: Tuple[ProbeItem, ...] = (
+CPU_PLAN: tuple[ProbeItem, ...] = (
     _chains((1, 2, 4))
     + _items("host", ())
     + _streams((2, 24), width=1024)
@@ -165,5 +164,5 @@ CPU_PLAN: Tuple[ProbeItem, ...] = (
 )
 
 
-def plan_for(backend: str) -> Tuple[ProbeItem, ...]:
+def plan_for(backend: str) -> tuple[ProbeItem, ...]:
     return CPU_PLAN if backend == "torch-cpu" else CUDA_PLAN

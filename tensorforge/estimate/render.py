@@ -1,7 +1,6 @@
 """The estimate in plain text: its own columns and labels, never confusable with the bound, and
 with --detail a waterfall from the bound through every named term."""
 
-from typing import List
 
 from ..units import percent, seconds
 from .results import TERMS
@@ -21,7 +20,7 @@ def basis_line(pred) -> str:
     return (f"ESTIMATE   expected time, NOT a bound ({pred.estimate_basis_kind}): {pred.estimate_basis}")
 
 
-def waterfall_lines(w) -> List[str]:
+def waterfall_lines(w) -> list[str]:
     e = w.estimate
     lines = [f"  waterfall: lower bound {seconds(e.bound_s)}"]
     running = e.bound_s
@@ -38,7 +37,7 @@ def waterfall_lines(w) -> List[str]:
     return lines
 
 
-def operator_rows(w) -> List[List[str]]:
+def operator_rows(w) -> list[list[str]]:
     rows = []
     for o in w.estimate.operators:
         top = max(o.terms.items(), key=lambda kv: kv[1]) if o.terms else ("-", 0.0)

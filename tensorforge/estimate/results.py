@@ -2,7 +2,7 @@
 bound to the expected time. Every term is >= 0 and they add up exactly, so
 estimate = bound + sum(terms) >= bound holds by construction."""
 
-from typing import Dict, Mapping, Tuple
+from collections.abc import Mapping
 
 import attrs
 
@@ -36,7 +36,7 @@ class OperatorEstimate:
     estimate_s: float            # x count: expected device time
     terms: Mapping[str, float]   # x count; they sum to estimate_s - bound_s
     implementation: str          # 'declared by the workload plugin' or 'default for <type>'
-    notes: Tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -50,13 +50,13 @@ class WorkloadEstimate:
     eager_s: float
     kernels: int
     terms: Mapping[str, float]   # device terms + host_overhead; device ones sum to device_s - bound_s
-    operators: Tuple[OperatorEstimate, ...]
+    operators: tuple[OperatorEstimate, ...]
 
     def estimate_for(self, regime: str) -> float:
         return self.eager_s if regime == "eager" else self.device_s
 
 
-def add_terms(parts) -> Dict[str, float]:
+def add_terms(parts) -> dict[str, float]:
     total = {name: 0.0 for name in TERMS}
     for part in parts:
         for name, value in part.items():

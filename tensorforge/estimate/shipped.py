@@ -7,7 +7,6 @@ one, labelled as such."""
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict
 
 from .coefficients import EstimateCoefficients, coefficients_from_data
 
@@ -15,7 +14,7 @@ DATA = Path(__file__).with_name("shipped.json")
 
 
 @lru_cache(maxsize=1)
-def shipped() -> Dict[str, EstimateCoefficients]:
+def shipped() -> dict[str, EstimateCoefficients]:
     table = json.loads(DATA.read_text(encoding="utf-8"))
     return {family: coefficients_from_data(data, f"shipped estimate coefficients {family} ({DATA.name})")
             for family, data in table.items()}

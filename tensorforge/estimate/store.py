@@ -5,12 +5,11 @@ for another target, gives None and the target's own basis applies."""
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from .coefficients import EstimateCoefficients, coefficients_from_data
 
 
-def coefficients_in_document(path, target_name: str) -> Optional[EstimateCoefficients]:
+def coefficients_in_document(path, target_name: str) -> EstimateCoefficients | None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):

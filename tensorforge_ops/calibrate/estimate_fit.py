@@ -3,7 +3,7 @@ probe, predicted (bound only) on the device's target, handed to the Core's fit. 
 stored in the calibration under 'estimate' (coefficients + how well each stage reproduced its
 own probes), so a reused calibration needs no refit."""
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 from tensorforge.errors import one_line
 from tensorforge.estimate.basis import coefficients_for
@@ -15,7 +15,7 @@ from tensorforge.suite import resolve_spec
 from tensorforge.target import Ceilings, Target
 
 
-def probe_points(calibration: Dict[str, Any]):
+def probe_points(calibration: dict[str, Any]):
     for probe in (calibration.get("probes") or {}).values():
         points = (probe.get("details") or {}).get("points")
         if isinstance(points, list):
@@ -23,8 +23,8 @@ def probe_points(calibration: Dict[str, Any]):
     return None
 
 
-def fit_estimate(calibration: Dict[str, Any], core, target: Target, ceilings: Ceilings,
-                 operating_point: Optional[str] = None) -> Optional[Dict[str, Any]]:
+def fit_estimate(calibration: dict[str, Any], core, target: Target, ceilings: Ceilings,
+                 operating_point: str | None = None) -> dict[str, Any] | None:
     """{'coefficients', 'report', 'target'} or {'error'}; None without estimate probe points."""
     results = probe_points(calibration)
     if not results:
@@ -47,7 +47,7 @@ def fit_estimate(calibration: Dict[str, Any], core, target: Target, ceilings: Ce
     return {"coefficients": to_data(coefficients), "report": report, "target": target.name}
 
 
-def calibrated_coefficients(calibration: Optional[Dict[str, Any]], target_name: str) -> Optional[EstimateCoefficients]:
+def calibrated_coefficients(calibration: dict[str, Any] | None, target_name: str) -> EstimateCoefficients | None:
     section = (calibration or {}).get("estimate") or {}
     if section.get("target") != target_name or "coefficients" not in section:
         return None

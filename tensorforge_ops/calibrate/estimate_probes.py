@@ -10,7 +10,8 @@ failing item is recorded with its reason and the others go on.
 """
 
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge.errors import one_line
 
@@ -81,7 +82,7 @@ def _graph_fn(torch, item, device):
     return graph.replay
 
 
-def _record(item, timed) -> Dict[str, Any]:
+def _record(item, timed) -> dict[str, Any]:
     s = timed.stats
     return {"p50_s": float(s.p50), "p10_s": float(s.p10), "n": int(s.n),
             "rel_iqr": float(s.rel_iqr), "stop_reason": timed.stop_reason}
@@ -107,9 +108,9 @@ class EstimateTermsProbe(CalibrationProbe):
         core, ops = PluginHost(), OpsHost()
         budget = ITEM_BUDGET_S.get(self.backend, 0.3)
         device = session.device if session.device is not None else torch.device("cpu")
-        points: List[Dict[str, Any]] = []
+        points: list[dict[str, Any]] = []
         for item in plan_for(self.backend):
-            row: Dict[str, Any] = {"name": item.name, "group": item.group, "spec": item.spec,
+            row: dict[str, Any] = {"name": item.name, "group": item.group, "spec": item.spec,
                                    "op": item.op, "elements": item.elements, "width": item.width,
                                    "kernels": item.kernels, "dtype": item.dtype}
             try:

@@ -2,19 +2,19 @@
 measurement, with the terms that explain most of the gap, and the per-class evaluation
 (tensorforge_ops/report/evaluate.py) where the capture can be scored."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from tensorforge.estimate.render import SHORT
 from tensorforge.errors import TensorForgeError, one_line
 from tensorforge.units import percent, seconds
 
 
-def estimate_facts(doc: Dict[str, Any], core=None) -> Optional[Dict[str, Any]]:
+def estimate_facts(doc: dict[str, Any], core=None) -> dict[str, Any] | None:
     pred = doc["predicted"].get("calibrated") or doc["predicted"]["analytical"]
     if not any(w.get("estimate") for w in pred.get("workloads", [])):
         return None
     comparison = (doc.get("comparison") or {}).get("workloads", {})
-    rows: List[Dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for w in pred["workloads"]:
         est = w.get("estimate")
         if not est:
@@ -42,7 +42,7 @@ def estimate_facts(doc: Dict[str, Any], core=None) -> Optional[Dict[str, Any]]:
             "rows": rows, "evaluation": evaluation, "evaluation_absent": reason}
 
 
-def markdown_lines(e: Dict[str, Any]) -> List[str]:
+def markdown_lines(e: dict[str, Any]) -> list[str]:
     from .evaluate import HEADERS
     out = ["", "## The estimate beside the bound", "",
            f"Expected time, not a bound ({e['basis_kind']}): {e['basis']}.", "",

@@ -9,7 +9,7 @@ against the eager estimate otherwise. Each row says which.
 """
 
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import click
 
@@ -23,7 +23,7 @@ from tensorforge.suite import parse_fields
 from tensorforge.units import percent, seconds
 
 
-def measured_time(m: Dict[str, Any]) -> Optional[Tuple[float, str]]:
+def measured_time(m: dict[str, Any]) -> tuple[float, str] | None:
     """(p50, regime) of one measured workload: device time (CUDA-graph replay) where recorded,
     else the eager p50."""
     if not m or m.get("status") != "ok":
@@ -43,7 +43,7 @@ def _params(core, spec: str):
     return kind_name, kind.parse(fields)
 
 
-def rows_from_capture(doc: Dict[str, Any], core) -> Tuple[List[Row], str]:
+def rows_from_capture(doc: dict[str, Any], core) -> tuple[list[Row], str]:
     pred = doc.get("predicted") or {}
     comparison = doc.get("comparison") or {}
     chosen = pred.get("calibrated")
@@ -52,12 +52,12 @@ def rows_from_capture(doc: Dict[str, Any], core) -> Tuple[List[Row], str]:
         if not comparison.get("same_device"):
             raise TensorForgeError("capture has no calibrated prediction and was not measured on its "
                                    "target: nothing to score")
-        chosen, which = pred.get("analytical"), "analytical"
+        chosen, which = pred.get("analytical") or {}, "analytical"
     measured = (doc.get("measured") or {}).get("workloads") or {}
     rows = []
     for w in chosen.get("workloads", []):
         est = w.get("estimate")
-        timed = measured_time(measured.get(w["name"]))
+        timed = measured_time(measured.get(w["name"]) or {})
         if not est or not timed:
             continue
         seconds_, regime = timed
@@ -76,7 +76,7 @@ def rows_from_capture(doc: Dict[str, Any], core) -> Tuple[List[Row], str]:
     return rows, f"{which} bound; estimate basis: {basis}"
 
 
-def _score_rows(scores) -> List[List[str]]:
+def _score_rows(scores) -> list[list[str]]:
     out = []
     for s in scores:
         top = sorted(((v, k) for k, v in s.term_shares.items() if k != "unexplained"), reverse=True)[:3]

@@ -18,6 +18,15 @@ from .cli_options import (
     workload_options,
 )
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
+from .estimate.basis import coefficients_for
+from .estimate.classes import workload_class
+from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from .estimate.evaluation import Evaluation, Row
+from .estimate.evaluation import evaluate as evaluate_estimates
+from .estimate.fit import WorkloadPoint, fit_coefficients
+from .estimate.probe_plan import STREAM_OPS, plan_for
+from .estimate.render import SHORT as TERM_LABELS
+from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
 from .model import predict
 from .plugin_options import PluginOptions
@@ -26,7 +35,7 @@ from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
 from .serialize import canonical_json, to_data
-from .suite import parse_fields, resolve
+from .suite import parse_fields, resolve, resolve_spec
 from .target import Ceilings, Target
 from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
@@ -39,6 +48,10 @@ __all__ = [
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
+    # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
+    "EstimateCoefficients", "Evaluation", "Row", "STREAM_OPS", "TERMS", "TERM_LABELS", "WorkloadPoint",
+    "coefficients_for", "coefficients_from_data", "evaluate_estimates", "fit_coefficients", "plan_for",
+    "resolve_spec", "workload_class",
 ]
 
 

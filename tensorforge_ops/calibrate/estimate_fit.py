@@ -5,14 +5,9 @@ own probes), so a reused calibration needs no refit."""
 
 from typing import Any
 
-from tensorforge.errors import one_line
-from tensorforge.estimate.basis import coefficients_for
-from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
-from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
-from tensorforge.model import predict
-from tensorforge.serialize import to_data
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings, Target
+from tensorforge.api import (Ceilings, EstimateCoefficients, Target, WorkloadPoint, coefficients_for,
+                             coefficients_from_data, fit_coefficients, one_line, predict, resolve_spec,
+                             to_data)
 
 
 def probe_points(calibration: dict[str, Any]):

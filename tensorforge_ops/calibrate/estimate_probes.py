@@ -13,7 +13,7 @@ import time
 from typing import Any
 from collections.abc import Callable
 
-from tensorforge.errors import one_line
+from tensorforge.api import one_line
 
 from ..api import CalibrationProbe, ProbeResult, Unavailable
 
@@ -98,9 +98,7 @@ class EstimateTermsProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         import torch
-        from tensorforge.estimate.probe_plan import STREAM_OPS, plan_for
-        from tensorforge.plugins import PluginHost
-        from tensorforge.suite import resolve_spec
+        from tensorforge.api import STREAM_OPS, PluginHost, plan_for, resolve_spec
 
         from ..host import OpsHost
 

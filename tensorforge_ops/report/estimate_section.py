@@ -4,9 +4,8 @@ measurement, with the terms that explain most of the gap, and the per-class eval
 
 from typing import Any
 
-from tensorforge.estimate.render import SHORT
-from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.units import percent, seconds
+from tensorforge.api import TERM_LABELS as SHORT
+from tensorforge.api import TensorForgeError, one_line, percent, seconds
 
 
 def estimate_facts(doc: dict[str, Any], core=None) -> dict[str, Any] | None:
@@ -27,8 +26,8 @@ def estimate_facts(doc: dict[str, Any], core=None) -> dict[str, Any] | None:
                      "top_terms": [SHORT.get(k, k) for v, k in terms]})
     evaluation, reason = None, None
     try:
-        from tensorforge.estimate.evaluation import evaluate
-        from tensorforge.plugins import PluginHost
+        from tensorforge.api import PluginHost
+        from tensorforge.api import evaluate_estimates as evaluate
         from .evaluate import _score_rows, rows_from_capture
         scored, _ = rows_from_capture(doc, core or PluginHost())
         ev = evaluate(scored)

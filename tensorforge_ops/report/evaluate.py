@@ -13,14 +13,9 @@ from typing import Any
 
 import click
 
-from tensorforge.errors import TensorForgeError
-from tensorforge.estimate.classes import workload_class
-from tensorforge.estimate.evaluation import Evaluation, Row, evaluate
-from tensorforge.estimate.results import TERMS
-from tensorforge.render import table
-from tensorforge.serialize import canonical_json, to_data
-from tensorforge.suite import parse_fields
-from tensorforge.units import percent, seconds
+from tensorforge.api import (TERMS, Evaluation, Row, TensorForgeError, canonical_json, parse_fields, percent, seconds,
+                             table, to_data, workload_class)
+from tensorforge.api import evaluate_estimates as evaluate
 
 
 def measured_time(m: dict[str, Any]) -> tuple[float, str] | None:

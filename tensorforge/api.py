@@ -28,13 +28,14 @@ from .estimate.probe_plan import STREAM_OPS, plan_for
 from .estimate.render import SHORT as TERM_LABELS
 from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
-from .model import predict
+from .mappings.base import UNSTATED
+from .model import predict, search_of
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
-from .serialize import canonical_json, to_data
+from .serialize import canonical_json, converter, to_data
 from .suite import parse_fields, resolve, resolve_spec
 from .target import Ceilings, Target
 from .units import percent, seconds, si
@@ -52,6 +53,9 @@ __all__ = [
     "EstimateCoefficients", "Evaluation", "Row", "STREAM_OPS", "TERMS", "TERM_LABELS", "WorkloadPoint",
     "coefficients_for", "coefficients_from_data", "evaluate_estimates", "fit_coefficients", "plan_for",
     "resolve_spec", "workload_class",
+    # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
+    # cattrs converter, and derives how a version-1 capture's bounds were searched for
+    "UNSTATED", "converter", "search_of",
 ]
 
 

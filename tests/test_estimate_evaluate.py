@@ -56,7 +56,7 @@ def test_bad_input_is_one_line(cli, tmp_path):
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"predicted": {}, "measured": {}, "comparison": {}}), encoding="utf-8")
     result = CliRunner().invoke(cli, ["evaluate", str(empty)])
-    assert result.exit_code == 2 and "nothing to score" in result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "empty.json" in result.stderr
 
 
 def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):

@@ -3,6 +3,7 @@ probe, predicted (bound only) on the device's target, handed to the Core's fit. 
 stored in the calibration under 'estimate' (coefficients + how well each stage reproduced its
 own probes), so a reused calibration needs no refit."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from tensorforge.api import (Ceilings, EstimateCoefficients, Target, WorkloadPoint, coefficients_for,
@@ -10,15 +11,20 @@ from tensorforge.api import (Ceilings, EstimateCoefficients, Target, WorkloadPoi
                              to_data)
 
 
-def probe_points(calibration: dict[str, Any]):
-    for probe in (calibration.get("probes") or {}).values():
-        points = (probe.get("details") or {}).get("points")
+def _get(obj: Any, key: str) -> Any:
+    """A calibration is a typed Calibration in the run, a JSON document on disk: read either."""
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+
+
+def probe_points(calibration: Any) -> list[dict[str, Any]] | None:
+    for probe in (_get(calibration, "probes") or {}).values():
+        points = (_get(probe, "details") or {}).get("points")
         if isinstance(points, list):
             return points
     return None
 
 
-def fit_estimate(calibration: dict[str, Any], core, target: Target, ceilings: Ceilings,
+def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
                  operating_point: str | None = None) -> dict[str, Any] | None:
     """{'coefficients', 'report', 'target'} or {'error'}; None without estimate probe points."""
     results = probe_points(calibration)
@@ -33,8 +39,8 @@ def fit_estimate(calibration: dict[str, Any], core, target: Target, ceilings: Ce
                                 measured_s=float(r["p50_s"]))
                   for r, (w, kind), wp in zip(measured, resolved, bound.workloads)]
         base = coefficients_for(target)
-        basis = (f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
-                 f"({calibration.get('fingerprint')})")
+        basis = (f"calibrated on {_get(calibration, 'device')} at {_get(calibration, 'measured_at')} "
+                 f"({_get(calibration, 'fingerprint')})")
         coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis,
                                                 operating_point)
     except Exception as exc:   # a fit that fails leaves the bound and the shipped basis intact
@@ -42,8 +48,8 @@ def fit_estimate(calibration: dict[str, Any], core, target: Target, ceilings: Ce
     return {"coefficients": to_data(coefficients), "report": report, "target": target.name}
 
 
-def calibrated_coefficients(calibration: dict[str, Any] | None, target_name: str) -> EstimateCoefficients | None:
-    section = (calibration or {}).get("estimate") or {}
+def calibrated_coefficients(calibration: Any, target_name: str) -> EstimateCoefficients | None:
+    section = (_get(calibration, "estimate") if calibration is not None else None) or {}
     if section.get("target") != target_name or "coefficients" not in section:
         return None
     return coefficients_from_data(section["coefficients"], "calibrated estimate coefficients")

@@ -115,8 +115,9 @@ def evaluate_command(ctx, capture, show_rows, as_json):
     """Score the bound and the estimate of CAPTURE against its measurements, per workload class:
     median and p90 APE, bound violations, and the share of the gap each estimate term explains.
     Exit 0, or 2 for an unreadable capture or one with nothing to score."""
-    from ..capture.document import read_capture
-    doc = read_capture(capture)
+    from ..capture.document import read_document, structure
+    doc = read_document(capture)
+    structure(doc, f"capture {capture}")   # one line, exit 2, for anything that is not a capture
     rows, source = rows_from_capture(doc, ctx.obj.host)
     ev = evaluate(rows)
     if as_json:

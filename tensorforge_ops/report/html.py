@@ -157,7 +157,7 @@ def _estimate(facts: dict[str, Any]) -> str:
             HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]])
     elif e["evaluation_absent"]:
         html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
-    return html
+    return html + "\n"
 
 
 def report_page(facts: dict[str, Any]) -> str:
@@ -195,8 +195,7 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>* {escape(facts['bottleneck_statement'])}</p>
 {figures}
-{_estimate(facts)}
-<h2>Measured ceilings, not marketing peaks</h2>
+{_estimate(facts)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}

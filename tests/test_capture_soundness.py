@@ -19,7 +19,7 @@ bound holds, the strict xfail turns into a failure, and the entry must go.
 h200-estimate-eval's five are a different finding, 2.2-5.1% below: its ceilings were measured
 right after the estimate's 30-s probe sweep had heated the device (bf16 760 TFLOP/s against 799
 in the other sessions), so its calibrated bound is too high. Calibration now runs that sweep after
-the ceiling probes (CalibrationProbe.order).
+the burst ceiling probes and before the sustained ones (CalibrationProbe.order and .regime).
 
 host-cpu-estimate-eval's four are a third: on the 2-core VM, oneDNN's fp32 convolutions ran up
 to 1.9x the best fp32 matmul rate the probe measured (the 3x3 one is consistent with Winograd,

@@ -71,3 +71,21 @@ def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
                                      "--force-ceilings", "--json"])
     assert other.exit_code == 0, other.output
     assert json.loads(other.stdout)["estimate_basis_kind"] == "carried-over-other-family"
+
+
+def test_measured_time_prefers_burst_graph_then_eager():
+    """The estimate is calibrated in the burst regime: a capture's burst (or single) device time
+    where recorded, else its eager p50; a sustained timing is never picked."""
+    from tensorforge_ops.report.evaluate import measured_time
+
+    def t(regime, mode, p50, iqr=0.01):
+        return {"regime": regime, "mode": mode, "stats": {"p50": p50, "rel_iqr": iqr}}
+    graph_primary = {"status": "ok", **t("burst", "graph", 1.0),
+                     "modes": [t("burst", "eager", 2.0), t("sustained", "graph", 1.1)]}
+    assert measured_time(graph_primary) == (1.0, "graph", 0.01)
+    eager_only = {"status": "ok", **t("burst", "eager", 2.0, 0.05), "modes": [t("sustained", "eager", 2.2)]}
+    assert measured_time(eager_only) == (2.0, "eager", 0.05)
+    old = {"status": "ok", "stats": {"p50": 3.0, "rel_iqr": 0.02}}      # before regimes: burst eager
+    assert measured_time(old) == (3.0, "eager", 0.02)
+    assert measured_time({"status": "ok", **t("single", "eager", 4.0)}) == (4.0, "eager", 0.01)
+    assert measured_time({"status": "failed", "reason": "x"}) is None

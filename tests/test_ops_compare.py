@@ -248,3 +248,8 @@ def test_the_estimate_is_compared_in_the_measurement_regime():
     assert row["ape_estimate"] == pytest.approx(0.25)
     assert row["ape_calibrated"] == pytest.approx(0.5)
     assert "predicted_estimate_s" not in row_for(ok(2.0))
+    # a graph-mode p50 (device time) is compared with the device-time estimate, host overhead left out
+    graph = attrs.evolve(ok(2.0), regime="burst", mode="graph")
+    row = row_for(graph, calibrated=calibrated)
+    assert row["predicted_estimate_s"] == 1.2 and row["estimate_regime"] == "graph"
+    assert row["ape_estimate"] == pytest.approx(0.4)

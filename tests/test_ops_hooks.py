@@ -284,9 +284,11 @@ def test_real_entry_points(real_ops):
     assert real_ops.names("backends") == ["torch-cpu", "torch-cuda"]
     # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu too)
     assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "sdpa@torch", "transformer@torch"]
-    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-estimate-terms",
-                                        "cpu-matmul-ceiling", "cpu-memory-bandwidth", "estimate-terms",
-                                        "launch-floor", "matmul-ceiling"]
+    assert real_ops.names("probes") == ["copy-bandwidth", "copy-bandwidth-sustained", "cpu-call-floor",
+                                        "cpu-estimate-terms", "cpu-matmul-ceiling", "cpu-memory-bandwidth",
+                                        "estimate-terms", "kernel-floors", "matmul-ceiling",
+                                        "matmul-ceiling-sustained"]
+
     assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
     # the gate and right-sizing are policies registered through the same hook as a stranger's
     assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
@@ -318,9 +320,8 @@ def test_list_plugins_shows_ops_rows():
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[2:] if line.strip()}
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
-    assert ("backends: torch-cuda; probes: copy-bandwidth, estimate-terms, launch-floor, matmul-ceiling; "
-            "telemetry: nvml") \
-        in rows["torch-cuda"]
+    assert ("backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, estimate-terms, "
+            "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml") in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
     assert "builders: sdpa@torch, transformer@torch" in rows["transformer-torch"]

@@ -61,10 +61,10 @@ def main(argv=None):
     rows = []
     measured = doc["measured"]["workloads"]
     for (w, kind), wp in zip(chosen, pred.workloads):
-        timed = measured_time(measured.get(w.name))
+        timed = measured_time(measured.get(w.name) or {})
         if not timed:
             continue
-        seconds, regime = timed
+        seconds, regime, rel_iqr = timed
         est = wp.estimate
         terms = dict(est.terms)
         if regime != "eager":
@@ -72,7 +72,7 @@ def main(argv=None):
         rows.append(Row(name=w.name, klass=workload_class(kind.name, w.params), regime=regime,
                         measured_s=seconds, bound_s=wp.latency_s,
                         estimate_s=est.eager_s if regime == "eager" else est.device_s, terms=terms,
-                        tolerance=max(0.02, float(measured[w.name]["stats"].get("rel_iqr") or 0))))
+                        tolerance=max(0.02, rel_iqr)))
     ev = evaluate(rows)
     source = (f"{args.capture}: measurements re-scored with coefficients refitted from the probe "
               f"points of {args.calibration} by the current code; basis: {coefficients.basis}")

@@ -16,20 +16,34 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
-def probe_points(calibration: Any) -> list[dict[str, Any]] | None:
+def _estimate_probe(calibration: Any) -> Any:
     for probe in (_get(calibration, "probes") or {}).values():
-        points = (_get(probe, "details") or {}).get("points")
-        if isinstance(points, list):
-            return points
+        if isinstance((_get(probe, "details") or {}).get("points"), list):
+            return probe
     return None
+
+
+def probe_points(calibration: Any) -> list[dict[str, Any]] | None:
+    probe = _estimate_probe(calibration)
+    return None if probe is None else (_get(probe, "details") or {})["points"]
+
+
+def probe_regime(calibration: Any) -> str:
+    """The regime the estimate-terms sweep ran in (burst on a GPU, single on a one-regime device;
+    burst for calibrations from before regimes): the fitted coefficients are that regime's."""
+    probe = _estimate_probe(calibration)
+    return (_get(probe, "regime") if probe is not None else None) or "burst"
 
 
 def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
                  operating_point: str | None = None) -> dict[str, Any] | None:
-    """{'coefficients', 'report', 'target'} or {'error'}; None without estimate probe points."""
+    """{'coefficients', 'report', 'target', 'regime'} or {'error', 'target', 'regime'}; None without
+    estimate probe points. `ceilings` are those of the regime the sweep ran in (the calibration's
+    base ceilings: burst, or a one-regime device's single regime)."""
     results = probe_points(calibration)
     if not results:
         return None
+    regime = probe_regime(calibration)
     try:
         measured = [r for r in results if r.get("spec") and r.get("p50_s")]
         resolved = [resolve_spec(core, r["spec"]) for r in measured]
@@ -44,8 +58,8 @@ def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
         coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis,
                                                 operating_point)
     except Exception as exc:   # a fit that fails leaves the bound and the shipped basis intact
-        return {"error": one_line(exc), "target": target.name}
-    return {"coefficients": to_data(coefficients), "report": report, "target": target.name}
+        return {"error": one_line(exc), "target": target.name, "regime": regime}
+    return {"coefficients": to_data(coefficients), "report": report, "target": target.name, "regime": regime}
 
 
 def calibrated_coefficients(calibration: Any, target_name: str) -> EstimateCoefficients | None:

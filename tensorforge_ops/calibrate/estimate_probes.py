@@ -93,8 +93,11 @@ class EstimateTermsProbe(CalibrationProbe):
     name = "estimate-terms"
     order = 100      # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
 
-    def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms"):
-        self.backend, self.name = backend, name
+    def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms", regime: str = "burst"):
+        # The regime is the one session.time times in: burst on a GPU (so the sweep runs before
+        # the sustained probes, which leave the device hot), 'single' on a one-regime device. The
+        # coefficients fitted from it are that regime's (stored so in Calibration.estimate).
+        self.backend, self.name, self.regime = backend, name, regime
 
     def run(self, session) -> ProbeResult:
         import torch
@@ -142,5 +145,5 @@ class EstimateTermsProbe(CalibrationProbe):
                   f"budget {budget} s per item); p50 per item; workload-shaped items through the "
                   "workloads' own builders; coefficients are fitted from these points by "
                   "tensorforge.estimate.fit once the device's target is known")
-        return ProbeResult(name=self.name, method=method, details={"points": points},
+        return ProbeResult(name=self.name, method=method, details={"points": points}, regime=self.regime,
                            duration_s=time.perf_counter() - start)

@@ -106,7 +106,7 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "Target.device_names": ("names a measuring device reports for this part", None),
     "Target.architecture": ("architecture family whose tile menus and calibrated efficiencies the estimate "
                             "uses (e.g. 'nvidia-sm90'); empty when not declared", None),
-    "Target.estimate": ("estimate coefficients the target declares (a target file's [estimate] table); "
+    "Target.estimate": ("estimate coefficients the target declares (a target file's 'estimate' table); "
                         "null when it declares none", None),
     "Prediction.estimate_basis": ("where the estimate's coefficients come from, in words; null without an "
                                   "estimate", None),

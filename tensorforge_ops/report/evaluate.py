@@ -18,17 +18,21 @@ from tensorforge.api import (TERMS, Evaluation, Row, TensorForgeError, canonical
 from tensorforge.api import evaluate_estimates as evaluate
 
 
-def measured_time(m: dict[str, Any]) -> tuple[float, str] | None:
-    """(p50, regime) of one measured workload: device time (CUDA-graph replay) where recorded,
-    else the eager p50."""
+def measured_time(m: dict[str, Any]) -> tuple[float, str, float] | None:
+    """(p50, mode, rel. IQR) of one measured workload in the regime the estimate is calibrated
+    in (burst, or a one-regime device's single regime): device time (CUDA-graph replay) where
+    recorded, else the eager p50. Captures from before the measurement phases hold one burst
+    eager timing."""
     if not m or m.get("status") != "ok":
         return None
-    for key in ("graph", "device_time", "graph_replay"):
-        sub = m.get(key)
-        if isinstance(sub, dict) and (sub.get("stats") or {}).get("p50"):
-            return float(sub["stats"]["p50"]), "graph"
-    stats = m.get("stats") or {}
-    return (float(stats["p50"]), "eager") if stats.get("p50") else None
+    timings = [{**t, "regime": t.get("regime") or "burst", "mode": t.get("mode") or "eager"}
+               for t in [m, *(m.get("modes") or [])]]
+    for mode in ("graph", "eager"):
+        for t in timings:
+            stats = t.get("stats") or {}
+            if t["regime"] in ("burst", "single") and t["mode"] == mode and stats.get("p50"):
+                return float(stats["p50"]), mode, float(stats.get("rel_iqr") or 0.0)
+    return None
 
 
 def _params(core, spec: str):
@@ -55,16 +59,15 @@ def rows_from_capture(doc: dict[str, Any], core) -> tuple[list[Row], str]:
         timed = measured_time(measured.get(w["name"]) or {})
         if not est or not timed:
             continue
-        seconds_, regime = timed
+        seconds_, regime, rel_iqr = timed
         kind, params = _params(core, w["spec"])
         terms = dict(est.get("terms") or {})
         if regime != "eager":
             terms.pop("host_overhead", None)
-        stats = (measured[w["name"]].get("stats") or {})
         rows.append(Row(name=w["name"], klass=workload_class(kind, params), regime=regime,
                         measured_s=seconds_, bound_s=float(w["latency_s"]),
                         estimate_s=float(est["eager_s"] if regime == "eager" else est["device_s"]),
-                        terms=terms, tolerance=max(0.02, float(stats.get("rel_iqr") or 0.0))))
+                        terms=terms, tolerance=max(0.02, rel_iqr)))
     if not rows:
         raise TensorForgeError("capture has no workload with both a measurement and an estimate")
     basis = chosen.get("estimate_basis") or "no estimate basis recorded"

@@ -5,7 +5,7 @@ from tensorforge_ops.api import TelemetrySource
 from tensorforge_ops.hookspecs import hookimpl
 
 from .backend import TorchCpuBackend
-from .probes import CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
+from .probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
 from .telemetry import CAVEAT, collect_window
 
 
@@ -29,7 +29,7 @@ def tensorforge_ops_register_probes(register):
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
     from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
-    register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms"))
+    register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 
 
 @hookimpl

@@ -3,6 +3,7 @@ of token-major tensors, as the transformer builder calls it. Imported from torch
 Ops registration; the Core side never imports it."""
 
 from tensorforge_ops.api import WorkloadBuilder
+from tensorforge_ops.measure.op_ranges import operator_range
 from tensorforge_ops.measure.torch_dtypes import torch_dtype
 
 
@@ -26,11 +27,12 @@ class SdpaTorch(WorkloadBuilder):
             v = torch.randn(B, KV, p.kv_len, D, device=device, dtype=dtype)
 
         def attend():
-            try:
-                out = F.scaled_dot_product_attention(q, k, v, is_causal=p.causal, enable_gqa=H != KV)
-            except TypeError:  # PyTorch without enable_gqa: expand K/V to all query heads
-                kk, vv = (t.repeat_interleave(H // KV, dim=1) for t in (k, v))
-                out = F.scaled_dot_product_attention(q, kk, vv, is_causal=p.causal)
-            return out.transpose(1, 2)
+            with operator_range("attention"):     # the Core's one operator of an sdpa workload
+                try:
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=p.causal, enable_gqa=H != KV)
+                except TypeError:  # PyTorch without enable_gqa: expand K/V to all query heads
+                    kk, vv = (t.repeat_interleave(H // KV, dim=1) for t in (k, v))
+                    out = F.scaled_dot_product_attention(q, kk, vv, is_causal=p.causal)
+                return out.transpose(1, 2)
 
         return attend

@@ -1,12 +1,14 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
 (norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP; the
-sequential or parallel block; the final norm and LM head when the workload has them), with
-distinct random weights per layer so weight traffic is real. Registered under the Ops group;
-the Core side never imports this module."""
+sequential or parallel block; the final norm and LM head when the workload has them), each
+inside an operator range named as the Core names it (so a kernel trace attributes kernels to
+operators), with distinct random weights per layer so weight traffic is real. Registered under
+the Ops group; the Core side never imports this module."""
 
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.op_ranges import operator_range
 
 
 class TransformerTorch(WorkloadBuilder):
@@ -65,38 +67,68 @@ class TransformerTorch(WorkloadBuilder):
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
         def forward():
+            # One operator_range per Core operator (tf_transformer.plugin.Transformer.operators),
+            # entered once per layer; views (split, view, transpose) launch no kernel and sit
+            # with the operator that produced or consumes them.
             x = x0
             for i, w in enumerate(layers):
-                h_attn = norm(x, w["n1"])
-                qkv = F.linear(h_attn, w["w_qkv"])
+                with operator_range("norm_attn"):
+                    h_attn = norm(x, w["n1"])
+                with operator_range("qkv_proj"):
+                    qkv = F.linear(h_attn, w["w_qkv"])
                 q, k, v = qkv.split([H * Hd, KV * Hd, KV * Hd], dim=-1)
                 q = q.view(B, S, H, Hd).transpose(1, 2)
                 k = k.view(B, S, KV, Hd).transpose(1, 2)
                 v = v.view(B, S, KV, Hd).transpose(1, 2)
                 if p.rope:
-                    q, k = rope(q), rope(k)
+                    with operator_range("rope"):
+                        q, k = rope(q), rope(k)
                 if caches is not None:
-                    k_cache, v_cache = caches[i]
-                    k_cache[:, :, p.context:].copy_(k)
-                    v_cache[:, :, p.context:].copy_(v)
+                    with operator_range("kv_append"):
+                        k_cache, v_cache = caches[i]
+                        k_cache[:, :, p.context:].copy_(k)
+                        v_cache[:, :, p.context:].copy_(v)
                     k, v = k_cache, v_cache
-                o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
-                attn_out = F.linear(o, w["w_o"])
+                with operator_range("attention"):
+                    # the copy back to token-major layout is part of the fused attention's output
+                    o = attend(q, k, v).transpose(1, 2).reshape(B, S, H * Hd)
+                with operator_range("o_proj"):
+                    attn_out = F.linear(o, w["w_o"])
                 if p.block == "sequential":
-                    x = x + attn_out
-                    h_mlp = norm(x, w["n2"])
-                else:   # Falcon: both branches read the layer input
-                    h_mlp = h_attn if p.block == "parallel_shared_norm" else norm(x, w["n2"])
-                up = F.linear(h_mlp, w["w_up"])
-                if p.mlp == "gated":
-                    gate, lin = up.chunk(2, dim=-1)
-                    act = F.silu(gate) * lin
+                    with operator_range("residual_attn"):
+                        x = x + attn_out
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
+                elif p.block == "parallel":   # both branches read the layer input, own norms
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
+                else:                         # parallel_shared_norm (Falcon): one norm for both
+                    h_mlp = h_attn
+                with operator_range("mlp_up"):
+                    up = F.linear(h_mlp, w["w_up"])
+                with operator_range("mlp_act"):
+                    if p.mlp == "gated":
+                        gate, lin = up.chunk(2, dim=-1)
+                        act = F.silu(gate) * lin
+                    else:
+                        act = F.gelu(up, approximate="tanh")
+                with operator_range("mlp_down"):
+                    mlp_out = F.linear(act, w["w_down"])
+                if p.block == "sequential":
+                    with operator_range("residual_mlp"):
+                        x = x + mlp_out
                 else:
-                    act = F.gelu(up, approximate="tanh")
-                mlp_out = F.linear(act, w["w_down"])
-                x = x + mlp_out if p.block == "sequential" else x + attn_out + mlp_out
-            h = norm(x, n_final) if n_final is not None else x
-            return F.linear(h, w_lm) if w_lm is not None else h
+                    with operator_range("residual"):
+                        x = x + attn_out + mlp_out
+            if n_final is not None:
+                with operator_range("norm_final"):
+                    h = norm(x, n_final)
+            else:
+                h = x
+            if w_lm is None:
+                return h
+            with operator_range("lm_head"):
+                return F.linear(h, w_lm)
 
         return forward
 

@@ -26,7 +26,9 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         cache_bytes_per_s=ceilings.sram_bytes_per_s.get(cache.name) if cache else None,
         dram_bytes_per_s=ceilings.dram_bytes_per_s,
         compute=dict(ceilings.compute),
-        max_candidates=max_candidates)
+        max_candidates=max_candidates,
+        devices=target.devices, interconnect=target.interconnect,
+        collectives=dict(ceilings.collectives))
 
 
 def _residency(operators, cache_bytes: int) -> Tuple[Residency, set, set]:
@@ -79,7 +81,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         results.append(OperatorPrediction(
             name=op.name, count=op.count, problem_type=type(op.problem).__name__,
             problem=_problem_dict(op.problem), math_mode=mode,
-            ceiling_origin=ceilings.origin_of(mode),
+            ceiling_origin=choice.origin or ceilings.origin_of(mode),
             flops=float(op.problem.flops) * op.count,
             compulsory_bytes=float(sum(t.nbytes for t in tensors)) * op.count,
             mapping=choice, compute_s=choice.compute_s * op.count,
@@ -88,7 +90,11 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     sizes = {t.name: t.nbytes for op in operators for t in op.problem.reads() + op.problem.writes()}
     external = sum(size for name, size in sizes.items() if name not in written)
     outputs = sum(size for name, size in sizes.items() if name in written and name not in read)
-    compute_bound = sum(r.latency_s for r in results if r.bottleneck == "compute")
+    # The workload's bottleneck: the operators' bottleneck that holds most of the bound
+    # (compute wins a tie, as it always has between compute and memory).
+    shares: Dict[str, float] = {}
+    for r in results:
+        shares[r.bottleneck] = shares.get(r.bottleneck, 0.0) + r.latency_s
     latency = sum(r.latency_s for r in results)
     footprint = kind.footprint_bytes(workload.params)
     return WorkloadPrediction(
@@ -96,7 +102,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         flops=sum(r.flops for r in results), compulsory_bytes=float(external + outputs),
         footprint_bytes=int(footprint), fits_in_memory=footprint <= target.dram_capacity_bytes,
         compute_s=sum(r.compute_s for r in results), memory_s=sum(r.memory_s for r in results),
-        latency_s=latency, bottleneck="compute" if compute_bound >= latency - compute_bound else "memory",
+        latency_s=latency, bottleneck=max(sorted(shares), key=lambda b: (shares[b], b == "compute")),
         candidates=sum(r.mapping.candidates for r in results), operators=tuple(results))
 
 

@@ -50,7 +50,7 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
                 ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory", "latency", "bound by"],
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
                   seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
-                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})"]
+                  o.bottleneck if o.bottleneck == "compute" else f"{o.bottleneck} ({o.mapping.memory_level})"]
                  for o in w.operators]))
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]

@@ -5,11 +5,12 @@ rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead,
 never needs to know where they came from beyond the `origin` label.
 """
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import attrs
 
 from .errors import TensorForgeError, unknown
+from .interconnect import Interconnect, validate_interconnect
 from .precision import MATH_MODES
 
 SCOPES = ("per_unit", "shared")
@@ -59,6 +60,10 @@ class Target:
     # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
     # compared with this target's prediction (APE) only on a device that matches.
     device_names: Tuple[str, ...] = ()
+    # A system of several identical devices (the fields above describe one of them) and how
+    # they are linked (interconnect.py); a single device has devices=1 and no interconnect.
+    devices: int = 1
+    interconnect: Optional[Interconnect] = None
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()
@@ -113,6 +118,7 @@ def validate_target(target) -> None:
     if target.default_operating_point not in {p.name for p in target.operating_points}:
         raise ValueError(f"target {target.name!r}: default operating point "
                          f"{target.default_operating_point!r} is not declared")
+    validate_interconnect(target.name, target.devices, target.interconnect)
 
 
 @attrs.frozen
@@ -129,6 +135,9 @@ class Ceilings:
     source: str = ""
     # Where a merge filled a math mode from another origin, that mode's origin; else `origin`.
     compute_origin: Mapping[str, str] = attrs.field(factory=dict)
+    # Calibrated collective curves by collectives.ceiling_key (op/ranks); the datasheet side
+    # has none: its links are the target's interconnect.
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
     def origin_of(self, mode: str) -> str:
         return self.compute_origin.get(mode, self.origin)
@@ -157,7 +166,8 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
     origins = {mode: fallback.origin for mode in fallback.compute if mode not in calibrated.compute}
     return Ceilings(origin=calibrated.origin, compute=compute,
                     dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
-                    source=calibrated.source, compute_origin=origins)
+                    source=calibrated.source, compute_origin=origins,
+                    collectives=dict(calibrated.collectives))
 
 
 def check_ceilings(ceilings: Ceilings) -> None:

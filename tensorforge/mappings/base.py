@@ -1,6 +1,6 @@
 """What a mapping strategy sees (Machine), returns (MappingChoice), and must implement."""
 
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 import attrs
 
@@ -25,6 +25,11 @@ class Machine:
     dram_bytes_per_s: float
     compute: Dict[str, float]            # whole-array FLOP/s per math mode
     max_candidates: int = MAX_CANDIDATES
+    # A system target's devices and links, and the calibrated collective curves
+    # (tensorforge.collectives): what the collective mapping needs, nothing else reads them.
+    devices: int = 1
+    interconnect: Optional[Any] = None
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
     def unit_rate(self, mode: str) -> float:
         return self.compute[mode] / self.units
@@ -53,6 +58,9 @@ class MappingChoice:
     bottleneck: str
     candidates: int
     notes: Tuple[str, ...] = ()
+    # Which ceilings timed this operator when not its math mode's (a collective: the links'
+    # 'datasheet' or 'calibrated' curve); None: the math mode's.
+    origin: Optional[str] = None
 
 
 @attrs.frozen

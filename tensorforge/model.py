@@ -74,7 +74,10 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
             no_writeback=frozenset(t.name for t in op.problem.writes()) & residency.no_writeback)
         key = (op.problem, relevant)
         if key not in memo:
-            memo[key] = _choose(op.problem, strategies, machine, relevant)
+            try:
+                memo[key] = _choose(op.problem, strategies, machine, relevant)
+            except TensorForgeError as exc:   # e.g. a collective over more devices than the target has
+                raise TensorForgeError(f"workload {workload.name!r}, operator {op.name!r}: {exc}") from None
         choice = memo[key]
         mode = op.problem.math_mode
         tensors = op.problem.reads() + op.problem.writes()

@@ -83,6 +83,9 @@ class ProbeResult:
     launch_floor_s: Optional[float] = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
+    # Calibrated collective curves (tensorforge.collectives.CollectiveCeiling as data) by
+    # ceiling_key, from a sweep over several devices; empty for single-device probes.
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class CalibrationProbe:

@@ -11,6 +11,7 @@ from tensorforge import __version__
 from tensorforge.errors import TensorForgeError, one_line
 from tensorforge.fileio import write_atomic
 from tensorforge.serialize import canonical_json
+from tensorforge.collectives import CollectiveCeiling
 from tensorforge.target import Ceilings
 
 from ..api import ProbeResult, Unavailable
@@ -44,9 +45,11 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
     compute: Dict[str, float] = {}
+    collectives: Dict[str, Any] = {}
     dram = launch = None
     for result in results:
         compute.update(result.compute)
+        collectives.update(result.collectives)
         dram = result.dram_bytes_per_s if result.dram_bytes_per_s else dram
         launch = result.launch_floor_s if result.launch_floor_s else launch
     return {
@@ -57,10 +60,12 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         "measured_at": started,
         "finished_at": now(),
         "tensorforge_version": __version__,
-        "ceilings": {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": launch},
+        "ceilings": {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": launch,
+                     **({"collectives": collectives} if collectives else {})},
         "probes": {r.name: {"method": r.method, "duration_s": r.duration_s,
                             "compute": dict(r.compute), "dram_bytes_per_s": r.dram_bytes_per_s,
-                            "launch_floor_s": r.launch_floor_s, "details": dict(r.details)}
+                            "launch_floor_s": r.launch_floor_s, "details": dict(r.details),
+                            **({"collectives": dict(r.collectives)} if r.collectives else {})}
                    for r in results},
         "failed_probes": failures,
     }
@@ -97,5 +102,6 @@ def to_ceilings(calibration: Dict[str, Any]) -> Optional[Ceilings]:
         return None
     return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
                     dram_bytes_per_s=float(c["dram_bytes_per_s"]),
+                    collectives={k: CollectiveCeiling(**v) for k, v in (c.get("collectives") or {}).items()},
                     source=f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
                            f"({calibration.get('fingerprint')})")

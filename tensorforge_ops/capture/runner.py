@@ -24,6 +24,7 @@ from ..calibrate import store as calibration
 from ..api import Unavailable
 from .document import SCHEMA
 from .compare import compare_workload
+from .compare_operators import operator_rows
 from ..telemetry.nvml import CAVEAT
 
 
@@ -71,13 +72,17 @@ class Run:
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
         # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
-        backend = self.ops.backend(opts.backend or self.ops.default_backend(target.name, DEFAULT_BACKEND))
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target, DEFAULT_BACKEND))
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        self.target = target
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
-        if not (opts.specs or opts.suites) and getattr(backend, "default_suite", ()):
+        # a backend may size its suite for the target (torch-distributed: for N devices)
+        own_suite = backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else \
+            getattr(backend, "default_suite", ())
+        if not (opts.specs or opts.suites) and own_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
-            workloads = resolve(self.core, tuple(backend.default_suite))
+            workloads = resolve(self.core, tuple(own_suite))
         else:
             workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
@@ -145,7 +150,9 @@ class Run:
         reason = None
         backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
         try:
-            session = backend.open(opts.device_index)
+            # a backend for systems of several devices opens for the target (how many, which kind)
+            session = backend.open_for(self.target, opts.device_index) if hasattr(backend, "open_for") \
+                else backend.open(opts.device_index)
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
@@ -260,7 +267,11 @@ class Run:
                 reason = "CUDA out of memory: " + reason
             return {"status": "failed", "math_mode": math_mode, "reason": reason}
         p50 = timed.stats.p50
+        # what a backend adds to the row (torch-distributed: per-rank samples, result checks,
+        # the per-operator window)
+        details = session.measurement_details() if hasattr(session, "measurement_details") else {}
         return {
+            **details,
             "status": "ok", "reason": None, "math_mode": math_mode,
             "samples_s": list(timed.samples_s), "stats": attrs.asdict(timed.stats),
             "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
@@ -284,14 +295,18 @@ class Run:
         rows = {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
-            rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
-                                            same_device, device_note, cal_note)
+            m = measurements.get(w.name)
+            rows[w.name] = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note)
+            if m and m.get("operators"):
+                rows[w.name]["operators"] = operator_rows(w, cal, m, same_device)
         self.doc["comparison"] = {
             "same_device": same_device, "device_note": device_note,
             "calibrated_target": device_target.name if device_target else None,
             "workloads": rows,
             "bound_violations": sorted(n for n, r in rows.items()
                                        if r["bound_check"]["verdict"] == "BOUND VIOLATION"),
+            "operator_bound_violations": sorted(f"{n}: {op}" for n, r in rows.items()
+                                                for op in ((r.get("operators") or {}).get("violations") or ())),
         }
         self.doc["policy"]["bound_checks"] = {
             n: {"verdict": r["bound_check"]["verdict"],

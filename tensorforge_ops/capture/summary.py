@@ -5,6 +5,8 @@ from typing import Any, Dict, List
 from tensorforge.render import table
 from tensorforge.units import percent, seconds, si
 
+from .summary_system import collective_lines, operator_lines, system_lines
+
 
 
 def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
@@ -38,6 +40,7 @@ def summary_text(doc: Dict[str, Any]) -> str:
     if measured.get("available"):
         lines.append(f"MEASURED    on {measured['device']['name']} ({measured['device']['fingerprint']}) "
                      f"with {measured.get('backend')}")
+        lines += system_lines(measured)
     else:
         lines.append(f"MEASURED    unavailable: {measured.get('reason')}")
     if cal.get("available"):
@@ -46,6 +49,7 @@ def summary_text(doc: Dict[str, Any]) -> str:
         launch = seconds(c["launch_floor_s"]) if c.get("launch_floor_s") else "-"
         lines.append(f"CALIBRATED  {modes}; copy {si(c['dram_bytes_per_s'] or 0, 'B/s')}; launch floor {launch}"
                      f" ({'reused from ' + cal['measured_at'] if cal.get('reused') else 'measured ' + cal['measured_at']})")
+        lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.get('reason')}")
     if pred.get("calibrated_note"):
@@ -73,6 +77,7 @@ def summary_text(doc: Dict[str, Any]) -> str:
     violations = comp.get("bound_violations", [])
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")
+    lines += operator_lines(comp)
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
     lines += [""] + _telemetry_lines(doc["diagnostic"])
     prov = doc.get("provenance", {})

@@ -7,6 +7,9 @@ fused attention (FlashAttention-style, causal, grouped-query) -> output projecti
 
 Tensor names tie producers to consumers, so the model can keep activations that fit in the
 shared cache out of DRAM; weights and the KV cache always come from DRAM.
+
+`tp` and `pp` split the model over several devices (parallel.py): the operators are then one
+rank's share, with the all-reduces (and pipeline sends) as operators of their own.
 """
 
 from pathlib import Path
@@ -20,6 +23,7 @@ from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
 from tensorforge.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
 from tensorforge.workload import WorkloadKind
 
+from . import parallel
 from .hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
@@ -52,6 +56,9 @@ class TransformerParams:
     dtype: str = attrs.field(default="bf16", converter=parse_dtype)
     math_mode: str = attrs.field(default=None)
     config: str = attrs.field(default=None)
+    # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
+    tp: int = attrs.field(default=1, metadata={"min": 1})
+    pp: int = attrs.field(default=1, metadata={"min": 1})
 
     def __attrs_post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)
@@ -70,6 +77,7 @@ class TransformerParams:
             raise ValueError("context (tokens already in the KV cache) applies to phase=decode")
         if self.phase == "decode" and self.context < 1:
             raise ValueError("phase=decode needs context >= 1 (tokens already in the KV cache)")
+        parallel.check(self)
 
     @property
     def kv_len(self) -> int:
@@ -120,6 +128,12 @@ class Transformer(WorkloadKind):
         return build_params(self.name, self.params_type, fields)
 
     def operators(self, p: TransformerParams):
+        if p.tp == 1 and p.pp == 1:
+            return self._operators(p)
+        return parallel.with_collectives(p, self._operators(parallel.shard(p)))
+
+    def _operators(self, p: TransformerParams):
+        """One device's operators for an unsplit model (a rank's share once sharded)."""
         e = DTYPE_BYTES[p.dtype]
         mode, L = p.math_mode, p.layers
         T = p.batch * p.seq                      # tokens processed in this pass
@@ -171,7 +185,9 @@ class Transformer(WorkloadKind):
         return (p.layers * per_layer + p.hidden + p.vocab * p.hidden) * e
 
     def footprint_bytes(self, p: TransformerParams) -> int:
-        """Weights + KV cache + the largest few live activations."""
+        """Weights + KV cache + the largest few live activations (one rank's share under tp/pp)."""
+        if p.tp > 1 or p.pp > 1:
+            p = parallel.shard(p, layers=p.layers // p.pp)
         e = DTYPE_BYTES[p.dtype]
         T = p.batch * p.seq
         cache = 2 * p.layers * p.batch * p.kv_heads * p.kv_len * p.head_dim * e

@@ -1,0 +1,46 @@
+"""The collective calibration sweep, on every rank: each operation over every rank at message
+sizes from bytes to GiB, built, checked and timed exactly as a measured collective workload is
+(the same builder, result check and lockstep timing), so the curve it yields applies to them.
+
+Per size the statistic kept is the p10 of the slowest-rank samples: a ceiling must sit under
+what a later measurement of the same operation sees, and the p10 leaves that measurement's own
+spread above it (the matmul probes use the p10 for the same reason).
+"""
+
+from typing import Any, Dict, List
+
+from tensorforge.errors import one_line
+from tensorforge.precision import DTYPE_BYTES
+
+
+def sweep(worker, command) -> Dict[str, Any]:
+    from tensorforge_ops.measure.timing import TimingPolicy
+    from tf_collective.plugin import CollectiveParams
+
+    from .lockstep import stats_of
+
+    policy = TimingPolicy(**command["policy"], flush_bytes=worker.local.flush_bytes)
+    out: Dict[str, Any] = {}
+    for op in command["ops"]:
+        points: List[Dict[str, Any]] = []
+        skipped: List[str] = []
+        for size in command["sizes"]:
+            size = int(size) // (DTYPE_BYTES[command["dtype"]] * worker.world) * (DTYPE_BYTES[command["dtype"]] * worker.world)
+            if size <= 0:
+                continue
+            params = CollectiveParams(op=op, bytes=size, dtype=command["dtype"], ranks=0)
+            try:
+                fn, info = worker._build("collective", params, "fp32")
+                with worker.mode("fp32"):
+                    timed = worker.step.time(fn, policy)
+            except Exception as exc:   # StepFailed: every rank skips this size alike
+                skipped.append(f"{size} B: {one_line(exc)}")
+                continue
+            finally:
+                fn = None
+                worker.local.release()
+            stats = stats_of(timed["samples_s"])
+            points.append({"bytes": size, "p10_s": stats["p10"], "p50_s": stats["p50"], "min_s": stats["min"],
+                           "n": stats["n"], "stop_reason": timed["stop_reason"], "check": info["check"]})
+        out[op] = {"points": points, "skipped": skipped}
+    return out

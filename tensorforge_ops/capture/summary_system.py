@@ -1,0 +1,62 @@
+"""The summary's lines for a system of several devices: the calibrated collective curves, what
+the ranks ran under (communication library, its settings, the links), and the per-operator view
+with its bound checks (where a backend measured operators)."""
+
+from typing import Any, Dict, List
+
+from tensorforge.render import table
+from tensorforge.units import percent, seconds, si
+
+SETTINGS_SHOWN = ("NCCL_NVLS_ENABLE", "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE")
+
+
+def collective_lines(cal: Dict[str, Any]) -> List[str]:
+    curves = (cal.get("ceilings") or {}).get("collectives") or {}
+    if not curves:
+        return []
+    lines = ["            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
+             "S x factor / beta)):"]
+    for key, c in sorted(curves.items()):
+        lines.append(f"              {key}: beta {si(c['bus_bytes_per_s'], 'B/s')}, alpha {seconds(c['latency_s'])}, "
+                     f"floor {seconds(c['floor_s'])} (swept {c['min_bytes']} B to {c['max_bytes']} B)")
+    return lines
+
+
+def system_lines(measured: Dict[str, Any]) -> List[str]:
+    details = (measured.get("device") or {}).get("details") or {}
+    if "world_size" not in details:
+        return []
+    libs = details.get("libraries") or {}
+    settings = details.get("settings") or {}
+    shown = ", ".join(f"{k}={settings.get(k) if settings.get(k) is not None else 'unset'}" for k in SETTINGS_SHOWN)
+    library = " ".join(filter(None, (libs.get("process_group"), libs.get("nccl"))))
+    lines = [f"            {details['world_size']} ranks via {details.get('launcher')}; "
+             f"{library}, torch {libs.get('torch')}; {shown}"]
+    topo = details.get("topology") or {}
+    if topo.get("available"):
+        lines.append("            links (nvidia-smi topo -m): " + " | ".join(
+            line.strip() for line in topo["text"].splitlines()[:3] if line.strip()))
+    return lines
+
+
+def operator_lines(comp: Dict[str, Any]) -> List[str]:
+    lines: List[str] = []
+    for name, row in sorted((comp.get("workloads") or {}).items()):
+        ops = row.get("operators") or {}
+        if not ops.get("available"):
+            continue
+        rows = [[o["operator"], o["count"], seconds(o["predicted_calibrated_s"]) if o["predicted_calibrated_s"] else "-",
+                 seconds(o["measured_s"]) if o["measured_s"] is not None else "-",
+                 seconds(o["fastest_rank_s"]) if o.get("fastest_rank_s") is not None else "-",
+                 percent(o["ape_calibrated"]), o["bottleneck"],
+                 o["bound_check"]["verdict"] if not o["bound_check"]["verdict"].startswith("no verdict") else "no verdict"]
+                for o in ops["operators"]]
+        lines += ["", f"per operator: {name}  ({ops.get('mode')} operator window; coverage "
+                      f"{percent(ops.get('coverage'))} of the slowest rank's iteration)",
+                  table(["operator", "x", "calibrated bound", "MEASURED slowest rank", "fastest rank",
+                         "APE cal", "bottleneck*", "bound check"], rows)]
+    violations = comp.get("operator_bound_violations")
+    if lines:
+        lines.append(f"OPERATOR BOUND VIOLATIONS: {', '.join(violations)}" if violations else
+                     "operator bound violations: none")
+    return lines

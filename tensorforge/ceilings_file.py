@@ -1,40 +1,109 @@
-"""Ceilings handed in from outside the Core (calibration writes them), read from JSON.
-The Core validates them but never imports whatever produced them."""
+"""Ceilings handed in from outside the Core, read from JSON: `predict --ceilings FILE`.
+
+FILE may be
+  * a calibration document (`tensorforge calibrate --json > cal.json`, or the stored copy under
+    ~/.cache/tensorforge/calibrations/), labelled CALIBRATED, naming the device it ran on;
+  * a capture (`tensorforge run ... -o capture.json`): its CALIBRATED section is used;
+  * a bare {"compute": {...}, "dram_bytes_per_s": ...} object, which names no device.
+
+Ceilings describe the device they were measured on, so they are refused for a target that
+device is not (and bare ones, which cannot be checked) unless the caller explicitly allows it;
+then the prediction says whose ceilings it used. The JSON is parsed here, in the Core, which
+never imports the Ops package that wrote it: the layout is read by its keys.
+"""
 
 import json
 from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
 
 from .errors import TensorForgeError
 from .precision import MATH_MODES
-from .target import Ceilings
+from .target import Ceilings, Target
+
+CAPTURE_SCHEMA_PREFIX = "tensorforge.capture/"
+OVERRIDE = "--force-ceilings"
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 \
+        and value != float("inf")
+
+
+def _section(data: Any, where: str) -> Tuple[Dict[str, Any], str]:
+    """The object holding the ceilings and a description of what kind of document it was."""
+    if not isinstance(data, dict):
+        raise TensorForgeError(f"{where}: expected a JSON object")
+    schema = data.get("schema")
+    if isinstance(schema, str) and schema.startswith(CAPTURE_SCHEMA_PREFIX):
+        section = data.get("calibrated")
+        if not isinstance(section, dict) or section.get("label") != "CALIBRATED":
+            raise TensorForgeError(f"{where}: capture has no CALIBRATED section")
+        if not section.get("available", True) or not isinstance(section.get("ceilings"), dict):
+            reason = section.get("reason") or "no ceilings recorded"
+            raise TensorForgeError(f"{where}: capture has no calibrated ceilings ({reason})")
+        return section, "capture"
+    if data.get("label") == "CALIBRATED" or isinstance(data.get("ceilings"), dict):
+        return data, "calibration"
+    if "compute" in data:
+        return data, "ceilings"
+    raise TensorForgeError(f"{where}: neither a calibration document (tensorforge calibrate --json), "
+                           "a capture, nor a {\"compute\": ..., \"dram_bytes_per_s\": ...} object")
 
 
 def ceilings_from_data(data, where: str) -> Ceilings:
-    if not isinstance(data, dict):
-        raise TensorForgeError(f"{where}: expected a JSON object")
-    data = data.get("ceilings", data)  # a calibration document nests them
-    compute = data.get("compute")
+    section, kind = _section(data, where)
+    values = section.get("ceilings", section) if kind != "ceilings" else section
+    if not isinstance(values, dict):
+        raise TensorForgeError(f"{where}: 'ceilings' must be a JSON object")
+    compute = values.get("compute")
     if not isinstance(compute, dict) or not compute:
         raise TensorForgeError(f"{where}: 'compute' must map math modes to FLOP/s")
     for mode, rate in compute.items():
         if mode not in MATH_MODES:
             raise TensorForgeError(f"{where}: compute has unknown math mode {mode!r}")
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not rate > 0:
+        if not _number(rate):
             raise TensorForgeError(f"{where}: compute[{mode}] must be a positive number, got {rate!r}")
-    dram = data.get("dram_bytes_per_s")
-    if not isinstance(dram, (int, float)) or isinstance(dram, bool) or not dram > 0:
+    dram = values.get("dram_bytes_per_s")
+    if not _number(dram):
         raise TensorForgeError(f"{where}: 'dram_bytes_per_s' must be a positive number, got {dram!r}")
-    return Ceilings(origin=str(data.get("origin", "calibrated")),
+    device = section.get("device")
+    device = device.strip() if isinstance(device, str) else ""
+    if device:
+        source = (f"calibrated on {device} at {section.get('measured_at', 'an unrecorded time')} "
+                  f"({section.get('fingerprint', 'no fingerprint')}), from {kind} {where}")
+    else:
+        source = str(section.get("source") or f"{kind} {where}")
+    return Ceilings(origin=str(values.get("origin", "calibrated")),
                     compute={k: float(v) for k, v in compute.items()},
-                    dram_bytes_per_s=float(dram), source=str(data.get("source", where)))
+                    dram_bytes_per_s=float(dram), source=source, device=device)
 
 
-def load_ceilings(path) -> Ceilings:
+def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_device: bool) -> None:
+    """Refuse ceilings measured on a device the target does not describe (or on no named
+    device) unless the caller allows it; then the prediction itself says so (model.py)."""
+    if allow_other_device:
+        return
+    if not ceilings.device:
+        raise TensorForgeError(f"{where} does not name the device it was measured on, so it cannot be "
+                               f"checked against target {target.name!r}; pass {OVERRIDE} to use it anyway")
+    if not target.matches_device(ceilings.device):
+        known = ", ".join(target.device_names) or "no device names"
+        raise TensorForgeError(f"{where} was measured on {ceilings.device!r}, not on target {target.name!r} "
+                               f"(which matches: {known}); pass {OVERRIDE} to use it anyway")
+
+
+def load_ceilings(path, target: Optional[Target] = None, allow_other_device: bool = False) -> Ceilings:
+    """Ceilings from a calibration document, a capture or a bare ceilings object; checked
+    against `target`'s device when one is given."""
     path = Path(path)
+    where = f"ceilings file {path}"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TensorForgeError(f"cannot read ceilings file {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TensorForgeError(f"malformed ceilings file {path}: {exc}") from None
-    return ceilings_from_data(data, f"ceilings file {path}")
+    ceilings = ceilings_from_data(data, where)
+    if target is not None:
+        check_device(ceilings, target, where, allow_other_device)
+    return ceilings

@@ -142,14 +142,21 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
                   help="A TOML or JSON suite file of [[workload]] tables. Repeatable.")
     @click.option("--operating-point", "-p", default=None, help="Target operating point (default: the target's).")
     @click.option("--ceilings", "ceilings_path", type=click.Path(dir_okay=False), default=None,
-                  help="JSON ceilings from calibration; gives a 'calibrated' lower bound.")
+                  help="Calibrated ceilings: a calibration document (`tensorforge calibrate --json "
+                       "> cal.json`) or a capture (its CALIBRATED section); gives a 'calibrated' "
+                       "lower bound. Refused unless measured on a device the target describes.")
+    @click.option("--force-ceilings", is_flag=True,
+                  help="Use --ceilings even if they were measured on another device (or name none); "
+                       "the prediction then says whose ceilings it used.")
     @click.option("--max-candidates", type=click.IntRange(1, 1_000_000), default=None,
-                  help="Bound on mapping candidates per operator and strategy (default 4096).")
+                  help="Evaluate at most N mapping candidates per operator and strategy (default "
+                       "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
+                       "a space gives a labelled relaxation: a looser bound, never a higher one.")
     @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
     @click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
     @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
                   help="Write to this file (atomically) instead of standard output.")
-    def predict(target_name, specs, suites, operating_point, ceilings_path, max_candidates,
+    def predict(target_name, specs, suites, operating_point, ceilings_path, force_ceilings, max_candidates,
                 detail, as_json, output):
         """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
@@ -163,7 +170,9 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
         ceilings = None
         if ceilings_path:
             from .ceilings_file import load_ceilings
-            ceilings = load_ceilings(ceilings_path)
+            ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings)
+        elif force_ceilings:
+            raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
         pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
         text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
         emit(text, output)

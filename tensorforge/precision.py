@@ -30,8 +30,26 @@ ALLOWED_MODES = {
     "int8": ("int8",),
 }
 
-# Elementwise and reduction work runs on the vector units, whatever the storage type.
+# Elementwise and reduction work runs on the vector (non-tensor) units. A target may declare
+# a vector rate per precision (half-precision vector math runs 2-4x the fp32 rate on some GPUs);
+# fp32 is always known (it is the fp32 math mode's rate unless declared separately).
 VECTOR_MODE = "fp32"
+VECTOR_PRECISIONS = ("fp32", "fp16", "bf16")
+
+# The storage type of a math mode's operands (a tf32 GEMM stores fp32).
+ELEMENT_TYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "fp16_acc16": "fp16",
+                "bf16": "bf16", "fp8": "fp8", "int8": "int8"}
+
+# Vector precisions that hold every value of a storage type exactly, so elementwise work on
+# that type may legitimately run at any of their rates; the bound takes the fastest declared.
+# (fp8 and int8 values convert exactly to fp16, bf16 and fp32; bf16 to fp16 would not.)
+VECTOR_EXECUTES = {
+    "fp32": ("fp32",),
+    "fp16": ("fp16", "fp32"),
+    "bf16": ("bf16", "fp32"),
+    "fp8": ("fp16", "bf16", "fp32"),
+    "int8": ("fp16", "bf16", "fp32"),
+}
 
 
 def parse_dtype(value) -> str:

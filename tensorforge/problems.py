@@ -82,6 +82,19 @@ class AttentionProblem:
         # QK^T and PV: 2 matmuls of 2*d flops per visible pair, per query head.
         return 4.0 * self.batch * self.heads * self.visible_pairs * self.head_dim
 
+    @property
+    def softmax_exps(self) -> float:
+        """Exponentials the softmax needs: one per visible query-key pair, per query head."""
+        return float(self.batch * self.heads * self.visible_pairs)
+
+    @property
+    def softmax_flops(self) -> float:
+        """Vector FLOPs of the softmax, its exponentials included (each counted as one): per
+        score at least the subtraction of the running maximum and the exponential. (The
+        maximum, the row sum and the rescaling are left out: a kernel could move the sum to
+        the tensor units, and the bound must not charge what a kernel can avoid.)"""
+        return 2.0 * self.softmax_exps
+
     def reads(self) -> Tuple[Tensor, ...]:
         return (self.q, self.k, self.v)
 
@@ -92,11 +105,20 @@ class AttentionProblem:
 @attrs.frozen
 class StreamProblem:
     """Elementwise or reduction work (norms, activations, residual adds, softmax outside
-    attention): one pass over its tensors on the vector units, no tiling to choose."""
+    attention): one pass over its tensors on the vector units, no tiling to choose.
+
+    `flops` counts every operation, a transcendental as one; `special_ops` says how many of
+    them are transcendentals (exp, tanh...), which may run on special-function units.
+    `math_mode` is the precision of the elements (a dtype such as 'bf16'): the vector work may
+    run at the rate of any precision that holds them exactly (precision.VECTOR_EXECUTES).
+    """
     flops: float
     read_tensors: Tuple[Tensor, ...]
     write_tensors: Tuple[Tensor, ...]
     math_mode: str = "fp32"
+    special_ops: float = 0.0
+
+    on_vector_units = True   # no tensor (matrix) math mode needs to be declared for it
 
     def reads(self) -> Tuple[Tensor, ...]:
         return self.read_tensors

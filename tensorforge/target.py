@@ -11,7 +11,7 @@ import attrs
 
 from .errors import TensorForgeError, unknown
 from .interconnect import Interconnect, validate_interconnect
-from .precision import MATH_MODES
+from .precision import MATH_MODES, VECTOR_MODE, VECTOR_PRECISIONS
 
 SCOPES = ("per_unit", "shared")
 
@@ -19,10 +19,25 @@ SCOPES = ("per_unit", "shared")
 @attrs.frozen
 class PEArray:
     """`units` identical processing units (SMs), each doing `flops_per_clock[mode]` dense
-    FLOPs per clock in each math mode it supports."""
+    FLOPs per clock in each math mode it supports (matrix work: GEMMs, convolutions, attention).
+
+    Elementwise and reduction work runs on the vector (non-tensor) units:
+    `vector_flops_per_clock[precision]` (fp32, fp16, bf16; an FMA counts 2) and
+    `special_per_clock[precision]`, transcendental results (exp, tanh, rsqrt...) per clock on
+    special-function units. Both are optional: vector fp32 defaults to the fp32 math mode's
+    rate, and without special-function units a transcendental runs on the vector units.
+    """
     units: int
     unit_name: str
     flops_per_clock: Mapping[str, float]
+    vector_flops_per_clock: Mapping[str, float] = attrs.field(factory=dict)
+    special_per_clock: Mapping[str, float] = attrs.field(factory=dict)
+
+    def vector_rates(self) -> Dict[str, float]:
+        """Vector FLOPs per clock per unit by precision, fp32 always present."""
+        rates = {VECTOR_MODE: self.flops_per_clock.get(VECTOR_MODE, 0.0)}
+        rates.update(self.vector_flops_per_clock)
+        return rates
 
 
 @attrs.frozen
@@ -101,6 +116,13 @@ def validate_target(target) -> None:
             raise ValueError(f"target {target.name!r}: flops_per_clock[{mode}] must be > 0, got {rate}")
     if "fp32" not in pe.flops_per_clock:
         raise ValueError(f"target {target.name!r}: flops_per_clock must declare fp32 (vector work runs there)")
+    for table in ("vector_flops_per_clock", "special_per_clock"):
+        for precision, rate in getattr(pe, table).items():
+            if precision not in VECTOR_PRECISIONS:
+                raise ValueError(f"target {target.name!r}: unknown precision {precision!r} in {table}; "
+                                 f"known: {', '.join(VECTOR_PRECISIONS)}")
+            if not rate > 0:
+                raise ValueError(f"target {target.name!r}: {table}[{precision}] must be > 0, got {rate}")
     if not any(level.scope == "per_unit" for level in target.sram):
         raise ValueError(f"target {target.name!r}: needs a per_unit SRAM level to stage tiles")
     for level in target.sram:
@@ -127,6 +149,11 @@ class Ceilings:
 
     compute: FLOP/s for the whole PE array per math mode. dram: bytes/s.
     sram: bytes/s per SRAM level name (per unit for per_unit levels) where known.
+    vector: vector-unit FLOP/s per precision; special: transcendental results/s per precision
+    (both for the whole array; empty in ceilings that calibration hands in, and then filled
+    from the datasheet by `merge_ceilings`).
+    device: the device the ceilings were measured on, where known (calibration documents and
+    captures say it), so a prediction can tell ceilings that do not describe its target.
     """
     origin: str
     compute: Mapping[str, float]
@@ -135,12 +162,20 @@ class Ceilings:
     source: str = ""
     # Where a merge filled a math mode from another origin, that mode's origin; else `origin`.
     compute_origin: Mapping[str, str] = attrs.field(factory=dict)
+    vector: Mapping[str, float] = attrs.field(factory=dict)
+    special: Mapping[str, float] = attrs.field(factory=dict)
+    # Origin of the vector and special rates when it is not `origin` ('datasheet' after a merge).
+    vector_origin: str = ""
+    device: str = ""
     # Calibrated collective curves by collectives.ceiling_key (op/ranks); the datasheet side
     # has none: its links are the target's interconnect.
     collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
     def origin_of(self, mode: str) -> str:
         return self.compute_origin.get(mode, self.origin)
+
+    def origin_of_vector(self) -> str:
+        return self.vector_origin or self.origin
 
 
 def datasheet_ceilings(target: Target, operating_point: Optional[str] = None) -> Ceilings:
@@ -150,24 +185,53 @@ def datasheet_ceilings(target: Target, operating_point: Optional[str] = None) ->
                for mode, rate in sorted(target.pe_array.flops_per_clock.items())}
     sram = {level.name: level.bytes_per_clock * hz
             for level in target.sram if level.bytes_per_clock}
+    pe = target.pe_array
+    vector = {p: pe.units * rate * hz for p, rate in sorted(pe.vector_rates().items())}
+    special = {p: pe.units * rate * hz for p, rate in sorted(pe.special_per_clock.items())}
     return Ceilings(origin="datasheet", compute=compute,
                     dram_bytes_per_s=point.dram_bandwidth_bytes_per_s, sram_bytes_per_s=sram,
                     source=f"{target.name} datasheet at operating point {point.name!r} "
-                           f"({point.clock_mhz:g} MHz)")
+                           f"({point.clock_mhz:g} MHz)", vector=vector, special=special)
 
 
 def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
     """Calibrated rates where measured, datasheet rates for what calibration did not probe.
-    Which origin served each math mode is recorded per operator by the model."""
+    Which origin served each math mode is recorded per operator by the model.
+
+    Calibration does not probe the vector units per precision, but its fp32 rate runs on them:
+    when fp32 was calibrated, every vector rate is scaled by calibrated fp32 / datasheet fp32
+    (what the vector units really sustain here, as the fp32 math mode has always been used for
+    vector work). Special-function rates are only ever raised by that factor (when the datasheet
+    clock is too low, as on a CPU that boosts above its reported clock), never lowered: nothing
+    measured them."""
     compute = dict(fallback.compute)
     compute.update(calibrated.compute)
     sram = dict(fallback.sram_bytes_per_s)
     sram.update(calibrated.sram_bytes_per_s)
     origins = {mode: fallback.origin for mode in fallback.compute if mode not in calibrated.compute}
+    vector, special, vector_origin = dict(fallback.vector), dict(fallback.special), fallback.origin
+    if calibrated.vector:
+        vector.update(calibrated.vector)
+        special.update(calibrated.special)
+        vector_origin = calibrated.origin
+    else:
+        scale = vector_scale(calibrated, fallback)
+        if scale is not None:
+            vector = {p: rate * scale for p, rate in vector.items()}
+            special = {p: rate * max(1.0, scale) for p, rate in special.items()}
+            vector_origin = calibrated.origin
     return Ceilings(origin=calibrated.origin, compute=compute,
                     dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
-                    source=calibrated.source, compute_origin=origins,
+                    source=calibrated.source, compute_origin=origins, vector=vector,
+                    special=special, vector_origin=vector_origin, device=calibrated.device,
                     collectives=dict(calibrated.collectives))
+
+
+def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> Optional[float]:
+    """Calibrated fp32 over the datasheet's fp32 vector rate; None when fp32 was not calibrated."""
+    measured = calibrated.compute.get(VECTOR_MODE)
+    sheet = fallback.vector.get(VECTOR_MODE)
+    return measured / sheet if measured and sheet else None
 
 
 def check_ceilings(ceilings: Ceilings) -> None:
@@ -176,6 +240,10 @@ def check_ceilings(ceilings: Ceilings) -> None:
     for mode, rate in ceilings.compute.items():
         if not rate > 0:
             raise TensorForgeError(f"{ceilings.origin} ceilings: compute[{mode}] must be > 0")
+    for table in ("vector", "special"):
+        for precision, rate in getattr(ceilings, table).items():
+            if not rate > 0:
+                raise TensorForgeError(f"{ceilings.origin} ceilings: {table}[{precision}] must be > 0")
 
 
 def ceiling_for(ceilings: Ceilings, mode: str) -> float:

@@ -39,6 +39,16 @@ def dump_target(target: Target, origin: Optional[str] = None) -> str:
               "[pe_array.flops_per_clock]"]
     lines += [assignment(mode, rate, si(ceilings.compute[mode], "FLOP/s"))
               for mode, rate in pe.flops_per_clock.items()]
+    if pe.vector_flops_per_clock:
+        lines += ["", "# vector (non-tensor) FLOPs per clock per unit, per precision: elementwise work",
+                  "[pe_array.vector_flops_per_clock]"]
+        lines += [assignment(p, rate, si(ceilings.vector[p], "FLOP/s"))
+                  for p, rate in pe.vector_flops_per_clock.items()]
+    if pe.special_per_clock:
+        lines += ["", "# special-function (exp, tanh, rsqrt...) results per clock per unit, per precision",
+                  "[pe_array.special_per_clock]"]
+        lines += [assignment(p, rate, si(ceilings.special[p], "op/s"))
+                  for p, rate in pe.special_per_clock.items()]
 
     for level in target.sram:
         lines += ["", "[[sram]]", assignment("name", level.name),

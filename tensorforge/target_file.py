@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .errors import TensorForgeError, closest
 from .interconnect import TOPOLOGIES, Interconnect, LinkTier
-from .precision import MATH_MODES
+from .precision import MATH_MODES, VECTOR_PRECISIONS
 from .target import SCOPES, MemoryLevel, OperatingPoint, PEArray, Target, validate_target
 from .tomlwrite import value as toml_value
 
@@ -115,8 +115,17 @@ def _unique(tables: List[_Table], names: List[str], what: str) -> None:
             raise tables[i].fail("name", name, f"a name no other {what} uses")
 
 
+def _optional_rates(pe: _Table, name: str, what: str) -> Dict[str, float]:
+    """An optional table of precision = rate per clock per unit (vector or special-function)."""
+    if name not in pe.data:
+        return {}
+    table = pe.table(name, list(VECTOR_PRECISIONS))
+    return {precision: table.get(precision, _number, f"{NUMBER} ({what})") for precision in table.data}
+
+
 def _pe_array(top: _Table) -> PEArray:
-    pe = top.table("pe_array", ["units", "unit_name", "flops_per_clock"])
+    pe = top.table("pe_array", ["units", "unit_name", "flops_per_clock", "vector_flops_per_clock",
+                                "special_per_clock"])
     units = pe.get("units", _integer, INTEGER)
     unit_name = pe.get("unit_name", _text, TEXT)
     rates = pe.table("flops_per_clock", list(MATH_MODES))
@@ -124,7 +133,11 @@ def _pe_array(top: _Table) -> PEArray:
         raise pe.fail("flops_per_clock", rates.data, "a table of math mode = FLOPs per clock per "
                       "unit that includes fp32 (vector work runs there)")
     flops = {mode: rates.get(mode, _number, NUMBER) for mode in rates.data}
-    return PEArray(units=units, unit_name=unit_name, flops_per_clock=flops)
+    return PEArray(units=units, unit_name=unit_name, flops_per_clock=flops,
+                   vector_flops_per_clock=_optional_rates(pe, "vector_flops_per_clock",
+                                                          "vector FLOPs per clock per unit"),
+                   special_per_clock=_optional_rates(pe, "special_per_clock",
+                                                     "transcendental results per clock per unit"))
 
 
 def _sram(top: _Table) -> tuple:

@@ -23,7 +23,7 @@ SUITES = Path(__file__).resolve().parent / "fixtures" / "suites"
 HF = Path(__file__).resolve().parent / "fixtures" / "hf"
 TARGET = ["-t", "rtx3050-laptop"]
 COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory", "lower bound",
-           "bottleneck", "ceilings"]
+           "bottleneck", "ceilings", "search"]
 
 
 def invoke(cli, *args):
@@ -134,7 +134,8 @@ def test_predict_default_suite_text(cli, host):
         row = rows[name]
         cell = lambda col, nxt: row[header.index(col):header.index(nxt)].strip()
         assert cell("bottleneck", "ceilings") in ("compute", "memory")
-        assert row[header.index("ceilings"):].strip() == "datasheet"
+        assert cell("ceilings", "search") == "datasheet"
+        assert row[header.index("search"):].strip() == "exhaustive"
         for col, nxt in (("compute", "memory"), ("memory", "lower bound"), ("lower bound", "bottleneck")):
             value, unit = cell(col, nxt).split()
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
@@ -142,6 +143,7 @@ def test_predict_default_suite_text(cli, host):
     assert "m256xn256xk32, 1024 tiles, 64 waves" in rows["gemm_large_square"]
     assert "ops; top: " in rows["transformer_prefill"]
     assert "note: the bottleneck is an analytical classification; telemetry does not prove it" in lines
+    assert "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)" in lines
 
 
 def test_predict_default_suite_json_has_every_column(cli, host):
@@ -267,8 +269,8 @@ def test_failed_write_leaves_the_existing_file_and_no_debris(cli, tmp_path, monk
 
 def test_calibrated_ceilings_file(cli, tmp_path):
     ceilings = tmp_path / "cal.json"
-    ceilings.write_text(json.dumps({"ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9,
-                                                 "source": "test probes"}}))
+    ceilings.write_text(json.dumps({"label": "CALIBRATED", "device": "NVIDIA GeForce RTX 3050 Laptop GPU",
+                                    "ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9}}))
     data = predict_json(cli, "-w", "gemm_large_square", "-w", "transformer_decode", "--ceilings", str(ceilings))
     assert data["bound"] == "calibrated"
     assert data["ceilings"]["compute"]["bf16"] == 7e12

@@ -5,6 +5,7 @@ and convolution-as-GEMM."""
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 import tensorforge.mappings.matmul as matmul_module
@@ -172,8 +173,9 @@ def test_predict_records_and_applies_the_bound(host, strategies):
     assert pred.candidates == sum(w.candidates for w in pred.workloads)
     wide = predict(workloads(host, "gemm_large_square"), toy_target(), strategies)
     narrow = predict(workloads(host, "gemm_large_square"), toy_target(), strategies, max_candidates=5)
-    # exploring more never finds a worse best mapping
-    assert wide.workloads[0].latency_s <= narrow.workloads[0].latency_s
+    # a cut search gives a relaxation, never a higher bound (tests/test_search_soundness.py)
+    assert narrow.workloads[0].latency_s <= wide.workloads[0].latency_s
+    assert (wide.search, narrow.search) == ("exhaustive", "relaxation")
 
 
 def test_best_of_the_grid_is_no_worse_than_any_one_candidate(monkeypatch):
@@ -400,9 +402,21 @@ def test_calibrated_ceilings_label_the_bound_and_each_operator(host, strategies)
 
 def test_calibrating_every_mode_leaves_no_datasheet_origin(host, strategies):
     target = host.target("rtx3050-laptop")
-    full = Ceilings(origin="calibrated", compute=dict(datasheet_ceilings(target).compute), dram_bytes_per_s=1e11)
+    sheet = datasheet_ceilings(target)
+    full = Ceilings(origin="calibrated", compute=dict(sheet.compute), dram_bytes_per_s=1e11,
+                    vector=dict(sheet.vector), special=dict(sheet.special))
     pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=full)
     assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
+    # calibrated fp32 scales the vector rates (calibrated origin) ...
+    no_vector = attrs.evolve(full, vector={}, special={})
+    pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=no_vector)
+    assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
+    # ... and without it vector work stays on datasheet rates
+    tensor_only = attrs.evolve(no_vector, compute={k: v for k, v in full.compute.items() if k != "fp32"})
+    pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=tensor_only)
+    origins = {o.name: o.ceiling_origin for o in pred.workloads[0].operators}
+    assert origins["mlp_act"] == origins["norm_attn"] == "datasheet"
+    assert origins["attention"] == origins["mlp_up"] == "calibrated"
 
 
 def test_invalid_ceilings_are_rejected(host, strategies):

@@ -162,7 +162,7 @@ BAD = {
     "units as bool": (("units = 16", "units = true"), "field 'pe_array.units' = true: expected an integer >= 1"),
     "misspelt field": (("units = 16", "unit = 16"),
                        "unknown field 'pe_array.unit' (did you mean 'units'?); known here: units, unit_name, "
-                       "flops_per_clock"),
+                       "flops_per_clock, vector_flops_per_clock, special_per_clock"),
     "missing field": (("units = 16\n", ""), "field 'pe_array.units' is missing: expected an integer >= 1"),
     "unknown math mode": (("int8 = 2048", "fp4 = 2048"),
                           "unknown field 'pe_array.flops_per_clock.fp4' (did you mean 'fp8'?); known here: "

@@ -8,7 +8,7 @@ hardware, but part of the bound).
 
 from ..collectives import CollectiveProblem, analytical_seconds, bus_factor, calibrated_for, resolve_ranks
 from ..precision import VECTOR_MODE
-from .base import Machine, MappingChoice, MappingStrategy, Residency
+from .base import EXHAUSTIVE, Machine, MappingChoice, MappingStrategy, Residency
 
 
 class CollectiveMapping(MappingStrategy):
@@ -42,4 +42,4 @@ class CollectiveMapping(MappingStrategy):
             traffic={t.tier: t.bytes_per_device for t in traffic}, compute_s=compute_s, memory_s=link_s,
             memory_level=tier, latency_s=latency_s,
             bottleneck="compute" if compute_s > link_s else "interconnect", candidates=1,
-            notes=tuple(notes), origin=origin)
+            notes=tuple(notes), search=EXHAUSTIVE, space=1, origin=origin)

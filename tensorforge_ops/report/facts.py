@@ -3,6 +3,7 @@ claims are decided by those numbers (never stronger than the evidence)."""
 
 from typing import Any, Dict, List, Optional
 
+from tensorforge.precision import VECTOR_EXECUTES
 from tensorforge.units import seconds
 
 from ..telemetry.nvml import SLOWDOWN_REASONS
@@ -105,6 +106,17 @@ def _ordered_tile(tile: Dict[str, int]) -> List[List[Any]]:
     return [[k, tile[k]] for k in sorted(tile, key=lambda k: (rank.get(k, len(rank)), k))]
 
 
+def _compute_rate(ceilings: Dict[str, Any], op: Dict[str, Any]) -> Optional[float]:
+    """The rate that timed `op`: a vector-unit operator (elementwise work) ran at the fastest
+    vector rate for its precision, a matrix operator at its math mode's rate. Captures written
+    before vector rates existed have none: their vector work ran at the fp32 math mode."""
+    vector = ceilings.get("vector") or {}
+    if op.get("problem_type") == "StreamProblem" and vector:
+        rates = [vector[p] for p in VECTOR_EXECUTES.get(op["math_mode"], ("fp32",)) if p in vector]
+        return max(rates) if rates else None
+    return ceilings["compute"].get(op["math_mode"])
+
+
 def _path(doc, name: Optional[str], primary: Optional[str]) -> Optional[Dict[str, Any]]:
     pred = doc["predicted"].get("calibrated") or doc["predicted"]["analytical"]
     workloads = {w["name"]: w for w in pred["workloads"]}
@@ -119,7 +131,7 @@ def _path(doc, name: Optional[str], primary: Optional[str]) -> Optional[Dict[str
         "top_operator": top["name"], "strategy": mapping["strategy"], "tile": _ordered_tile(mapping["tile"]),
         "split": mapping["split"], "tiles": mapping["tiles"], "waves": mapping["waves"],
         "dram_traffic": mapping["traffic"].get("dram"), "ceiling_origin": top["ceiling_origin"],
-        "math_mode": top["math_mode"], "compute_rate": pred["ceilings"]["compute"].get(top["math_mode"]),
+        "math_mode": top["math_mode"], "compute_rate": _compute_rate(pred["ceilings"], top),
         "dram_rate": pred["ceilings"]["dram_bytes_per_s"],
         "compute_s": w["compute_s"], "memory_s": w["memory_s"], "latency_s": w["latency_s"],
         "bottleneck": w["bottleneck"],

@@ -24,6 +24,13 @@ bound (only looser), one that is too low would not. Calibration measures the rea
 bf16 and fp16 are declared only with native support; without it PyTorch still runs them
 (slowly, by conversion), but no dense peak exists to declare, so `predict` says the mode is
 not declared rather than inventing one.
+
+Vector (elementwise) rates per precision: fp32 is the fp32 rate above. fp16 elementwise
+arithmetic is native with avx512_fp16 (32 fp16 lanes per 512-bit register) and Arm 'asimdhp'
+(8 per 128-bit): 2 x the fp32 rate. bf16 has no elementwise arithmetic on these ISAs (x86
+avx512_bf16 and Arm 'bf16' add dot products and conversions only), so bf16 elementwise work
+takes the fp32 rate. CPUs have no special-function units: a transcendental runs on the FMA
+units (the model charges it as such).
 """
 
 from typing import Dict, List, Tuple
@@ -40,6 +47,8 @@ class Isa:
     vector: str                          # e.g. 'avx512 (executed as 2 x 256-bit)'
     flops_per_clock: Dict[str, float]    # per core, per math mode
     rules: Tuple[str, ...]               # which rule produced each rate, for `sources`
+    vector_flops_per_clock: Dict[str, float] = attrs.field(factory=dict)   # per core, per precision
+    vector_rules: Tuple[str, ...] = ()
 
 
 def _x86_fp32(m: Machine) -> Tuple[str, float, str]:
@@ -90,4 +99,13 @@ def host_isa(m: Machine) -> Isa:
     missing = [mode for mode in ("bf16", "fp16") if mode not in rates]
     if missing:
         rules.append(f"not declared (no native support): {', '.join(missing)}")
-    return Isa(vector=vector, flops_per_clock=rates, rules=tuple(rules))
+    vector_rates = {"fp32": fp32}
+    vector_rules = [f"fp32 {fp32:g}: the fp32 FMA rate"]
+    half = "asimdhp" if arm else "avx512_fp16"
+    if m.has(half):
+        vector_rates["fp16"] = 2 * fp32
+        vector_rules.append(f"fp16 {2 * fp32:g}: {half}, twice the fp32 lanes")
+    vector_rules.append("bf16: no elementwise bf16 arithmetic, the fp32 rate applies; "
+                        "no special-function units (transcendentals run on the FMA units)")
+    return Isa(vector=vector, flops_per_clock=rates, rules=tuple(rules),
+               vector_flops_per_clock=vector_rates, vector_rules=tuple(vector_rules))

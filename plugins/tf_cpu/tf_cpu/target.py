@@ -89,6 +89,7 @@ def host_target(m: Machine) -> Target:
         "pe_array.units": f"{m.cores} physical cores among the {len(m.cpus)} CPUs this process may "
                           f"use ({m.sources.get('cores', 'ASSUMED')})",
         "pe_array.flops_per_clock": "; ".join(isa.rules) + " (rules: tf_cpu/isa.py, docs/host-cpu.md)",
+        "pe_array.vector_flops_per_clock": "; ".join(isa.vector_rules) + " (rules: tf_cpu/isa.py)",
         "model_name": m.sources.get("model_name", ""),
     }
     notes: List[str] = [
@@ -110,7 +111,8 @@ def host_target(m: Machine) -> Target:
     return Target(
         name=NAME,
         description=f"this machine's CPU: {m.model_name}, {m.cores} cores, {isa.vector}",
-        pe_array=PEArray(units=m.cores, unit_name="core", flops_per_clock=dict(isa.flops_per_clock)),
+        pe_array=PEArray(units=m.cores, unit_name="core", flops_per_clock=dict(isa.flops_per_clock),
+                         vector_flops_per_clock=dict(isa.vector_flops_per_clock)),
         sram=sram, dram_capacity_bytes=int(memory), operating_points=points,
         default_operating_point=default, sources=sources, notes=tuple(notes),
         device_names=(m.model_name,))

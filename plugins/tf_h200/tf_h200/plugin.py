@@ -11,6 +11,16 @@ NVIDIA's H100 SXM datasheet (the H200 has the same compute) gives 989.4 TFLOPS d
 256 x 132 x 1980 MHz = 66.9e12, so the published tensor figures correspond to 1830 MHz and the
 FP32 figure to the 1980 MHz maximum boost.
 
+Vector (non-tensor) rates per SM per clock, for elementwise work (norms, activations, softmax):
+  fp32 256, fp16 512, bf16 512   H100 whitepaper, H100 SXM5: 66.9 TFLOPS FP32 and 133.8 FP16 /
+                                 BF16 non-Tensor = 256 / 512 x 132 SMs x 1980 MHz
+Special-function units (exp2, rcp, rsqrt, sin, cos), results per SM per clock:
+  fp32 16                        CUDA C++ Programming Guide, arithmetic-instruction throughput,
+                                 compute capability 9.0
+  fp16 32, bf16 32               ASSUMED: the PTX ISA's packed ex2.approx.f16x2 / .bf16x2 return
+                                 two results per instruction; NVIDIA publishes no throughput, so
+                                 twice the fp32 rate (the packing limit) keeps the bound a bound
+
 Operating points: 'max-boost' (1980 MHz, the default: the fastest clock the part runs, so the
 prediction stays a lower bound) and 'datasheet' (1830 MHz, which reproduces the published
 tensor-core peaks).
@@ -37,6 +47,13 @@ SOURCES = {
     "pe_array.flops_per_clock": "NVIDIA H200 / H100 SXM datasheets: 989.4 TFLOPS BF16/FP16, "
                                 "494.7 TF32, 1979 FP8/INT8 dense, 66.9 FP32; divided by 132 SMs and "
                                 "the clock each corresponds to (see module docstring)",
+    "pe_array.vector_flops_per_clock": "NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 SXM5: "
+                                       "66.9 TFLOPS FP32, 133.8 TFLOPS FP16 and BF16 (non-Tensor), "
+                                       "divided by 132 SMs x 1980 MHz: 256 / 512 / 512",
+    "pe_array.special_per_clock": "fp32 16: CUDA C++ Programming Guide, throughput of native arithmetic "
+                                  "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
+                                  "9.0; fp16/bf16 32: ASSUMED twice that, the packing limit of the PTX "
+                                  "ex2.approx.f16x2/.bf16x2 instructions (no published throughput)",
     "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 9.0: up to 228 KB shared "
                           "memory per SM; 32 banks x 4 bytes = 128 B/clock/SM",
     "sram.l2": "60 MiB as reported by the device (torch.cuda.get_device_properties().L2_cache_size "
@@ -52,7 +69,9 @@ H200 = Target(
     description="NVIDIA H200 SXM (GH100 Hopper, CC 9.0), 141 GB HBM3e",
     pe_array=PEArray(units=132, unit_name="SM", flops_per_clock={
         "fp32": 256, "tf32": 2048, "fp16": 4096, "fp16_acc16": 4096, "bf16": 4096,
-        "fp8": 8192, "int8": 8192}),
+        "fp8": 8192, "int8": 8192},
+        vector_flops_per_clock={"fp32": 256, "fp16": 512, "bf16": 512},
+        special_per_clock={"fp32": 16, "fp16": 32, "bf16": 32}),
     sram=(
         MemoryLevel("shared_memory", 228 * KiB, "per_unit", bytes_per_clock=128),
         MemoryLevel("l2", 60 * MiB, "shared", bytes_per_clock=None),

@@ -11,6 +11,14 @@ Derived from the GA102 whitepaper's RTX 3080 figures (68 SMs, 1710 MHz boost: 29
 FP32, 119 / 59.5 TFLOPS dense FP16 with FP16 / FP32 accumulate, 59.5 BF16, 29.8 TF32,
 238 TOPS INT8): e.g. 59.5e12 / (68 * 1.71e9) = 512 FLOP per SM per clock.
 
+Vector (non-tensor) rates per SM per clock: fp32, fp16 and bf16 all 256 (the same whitepaper
+table gives 29.8 TFLOPS for FP32 and for non-Tensor FP16 and BF16 on the RTX 3080: GA10x runs
+half precision at the fp32 rate, unlike the data-centre A100/H100).
+Special-function units: fp32 16 results per SM per clock (CUDA C++ Programming Guide,
+compute capability 8.6); fp16 32 ASSUMED (packed ex2.approx.f16x2, no published throughput;
+twice the fp32 rate keeps the bound a bound). No bf16 rate: packed bf16 transcendentals need
+compute capability 9.0, so bf16 work takes the fp32 rate.
+
 The default operating point is the top of NVIDIA's published boost range (1740 MHz, the 80 W
 configurations): the fastest documented clock, so the prediction stays a lower bound on any
 RTX 3050 Laptop; '35w' is the bottom of the range (1057 MHz).
@@ -28,6 +36,13 @@ SOURCES = {
                       "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
     "pe_array.flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
                                 "(RTX 3080 peak rates divided by 68 SMs x 1710 MHz; dense, no sparsity)",
+    "pe_array.vector_flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
+                                       "(RTX 3080: 29.8 TFLOPS FP32 and 29.8 non-Tensor FP16 / BF16, "
+                                       "divided by 68 SMs x 1710 MHz = 256 each)",
+    "pe_array.special_per_clock": "fp32 16: CUDA C++ Programming Guide, throughput of native arithmetic "
+                                  "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
+                                  "8.6; fp16 32: ASSUMED twice that, the packing limit of the PTX "
+                                  "ex2.approx.f16x2 instruction (no published throughput)",
     "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 8.6: up to 100 KB of "
                           "shared memory per SM; 32 banks x 4 bytes per clock = 128 B/clock/SM",
     "sram.l2": "2 MB L2 on GA107 (TechPowerUp GPU Database, GeForce RTX 3050 Mobile); "
@@ -42,7 +57,9 @@ RTX3050_LAPTOP = Target(
     name="rtx3050-laptop",
     description="NVIDIA GeForce RTX 3050 Laptop GPU (GA107, Ampere, CC 8.6), 4 GB GDDR6",
     pe_array=PEArray(units=16, unit_name="SM", flops_per_clock={
-        "fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048}),
+        "fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048},
+        vector_flops_per_clock={"fp32": 256, "fp16": 256, "bf16": 256},
+        special_per_clock={"fp32": 16, "fp16": 32}),
     sram=(
         MemoryLevel("shared_memory", 100 * KiB, "per_unit", bytes_per_clock=128),
         MemoryLevel("l2", 2 * MiB, "shared", bytes_per_clock=None),

@@ -1,12 +1,25 @@
 """Reading a Hugging Face-style config.json from a local path into transformer fields.
 
-Only the architecture matters here; weights are never loaded. Key names differ between model
-families (GPT-2 uses n_embd / n_layer / n_head), so each field lists its aliases.
+Only the architecture matters here; weights are never loaded and nothing is fetched from a
+network. Key names and block structure differ between model families, so each family that
+departs from the Llama layout is read by its own rule:
+
+  llama, mistral, qwen2, gemma (and other gated families)  pre-norm RMSNorm, gated MLP, RoPE
+  gpt2            n_embd / n_head / n_layer / n_inner (null: 4 x n_embd) / n_positions;
+                  LayerNorm, tanh-GELU MLP, learned position embeddings (no RoPE)
+  falcon          (also the older RefinedWeb model types) LayerNorm, GELU MLP, RoPE unless
+                  alibi; parallel attention and MLP (parallel_attn): one shared norm on the
+                  first generation, one norm per branch with new_decoder_architecture;
+                  multi-query attention (multi_query) or num_kv_heads groups
+
+vocab_size becomes `vocab` (the LM head is then included; lm_head=false leaves it out), the
+maximum positions become `max_positions` (longer seq + context is refused), and a sliding
+attention window in force becomes `window` (longer is refused: not modelled).
 """
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Tuple
 
 from tensorforge.errors import TensorForgeError
 
@@ -15,37 +28,73 @@ ALIASES = {
     "layers": ("num_hidden_layers", "n_layer", "num_layers"),
     "heads": ("num_attention_heads", "n_head"),
     "kv_heads": ("num_key_value_heads", "num_kv_heads"),
-    "intermediate": ("intermediate_size", "n_inner", "ffn_dim"),
+    "intermediate": ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"),
     "head_dim": ("head_dim",),
+    "vocab": ("vocab_size",),
+    "max_positions": ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length"),
 }
 # Families whose MLP is gated (SwiGLU / GeGLU) and whose norm is RMSNorm.
 GATED_FAMILIES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3",
                   "phi3", "olmo2", "granite", "cohere"}
+GPT2_FAMILIES = {"gpt2"}
+FALCON_FAMILIES = {"falcon", "refinedwebmodel", "refinedweb"}
 
 
-def load_config(path: Path) -> Dict[str, Any]:
+def _first(data: Dict[str, Any], keys: Tuple[str, ...]) -> Optional[Any]:
+    for key in keys:
+        if data.get(key) is not None:
+            return data[key]
+    return None
+
+
+def _read(path: Path) -> Dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TensorForgeError(f"cannot read transformer config {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TensorForgeError(f"malformed transformer config {path}: {exc}") from None
     if not isinstance(data, dict):
         raise TensorForgeError(f"transformer config {path}: expected a JSON object")
-    data = data.get("text_config", data) if isinstance(data.get("text_config"), dict) else data
+    return data["text_config"] if isinstance(data.get("text_config"), dict) else data
+
+
+def _falcon(data: Dict[str, Any], fields: Dict[str, Any]) -> None:
+    new_arch = bool(data.get("new_decoder_architecture", False))
+    if new_arch:
+        fields["kv_heads"] = data.get("num_kv_heads") or fields["heads"]
+    elif data.get("multi_query", True):
+        fields["kv_heads"] = 1
+    else:
+        fields["kv_heads"] = fields["heads"]
+    if data.get("parallel_attn", True):
+        fields["block"] = "parallel" if new_arch else "parallel_shared_norm"
+    fields.update(mlp="gelu", norm="layernorm", rope=not data.get("alibi", False))
+
+
+def load_config(path: Path) -> Dict[str, Any]:
+    data = _read(path)
     fields: Dict[str, Any] = {}
     for field, keys in ALIASES.items():
-        for key in keys:
-            if data.get(key) is not None:
-                fields[field] = data[key]
-                break
+        value = _first(data, keys)
+        if value is not None:
+            fields[field] = value
     for required in ("hidden", "layers", "heads"):
         if required not in fields:
             raise TensorForgeError(f"transformer config {path}: missing {ALIASES[required][0]!r}")
     family = str(data.get("model_type", "")).lower()
-    gated = family in GATED_FAMILIES or str(data.get("hidden_act", "")).lower() in ("silu", "swiglu")
-    fields["mlp"] = "gated" if gated else "gelu"
-    fields["norm"] = "rmsnorm" if gated or "rms_norm_eps" in data else "layernorm"
+    if family in GPT2_FAMILIES:
+        fields.update(mlp="gelu", norm="layernorm", rope=False)   # learned position embeddings
+    elif family in FALCON_FAMILIES:
+        _falcon(data, fields)
+    else:
+        gated = family in GATED_FAMILIES or str(data.get("hidden_act", "")).lower() in ("silu", "swiglu")
+        fields["mlp"] = "gated" if gated else "gelu"
+        fields["norm"] = "rmsnorm" if gated or "rms_norm_eps" in data else "layernorm"
     if "intermediate" not in fields:
         fields["intermediate"] = 4 * int(fields["hidden"])
+    window = data.get("sliding_window")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0 \
+            and data.get("use_sliding_window", True) is not False:
+        fields["window"] = window
     return fields

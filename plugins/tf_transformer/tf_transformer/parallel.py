@@ -39,8 +39,11 @@ def check(p) -> None:
                          "(KV heads are split, or replicated when tp > kv_heads)")
     if p.intermediate % p.tp:
         raise ValueError(f"tp={p.tp} must divide intermediate={p.intermediate}")
-    if p.vocab % p.tp:
+    if p.with_lm_head and p.vocab % p.tp:
         raise ValueError(f"tp={p.tp} must divide vocab={p.vocab} (the LM head is split by vocabulary)")
+    if p.tp > 1 and p.block != "sequential":
+        raise ValueError(f"tp={p.tp} with block={p.block}: tensor parallelism is modelled for sequential "
+                         "blocks (one all-reduce after attention, one after the MLP)")
     if p.layers % p.pp:
         raise ValueError(f"pp={p.pp} must divide layers={p.layers}")
 

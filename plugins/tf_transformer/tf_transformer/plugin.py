@@ -1,12 +1,21 @@
 """Transformer decoder blocks decomposed into operators, for prefill and decode.
 
-Per layer: norm -> QKV projection -> (RoPE) -> [decode: append new K/V to the cache] ->
-fused attention (FlashAttention-style, causal, grouped-query) -> output projection -> residual
--> norm -> MLP up (gated: gate and up together) -> activation (gated: silu(g) * u) -> MLP down
--> residual. Then a final norm and, when `vocab` > 0, the LM head.
+Per layer (block=sequential, the Llama/GPT-2 layout): norm -> QKV projection -> (RoPE) ->
+[decode: append new K/V to the cache] -> fused attention (FlashAttention-style, causal,
+grouped-query) -> output projection -> residual -> norm -> MLP up (gated: gate and up together)
+-> activation (gated: silu(g) * u) -> MLP down -> residual. block=parallel (Falcon): attention
+and MLP both read the layer input, each through its own norm (parallel) or one shared norm
+(parallel_shared_norm), and one residual adds both. Then a final norm (final_norm=false for a
+bare block) and the LM head when the vocabulary is known (lm_head=false leaves it out).
+
+Token and position embedding lookups are not modelled (a gather of one row per token: leaving
+it out keeps the bound a bound). Elementwise work runs at the workload's precision, so the
+target's fastest vector rate for it applies; activations' exponentials count as transcendentals.
 
 Tensor names tie producers to consumers, so the model can keep activations that fit in the
-shared cache out of DRAM; weights and the KV cache always come from DRAM.
+shared cache out of DRAM; weights and the KV cache always come from DRAM. Every layer has its
+own weights and cache (operators repeat `layers` times on distinct instances), and each
+distinct weight has its own name, so the workload's compulsory traffic counts them all.
 
 `tp` and `pp` split the model over several devices (parallel.py): the operators are then one
 rank's share, with the all-reduces (and pipeline sends) as operators of their own.
@@ -16,7 +25,6 @@ from pathlib import Path
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
 from tensorforge.hookspecs import hookimpl
 from tensorforge.params import build_params
 from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
@@ -30,6 +38,7 @@ from .hf_config import load_config
 NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}   # rms: sq, sum, scale, weight; ln adds mean, sub, bias
 ACT_FLOPS = {"gated": 5, "gelu": 8}           # silu(x)*y ~ exp, add, div, mul, mul; tanh-gelu ~ 8
 ROPE_FLOPS = 3                                # x*cos + rotate(x)*sin per element
+BLOCKS = ("sequential", "parallel", "parallel_shared_norm")
 
 
 def _pos(**kw):
@@ -56,6 +65,11 @@ class TransformerParams:
     dtype: str = attrs.field(default="bf16", converter=parse_dtype)
     math_mode: str = attrs.field(default=None)
     config: str = attrs.field(default=None)
+    block: str = attrs.field(default="sequential", metadata={"choices": BLOCKS})
+    final_norm: bool = True
+    lm_head: bool = attrs.field(default=None)     # None: included when `vocab` is known
+    max_positions: int = attrs.field(default=0, metadata={"min": 0})   # 0: unknown
+    window: int = attrs.field(default=0, metadata={"min": 0})          # sliding window; 0: none
     # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
     tp: int = attrs.field(default=1, metadata={"min": 1})
     pp: int = attrs.field(default=1, metadata={"min": 1})
@@ -77,7 +91,20 @@ class TransformerParams:
             raise ValueError("context (tokens already in the KV cache) applies to phase=decode")
         if self.phase == "decode" and self.context < 1:
             raise ValueError("phase=decode needs context >= 1 (tokens already in the KV cache)")
+        origin = f" (from {self.config})" if self.config else ""
+        if self.max_positions and self.kv_len > self.max_positions:
+            raise ValueError(f"seq + context = {self.kv_len} exceeds the model's "
+                             f"max_positions={self.max_positions}{origin}")
+        if self.window and self.kv_len > self.window:
+            raise ValueError(f"seq + context = {self.kv_len} exceeds the sliding attention "
+                             f"window={self.window}{origin}; sliding-window attention is not modelled")
+        if self.lm_head and not self.vocab:
+            raise ValueError("lm_head=true needs vocab (the vocabulary size)")
         parallel.check(self)
+
+    @property
+    def with_lm_head(self) -> bool:
+        return bool(self.vocab) if self.lm_head is None else bool(self.lm_head and self.vocab)
 
     @property
     def kv_len(self) -> int:
@@ -90,10 +117,11 @@ def _matmul(name, tokens, n, k, mode, e, a, w, c, count):
         a=Tensor(a, tokens * k * e), b=Tensor(w, k * n * e), c=Tensor(c, tokens * n * e)), count)
 
 
-def _stream(name, flops, reads, writes, count=1):
+def _stream(name, flops, reads, writes, count, dtype, special=0):
     return Operator(name, StreamProblem(
         flops=float(flops), read_tensors=tuple(Tensor(n, b) for n, b in reads),
-        write_tensors=tuple(Tensor(n, b) for n, b in writes)), count)
+        write_tensors=tuple(Tensor(n, b) for n, b in writes), math_mode=dtype,
+        special_ops=float(special)), count)
 
 
 class Transformer(WorkloadKind):
@@ -135,24 +163,28 @@ class Transformer(WorkloadKind):
     def _operators(self, p: TransformerParams):
         """One device's operators for an unsplit model (a rank's share once sharded)."""
         e = DTYPE_BYTES[p.dtype]
-        mode, L = p.math_mode, p.layers
+        mode, L, dt = p.math_mode, p.layers, p.dtype
         T = p.batch * p.seq                      # tokens processed in this pass
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
         q_bytes, kv_tok_bytes = T * H * Hd * e, T * KV * Hd * e
         act = lambda width: T * width * e
         up_width = 2 * I if p.mlp == "gated" else I
-        ops = [
-            _stream("norm_attn", NORM_FLOPS[p.norm] * T * D, [("x", act(D)), ("norm_w", D * e)],
-                    [("h_attn", act(D))], L),
-            _matmul("qkv_proj", T, (H + 2 * KV) * Hd, D, mode, e, "h_attn", "w_qkv", "qkv", L),
-        ]
+
+        def norm(name, out, count=L):   # one rsqrt per token row
+            return _stream(name, NORM_FLOPS[p.norm] * T * D, [("x", act(D)), (f"{name}_w", D * e)],
+                           [(out, act(D))], count, dt, T)
+
+        ops = [norm("norm_attn", "h_attn")]
+        if p.block == "parallel":
+            ops.append(norm("norm_mlp", "h_mlp"))
+        ops.append(_matmul("qkv_proj", T, (H + 2 * KV) * Hd, D, mode, e, "h_attn", "w_qkv", "qkv", L))
         if p.rope:
             rot = q_bytes + kv_tok_bytes
-            ops.append(_stream("rope", ROPE_FLOPS * (T * (H + KV) * Hd), [("qkv", rot)], [("qkv", rot)], L))
+            ops.append(_stream("rope", ROPE_FLOPS * (T * (H + KV) * Hd), [("qkv", rot)], [("qkv", rot)], L, dt))
         if p.phase == "decode":
             cache_bytes = p.batch * KV * p.kv_len * Hd * e
             ops.append(_stream("kv_append", 0, [("qkv", 2 * kv_tok_bytes)],
-                               [("kv_cache_new", 2 * kv_tok_bytes)], L))
+                               [("kv_cache_new", 2 * kv_tok_bytes)], L, dt))
             k_t, v_t = Tensor("k_cache", cache_bytes), Tensor("v_cache", cache_bytes)
         else:
             k_t, v_t = Tensor("qkv", kv_tok_bytes), Tensor("qkv", kv_tok_bytes)
@@ -160,29 +192,40 @@ class Transformer(WorkloadKind):
             batch=p.batch, heads=H, kv_heads=KV, q_len=p.seq, kv_len=p.kv_len, head_dim=Hd,
             causal=p.causal, math_mode=mode, elem_bytes=e,
             q=Tensor("qkv", q_bytes), k=k_t, v=v_t, o=Tensor("attn", q_bytes))
+        ops += [Operator("attention", attention, L),
+                _matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L)]
+        mlp_in = {"sequential": "h_mlp", "parallel": "h_mlp", "parallel_shared_norm": "h_attn"}[p.block]
+        if p.block == "sequential":
+            ops += [_stream("residual_attn", T * D, [("x", act(D)), ("attn_out", act(D))], [("x", act(D))], L, dt),
+                    norm("norm_mlp", "h_mlp")]
         ops += [
-            Operator("attention", attention, L),
-            _matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L),
-            _stream("residual_attn", T * D, [("x", act(D)), ("attn_out", act(D))], [("x", act(D))], L),
-            _stream("norm_mlp", NORM_FLOPS[p.norm] * T * D, [("x", act(D)), ("norm_w", D * e)],
-                    [("h_mlp", act(D))], L),
-            _matmul("mlp_up", T, up_width, D, mode, e, "h_mlp", "w_up", "up", L),
-            _stream("mlp_act", ACT_FLOPS[p.mlp] * T * I, [("up", act(up_width))], [("mlp_act", act(I))], L),
+            _matmul("mlp_up", T, up_width, D, mode, e, mlp_in, "w_up", "up", L),
+            _stream("mlp_act", ACT_FLOPS[p.mlp] * T * I, [("up", act(up_width))], [("mlp_act", act(I))], L,
+                    dt, T * I),                       # one exp (silu) or tanh (gelu) per element
             _matmul("mlp_down", T, D, I, mode, e, "mlp_act", "w_down", "mlp_out", L),
-            _stream("residual_mlp", T * D, [("x", act(D)), ("mlp_out", act(D))], [("x", act(D))], L),
-            _stream("norm_final", NORM_FLOPS[p.norm] * T * D, [("x", act(D)), ("norm_w", D * e)],
-                    [("h_final", act(D))]),
         ]
-        if p.vocab:
-            ops.append(_matmul("lm_head", T, p.vocab, D, mode, e, "h_final", "w_lm_head", "logits", 1))
+        if p.block == "sequential":
+            ops.append(_stream("residual_mlp", T * D, [("x", act(D)), ("mlp_out", act(D))], [("x", act(D))], L, dt))
+        else:
+            ops.append(_stream("residual", 2 * T * D, [("x", act(D)), ("attn_out", act(D)), ("mlp_out", act(D))],
+                               [("x", act(D))], L, dt))
+        head_in = "x"
+        if p.final_norm:
+            ops.append(norm("norm_final", "h_final", 1))
+            head_in = "h_final"
+        if p.with_lm_head:
+            ops.append(_matmul("lm_head", T, p.vocab, D, mode, e, head_in, "w_lm_head", "logits", 1))
         return tuple(ops)
 
     def weight_bytes(self, p: TransformerParams) -> int:
         e = DTYPE_BYTES[p.dtype]
         up = 2 * p.intermediate if p.mlp == "gated" else p.intermediate
+        norms = 1 if p.block == "parallel_shared_norm" else 2
         per_layer = (p.hidden * (p.heads + 2 * p.kv_heads) * p.head_dim + p.heads * p.head_dim * p.hidden
-                     + p.hidden * up + p.intermediate * p.hidden + 2 * p.hidden)
-        return (p.layers * per_layer + p.hidden + p.vocab * p.hidden) * e
+                     + p.hidden * up + p.intermediate * p.hidden + norms * p.hidden)
+        final = p.hidden if p.final_norm else 0
+        head = p.vocab * p.hidden if p.with_lm_head else 0
+        return (p.layers * per_layer + final + head) * e
 
     def footprint_bytes(self, p: TransformerParams) -> int:
         """Weights + KV cache + the largest few live activations (one rank's share under tp/pp)."""
@@ -193,7 +236,7 @@ class Transformer(WorkloadKind):
         cache = 2 * p.layers * p.batch * p.kv_heads * p.kv_len * p.head_dim * e
         widths = [(p.heads + 2 * p.kv_heads) * p.head_dim,
                   2 * p.intermediate if p.mlp == "gated" else p.intermediate, p.hidden, p.hidden]
-        logits = T * p.vocab * e
+        logits = T * p.vocab * e if p.with_lm_head else 0
         return self.weight_bytes(p) + cache + T * sum(widths) * e + logits
 
 

@@ -1,5 +1,6 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
-(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP), each
+(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP; the
+sequential or parallel block; the final norm and LM head when the workload has them), each
 inside an operator range named as the Core names it (so a kernel trace, or the distributed
 backend's operator window, attributes time to operators), with distinct random weights per layer
 so weight traffic is real. Registered under the Ops group; the Core side never imports this module.
@@ -75,8 +76,9 @@ class TransformerTorch(WorkloadBuilder):
                     "n2": torch.ones(D, device=device, dtype=dtype)}
 
         layers = [layer() for _ in range(p.layers)]
-        n_final = torch.ones(D, device=device, dtype=dtype)
-        w_lm = rand(p.vocab, D)[rank * (p.vocab // tp):(rank + 1) * (p.vocab // tp)].contiguous() if p.vocab else None
+        n_final = torch.ones(D, device=device, dtype=dtype) if p.final_norm else None
+        w_lm = rand(p.vocab, D)[rank * (p.vocab // tp):(rank + 1) * (p.vocab // tp)].contiguous() \
+            if p.with_lm_head else None
         x0 = rand(B, S, D, s=1.0)
         caches = None
         if p.phase == "decode":
@@ -121,9 +123,12 @@ class TransformerTorch(WorkloadBuilder):
             x = x0
             for i, w in enumerate(layers):
                 with operator_range("norm_attn"):
-                    hn = norm(x, w["n1"])
+                    h_attn = norm(x, w["n1"])
+                if p.block == "parallel":    # Falcon: the MLP's own norm of the layer input
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
                 with operator_range("qkv_proj"):
-                    qkv = F.linear(hn, w["w_qkv"])
+                    qkv = F.linear(h_attn, w["w_qkv"])
                 q, k, v = qkv.split([h * Hd, kv * Hd, kv * Hd], dim=-1)
                 q = q.view(B, S, h, Hd).transpose(1, 2)
                 k = k.view(B, S, kv, Hd).transpose(1, 2)
@@ -142,15 +147,18 @@ class TransformerTorch(WorkloadBuilder):
                     o = attend(q, k, v).transpose(1, 2).reshape(B, S, h * Hd)
                 with operator_range("o_proj"):
                     attn_out = F.linear(o, w["w_o"])
-                if tp > 1:
+                if tp > 1:    # row-parallel: the ranks' partial sums meet here
                     with operator_range(ALL_REDUCE_ATTN):
                         all_reduce(attn_out)
-                with operator_range("residual_attn"):
-                    x = x + attn_out
-                with operator_range("norm_mlp"):
-                    hn = norm(x, w["n2"])
+                if p.block == "sequential":
+                    with operator_range("residual_attn"):
+                        x = x + attn_out
+                    with operator_range("norm_mlp"):
+                        h_mlp = norm(x, w["n2"])
+                elif p.block == "parallel_shared_norm":   # both branches read one norm of the input
+                    h_mlp = h_attn
                 with operator_range("mlp_up"):
-                    up = F.linear(hn, w["w_up"])
+                    up = F.linear(h_mlp, w["w_up"])
                 with operator_range("mlp_act"):
                     if p.mlp == "gated":
                         gate, lin = up.chunk(2, dim=-1)
@@ -162,10 +170,16 @@ class TransformerTorch(WorkloadBuilder):
                 if tp > 1:
                     with operator_range(ALL_REDUCE_MLP):
                         all_reduce(mlp_out)
-                with operator_range("residual_mlp"):
-                    x = x + mlp_out
-            with operator_range("norm_final"):
-                hn = norm(x, n_final)
+                if p.block == "sequential":
+                    with operator_range("residual_mlp"):
+                        x = x + mlp_out
+                else:
+                    with operator_range("residual"):
+                        x = x + attn_out + mlp_out
+            hn = x
+            if n_final is not None:
+                with operator_range("norm_final"):
+                    hn = norm(x, n_final)
             if w_lm is None:
                 return hn
             with operator_range("lm_head"):

@@ -1,0 +1,76 @@
+"""A workload's compulsory traffic equals what its operators say, for every installed kind:
+each tensor the workload reads but never produces (inputs, weights, KV caches) and each it
+produces but never reads (final outputs), once per instance, where an operator repeated
+`count` times (a transformer's layers) touches `count` distinct instances."""
+
+from pathlib import Path
+
+import pytest
+
+from tensorforge.model import predict
+from tensorforge.suite import resolve_spec
+
+pytestmark = pytest.mark.usefixtures("clean_plugin_env")
+
+CONFIGS = Path(__file__).resolve().parent.parent / "examples" / "configs"
+EXTRA = [
+    "transformer_gpt2_prefill",
+    "transformer_decode:layers=1",
+    "transformer_decode:block=parallel",
+    "transformer_prefill:block=parallel_shared_norm,final_norm=false,vocab=1000",
+    f"transformer:config={CONFIGS / 'falcon-7b'},phase=decode,context=512,batch=4",
+    f"transformer:config={CONFIGS / 'gemma-7b'},seq=256",
+]
+
+
+def every_workload(host):
+    specs = [name for name in host.preset_names()] + EXTRA
+    return [resolve_spec(host, s) for s in specs]
+
+
+def boundary_bytes_from_operators(operators) -> float:
+    """Recomputed from the operators alone: boundary tensors, each touched by one operator."""
+    written = {t.name for op in operators for t in op.problem.writes()}
+    read = {t.name for op in operators for t in op.problem.reads()}
+    owners = {}
+    total = 0.0
+    for op in operators:
+        for t in op.problem.reads():
+            if t.name not in written:
+                owners.setdefault(t.name, set()).add(op.name)
+                total += t.nbytes * op.count
+        for t in op.problem.writes():
+            if t.name not in read:
+                owners.setdefault(t.name, set()).add(op.name)
+                total += t.nbytes * op.count
+    shared = {name: ops for name, ops in owners.items() if len(ops) > 1}
+    assert not shared, f"boundary tensors with one name in several operators: {shared}"
+    return total
+
+
+def test_workload_totals_follow_from_the_operators_for_every_kind(host):
+    chosen = every_workload(host)
+    assert {kind.name for _, kind in chosen} == set(host.names("workloads"))
+    pred = predict(chosen, host.target("h200"), host.mappings())
+    for (workload, kind), w in zip(chosen, pred.workloads):
+        operators = kind.operators(workload.params)
+        assert w.compulsory_bytes == boundary_bytes_from_operators(operators), w.name
+        assert w.compulsory_bytes <= sum(o.compulsory_bytes for o in w.operators), w.name
+        if len(w.operators) == 1:   # nothing internal: the operator's own traffic
+            assert w.compulsory_bytes == w.operators[0].compulsory_bytes, w.name
+        assert w.flops == sum(o.flops for o in w.operators)
+
+
+def test_llama2_7b_decode_counts_every_layer(host):
+    # context 2048, batch 8, bf16. Per layer: weights 202,383,360 parameters (QKV, O, gated MLP,
+    # two norms) = 404,766,720 B; K and V caches 2 * 8 * 32 * 2049 * 128 * 2 B = 268,566,528 B;
+    # the new token's K and V written: 2 * 8 * 32 * 128 * 2 B = 131,072 B. Once per model:
+    # final norm 8,192 B, LM head 32000 * 4096 * 2 = 262,144,000 B, logits 8 * 32000 * 2 = 512,000 B.
+    per_layer = 404_766_720 + 268_566_528 + 131_072
+    once = 8_192 + 262_144_000 + 512_000
+    spec = f"transformer:config={CONFIGS / 'llama-2-7b'},phase=decode,context=2048,batch=8"
+    one, full = predict([resolve_spec(host, spec + ",layers=1"), resolve_spec(host, spec)],
+                        host.target("h200"), host.mappings()).workloads
+    assert one.compulsory_bytes == per_layer + once
+    assert full.compulsory_bytes == 32 * per_layer + once          # 21.8 GB, not 0.94 GB
+    assert full.arithmetic_intensity < one.arithmetic_intensity * 1.1

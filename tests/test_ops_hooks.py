@@ -265,7 +265,7 @@ def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
     assert host.reports["ops-import-error"].distribution == "tfcore-test-ops-import-error"
     assert host.reports["ops-stranger"].distribution == "tfops-stranger"
     assert host.reports["ops-stranger"].version == "0.1"
-    assert host.names("backends") == ["stranger", "torch-cpu", "torch-cuda"]
+    assert host.names("backends") == ["stranger", "torch-cpu", "torch-cuda", "torch-distributed"]
     assert [r.name for r in host.broken()] == ["ops-import-error"]
 
 
@@ -278,29 +278,32 @@ def real_ops():
 
 def test_real_entry_points(real_ops):
     assert real_ops.broken() == []
-    assert real_ops.names("backends") == ["torch-cpu", "torch-cuda"]
-    # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu too)
-    assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "transformer@torch"]
-    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
-                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling"]
-    assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
+    assert real_ops.names("backends") == ["torch-cpu", "torch-cuda", "torch-distributed"]
+    # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu and
+    # tf-distributed's torch-distributed too)
+    assert real_ops.names("builders") == ["collective@torch", "conv2d@torch", "gemm@torch", "transformer@torch"]
+    assert real_ops.names("probes") == ["collective-sweep", "copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
+                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling", "per-rank-ceilings"]
+    assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     assert real_ops.names("policies") == []
     # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
     mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
     assert real_ops.names("sinks") == (["mlflow"] if mlflow_plugin else [])
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
         "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge", "torch-cpu": "tf-cpu",
-        "transformer-torch": "tf-transformer", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
+        "transformer-torch": "tf-transformer", "collective-torch": "tf-collective",
+        "torch-distributed": "tf-distributed", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
     assert all(r.side == "ops" for r in real_ops.reports.values())
-    for kind in ("gemm", "conv2d", "transformer"):
+    for kind in ("gemm", "conv2d", "transformer", "collective"):
         assert real_ops.builder(kind, "torch-cuda").kind == kind
         assert real_ops.builder(kind, "torch-cpu") is real_ops.builder(kind, "torch-cuda")
+        assert real_ops.builder(kind, "torch-distributed") is real_ops.builder(kind, "torch-cuda")
 
 
 def test_disabling_an_ops_plugin(monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "conv2d-torch")
     host = OpsHost()
-    assert host.names("builders") == ["gemm@torch", "transformer@torch"]
+    assert host.names("builders") == ["collective@torch", "gemm@torch", "transformer@torch"]
     assert host.builder("conv2d", "torch-cuda") is None
 
 

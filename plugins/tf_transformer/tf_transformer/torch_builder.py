@@ -203,9 +203,10 @@ def _collectives(tp: int):
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
     def gather_logits(shard):
-        out = torch.empty((tp,) + tuple(shard.shape), device=shard.device, dtype=shard.dtype)
-        gather(out, shard.contiguous())
-        return torch.cat(out.unbind(0), dim=-1)
+        # gathered along dimension 0 (flat), then each rank's vocabulary slice back in place
+        out = torch.empty(tp * shard.numel(), device=shard.device, dtype=shard.dtype)
+        gather(out, shard.reshape(-1))
+        return torch.cat(out.view((tp,) + tuple(shard.shape)).unbind(0), dim=-1)
 
     return dist.all_reduce, gather_logits
 

@@ -70,8 +70,9 @@ def test_calibration_store_carries_collective_curves_to_the_core():
 
 
 class _Op:
-    def __init__(self, name, latency, bottleneck="interconnect"):
-        self.name, self.count, self.latency_s, self.bottleneck = name, 1, latency, bottleneck
+    def __init__(self, name, latency, problem_type="MatmulProblem"):
+        self.name, self.count, self.latency_s, self.problem_type = name, 1, latency, problem_type
+        self.bottleneck = "interconnect" if problem_type == "CollectiveProblem" else "compute"
 
 
 class _Pred:
@@ -79,18 +80,19 @@ class _Pred:
         self.operators = ops
 
 
-def test_operator_bound_check_uses_the_fastest_rank():
+def test_operator_bound_check_fastest_rank_for_local_work_slowest_for_collectives():
     measured = {"status": "ok", "stats": {"rel_iqr": 0.01},
                 "operators": {"source": "eager", "eager": {"coverage": 0.97, "operators": [
-                    {"operator": "ar", "time_p50_s": 10e-6, "fastest_rank_p50_s": 5e-6, "activities": 1},
-                    {"operator": "mm", "time_p50_s": 10e-6, "fastest_rank_p50_s": 9.9e-6, "activities": 1}]}}}
-    rows = operator_rows(_Pred(_Op("ar", 1e-6), _Op("mm", 1e-6), _Op("norm", 1e-9)),
-                         _Pred(_Op("ar", 6e-6), _Op("mm", 9e-6), _Op("norm", 1e-9)), measured, True)
+                    {"operator": "mm", "time_p50_s": 10e-6, "fastest_rank_p50_s": 5e-6, "activities": 1},
+                    {"operator": "ar", "time_p50_s": 10e-6, "fastest_rank_p50_s": 5e-6, "activities": 1}]}}}
+    ops = (("mm", "MatmulProblem"), ("ar", "CollectiveProblem"), ("norm", "StreamProblem"))
+    rows = operator_rows(_Pred(*(_Op(n, 1e-6, t) for n, t in ops)),
+                         _Pred(*(_Op(n, 6e-6, t) for n, t in ops)), measured, True)
     checks = {r["operator"]: r["bound_check"]["verdict"] for r in rows["operators"]}
-    # ar: the slowest rank (10 us) is above its 6 us bound, the fastest (5 us) is not
-    assert checks == {"ar": "BOUND VIOLATION", "mm": "within bound",
+    # mm: its fastest rank (5 us) computed under its 6 us bound; ar: the operation took 10 us
+    assert checks == {"mm": "BOUND VIOLATION", "ar": "within bound",
                       "norm": "no verdict: the operator window did not see this operator"}
-    assert rows["violations"] == ["ar"] and rows["coverage"] == 0.97
+    assert rows["violations"] == ["mm"] and rows["coverage"] == 0.97
     assert operator_rows(_Pred(), None, {"status": "ok", "stats": {}, "operators": {"notes": ["none"]}}, True) \
         == {"available": False, "reason": "none"}
 

@@ -24,6 +24,9 @@ from tensorforge_ops.api import Unavailable
 
 from .worker import AUTHKEY_ENV
 
+# The workers' combined output goes to a temporary file, deleted at the end (its last lines go
+# into any error message); set this variable to a path to keep it there instead.
+LOG_ENV = "TENSORFORGE_DIST_LOG"
 START_TIMEOUT_S = 300.0        # imports, plugin loading and communicator set-up on every rank
 COMMAND_TIMEOUT_S = 1800.0     # no single command should come near this; a hung rank will
 LOG_TAIL = 2000
@@ -37,7 +40,10 @@ class Launch:
         key = secrets.token_bytes(32)
         self.listener = Listener(("127.0.0.1", 0), authkey=key)
         host, port = self.listener.address
-        self.log = tempfile.NamedTemporaryFile(prefix="tensorforge-torchrun-", suffix=".log", delete=False)
+        kept = (env or os.environ).get(LOG_ENV)
+        self.keep_log = bool(kept)
+        self.log = open(kept, "ab") if kept else \
+            tempfile.NamedTemporaryFile(prefix="tensorforge-torchrun-", suffix=".log", delete=False)
         self.command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
                         "--nproc-per-node", str(nprocs), "-m", "tf_distributed.worker",
                         "--device", device_kind, "--control", f"{host}:{port}"]
@@ -128,7 +134,8 @@ class Launch:
                 self.proc.wait()
         self.listener.close()
         self.log.close()
-        try:
-            os.unlink(self.log.name)
-        except OSError:
-            pass
+        if not self.keep_log:
+            try:
+                os.unlink(self.log.name)
+            except OSError:
+                pass

@@ -38,7 +38,7 @@ echo "run rc=$rc wall $(python3 -c "print(round($end-$start,1))") s"; tail -4 "$
 [ -f "$OUT/$TARGET-run.summary.txt" ] && cat "$OUT/$TARGET-run.summary.txt"
 tensorforge verify "$OUT/$TARGET-run.json"
 echo "== rerun (reuses the stored calibration)"
-tensorforge run --target "$TARGET" --budget 1 --no-telemetry -o "$OUT/$TARGET-rerun.json" > /dev/null 2> "$OUT/$TARGET-rerun.log"
-echo "rerun rc=$?"; grep -E "reusing|run took" "$OUT/$TARGET-rerun.log"
+tensorforge run --target "$TARGET" --budget 1 --no-telemetry -o "$OUT/$TARGET-rerun.json" > /dev/null 2> "/tmp/$TARGET-rerun.log"
+echo "rerun rc=$?"; grep -E "reusing|run took" "/tmp/$TARGET-rerun.log"
 [ -f "$OUT/$TARGET-rerun.summary.txt" ] && grep -E "^(collective|transformer|all_|bound|OPERATOR|operator bound)" "$OUT/$TARGET-rerun.summary.txt"
 tensorforge verify "$OUT/$TARGET-rerun.json" | tail -1

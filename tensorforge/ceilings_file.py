@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from .collectives import ceilings_from_data as collective_ceilings
 from .errors import TensorForgeError
 from .precision import MATH_MODES
 from .target import Ceilings, Target
@@ -75,7 +76,8 @@ def ceilings_from_data(data, where: str) -> Ceilings:
         source = str(section.get("source") or f"{kind} {where}")
     return Ceilings(origin=str(values.get("origin", "calibrated")),
                     compute={k: float(v) for k, v in compute.items()},
-                    dram_bytes_per_s=float(dram), source=source, device=device)
+                    dram_bytes_per_s=float(dram), source=source, device=device,
+                    collectives=collective_ceilings(values.get("collectives"), where))
 
 
 def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_device: bool) -> None:

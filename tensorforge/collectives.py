@@ -18,11 +18,16 @@ Analytical bound, per tier the ranks cross (docs/model.md, "Collectives"):
   time >= latency of the outermost tier crossed + max over tiers (bytes per device / bandwidth)
 The last byte leaves after bytes/bandwidth and still has to cross one hop, so the sum is a bound.
 
-Calibrated bound (per operation and rank count, from the sweep probes):
-  time >= max(floor, alpha + S x factor / beta)
+Calibrated bound (per operation and rank count, from the sweep probes), from each swept size's
+fastest sample t_i (a lower bound must hold for every run, not for the median):
+  time >= max(floor, alpha + S x factor / beta, envelope(S))
 beta: the sweep's asymptotic bus bandwidth (slope between its two largest sizes, never below the
 best bus bandwidth it saw); alpha: the largest intercept that keeps the line under every swept
-point; floor: the fastest small message. The line lies under every measured point by construction.
+point; floor: the fastest message of the sweep; envelope: t_i at a swept size S_i, and between two
+neighbouring swept sizes the smaller of their two times (the curve may dip anywhere, but not below
+both ends of an octave; beyond the sweep only the line holds). Why the envelope: NCCL's bus
+bandwidth keeps rising from 64 MiB to 4 GiB on two H200s (270 to 350 GB/s), so no single line is
+within 10% of the measurements across that range; the envelope follows them.
 """
 
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
@@ -159,26 +164,45 @@ def analytical_seconds(problem: CollectiveProblem, interconnect: Optional[Interc
 
 @attrs.frozen
 class CollectiveCeiling:
-    """A calibrated collective curve for one operation over `ranks` ranks (CALIBRATED)."""
+    """A calibrated collective curve for one operation over `ranks` ranks (CALIBRATED).
+    `points`: (bytes, fastest seconds) of every swept size; `eager_floor_s`: the median time of
+    the smallest swept message, what an eager small collective typically costs (host included:
+    context for estimates and readers, never part of the bound)."""
     op: str
     ranks: int
     bus_bytes_per_s: float          # beta
     latency_s: float                # alpha
-    floor_s: float                  # the fastest small message
+    floor_s: float                  # the fastest message of the sweep
     min_bytes: int
     max_bytes: int
     source: str = ""
+    points: Tuple[Tuple[int, float], ...] = ()
+    eager_floor_s: Optional[float] = None
 
     def seconds(self, nbytes: float) -> float:
-        return max(self.floor_s, self.latency_s + bus_factor(self.op, self.ranks) * nbytes / self.bus_bytes_per_s)
+        line = self.latency_s + bus_factor(self.op, self.ranks) * nbytes / self.bus_bytes_per_s
+        return max(self.floor_s, line, self.envelope(nbytes))
+
+    def envelope(self, nbytes: float) -> float:
+        """The swept time at a swept size; between two neighbouring sizes the smaller of their
+        times; 0 outside the sweep (only the line and the floor hold there)."""
+        for (b1, t1), (b2, t2) in zip(self.points, self.points[1:]):
+            if nbytes == b1:
+                return t1
+            if b1 < nbytes < b2:
+                return min(t1, t2)
+        if self.points and nbytes == self.points[-1][0]:
+            return self.points[-1][1]
+        return 0.0
 
 
 def ceiling_key(op: str, ranks: int) -> str:
     return f"{op}/{ranks}"
 
 
-def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source: str = "") -> CollectiveCeiling:
-    """The calibrated curve from swept (bytes, seconds) points: see the module docstring.
+def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source: str = "",
+                eager_floor_s: Optional[float] = None) -> CollectiveCeiling:
+    """The calibrated curve from swept (bytes, fastest seconds) points: see the module docstring.
     Every point lies on or above the curve it returns."""
     pts = sorted((int(b), float(t)) for b, t in points if t > 0)
     if len(pts) < 2:
@@ -193,7 +217,38 @@ def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source
     alpha = max(0.0, min(t - factor * b / beta for b, t in pts))
     floor = min(t for _, t in pts)
     return CollectiveCeiling(op=op, ranks=ranks, bus_bytes_per_s=beta, latency_s=alpha, floor_s=floor,
-                             min_bytes=pts[0][0], max_bytes=pts[-1][0], source=source)
+                             min_bytes=pts[0][0], max_bytes=pts[-1][0], source=source, points=tuple(pts),
+                             eager_floor_s=eager_floor_s)
+
+
+def ceilings_from_data(data, where: str) -> Dict[str, CollectiveCeiling]:
+    """Calibrated curves read back from JSON (a calibration or a capture's CALIBRATED ceilings),
+    checked field by field; a TensorForgeError names the culprit."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise TensorForgeError(f"{where}: 'collectives' must map op/ranks to curves")
+    out: Dict[str, CollectiveCeiling] = {}
+    for key, c in data.items():
+        here = f"{where}: collectives[{key!r}]"
+        if not isinstance(c, dict):
+            raise TensorForgeError(f"{here} must be an object")
+        try:
+            curve = CollectiveCeiling(
+                op=str(c["op"]), ranks=int(c["ranks"]), bus_bytes_per_s=float(c["bus_bytes_per_s"]),
+                latency_s=float(c["latency_s"]), floor_s=float(c["floor_s"]), min_bytes=int(c["min_bytes"]),
+                max_bytes=int(c["max_bytes"]), source=str(c.get("source", "")),
+                points=tuple((int(b), float(t)) for b, t in c.get("points") or ()),
+                eager_floor_s=float(c["eager_floor_s"]) if c.get("eager_floor_s") is not None else None)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TensorForgeError(f"{here} is malformed ({type(exc).__name__}: {exc})") from None
+        if curve.op not in OPS or curve.ranks < 2 or not (curve.bus_bytes_per_s > 0 and curve.floor_s > 0
+                                                           and curve.latency_s >= 0):
+            raise TensorForgeError(f"{here}: needs a known op, ranks >= 2, positive bandwidth and floor")
+        if key != ceiling_key(curve.op, curve.ranks):
+            raise TensorForgeError(f"{here}: key must be {ceiling_key(curve.op, curve.ranks)!r}")
+        out[key] = curve
+    return out
 
 
 def calibrated_for(problem: CollectiveProblem, n: int,

@@ -138,6 +138,32 @@ def test_fitted_curve_is_under_every_swept_point(seed):
         assert c.seconds(b) <= t * (1 + 1e-12)
 
 
+def test_the_envelope_follows_the_swept_points_and_the_line_holds_beyond():
+    # bus bandwidth rising with size, as NCCL's does: no line is close everywhere
+    pts = [(64 * MiB, 250e-6), (128 * MiB, 465e-6), (256 * MiB, 885e-6), (512 * MiB, 1690e-6)]
+    c = fit_ceiling("all_reduce", 2, pts, eager_floor_s=40e-6)
+    for b, t in pts:
+        assert c.seconds(b) == t                                   # a swept size: its fastest time
+    assert c.envelope(96 * MiB) == 250e-6 and c.envelope(200 * MiB) == 465e-6   # the smaller neighbour
+    line = lambda b: c.latency_s + b / c.bus_bytes_per_s          # noqa: E731
+    assert c.seconds(96 * MiB) == max(line(96 * MiB), 250e-6)
+    beyond = c.seconds(GiB)
+    assert beyond == pytest.approx(c.latency_s + GiB / c.bus_bytes_per_s) and beyond < 2 * 1690e-6
+    assert c.seconds(4096) == c.floor_s == 250e-6 and c.eager_floor_s == 40e-6
+
+
+def test_curves_read_back_from_json_are_checked():
+    from tensorforge.collectives import ceilings_from_data
+    from tensorforge.serialize import to_data
+    curve = fit_ceiling("all_gather", 2, _points(10e-6, 300e9, "all_gather"))
+    again = ceilings_from_data({"all_gather/2": to_data(curve)}, "x")
+    assert again == {"all_gather/2": curve}
+    with pytest.raises(TensorForgeError, match=r"x: collectives\['all_gather/2'\] is malformed"):
+        ceilings_from_data({"all_gather/2": {"op": "all_gather"}}, "x")
+    with pytest.raises(TensorForgeError, match="key must be 'all_gather/2'"):
+        ceilings_from_data({"all_reduce/2": to_data(curve)}, "x")
+
+
 def test_fit_refuses_too_few_points():
     with pytest.raises(ValueError, match="at least two"):
         fit_ceiling("all_reduce", 2, [(4096, 1e-5)])

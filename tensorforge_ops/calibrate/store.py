@@ -11,7 +11,7 @@ from tensorforge import __version__
 from tensorforge.errors import TensorForgeError, one_line
 from tensorforge.fileio import write_atomic
 from tensorforge.serialize import canonical_json
-from tensorforge.collectives import CollectiveCeiling
+from tensorforge.collectives import ceilings_from_data as collective_ceilings
 from tensorforge.target import Ceilings
 
 from ..api import ProbeResult, Unavailable
@@ -102,6 +102,6 @@ def to_ceilings(calibration: Dict[str, Any]) -> Optional[Ceilings]:
         return None
     return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
                     dram_bytes_per_s=float(c["dram_bytes_per_s"]),
-                    collectives={k: CollectiveCeiling(**v) for k, v in (c.get("collectives") or {}).items()},
+                    collectives=collective_ceilings(c.get("collectives"), f"calibration {calibration.get('fingerprint')}"),
                     source=f"calibrated on {calibration.get('device')} at {calibration.get('measured_at')} "
                            f"({calibration.get('fingerprint')})")

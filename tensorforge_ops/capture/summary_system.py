@@ -15,10 +15,11 @@ def collective_lines(cal: Dict[str, Any]) -> List[str]:
     if not curves:
         return []
     lines = ["            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
-             "S x factor / beta)):"]
+             "S x factor / beta, envelope of the swept sizes)):"]
     for key, c in sorted(curves.items()):
+        eager = f"; eager small message {seconds(c['eager_floor_s'])} (median)" if c.get("eager_floor_s") else ""
         lines.append(f"              {key}: beta {si(c['bus_bytes_per_s'], 'B/s')}, alpha {seconds(c['latency_s'])}, "
-                     f"floor {seconds(c['floor_s'])} (swept {c['min_bytes']} B to {c['max_bytes']} B)")
+                     f"floor {seconds(c['floor_s'])} (swept {c['min_bytes']} B to {c['max_bytes']} B{eager})")
     return lines
 
 

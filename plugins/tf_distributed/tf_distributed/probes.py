@@ -63,11 +63,12 @@ class CollectiveSweepProbe(CalibrationProbe):
         for op, data in reply.items():
             points: List[Dict[str, Any]] = data["points"]
             for p in points:
-                p["bus_bytes_per_s_p10"] = bus_factor(op, n) * p["bytes"] / p["p10_s"] if p["p10_s"] > 0 else None
+                p["bus_bytes_per_s_best"] = bus_factor(op, n) * p["bytes"] / p["min_s"] if p["min_s"] > 0 else None
             details[op] = {"points": points, "skipped": data["skipped"]}
             try:
-                ceiling = fit_ceiling(op, n, [(p["bytes"], p["p10_s"]) for p in points],
-                                      source=f"collective-sweep on {session.info.name}")
+                ceiling = fit_ceiling(op, n, [(p["bytes"], p["min_s"]) for p in points],
+                                      source=f"collective-sweep on {session.info.name}",
+                                      eager_floor_s=points[0]["p50_s"] if points else None)
             except ValueError as exc:
                 details[op]["fit"] = f"no curve: {exc}"
                 continue
@@ -78,8 +79,9 @@ class CollectiveSweepProbe(CalibrationProbe):
         return ProbeResult(
             name=self.name,
             method=(f"each collective over {n} ranks, {DTYPE[kind]}, sizes {SIZES[kind][0]} B to "
-                    f"{SIZES[kind][-1]} B; per size the p10 of the slowest-rank samples (lockstep timing, "
-                    "as measured workloads); fit: beta = max(best bus bandwidth, slope of the two largest "
-                    "sizes), alpha = largest intercept under every point, floor = fastest point"),
+                    f"{SIZES[kind][-1]} B; per size the fastest slowest-rank sample (lockstep timing, as "
+                    "measured workloads); curve: max(floor, alpha + S x factor / beta, envelope of the swept "
+                    "points), beta = max(best bus bandwidth, slope of the two largest sizes), alpha = largest "
+                    "intercept under every point, floor = fastest point (tensorforge.collectives)"),
             collectives=ceilings, details={"world_size": n, "dtype": DTYPE[kind], "ops": details},
             duration_s=time.perf_counter() - start)

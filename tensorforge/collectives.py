@@ -19,7 +19,10 @@ Analytical bound, per tier the ranks cross (docs/model.md, "Collectives"):
 The last byte leaves after bytes/bandwidth and still has to cross one hop, so the sum is a bound.
 
 Calibrated bound (per operation and rank count, from the sweep probes), from each swept size's
-fastest sample t_i (a lower bound must hold for every run, not for the median):
+fastest sample less an allowance, t_i = fastest x (1 - drift) - resolution (a lower bound must
+hold for every later run, not for the median; drift 2% covers what moves between the calibration
+window and a measurement window, the same 2% the bound checks tolerate; resolution 1 us is what
+a pair of CUDA events cannot resolve, 0.5 us each by the CUDA documentation):
   time >= max(floor, alpha + S x factor / beta, envelope(S))
 beta: the sweep's asymptotic bus bandwidth (slope between its two largest sizes, never below the
 best bus bandwidth it saw); alpha: the largest intercept that keeps the line under every swept
@@ -178,6 +181,8 @@ class CollectiveCeiling:
     source: str = ""
     points: Tuple[Tuple[int, float], ...] = ()
     eager_floor_s: Optional[float] = None
+    drift: float = 0.0              # the allowance taken off each swept time (see the module docstring)
+    resolution_s: float = 0.0
 
     def seconds(self, nbytes: float) -> float:
         line = self.latency_s + bus_factor(self.op, self.ranks) * nbytes / self.bus_bytes_per_s
@@ -200,11 +205,17 @@ def ceiling_key(op: str, ranks: int) -> str:
     return f"{op}/{ranks}"
 
 
+DRIFT = 0.02
+RESOLUTION_S = 1e-6
+
+
 def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source: str = "",
-                eager_floor_s: Optional[float] = None) -> CollectiveCeiling:
-    """The calibrated curve from swept (bytes, fastest seconds) points: see the module docstring.
-    Every point lies on or above the curve it returns."""
-    pts = sorted((int(b), float(t)) for b, t in points if t > 0)
+                eager_floor_s: Optional[float] = None, drift: float = DRIFT,
+                resolution_s: float = RESOLUTION_S) -> CollectiveCeiling:
+    """The calibrated curve from swept (bytes, fastest seconds) points, each lowered by the
+    allowance first: see the module docstring. Every point lies above the curve it returns."""
+    pts = sorted((int(b), float(t) * (1.0 - drift) - resolution_s) for b, t in points if t > 0)
+    pts = [(b, t) for b, t in pts if t > 0]
     if len(pts) < 2:
         raise ValueError(f"{op}: need at least two swept sizes with positive times, got {len(pts)}")
     factor = bus_factor(op, ranks)
@@ -218,7 +229,7 @@ def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source
     floor = min(t for _, t in pts)
     return CollectiveCeiling(op=op, ranks=ranks, bus_bytes_per_s=beta, latency_s=alpha, floor_s=floor,
                              min_bytes=pts[0][0], max_bytes=pts[-1][0], source=source, points=tuple(pts),
-                             eager_floor_s=eager_floor_s)
+                             eager_floor_s=eager_floor_s, drift=drift, resolution_s=resolution_s)
 
 
 def ceilings_from_data(data, where: str) -> Dict[str, CollectiveCeiling]:
@@ -239,7 +250,8 @@ def ceilings_from_data(data, where: str) -> Dict[str, CollectiveCeiling]:
                 latency_s=float(c["latency_s"]), floor_s=float(c["floor_s"]), min_bytes=int(c["min_bytes"]),
                 max_bytes=int(c["max_bytes"]), source=str(c.get("source", "")),
                 points=tuple((int(b), float(t)) for b, t in c.get("points") or ()),
-                eager_floor_s=float(c["eager_floor_s"]) if c.get("eager_floor_s") is not None else None)
+                eager_floor_s=float(c["eager_floor_s"]) if c.get("eager_floor_s") is not None else None,
+                drift=float(c.get("drift", 0.0)), resolution_s=float(c.get("resolution_s", 0.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise TensorForgeError(f"{here} is malformed ({type(exc).__name__}: {exc})") from None
         if curve.op not in OPS or curve.ranks < 2 or not (curve.bus_bytes_per_s > 0 and curve.floor_s > 0

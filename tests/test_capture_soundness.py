@@ -15,6 +15,12 @@ compute ceiling is 2n^3 / *p10* time of the best probe size, and single iteratio
 than the probe's p10. A ceiling from the probe's fastest sample would be the sound choice; the
 captures must be made again once calibration does that. When a capture is replaced and the
 bound holds, the strict xfail turns into a failure, and the entry must go.
+
+The two-H200 captures (h200x2-*) add one more of the same kind: the 4 KiB all-reduce, whose
+calibrated floor was the p10 of the sweep's 4 KiB samples (11.4 us) while the samples spread
+from 9 us to over 100 us (host launch included); the fastest sample of the measurement lies
+17-19% below it. The collective sweep now takes each size's fastest sample less an allowance (tensorforge.collectives),
+so a new capture should clear these entries (re-fitting these captures' own sweep with today's curve puts every fastest sample above it: benchmarks/refit_collectives.py).
 """
 
 import json
@@ -42,6 +48,8 @@ KNOWN_BELOW = {
     ("h200-square-gemm-sweep-no-cooldown", "gemm:m=6144,n=6144,k=6144,dtype=bf16"): -0.0096,
     ("h200-square-gemm-sweep-no-cooldown", "gemm_large_square"): -0.0042,
     ("rtx3050-laptop-measured-on-h200", "gemm_large_square"): -0.0034,
+    ("h200x2-default-run", "all_reduce_4k"): -0.1857,
+    ("h200x2-rerun-reused-calibration", "all_reduce_4k"): -0.1660,
 }
 
 
@@ -68,7 +76,7 @@ def measured_workloads():
 def _param(path, name, i):
     known = KNOWN_BELOW.get((path.stem, name))
     marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
-                               "bound: p10-based compute ceiling (see module docstring)")] if known else []
+                               "bound: p10-based ceiling (see module docstring)")] if known else []
     return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
 
 

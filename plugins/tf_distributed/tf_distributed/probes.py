@@ -80,7 +80,7 @@ class CollectiveSweepProbe(CalibrationProbe):
             name=self.name,
             method=(f"each collective over {n} ranks, {DTYPE[kind]}, sizes {SIZES[kind][0]} B to "
                     f"{SIZES[kind][-1]} B; per size the fastest slowest-rank sample (lockstep timing, as "
-                    "measured workloads); curve: max(floor, alpha + S x factor / beta, envelope of the swept "
+                    "measured workloads) less 2% and 1 us; curve: max(floor, alpha + S x factor / beta, envelope of the swept "
                     "points), beta = max(best bus bandwidth, slope of the two largest sizes), alpha = largest "
                     "intercept under every point, floor = fastest point (tensorforge.collectives)"),
             collectives=ceilings, details={"world_size": n, "dtype": DTYPE[kind], "ops": details},

@@ -14,8 +14,10 @@ def collective_lines(cal: Dict[str, Any]) -> List[str]:
     curves = (cal.get("ceilings") or {}).get("collectives") or {}
     if not curves:
         return []
+    # captures from before the envelope hold curves without swept points: say what they used
+    envelope = ", envelope of the swept sizes" if any(c.get("points") for c in curves.values()) else ""
     lines = ["            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
-             "S x factor / beta, envelope of the swept sizes)):"]
+             f"S x factor / beta{envelope})):"]
     for key, c in sorted(curves.items()):
         eager = f"; eager small message {seconds(c['eager_floor_s'])} (median)" if c.get("eager_floor_s") else ""
         lines.append(f"              {key}: beta {si(c['bus_bytes_per_s'], 'B/s')}, alpha {seconds(c['latency_s'])}, "

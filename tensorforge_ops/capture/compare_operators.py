@@ -11,13 +11,14 @@ share is no measure of it (the whole operation lasts until the last rank is done
 the predicted device, against the slowest rank's time (what the workload waits for).
 """
 
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from .compare import MIN_TOLERANCE, ape
 
 
-def operator_rows(analytical, calibrated, measurement: Optional[Mapping[str, Any]],
-                  same_device: bool) -> Optional[Dict[str, Any]]:
+def operator_rows(analytical, calibrated, measurement: Mapping[str, Any] | None,
+                  same_device: bool) -> dict[str, Any] | None:
     if not measurement or measurement.get("status") != "ok":
         return None
     window = measurement.get("operators") or {}
@@ -27,10 +28,10 @@ def operator_rows(analytical, calibrated, measurement: Optional[Mapping[str, Any
     measured = {o["operator"]: o for o in summary["operators"]}
     tol = max(MIN_TOLERANCE, float(measurement["stats"].get("rel_iqr") or 0.0))
     cal_ops = {op.name: op for op in (calibrated.operators if calibrated else ())}
-    rows: List[Dict[str, Any]] = []
+    rows: List[dict[str, Any]] = []
     for op in analytical.operators:
         m, cal = measured.get(op.name), cal_ops.get(op.name)
-        row: Dict[str, Any] = {"operator": op.name, "count": op.count, "bottleneck": (cal or op).bottleneck,
+        row: dict[str, Any] = {"operator": op.name, "count": op.count, "bottleneck": (cal or op).bottleneck,
                                "predicted_analytical_s": op.latency_s,
                                "predicted_calibrated_s": cal.latency_s if cal else None,
                                "measured_s": m["time_p50_s"] if m else None,

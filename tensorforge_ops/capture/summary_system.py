@@ -2,15 +2,14 @@
 the ranks ran under (communication library, its settings, the links), and the per-operator view
 with its bound checks (where a backend measured operators)."""
 
-from typing import Any, Dict, List
+from typing import Any
 
-from tensorforge.render import table
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si, table
 
 SETTINGS_SHOWN = ("NCCL_NVLS_ENABLE", "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE")
 
 
-def collective_lines(cal: Dict[str, Any]) -> List[str]:
+def collective_lines(cal: dict[str, Any]) -> list[str]:
     curves = (cal.get("ceilings") or {}).get("collectives") or {}
     if not curves:
         return []
@@ -25,7 +24,7 @@ def collective_lines(cal: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def system_lines(measured: Dict[str, Any]) -> List[str]:
+def system_lines(measured: dict[str, Any]) -> list[str]:
     details = (measured.get("device") or {}).get("details") or {}
     if "world_size" not in details:
         return []
@@ -42,8 +41,8 @@ def system_lines(measured: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def operator_lines(comp: Dict[str, Any]) -> List[str]:
-    lines: List[str] = []
+def operator_lines(comp: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     for name, row in sorted((comp.get("workloads") or {}).items()):
         ops = row.get("operators") or {}
         if not ops.get("available"):

@@ -33,7 +33,7 @@ bandwidth keeps rising from 64 MiB to 4 GiB on two H200s (270 to 350 GB/s), so n
 within 10% of the measurements across that range; the envelope follows them.
 """
 
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -82,10 +82,10 @@ class CollectiveProblem:
         n = max(2, self.ranks)
         return (self.bytes / self.elem_bytes) * (n - 1) / n
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return (self.input,)
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return (self.output,)
 
 
@@ -111,7 +111,7 @@ def resolve_ranks(problem: CollectiveProblem, devices: int) -> int:
     return n
 
 
-def _tier_bytes(op: str, S: float, k: int, g: int, n_domain: int, n: int, in_switch: bool) -> Tuple[float, str]:
+def _tier_bytes(op: str, S: float, k: int, g: int, n_domain: int, n: int, in_switch: bool) -> tuple[float, str]:
     if op == "all_reduce":
         if in_switch:
             return S / g, "S/g (in-switch reduction)"
@@ -123,7 +123,7 @@ def _tier_bytes(op: str, S: float, k: int, g: int, n_domain: int, n: int, in_swi
     return S / g, "S/g"      # broadcast, send_recv: each group needs the data once
 
 
-def tier_traffic(problem: CollectiveProblem, interconnect: Optional[Interconnect], devices: int) -> List[TierTraffic]:
+def tier_traffic(problem: CollectiveProblem, interconnect: Interconnect | None, devices: int) -> list[TierTraffic]:
     """Bytes each device must move across each tier the ranks cross, and the time at the tier's
     bandwidth. Assumes traffic between devices of one domain stays on that domain's tier."""
     n = resolve_ranks(problem, devices)
@@ -132,11 +132,11 @@ def tier_traffic(problem: CollectiveProblem, interconnect: Optional[Interconnect
     if interconnect is None:
         raise TensorForgeError(f"{problem.op} over {n} ranks needs a target with an interconnect")
     ids = [r * problem.stride for r in range(n)]
-    out: List[TierTraffic] = []
+    out: list[TierTraffic] = []
     inner = 1
     for tier in interconnect.tiers:
         # The ranks in the busiest domain of this tier, grouped by the inner tier's domains.
-        domains: Dict[int, Dict[int, int]] = {}
+        domains: dict[int, dict[int, int]] = {}
         for d in ids:
             groups = domains.setdefault(d // tier.span, {})
             groups[d // inner] = groups.get(d // inner, 0) + 1
@@ -153,11 +153,11 @@ def tier_traffic(problem: CollectiveProblem, interconnect: Optional[Interconnect
     return out
 
 
-def analytical_seconds(problem: CollectiveProblem, interconnect: Optional[Interconnect],
-                       devices: int) -> Tuple[float, float, str, List[TierTraffic]]:
+def analytical_seconds(problem: CollectiveProblem, interconnect: Interconnect | None,
+                       devices: int) -> tuple[float, float, str, list[TierTraffic]]:
     """(latency term, transfer term, the tier that bounds it, per-tier traffic) from the links."""
     traffic = tier_traffic(problem, interconnect, devices)
-    if not traffic:
+    if not traffic or interconnect is None:
         return 0.0, 0.0, "none", traffic
     tiers = {t.name: t for t in interconnect.tiers}
     latency = max(tiers[t.tier].latency_s for t in traffic)
@@ -179,8 +179,8 @@ class CollectiveCeiling:
     min_bytes: int
     max_bytes: int
     source: str = ""
-    points: Tuple[Tuple[int, float], ...] = ()
-    eager_floor_s: Optional[float] = None
+    points: tuple[tuple[int, float], ...] = ()
+    eager_floor_s: float | None = None
     drift: float = 0.0              # the allowance taken off each swept time (see the module docstring)
     resolution_s: float = 0.0
 
@@ -209,8 +209,8 @@ DRIFT = 0.02
 RESOLUTION_S = 1e-6
 
 
-def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source: str = "",
-                eager_floor_s: Optional[float] = None, drift: float = DRIFT,
+def fit_ceiling(op: str, ranks: int, points: Sequence[tuple[int, float]], source: str = "",
+                eager_floor_s: float | None = None, drift: float = DRIFT,
                 resolution_s: float = RESOLUTION_S) -> CollectiveCeiling:
     """The calibrated curve from swept (bytes, fastest seconds) points, each lowered by the
     allowance first: see the module docstring. Every point lies above the curve it returns."""
@@ -232,14 +232,14 @@ def fit_ceiling(op: str, ranks: int, points: Sequence[Tuple[int, float]], source
                              eager_floor_s=eager_floor_s, drift=drift, resolution_s=resolution_s)
 
 
-def ceilings_from_data(data, where: str) -> Dict[str, CollectiveCeiling]:
+def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
     """Calibrated curves read back from JSON (a calibration or a capture's CALIBRATED ceilings),
     checked field by field; a TensorForgeError names the culprit."""
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise TensorForgeError(f"{where}: 'collectives' must map op/ranks to curves")
-    out: Dict[str, CollectiveCeiling] = {}
+    out: dict[str, CollectiveCeiling] = {}
     for key, c in data.items():
         here = f"{where}: collectives[{key!r}]"
         if not isinstance(c, dict):
@@ -264,7 +264,7 @@ def ceilings_from_data(data, where: str) -> Dict[str, CollectiveCeiling]:
 
 
 def calibrated_for(problem: CollectiveProblem, n: int,
-                   ceilings: Mapping[str, CollectiveCeiling]) -> Optional[CollectiveCeiling]:
+                   ceilings: Mapping[str, CollectiveCeiling]) -> CollectiveCeiling | None:
     """The calibrated curve that applies: same operation, same rank count, neighbouring devices."""
     if problem.stride != 1:
         return None

@@ -14,7 +14,6 @@ the convention of nccl-tests' bus bandwidth, so a collective's per-device bytes 
 directly. Latency is one hop across the tier, a lower bound on any message that crosses it.
 """
 
-from typing import Optional, Tuple
 
 import attrs
 
@@ -40,13 +39,13 @@ class LinkTier:
 
 @attrs.frozen
 class Interconnect:
-    tiers: Tuple[LinkTier, ...]
+    tiers: tuple[LinkTier, ...]
 
-    def tier(self, name: str) -> Optional[LinkTier]:
+    def tier(self, name: str) -> LinkTier | None:
         return next((t for t in self.tiers if t.name == name), None)
 
 
-def validate_interconnect(name: str, devices: int, interconnect: Optional[Interconnect]) -> None:
+def validate_interconnect(name: str, devices: int, interconnect: Interconnect | None) -> None:
     """Raise ValueError describing the first thing wrong with a system's device count and links."""
     if not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
         raise ValueError(f"target {name!r}: devices must be an integer >= 1, got {devices!r}")

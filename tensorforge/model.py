@@ -142,7 +142,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     external, outputs = _boundary_bytes(operators, written, read)
     # The workload's bottleneck: the operators' bottleneck that holds most of the bound
     # (compute wins a tie, as it always has between compute and memory).
-    shares: Dict[str, float] = {}
+    shares: dict[str, float] = {}
     for r in results:
         shares[r.bottleneck] = shares.get(r.bottleneck, 0.0) + r.latency_s
     latency = sum(r.latency_s for r in results)

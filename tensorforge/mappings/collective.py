@@ -32,8 +32,8 @@ class CollectiveMapping(MappingStrategy):
             notes.append(f"calibrated: max(floor {calibrated.floor_s:.4g} s, {calibrated.latency_s:.4g} s + "
                          f"{bus_factor(p.op, n):.4g} x S / {calibrated.bus_bytes_per_s:.6g} B/s)")
         elif n > 1 and machine.collectives:
-            notes.append(f"no calibrated curve for {p.op} over {n} ranks{' (stride %d)' % p.stride if p.stride > 1 else ''}: "
-                         "datasheet links")
+            stride = f" (stride {p.stride})" if p.stride > 1 else ""
+            notes.append(f"no calibrated curve for {p.op} over {n} ranks{stride}: datasheet links")
         if n < 2:
             notes.append("one rank: nothing crosses a link")
         latency_s = max(compute_s, link_s)

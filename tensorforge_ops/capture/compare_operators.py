@@ -28,7 +28,7 @@ def operator_rows(analytical, calibrated, measurement: Mapping[str, Any] | None,
     measured = {o["operator"]: o for o in summary["operators"]}
     tol = max(MIN_TOLERANCE, float(measurement["stats"].get("rel_iqr") or 0.0))
     cal_ops = {op.name: op for op in (calibrated.operators if calibrated else ())}
-    rows: List[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for op in analytical.operators:
         m, cal = measured.get(op.name), cal_ops.get(op.name)
         row: dict[str, Any] = {"operator": op.name, "count": op.count, "bottleneck": (cal or op).bottleneck,

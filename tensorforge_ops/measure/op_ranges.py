@@ -15,7 +15,8 @@ no-op context (a global read and a call); only the trace window turns the annota
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, ContextManager, Iterator, List, Optional
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager as ContextManager
 
 # Annotation names in a trace are PREFIX + operator name, so they cannot be confused with the
 # framework's own ranges (aten::linear, ProfilerStep#3, ...).
@@ -24,7 +25,7 @@ ITERATION = "tf.iteration"     # one call of the workload inside a trace window
 FLUSH = "tf.flush"             # the L2 flush between traced calls (not part of the workload)
 
 _NOOP = contextlib.nullcontext()
-_recorder: Optional[Callable[[str], ContextManager]] = None
+_recorder: Callable[[str], ContextManager] | None = None
 
 
 def operator_range(name: str) -> ContextManager:
@@ -51,10 +52,10 @@ def profiler_recorder() -> Callable[[str], ContextManager]:
 
 
 @contextlib.contextmanager
-def names_entered() -> Iterator[List[str]]:
+def names_entered() -> Iterator[list[str]]:
     """Collect, in order, the operator names entered while the block runs (no profiler): how a
     test checks a builder's ranges against the Core's operators."""
-    names: List[str] = []
+    names: list[str] = []
 
     def record(name: str) -> ContextManager:
         names.append(name)
@@ -64,6 +65,6 @@ def names_entered() -> Iterator[List[str]]:
         yield names
 
 
-def operator_of(annotation: str) -> Optional[str]:
+def operator_of(annotation: str) -> str | None:
     """The operator name of a trace annotation, or None when it is not an operator range."""
     return annotation[len(PREFIX):] if annotation.startswith(PREFIX) else None

@@ -9,7 +9,6 @@ its rate, so the figure is the host's assumed memory bandwidth, which no copy be
 can beat (the bound stays a bound, only loose); the calibration sweep measures the real curve.
 """
 
-from typing import FrozenSet
 
 import attrs
 
@@ -26,7 +25,7 @@ LINK_SOURCE = ("ASSUMED: gloo between two processes of this machine moves data t
                "published); the collective sweep measures the real curve")
 
 
-def system_target(affinity: FrozenSet[int] = None):
+def system_target(affinity: frozenset[int] = None):
     everything = read_machine(affinity=affinity)
     cpus = sorted(everything.cpus)
     half = frozenset(cpus[:max(1, len(cpus) // DEVICES)])

@@ -6,7 +6,6 @@ Which device: a system whose innermost tier links processes through host memory 
 process per GPU with NCCL. Any number of devices: the target's `devices`, on one host.
 """
 
-from typing import Tuple
 
 from tensorforge_ops.api import MeasurementBackend, Session, Unavailable
 
@@ -35,7 +34,7 @@ class TorchDistributedBackend(MeasurementBackend):
         """Every system target (devices > 1) is measured here unless --backend says otherwise."""
         return getattr(target, "devices", 1) > 1
 
-    def default_suite_for(self, target) -> Tuple[str, ...]:
+    def default_suite_for(self, target) -> tuple[str, ...]:
         n = target.devices
         if device_kind(target) == "cpu":
             tiny = f"transformer:hidden=64,layers=2,heads=4,kv_heads=2,intermediate=128,seq=16,dtype=fp32,tp={n}"

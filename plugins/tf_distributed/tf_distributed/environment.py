@@ -9,7 +9,7 @@ recorded as unavailable, with the reason.
 
 import os
 import subprocess
-from typing import Any, Dict, List
+from typing import Any
 
 # Settings that change how collectives run; recorded whether set or not (None: unset, NCCL's default).
 SETTINGS = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
@@ -19,12 +19,12 @@ SETTINGS = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_P2P_DISABLE", "
             "GLOO_SOCKET_IFNAME", "OMP_NUM_THREADS")
 
 
-def settings() -> Dict[str, Any]:
+def settings() -> dict[str, Any]:
     return {name: os.environ.get(name) for name in SETTINGS}
 
 
-def library_versions(torch, kind: str) -> Dict[str, Any]:
-    out: Dict[str, Any] = {"torch": str(torch.__version__),
+def library_versions(torch, kind: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"torch": str(torch.__version__),
                            "process_group": "nccl" if kind == "cuda" else "gloo"}
     if kind == "cuda":
         try:
@@ -36,7 +36,7 @@ def library_versions(torch, kind: str) -> Dict[str, Any]:
     return out
 
 
-def topology(kind: str) -> Dict[str, Any]:
+def topology(kind: str) -> dict[str, Any]:
     """`nvidia-smi topo -m` as text (GPUs only)."""
     if kind != "cuda":
         return {"available": False, "reason": "processes on the host CPU: no GPU links to show"}
@@ -49,7 +49,7 @@ def topology(kind: str) -> Dict[str, Any]:
     return {"available": True, "command": "nvidia-smi topo -m", "text": done.stdout}
 
 
-def nvml_gpu(index: int) -> Dict[str, Any]:
+def nvml_gpu(index: int) -> dict[str, Any]:
     """What NVML says of one GPU: identity, limits, clocks, and its NVLink links' state."""
     try:
         import pynvml as nvml
@@ -70,7 +70,7 @@ def nvml_gpu(index: int) -> Dict[str, Any]:
                 return None
 
         pci = read("nvmlDeviceGetPciInfo")
-        links: List[Any] = []
+        links: list[Any] = []
         for link in range(18):       # NVLink 4: up to 18 links per GPU
             state = read("nvmlDeviceGetNvLinkState", link)
             if state is None:

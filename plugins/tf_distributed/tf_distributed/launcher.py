@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from multiprocessing.connection import Listener
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from tensorforge_ops.api import Unavailable
 
@@ -35,7 +35,7 @@ LOG_TAIL = 2000
 class Launch:
     """The running torchrun job and the connection to its rank 0."""
 
-    def __init__(self, nprocs: int, device_kind: str, env: Optional[Dict[str, str]] = None):
+    def __init__(self, nprocs: int, device_kind: str, env: dict[str, str] | None = None):
         self.nprocs, self.device_kind = nprocs, device_kind
         key = secrets.token_bytes(32)
         self.listener = Listener(("127.0.0.1", 0), authkey=key)
@@ -62,7 +62,7 @@ class Launch:
             raise
 
     def _accept(self):
-        box: List[Any] = []
+        box: list[Any] = []
         thread = threading.Thread(target=lambda: box.append(self._accept_once()), daemon=True)
         thread.start()
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -86,7 +86,7 @@ class Launch:
     def tail(self) -> str:
         """The end of the workers' combined output, on one line (for error messages)."""
         try:
-            with open(self.log.name, "r", encoding="utf-8", errors="replace") as handle:
+            with open(self.log.name, encoding="utf-8", errors="replace") as handle:
                 text = handle.read()
         except OSError:
             return "(no worker log)"
@@ -95,7 +95,7 @@ class Launch:
         shown = " | ".join((errors or lines)[-3:])
         return shown[-LOG_TAIL:] or "(the workers printed nothing)"
 
-    def call(self, command: Dict[str, Any], timeout_s: float = COMMAND_TIMEOUT_S) -> List[Dict[str, Any]]:
+    def call(self, command: dict[str, Any], timeout_s: float = COMMAND_TIMEOUT_S) -> list[dict[str, Any]]:
         """Send one command; every rank's reply, in rank order."""
         if self.conn is None:
             raise Unavailable("the worker processes are not running")

@@ -11,12 +11,13 @@ its fingerprint from the same fields.
 import contextlib
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
+from collections.abc import Callable
 
 LOCAL_BACKEND = {"cuda": "torch-cuda", "cpu": "torch-cpu"}
 
 
-def cpu_slice(cpus: List[int], rank: int, world: int) -> List[int]:
+def cpu_slice(cpus: list[int], rank: int, world: int) -> list[int]:
     """This rank's share of the usable CPUs: equal contiguous slices (at least one CPU each;
     with fewer CPUs than ranks, ranks share)."""
     per = max(1, len(cpus) // world)
@@ -37,10 +38,10 @@ class LocalDevice:
         self.session = backend.open(local_rank if kind == "cuda" else 0)
         self.backend_name = backend.name
         self.device = self.session.device
-        self._flush: Optional[Callable[[], Any]] = None
+        self._flush: Callable[[], Any] | None = None
 
     # -- identity and flags -----------------------------------------------------------------
-    def framework_flags(self) -> Dict[str, Any]:
+    def framework_flags(self) -> dict[str, Any]:
         if self.kind == "cuda":
             from tensorforge_ops.measure.precision import framework_flags
             return dict(framework_flags())
@@ -51,7 +52,7 @@ class LocalDevice:
     def flush_bytes(self) -> int:
         return int(self.session.flush_bytes)
 
-    def flush_step(self) -> Optional[Callable[[], Any]]:
+    def flush_step(self) -> Callable[[], Any] | None:
         """The same cache flush the single-device loop does before each timed call."""
         if self._flush is None:
             if self.kind == "cuda":
@@ -84,7 +85,7 @@ class LocalDevice:
     @contextlib.contextmanager
     def peak_memory(self):
         """Yields a one-element list that holds (peak bytes or None, method) after the block."""
-        out: List[Tuple[Optional[int], str]] = []
+        out: list[tuple[int | None, str]] = []
         if self.kind == "cuda":
             torch = self.torch
             torch.cuda.synchronize(self.device)

@@ -12,7 +12,8 @@ iteration's time is the slowest rank's: the workload is done when its last rank 
 """
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge_ops.measure.stats import summarize
 from tensorforge_ops.measure.timing import TimingPolicy, should_stop
@@ -22,7 +23,7 @@ from tensorforge_ops.measure.timing import TimingPolicy, should_stop
 BUDGET_SLACK = 0.05
 
 
-def batch_size(samples: List[float], policy: TimingPolicy) -> int:
+def batch_size(samples: list[float], policy: TimingPolicy) -> int:
     if not samples:
         return 1
     per_iter = sorted(samples)[len(samples) // 2]
@@ -50,13 +51,13 @@ class Lockstep:
         self.dist.broadcast_object_list(box, src=0, group=self.control)
         return box[0]
 
-    def everyone(self, value) -> List[Any]:
+    def everyone(self, value) -> list[Any]:
         """Every rank's value, in rank order, on every rank."""
-        out: List[Any] = [None] * self.world
+        out: list[Any] = [None] * self.world
         self.dist.all_gather_object(out, value, group=self.control)
         return out
 
-    def time(self, fn: Callable[[], Any], policy: TimingPolicy, flush: bool = True) -> Dict[str, Any]:
+    def time(self, fn: Callable[[], Any], policy: TimingPolicy, flush: bool = True) -> dict[str, Any]:
         """Lockstep timing of fn(): this rank's samples, every rank's, the slowest per iteration."""
         local = self.local
         flush_step = local.flush_step() if flush and policy.flush_bytes else None
@@ -65,10 +66,10 @@ class Lockstep:
             self.start_line()
             fn()
         local.synchronize()
-        mine: List[float] = []
-        per_rank: List[List[float]] = [[] for _ in range(self.world)]
-        slowest: List[float] = []
-        stop: Optional[str] = None
+        mine: list[float] = []
+        per_rank: list[list[float]] = [[] for _ in range(self.world)]
+        slowest: list[float] = []
+        stop: str | None = None
         while True:
             decision = self.decide(self._next(slowest, policy, t0) if self.rank == 0 else None)
             if isinstance(decision, str):
@@ -96,7 +97,7 @@ class Lockstep:
                 "warmup_iters": policy.warmup_iters, "flush_bytes": policy.flush_bytes if flush_step else 0}
 
     @staticmethod
-    def _next(slowest: List[float], policy: TimingPolicy, t0: float):
+    def _next(slowest: list[float], policy: TimingPolicy, t0: float):
         """Rank 0: a stop reason (str) or the next batch's size (int)."""
         stop = should_stop(slowest, policy, time.perf_counter() - t0)
         if stop is not None:
@@ -104,6 +105,6 @@ class Lockstep:
         return min(batch_size(slowest, policy), policy.max_iters - len(slowest))
 
 
-def stats_of(samples: List[float]) -> Dict[str, Any]:
+def stats_of(samples: list[float]) -> dict[str, Any]:
     import attrs
     return attrs.asdict(summarize(samples))

@@ -15,7 +15,7 @@ lower bound: every rank must take at least the bound).
 import contextlib
 import statistics
 from collections import defaultdict
-from typing import Any, Dict, List
+from typing import Any
 
 from tensorforge_ops.measure.op_ranges import recording
 
@@ -24,11 +24,11 @@ METHOD = ("operator window after the timing: per iteration flush -> start line -
           "over its executions in one call; median over iterations")
 
 
-def operator_window(step, fn, iterations: int) -> Dict[str, Any]:
+def operator_window(step, fn, iterations: int) -> dict[str, Any]:
     """Run `iterations` calls with operator markers on every rank; the per-operator summary."""
     local = step.local
     flush_step = local.flush_step()
-    records: List[List[tuple]] = []
+    records: list[list[tuple]] = []
     totals = []
 
     def recorder(name: str):
@@ -51,10 +51,10 @@ def operator_window(step, fn, iterations: int) -> Dict[str, Any]:
             fn()
         totals.append((begin, local.marker()))
     local.synchronize()
-    mine: List[Dict[str, float]] = []
-    counts: Dict[str, int] = defaultdict(int)
+    mine: list[dict[str, float]] = []
+    counts: dict[str, int] = defaultdict(int)
     for i, iteration in enumerate(records):
-        per_op: Dict[str, float] = defaultdict(float)
+        per_op: dict[str, float] = defaultdict(float)
         for name, start, end in iteration:
             per_op[name] += local.elapsed_s(start, end)
             if i == 0:
@@ -65,7 +65,7 @@ def operator_window(step, fn, iterations: int) -> Dict[str, Any]:
     return summarize(everyone, dict(counts), iterations)
 
 
-def summarize(everyone: List[Dict[str, Any]], counts: Dict[str, int], iterations: int) -> Dict[str, Any]:
+def summarize(everyone: list[dict[str, Any]], counts: dict[str, int], iterations: int) -> dict[str, Any]:
     names = list(counts)
     rows = []
     for name in names:

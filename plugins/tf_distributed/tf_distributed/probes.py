@@ -10,7 +10,7 @@ the session:
 """
 
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 from tensorforge.collectives import OPS, bus_factor, ceiling_key, fit_ceiling
 from tensorforge.serialize import to_data
@@ -58,10 +58,10 @@ class CollectiveSweepProbe(CalibrationProbe):
         kind, n = session.kind, session.world
         reply = session.call({"op": "sweep", "ops": list(SWEEP_OPS), "sizes": SIZES[kind],
                               "dtype": DTYPE[kind], "policy": POLICY[kind]})[0]
-        ceilings: Dict[str, Any] = {}
-        details: Dict[str, Any] = {}
+        ceilings: dict[str, Any] = {}
+        details: dict[str, Any] = {}
         for op, data in reply.items():
-            points: List[Dict[str, Any]] = data["points"]
+            points: list[dict[str, Any]] = data["points"]
             for p in points:
                 p["bus_bytes_per_s_best"] = bus_factor(op, n) * p["bytes"] / p["min_s"] if p["min_s"] > 0 else None
             details[op] = {"points": points, "skipped": data["skipped"]}

@@ -12,7 +12,8 @@ window (`measurement_details`).
 import contextlib
 import hashlib
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
@@ -34,7 +35,7 @@ BURST_DUTY = {"cuda": 0.5, "cpu": 1.0}   # GPUs in the burst regime of torch-cud
 OPERATOR_ITERATIONS = 5
 
 
-def fingerprint(hello: List[Dict[str, Any]]) -> str:
+def fingerprint(hello: list[dict[str, Any]]) -> str:
     first = hello[0]
     text = json.dumps({"ranks": [h["device"]["fingerprint"] for h in hello], "world": first["world"],
                        "libraries": first["libraries"],
@@ -72,17 +73,17 @@ class DistributedSession(Session):
         }
         self.info = DeviceInfo(backend="torch-distributed", name=name, fingerprint=fingerprint(hello),
                                details=self.details)
-        self.last: Dict[str, Any] = {}
-        self.p50_s: Optional[float] = None
+        self.last: dict[str, Any] = {}
+        self.p50_s: float | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
-    def results(self, replies: List[Dict[str, Any]], what: str) -> List[Any]:
+    def results(self, replies: list[dict[str, Any]], what: str) -> list[Any]:
         errors = sorted({r["error"] for r in replies if not r.get("ok")})
         if errors:
             raise Unavailable(f"{what}: {'; '.join(errors)}")
         return [r["result"] for r in replies]
 
-    def call(self, command: Dict[str, Any]) -> List[Any]:
+    def call(self, command: dict[str, Any]) -> list[Any]:
         return self.results(self.launch.call(command), command["op"])
 
     # -- Session --------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ class DistributedSession(Session):
             except Unavailable:
                 pass
 
-    def policy(self, budget_s: float) -> Dict[str, Any]:
+    def policy(self, budget_s: float) -> dict[str, Any]:
         return {"warmup_iters": 5, "min_iters": MIN_SAMPLES, "max_iters": 1000, "target_rel_iqr": 0.02,
                 "budget_s": budget_s, "max_duty": BURST_DUTY[self.kind]}
 
@@ -124,12 +125,12 @@ class DistributedSession(Session):
         return TimedSamples(samples_s=samples, stats=stats, stop_reason=reply["stop_reason"],
                             warmup_iters=reply["warmup_iters"], flush_bytes=reply["flush_bytes"])
 
-    def telemetry(self, duration_s: float) -> Dict[str, Any]:
+    def telemetry(self, duration_s: float) -> dict[str, Any]:
         """Every rank's window over the same number of calls (about duration_s long)."""
         calls = max(1, int(duration_s / self.p50_s)) if self.p50_s else 1
         return {"calls": calls, "per_rank": self.call({"op": "telemetry", "calls": calls})}
 
-    def measurement_details(self) -> Dict[str, Any]:
+    def measurement_details(self) -> dict[str, Any]:
         """What the runner adds to the last workload's MEASURED row."""
         return dict(self.last)
 
@@ -140,10 +141,10 @@ class DistributedSession(Session):
         self.launch.close()
 
 
-def combine_probe_results(per_rank: List[Dict[str, Any]]) -> Dict[str, Any]:
+def combine_probe_results(per_rank: list[dict[str, Any]]) -> dict[str, Any]:
     """The system's device ceilings from every rank's probes: the fastest rank's rates (a bound
     from the fastest device holds for every device) and the shortest floor."""
-    compute: Dict[str, float] = {}
+    compute: dict[str, float] = {}
     dram, floor = None, None
     for rank in per_rank:
         for result in rank["results"]:
@@ -156,5 +157,5 @@ def combine_probe_results(per_rank: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": floor}
 
 
-def to_dict(value) -> Dict[str, Any]:
+def to_dict(value) -> dict[str, Any]:
     return attrs.asdict(value) if attrs.has(type(value)) else dict(value)

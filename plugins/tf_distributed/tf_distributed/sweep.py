@@ -8,23 +8,23 @@ H200s the 4 KiB all-reduce's samples spread from 9 us to over 100 us, host launc
 curve from the p10 lay 18% above the fastest sample of a later measurement).
 """
 
-from typing import Any, Dict, List
+from typing import Any
 
 from tensorforge.errors import one_line
 from tensorforge.precision import DTYPE_BYTES
 
 
-def sweep(worker, command) -> Dict[str, Any]:
+def sweep(worker, command) -> dict[str, Any]:
     from tensorforge_ops.measure.timing import TimingPolicy
     from tf_collective.plugin import CollectiveParams
 
     from .lockstep import stats_of
 
     policy = TimingPolicy(**command["policy"], flush_bytes=worker.local.flush_bytes)
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for op in command["ops"]:
-        points: List[Dict[str, Any]] = []
-        skipped: List[str] = []
+        points: list[dict[str, Any]] = []
+        skipped: list[str] = []
         for size in command["sizes"]:
             size = int(size) // (DTYPE_BYTES[command["dtype"]] * worker.world) * (DTYPE_BYTES[command["dtype"]] * worker.world)
             if size <= 0:

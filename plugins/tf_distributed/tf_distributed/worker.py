@@ -17,7 +17,7 @@ import os
 import socket
 import sys
 from multiprocessing.connection import Client
-from typing import Any, Dict, Optional
+from typing import Any
 
 from tensorforge.errors import one_line
 
@@ -29,7 +29,7 @@ class StepFailed(Exception):
 
 
 class Worker:
-    def __init__(self, device_kind: str, control_address: Optional[str]):
+    def __init__(self, device_kind: str, control_address: str | None):
         import datetime as dt
 
         import torch
@@ -57,7 +57,7 @@ class Worker:
         if self.rank == 0:
             host, port = control_address.rsplit(":", 1)
             self.conn = Client((host, int(port)), authkey=bytes.fromhex(os.environ[AUTHKEY_ENV]))
-        self.prepared: Optional[Dict[str, Any]] = None
+        self.prepared: dict[str, Any] | None = None
 
     # -- the loop -------------------------------------------------------------------------------
     def serve(self) -> None:
@@ -76,7 +76,7 @@ class Worker:
             if op == "exit":
                 return
 
-    def agree(self, failure: Optional[str], what: str) -> None:
+    def agree(self, failure: str | None, what: str) -> None:
         """Every rank learns whether every rank succeeded; all raise StepFailed together."""
         failures = [(r, f) for r, f in enumerate(self.step.everyone(failure)) if f]
         if failures:
@@ -89,7 +89,7 @@ class Worker:
             yield
 
     # -- commands -------------------------------------------------------------------------------
-    def do_hello(self, command) -> Dict[str, Any]:
+    def do_hello(self, command) -> dict[str, Any]:
         from . import environment
         info = self.local.session.info
         return {"rank": self.rank, "local_rank": self.local_rank, "world": self.world,
@@ -101,7 +101,7 @@ class Worker:
                 "topology": environment.topology(self.kind) if self.local_rank == 0 else None,
                 "nvml": environment.nvml_gpu(self.local.device.index or 0) if self.kind == "cuda" else None}
 
-    def do_probe_local(self, command) -> Dict[str, Any]:
+    def do_probe_local(self, command) -> dict[str, Any]:
         """This rank's device ceilings from the local backend's own probes (all ranks at once)."""
         import attrs
         from tensorforge_ops.api import Unavailable
@@ -123,7 +123,6 @@ class Worker:
         failure, fn = None, None
         if builder is None:
             failure = f"no builder for workload kind {kind!r} on backend 'torch-distributed'"
-        peak_box = None
         with self.mode(math_mode), self.local.peak_memory() as peak_box:
             if failure is None:
                 try:
@@ -152,7 +151,7 @@ class Worker:
         peak, method = peak_box[0] if peak_box else (None, "unavailable")
         return fn, {"peak_memory_bytes": peak, "peak_memory_method": method, "check": checks[self.rank][1]}
 
-    def do_prepare(self, command) -> Dict[str, Any]:
+    def do_prepare(self, command) -> dict[str, Any]:
         self.do_release(command)
         fn, info = self._build(command["kind"], command["params"], command["math_mode"])
         self.prepared = {"fn": fn, "math_mode": command["math_mode"]}
@@ -162,7 +161,7 @@ class Worker:
         self.prepared = None
         self.local.release()
 
-    def do_time(self, command) -> Dict[str, Any]:
+    def do_time(self, command) -> dict[str, Any]:
         from tensorforge_ops.measure.timing import TimingPolicy
         from .operator_window import operator_window
         if self.prepared is None:
@@ -175,7 +174,7 @@ class Worker:
                 if command.get("operator_iterations") else None
         return {**timed, "operators": window}
 
-    def do_telemetry(self, command) -> Dict[str, Any]:
+    def do_telemetry(self, command) -> dict[str, Any]:
         """This rank's telemetry window: `calls` back-to-back calls (the same number on every rank:
         the collectives inside need every rank) while its device is sampled."""
         if self.prepared is None:
@@ -197,7 +196,7 @@ class Worker:
                 window = collect_window(run_all, self.local.session.machine.cpus, 0.0)
         return {"rank": self.rank, "calls": calls, **window}
 
-    def do_sweep(self, command) -> Dict[str, Any]:
+    def do_sweep(self, command) -> dict[str, Any]:
         from .sweep import sweep
         return sweep(self, command)
 

@@ -15,7 +15,6 @@ activations between neighbouring stages (tp devices apart). Micro-batching overl
 throughput, not for one batch's latency; the measurement backend does not run pp > 1.
 """
 
-from typing import List, Tuple
 
 import attrs
 
@@ -63,12 +62,12 @@ def _collective(name: str, op: str, nbytes: int, ranks: int, e: int, tensor: str
         output=Tensor(tensor if op != "all_gather" else tensor + "_gathered", out_bytes or nbytes)), count)
 
 
-def with_collectives(p, ops: Tuple[Operator, ...]) -> Tuple[Operator, ...]:
+def with_collectives(p, ops: tuple[Operator, ...]) -> tuple[Operator, ...]:
     """The per-rank operators of the sharded model with the collectives placed where the
     partial sums meet: after o_proj, after mlp_down, after lm_head; then the pipeline sends."""
     e = DTYPE_BYTES[p.dtype]
     act = p.batch * p.seq * p.hidden * e
-    out: List[Operator] = []
+    out: list[Operator] = []
     for op in ops:
         out.append(op)
         if p.tp > 1 and op.name == "o_proj":

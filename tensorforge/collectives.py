@@ -101,8 +101,9 @@ class TierTraffic:
 
 def resolve_ranks(problem: CollectiveProblem, devices: int) -> int:
     n = problem.ranks or devices
-    if n < 1:
-        raise TensorForgeError("a collective needs at least one rank")
+    if n < 2:
+        raise TensorForgeError(f"{problem.op} over every device of a one-device target moves nothing: "
+                               "choose a system target (e.g. h200x2 or h200x8)")
     last = (n - 1) * problem.stride
     if last >= devices:
         raise TensorForgeError(

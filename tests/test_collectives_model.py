@@ -111,6 +111,8 @@ def test_predicted_collective_on_a_system(host):
     # a single GPU has no links: predicting a collective there is refused, not zero
     with pytest.raises(TensorForgeError, match="needs 2 devices; the target has 1"):
         predict(resolve(host, ("all_reduce_1g:ranks=2",)), host.target("h200"), host.mappings())
+    with pytest.raises(TensorForgeError, match="every device of a one-device target moves nothing"):
+        predict(resolve(host, ("all_reduce_1g",)), host.target("h200"), host.mappings())
 
 
 def _points(alpha, beta, op="all_reduce", n=2, noise=0.0, seed=0):

@@ -20,26 +20,31 @@ from .collectives import CollectiveCeiling
 from .collectives import ceilings_from_data as collective_ceilings
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
-from .model import predict
+from .mappings.base import UNSTATED
+from .model import predict, search_of
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
-from .serialize import canonical_json, to_data
+from .serialize import canonical_json, converter, to_data
 from .suite import parse_fields, resolve
 from .target import Ceilings, Target
 from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
-    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "collective_ceilings", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
+    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PluginError", "PluginHost", "PluginOptions",
+    "PluginReport", "collective_ceilings",
     "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
     "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
+    # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
+    # cattrs converter, and derives how a version-1 capture's bounds were searched for
+    "UNSTATED", "converter", "search_of",
 ]
 
 

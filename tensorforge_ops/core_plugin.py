@@ -107,15 +107,14 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     sink_options = parse_options(export_options)
     runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))
     try:
-        doc = runner.execute()
+        capture = runner.execute()
     except KeyboardInterrupt:
-        if runner.doc.get("schema"):
-            runner.doc["complete"] = False
+        if runner.started:
             partial = path.with_name(path.stem + ".incomplete.json")
-            write_capture(partial, runner.doc)
+            write_capture(partial, runner.capture())
             click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
         raise
-    sealed = write_capture(path, doc)
+    sealed = write_capture(path, capture)
     text = summary_text(sealed)
     summary_path = path.with_suffix(".summary.txt")
     write_atomic(summary_path, text)
@@ -136,9 +135,8 @@ def export_command(core, capture, sink_names, options):
     from .policy.evidence import load_evidence
 
     sinks = resolve_sinks(ops_host(core), sink_names)
-    doc = load_evidence(capture, "export")
-    doc.pop("_path", None)
-    results = export_all(sinks, doc, capture, parse_options(options), lambda line: click.echo(line, err=True))
+    evidence = load_evidence(capture, "export")
+    results = export_all(sinks, evidence.capture, capture, parse_options(options), lambda line: click.echo(line, err=True))
     if not all(r.ok for r in results):
         sys.exit(1)
 
@@ -157,6 +155,7 @@ def calibrate(core, backend, device_index, as_json):
     from tensorforge.api import canonical_json, seconds, si
     from .calibrate import store as calibration
     from .api import Unavailable
+    from .capture.convert import to_document
 
     ops = ops_host(core)
     try:
@@ -171,17 +170,17 @@ def calibrate(core, backend, device_index, as_json):
         session.close()
     path = calibration.save(cal)
     if as_json:
-        click.echo(canonical_json(cal), nl=False)
+        click.echo(canonical_json(to_document(cal)), nl=False)
     else:
-        c = cal["ceilings"]
-        click.echo(f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}")
-        for mode, rate in sorted(c["compute"].items()):
+        c = cal.ceilings
+        click.echo(f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}")
+        for mode, rate in sorted(c.compute.items()):
             click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
-        if c.get("dram_bytes_per_s"):
-            click.echo(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
-        if c.get("launch_floor_s"):
-            click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
-        for name, why in sorted(cal["failed_probes"].items()):
+        if c.dram_bytes_per_s:
+            click.echo(f"  memory bandwidth (bytes read + written): {si(c.dram_bytes_per_s, 'B/s')}")
+        if c.launch_floor_s:
+            click.echo(f"  launch floor: {seconds(c.launch_floor_s)}")
+        for name, why in sorted(cal.failed_probes.items()):
             click.echo(f"  probe {name} failed: {why}")
     click.echo(f"stored {path}", err=True)
 

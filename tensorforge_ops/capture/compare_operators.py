@@ -1,5 +1,5 @@
 """Predicted against measured per Core operator, where a backend measured operators (the
-torch-distributed backend's operator window: `operators` in the MEASURED row).
+torch-distributed backend's operator window: `ranks.operators` of a MEASURED row).
 
 Each operator's calibrated bound (all its executions in one call) is checked against its
 measured time. Where the backend measured several ranks: a device-local operator against the
@@ -11,47 +11,44 @@ share is no measure of it (the whole operation lasts until the last rank is done
 the predicted device, against the slowest rank's time (what the workload waits for).
 """
 
-from collections.abc import Mapping
-from typing import Any
-
 from .compare import MIN_TOLERANCE, ape
+from .sections.comparison import BoundCheck, OperatorCheck, OperatorComparison
+from .sections.measured import Measurement
+
+RULE = ("violation when an operator's median (fastest rank; a collective: slowest rank) < its calibrated "
+        "bound x (1 - tolerance); tolerance = max(2%, the workload's rel. IQR)")
 
 
-def operator_rows(analytical, calibrated, measurement: Mapping[str, Any] | None,
-                  same_device: bool) -> dict[str, Any] | None:
-    if not measurement or measurement.get("status") != "ok":
+def operator_rows(analytical, calibrated, measurement, same_device: bool) -> OperatorComparison | None:
+    """None where nothing measured operators (a single-device backend, a failed workload)."""
+    if not isinstance(measurement, Measurement) or measurement.ranks is None:
         return None
-    window = measurement.get("operators") or {}
-    summary = window.get(window.get("source") or "eager") or {}
-    if not summary.get("operators"):
-        return {"available": False, "reason": "; ".join(window.get("notes") or ["no operator window"])}
-    measured = {o["operator"]: o for o in summary["operators"]}
-    tol = max(MIN_TOLERANCE, float(measurement["stats"].get("rel_iqr") or 0.0))
+    window = measurement.ranks.operators
+    if window is None or not window.eager.operators:
+        notes = "; ".join(window.notes) if window is not None else "no operator window ran"
+        return OperatorComparison(available=False, reason=notes or "the window saw no operator")
+    measured = {o.operator: o for o in window.eager.operators}
+    tol = max(MIN_TOLERANCE, float(measurement.stats.rel_iqr or 0.0))
     cal_ops = {op.name: op for op in (calibrated.operators if calibrated else ())}
-    rows: list[dict[str, Any]] = []
+    rows = []
     for op in analytical.operators:
         m, cal = measured.get(op.name), cal_ops.get(op.name)
-        row: dict[str, Any] = {"operator": op.name, "count": op.count, "bottleneck": (cal or op).bottleneck,
-                               "predicted_analytical_s": op.latency_s,
-                               "predicted_calibrated_s": cal.latency_s if cal else None,
-                               "measured_s": m["time_p50_s"] if m else None,
-                               "fastest_rank_s": m.get("fastest_rank_p50_s") if m else None,
-                               "ape_calibrated": None}
         if m is None:
-            row["bound_check"] = {"verdict": "no verdict: the operator window did not see this operator"}
+            check = BoundCheck(verdict="no verdict: the operator window did not see this operator")
         elif cal is None:
-            row["bound_check"] = {"verdict": "no verdict: no calibrated bound"}
+            check = BoundCheck(verdict="no verdict: no calibrated bound")
         else:
-            collective = op.problem_type == "CollectiveProblem"
-            strictest = m["time_p50_s"] if collective else m.get("fastest_rank_p50_s", m["time_p50_s"])
-            if same_device and m["time_p50_s"] > 0:
-                row["ape_calibrated"] = ape(cal.latency_s, m["time_p50_s"])
+            strictest = m.time_p50_s if op.problem_type == "CollectiveProblem" else m.fastest_rank_p50_s
             ratio = strictest / cal.latency_s if cal.latency_s > 0 else None
-            row["bound_check"] = {"verdict": "BOUND VIOLATION" if ratio is not None and ratio < 1.0 - tol
-                                  else "within bound", "measured_over_bound": ratio, "tolerance": tol}
-        rows.append(row)
-    return {"available": True, "mode": window.get("source"), "method": window.get("method"),
-            "operators": rows, "coverage": summary.get("coverage"),
-            "rule": "violation when an operator's median (fastest rank; a collective: slowest rank) < its "
-                    "calibrated bound x (1 - tolerance); tolerance = max(2%, the workload's rel. IQR)",
-            "violations": [r["operator"] for r in rows if r["bound_check"]["verdict"] == "BOUND VIOLATION"]}
+            check = BoundCheck(verdict="BOUND VIOLATION" if ratio is not None and ratio < 1.0 - tol else "within bound",
+                               measured_over_bound=ratio, tolerance=tol)
+        rows.append(OperatorCheck(
+            operator=op.name, count=op.count, bottleneck=(cal or op).bottleneck,
+            predicted_analytical_s=op.latency_s, predicted_calibrated_s=cal.latency_s if cal else None,
+            measured_s=m.time_p50_s if m else None, fastest_rank_s=m.fastest_rank_p50_s if m else None,
+            ape_calibrated=ape(cal.latency_s, m.time_p50_s) if (m and cal and same_device and m.time_p50_s > 0)
+            else None, bound_check=check))
+    return OperatorComparison(
+        available=True, mode=window.source, method=window.method, operators=tuple(rows),
+        coverage=window.eager.coverage, rule=RULE,
+        violations=tuple(r.operator for r in rows if r.bound_check.verdict == "BOUND VIOLATION"))

@@ -3,7 +3,7 @@
 import attrs
 import click
 
-from tensorforge.api import canonical_json
+from tensorforge.api import canonical_json, pass_host
 
 
 @click.command()
@@ -20,27 +20,37 @@ from tensorforge.api import canonical_json
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @click.option("--force", is_flag=True, help="Overwrite an existing report file.")
-def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
+@pass_host
+def report(core, capture, fmt, output, path_workload, primary, contrast, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
     from tensorforge.api import TensorForgeError, write_atomic
+    from ..api import PolicyRequest
+    from ..core_plugin import ops_host
+    from ..policy.builtin import GATE
     from ..policy.evidence import load_evidence
-    from ..policy.gate import gate as run_gate
+    from ..policy.gate import GateSettings, result as gate_result_of
+    from ..policy.shown import as_data, other_verdicts, own_verdicts
     from .facts import build_facts
 
-    doc = load_evidence(capture, "report")
+    ops = ops_host(core)
+    evidence = load_evidence(capture, "report")
+    base = load_evidence(baseline, "baseline") if baseline else None
+    request = PolicyRequest("report", candidate=evidence, baseline=base)
     gate_result = None
-    if baseline:
-        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), doc))
-    names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
+    if base is not None:
+        records = [v.record for v in own_verdicts(ops, GATE, request)]
+        gate_result = attrs.asdict(gate_result_of(base, evidence, GateSettings(), records))
+    verdicts = as_data(other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True)))
+    names = {w.name for w in evidence.capture.predicted.analytical.workloads}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
             from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(doc, path_workload, gate_result, primary, contrast)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

@@ -32,6 +32,7 @@ from tensorforge.ceilings_file import ceilings_from_data
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
+from tensorforge_ops.capture.versions import upgrade
 from tensorforge_ops.capture.compare import fastest_sample as _fastest
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
@@ -61,7 +62,8 @@ def fastest_sample(row: dict) -> float:
 
 
 def _load(path):
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The capture in the current layout (a version-1 document is upgraded first, as readers do)."""
+    return upgrade(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 
 def measured_workloads():

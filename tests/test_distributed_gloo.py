@@ -70,22 +70,24 @@ def test_a_real_all_reduce_is_checked_and_timed_on_every_rank(run):
     _, _, doc = run
     row = doc["measured"]["workloads"]["all_reduce_64k"]
     assert row["status"] == "ok", row.get("reason")
-    assert row["result_check"]["ok"] is True
-    assert all("correct" in d for d in row["result_check"]["per_rank"])
-    per_rank = row["per_rank_samples_s"]
+    ranks = row["ranks"]
+    assert ranks["result_check"]["ok"] is True
+    assert all("correct" in d for d in ranks["result_check"]["per_rank"])
+    per_rank = ranks["per_rank_samples_s"]
     assert len(per_rank) == 2 and all(len(s) == len(row["samples_s"]) for s in per_rank)
     # an iteration lasts as long as its slowest rank
     assert row["samples_s"] == [max(a, b) for a, b in zip(*per_rank)]
-    assert all(s > 0 for s in row["samples_s"]) and row["ranks"] == 2
-    assert len(row["peak_memory_per_rank_bytes"]) == 2
+    assert all(s > 0 for s in row["samples_s"]) and ranks["ranks"] == 2
+    assert len(ranks["peak_memory_per_rank_bytes"]) == 2
 
 
 def test_tp2_transformer_runs_with_its_all_reduces_per_operator(run):
     _, _, doc = run
     row = doc["measured"]["workloads"]["transformer_tp2_tiny"]
     assert row["status"] == "ok", row.get("reason")
-    assert row["result_check"]["ok"] is True and "identical across ranks" in row["result_check"]["per_rank"][0]
-    window = row["operators"]["eager"]["operators"]
+    check = row["ranks"]["result_check"]
+    assert check["ok"] is True and "identical across ranks" in check["per_rank"][0]
+    window = row["ranks"]["operators"]["eager"]["operators"]
     measured = {o["operator"]: o for o in window}
     assert {"all_reduce_attn", "all_reduce_mlp", "qkv_proj", "mlp_down"} <= set(measured)
     assert measured["all_reduce_attn"]["activities"] == 2          # once per layer
@@ -121,7 +123,7 @@ def test_calibration_has_per_rank_ceilings_and_collective_curves(run):
     assert len(per_rank) == 2 and all(r["results"] for r in per_rank)
     # the calibrated bound of the collective comes from that curve
     (op,) = doc["predicted"]["calibrated"]["workloads"][0]["operators"]
-    assert op["ceiling_origin"] == "calibrated"
+    assert op["ceiling_origin"] == "calibrated" and op["mapping"]["origin"] == "calibrated"
     assert (folder / "home" / "calibrations" / f"{cal['fingerprint']}.json").is_file()
 
 

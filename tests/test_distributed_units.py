@@ -10,6 +10,9 @@ from tensorforge.plugins import PluginHost
 from tensorforge_ops.api import ProbeResult
 from tensorforge_ops.calibrate import store
 from tensorforge_ops.capture.compare_operators import operator_rows
+from tensorforge_ops.capture.sections.measured import (Measurement, OperatorTime, OperatorTimes, OperatorWindow,
+                                                       RankMeasurement, ResultCheck)
+from tensorforge_ops.measure.stats import summarize as summarize_samples
 from tensorforge_ops.measure.timing import TimingPolicy
 from tf_distributed.backend import TorchDistributedBackend, device_kind
 from tf_distributed.local import cpu_slice
@@ -59,14 +62,17 @@ class _Probe:
                            collectives={"all_reduce/2": curve})
 
 
-def test_calibration_store_carries_collective_curves_to_the_core():
+def test_calibration_store_carries_collective_curves_to_the_core(tmp_path, monkeypatch):
+    curve = CollectiveCeiling(op="all_reduce", ranks=2, bus_bytes_per_s=3.5e11, latency_s=2e-5, floor_s=3e-5,
+                              min_bytes=4096, max_bytes=1 << 32, source="test")
     cal = store.run_probes(_Session(), [_Probe()])
-    assert cal["ceilings"]["collectives"]["all_reduce/2"]["bus_bytes_per_s"] == 3.5e11
-    assert cal["probes"]["sweep"]["collectives"]["all_reduce/2"]["floor_s"] == 3e-5
-    ceilings = store.to_ceilings(cal)
-    assert ceilings.collectives["all_reduce/2"] == CollectiveCeiling(
-        op="all_reduce", ranks=2, bus_bytes_per_s=3.5e11, latency_s=2e-5, floor_s=3e-5,
-        min_bytes=4096, max_bytes=1 << 32, source="test")
+    assert cal.ceilings.collectives == {"all_reduce/2": curve}
+    assert cal.probes["sweep"].collectives == {"all_reduce/2": curve}
+    assert store.to_ceilings(cal).collectives["all_reduce/2"] == curve
+    # stored and read back as the typed calibration
+    monkeypatch.setenv("TENSORFORGE_HOME", str(tmp_path))
+    store.save(cal)
+    assert store.load("dist-test").ceilings.collectives == {"all_reduce/2": curve}
 
 
 class _Op:
@@ -80,21 +86,38 @@ class _Pred:
         self.operators = ops
 
 
+def _measured(window):
+    samples = [1e-5] * 5
+    stats = summarize_samples(samples)
+    return Measurement(math_mode="fp32", samples_s=tuple(samples), stats=stats, stop_reason="stable",
+                       warmup_iters=1, flush_bytes=0, peak_memory_bytes=None, framework_flags={},
+                       throughput_flops_per_s=None, throughput_bytes_per_s=None,
+                       ranks=RankMeasurement(ranks=2, aggregation="slowest", per_rank_samples_s=(tuple(samples),) * 2,
+                                             per_rank_p50_s=(1e-5, 1e-5),
+                                             result_check=ResultCheck(ok=True, per_rank=("ok", "ok")),
+                                             peak_memory_per_rank_bytes=(None, None),
+                                             peak_memory_per_rank_method="-", operators=window))
+
+
+def _time(name, slowest, fastest):
+    return OperatorTime(operator=name, activities=1, time_p50_s=slowest, fastest_rank_p50_s=fastest,
+                        per_rank_p50_s=(fastest, slowest))
+
+
 def test_operator_bound_check_fastest_rank_for_local_work_slowest_for_collectives():
-    measured = {"status": "ok", "stats": {"rel_iqr": 0.01},
-                "operators": {"source": "eager", "eager": {"coverage": 0.97, "operators": [
-                    {"operator": "mm", "time_p50_s": 10e-6, "fastest_rank_p50_s": 5e-6, "activities": 1},
-                    {"operator": "ar", "time_p50_s": 10e-6, "fastest_rank_p50_s": 5e-6, "activities": 1}]}}}
+    window = OperatorWindow(source="eager", iterations=5, method="-", notes=(), eager=OperatorTimes(
+        operators=(_time("mm", 10e-6, 5e-6), _time("ar", 10e-6, 5e-6)), iteration_p50_s=20e-6, coverage=0.97))
     ops = (("mm", "MatmulProblem"), ("ar", "CollectiveProblem"), ("norm", "StreamProblem"))
     rows = operator_rows(_Pred(*(_Op(n, 1e-6, t) for n, t in ops)),
-                         _Pred(*(_Op(n, 6e-6, t) for n, t in ops)), measured, True)
-    checks = {r["operator"]: r["bound_check"]["verdict"] for r in rows["operators"]}
+                         _Pred(*(_Op(n, 6e-6, t) for n, t in ops)), _measured(window), True)
+    checks = {r.operator: r.bound_check.verdict for r in rows.operators}
     # mm: its fastest rank (5 us) computed under its 6 us bound; ar: the operation took 10 us
     assert checks == {"mm": "BOUND VIOLATION", "ar": "within bound",
                       "norm": "no verdict: the operator window did not see this operator"}
-    assert rows["violations"] == ["mm"] and rows["coverage"] == 0.97
-    assert operator_rows(_Pred(), None, {"status": "ok", "stats": {}, "operators": {"notes": ["none"]}}, True) \
-        == {"available": False, "reason": "none"}
+    assert rows.violations == ("mm",) and rows.coverage == 0.97
+    missing = operator_rows(_Pred(), None, _measured(None), True)
+    assert missing.available is False and missing.reason == "no operator window ran"
+    assert operator_rows(_Pred(), None, None, True) is None
 
 
 def test_batches_stay_short_and_bounded():

@@ -48,7 +48,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     dram = launch = None
     for result in results:
         compute.update(result.compute)
-        collectives.update(result.collectives)
+        collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none
         dram = result.dram_bytes_per_s if result.dram_bytes_per_s else dram
         launch = result.launch_floor_s if result.launch_floor_s else launch
     return Calibration(
@@ -60,7 +60,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         probes={r.name: ProbeRecord(method=r.method, duration_s=r.duration_s, compute=dict(r.compute),
                                     dram_bytes_per_s=r.dram_bytes_per_s, launch_floor_s=r.launch_floor_s,
                                     details=dict(r.details),
-                                    collectives=_curves(r.collectives, f"probe {r.name}") or None)
+                                    collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None)
                 for r in results},
         failed_probes=failures)
 
@@ -107,6 +107,7 @@ def to_ceilings(calibration: Calibration) -> Ceilings | None:
     if not c.compute or not c.dram_bytes_per_s:
         return None
     return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c.compute.items()},
-                    dram_bytes_per_s=float(c.dram_bytes_per_s), collectives=dict(c.collectives or {}),
+                    dram_bytes_per_s=float(c.dram_bytes_per_s),
+                    collectives=dict(getattr(c, "collectives", None) or {}),   # only a system's
                     source=f"calibrated on {calibration.device} at {calibration.measured_at} "
                            f"({calibration.fingerprint})")

@@ -94,11 +94,19 @@ class ProbeResult:
     # Calibrated collective curves (tensorforge.collectives.CollectiveCeiling as data) by
     # ceiling_key, from a sweep over several devices; empty for single-device probes.
     collectives: Mapping[str, Any] = attrs.field(factory=dict)
+    # The regime the probe ran in: 'burst' (short stretches on a cool device), 'sustained'
+    # (continuous, after the device reached its steady clock) or 'single' (a device whose regimes
+    # collapse to one, e.g. the host CPU). Ceilings are kept per regime.
+    regime: str = attrs.field(default="burst", validator=attrs.validators.in_(("burst", "sustained", "single")))
+    # Kernel floors by name (seconds), each named for what it measures (see docs/measurement.md).
+    floors: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class CalibrationProbe:
     name: str = ""
     backend: str = ""
+    # 'sustained' probes run after all others (they leave the device hot); see ProbeResult.regime
+    regime: str = "burst"
 
     def run(self, session: Session) -> ProbeResult:
         raise NotImplementedError

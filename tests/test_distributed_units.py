@@ -40,11 +40,12 @@ def test_operator_window_takes_the_slowest_and_the_fastest_rank_per_iteration():
 
 def test_system_ceilings_are_the_fastest_ranks():
     per_rank = [{"results": [{"compute": {"bf16": 7e14, "fp32": 5e13}, "dram_bytes_per_s": 4.2e12,
-                              "launch_floor_s": 2.5e-5}], "failures": {}},
+                              "launch_floor_s": 2.5e-5, "floors": {"kernel_gap_s": 1.5e-6}}], "failures": {}},
                 {"results": [{"compute": {"bf16": 8e14}, "dram_bytes_per_s": 4.3e12,
-                              "launch_floor_s": 2.2e-5}], "failures": {}}]
+                              "launch_floor_s": 2.2e-5, "floors": {"kernel_gap_s": 1.4e-6}}], "failures": {}}]
     assert combine_probe_results(per_rank) == {"compute": {"bf16": 8e14, "fp32": 5e13},
-                                               "dram_bytes_per_s": 4.3e12, "launch_floor_s": 2.2e-5}
+                                               "dram_bytes_per_s": 4.3e12, "launch_floor_s": 2.2e-5,
+                                               "floors": {"kernel_gap_s": 1.4e-6}}
 
 
 class _Session:

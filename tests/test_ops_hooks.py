@@ -285,8 +285,10 @@ def test_real_entry_points(real_ops):
     # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu and
     # tf-distributed's torch-distributed too)
     assert real_ops.names("builders") == ["collective@torch", "conv2d@torch", "gemm@torch", "transformer@torch"]
-    assert real_ops.names("probes") == ["collective-sweep", "copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
-                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling", "per-rank-ceilings"]
+    assert real_ops.names("probes") == ["collective-sweep", "copy-bandwidth", "copy-bandwidth-sustained",
+                                        "cpu-call-floor", "cpu-matmul-ceiling", "cpu-memory-bandwidth",
+                                        "kernel-floors", "matmul-ceiling", "matmul-ceiling-sustained",
+                                        "per-rank-ceilings"]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     # the gate and right-sizing are policies registered through the same hook as a stranger's
     assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
@@ -320,8 +322,8 @@ def test_list_plugins_shows_ops_rows():
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[2:] if line.strip()}
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
-    assert "backends: torch-cuda; probes: copy-bandwidth, launch-floor, matmul-ceiling; telemetry: nvml" \
-        in rows["torch-cuda"]
+    assert ("backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, kernel-floors, "
+            "matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml") in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
     assert "builders: transformer@torch" in rows["transformer-torch"]

@@ -94,7 +94,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
-    from ..measure.stats import summarize
+    from ..measure.stats import SampleStats, summarize
     from .compare import ape
 
     problems: list[str] = []
@@ -110,11 +110,15 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     for name, m in sorted(measured.items()):
         if not isinstance(m, Measurement):
             continue
-        stats = summarize(m.samples_s)
-        for key in ("n", "p10", "p50", "p90"):
-            if not _close(float(getattr(stats, key)), float(getattr(m.stats, key))):
-                problems.append(f"{name}: recorded {key} {getattr(m.stats, key)} does not match "
-                                f"its raw samples ({getattr(stats, key)})")
+        # the primary timing and every other regime/mode timing of the row
+        timings: list[tuple[str, tuple[float, ...], SampleStats]] = [("", m.samples_s, m.stats)]
+        timings += [(f" ({t.regime} {t.mode})", t.samples_s, t.stats) for t in m.modes or ()]
+        for label, samples, recorded in timings:
+            stats = summarize(samples)
+            for key in ("n", "p10", "p50", "p90"):
+                if not _close(float(getattr(stats, key)), float(getattr(recorded, key))):
+                    problems.append(f"{name}{label}: recorded {key} {getattr(recorded, key)} does not match "
+                                    f"its raw samples ({getattr(stats, key)})")
         recomputed += 1
     checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
     rows = capture.comparison.workloads if capture.comparison else {}

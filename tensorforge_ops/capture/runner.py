@@ -21,7 +21,8 @@ from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..telemetry.nvml import CAVEAT
 from .compare import compare_workload
-from .compare_operators import operator_rows
+from .compare_operators import operator_rows as rank_operator_rows
+from .compare_regimes import operator_rows, regime_rows
 from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
@@ -33,6 +34,7 @@ from .sections.policy import PolicyRecord, RecordedBoundCheck
 from .sections.predicted import Predicted
 from .sections.provenance import HostRecord, PluginRecord, Provenance
 from .telemetry_window import window_from_source
+from .workload_measurement import measure_phases
 
 
 DEFAULT_BACKEND = "torch-cuda"
@@ -48,13 +50,19 @@ class RunOptions:
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
-    telemetry_s: float = 1.0
+    telemetry_s: float = 0.5
     budget_s: float = 2.0
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
     # window, against 177 us when measured first (power-management state left by the probes).
     cooldown_s: float = 2.0
     rest_s: float = 0.2
+    # Measurement modes (backends with phases, tensorforge_ops.measure.phases): CUDA-graph replay,
+    # the sustained regime and the per-operator trace window.
+    graph: bool = True
+    sustained: bool = True
+    trace: bool = True
+    trace_iterations: int = 5
     command: tuple[str, ...] = ()
 
 
@@ -76,6 +84,8 @@ class Run:
         self.diagnostic: Any = UnavailableSection(label="DIAGNOSTIC", reason="not started", caveat=CAVEAT)
         self.policy = PolicyRecord(bound_checks={})
         self.comparison: Comparison | None = None
+        self.sustained_pred: Any = None           # the calibrated bound of the sustained regime
+        self.sustained_note: str | None = "no device"
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -134,6 +144,7 @@ class Run:
                 self.predicted = attrs.evolve(self.predicted, calibrated=calibrated_pred,
                                               calibrated_target=device_target.name if device_target else None,
                                               calibrated_note=note)
+                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
                 measurements = self._measure(session, workloads, analytical)
             finally:
                 session.close()
@@ -231,14 +242,18 @@ class Run:
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
         results: dict[str, WorkloadMeasurement] = {}
         windows: dict[str, TelemetryWindow] = {}
+        burst_windows: dict[str, TelemetryWindow] = {}
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
-            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
+            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows,
+                                                             burst_windows)
             # kept current, so an interruption writes every workload measured so far
             self.measured = attrs.evolve(self.measured, workloads=dict(results))
             if isinstance(row, Measurement):
-                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms over {row.stats.n} samples ({row.stop_reason})")
+                others = "; ".join(f"{t.regime} {t.mode} {t.stats.p50 * 1e3:.4g} ms" for t in row.modes or ())
+                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms ({row.regime or 'burst'} {row.mode or 'eager'}) "
+                         f"over {row.stats.n} samples ({row.stop_reason})" + (f"; {others}" if others else ""))
             else:
                 self.say(f"  failed: {row.reason}")
         if not opts.telemetry:
@@ -253,10 +268,19 @@ class Run:
             self.diagnostic = Diagnostic(
                 available=available, reason=None if available else ("; ".join(reasons) or "no window collected"),
                 source=sources[0].name, caveat=self.caveat,
-                window="a separate execution window after latency timing, per workload", windows=windows)
+                window=("a separate execution window after latency timing, per workload and regime: 'windows' "
+                        "after the sustained timings (continuous load; on a one-regime device, after its "
+                        "timings), 'burst_windows' after the burst ones (<= 5 ms stretches at 50% duty)"),
+                windows=windows, burst_windows=burst_windows or None)
         return results
 
-    def _measure_one(self, session, workload, predicted, sources, windows) -> WorkloadMeasurement:
+    def _plan(self):
+        from ..measure.phases import PhasePlan
+        opts = self.opts
+        return PhasePlan(budget_s=opts.budget_s, graph_budget_s=min(1.0, opts.budget_s), graph=opts.graph,
+                         trace=opts.trace, trace_iterations=opts.trace_iterations, sustained=opts.sustained)
+
+    def _measure_one(self, session, workload, predicted, sources, windows, burst_windows) -> WorkloadMeasurement:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)
@@ -266,9 +290,20 @@ class Run:
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
                 time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
-                timed = session.time(prepared.fn, opts.budget_s)
-                if sources:
-                    windows[workload.name] = self._window(sources[0], session, prepared.fn)
+                if hasattr(session, "phases"):
+                    fields, by_regime = measure_phases(session, prepared, self._plan(),
+                                                       sources[0] if sources else None, opts.telemetry_s)
+                    if "burst" in by_regime:
+                        burst_windows[workload.name] = by_regime.pop("burst")
+                    if by_regime:
+                        windows[workload.name] = next(iter(by_regime.values()))
+                else:   # a backend without phases: one burst eager timing, as before phases existed
+                    timed = session.time(prepared.fn, opts.budget_s)
+                    fields = {"samples_s": tuple(timed.samples_s), "stats": timed.stats,
+                              "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
+                              "flush_bytes": timed.flush_bytes}
+                    if sources:
+                        windows[workload.name] = self._window(sources[0], session, prepared.fn)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
@@ -278,15 +313,14 @@ class Run:
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
             return FailedMeasurement(math_mode=math_mode, reason=reason)
-        p50 = timed.stats.p50
+        p50 = fields["stats"].p50
         # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
         # result check, the per-operator window), checked against the capture's classes
         ranks = converter.structure(session.measurement_details(), RankMeasurement) \
             if hasattr(session, "measurement_details") else None
         return Measurement(
             ranks=ranks,
-            math_mode=math_mode, samples_s=tuple(timed.samples_s), stats=timed.stats,
-            stop_reason=timed.stop_reason, warmup_iters=timed.warmup_iters, flush_bytes=timed.flush_bytes,
+            math_mode=math_mode, **fields,
             peak_memory_bytes=prepared.peak_memory_bytes,
             peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
             framework_flags=dict(prepared.framework_flags),
@@ -298,6 +332,21 @@ class Run:
             return window_from_source(source.collect(session, run_once, self.opts.telemetry_s))
         except Exception as exc:   # a telemetry source's failure costs its window, never the run
             return TelemetryWindow(available=False, reason=one_line(exc))
+
+    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
+        """The calibrated bound of the sustained regime, from the sustained probes' ceilings."""
+        if note is not None or cal is None:
+            self.sustained_note = note or "no calibration"
+        elif "sustained" not in calibration.regimes(cal):
+            self.sustained_note = "the calibration has no sustained-regime ceilings (recalibrate)"
+        else:
+            ceilings = calibration.to_ceilings(cal, "sustained")
+            point = self.opts.operating_point if same_device else None
+            self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
+            self.sustained_note = None
+        if self.predicted is not None and "sustained" in (calibration.regimes(cal) if cal else []):
+            self.predicted = attrs.evolve(self.predicted, calibrated_sustained=self.sustained_pred,
+                                          calibrated_sustained_note=self.sustained_note)
 
     def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
         target = self.header["target"]
@@ -313,17 +362,27 @@ class Run:
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
             m = measurements.get(w.name)
-            rows[w.name] = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note)
-            per_operator = operator_rows(w, cal, m, same_device)
-            if per_operator is not None:
-                rows[w.name] = attrs.evolve(rows[w.name], operators=per_operator)
-        measured_operators = [(n, r.operators) for n, r in rows.items() if r.operators is not None]
+            row = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note)
+            sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
+            bounds = {"burst": cal.latency_s if cal else None, "single": cal.latency_s if cal else None,
+                      "sustained": sustained.latency_s if sustained else None}
+            notes = {"burst": cal_note, "single": cal_note, "sustained": self.sustained_note}
+            regimes = regime_rows(m, bounds, same_device, notes)
+            burst = (regimes or {}).get("burst")
+            # a window of several ranks (torch-distributed) where there is one, else the trace window
+            per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
+                w, cal, m, same_device, burst.graph_p50_s if burst else None)
+            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=per_operator)
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,
             bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
-            operator_bound_violations=tuple(sorted(f"{n}: {op}" for n, o in measured_operators
-                                                   for op in o.violations or ())) if measured_operators else None)
+            # every regime and mode against its own regime's bound, and every operator against its own
+            regime_bound_violations=tuple(sorted(
+                f"{n} ({regime} {x.mode})" for n, r in rows.items() for regime, x in (r.regimes or {}).items()
+                if x.bound_check.verdict == "BOUND VIOLATION")),
+            operator_bound_violations=tuple(sorted(
+                f"{n}: {op}" for n, r in rows.items() for op in ((r.operators.violations or ()) if r.operators else ()))))
         self.policy = PolicyRecord(
             bound_checks={n: RecordedBoundCheck(verdict=r.bound_check.verdict,
                                                 evidence=("MEASURED p50", "CALIBRATED lower bound"))

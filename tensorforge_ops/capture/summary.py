@@ -9,6 +9,7 @@ from .sections.calibrated import Calibrated
 from .sections.diagnostic import Diagnostic
 from .sections.comparison import ComparisonRow
 from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
+from .summary_regimes import calibrated_lines, regime_lines
 from .summary_system import collective_lines, operator_lines, system_lines
 
 
@@ -17,7 +18,11 @@ def _telemetry_lines(diag) -> list[str]:
         return [f"DIAGNOSTIC  unavailable: {diag.reason}"]
     source = "NVML" if diag.source == "nvml" else diag.source
     lines = [f"DIAGNOSTIC  {source}, separate window after timing (context, never a verdict)"]
-    for name, window in sorted(diag.windows.items()):
+    burst = diag.burst_windows or {}
+    windows = sorted([*diag.windows.items(), *burst.items()], key=lambda x: (x[0], x[1].regime != "burst"))
+    for name, window in windows:
+        if window.regime and (burst or window.regime != "single"):
+            name = f"{name} [{window.regime}]"
         if not window.available:
             lines.append(f"  {name}: unavailable ({window.reason})")
         else:
@@ -57,8 +62,10 @@ def summary_text(capture: Capture) -> str:
         c = cal.ceilings
         modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c.compute.items()))
         launch = seconds(c.launch_floor_s) if c.launch_floor_s else "-"
-        lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; launch floor {launch}"
+        floor_name = "eager event floor" if "eager_event_floor_s" in (cal.floors or {}) else "launch floor"
+        lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal.measured_at if cal.reused else 'measured ' + cal.measured_at})")
+        lines += calibrated_lines(cal)
         lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.reason}")
@@ -80,7 +87,10 @@ def summary_text(capture: Capture) -> str:
                      percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None),
                      w.bottleneck, check if not check.startswith("no verdict") else "no verdict",
                      _fastest_cell(fastest[w.name])])
-    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
+    primary = "MEASURED p50"
+    if any(isinstance(m, Measurement) and m.mode == "graph" for m in measured_rows.values()):
+        primary = "MEASURED p50 (burst, graph*)"
+    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", primary,
                          "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound"], rows)]
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
@@ -97,6 +107,10 @@ def summary_text(capture: Capture) -> str:
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
     lines += operator_lines(comp)
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    if primary != "MEASURED p50":
+        lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "
+                     "else its eager time")
+    lines += regime_lines(capture)
     lines += [""] + _telemetry_lines(capture.diagnostic)
     duration = capture.provenance.duration_s
     digest = capture.digest.value[:16] if capture.digest else "-"

@@ -47,7 +47,8 @@ def operator_lines(comp: Comparison | None) -> list[str]:
     lines: list[str] = []
     for name, row in sorted((comp.workloads if comp else {}).items()):
         ops = row.operators
-        if ops is None or not ops.available:
+        # a window of several ranks only: one device's per-operator view is in `tensorforge report`
+        if ops is None or not ops.available or not any(o.fastest_rank_s is not None for o in ops.operators or ()):
             continue
         rows = [[o.operator, o.count, seconds(o.predicted_calibrated_s) if o.predicted_calibrated_s else "-",
                  seconds(o.measured_s) if o.measured_s is not None else "-",

@@ -17,11 +17,13 @@ from tensorforge.api import canonical_json, pass_host
               help="Workload of the primary comparison (default: the single-operator workload with the most FLOPs).")
 @click.option("--contrast", default=None,
               help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
+@click.option("--operators", "operators_workload", default=None,
+              help="Workload whose per-operator view is shown (default: the one with the most operators traced).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @click.option("--force", is_flag=True, help="Overwrite an existing report file.")
 @pass_host
-def report(core, capture, fmt, output, path_workload, primary, contrast, baseline, force):
+def report(core, capture, fmt, output, path_workload, primary, contrast, operators_workload, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -46,11 +48,12 @@ def report(core, capture, fmt, output, path_workload, primary, contrast, baselin
         gate_result = attrs.asdict(gate_result_of(base, evidence, GateSettings(), records))
     verdicts = as_data(other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True)))
     names = {w.name for w in evidence.capture.predicted.analytical.workloads}
-    for given in (path_workload, primary, contrast):
+    for given in (path_workload, primary, contrast, operators_workload):
         if given and given not in names:
             from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts,
+                        operators_workload)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

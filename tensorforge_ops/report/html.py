@@ -6,6 +6,8 @@ from typing import Any
 
 from tensorforge.api import percent, seconds, si
 
+from .html_measurement import floors_section, measurement_sections
+
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
 h1{font-size:1.6rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
@@ -84,7 +86,8 @@ def _ceilings(facts) -> str:
              escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
              percent(c["fraction"])] for c in facts["ceilings"]]
     floor = facts["launch_floor_s"]
-    extra = f"<p>Launch floor (calibrated, not part of the bound): {_s(floor)}.</p>" if floor else ""
+    extra = (f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
+             f"not part of the bound): {_s(floor)}.</p>" if floor else "")
     return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
 
 
@@ -142,12 +145,14 @@ def _policy(facts) -> str:
 
 def report_page(facts: dict[str, Any]) -> str:
     """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
-    from .plots import predicted_vs_measured, roofline
+    from .plots import operator_bars, predicted_vs_measured, roofline
+    ops = facts["measurement"]["operators"]
     return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
-                               "roofline": roofline(facts["workloads"], facts["ceilings"])})
+                               "roofline": roofline(facts["workloads"], facts["ceilings"])},
+                       operator_bars(ops["rows"], ops["workload"]) if ops["available"] else None)
 
 
-def render_html(facts: dict[str, Any], plots: dict[str, str | None]) -> str:
+def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None) -> str:
     labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
                      for l in facts["labels"])
     # A plot left out says why (the roofline still places predicted points when nothing was measured,
@@ -175,8 +180,8 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>* {escape(facts['bottleneck_statement'])}</p>
 {figures}
-<h2>Measured ceilings, not marketing peaks</h2>
-{_ceilings(facts)}
+{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
+{_ceilings(facts)}{floors_section(facts["measurement"])}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}
 <h2>What the device reported in a separate run</h2>

@@ -43,9 +43,9 @@ class PerRankCeilingsProbe(CalibrationProbe):
         return ProbeResult(
             name=self.name,
             method=("every rank runs its local backend's probes at the same time; compute and memory "
-                    "ceilings: the fastest rank's; launch floor: the shortest"),
+                    "ceilings: the fastest rank's; launch floor and named floors: the shortest"),
             compute=combined["compute"], dram_bytes_per_s=combined["dram_bytes_per_s"],
-            launch_floor_s=combined["launch_floor_s"],
+            launch_floor_s=combined["launch_floor_s"], floors=combined["floors"],
             details={"per_rank": per_rank}, duration_s=time.perf_counter() - start)
 
 

@@ -145,16 +145,19 @@ def combine_probe_results(per_rank: list[dict[str, Any]]) -> dict[str, Any]:
     """The system's device ceilings from every rank's probes: the fastest rank's rates (a bound
     from the fastest device holds for every device) and the shortest floor."""
     compute: dict[str, float] = {}
+    floors: dict[str, float] = {}
     dram, floor = None, None
     for rank in per_rank:
         for result in rank["results"]:
+            for name, value in (result.get("floors") or {}).items():
+                floors[name] = min(floors.get(name, value), value)
             for mode, rate in (result.get("compute") or {}).items():
                 compute[mode] = max(compute.get(mode, 0.0), rate)
             if result.get("dram_bytes_per_s"):
                 dram = max(dram or 0.0, result["dram_bytes_per_s"])
             if result.get("launch_floor_s"):
                 floor = min(floor, result["launch_floor_s"]) if floor else result["launch_floor_s"]
-    return {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": floor}
+    return {"compute": compute, "dram_bytes_per_s": dram, "launch_floor_s": floor, "floors": floors}
 
 
 def to_dict(value) -> dict[str, Any]:

@@ -26,6 +26,13 @@ class CalibratedCeilings:
 
 
 @attrs.frozen(kw_only=True)
+class RegimeCeilings:
+    """The ceilings the probes of one regime add up to."""
+    compute: Mapping[str, float] = field("best compute rate per math mode in this regime", "FLOP/s")
+    dram_bytes_per_s: float | None = field("memory-copy bandwidth in this regime, bytes read + written", "B/s")
+
+
+@attrs.frozen(kw_only=True)
 class ProbeRecord:
     """What one probe found, and exactly how."""
     method: str = field("exactly what the probe ran and how it reduced the timings to one number")
@@ -35,6 +42,8 @@ class ProbeRecord:
     launch_floor_s: float | None = field("launch floor it found", "s")
     details: Mapping[str, Any] = field("probe-specific detail (sizes swept, points, buffers)")
     collectives: Mapping[str, CollectiveCeiling] | None = optional("collective curves it found, by 'op/ranks'")
+    regime: str | None = optional("the regime it ran in: 'burst', 'sustained' or 'single'; absent: burst")
+    floors: Mapping[str, float] | None = optional("named kernel floors it measured (docs/measurement.md)", "s")
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +59,12 @@ class Calibration:
     ceilings: CalibratedCeilings = field("the ceilings all probes add up to")
     probes: Mapping[str, ProbeRecord] = field("per probe name: what it found and how")
     failed_probes: Mapping[str, str] = field("per probe name: why it failed")
+    ceilings_by_regime: Mapping[str, RegimeCeilings] | None = optional(
+        "the ceilings per regime ('ceilings' is the burst one, or the single one of a one-regime device); "
+        "absent in calibrations written before regimes")
+    floors: Mapping[str, float] | None = optional(
+        "kernel floors, each named for what it measures: kernel_interval_s, kernel_duration_s, kernel_gap_s, "
+        "eager_event_floor_s, host_call_interval_s", "s")
 
 
 @attrs.frozen(kw_only=True)

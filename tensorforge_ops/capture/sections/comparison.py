@@ -24,32 +24,56 @@ class BoundCheck:
 
 
 @attrs.frozen(kw_only=True)
-class OperatorCheck:
-    """One Core operator: its bounds against its time in a per-operator window."""
-    operator: str = field("the Core operator's name")
-    count: int = field("how many times the workload executes it", "count")
-    bottleneck: str = field("its predicted bottleneck (a classification)")
-    predicted_analytical_s: float = field("its datasheet lower bound, all executions", "s")
-    predicted_calibrated_s: float | None = field("its calibrated lower bound, all executions", "s")
-    measured_s: float | None = field("the slowest rank's median time in it (what the workload waits for)", "s")
-    fastest_rank_s: float | None = field("the fastest rank's median time in it", "s")
-    ape_calibrated: float | None = field("|calibrated bound - measured_s| / measured_s; predicted device only", "1")
-    bound_check: BoundCheck = field(
-        "its time against its calibrated bound: the fastest rank's for local work, the slowest rank's for "
-        "a collective")
+class RegimeComparison:
+    """One regime's timing of a workload against the calibrated bound of that regime."""
+    mode: str = field("the mode compared: 'graph' (device time) where it exists, else 'eager'")
+    measured_p50_s: float = field("MEASURED p50 of that regime and mode", "s")
+    eager_p50_s: float | None = field("MEASURED eager p50 of the regime; null when not timed", "s")
+    graph_p50_s: float | None = field("MEASURED graph-mode p50 of the regime; null when not timed", "s")
+    predicted_calibrated_s: float | None = field(
+        "PREDICTED lower bound from this regime's calibrated ceilings; null when there are none", "s")
+    ape_calibrated: float | None = field("|bound - p50| / p50; only on the predicted device", "1")
+    bound_check: BoundCheck = field("the p50 against this regime's bound")
 
 
 @attrs.frozen(kw_only=True)
 class OperatorComparison:
-    """Per operator, where a backend measured operators."""
-    available: bool = field("true when a per-operator window exists")
-    reason: str | None = optional("why there is none")
-    mode: str | None = optional("the window's mode ('eager')")
-    method: str | None = optional("how the window attributed time to operators")
-    operators: tuple[OperatorCheck, ...] | None = optional("every Core operator, in order")
-    coverage: float | None = optional("the operators' times over the whole call", "1")
-    rule: str | None = optional("the bound check's rule, in words")
-    violations: tuple[str, ...] | None = optional("operators whose time beat their calibrated bound")
+    """One Core operator: its bounds (all its executions) against its measured trace time."""
+    operator: str = field("the Core operator's name")
+    count: int = field("executions per call of the workload (layers)", "count")
+    bottleneck: str = field("predicted bottleneck of the operator (an analytical classification)")
+    predicted_analytical_s: float = field("PREDICTED lower bound from datasheet ceilings", "s")
+    predicted_calibrated_s: float | None = field("PREDICTED lower bound from calibrated ceilings", "s")
+    measured_s: float | None = field("MEASURED trace time (kernels and the gaps before them), p50; on several "
+                                     "ranks the slowest rank's median time in it (what the workload waits for); "
+                                     "null when no kernel of it was traced", "s")
+    fastest_rank_s: float | None = optional("on several ranks: the fastest rank's median time in it", "s")
+    kernels: int | None = optional(
+        "kernels (CPU: framework ops) per call; absent in a window of several ranks, which times ranges, "
+        "not kernels", "count")
+    ape_calibrated: float | None = field("|calibrated bound - measured| / measured; only on the predicted device", "1")
+    bound_check: BoundCheck = field(
+        "the measured time against the calibrated bound (tolerance: as the workload's); on several ranks the "
+        "fastest rank's time for local work, the slowest rank's for a collective")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorsComparison:
+    """Per operator: where the time goes, against each operator's bound."""
+    available: bool = field("false when the workload has no per-operator trace (reason says why)")
+    reason: str | None = optional("why there is no per-operator comparison")
+    mode: str | None = optional("'graph' (graph replays) or 'eager': which traced calls give the times")
+    regime: str | None = optional("the regime the trace window ran in (the primary timing's)")
+    method: str | None = optional("how a window of several ranks attributed time to operators")
+    operators: tuple[OperatorComparison, ...] | None = optional("per Core operator, in the Core's order")
+    unattributed_s: float | None = optional("trace time outside every operator range", "s")
+    sum_measured_s: float | None = optional("the operators' trace times summed (unattributed included)", "s")
+    graph_p50_s: float | None = optional("the burst graph-mode p50 of the whole workload", "s")
+    whole_p50_s: float | None = optional("the whole workload's p50 that coverage divides by", "s")
+    coverage: float | None = optional("sum_measured_s / whole_p50_s", "1")
+    coverage_rule: str | None = optional("what coverage divides, in words")
+    rule: str | None = optional("the bound check's rule in words, where it differs by operator (several ranks)")
+    violations: tuple[str, ...] | None = optional("operators whose measured time beat their calibrated bound")
 
 
 @attrs.frozen(kw_only=True)
@@ -65,7 +89,9 @@ class ComparisonRow:
     ape_calibrated: float | None = field("|calibrated bound - p50| / p50; only on the predicted device", "1")
     ape_note: str | None = field("why APE is withheld; null when computed")
     bound_check: BoundCheck = field("measured p50 against the calibrated lower bound")
-    operators: OperatorComparison | None = optional("per operator, where a backend measured operators")
+    regimes: Mapping[str, RegimeComparison] | None = optional(
+        "per regime measured (burst, sustained, single): its timing against its own regime's bound")
+    operators: OperatorsComparison | None = optional("per Core operator: trace time against its bound")
 
 
 @attrs.frozen(kw_only=True)
@@ -76,5 +102,7 @@ class Comparison:
     calibrated_target: str | None = field("target whose calibrated bounds the checks used")
     workloads: Mapping[str, ComparisonRow] = field("per workload name: its comparison")
     bound_violations: tuple[str, ...] = field("workloads whose measurement beat the calibrated lower bound")
+    regime_bound_violations: tuple[str, ...] | None = optional(
+        "'workload (regime mode)' for every timing that beat its own regime's bound")
     operator_bound_violations: tuple[str, ...] | None = optional(
-        "'workload: operator' whose time beat its calibrated bound (where operators were measured)")
+        "'workload: operator' for every operator whose trace time beat its calibrated bound")

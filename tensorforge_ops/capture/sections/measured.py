@@ -13,6 +13,7 @@ import attrs
 
 from ...measure.stats import SampleStats
 from ..fields import const, field, optional
+from .phases import GraphRecord, ModeTimingRecord, OperatorsRecord, SteadyRecord
 
 
 @attrs.frozen(kw_only=True)
@@ -100,6 +101,26 @@ class Measurement:
     throughput_bytes_per_s: float | None = field("compulsory bytes / measured p50", "B/s")
     ranks: RankMeasurement | None = optional(
         "on several devices: every rank's samples, the result check and the per-operator window")
+    # What the measurement phases add (absent in captures written before them: a burst eager timing)
+    regime: str | None = optional(
+        "regime of the primary timing (samples_s): 'burst' (short stretches on a cool device) or "
+        "'single' (a device whose regimes collapse to one); absent: burst")
+    mode: str | None = optional(
+        "mode of the primary timing: 'graph' (CUDA-graph replay, device time) where the workload was "
+        "captured, else 'eager' (host included); absent: eager")
+    method: str | None = optional("exactly how the primary timing was taken")
+    modes: tuple[ModeTimingRecord, ...] | None = optional(
+        "every other timing of the workload, each with its regime and mode (e.g. burst eager, sustained "
+        "eager, sustained graph)")
+    host_overhead_s: Mapping[str, float] | None = optional(
+        "per regime: eager p50 - graph p50, the host's share of an eager call (within noise it may be "
+        "negative for kernels long enough to hide the host)", "s")
+    graph: GraphRecord | None = optional("whether the workload was captured as a CUDA graph, or why not")
+    steady: SteadyRecord | None = optional("how the sustained regime's steady clock was reached")
+    regimes_note: str | None = optional("set where the device's regimes collapse to one, saying why")
+    notes: tuple[str, ...] | None = optional("what else a reader should know about these timings")
+    operators: OperatorsRecord | None = optional(
+        "the trace window: per Core operator its kernels, their count and time (eager calls and graph replays)")
 
 
 @attrs.frozen(kw_only=True)

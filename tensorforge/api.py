@@ -17,6 +17,8 @@ from .cli_options import (
     target_option,
     workload_options,
 )
+from .collectives import CollectiveCeiling
+from .collectives import ceilings_from_data as collective_ceilings
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .estimate.basis import coefficients_for
 from .estimate.classes import workload_class
@@ -42,7 +44,8 @@ from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
-    "BaseHost", "Ceilings", "CliState", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
+    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PluginError", "PluginHost", "PluginOptions",
+    "PluginReport", "collective_ceilings",
     "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
     "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",

@@ -142,7 +142,8 @@ def targets_list(host: PluginHost) -> None:
         t = host.target(name)
         c = datasheet_ceilings(t)
         best = max(c.compute.items(), key=lambda kv: kv[1])
-        rows.append([name, f"{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
+        system = f"{t.devices} x " if t.devices > 1 else ""   # a system: per-device figures
+        rows.append([name, f"{system}{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
                      si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
                      ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
                                for p in t.operating_points)])

@@ -84,7 +84,7 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
                  "search"],
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
                   seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
-                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})",
+                  o.bottleneck if o.bottleneck == "compute" else f"{o.bottleneck} ({o.mapping.memory_level})",
                   o.mapping.search]
                  for o in w.operators]))
             if w.estimate is not None:

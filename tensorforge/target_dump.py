@@ -29,6 +29,8 @@ def dump_target(target: Target, origin: str | None = None) -> str:
         lines.append(assignment("device_names", list(target.device_names)))
     if target.architecture:
         lines.append(assignment("architecture", target.architecture))
+    if target.devices > 1:
+        lines.append(assignment("devices", target.devices, "identical devices, each described below"))
 
     pe = target.pe_array
     ceilings = datasheet_ceilings(target)
@@ -67,6 +69,17 @@ def dump_target(target: Target, origin: str | None = None) -> str:
                              si(p.dram_bandwidth_bytes_per_s, "B/s"))]
         if p.description:
             lines.append(assignment("description", p.description))
+
+    if target.interconnect is not None:
+        lines += ["", "# how the devices are linked, innermost tier first; bandwidth per device per direction"]
+        for tier in target.interconnect.tiers:
+            lines += ["[[interconnect]]", assignment("name", tier.name),
+                      assignment("span", tier.span, "devices one domain of this tier joins"),
+                      assignment("bytes_per_s", tier.bytes_per_s, si(tier.bytes_per_s, "B/s")),
+                      assignment("latency_s", tier.latency_s, "one hop"),
+                      assignment("topology", tier.topology),
+                      assignment("in_switch_reduction", tier.in_switch_reduction), ""]
+        lines.pop()
 
     if target.sources:
         lines += ["", "# where each figure comes from", "[sources]"]

@@ -91,6 +91,9 @@ class ProbeResult:
     launch_floor_s: float | None = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
+    # Calibrated collective curves (tensorforge.collectives.CollectiveCeiling as data) by
+    # ceiling_key, from a sweep over several devices; empty for single-device probes.
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
     # The regime the probe ran in: 'burst' (short stretches on a cool device), 'sustained'
     # (continuous, after the device reached its steady clock) or 'single' (a device whose regimes
     # collapse to one, e.g. the host CPU). Ceilings are kept per regime.

@@ -35,7 +35,25 @@ CASES = {
         "seq=3,dtype=fp32",
         "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
     ],
+    # every op the builder branches on, on a one-process gloo group (ranks=0: every rank of it)
+    "collective": [f"collective:op={op},count=64,dtype=fp32"
+                   for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")],
 }
+
+
+@contextlib.contextmanager
+def process_group(kind):
+    """The collective builder runs on a torch.distributed group: a one-process gloo group here
+    (torch-distributed sets up the real one), torn down after so no other test sees it."""
+    if kind != "collective":
+        yield
+        return
+    import torch.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +68,7 @@ def torch_builders(ops):
 def test_every_shipped_torch_builder_has_cases(hosts):
     core, ops = hosts
     kinds = set(torch_builders(ops))
-    assert {"gemm", "conv2d", "transformer"} <= kinds
+    assert {"gemm", "conv2d", "transformer", "collective"} <= kinds
     assert kinds <= set(CASES), f"add small cases for {sorted(kinds - set(CASES))}"
 
 
@@ -81,7 +99,7 @@ def test_ranges_match_core_operators_one_to_one(hosts, spec):
     expected = Counter()
     for op in kind.operators(workload.params):
         expected[op.name] += op.count
-    with torch.inference_mode():
+    with torch.inference_mode(), process_group(workload.kind):
         fn = builder.build(workload.params, torch.device("cpu"))
         for _ in range(2):   # the second call too: nothing is marked only on a first call
             with entered_without_nesting() as names:

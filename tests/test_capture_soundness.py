@@ -27,6 +27,12 @@ which does fewer multiplications than the FLOPs the model counts), and one decod
 the copy bandwidth probe by 3% on a busy machine. A FLOP-counting bound needs a ceiling that
 covers such algorithms (a convolution probe, or Winograd's multiply count) before it holds for
 convolutions on CPUs.
+
+The two-H200 captures (h200x2-*) add one more of the first kind (a p10-based ceiling): the 4 KiB all-reduce, whose
+calibrated floor was the p10 of the sweep's 4 KiB samples (11.4 us) while the samples spread
+from 9 us to over 100 us (host launch included); the fastest sample of the measurement lies
+17-19% below it. The collective sweep now takes each size's fastest sample less an allowance (tensorforge.collectives),
+so a new capture should clear these entries (re-fitting these captures' own sweep with today's curve puts every fastest sample above it: benchmarks/refit_collectives.py).
 """
 
 import json
@@ -38,6 +44,7 @@ from tensorforge.ceilings_file import ceilings_from_data
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
+from tensorforge_ops.capture.versions import upgrade
 from tensorforge_ops.capture.compare import fastest_sample as _fastest
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
@@ -65,6 +72,8 @@ KNOWN_BELOW = {
     ("host-cpu-estimate-eval", "conv-3x3-c64"): -0.4800,
     ("host-cpu-estimate-eval", "conv-stem-7x7"): -0.3010,
     ("host-cpu-estimate-eval", "sdpa-decode-b8-2048"): -0.0328,
+    ("h200x2-default-run", "all_reduce_4k"): -0.1857,
+    ("h200x2-rerun-reused-calibration", "all_reduce_4k"): -0.1660,
 }
 
 
@@ -74,7 +83,8 @@ def fastest_sample(row: dict) -> float:
 
 
 def _load(path):
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The capture in the current layout (a version-1 document is upgraded first, as readers do)."""
+    return upgrade(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 
 def measured_workloads():
@@ -96,7 +106,7 @@ def measured_workloads():
 def _param(path, name, i):
     known = KNOWN_BELOW.get((path.stem, name))
     marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
-                               "bound: p10-based compute ceiling (see module docstring)")] if known else []
+                               "bound: p10-based ceiling (see module docstring)")] if known else []
     return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
 
 

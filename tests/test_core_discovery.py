@@ -26,7 +26,10 @@ EXPECTED = {
                 {"targets": ("rtx3050-laptop",)}),
     "builtin-mappings": ("tensorforge", "tensorforge.mappings.plugin",
                          ("tensorforge_register_mappings",),
-                         {"mappings": ("flash-attention", "streaming", "tiled-matmul", "vector-matmul")}),
+                         {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul",
+                                       "vector-matmul")}),
+    "collective": ("tf-collective", "tf_collective.plugin", ("tensorforge_register_workloads",),
+                   {"workloads": ("collective",)}),
 }
 
 

@@ -195,7 +195,7 @@ BAD = {
     "sram not tables": (("[[sram]]\nname = \"l2\"", "[[srams]]\nname = \"l2\""),
                         "unknown field 'srams' (did you mean 'sram'?); known here: name, description, pe_array, "
                         "sram, dram_capacity_bytes, operating_points, default_operating_point, sources, notes, "
-                        "device_names, architecture, estimate"),
+                        "device_names, architecture, estimate, devices, interconnect"),
     "notes not strings": (("notes = [", "notes = [1, "), "field 'notes' = [1, \"dense peaks only; the laptop's power "
                                                           "limit and therm...: expected a list of strings"),
     "source not text": (('dram_capacity_bytes = "4 GB', 'dram_capacity_bytes = 4\nx = "4 GB'),

@@ -21,12 +21,15 @@ from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..telemetry.nvml import CAVEAT
 from .compare import compare_workload
+from .compare_operators import operator_rows as rank_operator_rows
 from .compare_regimes import operator_rows, regime_rows
+from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
 from .sections.comparison import Comparison
 from .sections.diagnostic import Diagnostic, TelemetryWindow
-from .sections.measured import FailedMeasurement, Measured, Measurement, MeasuringDevice, WorkloadMeasurement
+from .sections.measured import (FailedMeasurement, Measured, Measurement, MeasuringDevice, RankMeasurement,
+                                WorkloadMeasurement)
 from .sections.policy import PolicyRecord, RecordedBoundCheck
 from .sections.predicted import Predicted
 from .sections.provenance import HostRecord, PluginRecord, Provenance
@@ -100,14 +103,18 @@ class Run:
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
         # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
-        backend = self.ops.backend(opts.backend or self.ops.default_backend(target.name, DEFAULT_BACKEND))
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target, DEFAULT_BACKEND))
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        self.target = target
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
-        if not (opts.specs or opts.suites) and backend.default_suite:
+        # a backend may size its suite for the target (torch-distributed: for N devices)
+        own_suite = backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else \
+            backend.default_suite
+        if not (opts.specs or opts.suites) and own_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
-            workloads = resolve(self.core, tuple(backend.default_suite))
+            workloads = resolve(self.core, tuple(own_suite))
         else:
             workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
@@ -170,7 +177,9 @@ class Run:
         reason = None
         backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
         try:
-            session = backend.open(opts.device_index)
+            # a backend for systems of several devices opens for the target (how many, which kind)
+            session = backend.open_for(self.target, opts.device_index) if hasattr(backend, "open_for") \
+                else backend.open(opts.device_index)
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
@@ -339,7 +348,12 @@ class Run:
                 reason = "CUDA out of memory: " + reason
             return FailedMeasurement(math_mode=math_mode, reason=reason)
         p50 = fields["stats"].p50
+        # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
+        # result check, the per-operator window), checked against the capture's classes
+        ranks = converter.structure(session.measurement_details(), RankMeasurement) \
+            if hasattr(session, "measurement_details") else None
         return Measurement(
+            ranks=ranks,
             math_mode=math_mode, **fields,
             peak_memory_bytes=prepared.peak_memory_bytes,
             peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
@@ -389,8 +403,10 @@ class Run:
             notes = {"burst": cal_note, "single": cal_note, "sustained": self.sustained_note}
             regimes = regime_rows(m, bounds, same_device, notes)
             burst = (regimes or {}).get("burst")
-            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=operator_rows(
-                w, cal, m, same_device, burst.graph_p50_s if burst else None))
+            # a window of several ranks (torch-distributed) where there is one, else the trace window
+            per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
+                w, cal, m, same_device, burst.graph_p50_s if burst else None)
+            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=per_operator)
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,

@@ -10,6 +10,7 @@ from .sections.diagnostic import Diagnostic
 from .sections.comparison import ComparisonRow
 from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
 from .summary_regimes import calibrated_lines, regime_lines
+from .summary_system import collective_lines, operator_lines, system_lines
 
 
 def _telemetry_lines(diag) -> list[str]:
@@ -54,6 +55,7 @@ def summary_text(capture: Capture) -> str:
     if isinstance(measured, Measured):
         lines.append(f"MEASURED    on {measured.device.name} ({measured.device.fingerprint}) "
                      f"with {measured.backend}")
+        lines += system_lines(measured)
     else:
         lines.append(f"MEASURED    unavailable: {measured.reason}")
     if isinstance(cal, Calibrated):
@@ -64,6 +66,7 @@ def summary_text(capture: Capture) -> str:
         lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal.measured_at if cal.reused else 'measured ' + cal.measured_at})")
         lines += calibrated_lines(cal)
+        lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.reason}")
     if pred.calibrated_note:
@@ -113,6 +116,7 @@ def summary_text(capture: Capture) -> str:
     violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
+    lines += operator_lines(comp)
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
     if primary != "MEASURED p50":
         lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "

@@ -52,7 +52,7 @@ def render_markdown(facts: dict[str, Any]) -> str:
                 f"{percent(o['coverage'])}: {o['coverage_rule']}).", "",
                 "| operator | count | kernels | CALIBRATED bound | MEASURED | measured / bound | bound check |",
                 "|---|---|---|---|---|---|---|"]
-        out += [f"| {r['operator']} | {r['count']} | {r['kernels']} | {_s(r['predicted_calibrated_s'])} | "
+        out += [f"| {r['operator']} | {r['count']} | {r['kernels'] if r['kernels'] is not None else '-'} | {_s(r['predicted_calibrated_s'])} | "
                 f"{_s(r['measured_s'])} | {format(r['ratio'], '.2f') if r['ratio'] else '-'} | "
                 f"{(r['bound_check'] or {}).get('verdict', '-')} |" for r in o["rows"]]
     elif phases:

@@ -16,6 +16,9 @@ Tensor names tie producers to consumers, so the model can keep activations that 
 shared cache out of DRAM; weights and the KV cache always come from DRAM. Every layer has its
 own weights and cache (operators repeat `layers` times on distinct instances), and each
 distinct weight has its own name, so the workload's compulsory traffic counts them all.
+
+`tp` and `pp` split the model over several devices (parallel.py): the operators are then one
+rank's share, with the all-reduces (and pipeline sends) as operators of their own.
 """
 
 from pathlib import Path
@@ -28,6 +31,7 @@ from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
 from tensorforge.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
 from tensorforge.workload import WorkloadKind
 
+from . import parallel
 from .hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
@@ -66,6 +70,9 @@ class TransformerParams:
     lm_head: bool = attrs.field(default=None)     # None: included when `vocab` is known
     max_positions: int = attrs.field(default=0, metadata={"min": 0})   # 0: unknown
     window: int = attrs.field(default=0, metadata={"min": 0})          # sliding window; 0: none
+    # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
+    tp: int = attrs.field(default=1, metadata={"min": 1})
+    pp: int = attrs.field(default=1, metadata={"min": 1})
 
     def __attrs_post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)
@@ -93,6 +100,7 @@ class TransformerParams:
                              f"window={self.window}{origin}; sliding-window attention is not modelled")
         if self.lm_head and not self.vocab:
             raise ValueError("lm_head=true needs vocab (the vocabulary size)")
+        parallel.check(self)
 
     @property
     def with_lm_head(self) -> bool:
@@ -148,6 +156,12 @@ class Transformer(WorkloadKind):
         return build_params(self.name, self.params_type, fields)
 
     def operators(self, p: TransformerParams):
+        if p.tp == 1 and p.pp == 1:
+            return self._operators(p)
+        return parallel.with_collectives(p, self._operators(parallel.shard(p)))
+
+    def _operators(self, p: TransformerParams):
+        """One device's operators for an unsplit model (a rank's share once sharded)."""
         e = DTYPE_BYTES[p.dtype]
         mode, L, dt = p.math_mode, p.layers, p.dtype
         T = p.batch * p.seq                      # tokens processed in this pass
@@ -248,7 +262,9 @@ class Transformer(WorkloadKind):
         return (p.layers * per_layer + final + head) * e
 
     def footprint_bytes(self, p: TransformerParams) -> int:
-        """Weights + KV cache + the largest few live activations."""
+        """Weights + KV cache + the largest few live activations (one rank's share under tp/pp)."""
+        if p.tp > 1 or p.pp > 1:
+            p = parallel.shard(p, layers=p.layers // p.pp)
         e = DTYPE_BYTES[p.dtype]
         T = p.batch * p.seq
         cache = 2 * p.layers * p.batch * p.kv_heads * p.kv_len * p.head_dim * e

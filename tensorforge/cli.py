@@ -119,7 +119,12 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     target = host.target(target_name)
-    pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
+    estimate: object = True
+    if ceilings_path:   # a calibration or capture with the estimate's calibrated coefficients
+        from .estimate.store import coefficients_in_document
+        estimate = coefficients_in_document(ceilings_path, target.name) or True
+    pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
+                          estimate=estimate)
     screen = PLAIN if (output or as_json) else detect(wide)
     text = canonical_json(to_data(pred)) if as_json else \
         prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
@@ -149,7 +154,8 @@ def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
         t = host.target(name)
         c = datasheet_ceilings(t)
         best = max(c.compute.items(), key=lambda kv: kv[1])
-        rows.append([name, f"{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
+        system = f"{t.devices} x " if t.devices > 1 else ""   # a system: per-device figures
+        rows.append([name, f"{system}{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
                      si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
                      ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
                                for p in t.operating_points)])

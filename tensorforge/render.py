@@ -84,18 +84,25 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
         screen.wrap(f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}"),
         "",
     ]
+    estimated = any(w.estimate is not None for w in pred.workloads)
     rows = []
     for w in pred.workloads:
         main = max(w.operators, key=lambda o: o.latency_s)
-        rows.append([w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
-                     mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
-                     seconds(w.compute_s), memory_cell(w.memory_s, w.operators, names),
-                     seconds(w.latency_s), w.bottleneck,
-                     "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search,
-                     "" if w.fits_in_memory else "DOES NOT FIT"])
-    lines.append(screen.table(["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)",
-                        "lower bound", "bottleneck", "ceilings", "search", ""], rows,
-                              optional=("mapping", "compulsory", "FLOPs", "compute")))
+        row = [w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
+               mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
+               seconds(w.compute_s), memory_cell(w.memory_s, w.operators, names), seconds(w.latency_s),
+               w.bottleneck, "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search]
+        if estimated:
+            e = w.estimate
+            row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
+        rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
+    headers = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)",
+               "lower bound", "bottleneck", "ceilings", "search"]
+    headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
+    lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
+    if estimated:
+        from .estimate.render import basis_line
+        lines += ["", basis_line(pred)]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
@@ -106,9 +113,18 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
                   seconds(o.compute_s), memory_cell(o.memory_s, (o,), names), seconds(o.latency_s),
                   o.bottleneck, o.mapping.search]
                  for o in w.operators], optional=("search", "mapping", "FLOPs", "x", "compute")))
+            if w.estimate is not None:
+                from .estimate.render import OPERATOR_HEADERS, operator_rows, waterfall_lines
+                lines.append("")
+                lines.append(screen.table(OPERATOR_HEADERS, operator_rows(w)))
+                lines += waterfall_lines(w)
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
     lines.append(screen.wrap(search_text(pred)))
     lines += [screen.wrap(f"note: {n}") for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
+    if estimated:
+        lines.append("note: the estimate is the expected time (a sum of calibrated, named terms on top of "
+                     "the bound; device = kernels back to back, eager = launched one by one from "
+                     "Python); it is not a bound and may be beaten")
     return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))

@@ -15,12 +15,15 @@ def tensorforge_ops_register_backends(register):
 
 @hookimpl
 def tensorforge_ops_register_probes(register):
-    # run_probes runs the sustained ones last, whatever the order here
+    # run_probes runs the sustained ones last and, among the burst ones, the estimate's sweep
+    # (order 100) after the ceiling probes, whatever the order here
     register(MatmulCeilingProbe())
     register(CopyBandwidthProbe())
     register(KernelFloorsProbe())
     register(MatmulCeilingSustainedProbe())
     register(CopyBandwidthSustainedProbe())
+    from .calibrate.estimate_probes import EstimateTermsProbe
+    register(EstimateTermsProbe("torch-cuda"))
 
 
 @hookimpl

@@ -181,6 +181,22 @@ def _cpu_hint(ops) -> str:
             f"(backend {backend.name})")
 
 
+def _attach_estimate(core, cal):
+    """The calibration with the estimate's coefficients fitted for the installed target that
+    describes the calibrated device (as `run` does), so `predict --ceilings CALIBRATION.json`
+    gets a calibrated estimate."""
+    import attrs
+    from .calibrate import store as calibration
+    from .calibrate.estimate_fit import fit_estimate
+    target = next((core.target(n) for n in core.names("targets")
+                   if core.target(n).matches_device(cal.device or "")), None)
+    ceilings = calibration.to_ceilings(cal)
+    if target is None or ceilings is None:
+        return cal
+    fitted = fit_estimate(cal, core, target, ceilings)
+    return cal if fitted is None else attrs.evolve(cal, estimate=fitted)
+
+
 @click.command()
 @optional_target_option("Calibrate the device that measures this target, choosing the backend as `run` does "
                         "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
@@ -217,6 +233,7 @@ def calibrate(core, target_name, backend, device_index, as_json):
     finally:
         progress.close()
         session.close()
+    cal = _attach_estimate(core, cal)
     path = calibration.save(cal)
     if as_json:
         click.echo(canonical_json(to_document(cal)), nl=False)
@@ -241,7 +258,16 @@ def _print_calibration(cal) -> None:
     if not floors and cal.ceilings.launch_floor_s:
         lines.append(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
     lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal.failed_probes.items())]
-    detect().echo("\n".join(lines))
+    fit = cal.estimate or {}
+    if "report" in fit:
+        s = fit["report"]["summary"]
+        lines.append(f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
+                     "the probes reproduced to "
+                     f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
+    elif "error" in fit:
+        lines.append(f"  estimate fit failed: {fit['error']}")
+    screen = detect()
+    screen.echo("\n".join(screen.wrap(line, "    ") for line in lines))
 
 
 @click.command()
@@ -278,3 +304,5 @@ def tensorforge_add_commands(cli):
     cli.add_command(rightsize)
     cli.add_command(report)
     cli.add_command(export_command)
+    from .report.evaluate import evaluate_command
+    cli.add_command(evaluate_command)

@@ -23,6 +23,8 @@ CASES = {
              "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
     "conv2d": ["conv2d:n=1,c=4,h=6,w=6,k=4,padding=1,dtype=fp32",
                "conv2d:n=2,c=4,h=6,w=6,k=4,groups=4,stride=2,dtype=fp32"],
+    "sdpa": ["sdpa:batch=2,heads=4,kv_heads=2,q_len=6,kv_len=6,head_dim=8,causal=true,dtype=fp32",
+             "sdpa:batch=2,heads=4,kv_heads=4,q_len=1,kv_len=9,head_dim=8,dtype=fp32"],
     "transformer": [
         "transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=48,seq=5,dtype=fp32",
         "transformer:hidden=32,layers=3,heads=4,kv_heads=1,seq=1,batch=2,phase=decode,context=7,dtype=fp32",
@@ -33,7 +35,25 @@ CASES = {
         "seq=3,dtype=fp32",
         "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
     ],
+    # every op the builder branches on, on a one-process gloo group (ranks=0: every rank of it)
+    "collective": [f"collective:op={op},count=64,dtype=fp32"
+                   for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")],
 }
+
+
+@contextlib.contextmanager
+def process_group(kind):
+    """The collective builder runs on a torch.distributed group: a one-process gloo group here
+    (torch-distributed sets up the real one), torn down after so no other test sees it."""
+    if kind != "collective":
+        yield
+        return
+    import torch.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +68,7 @@ def torch_builders(ops):
 def test_every_shipped_torch_builder_has_cases(hosts):
     core, ops = hosts
     kinds = set(torch_builders(ops))
-    assert {"gemm", "conv2d", "transformer"} <= kinds
+    assert {"gemm", "conv2d", "transformer", "collective"} <= kinds
     assert kinds <= set(CASES), f"add small cases for {sorted(kinds - set(CASES))}"
 
 
@@ -79,7 +99,7 @@ def test_ranges_match_core_operators_one_to_one(hosts, spec):
     expected = Counter()
     for op in kind.operators(workload.params):
         expected[op.name] += op.count
-    with torch.inference_mode():
+    with torch.inference_mode(), process_group(workload.kind):
         fn = builder.build(workload.params, torch.device("cpu"))
         for _ in range(2):   # the second call too: nothing is marked only on a first call
             with entered_without_nesting() as names:

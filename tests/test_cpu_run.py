@@ -126,7 +126,8 @@ def test_calibrated_ceilings_are_positive_and_stored(runs):
     _, home, _, (doc, _) = runs
     cal = doc["calibrated"]
     assert cal["failed_probes"] == {} and cal["reused"] is False
-    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor"}
+    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor",
+                                  "cpu-estimate-terms"}
     ceilings = cal["ceilings"]
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
     declared = set(host_target(read_machine()).pe_array.flops_per_clock)
@@ -235,3 +236,19 @@ def test_session_refuses_what_a_cpu_cannot_run(session):
             pass
     with pytest.raises(Unavailable, match="one device, the host CPU"):
         TorchCpuBackend().open(1)
+
+
+def test_the_capture_is_scored_per_class(runs):
+    """CI's host-CPU capture gets the estimate's per-class table (no target figure here: the
+    CI machine is whatever runs it; the table must exist, label both numbers and never show an
+    estimate under its bound)."""
+    folder, home, _, _ = runs
+    result = tf("evaluate", str(folder / "first.json"), "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["overall"]["n"] == len(WORKLOADS)
+    assert all(c["estimate_below_bound"] == 0 for c in data["classes"])
+    assert "calibrated on" in data["source"]
+    table = tf("evaluate", str(folder / "first.json"), home=home)
+    print(table.stdout)     # shown in CI's log (pytest -s / on failure)
+    assert "ESTIMATE APE med" in table.stdout

@@ -76,6 +76,14 @@ EXPECTED: dict[str, Expect] = {
         stdout=(r"\nh200 +MEETS +1\.543 +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")),
     "tensorforge report captures/host-cpu-2core.json -o host-cpu.report.html": Expect(
         stderr=(r"wrote host-cpu\.report\.html",), files=("host-cpu.report.html",)),
+    "tensorforge evaluate captures/h200-estimate-eval.json --rows": Expect(
+        stdout=(r"^EVALUATION  captures/h200-estimate-eval\.json", r"\ngemm-large ")),
+    "tensorforge predict -t h200x8 -w all_reduce_1g -w transformer:config=examples/configs/llama-3-8b,seq=4096,tp=8":
+        Expect(stdout=(r"\nall_reduce_1g .* \(nvlink\)", r"tp=8 ")),
+    "tensorforge run --target host-cpu-x2 -o cpu-x2.json": Expect(
+        stdout=(r"TensorForge capture  target host-cpu-x2",), files=("cpu-x2.json",)),
+    "tensorforge run --target h200x2 -o h200x2.json": Expect(
+        stdout=(r"TensorForge capture  target h200x2",), files=("h200x2.json",)),
     "tensorforge run --target host-cpu -w gemm:m=512,n=512,k=512,dtype=fp32 --mlflow -o tracked.json": Expect(
         stderr=(r"exported to mlflow: run \w+ in experiment",), files=("tracked.json", "mlflow.db", "mlruns")),
     "tensorforge export first.json --to mlflow --option tracking_uri=sqlite:///mlflow.db": Expect(

@@ -6,9 +6,11 @@ import datetime as dt
 import os
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any
 
 from tensorforge import __version__
-from tensorforge.api import Ceilings, TensorForgeError, canonical_json, one_line, read_json, write_atomic
+from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, collective_ceilings, one_line,
+                             read_json, write_atomic)
 
 from ..api import ProbeResult, Unavailable
 from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
@@ -36,8 +38,11 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     started = now()
     plan(progress, len(probes), "calibration probes")
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
-    # ceilings of burst probes run after them. Otherwise the given order.
-    for probe in sorted(probes, key=lambda p: getattr(p, "regime", "burst") == "sustained"):
+    # ceilings of burst probes run after them. Within a regime, ascending `order` (a long burst
+    # sweep such as the estimate's runs after the ceiling probes), then the given order.
+    ordered = sorted(enumerate(probes), key=lambda item: (getattr(item[1], "regime", "burst") == "sustained",
+                                                          getattr(item[1], "order", 0), item[0]))
+    for _, probe in ordered:
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))
@@ -49,11 +54,13 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     compute: dict[str, dict[str, float]] = {}
     dram: dict[str, float | None] = {}
     floors: dict[str, float] = {}
+    collectives: dict[str, Any] = {}
     launch = None
     for result in results:
         compute.setdefault(result.regime, {}).update(result.compute)
         dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
         floors.update(result.floors)
+        collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none
         launch = result.launch_floor_s if result.launch_floor_s else launch
     by_regime = {r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
                  for r in sorted(set(compute) | set(dram))}
@@ -65,12 +72,21 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         device_details=dict(session.info.details), measured_at=started, finished_at=now(),
         tensorforge_version=__version__,
         ceilings=CalibratedCeilings(compute=dict(base.compute), dram_bytes_per_s=base.dram_bytes_per_s,
-                                    launch_floor_s=launch),
+                                    launch_floor_s=launch,
+                                    collectives=_curves(collectives, "the collective probes") or None),
         probes={r.name: ProbeRecord(method=r.method, duration_s=r.duration_s, compute=dict(r.compute),
                                     dram_bytes_per_s=r.dram_bytes_per_s, launch_floor_s=r.launch_floor_s,
-                                    details=dict(r.details), regime=r.regime, floors=dict(r.floors) or None)
+                                    details=dict(r.details), regime=r.regime, floors=dict(r.floors) or None,
+                                    collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None)
                 for r in results},
         failed_probes=failures, ceilings_by_regime=by_regime or None, floors=floors or None)
+
+
+def _curves(data, where: str):
+    """Collective curves a probe handed in as data (or as objects), checked."""
+    from tensorforge.api import CollectiveCeiling, to_data
+    plain = {k: to_data(v) if isinstance(v, CollectiveCeiling) else v for k, v in (data or {}).items()}
+    return collective_ceilings(plain, where)
 
 
 def save(calibration: Calibration) -> Path:
@@ -133,5 +149,7 @@ def to_ceilings(calibration: Calibration, regime: str | None = None) -> Ceilings
         return None
     return Ceilings(origin="calibrated", compute={k: float(v) for k, v in compute.items()},
                     dram_bytes_per_s=float(dram),
+                    # only a system's; measured once (the sweep has no regimes), used in every regime
+                    collectives=dict(getattr(base, "collectives", None) or {}),
                     source=f"calibrated on {calibration.device} at {calibration.measured_at} "
                            f"({calibration.fingerprint}){where}")

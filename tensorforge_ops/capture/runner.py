@@ -15,19 +15,22 @@ from collections.abc import Callable
 import attrs
 
 from tensorforge import __version__
-from tensorforge.api import one_line, predict, resolve
+from tensorforge.api import TensorForgeError, one_line, predict, resolve
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..progress import Relay, advance, plan
 from ..telemetry.nvml import CAVEAT
 from .compare import compare_workload
+from .compare_operators import operator_rows as rank_operator_rows
 from .compare_regimes import operator_rows, regime_rows
+from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
 from .sections.comparison import Comparison
 from .sections.diagnostic import Diagnostic, TelemetryWindow
-from .sections.measured import FailedMeasurement, Measured, Measurement, MeasuringDevice, WorkloadMeasurement
+from .sections.measured import (FailedMeasurement, Measured, Measurement, MeasuringDevice, RankMeasurement,
+                                WorkloadMeasurement)
 from .sections.policy import PolicyRecord, RecordedBoundCheck
 from .sections.predicted import Predicted
 from .sections.provenance import HostRecord, PluginRecord, Provenance
@@ -101,19 +104,23 @@ class Run:
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
         # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
-        backend = self.ops.backend(opts.backend or self.ops.default_backend(target.name, DEFAULT_BACKEND))
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target, DEFAULT_BACKEND))
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        self.target = target
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
-        if not (opts.specs or opts.suites) and backend.default_suite:
+        # a backend may size its suite for the target (torch-distributed: for N devices)
+        own_suite = backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else \
+            backend.default_suite
+        if not (opts.specs or opts.suites) and own_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
-            workloads = resolve(self.core, tuple(backend.default_suite))
+            workloads = resolve(self.core, tuple(own_suite))
         else:
             workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
-        analytical = predict(workloads, target, mappings, opts.operating_point)
+        analytical = self._predict(workloads, target, mappings, opts.operating_point, None, True)
         # the whole description, so a capture of a target given as a file stays reproducible
         self.header = {"target": target.name, "operating_point": analytical.operating_point,
                        "target_description": target}
@@ -133,7 +140,9 @@ class Run:
                 note = self._calibrated_note(ceilings, device_target, session.info.name)
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
-                    calibrated_pred = predict(workloads, device_target, mappings, point, ceilings)
+                    coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
+                    calibrated_pred = self._predict(workloads, device_target, mappings, point, ceilings,
+                                                    coefficients or True)
                     note = None
                 self.predicted = attrs.evolve(self.predicted, calibrated=calibrated_pred,
                                               calibrated_target=device_target.name if device_target else None,
@@ -169,7 +178,9 @@ class Run:
         reason = None
         backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
         try:
-            session = backend.open(opts.device_index)
+            # a backend for systems of several devices opens for the target (how many, which kind)
+            session = backend.open_for(self.target, opts.device_index) if hasattr(backend, "open_for") \
+                else backend.open(opts.device_index)
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
@@ -211,6 +222,38 @@ class Run:
         self.calibrated = Calibrated(**attrs.asdict(cal, recurse=False), reused=reused,
                                      stored_at=str(calibration.store_path(session.info.fingerprint)))
         return cal
+
+    def _predict(self, workloads, target, mappings, point, ceilings, estimate):
+        """The bound with the estimate beside it; an estimate that fails costs the estimate (said
+        in the notes), never the bound or the run."""
+        try:
+            return predict(workloads, target, mappings, point, ceilings, estimate=estimate)
+        except TensorForgeError:
+            raise
+        except Exception as exc:
+            self.say(f"estimate failed, bound only: {one_line(exc)}")
+            pred = predict(workloads, target, mappings, point, ceilings, estimate=False)
+            return attrs.evolve(pred, notes=pred.notes + (f"no estimate: {one_line(exc)}",))
+
+    def _estimate_coefficients(self, cal, device_target, ceilings, point):
+        """The estimate's coefficients calibrated on this device: fitted from the calibration's
+        estimate-terms probe points once, then stored with the calibration."""
+        from ..calibrate.estimate_fit import calibrated_coefficients, fit_estimate
+        if (cal.estimate or {}).get("target") != device_target.name:
+            self.say("fitting the estimate's coefficients to the probe sweeps")
+            fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
+            if fitted is not None:
+                if "error" in fitted:
+                    self.say(f"  estimate fit failed: {fitted['error']}")
+                cal = attrs.evolve(cal, estimate=fitted)
+                calibration.save(cal)
+                if isinstance(self.calibrated, Calibrated):
+                    self.calibrated = attrs.evolve(self.calibrated, estimate=fitted)
+        try:
+            return calibrated_coefficients(cal, device_target.name)
+        except Exception as exc:
+            self.say(f"  stored estimate coefficients unusable: {one_line(exc)}")
+            return None
 
     def _device_target(self, target, device_name: str):
         if target.matches_device(device_name):
@@ -308,7 +351,12 @@ class Run:
                 reason = "CUDA out of memory: " + reason
             return FailedMeasurement(math_mode=math_mode, reason=reason)
         p50 = fields["stats"].p50
+        # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
+        # result check, the per-operator window), checked against the capture's classes
+        ranks = converter.structure(session.measurement_details(), RankMeasurement) \
+            if hasattr(session, "measurement_details") else None
         return Measurement(
+            ranks=ranks,
             math_mode=math_mode, **fields,
             peak_memory_bytes=prepared.peak_memory_bytes,
             peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
@@ -358,8 +406,10 @@ class Run:
             notes = {"burst": cal_note, "single": cal_note, "sustained": self.sustained_note}
             regimes = regime_rows(m, bounds, same_device, notes)
             burst = (regimes or {}).get("burst")
-            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=operator_rows(
-                w, cal, m, same_device, burst.graph_p50_s if burst else None))
+            # a window of several ranks (torch-distributed) where there is one, else the trace window
+            per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
+                w, cal, m, same_device, burst.graph_p50_s if burst else None)
+            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=per_operator)
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,

@@ -11,6 +11,7 @@ from .sections.diagnostic import Diagnostic
 from .sections.comparison import ComparisonRow
 from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
 from .summary_regimes import calibrated_lines, regime_lines
+from .summary_system import collective_lines, operator_lines, system_lines
 
 
 def _telemetry_lines(diag) -> list[str]:
@@ -56,6 +57,7 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     if isinstance(measured, Measured):
         lines.append(f"MEASURED    on {measured.device.name} ({measured.device.fingerprint}) "
                      f"with {measured.backend}")
+        lines += system_lines(measured)
     else:
         lines.append(f"MEASURED    unavailable: {measured.reason}")
     if isinstance(cal, Calibrated):
@@ -66,6 +68,7 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
         lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal.measured_at if cal.reused else 'measured ' + cal.measured_at})")
         lines += calibrated_lines(cal)
+        lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.reason}")
     if pred.calibrated_note:
@@ -75,6 +78,8 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     rows: list[list[str]] = []
     fastest: dict[str, FastestCheck | None] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
+    # captures from before the estimate have no estimate columns (their summaries stay the same)
+    estimated = comp is not None and any(r.predicted_estimate_s is not None for r in comp.workloads.values())
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
@@ -83,16 +88,26 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
         rows.append([w.name, seconds(w.latency_s),
                      seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
                      seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
-                     percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None),
-                     bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
-                     check if not check.startswith("no verdict") else "no verdict",
-                     _fastest_cell(fastest[w.name])])
+                     percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None)]
+                    + ([seconds(r.predicted_estimate_s) if r and r.predicted_estimate_s else "-",
+                        percent(r.ape_estimate if r else None)] if estimated else [])
+                    + [bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
+                       check if not check.startswith("no verdict") else "no verdict",
+                       _fastest_cell(fastest[w.name])])
     primary = "MEASURED p50"
     if any(isinstance(m, Measurement) and m.mode == "graph" for m in measured_rows.values()):
         primary = "MEASURED p50 (burst, graph*)"
+    # the estimate is given in the mode of the p50 beside it (device time against graph, eager
+    # against eager); one mode names the column, a mix is footnoted
+    estimate_modes = sorted({r.estimate_regime or "eager" for r in (comp.workloads.values() if comp else ())
+                             if r.predicted_estimate_s is not None})
+    estimate_head = f"ESTIMATE ({estimate_modes[0]})" if len(estimate_modes) == 1 else "ESTIMATE**"
     lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", primary,
-                                "APE cal", "APE analytical", HEADER, "bound check", "fastest vs bound"], rows,
-                               optional=("fastest vs bound", "APE analytical", "PREDICTED analytical", "APE cal"))]
+                                "APE cal", "APE analytical"]
+                               + ([estimate_head, "APE est"] if estimated else [])
+                               + [HEADER, "bound check", "fastest vs bound"], rows,
+                               optional=("fastest vs bound", "APE analytical", "APE est", "PREDICTED analytical",
+                                         "APE cal"))]
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")
@@ -106,10 +121,17 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
+    lines += operator_lines(comp)
     lines.append(FOOTNOTE)
     if primary != "MEASURED p50":
         lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "
                      "else its eager time")
+    basis = (pred.calibrated or pred.analytical).estimate_basis
+    if basis:
+        lines.append(f"ESTIMATE: expected time, not a bound; basis: {basis}")
+    if estimated and len(estimate_modes) > 1:
+        lines.append("** estimate in the mode of the MEASURED p50 beside it: device time against graph, "
+                     "device time + host overhead against eager")
     lines += regime_lines(capture)
     lines += [""] + _telemetry_lines(capture.diagnostic)
     duration = capture.provenance.duration_s

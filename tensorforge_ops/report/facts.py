@@ -15,6 +15,7 @@ from ..capture.sections.diagnostic import Diagnostic
 from ..capture.sections.measured import Measured, Measurement
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
+from .estimate_section import estimate_facts
 from .facts_measurement import measurement_facts
 
 def _pct(value: float | None) -> str:
@@ -248,5 +249,7 @@ def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
                    "gate": gate, "verdicts": list(verdicts)},
         "limits": _limits(capture, rows),
         "plugins": to_document(prov.plugins),
+        # the estimate beside the bound, read from the capture's own document
+        "estimate": estimate_facts(to_document(capture)),
         "measurement": measurement_facts(capture, operators_workload),
     }

@@ -56,9 +56,19 @@ def operator_facts(capture: Capture, named: str | None = None) -> dict[str, Any]
              "bound_check": {"verdict": r.bound_check.verdict}, "kernel_names": kernels.get(r.operator, []),
              "ratio": (r.measured_s / r.predicted_calibrated_s) if r.measured_s and r.predicted_calibrated_s else None}
             for r in ops.operators or ()]
-    return {"workload": name, "available": True, "chosen_by": chosen["why"], "mode": ops.mode, "regime": ops.regime,
-            "rows": rows, "unattributed_s": ops.unattributed_s, "sum_measured_s": ops.sum_measured_s,
-            "whole_p50_s": ops.whole_p50_s, "coverage_rule": ops.coverage_rule, "coverage": ops.coverage,
+    # a window of several ranks (torch-distributed) times ranges on every rank, not kernels; captures
+    # written before the two views were one record lack the sums and the regime (burst: absent means burst)
+    several_ranks = any(r.fastest_rank_s is not None for r in ops.operators or ())
+    measured_sum = sum(r.measured_s for r in ops.operators or () if r.measured_s is not None)
+    return {"workload": name, "available": True, "chosen_by": chosen["why"], "mode": ops.mode,
+            "regime": ops.regime or "burst", "method": ops.method if several_ranks else None,
+            "rows": rows, "unattributed_s": ops.unattributed_s,
+            "sum_measured_s": ops.sum_measured_s if ops.sum_measured_s is not None else measured_sum,
+            "whole_p50_s": ops.whole_p50_s if ops.whole_p50_s is not None else (
+                measured_sum / ops.coverage if ops.coverage else None),   # the window's own whole call
+            "coverage_rule": ops.coverage_rule or ("the operators' slowest-rank times over the slowest rank's "
+                                                   "whole call" if several_ranks else None),
+            "coverage": ops.coverage,
             "violations": list(ops.violations or ()),
             "notes": list(m.operators.notes) if isinstance(m, Measurement) and m.operators else []}
 

@@ -170,6 +170,26 @@ def _key(rows: list[dict[str, Any]], plot: str) -> str:
     return f'<figcaption>Points are numbered as in the workload table:<ol class="key">{items}</ol></figcaption>'
 
 
+def _estimate(facts: dict[str, Any]) -> str:
+    e = facts.get("estimate")
+    if not e:
+        return ""
+    from .evaluate import HEADERS
+    rows = [[breakable(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
+             _s(r["measured_p50_s"]), escape(percent(r["ape_estimate"])), escape(", ".join(r["top_terms"]) or "-")]
+            for r in e["rows"]]
+    html = (f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
+            f'({escape(str(e["basis_kind"]))}): {escape(str(e["basis"]))}.</p>'
+            + _table(["workload", "lower bound", "ESTIMATE device", "ESTIMATE eager", "kernels", "MEASURED p50",
+                      "APE estimate", "largest terms"], rows, numeric=(1, 2, 3, 4, 5, 6)))
+    if e["evaluation"]:
+        html += "<p>Per class (<code>tensorforge evaluate</code>):</p>" + _table(
+            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]])
+    elif e["evaluation_absent"]:
+        html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
+    return html + "\n"
+
+
 def report_page(facts: dict[str, Any]) -> str:
     """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
     from .plots import operator_bars, predicted_vs_measured, roofline
@@ -206,7 +226,7 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>{escape(facts['bottleneck_footnote'])}</p>
 {figures}
-{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
+{_estimate(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}{floors_section(facts["measurement"])}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}

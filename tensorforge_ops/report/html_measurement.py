@@ -48,7 +48,7 @@ def operators_section(m: dict[str, Any], svg: str | None) -> str:
     o = m["operators"]
     if not o["available"]:
         return f'<p class="empty">No per-operator view: {escape(str(o["reason"]))}.</p>'
-    rows = [[escape(r["operator"]), str(r["count"]), str(r["kernels"]), _s(r["predicted_calibrated_s"]),
+    rows = [[escape(r["operator"]), str(r["count"]), str(r["kernels"]) if r["kernels"] is not None else "-", _s(r["predicted_calibrated_s"]),
              _s(r["measured_s"]), f"{r['ratio']:.2f}" if r["ratio"] else "-",
              _check((r["bound_check"] or {}).get("verdict", "-")),
              escape("; ".join(n[:80] for n in r["kernel_names"][:3]) + (" ..." if len(r["kernel_names"]) > 3 else ""))]
@@ -56,8 +56,10 @@ def operators_section(m: dict[str, Any], svg: str | None) -> str:
     notes = "".join(f"<li>{escape(n)}</li>" for n in o["notes"])
     return (f"<p>{escape(o['workload'])} (chosen as {escape(o['chosen_by'])}): each Core operator's calibrated "
             f"lower bound against its measured time in the trace window ({escape(o['regime'])} regime, "
-            f"{escape(o['mode'])} {'replays' if o['mode'] == 'graph' else 'calls'}; an operator's time is its "
-            "kernels and the idle gaps before them, p50 over the traced calls). The operators add up to "
+            f"{escape(o['mode'])} {'replays' if o['mode'] == 'graph' else 'calls'}; "
+            + (escape(o["method"]) if o.get("method") else
+               "an operator's time is its kernels and the idle gaps before them, p50 over the traced calls")
+            + "). The operators add up to "
             f"{_s(o['sum_measured_s'])} against {_s(o['whole_p50_s'])} for the whole workload "
             f"(coverage {percent(o['coverage'])}: {escape(str(o['coverage_rule']))}); unattributed "
             f"{_s(o['unattributed_s'])}.</p>"

@@ -52,7 +52,7 @@ def render_markdown(facts: dict[str, Any]) -> str:
                 f"{percent(o['coverage'])}: {o['coverage_rule']}).", "",
                 "| operator | count | kernels | CALIBRATED bound | MEASURED | measured / bound | bound check |",
                 "|---|---|---|---|---|---|---|"]
-        out += [f"| {r['operator']} | {r['count']} | {r['kernels']} | {_s(r['predicted_calibrated_s'])} | "
+        out += [f"| {r['operator']} | {r['count']} | {r['kernels'] if r['kernels'] is not None else '-'} | {_s(r['predicted_calibrated_s'])} | "
                 f"{_s(r['measured_s'])} | {format(r['ratio'], '.2f') if r['ratio'] else '-'} | "
                 f"{(r['bound_check'] or {}).get('verdict', '-')} |" for r in o["rows"]]
     elif phases:
@@ -67,6 +67,9 @@ def render_markdown(facts: dict[str, Any]) -> str:
                 f"4. CEILINGS ({p['ceiling_origin']}): {p['math_mode']} {si(p['compute_rate'] or 0, 'FLOP/s')}, DRAM {si(p['dram_rate'], 'B/s')}",
                 f"5. MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
                 f"6. PREDICTED LATENCY {_s(p['latency_s'])}; bottleneck: {p['bottleneck']}. {facts['bottleneck_statement']}"]
+    if facts.get("estimate"):
+        from .estimate_section import markdown_lines
+        out += markdown_lines(facts["estimate"])
     t = facts["telemetry"]
     out += ["", "## What the device reported in a separate run", ""]
     out += [f"- {n}" for n in t["observations"]] if t["available"] else [f"DIAGNOSTIC unavailable: {t['reason']}"]

@@ -44,11 +44,17 @@ class OperatorComparison:
     bottleneck: str = field("predicted bottleneck of the operator (an analytical classification)")
     predicted_analytical_s: float = field("PREDICTED lower bound from datasheet ceilings", "s")
     predicted_calibrated_s: float | None = field("PREDICTED lower bound from calibrated ceilings", "s")
-    measured_s: float | None = field("MEASURED trace time (kernels and the gaps before them), p50; "
+    measured_s: float | None = field("MEASURED trace time (kernels and the gaps before them), p50; on several "
+                                     "ranks the slowest rank's median time in it (what the workload waits for); "
                                      "null when no kernel of it was traced", "s")
-    kernels: int = field("kernels (CPU: framework ops) per call", "count")
+    fastest_rank_s: float | None = optional("on several ranks: the fastest rank's median time in it", "s")
+    kernels: int | None = optional(
+        "kernels (CPU: framework ops) per call; absent in a window of several ranks, which times ranges, "
+        "not kernels", "count")
     ape_calibrated: float | None = field("|calibrated bound - measured| / measured; only on the predicted device", "1")
-    bound_check: BoundCheck = field("the measured time against the calibrated bound (tolerance: as the workload's)")
+    bound_check: BoundCheck = field(
+        "the measured time against the calibrated bound (tolerance: as the workload's); on several ranks the "
+        "fastest rank's time for local work, the slowest rank's for a collective")
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +64,7 @@ class OperatorsComparison:
     reason: str | None = optional("why there is no per-operator comparison")
     mode: str | None = optional("'graph' (graph replays) or 'eager': which traced calls give the times")
     regime: str | None = optional("the regime the trace window ran in (the primary timing's)")
+    method: str | None = optional("how a window of several ranks attributed time to operators")
     operators: tuple[OperatorComparison, ...] | None = optional("per Core operator, in the Core's order")
     unattributed_s: float | None = optional("trace time outside every operator range", "s")
     sum_measured_s: float | None = optional("the operators' trace times summed (unattributed included)", "s")
@@ -65,6 +72,7 @@ class OperatorsComparison:
     whole_p50_s: float | None = optional("the whole workload's p50 that coverage divides by", "s")
     coverage: float | None = optional("sum_measured_s / whole_p50_s", "1")
     coverage_rule: str | None = optional("what coverage divides, in words")
+    rule: str | None = optional("the bound check's rule in words, where it differs by operator (several ranks)")
     violations: tuple[str, ...] | None = optional("operators whose measured time beat their calibrated bound")
 
 
@@ -84,6 +92,14 @@ class ComparisonRow:
     regimes: Mapping[str, RegimeComparison] | None = optional(
         "per regime measured (burst, sustained, single): its timing against its own regime's bound")
     operators: OperatorsComparison | None = optional("per Core operator: trace time against its bound")
+    predicted_estimate_s: float | None = optional(
+        "PREDICTED estimate (expected time, not a bound) in the measurement's regime (absent in "
+        "older captures)", "s")
+    estimate_regime: str | None = optional(
+        "the timing mode the estimate is for, that of the p50 it is compared with: 'graph' (device "
+        "time, the estimate's device_s) or 'eager' (device time + host overhead, its eager_s); the "
+        "estimate's coefficients are calibrated in the burst regime")
+    ape_estimate: float | None = optional("|estimate - p50| / p50; only on the predicted device", "1")
 
 
 @attrs.frozen(kw_only=True)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from tensorforge.finite import FiniteFloat
+
 from tensorforge.errors import TensorForgeError
 from tensorforge.hookspecs import hookimpl
 
@@ -40,13 +42,13 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+@click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=1.0, show_default=True,
               help="Length of each workload's telemetry window.")
-@click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
+@click.option("--budget", "budget_s", type=FiniteFloat(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
-@click.option("--cooldown", "cooldown_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
+@click.option("--cooldown", "cooldown_s", type=FiniteFloat(0, 60), default=2.0, show_default=True,
               help="Idle seconds between the calibration probes and the first measurement.")
-@click.option("--rest", "rest_s", type=click.FloatRange(0, 10), default=0.2, show_default=True,
+@click.option("--rest", "rest_s", type=FiniteFloat(0, 10), default=0.2, show_default=True,
               help="Idle seconds before each workload's timing.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
               help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")

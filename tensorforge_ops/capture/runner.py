@@ -16,6 +16,7 @@ import attrs
 
 from tensorforge import __version__
 from tensorforge.errors import one_line
+from tensorforge.finite import finite_in
 from tensorforge.model import predict
 from tensorforge.serialize import to_data
 from tensorforge.suite import resolve
@@ -40,13 +41,14 @@ class RunOptions:
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
-    telemetry_s: float = 1.0
-    budget_s: float = 2.0
+    # Finite and in range, or refused: a NaN telemetry window never ended (elapsed < NaN).
+    telemetry_s: float = attrs.field(default=1.0, validator=finite_in(0, low_open=True))
+    budget_s: float = attrs.field(default=2.0, validator=finite_in(0, low_open=True))
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
     # window, against 177 us when measured first (power-management state left by the probes).
-    cooldown_s: float = 2.0
-    rest_s: float = 0.2
+    cooldown_s: float = attrs.field(default=2.0, validator=finite_in(0))
+    rest_s: float = attrs.field(default=0.2, validator=finite_in(0))
     command: Tuple[str, ...] = ()
 
 

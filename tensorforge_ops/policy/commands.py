@@ -5,6 +5,8 @@ import sys
 import attrs
 import click
 
+from tensorforge.finite import FiniteFloat
+
 from tensorforge.render import table
 from tensorforge.serialize import canonical_json
 from tensorforge.units import seconds
@@ -13,11 +15,11 @@ from tensorforge.units import seconds
 @click.command()
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=click.FloatRange(0, 10, min_open=True), default=0.05, show_default=True,
+@click.option("--threshold", type=FiniteFloat(0, 10, min_open=True), default=0.05, show_default=True,
               help="Minimum effect: relative change of the median that counts.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.01,
               show_default=True, help="Significance level of the Mann-Whitney U test.")
-@click.option("--max-spread", type=click.FloatRange(0, 10, min_open=True), default=0.10, show_default=True,
+@click.option("--max-spread", type=FiniteFloat(0, 10, min_open=True), default=0.10, show_default=True,
               help="Relative IQR above which a measurement is too noisy to judge.")
 @click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
@@ -69,19 +71,17 @@ def _load_prices(path):
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
-    for name, value in prices.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise TensorForgeError(f"prices file {path}: price of {name!r} must be a number >= 0 "
-                                   f"(per hour), got {value!r}")
-    return {k: float(v) for k, v in prices.items()}
+    from tensorforge.finite import finite_number
+    return {name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
+            for name, value in prices.items()}
 
 
 @click.command()
 @click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
 @click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False))
-@click.option("--latency-ms", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--latency-ms", type=FiniteFloat(0, min_open=True), default=None,
               help="Objective: each workload's latency at most this.")
-@click.option("--throughput", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--throughput", type=FiniteFloat(0, min_open=True), default=None,
               help="Objective: each workload at least this many executions per second.")
 @click.option("--targets", "target_names", default=None, help="Comma-separated targets (default: all installed).")
 @click.option("--capture", "captures", multiple=True, type=click.Path(dir_okay=False),

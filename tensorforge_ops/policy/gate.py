@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import attrs
 import numpy as np
 
+from tensorforge.finite import finite_in
+
 from .evidence import slowdowns
 from .statistics import bootstrap_ratio_ci, mann_whitney
 
@@ -25,12 +27,17 @@ EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 @attrs.frozen
 class GateSettings:
-    threshold: float = 0.05        # minimum effect: the ratio of medians must move by this much
-    alpha: float = 0.01            # Mann-Whitney significance level
-    confidence: float = 0.99       # bootstrap interval of the ratio of medians
-    resamples: int = 2000
-    min_samples: int = 10
-    max_spread: float = 0.10       # relative IQR above which a side is too noisy to judge
+    # Finite and in range, or refused: a NaN alpha made every change "not significant" (PASS).
+    # minimum effect: the ratio of medians must move by this much
+    threshold: float = attrs.field(default=0.05, validator=finite_in(0, 10, low_open=True))
+    # Mann-Whitney significance level
+    alpha: float = attrs.field(default=0.01, validator=finite_in(0, 1, low_open=True, high_open=True))
+    # bootstrap interval of the ratio of medians
+    confidence: float = attrs.field(default=0.99, validator=finite_in(0, 1, low_open=True, high_open=True))
+    resamples: int = attrs.field(default=2000, validator=finite_in(100))
+    min_samples: int = attrs.field(default=10, validator=finite_in(3))
+    # relative IQR above which a side is too noisy to judge
+    max_spread: float = attrs.field(default=0.10, validator=finite_in(0, 10, low_open=True))
 
 
 @attrs.frozen

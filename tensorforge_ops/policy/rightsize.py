@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
+from tensorforge.finite import finite_in
 from tensorforge.model import predict
 
 MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
@@ -17,8 +18,10 @@ MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
 @attrs.frozen
 class Objective:
-    kind: str          # 'latency' (seconds per execution, at most) or 'throughput' (executions/s, at least)
-    value: float
+    # 'latency' (seconds per execution, at most) or 'throughput' (executions/s, at least)
+    kind: str = attrs.field(validator=attrs.validators.in_(("latency", "throughput")))
+    # a NaN objective ruled every target out (nothing is <= NaN): finite and > 0, or refused
+    value: float = attrs.field(validator=finite_in(0, low_open=True))
 
     def met_by(self, seconds: float) -> bool:
         if self.kind == "latency":

@@ -293,8 +293,10 @@ def test_bad_arguments(args, expected):
 
 @pytest.mark.parametrize("text,expected", [
     ("[prices\nh200 = 1", "malformed prices file"),
-    ("[prices]\nh200 = -1.0\n", "price of 'h200' must be a number >= 0"),
-    ("[prices]\nh200 = \"cheap\"\n", "price of 'h200' must be a number >= 0"),
+    ("[prices]\nh200 = -1.0\n", "price of 'h200' (per hour) must be >= 0, got -1.0"),
+    ("[prices]\nh200 = \"cheap\"\n", "price of 'h200' (per hour) must be a number, got 'cheap'"),
+    ("[prices]\nh200 = nan\n", "price of 'h200' (per hour) must be a finite number, got nan"),
+    ("[prices]\nh200 = inf\n", "price of 'h200' (per hour) must be a finite number, got inf"),
     ("prices = 3\n", "expected a [prices] table"),
 ])
 def test_bad_prices_file(tmp_path, text, expected):

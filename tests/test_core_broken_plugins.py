@@ -142,21 +142,25 @@ def {hook}(register):
     assert_real_plugins_work(host)
 
 
-def test_duplicate_target_name_names_both_plugins(make_plugin):
-    # Sorted after 'rtx3050', so the real plugin registered the name first and keeps it.
-    make_plugin("zz-dup-target", TOY_TARGET + """
+IMPOSTOR = TOY_TARGET + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("rtx3050-laptop", units=1))
-""")
+"""
+
+
+@pytest.mark.parametrize("entry_point", ["zz-dup-target", "aa-dup-target"],
+                         ids=["sorting after the shipped plugin", "sorting before the shipped plugin"])
+def test_a_shipped_name_is_reserved_whatever_the_entry_point_order(make_plugin, entry_point):
+    make_plugin(entry_point, IMPOSTOR)
     host = PluginHost()
-    assert broken_only(host, "zz-dup-target") == (
-        "plugin 'zz-dup-target' registered target 'rtx3050-laptop', "
-        "already registered by plugin 'rtx3050'")
-    assert_real_plugins_work(host)     # the real 16-SM target, not the impostor's 1 unit
+    assert broken_only(host, entry_point) == (
+        f"plugin {entry_point!r} (distribution tfcore-test-{entry_point} 0.1) registered target "
+        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' (distribution tf-rtx3050 0.1.0)")
+    assert_real_plugins_work(host)     # the real 16-SM target, never the impostor's 1 unit
 
 
-def test_duplicate_names_go_to_the_first_plugin_in_entry_point_order(make_plugin):
+def test_a_name_two_third_party_plugins_register_is_used_by_neither(make_plugin):
     source = TOY_TARGET + """
 @hookimpl
 def tensorforge_register_targets(register):
@@ -165,10 +169,25 @@ def tensorforge_register_targets(register):
     make_plugin("contest-b", source % 2)
     make_plugin("contest-a", source % 1)
     host = PluginHost()
-    assert host.target("toy-contested").pe_array.units == 1
-    assert broken_only(host, "contest-b") == (
-        "plugin 'contest-b' registered target 'toy-contested', already registered by plugin 'contest-a'")
-    assert host.reports["contest-a"].registered == {"targets": ("toy-contested",)}
+    message = ("target 'toy-contested' is registered by both plugin 'contest-a' (distribution "
+               "tfcore-test-contest-a 0.1) and plugin 'contest-b' (distribution tfcore-test-contest-b 0.1): "
+               "neither is used; uninstall one, or leave one out with --disable-plugins")
+    assert {r.name: r.error for r in host.broken()} == {"contest-a": message, "contest-b": message}
+    assert "toy-contested" not in host.names("targets")
+    with pytest.raises(TensorForgeError, match="unknown target 'toy-contested'.*neither is used"):
+        host.target("toy-contested")
+    assert_real_plugins_work(host)
+
+
+def test_a_plugin_registering_one_name_twice_is_its_own_error(make_plugin):
+    make_plugin("twice", TOY_TARGET + """
+@hookimpl
+def tensorforge_register_targets(register):
+    register(toy("toy-twice"))
+    register(toy("toy-twice"))
+""")
+    host = PluginHost()
+    assert broken_only(host, "twice") == "plugin 'twice' registered target 'toy-twice' twice"
 
 
 def test_duplicate_preset_name(make_plugin):
@@ -192,7 +211,8 @@ def tensorforge_register_workloads(register):
 """)
     host = PluginHost()
     assert broken_only(host, "zz-dup-preset") == (
-        "plugin 'zz-dup-preset' registered preset 'gemm_tiny', already registered by plugin 'gemm'")
+        "plugin 'zz-dup-preset' (distribution tfcore-test-zz-dup-preset 0.1) registered preset 'gemm_tiny', "
+        "a name reserved by the shipped plugin 'gemm' (distribution tf-gemm 0.1.0)")
     assert "other" not in host.names("workloads") and "other_ok" not in host.preset_names()
     assert host.preset("gemm_tiny")[0].name == "gemm"
     assert_real_plugins_work(host)

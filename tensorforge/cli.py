@@ -149,7 +149,9 @@ def make_cli(host_factory: Callable[[], PluginHost] = PluginHost) -> click.Group
                   help="Use --ceilings even if they were measured on another device (or name none); "
                        "the prediction then says whose ceilings it used.")
     @click.option("--max-candidates", type=click.IntRange(1, 1_000_000), default=None,
-                  help="Bound on mapping candidates per operator and strategy (default 4096).")
+                  help="Evaluate at most N mapping candidates per operator and strategy (default "
+                       "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
+                       "a space gives a labelled relaxation: a looser bound, never a higher one.")
     @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
     @click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
     @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,

@@ -9,13 +9,18 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import attrs
 
 from .errors import TensorForgeError
-from .mappings.base import MAX_CANDIDATES, Machine, MappingChoice, MappingStrategy, Residency
+from .limits import check_problem, check_units
+from .mappings.base import (EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, SEARCH_KINDS, UNSTATED, Machine,
+                            MappingChoice, MappingStrategy, Residency)
 from .results import LABEL, OperatorPrediction, Prediction, WorkloadPrediction
 from .target import Ceilings, Target, check_ceilings, datasheet_ceilings, merge_ceilings, vector_scale
 from .workload import Workload, WorkloadKind
 
 
 def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CANDIDATES) -> Machine:
+    check_units(target.name, target.pe_array.units)
+    if max_candidates < 1:
+        raise TensorForgeError(f"max_candidates must be >= 1, got {max_candidates}")
     tile = target.tile_level()
     cache = target.cache_level()
     return Machine(
@@ -31,13 +36,19 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         special=dict(ceilings.special))
 
 
-def _residency(operators, cache_bytes: int) -> Tuple[Residency, set, set]:
+def workload_residency(operators, cache_bytes: int) -> Residency:
     """Tensors both produced and consumed inside the workload, small enough for the shared
     cache, never go to DRAM (a lower bound: a real schedule may evict them)."""
     written = {t.name: t.nbytes for op in operators for t in op.problem.writes()}
     read = {t.name for op in operators for t in op.problem.reads()}
     on_chip = frozenset(n for n, size in written.items() if n in read and size <= cache_bytes)
-    return Residency(resident=on_chip, no_writeback=on_chip), set(written), read
+    return Residency(resident=on_chip, no_writeback=on_chip)
+
+
+def operator_residency(problem, shared: Residency) -> Residency:
+    """The part of the workload's residency that concerns one operator's tensors."""
+    return Residency(resident=frozenset(t.name for t in problem.reads()) & shared.resident,
+                     no_writeback=frozenset(t.name for t in problem.writes()) & shared.no_writeback)
 
 
 def _boundary_bytes(operators, written: set, read: set) -> Tuple[float, float]:
@@ -64,8 +75,24 @@ def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
     if not usable:
         raise TensorForgeError(f"no installed mapping strategy handles {type(problem).__name__}")
     choices = [s.explore(problem, machine, residency) for s in usable]
+    for s, c in zip(usable, choices):
+        if c.search not in SEARCH_KINDS:
+            raise TensorForgeError(f"mapping strategy {s.name!r} returned search={c.search!r}; "
+                                   f"known: {', '.join(SEARCH_KINDS)}")
+    # The minimum over strategies is the minimum over the union of their spaces: exact when
+    # the winner's is, and still a lower bound when a losing strategy's bound was relaxed
+    # (its relaxation is <= all its mappings, and the winner is lower still).
     best = min(choices, key=lambda c: (c.latency_s, c.strategy))
     return attrs.evolve(best, candidates=sum(c.candidates for c in choices))
+
+
+def search_of(choices: Iterable[str]) -> str:
+    """One word for several operators: any relaxed bound makes the whole a relaxation."""
+    kinds = set(choices)
+    for kind in (RELAXATION, UNSTATED):
+        if kind in kinds:
+            return kind
+    return EXHAUSTIVE
 
 
 def _problem_dict(problem) -> dict:
@@ -79,18 +106,19 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     operators = kind.operators(workload.params)
     if not operators:
         raise TensorForgeError(f"workload {workload.name!r} decomposes into no operators")
-    residency, written, read = _residency(operators, machine.cache_bytes)
+    residency = workload_residency(operators, machine.cache_bytes)
+    written = {t.name for op in operators for t in op.problem.writes()}
+    read = {t.name for op in operators for t in op.problem.reads()}
     results = []
     for op in operators:
+        check_problem(f"workload {workload.name!r}, operator {op.name!r}", op.problem)
         on_vector = getattr(op.problem, "on_vector_units", False)
         if not on_vector and op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
             raise TensorForgeError(
                 f"workload {workload.name!r}: target {target.name!r} declares no "
                 f"{op.problem.math_mode} rate (operator {op.name!r}); known modes: "
                 f"{', '.join(sorted(ceilings.compute))}")
-        relevant = Residency(
-            resident=frozenset(t.name for t in op.problem.reads()) & residency.resident,
-            no_writeback=frozenset(t.name for t in op.problem.writes()) & residency.no_writeback)
+        relevant = operator_residency(op.problem, residency)
         key = (op.problem, relevant)
         if key not in memo:
             memo[key] = _choose(op.problem, strategies, machine, relevant)
@@ -116,7 +144,8 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         footprint_bytes=int(footprint), fits_in_memory=footprint <= target.dram_capacity_bytes,
         compute_s=sum(r.compute_s for r in results), memory_s=sum(r.memory_s for r in results),
         latency_s=latency, bottleneck="compute" if compute_bound >= latency - compute_bound else "memory",
-        candidates=sum(r.mapping.candidates for r in results), operators=tuple(results))
+        candidates=sum(r.mapping.candidates for r in results),
+        search=search_of(r.mapping.search for r in results), operators=tuple(results))
 
 
 def _ceiling_notes(target: Target, given: Optional[Ceilings], sheet: Ceilings) -> List[str]:
@@ -149,8 +178,9 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
     memo: Dict = {}
     predictions = tuple(predict_workload(w, k, target, used, strategies, machine, memo)
                         for w, k in workloads)
-    notes = ["latency is a lower bound: max(compute, memory) per operator on the best mapping "
-             "found, summed over operators; launch and framework overheads are not modelled"]
+    notes = ["latency is a lower bound: max(compute, memory) per operator on its best mapping "
+             "(or a relaxation of all of them where --max-candidates cut the search), summed over "
+             "operators; launch and framework overheads are not modelled"]
     if machine.cache_bytes_per_s is None:
         notes.append("the target declares no shared-cache bandwidth: cache traffic is reported, not timed")
     notes.extend(_ceiling_notes(target, ceilings, sheet))
@@ -158,5 +188,6 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
         label=LABEL, bound="analytical" if ceilings is None else "calibrated",
         target=target.name, operating_point=point.name, clock_mhz=point.clock_mhz,
         ceilings=used, max_candidates_per_operator=max_candidates,
-        candidates=sum(w.candidates for w in predictions), workloads=predictions,
+        candidates=sum(w.candidates for w in predictions),
+        search=search_of(w.search for w in predictions), workloads=predictions,
         notes=tuple(notes))

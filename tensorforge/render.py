@@ -17,11 +17,29 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def mapping_text(op) -> str:
     m = op.mapping
+    if m.search == "relaxation":
+        return f"relaxation over {m.space} {m.strategy} mappings"
     if not m.tile:
         return m.strategy
     tile = "x".join(f"{k}{v}" for k, v in m.tile.items()) if m.tile else m.strategy
     split = f" split{m.split}" if m.split > 1 else ""
     return f"{tile}{split}, {m.tiles} tiles, {m.waves} waves"
+
+
+def search_text(pred: Prediction) -> str:
+    """Which kind of bound the search gave: the minimum over every mapping, or a relaxation."""
+    ops = [o for w in pred.workloads for o in w.operators]
+    cut = [o for o in ops if o.mapping.search == "relaxation"]
+    unstated = sorted({o.mapping.strategy for o in ops if o.mapping.search == "unstated"})
+    if cut:
+        text = (f"search: --max-candidates {pred.max_candidates_per_operator} cut the search of "
+                f"{len(cut)} of {len(ops)} operators; their bound is a relaxation (peak FLOP rate, "
+                "compulsory traffic), <= every mapping of the full space but looser than the minimum")
+    else:
+        text = "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)"
+    if unstated:
+        text += f"; strategies {', '.join(unstated)} do not say how they searched"
+    return text
 
 
 def prediction_text(pred: Prediction, detail: bool = False) -> str:
@@ -45,21 +63,24 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
         rows.append([w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
                      mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
                      seconds(w.compute_s), seconds(w.memory_s), seconds(w.latency_s), w.bottleneck,
-                     "/".join(sorted({o.ceiling_origin for o in w.operators})),
+                     "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search,
                      "" if w.fits_in_memory else "DOES NOT FIT"])
     lines.append(table(["workload", "FLOPs", "compulsory", "mapping", "compute", "memory",
-                        "lower bound", "bottleneck", "ceilings", ""], rows))
+                        "lower bound", "bottleneck", "ceilings", "search", ""], rows))
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
             lines.append(table(
-                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory", "latency", "bound by"],
+                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory", "latency", "bound by",
+                 "search"],
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
                   seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
-                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})"]
+                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})",
+                  o.mapping.search]
                  for o in w.operators]))
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
+    lines.append(search_text(pred))
     lines += [f"note: {n}" for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
     return "\n".join(lines)

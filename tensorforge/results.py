@@ -41,6 +41,7 @@ class WorkloadPrediction:
     latency_s: float             # the lower bound
     bottleneck: str
     candidates: int
+    search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
     operators: Tuple[OperatorPrediction, ...]
 
     @property
@@ -58,6 +59,7 @@ class Prediction:
     ceilings: Ceilings
     max_candidates_per_operator: int
     candidates: int
+    search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
     workloads: Tuple[WorkloadPrediction, ...]
     notes: Tuple[str, ...] = ()
 

@@ -8,6 +8,8 @@
                                      model predicts every operator on a reference target
     check_target(target)             the target validates, its datasheet ceilings are positive,
                                      key figures have sources, and it round-trips a target file
+    check_mapping_strategy(s, p, m)  the strategy's bound is sound at every limit: <= every
+                                     mapping of its space, never higher when the limit is lowered
 
 Every failure is an AssertionError (PluginCheckError) whose message names the plugin's thing
 and what is wrong, so a plain `pytest` run reads well. Fixtures built on these live in
@@ -22,7 +24,7 @@ import attrs
 
 from .errors import TensorForgeError
 from .hookspecs import hookimpl
-from .mappings.base import MappingStrategy
+from .mappings.base import EXHAUSTIVE, RELAXATION, SEARCH_KINDS, Machine, MappingChoice, MappingStrategy, Residency
 from .plugins import PluginHost, PluginReport
 from .precision import ALLOWED_MODES, DTYPE_BYTES, MATH_MODES
 from .problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
@@ -278,3 +280,68 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
         for op in prediction.workloads[0].operators:
             if not (math.isfinite(op.latency_s) and op.latency_s > 0):
                 _fail(f"target {name!r} at {point.name!r}: operator {op.name} predicts {op.latency_s!r}")
+
+
+# -- mapping strategies -------------------------------------------------------------------------
+
+def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Machine,
+                           residency: Optional[Residency] = None,
+                           limits: Sequence[int] = (1, 7, 64, 1000, 20000),
+                           brute_force_up_to: int = 64) -> List[MappingChoice]:
+    """Check that `strategy` gives a sound bound for `problem` on `machine` at every limit.
+
+    At each limit (`machine.max_candidates`): a deterministic choice with a known `search`
+    label, at most `limit` candidates evaluated, latency = max(compute, memory), finite and
+    > 0; and lowering the limit never raises the latency. For a `GridStrategy` also: the
+    latency is <= every mapping of its full space (`space` evaluated whole, and one mapping at
+    a time for spaces of up to `brute_force_up_to`), exactly the minimum and "exhaustive" when
+    the limit covers the space, "relaxation" when it does not. Returns the choices, highest
+    limit first.
+    """
+    import numpy as np
+
+    from .mappings.search import GridStrategy
+    name = getattr(strategy, "name", type(strategy).__name__)
+    residency = Residency() if residency is None else residency
+    choices: List[MappingChoice] = []
+    ordered = sorted(set(limits), reverse=True)
+    for i, limit in enumerate(ordered):
+        m = attrs.evolve(machine, max_candidates=limit)
+        choice = strategy.explore(problem, m, residency)
+        if strategy.explore(problem, m, residency) != choice:
+            _fail(f"mapping strategy {name!r}: two explorations at limit {limit} differ")
+        if choice.search not in SEARCH_KINDS:
+            _fail(f"mapping strategy {name!r}: search {choice.search!r} is not one of {SEARCH_KINDS}")
+        if choice.candidates > limit:
+            _fail(f"mapping strategy {name!r}: evaluated {choice.candidates} candidates at limit {limit}")
+        if not (math.isfinite(choice.latency_s) and choice.latency_s > 0
+                and choice.latency_s == max(choice.compute_s, choice.memory_s)):
+            _fail(f"mapping strategy {name!r}: latency {choice.latency_s!r} is not max(compute "
+                  f"{choice.compute_s!r}, memory {choice.memory_s!r}) > 0")
+        if choices and choice.latency_s > choices[-1].latency_s:
+            _fail(f"mapping strategy {name!r}: lowering the limit from {ordered[i - 1]} to {limit} "
+                  f"raised the bound from {choices[-1].latency_s!r} to {choice.latency_s!r}")
+        choices.append(choice)
+    if not isinstance(strategy, GridStrategy):
+        return choices
+    space = strategy.space(problem, machine)
+    size = len(space[0])
+    every = strategy.evaluate(problem, machine, residency, space).latency
+    if size <= brute_force_up_to:
+        one_by_one = np.array([strategy.evaluate(problem, machine, residency, [a[i:i + 1] for a in space]).latency[0]
+                               for i in range(size)])
+        if not np.array_equal(one_by_one, every):
+            _fail(f"mapping strategy {name!r}: evaluating its {size} mappings one by one disagrees "
+                  "with evaluating them together")
+    minimum = float(every.min())
+    for limit, choice in zip(ordered, choices):
+        if choice.latency_s > minimum:
+            _fail(f"mapping strategy {name!r}: bound {choice.latency_s!r} at limit {limit} exceeds the "
+                  f"latency {minimum!r} of a mapping of its full space ({size} mappings)")
+        if limit >= size and (choice.search != EXHAUSTIVE or choice.latency_s != minimum):
+            _fail(f"mapping strategy {name!r}: the limit {limit} covers its {size} mappings but the "
+                  f"choice is {choice.search} at {choice.latency_s!r}, not the minimum {minimum!r}")
+        if limit < size and choice.search != RELAXATION:
+            _fail(f"mapping strategy {name!r}: the limit {limit} cuts its {size} mappings but the "
+                  f"choice says {choice.search!r}")
+    return choices

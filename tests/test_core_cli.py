@@ -23,7 +23,7 @@ SUITES = Path(__file__).resolve().parent / "fixtures" / "suites"
 HF = Path(__file__).resolve().parent / "fixtures" / "hf"
 TARGET = ["-t", "rtx3050-laptop"]
 COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory", "lower bound",
-           "bottleneck", "ceilings"]
+           "bottleneck", "ceilings", "search"]
 
 
 def invoke(cli, *args):
@@ -134,7 +134,8 @@ def test_predict_default_suite_text(cli, host):
         row = rows[name]
         cell = lambda col, nxt: row[header.index(col):header.index(nxt)].strip()
         assert cell("bottleneck", "ceilings") in ("compute", "memory")
-        assert row[header.index("ceilings"):].strip() == "datasheet"
+        assert cell("ceilings", "search") == "datasheet"
+        assert row[header.index("search"):].strip() == "exhaustive"
         for col, nxt in (("compute", "memory"), ("memory", "lower bound"), ("lower bound", "bottleneck")):
             value, unit = cell(col, nxt).split()
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
@@ -142,6 +143,7 @@ def test_predict_default_suite_text(cli, host):
     assert "m256xn256xk32, 1024 tiles, 64 waves" in rows["gemm_large_square"]
     assert "ops; top: " in rows["transformer_prefill"]
     assert "note: the bottleneck is an analytical classification; telemetry does not prove it" in lines
+    assert "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)" in lines
 
 
 def test_predict_default_suite_json_has_every_column(cli, host):

@@ -21,8 +21,9 @@ def pred(latency_s, bottleneck="compute"):
     return SimpleNamespace(latency_s=latency_s, bottleneck=bottleneck)
 
 
-def ok(p50, rel_iqr=0.0):
-    return {"status": "ok", "stats": {"p50": p50, "rel_iqr": rel_iqr}}
+def ok(p50, rel_iqr=0.0, samples=None):
+    return {"status": "ok", "stats": {"p50": p50, "rel_iqr": rel_iqr},
+            "samples_s": [p50] if samples is None else samples}
 
 
 def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,
@@ -79,12 +80,30 @@ def test_above_bound_row_contents():
     row = row_for(ok(2.0, rel_iqr=0.01))
     assert row == {
         "predicted_analytical_s": 0.5, "predicted_calibrated_s": 1.0, "bottleneck": "compute",
-        "measured_p50_s": 2.0, "ape_analytical": 0.75, "ape_calibrated": 0.5, "ape_note": None,
+        "measured_p50_s": 2.0, "measured_min_s": 2.0, "ape_analytical": 0.75, "ape_calibrated": 0.5,
+        "ape_note": None,
         "bound_check": {
             "verdict": "within bound", "measured_over_bound": 2.0, "tolerance": 0.02,
             "rule": "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
-                    "tolerance = max(2%, measured rel. IQR)"},
+                    "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
+                    "bound with no tolerance",
+            "fastest_over_bound": 2.0, "fastest_margin": 1.0, "fastest_verdict": "fastest sample within bound"},
     }
+
+
+def test_fastest_sample_is_checked_without_tolerance():
+    """p50 1% above the bound passes the p50 rule; one sample 0.1% below the bound still says
+    the bound is not sound for this workload."""
+    row = row_for(ok(1.01, rel_iqr=0.01, samples=[1.02, 0.999, 1.01]))
+    check = row["bound_check"]
+    assert check["verdict"] == "within bound" and row["measured_min_s"] == 0.999
+    assert check["fastest_verdict"] == "FASTEST SAMPLE BELOW BOUND"
+    assert check["fastest_margin"] == pytest.approx(-0.001)
+    at = row_for(ok(1.0, samples=[1.0, 1.2]))["bound_check"]
+    assert at["fastest_margin"] == 0.0 and at["fastest_verdict"] == "fastest sample within bound"
+    # samples not kept: the stats' min stands in
+    no_samples = row_for({"status": "ok", "stats": {"p50": 1.5, "rel_iqr": 0.0, "min": 1.25}})
+    assert no_samples["measured_min_s"] == 1.25 and no_samples["bound_check"]["fastest_over_bound"] == 1.25
 
 
 def test_bottleneck_prefers_the_calibrated_prediction():
@@ -147,7 +166,9 @@ def test_summary_of_real_capture(real_doc):
     assert [cell.strip() for cell in cells] == [
         "gemm_large_square", seconds(pred["latency_s"]), seconds(row["predicted_calibrated_s"]),
         seconds(row["measured_p50_s"]), f"{row['ape_calibrated'] * 100:.1f}%",
-        f"{row['ape_analytical'] * 100:.1f}%", "compute", "within bound"]
+        f"{row['ape_analytical'] * 100:.1f}%", "compute", "within bound",
+        f"{(min(doc['measured']['workloads']['gemm_large_square']['samples_s']) / row['predicted_calibrated_s'] - 1) * 100:+.2f}%"
+        + (" BELOW" if min(doc['measured']['workloads']['gemm_large_square']['samples_s']) < row['predicted_calibrated_s'] else "")]
     assert pred["latency_s"] == row["predicted_analytical_s"]
     # no violations in the real capture, and the summary says so in so many words
     assert doc["comparison"]["bound_violations"] == []

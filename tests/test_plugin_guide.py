@@ -85,7 +85,7 @@ def test_the_guide_names_every_plugin_option_and_variable():
     text = GUIDE.read_text(encoding="utf-8")
     for needle in ("--plugins", "--disable-plugins", "--trace-hooks", "TENSORFORGE_PLUGINS",
                    "TENSORFORGE_DISABLE", "TENSORFORGE_TRACE", "TENSORFORGE_SLOW_IMPORT_S",
-                   "fresh_host", "check_workload_kind", "check_target", "assert_loaded",
+                   "fresh_host", "check_workload_kind", "check_target", "check_mapping_strategy", "assert_loaded",
                    "tensorforge.pytest_plugin", "tensorforge_host", "tensorforge_cli", "list-plugins"):
         assert needle in text, needle
 

@@ -11,8 +11,8 @@ from tensorforge.mappings.base import MappingStrategy, finish
 from tensorforge.plugins import PluginHost
 from tensorforge.problems import MatmulProblem, Operator, StreamProblem, Tensor
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.testing import (REFERENCE_TARGET, PluginCheckError, assert_loaded, check_target,
-                                 check_workload_kind, fresh_host)
+from tensorforge.testing import (REFERENCE_TARGET, PluginCheckError, assert_loaded, check_mapping_strategy,
+                                 check_target, check_workload_kind, fresh_host)
 from tensorforge.workload import WorkloadKind
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
@@ -224,3 +224,47 @@ def test_assert_loaded_names_what_is_wrong():
     with pytest.raises(PluginCheckError, match=r"^plugin 'nope' is not loaded; loaded: bad, builtin-mappings, "
                                                r"reference-target$"):
         assert_loaded(host, "nope")
+
+
+# -- check_mapping_strategy ----------------------------------------------------------------------
+
+def _gemm(m=1000, n=700, k=300):
+    e = 2
+    return MatmulProblem(batch=1, m=m, n=n, k=k, math_mode="bf16", a_elem_bytes=e, b_elem_bytes=e, c_elem_bytes=e,
+                         a=Tensor("A", m * k * e), b=Tensor("B", k * n * e), c=Tensor("C", m * n * e))
+
+
+def _machine():
+    from tensorforge.mappings.base import Machine
+    return Machine(units=132, unit_sram_bytes=228 * 1024, unit_sram_bytes_per_s=1e13, cache_bytes=50 << 20,
+                   cache_bytes_per_s=1e14, dram_bytes_per_s=4.8e12, compute={"bf16": 1e15, "fp32": 6e13})
+
+
+def test_check_mapping_strategy_passes_the_shipped_strategies():
+    from tensorforge.mappings.matmul import TiledMatmul, VectorMatmul
+    choices = check_mapping_strategy(TiledMatmul(), _gemm(), _machine())
+    assert [c.search for c in choices] == ["exhaustive", "relaxation", "relaxation", "relaxation", "relaxation"]
+    assert check_mapping_strategy(VectorMatmul(), _gemm(), _machine())[0].search == "exhaustive"
+
+
+def test_check_mapping_strategy_names_an_unsound_search():
+    from tensorforge.mappings.matmul import TiledMatmul
+
+    class FirstN(TiledMatmul):           # the best of the first N, as if it were the minimum
+        def explore(self, problem, machine, residency):
+            evaluated = self.evaluate(problem, machine, residency, self.candidates(problem, machine))
+            return attrs.evolve(evaluated.choice(int(evaluated.order[0])), search="exhaustive")
+
+    with pytest.raises(PluginCheckError, match="'tiled-matmul': lowering the limit from 1000 to 64 raised the bound"):
+        check_mapping_strategy(FirstN(), _gemm(), _machine())
+
+    class Unlabelled(MappingStrategy):
+        name = "odd"
+        problem_types = (MatmulProblem,)
+
+        def explore(self, problem, machine, residency):
+            return attrs.evolve(finish(self.name, tile={}, split=1, tiles=1, concurrent=1, waves=1, traffic={},
+                                       compute_s=1.0, memory_terms={"dram": 0.5}, candidates=1), search="guessed")
+
+    with pytest.raises(PluginCheckError, match="'odd': search 'guessed' is not one of"):
+        check_mapping_strategy(Unlabelled(), _gemm(), _machine())

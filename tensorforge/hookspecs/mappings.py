@@ -7,7 +7,10 @@ def tensorforge_register_mappings(register):
 
     Call ``register(strategy)`` once per strategy, where ``strategy`` is an instance of
     :class:`tensorforge.mappings.base.MappingStrategy`: a unique ``name``, the problem types it
-    maps (``problem_types``), and ``explore(problem, machine, residency)`` returning the best
-    :class:`tensorforge.mappings.base.MappingChoice` among at most ``machine.max_candidates``
-    candidates, chosen deterministically. Return nothing.
+    maps (``problem_types``), and ``explore(problem, machine, residency)`` returning a
+    :class:`tensorforge.mappings.base.MappingChoice` whose latency is a lower bound over the
+    strategy's whole mapping space, evaluating at most ``machine.max_candidates`` candidates,
+    chosen deterministically, with ``search`` saying how ("exhaustive", "relaxation" when the
+    limit cut the search, "unstated"). :class:`tensorforge.mappings.search.GridStrategy` does
+    this for any finite grid. Return nothing.
     """

@@ -12,8 +12,18 @@ def ceil_div(a, b):
     return -(-a // b)
 
 
-# Exploration is bounded: a strategy evaluates at most this many candidates per operator.
-MAX_CANDIDATES = 4096
+# Exploration is bounded: a strategy evaluates at most this many candidates per operator. The
+# default covers the whole mapping space of every shipped strategy on any accepted target (the
+# largest, tiled-matmul, has at most 400 x (floor(log2(units)) + 3) candidates: 13,200 at the
+# 2^31 - 1 units tensorforge/limits.py allows), so by default the search is exhaustive; a lower
+# limit makes the bound a relaxation instead (tensorforge/mappings/search.py).
+MAX_CANDIDATES = 16384
+
+# How the bound of a mapping choice was obtained (MappingChoice.search).
+EXHAUSTIVE = "exhaustive"    # every mapping of the strategy's space evaluated: the minimum
+RELAXATION = "relaxation"    # the limit cut the search: a relaxation <= every mapping of the space
+UNSTATED = "unstated"        # a third-party strategy that does not say
+SEARCH_KINDS = (EXHAUSTIVE, RELAXATION, UNSTATED)
 
 # A transcendental (exp, tanh...) evaluated on the vector units instead of a special-function
 # unit costs at least this many vector FLOPs (an FMA counts 2). Deliberately below any accurate
@@ -76,6 +86,9 @@ class MappingChoice:
     edges are padded: tile quantization). tiles: work items; concurrent: items in flight
     across the PE array; waves = ceil(tiles / concurrent) (wave quantization).
     traffic: bytes moved at each level ('dram', 'cache_to_unit', 'unit_sram').
+    search: how the latency was obtained (EXHAUSTIVE, RELAXATION or UNSTATED); space: the
+    number of mappings in the strategy's full space (0 when the strategy does not say);
+    candidates: how many of them were evaluated.
     """
     strategy: str
     tile: Dict[str, int]
@@ -91,6 +104,8 @@ class MappingChoice:
     bottleneck: str
     candidates: int
     notes: Tuple[str, ...] = ()
+    search: str = UNSTATED
+    space: int = 0
 
 
 @attrs.frozen
@@ -105,7 +120,9 @@ class MappingStrategy:
     """Base class for mapping strategies a plugin registers.
 
     Subclasses set `name` and `problem_types` and implement `explore`, which must evaluate at
-    most `machine.max_candidates` candidates and break ties deterministically.
+    most `machine.max_candidates` candidates, break ties deterministically and return a
+    latency that is a lower bound over the strategy's whole mapping space, even when the
+    limit cuts the search. `GridStrategy` (search.py) does that for any finite grid.
     """
     name: str = ""
     problem_types: Tuple[type, ...] = ()
@@ -115,7 +132,8 @@ class MappingStrategy:
 
 
 def finish(strategy: str, *, tile, split, tiles, concurrent, waves, traffic, compute_s,
-           memory_terms: Dict[str, float], candidates: int, notes=()) -> MappingChoice:
+           memory_terms: Dict[str, float], candidates: int, notes=(), search: str = UNSTATED,
+           space: int = 0) -> MappingChoice:
     """Latency = max(compute, slowest memory level); the bottleneck is the term that won."""
     level, memory_s = max(sorted(memory_terms.items()), key=lambda kv: kv[1]) if memory_terms \
         else ("none", 0.0)
@@ -126,4 +144,5 @@ def finish(strategy: str, *, tile, split, tiles, concurrent, waves, traffic, com
                          traffic={k: float(v) for k, v in traffic.items()},
                          compute_s=float(compute_s), memory_s=float(memory_s),
                          memory_level=level, latency_s=float(latency), bottleneck=bottleneck,
-                         candidates=int(candidates), notes=tuple(notes))
+                         candidates=int(candidates), notes=tuple(notes), search=search,
+                         space=int(space))

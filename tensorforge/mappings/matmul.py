@@ -15,7 +15,8 @@ import numpy as np
 
 from ..precision import ELEMENT_TYPE
 from ..problems import MatmulProblem
-from .base import Machine, MappingChoice, MappingStrategy, Residency, ceil_div, finish
+from .base import EXHAUSTIVE, Machine, MappingChoice, MappingStrategy, Residency, ceil_div, finish
+from .search import Evaluated, GridStrategy, Relaxation
 
 TILE_MN = (16, 32, 64, 128, 256)
 TILE_K = (32, 64)
@@ -35,12 +36,12 @@ def _row_blocks(units: int):
     return tuple(sorted(rows))
 
 
-class TiledMatmul(MappingStrategy):
+class TiledMatmul(GridStrategy):
     name = "tiled-matmul"
     problem_types = (MatmulProblem,)
 
-    def candidates(self, p: MatmulProblem, machine: Machine):
-        """The candidate grid in its deterministic enumeration order, bounded."""
+    def space(self, p: MatmulProblem, machine: Machine):
+        """Every feasible candidate, in the deterministic enumeration order."""
         tm, tn, tk, split, rows = np.meshgrid(
             np.array(TILE_MN), np.array(TILE_MN), np.array(TILE_K), np.array(SPLITS),
             np.array(_row_blocks(machine.units)), indexing="ij")
@@ -48,13 +49,19 @@ class TiledMatmul(MappingStrategy):
         elem = max(p.a_elem_bytes, p.b_elem_bytes)
         fits = STAGES * (grid[0] + grid[1]) * grid[2] * elem <= machine.unit_sram_bytes
         fits &= grid[3] <= max(1, ceil_div(p.k, int(TILE_K[0])))
-        keep = np.nonzero(fits)[0][: machine.max_candidates]
+        keep = np.nonzero(fits)[0]
         if keep.size == 0:  # the smallest tile must always be possible for a lower bound
             keep = np.array([0])
         return [a[keep] for a in grid]
 
-    def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
-        tm, tn, tk, split, rows = self.candidates(p, machine)
+    def candidates(self, p: MatmulProblem, machine: Machine):
+        """The first `machine.max_candidates` candidates of the space (what a cut search evaluates)."""
+        return [a[: machine.max_candidates] for a in self.space(p, machine)]
+
+    def evaluate(self, p: MatmulProblem, machine: Machine, residency: Residency, grid) -> Evaluated:
+        # Products that can exceed int64 at the sizes tensorforge/limits.py accepts are taken
+        # in float64 (waves x tile bytes, padded output elements).
+        tm, tn, tk, split, rows = grid
         M, N, K, B = p.m, p.n, p.k, p.batch
         units = machine.units
         mt, nt = ceil_div(M, tm), ceil_div(N, tn)
@@ -64,8 +71,9 @@ class TiledMatmul(MappingStrategy):
         rate = machine.unit_rate(p.math_mode)
         compute_s = waves * (2.0 * tm * tn * kpad) / rate
 
-        unit_sram = tiles * ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad).astype(float)
-        out_tiles = (B * mt * nt * tm * tn).astype(float)
+        tile_bytes = ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad).astype(float)
+        unit_sram = tiles * tile_bytes
+        out_tiles = (B * mt * nt).astype(float) * (tm * tn)
         cache_to_unit = unit_sram + np.where(split > 1, out_tiles * PARTIAL_BYTES * split,
                                              out_tiles * p.c_elem_bytes)
 
@@ -94,21 +102,50 @@ class TiledMatmul(MappingStrategy):
         if machine.cache_bytes_per_s:
             terms["cache_to_unit"] = cache_to_unit / machine.cache_bytes_per_s
         if machine.unit_sram_bytes_per_s:
-            terms["unit_sram"] = waves * ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad) \
-                / machine.unit_sram_bytes_per_s
+            terms["unit_sram"] = waves * tile_bytes / machine.unit_sram_bytes_per_s
         memory_s = np.max(np.stack(list(terms.values())), axis=0)
         latency = np.maximum(compute_s, memory_s)
 
         index = np.arange(tm.size)
         order = np.lexsort((index, split, -(tm * tn), cache_to_unit, dram, latency))
-        i = int(order[0])
-        return finish(
-            self.name, tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])}, split=split[i],
-            tiles=tiles[i], concurrent=concurrent[i], waves=waves[i],
-            traffic={"dram": dram[i], "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
-            compute_s=compute_s[i], memory_terms={k: float(v[i]) for k, v in terms.items()},
-            candidates=tm.size,
-            notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",))
+
+        def choice(i: int) -> MappingChoice:
+            return finish(
+                self.name, tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])}, split=split[i],
+                tiles=tiles[i], concurrent=concurrent[i], waves=waves[i],
+                traffic={"dram": dram[i], "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
+                compute_s=compute_s[i], memory_terms={k: float(v[i]) for k, v in terms.items()},
+                candidates=tm.size,
+                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",))
+        return Evaluated(latency=latency, order=order, choice=choice)
+
+    def relaxation(self, p: MatmulProblem, machine: Machine, residency: Residency) -> Relaxation:
+        """<= every candidate of `space`, term by term. For any candidate (tm, tn, tk, split):
+        * compute: waves >= tiles / units, and tiles x 2*tm*tn*kpad = 2*B*(mt*tm)*(nt*tn)*
+          (split*kpad) >= 2*B*M*N*K = flops, so compute_s >= flops / (units * unit rate);
+        * DRAM: every reuse option reads each operand at least once (passes >= 1), C is written
+          unless it stays on chip, and the split-K spill is >= 0: dram >= A + B + C (residency
+          applied as in `evaluate`);
+        * cache -> unit: unit_sram = B*split*kpad*mt*nt*(tm*a + tn*b) >= B*K*(M*nt*a + N*mt*b)
+          with nt >= ceil(N / max tile), mt >= ceil(M / max tile); the output goes up once, at
+          >= min(c, 2 * PARTIAL_BYTES) bytes per element (split = 1: c; split >= 2: 4*split);
+        * unit SRAM: waves * tile bytes >= unit_sram / units, bounded as above.
+        """
+        M, N, K, B = p.m, p.n, p.k, p.batch
+        widest = max(TILE_MN)
+        dram = sum(float(t.nbytes) for t in (p.a, p.b) if t.name not in residency.resident)
+        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        streamed = float(B) * K * (float(M) * ceil_div(N, widest) * p.a_elem_bytes
+                                   + float(N) * ceil_div(M, widest) * p.b_elem_bytes)
+        written = float(B) * M * N * min(p.c_elem_bytes, 2 * PARTIAL_BYTES)
+        terms = {"dram": dram / machine.dram_bytes_per_s}
+        if machine.cache_bytes_per_s:
+            terms["cache_to_unit"] = (streamed + written) / machine.cache_bytes_per_s
+        if machine.unit_sram_bytes_per_s:
+            terms["unit_sram"] = streamed / machine.units / machine.unit_sram_bytes_per_s
+        return Relaxation(compute_s=p.flops / machine.compute[p.math_mode], memory_terms=terms,
+                          traffic={"dram": dram, "cache_to_unit": streamed + written},
+                          why="FLOPs at the peak rate, operands streamed once, compulsory DRAM traffic")
 
 
 class VectorMatmul(MappingStrategy):
@@ -128,4 +165,5 @@ class VectorMatmul(MappingStrategy):
                       waves=1, traffic={"dram": float(reads + writes)},
                       compute_s=machine.vector_time(p.flops, 0.0, element),
                       memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
-                      candidates=1, notes=(f"vector units at the fastest rate for {element} operands",))
+                      candidates=1, notes=(f"vector units at the fastest rate for {element} operands",),
+                      search=EXHAUSTIVE, space=1)

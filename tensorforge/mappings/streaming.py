@@ -3,7 +3,7 @@ the fastest vector rate that holds the elements' precision (Machine.vector_time)
 transcendentals on special-function units where the target has them."""
 
 from ..problems import StreamProblem
-from .base import Machine, MappingChoice, MappingStrategy, Residency, finish
+from .base import EXHAUSTIVE, Machine, MappingChoice, MappingStrategy, Residency, finish
 
 
 class Streaming(MappingStrategy):
@@ -20,4 +20,4 @@ class Streaming(MappingStrategy):
         return finish(self.name, tile={}, split=1, tiles=machine.units, concurrent=machine.units,
                       waves=1, traffic={"dram": reads + writes, "cache_to_unit": touched},
                       compute_s=machine.vector_time(p.flops, p.special_ops, p.math_mode),
-                      memory_terms=terms, candidates=1)
+                      memory_terms=terms, candidates=1, search=EXHAUSTIVE, space=1)

@@ -5,6 +5,8 @@ from typing import Any, Dict, List
 from tensorforge.render import table
 from tensorforge.units import percent, seconds, si
 
+from .compare import fastest_check, fastest_sample
+
 
 
 def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
@@ -26,6 +28,23 @@ def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
                      f"{summary.get('power_w_median')} W median, clock-event reasons seen: {reasons}")
     lines.append(f"  {diag.get('caveat')}")
     return lines
+
+
+def _fastest(row: Dict[str, Any], measurement: Dict[str, Any]) -> Dict[str, Any]:
+    """The fastest sample against the calibrated bound, from the document's own samples (so
+    captures written before the comparison recorded it are checked too)."""
+    bound = row.get("predicted_calibrated_s")
+    if not bound or measurement.get("status") != "ok":
+        return {}
+    return fastest_check(fastest_sample(measurement), bound)
+
+
+def _fastest_cell(check: Dict[str, Any]) -> str:
+    """The fastest sample's margin over the calibrated bound, signed (no tolerance)."""
+    margin = check.get("fastest_margin")
+    if margin is None:
+        return "-"
+    return f"{margin * 100:+.2f}%" + (" BELOW" if margin < 0 else "")
 
 
 def summary_text(doc: Dict[str, Any]) -> str:
@@ -52,24 +71,31 @@ def summary_text(doc: Dict[str, Any]) -> str:
         lines.append(f"            calibrated bound: {pred['calibrated_note']}")
     elif pred.get("calibrated_target") and pred["calibrated_target"] != doc["target"]:
         lines.append(f"            calibrated bound is for the measuring device's target {pred['calibrated_target']}")
-    rows = []
+    rows, fastest = [], {}
     for w in analytical["workloads"]:
         r = comp.get("workloads", {}).get(w["name"], {})
         m = measured.get("workloads", {}).get(w["name"], {}) if measured.get("available") else {}
         check = r.get("bound_check", {}).get("verdict", "-")
+        fastest[w["name"]] = _fastest(r, m)
         rows.append([w["name"], seconds(w["latency_s"]),
                      seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
                      seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
                      ("failed" if m.get("status") == "failed" else "-"),
                      percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
-                     check if not check.startswith("no verdict") else "no verdict"])
+                     check if not check.startswith("no verdict") else "no verdict",
+                     _fastest_cell(fastest[w["name"]])])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check"], rows)]
+                         "APE cal", "APE analytical", "bottleneck*", "bound check",
+                         "fastest vs bound"], rows)]
     failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
     for name, reason in sorted(failed.items()):
         lines.append(f"failed: {name}: {reason}")
     if comp.get("device_note"):
         lines.append(f"APE: {comp['device_note']}")
+    below = sorted(n for n, f in fastest.items() if f.get("fastest_verdict") == "FASTEST SAMPLE BELOW BOUND")
+    if below:
+        lines.append("FASTEST SAMPLE BELOW THE CALIBRATED BOUND (the bound is not sound there): " + ", ".join(
+            f"{n} ({fastest[n]['fastest_margin'] * 100:+.2f}%)" for n in below))
     violations = comp.get("bound_violations", [])
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")

@@ -1,0 +1,123 @@
+"""Soundness on real data: the calibrated lower bound is <= the fastest sample of every
+workload in every committed capture (captures/*.json).
+
+A lower bound must hold for every run, not only for the median, so this is checked with no
+tolerance, twice: against the bound the capture recorded, and against the bound the current
+Core computes from the capture's own CALIBRATED ceilings (for targets that do not depend on
+the machine running the tests; host-cpu is read from /proc, so its captures are checked on
+their recorded bound only). A model change that raises a bound above a real measurement
+fails here.
+
+Known exceptions are listed one by one in KNOWN_BELOW with the measured margin, as strict
+expected failures: they are real findings, not noise to hide. All are large compute-bound
+GEMMs on the H200 whose fastest sample beats the calibrated bound by 0.06-1.0%: the capture's
+compute ceiling is 2n^3 / *p10* time of the best probe size, and single iterations run faster
+than the probe's p10. A ceiling from the probe's fastest sample would be the sound choice; the
+captures must be made again once calibration does that. When a capture is replaced and the
+bound holds, the strict xfail turns into a failure, and the entry must go.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tensorforge.ceilings_file import ceilings_from_data
+from tensorforge.model import predict
+from tensorforge.plugins import PluginHost
+from tensorforge.suite import resolve_spec
+from tensorforge_ops.capture.compare import fastest_sample
+
+CAPTURES = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+MACHINE_DEPENDENT_TARGETS = {"host-cpu"}
+
+# (capture, workload) -> fastest sample / recorded calibrated bound - 1, measured in that capture.
+KNOWN_BELOW = {
+    ("h200-default-run", "gemm_large_square"): -0.0006,
+    ("h200-rerun-reused-calibration", "gemm_large_square"): -0.0011,
+    ("h200-square-gemm-sweep", "gemm:m=4096,n=4096,k=4096,dtype=bf16"): -0.0050,
+    ("h200-square-gemm-sweep", "gemm:m=6144,n=6144,k=6144,dtype=bf16"): -0.0078,
+    ("h200-square-gemm-sweep", "gemm_large_square"): -0.0033,
+    ("h200-square-gemm-sweep-no-cooldown", "gemm:m=16384,n=16384,k=16384,dtype=bf16"): -0.0023,
+    ("h200-square-gemm-sweep-no-cooldown", "gemm:m=6144,n=6144,k=6144,dtype=bf16"): -0.0096,
+    ("h200-square-gemm-sweep-no-cooldown", "gemm_large_square"): -0.0042,
+    ("rtx3050-laptop-measured-on-h200", "gemm_large_square"): -0.0034,
+}
+
+
+def _load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def measured_workloads():
+    """(capture, workload name, its index in the calibrated prediction) for every workload
+    that was measured and has a calibrated bound."""
+    cases = []
+    for path in CAPTURES:
+        doc = _load(path)
+        cal = doc["predicted"].get("calibrated")
+        if not cal or not doc["measured"].get("available"):
+            continue
+        for i, w in enumerate(cal["workloads"]):
+            m = doc["measured"]["workloads"].get(w["name"], {})
+            if m.get("status") == "ok":
+                cases.append((path, w["name"], i))
+    return cases
+
+
+def _param(path, name, i):
+    known = KNOWN_BELOW.get((path.stem, name))
+    marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
+                               "bound: p10-based compute ceiling (see module docstring)")] if known else []
+    return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
+
+
+CASES = [_param(*c) for c in measured_workloads()]
+
+
+def test_every_committed_capture_is_checked():
+    assert {c.values[0] for c in CASES} == set(CAPTURES)
+    assert len(CASES) >= 40
+    listed = {(c.values[0].stem, c.values[1]) for c in CASES}
+    assert set(KNOWN_BELOW) <= listed
+
+
+@pytest.mark.parametrize("path, name, index", CASES)
+def test_recorded_calibrated_bound_is_at_most_the_fastest_sample(path, name, index):
+    doc = _load(path)
+    bound = doc["predicted"]["calibrated"]["workloads"][index]["latency_s"]
+    fastest = fastest_sample(doc["measured"]["workloads"][name])
+    assert fastest >= bound, f"{path.name}: {name}: fastest sample {fastest!r} s < calibrated bound {bound!r} s " \
+                             f"({(fastest / bound - 1) * 100:+.3f}%)"
+
+
+@pytest.fixture(scope="module")
+def host():
+    return PluginHost()
+
+
+@pytest.mark.usefixtures("clean_plugin_env")
+@pytest.mark.parametrize("path, name, index", CASES)
+def test_current_core_bound_from_the_captures_ceilings_is_at_most_the_fastest_sample(host, path, name, index):
+    doc = _load(path)
+    cal = doc["predicted"]["calibrated"]
+    if cal["target"] in MACHINE_DEPENDENT_TARGETS:
+        pytest.skip(f"target {cal['target']} is read from the machine running the tests")
+    workload = resolve_spec(host, cal["workloads"][index]["spec"])
+    ceilings = ceilings_from_data(doc["calibrated"]["ceilings"], f"{path.name} CALIBRATED")
+    pred = predict([workload], host.target(cal["target"]), host.mappings(),
+                   operating_point=cal["operating_point"], ceilings=ceilings)
+    bound = pred.workloads[0].latency_s
+    fastest = fastest_sample(doc["measured"]["workloads"][name])
+    assert pred.bound == "calibrated" and pred.workloads[0].search == "exhaustive"
+    assert fastest >= bound, f"{path.name}: {name}: fastest sample {fastest!r} s < current calibrated bound " \
+                             f"{bound!r} s ({(fastest / bound - 1) * 100:+.3f}%)"
+
+
+def test_known_exceptions_state_their_true_margin():
+    """The margins quoted in KNOWN_BELOW are the captures' own numbers (to 0.01%)."""
+    by_stem = {p.stem: _load(p) for p in CAPTURES}
+    for (stem, name), margin in KNOWN_BELOW.items():
+        doc = by_stem[stem]
+        bound = next(w for w in doc["predicted"]["calibrated"]["workloads"] if w["name"] == name)["latency_s"]
+        assert fastest_sample(doc["measured"]["workloads"][name]) / bound - 1 == pytest.approx(margin, abs=1e-4)

@@ -9,6 +9,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import attrs
 
 from .errors import TensorForgeError
+from .plugin_calls import explore_with, footprint_of, operators_of
 from .limits import check_problem, check_units
 from .mappings.base import (EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, SEARCH_KINDS, UNSTATED, Machine,
                             MappingChoice, MappingStrategy, Residency)
@@ -74,7 +75,7 @@ def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
     usable = [s for s in strategies if isinstance(problem, s.problem_types)]
     if not usable:
         raise TensorForgeError(f"no installed mapping strategy handles {type(problem).__name__}")
-    choices = [s.explore(problem, machine, residency) for s in usable]
+    choices = [explore_with(s, problem, machine, residency) for s in usable]
     for s, c in zip(usable, choices):
         if c.search not in SEARCH_KINDS:
             raise TensorForgeError(f"mapping strategy {s.name!r} returned search={c.search!r}; "
@@ -103,7 +104,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
                      ceilings: Ceilings, strategies: Sequence[MappingStrategy],
                      machine: Machine, memo: Optional[dict] = None) -> WorkloadPrediction:
     memo = {} if memo is None else memo
-    operators = kind.operators(workload.params)
+    operators = operators_of(kind, workload.params, workload.name)
     if not operators:
         raise TensorForgeError(f"workload {workload.name!r} decomposes into no operators")
     residency = workload_residency(operators, machine.cache_bytes)
@@ -137,7 +138,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     external, outputs = _boundary_bytes(operators, written, read)
     compute_bound = sum(r.latency_s for r in results if r.bottleneck == "compute")
     latency = sum(r.latency_s for r in results)
-    footprint = kind.footprint_bytes(workload.params)
+    footprint = footprint_of(kind, workload.params, workload.name)
     return WorkloadPrediction(
         name=workload.name, kind=workload.kind, spec=workload.spec,
         flops=sum(r.flops for r in results), compulsory_bytes=float(external + outputs),

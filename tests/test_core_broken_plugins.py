@@ -406,3 +406,56 @@ def test_cli_respects_the_selection_env_vars(make_plugin, monkeypatch):
     monkeypatch.setenv("TENSORFORGE_PLUGINS", "gemm,rtx3050,builtin-mappings")
     result = CliRunner().invoke(make_cli(), ["list-plugins", "--json"])
     assert [r["name"] for r in json.loads(result.stdout)] == ["builtin-mappings", "gemm", "rtx3050"]
+
+
+# -- plugin code that fails while predicting, not while registering ----------------------------
+
+BAD_KIND = HEADER + """
+import attrs
+from tensorforge.problems import MatmulProblem, Operator, Tensor
+from tensorforge.workload import WorkloadKind
+
+@attrs.frozen
+class P:
+    m: int = attrs.field(default=8, metadata={{"min": 1}})
+
+def good_op():
+    t = Tensor("t", 64)
+    return Operator("mm", MatmulProblem(1, 4, 4, 4, "fp32", 4, 4, 4, t, Tensor("u", 64), Tensor("v", 64)))
+
+class Bad(WorkloadKind):
+    name = "badkind"
+    params_type = P
+    presets = {{"badkind_one": {{}}}}
+
+    def operators(self, params):
+        {body}
+
+@hookimpl
+def tensorforge_register_workloads(register):
+    register(Bad())
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("body, error", [
+    ('raise RuntimeError("shape table missing")', "operators() raised RuntimeError: shape table missing"),
+    ('return None', "operators() returned a NoneType; expected a tuple of tensorforge.problems.Operator"),
+    ('return "mm"', "operators() returned a str; expected a tuple"),
+    ('return ["mm"]', "operators() item 0: a str, not a tensorforge.problems.Operator"),
+    ('return (Operator("mm", good_op().problem, count=0),)', "operator 'mm': count must be an integer >= 1, got 0"),
+    ('return (Operator("mm", object()),)', "operator 'mm': its problem object is unusable"),
+    ('import attrs; return (attrs.evolve(good_op(), problem=attrs.evolve(good_op().problem, m=float("nan"))),)',
+     "operator 'mm': flops must be a finite number >= 0, got nan"),
+], ids=["operators raises", "returns None", "returns a string", "returns strings",
+        "count 0", "a problem without reads", "NaN flops"])
+def test_a_workload_kind_that_fails_while_predicting_is_named_in_one_line(make_plugin, body, error):
+    make_plugin("bad-kind", BAD_KIND.format(body=body), dist="tf-bad-kind")
+    result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "badkind_one"])
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    module = [m for m in sys.modules if m.startswith("tfcore_plugin_bad_kind")][-1]
+    assert last.startswith(f"error: workload kind 'badkind' ({module}): ") and error in last, last
+    assert "Traceback" not in result.output
+    good = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
+    assert good.exit_code == 0                  # the other plugins still predict

@@ -7,7 +7,7 @@ from typing import Callable, Optional, Tuple
 import click
 
 from . import __version__
-from .errors import TensorForgeError
+from .errors import TensorForgeError, shorten
 from .fileio import write_atomic
 from .plugin_options import DISABLE, ONLY, TRACE, PluginOptions, set_env
 from .plugins import PluginHost
@@ -75,7 +75,7 @@ class TensorForgeGroup(click.Group):
         try:
             return super().invoke(ctx)
         except TensorForgeError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {shorten(str(exc))}", err=True)
             ctx.exit(2)
 
 
@@ -292,14 +292,14 @@ def _run(argv) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except TensorForgeError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {shorten(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         # One line naming the culprit; `--help` is one flag away.
-        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(f"error: {shorten(exc.format_message())}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)

@@ -1,0 +1,263 @@
+"""Who produced a capture: an Ed25519 signature over its digest, and the keys a reader trusts.
+
+Why: the digest is unkeyed SHA-256, so it shows only that a capture was not changed *since it
+was sealed*; anyone can edit a capture, re-seal it and get VERIFIED (a re-sealed copy once turned
+a RULED OUT into MEETS). A signature made with a private key only its owner holds shows who
+sealed it. What it proves and what not: docs/security.md.
+
+* The key pair is created on first use in TensorForge's home (`$TENSORFORGE_HOME/keys`, else
+  ~/.cache/tensorforge/keys): the folder 0700, the private key 0600, both owned by the user. A
+  private key that others can read or write is refused, as ssh refuses one: a key anyone on the
+  machine could use proves nothing.
+* The signature covers the digest value with a domain prefix (SIGNED_PREFIX), so it cannot be
+  replayed as a signature over anything else; the digest covers everything but itself.
+* A capture carries the public key and its fingerprint (`SHA256:` + unpadded base64 of the
+  SHA-256 of the 32 raw public-key bytes, as ssh prints them), so a reader can check the
+  signature without asking anyone; *trusting* that key is the reader's decision: the trusted
+  keys are the user's own key, the lines of `$TENSORFORGE_HOME/trusted-keys`, and whatever is
+  given with `--trusted-key` (a fingerprint, a public key, or a .pub file) or `--trusted-keys FILE`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Iterable, Optional
+
+import attrs
+
+from tensorforge.errors import TensorForgeError
+
+ALGORITHM = "ed25519"
+SIGNED_PREFIX = b"tensorforge.capture.digest/1\n"
+OVER = "the digest value, prefixed with 'tensorforge.capture.digest/1\\n'"
+PRIVATE_NAME = "capture-signing.key"
+PUBLIC_NAME = "capture-signing.pub"
+TRUSTED_KEYS_NAME = "trusted-keys"
+
+# Origin verdicts, as `verify`, `gate` and `rightsize` print them.
+TRUSTED, UNTRUSTED, UNSIGNED, INVALID = "trusted", "untrusted", "unsigned", "invalid"
+
+
+@attrs.frozen
+class Signature:
+    """The signature record a capture carries."""
+    algorithm: str
+    public_key: str        # base64 of the 32 raw Ed25519 public-key bytes
+    fingerprint: str       # SHA256:<unpadded base64>
+    over: str
+    value: str             # base64 of the 64-byte signature
+
+
+@attrs.frozen
+class Origin:
+    """What a capture's signature establishes, for a given set of trusted keys."""
+    status: str                      # TRUSTED | UNTRUSTED | UNSIGNED | INVALID
+    fingerprint: Optional[str]
+    detail: str                      # one line for people
+
+    @property
+    def trusted(self) -> bool:
+        return self.status == TRUSTED
+
+
+def _crypto():
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+        from cryptography.hazmat.primitives import serialization
+    except ImportError:     # pragma: no cover - cryptography is a dependency; a broken install
+        raise TensorForgeError("cannot sign or check signatures: the 'cryptography' package is not "
+                               "installed (pip install cryptography)") from None
+    return ed25519, serialization
+
+
+def fingerprint_of(raw_public_key: bytes) -> str:
+    digest = hashlib.sha256(raw_public_key).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+def keys_dir(home: Path) -> Path:
+    return home / "keys"
+
+
+# -- the user's own key ---------------------------------------------------------------------------
+
+def _check_private(path: Path) -> None:
+    info = os.stat(path)
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise TensorForgeError(f"signing key {path} belongs to another user (uid {info.st_uid}); "
+                               "it cannot identify you")
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise TensorForgeError(f"signing key {path} is accessible to others (mode "
+                               f"{stat.S_IMODE(info.st_mode):04o}): anyone on this machine could sign "
+                               f"as you; run `chmod 600 {path}`")
+
+
+def _make_private_dir(folder: Path) -> None:
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+    except OSError as exc:
+        raise TensorForgeError(f"cannot create the key folder {folder}: {exc.strerror or exc}") from None
+
+
+def load_or_create_key(home: Path):
+    """The user's Ed25519 private key, created (0600, in a 0700 folder) on first use."""
+    ed25519, serialization = _crypto()
+    folder = keys_dir(home)
+    private = folder / PRIVATE_NAME
+    if not private.exists():
+        _make_private_dir(folder)
+        key = ed25519.Ed25519PrivateKey.generate()
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+        try:
+            # O_EXCL: two first runs at once must not each write a key and sign with different ones
+            fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return load_or_create_key(home)
+        except OSError as exc:
+            raise TensorForgeError(f"cannot create signing key {private}: {exc.strerror or exc}") from None
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+            handle.flush()
+            os.fsync(handle.fileno())
+        raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        (folder / PUBLIC_NAME).write_text(public_line(raw, "tensorforge capture signing key"), encoding="ascii")
+        return key
+    _check_private(private)
+    try:
+        key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    except (OSError, ValueError, TypeError) as exc:
+        raise TensorForgeError(f"signing key {private} is unreadable ({exc}); move it away and a new "
+                               "key is made on the next run") from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise TensorForgeError(f"signing key {private} is not an Ed25519 key")
+    return key
+
+
+def own_public_key(home: Path) -> Optional[bytes]:
+    """The raw public key of the user's key pair, or None before the first signature."""
+    private = keys_dir(home) / PRIVATE_NAME
+    if not private.exists():
+        return None
+    _, serialization = _crypto()
+    key = load_or_create_key(home)
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def public_line(raw: bytes, comment: str = "") -> str:
+    """One line of a trusted-keys file: 'ed25519 <base64 key> <comment>'."""
+    return f"{ALGORITHM} {base64.b64encode(raw).decode('ascii')} {comment}".rstrip() + "\n"
+
+
+def sign_digest(digest_value: str, home: Path) -> Signature:
+    _, serialization = _crypto()
+    key = load_or_create_key(home)
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    value = key.sign(SIGNED_PREFIX + digest_value.encode("ascii"))
+    return Signature(algorithm=ALGORITHM, public_key=base64.b64encode(raw).decode("ascii"),
+                     fingerprint=fingerprint_of(raw), over=OVER,
+                     value=base64.b64encode(value).decode("ascii"))
+
+
+# -- checking -------------------------------------------------------------------------------------
+
+def signature_problem(signature: Signature, digest_value: str) -> Optional[str]:
+    """Why `signature` does not sign `digest_value`, or None when it does."""
+    ed25519, _ = _crypto()
+    from cryptography.exceptions import InvalidSignature
+    if signature.algorithm != ALGORITHM:
+        return f"signature algorithm {signature.algorithm!r} is not {ALGORITHM}"
+    if signature.over != OVER:
+        return "signature record says it signs something else (edited?)"
+    try:
+        raw = base64.b64decode(signature.public_key, validate=True)
+        value = base64.b64decode(signature.value, validate=True)
+    except (binascii.Error, ValueError):
+        return "signature or public key is not valid base64"
+    if len(raw) != 32:
+        return "public key is not 32 bytes (not an Ed25519 key)"
+    if fingerprint_of(raw) != signature.fingerprint:
+        return "recorded fingerprint does not belong to the recorded public key"
+    try:
+        ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(value, SIGNED_PREFIX + digest_value.encode("ascii"))
+    except InvalidSignature:
+        return "signature does not match the digest (the capture was changed after signing, or re-sealed)"
+    except ValueError as exc:
+        return f"signature is malformed ({exc})"
+    return None
+
+
+def origin(signature: Optional[Signature], digest_value: str, trusted: Iterable[str]) -> Origin:
+    """The capture's origin given the trusted fingerprints."""
+    if signature is None:
+        return Origin(UNSIGNED, None, "unsigned: nothing shows who produced it")
+    problem = signature_problem(signature, digest_value)
+    if problem is not None:
+        return Origin(INVALID, signature.fingerprint, f"signature INVALID: {problem}")
+    if signature.fingerprint in set(trusted):
+        return Origin(TRUSTED, signature.fingerprint, f"signed by trusted key {signature.fingerprint}")
+    return Origin(UNTRUSTED, signature.fingerprint,
+                  f"signed by key {signature.fingerprint}, which is not among the trusted keys")
+
+
+# -- trusted keys ---------------------------------------------------------------------------------
+
+def parse_key(text: str, where: str) -> str:
+    """A fingerprint from 'SHA256:...', a bare base64 public key, or 'ed25519 <base64> [comment]'."""
+    text = text.strip()
+    if text.startswith("SHA256:"):
+        body = text[len("SHA256:"):]
+        try:
+            if len(base64.b64decode(body + "=" * (-len(body) % 4), validate=True)) == 32:
+                return text
+        except (binascii.Error, ValueError):
+            pass
+        raise TensorForgeError(f"{where}: {text[:60]!r} is not a SHA256 fingerprint")
+    parts = text.split()
+    candidate = parts[1] if len(parts) >= 2 and parts[0] == ALGORITHM else (parts[0] if parts else "")
+    try:
+        raw = base64.b64decode(candidate, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        raise TensorForgeError(f"{where}: expected a SHA256:... fingerprint or an ed25519 public key, "
+                               f"got {text[:60]!r}")
+    return fingerprint_of(raw)
+
+
+def read_trusted_file(path: Path, what: str = "trusted-keys file") -> list[str]:
+    """Fingerprints from a file of keys, one a line ('#' comments and blank lines ignored)."""
+    from tensorforge.fileio import read_text
+    text = read_text(path, what)
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(parse_key(line, f"{what} {path}, line {number}"))
+    return out
+
+
+def trusted_fingerprints(home: Path, given: Iterable[str] = (), files: Iterable[str] = ()) -> list[str]:
+    """The user's own key, `$HOME/trusted-keys`, and the --trusted-key / --trusted-keys values.
+    A given value naming an existing file is read as a key file (a .pub or a trusted-keys list)."""
+    found: list[str] = []
+    raw = own_public_key(home) if (keys_dir(home) / PRIVATE_NAME).exists() else None
+    if raw is not None:
+        found.append(fingerprint_of(raw))
+    default = home / TRUSTED_KEYS_NAME
+    if default.exists():
+        found.extend(read_trusted_file(default))
+    for value in given:
+        if os.path.exists(value):
+            found.extend(read_trusted_file(Path(value), "trusted key file"))
+        else:
+            found.append(parse_key(value, "--trusted-key"))
+    for path in files:
+        found.extend(read_trusted_file(Path(path)))
+    return list(dict.fromkeys(found))

@@ -67,7 +67,11 @@ class FiniteFloat(click.FloatRange):
     name = "finite float"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        try:
+            given = float(value)          # '1e400' is a float too: inf
+        except (TypeError, ValueError):
+            given = 0.0                   # not a number at all: click's own message
+        if not math.isfinite(given):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):

@@ -71,6 +71,8 @@ def _load_prices(path):
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
+    if not prices:
+        raise TensorForgeError(f"prices file {path} names no prices: expected [prices] target = price per hour")
     from tensorforge.finite import finite_number
     return {name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
             for name, value in prices.items()}

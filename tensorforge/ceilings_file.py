@@ -12,11 +12,11 @@ then the prediction says whose ceilings it used. The JSON is parsed here, in the
 never imports the Ops package that wrote it: the layout is read by its keys.
 """
 
-import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, TypeGuard
 
 from .errors import TensorForgeError
+from .fileio import read_json
 from .precision import MATH_MODES
 from .target import Ceilings, Target
 
@@ -24,12 +24,12 @@ CAPTURE_SCHEMA_PREFIX = "tensorforge.capture/"
 OVERRIDE = "--force-ceilings"
 
 
-def _number(value) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 \
         and value != float("inf")
 
 
-def _section(data: Any, where: str) -> Tuple[Dict[str, Any], str]:
+def _section(data: Any, where: str) -> tuple[dict[str, Any], str]:
     """The object holding the ceilings and a description of what kind of document it was."""
     if not isinstance(data, dict):
         raise TensorForgeError(f"{where}: expected a JSON object")
@@ -92,18 +92,12 @@ def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_dev
                                f"(which matches: {known}); pass {OVERRIDE} to use it anyway")
 
 
-def load_ceilings(path, target: Optional[Target] = None, allow_other_device: bool = False) -> Ceilings:
+def load_ceilings(path, target: Target | None = None, allow_other_device: bool = False) -> Ceilings:
     """Ceilings from a calibration document, a capture or a bare ceilings object; checked
     against `target`'s device when one is given."""
     path = Path(path)
     where = f"ceilings file {path}"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read ceilings file {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TensorForgeError(f"malformed ceilings file {path}: {exc}") from None
-    ceilings = ceilings_from_data(data, where)
+    ceilings = ceilings_from_data(read_json(path, "ceilings file"), where)
     if target is not None:
         check_device(ceilings, target, where, allow_other_device)
     return ceilings

@@ -1,13 +1,99 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+"""Reading and writing the documents users hand in and the files TensorForge produces.
 
+One reader for every JSON or TOML document (suite files, ceilings, target files, captures,
+price tables, model configs), so each refuses bad input the same way: one line naming the
+file, never a traceback. Six hand-copied readers had drifted (most missed UnicodeDecodeError,
+and any of them would block forever on a FIFO); this is the only place that opens them.
+
+Two shapes of message, by whose problem it is:
+  cannot read suite file x.toml: No such file or directory    (the file could not be read)
+  suite file x.toml: not valid TOML: Expected '=' ... (line 2)  (it was read; its content is bad)
+Callers that check the document's structure use the second shape too ("{what} {path}: ...").
+
+Writes are atomic: a reader sees the old file or the new one, never half of either.
+"""
+
+import json
 import os
+import stat
 import tempfile
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from .errors import TensorForgeError
 
+# What a path names when it is not a regular file, for the one-line refusal.
+_NOT_REGULAR = {stat.S_IFDIR: "Is a directory", stat.S_IFIFO: "not a regular file (a FIFO)",
+                stat.S_IFCHR: "not a regular file (a character device)",
+                stat.S_IFBLK: "not a regular file (a block device)",
+                stat.S_IFSOCK: "not a regular file (a socket)"}
 
-def write_atomic(path, text: str) -> None:
+
+def read_text(path: str | os.PathLike[str], what: str) -> str:
+    """The UTF-8 text of the regular file at `path`; `what` names it in errors ('suite file').
+
+    The file is opened without blocking and checked to be a regular file before it is read:
+    opening a FIFO for reading would otherwise wait for a writer that never comes.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            why = _NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
+            raise TensorForgeError(f"cannot read {what} {path}: {why}")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1                       # the handle owns it now
+            data = handle.read()
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TensorForgeError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON `text`; `where` ('capture x.json') opens the one-line error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TensorForgeError(f"{where}: not valid JSON: {exc}") from None
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML `text`; `where` ('target file x.toml') opens the one-line error."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
+
+
+def read_json(path: str | os.PathLike[str], what: str) -> Any:
+    """The JSON document at `path` (any JSON value: callers check its shape)."""
+    return parse_json(read_text(path, what), f"{what} {Path(path)}")
+
+
+def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """The TOML document at `path`."""
+    return parse_toml(read_text(path, what), f"{what} {Path(path)}")
+
+
+def read_document(path: str | os.PathLike[str], what: str) -> Any:
+    """A file that may be either: JSON when its name ends in .json, else TOML."""
+    if Path(path).suffix.lower() == ".json":
+        return read_json(path, what)
+    return read_toml(path, what)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():

@@ -60,16 +60,16 @@ def check_problem(where: str, problem) -> None:
         _dims(where, batch=p.batch, m=p.m, n=p.n, k=p.k)
         _elements(where, A=p.batch * p.m * p.k, B=p.batch * p.k * p.n, C=p.batch * p.m * p.n)
     elif isinstance(problem, AttentionProblem):
-        p = problem
-        _dims(where, batch=p.batch, heads=p.heads, kv_heads=p.kv_heads, q_len=p.q_len,
-              kv_len=p.kv_len, head_dim=p.head_dim)
-        if p.heads % p.kv_heads:
-            raise TensorForgeError(f"{where}: heads={p.heads} is not a multiple of kv_heads={p.kv_heads}")
-        if p.q_len > p.kv_len:
-            raise TensorForgeError(f"{where}: q_len={p.q_len} exceeds kv_len={p.kv_len} "
+        a = problem
+        _dims(where, batch=a.batch, heads=a.heads, kv_heads=a.kv_heads, q_len=a.q_len,
+              kv_len=a.kv_len, head_dim=a.head_dim)
+        if a.heads % a.kv_heads:
+            raise TensorForgeError(f"{where}: heads={a.heads} is not a multiple of kv_heads={a.kv_heads}")
+        if a.q_len > a.kv_len:
+            raise TensorForgeError(f"{where}: q_len={a.q_len} exceeds kv_len={a.kv_len} "
                                    "(queries sit at the end of the key sequence)")
-        _elements(where, Q=p.batch * p.heads * p.q_len * p.head_dim,
-                  KV=p.batch * p.kv_heads * p.kv_len * p.head_dim)
+        _elements(where, Q=a.batch * a.heads * a.q_len * a.head_dim,
+                  KV=a.batch * a.kv_heads * a.kv_len * a.head_dim)
     elif isinstance(problem, StreamProblem):
         flops = problem.flops
         try:

@@ -4,7 +4,7 @@ WORKLOAD -> operators (FLOPs + tensors) -> MAPPING + TILING per operator -> CEIL
 max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lower bound).
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -52,14 +52,14 @@ def operator_residency(problem, shared: Residency) -> Residency:
                      no_writeback=frozenset(t.name for t in problem.writes()) & shared.no_writeback)
 
 
-def _boundary_bytes(operators, written: set, read: set) -> Tuple[float, float]:
+def _boundary_bytes(operators, written: set, read: set) -> tuple[float, float]:
     """Compulsory traffic of the whole workload: tensors it reads but never produces (inputs,
     weights, caches) and tensors it produces but never reads (final outputs), each once per
     instance. An operator with `count` n runs n times on n instances of its tensors (a
     transformer's layers each have their own weights and KV cache), so a boundary tensor
     counts as many times as the most-repeated operator that touches it."""
-    sizes: Dict[str, int] = {}
-    instances: Dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    instances: dict[str, int] = {}
     for op in operators:
         for t in op.problem.reads() + op.problem.writes():
             sizes[t.name] = t.nbytes
@@ -102,7 +102,7 @@ def _problem_dict(problem) -> dict:
 
 def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
                      ceilings: Ceilings, strategies: Sequence[MappingStrategy],
-                     machine: Machine, memo: Optional[dict] = None) -> WorkloadPrediction:
+                     machine: Machine, memo: dict | None = None) -> WorkloadPrediction:
     memo = {} if memo is None else memo
     operators = operators_of(kind, workload.params, workload.name)
     if not operators:
@@ -149,9 +149,9 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         search=search_of(r.mapping.search for r in results), operators=tuple(results))
 
 
-def _ceiling_notes(target: Target, given: Optional[Ceilings], sheet: Ceilings) -> List[str]:
+def _ceiling_notes(target: Target, given: Ceilings | None, sheet: Ceilings) -> list[str]:
     """What a reader of a calibrated bound must know about the ceilings behind it."""
-    notes: List[str] = []
+    notes: list[str] = []
     if given is None:
         return notes
     if given.device and not target.matches_device(given.device):
@@ -165,9 +165,9 @@ def _ceiling_notes(target: Target, given: Optional[Ceilings], sheet: Ceilings) -
     return notes
 
 
-def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
-            strategies: Sequence[MappingStrategy], operating_point: Optional[str] = None,
-            ceilings: Optional[Ceilings] = None,
+def predict(workloads: Iterable[tuple[Workload, WorkloadKind]], target: Target,
+            strategies: Sequence[MappingStrategy], operating_point: str | None = None,
+            ceilings: Ceilings | None = None,
             max_candidates: int = MAX_CANDIDATES) -> Prediction:
     """The lower bound of each workload on `target`. With `ceilings` from calibration the
     bound is 'calibrated' (datasheet rates fill math modes calibration did not measure)."""
@@ -176,7 +176,7 @@ def predict(workloads: Iterable[Tuple[Workload, WorkloadKind]], target: Target,
     used = sheet if ceilings is None else merge_ceilings(ceilings, sheet)
     check_ceilings(used)
     machine = machine_for(target, used, max_candidates)
-    memo: Dict = {}
+    memo: dict = {}
     predictions = tuple(predict_workload(w, k, target, used, strategies, machine, memo)
                         for w, k in workloads)
     notes = ["latency is a lower bound: max(compute, memory) per operator on its best mapping "

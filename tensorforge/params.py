@@ -5,7 +5,8 @@ Workload plugins declare their parameters as an attrs class; each field's `metad
 specs, rejects unknown fields with a suggestion, and names the culprit in every error.
 """
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -47,15 +48,15 @@ def _coerce(kind: str, field: attrs.Attribute, value: Any) -> Any:
         return number
     if ftype is float:
         try:
-            number = float(value)
+            real = float(value)
         except (TypeError, ValueError):
             raise TensorForgeError(f"{where} must be a number, got {value!r}") from None
-        if number != number or number in (float("inf"), float("-inf")):
+        if real != real or real in (float("inf"), float("-inf")):
             raise TensorForgeError(f"{where} must be finite, got {value!r}")
         low = meta.get("min")
-        if low is not None and number < low:
-            raise TensorForgeError(f"{where} must be >= {low}, got {number}")
-        return number
+        if low is not None and real < low:
+            raise TensorForgeError(f"{where} must be >= {low}, got {real}")
+        return real
     text = str(value).strip()
     choices = meta.get("choices")
     if choices and text.lower() not in choices:

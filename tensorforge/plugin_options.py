@@ -1,8 +1,10 @@
-"""Which plugins to load, and how to watch them load: read from the environment.
+"""Which plugins to load, and how to watch them load.
 
-The environment is the one channel every host sees (the Core's, the Ops side's, and any child
-process), so the command line's `--plugins`, `--disable-plugins` and `--trace-hooks` options
-set these variables rather than passing values around:
+A `PluginOptions` value is the one description of the selection: the command line builds it
+(the environment's settings, overridden by `--plugins`, `--disable-plugins` and
+`--trace-hooks`) and hands it to the Core's plugin host, which hands it to the Ops side's, so
+both sides load the same selection. The environment is read once, where a host is built
+without options (a library user's or a test's `PluginHost()`):
 
   TENSORFORGE_PLUGINS=a,b       load only these entry points (both sides)
   TENSORFORGE_DISABLE=a,b       never load these entry points (both sides)
@@ -12,7 +14,7 @@ set these variables rather than passing values around:
 
 import math
 import os
-from typing import FrozenSet, Mapping, Optional
+from collections.abc import Mapping
 
 import attrs
 
@@ -27,7 +29,7 @@ DEFAULT_SLOW_IMPORT_S = 1.0
 _OFF = {"", "0", "false", "no", "off"}
 
 
-def _names(text: Optional[str]) -> Optional[FrozenSet[str]]:
+def _names(text: str | None) -> frozenset[str] | None:
     if text is None or not text.strip():
         return None
     return frozenset(n.strip() for n in text.split(",") if n.strip())
@@ -35,8 +37,8 @@ def _names(text: Optional[str]) -> Optional[FrozenSet[str]]:
 
 @attrs.frozen
 class PluginOptions:
-    only: Optional[FrozenSet[str]] = None      # None: every installed plugin
-    disabled: FrozenSet[str] = frozenset()
+    only: frozenset[str] | None = None      # None: every installed plugin
+    disabled: frozenset[str] = frozenset()
     trace: bool = False
     slow_import_s: float = DEFAULT_SLOW_IMPORT_S
 
@@ -59,17 +61,15 @@ class PluginOptions:
             return False
         return name not in self.disabled
 
-    def named(self) -> FrozenSet[str]:
+    def overridden(self, only: str | None = None, disable: str | None = None,
+                   trace: bool = False) -> "PluginOptions":
+        """These options with the command line's choices on top: a name list given there
+        replaces the environment's, and --trace-hooks turns tracing on."""
+        return attrs.evolve(
+            self, only=_names(only) if only is not None else self.only,
+            disabled=(_names(disable) or frozenset()) if disable is not None else self.disabled,
+            trace=self.trace or trace)
+
+    def named(self) -> frozenset[str]:
         """Every entry-point name the user typed, to check for typos."""
         return (self.only or frozenset()) | self.disabled
-
-
-def set_env(environ, only: Optional[str] = None, disable: Optional[str] = None,
-            trace: bool = False) -> None:
-    """What the command-line options do: set the variables for this process and its children."""
-    if only is not None:
-        environ[ONLY] = only
-    if disable is not None:
-        environ[DISABLE] = disable
-    if trace:
-        environ[TRACE] = "1"

@@ -9,7 +9,8 @@ plugin, unregister it, and keep going; `check_pending()` then runs over what rem
 
 import time
 from importlib import metadata
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 import attrs
 import pluggy
@@ -21,6 +22,8 @@ from .plugin_options import DISABLE, ONLY, SLOW_IMPORT, PluginOptions
 from .target import Target, validate_target
 from .tracing import Tracer
 from .workload import WorkloadKind
+
+T = TypeVar("T")
 
 REGISTRATION_HOOKS = {
     "tensorforge_register_workloads": "workloads",
@@ -56,14 +59,14 @@ class PluginReport:
     """What `list-plugins` shows for one plugin."""
     name: str
     side: str                      # 'core' or 'ops'
-    distribution: Optional[str]
-    version: Optional[str]
+    distribution: str | None
+    version: str | None
     module: str
-    hooks: Tuple[str, ...] = ()
-    registered: Dict[str, Tuple[str, ...]] = attrs.field(factory=dict)
-    error: Optional[str] = None
+    hooks: tuple[str, ...] = ()
+    registered: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    error: str | None = None
     # Not errors: the plugin works (e.g. it was slow to import).
-    warnings: Tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -73,7 +76,7 @@ class Registered:
     plugin: str
 
 
-def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
+def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> list[str]:
     """Hook implementations of `plugin` with no spec, or with arguments the spec lacks."""
     problems = []
     for hookcaller in pm.get_hookcallers(plugin) or []:
@@ -93,7 +96,7 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> List[str]:
     return problems
 
 
-def _outcome(staged: List[Any]) -> Callable[[Any], str]:
+def _outcome(staged: list[Any]) -> Callable[[Any], str]:
     """What a registration call registered, for the trace."""
     return lambda _: "registered " + (", ".join(str(getattr(v, "name", v)) for v in staged) or "nothing")
 
@@ -104,21 +107,23 @@ class BaseHost:
     project = hookspecs.PROJECT
     group = hookspecs.ENTRY_POINT_GROUP
     side = "core"
-    spec_modules: Tuple = hookspecs.SPEC_MODULES
-    registration_hooks: Dict[str, str] = REGISTRATION_HOOKS
-    expected_types: Dict[str, type] = {}
+    spec_modules: tuple = hookspecs.SPEC_MODULES
+    registration_hooks: dict[str, str] = REGISTRATION_HOOKS
+    expected_types: dict[str, type] = {}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
+    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
+                 options: PluginOptions | None = None):
         self.pm = pluggy.PluginManager(self.project)
         for module in self.spec_modules:
             self.pm.add_hookspecs(module)
-        # Plugin selection, tracing and the slow-import threshold come from the environment
-        # (plugin_options.py), read once, so one host is one consistent view.
-        self.options = PluginOptions.from_env()
+        # Plugin selection, tracing and the slow-import threshold: given by whoever builds the
+        # host (the command line), else read from the environment once (plugin_options.py),
+        # so one host is one consistent view.
+        self.options = options if options is not None else PluginOptions.from_env()
         self.tracer = Tracer(self.side, self.options.trace)
         self.tracer.monitor(self.pm)
-        self.reports: Dict[str, PluginReport] = {}
-        self._registered: Dict[str, Dict[str, Registered]] = {
+        self.reports: dict[str, PluginReport] = {}
+        self._registered: dict[str, dict[str, Registered]] = {
             kind: {} for kind in self.registration_hooks.values()}
         # (namespace, name) -> the two plugins that both registered it: the name is unusable.
         self._conflicts: Dict[Tuple[str, str], List[str]] = {}
@@ -189,10 +194,10 @@ class BaseHost:
             # get_hookimpls() is in registration (entry-point name) order; pluggy *calls* them
             # in reverse. Registration order decides who keeps a duplicated name: the first.
             for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                plugin_name = self.pm.get_name(impl.plugin)
+                plugin_name = self._name_of(impl.plugin)
                 if self.reports[plugin_name].error:
                     continue
-                staged: List[Any] = []
+                staged: list[Any] = []
                 try:
                     self.tracer.call(plugin_name, hook_name, impl.function,
                                      {arg: staged.append for arg in impl.argnames}, _outcome(staged))
@@ -210,6 +215,13 @@ class BaseHost:
                 names = tuple(sorted(report.registered.get(kind, ()) + tuple(v.name for v in accepted)))
                 self.reports[plugin_name] = attrs.evolve(
                     report, registered={**report.registered, kind: names})
+
+    def _name_of(self, plugin: object) -> str:
+        """The name a registered plugin was registered under (every plugin here has one)."""
+        name = self.pm.get_name(plugin)
+        if name is None:
+            raise LookupError(f"{plugin!r} is not registered with this host")
+        return name
 
     def _fail(self, plugin_name: str, message: str) -> None:
         """Drop everything the plugin registered: half a plugin is worse than none."""
@@ -300,31 +312,39 @@ class BaseHost:
                 raise PluginError(message)
 
     # -- queries ---------------------------------------------------------------------------
-    def broken(self) -> List[PluginReport]:
+    def broken(self) -> list[PluginReport]:
         return [r for r in self.reports.values() if r.error]
 
-    def _broken_hint(self) -> str:
+    def broken_hint(self) -> str:
+        """'; broken plugins: NAME (error), ...' to append to a "not found" error, or ''."""
         broken = self.broken()
         return ("; broken plugins: " + ", ".join(f"{r.name} ({r.error})" for r in broken)) if broken else ""
 
-    def names(self, kind: str) -> List[str]:
+    def names(self, kind: str) -> list[str]:
         return sorted(self._registered[kind])
 
-    def _get(self, kind: str, name: str):
+    def get(self, kind: str, name: str) -> Any:
+        """The registered `kind` called `name`, or an error naming the known ones (and any
+        broken plugin that might have registered it)."""
         if name not in self._registered[kind]:
             error = unknown(singular(kind), name, self._registered[kind])
-            raise type(error)(str(error) + self._broken_hint())
+            raise type(error)(str(error) + self.broken_hint())
         return self._registered[kind][name].value
 
-    def values(self, kind: str) -> List[Any]:
+    def find(self, kind: str, name: str) -> Any | None:
+        """The registered `kind` called `name`, or None (no error: for lookups that may miss)."""
+        found = self._registered[kind].get(name)
+        return found.value if found else None
+
+    def values(self, kind: str) -> list[Any]:
         return [self._registered[kind][n].value for n in self.names(kind)]
 
-    def owner(self, kind: str, name: str) -> Optional[str]:
+    def owner(self, kind: str, name: str) -> str | None:
         """The plugin that registered `name`, or None."""
         found = self._registered[kind].get(name)
         return found.plugin if found else None
 
-    def selection_problems(self) -> List[str]:
+    def selection_problems(self) -> list[str]:
         """A line for each name in TENSORFORGE_PLUGINS / TENSORFORGE_DISABLE that no installed
         entry point has, on either side (both read them): most likely a typo."""
         if not self.options.named():
@@ -342,9 +362,19 @@ class PluginHost(BaseHost):
     """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
     expected_types = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: Tuple[Tuple[str, Any], ...] = ()):
-        self._presets: Dict[str, Tuple[str, str]] = {}   # preset name -> (kind name, plugin)
-        super().__init__(load_entry_points, extra_plugins)
+    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
+                 options: PluginOptions | None = None):
+        self._presets: dict[str, tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+        self._companions: dict[str, Any] = {}
+        super().__init__(load_entry_points, extra_plugins, options)
+
+    def companion(self, key: str, build: Callable[["PluginHost"], T]) -> T:
+        """What another side keeps beside this host, built by `build(self)` on first use and
+        the same object afterwards: the Ops side's own plugin host lives here, so one
+        process loads the Ops plugins once, with this host's plugin selection."""
+        if key not in self._companions:
+            self._companions[key] = build(self)
+        return self._companions[key]
 
     def _accepted(self, kind, value, plugin):
         if kind == "workloads":
@@ -383,41 +413,42 @@ class PluginHost(BaseHost):
             raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
 
     def workload_kind(self, name: str) -> WorkloadKind:
-        return self._get("workloads", name)
+        return self.get("workloads", name)
 
     def target(self, name: str) -> Target:
         """An installed target by name, or a target file (a path: see target_file.py)."""
         from .target_file import load_target_file, looks_like_path
         if looks_like_path(name):
             return load_target_file(name)
-        return self._get("targets", name)
+        return self.get("targets", name)
 
-    def mappings(self) -> List[MappingStrategy]:
+    def mappings(self) -> list[MappingStrategy]:
         return [self._registered["mappings"][n].value for n in self.names("mappings")]
 
-    def preset(self, name: str) -> Tuple[WorkloadKind, Dict[str, Any]]:
+    def preset(self, name: str) -> tuple[WorkloadKind, dict[str, Any]]:
         if name not in self._presets:
             raise unknown("workload preset", name, self._presets)
         kind_name, _ = self._presets[name]
         kind = self.workload_kind(kind_name)
         return kind, dict(kind.presets[name])
 
-    def preset_names(self) -> List[str]:
+    def preset_names(self) -> list[str]:
         return sorted(self._presets)
 
-    def default_suite(self) -> List[str]:
-        names = []
+    def default_suite(self) -> list[str]:
+        names: list[str] = []
         for kind_name in self.names("workloads"):
             names.extend(self.workload_kind(kind_name).default_suite)
         return names
 
-    def all_reports(self) -> List[PluginReport]:
+    def all_reports(self) -> list[PluginReport]:
         """Core-side reports plus whatever other sides report through the hook."""
         reports = list(self.reports.values())
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
-            name = self.pm.get_name(impl.plugin)
+            name = self._name_of(impl.plugin)
             try:
-                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function, {}) or []
+                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function,
+                                         {"host": self} if "host" in impl.argnames else {}) or []
             except Exception as exc:
                 reports.append(PluginReport(name + ":reports", "ops", None, None, name,
                                             error=f"tensorforge_plugin_reports raised {one_line(exc)}"))
@@ -427,7 +458,7 @@ class PluginHost(BaseHost):
 
     def call_add_commands(self, cli) -> None:
         for impl in self.pm.hook.tensorforge_add_commands.get_hookimpls():
-            name = self.pm.get_name(impl.plugin)
+            name = self._name_of(impl.plugin)
             try:
                 self.tracer.call(name, "tensorforge_add_commands", impl.function, {"cli": cli})
             except Exception as exc:

@@ -5,7 +5,6 @@ tensors they read and write (with their distinct bytes in device memory) so the 
 compulsory traffic from traffic that a producer left in the shared cache.
 """
 
-from typing import Tuple, Union
 
 import attrs
 
@@ -40,10 +39,10 @@ class MatmulProblem:
     def flops(self) -> float:
         return 2.0 * self.batch * self.m * self.n * self.k
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return (self.a, self.b)
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return (self.c,)
 
 
@@ -95,10 +94,10 @@ class AttentionProblem:
         the tensor units, and the bound must not charge what a kernel can avoid.)"""
         return 2.0 * self.softmax_exps
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return (self.q, self.k, self.v)
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return (self.o,)
 
 
@@ -113,21 +112,21 @@ class StreamProblem:
     run at the rate of any precision that holds them exactly (precision.VECTOR_EXECUTES).
     """
     flops: float
-    read_tensors: Tuple[Tensor, ...]
-    write_tensors: Tuple[Tensor, ...]
+    read_tensors: tuple[Tensor, ...]
+    write_tensors: tuple[Tensor, ...]
     math_mode: str = "fp32"
     special_ops: float = 0.0
 
     on_vector_units = True   # no tensor (matrix) math mode needs to be declared for it
 
-    def reads(self) -> Tuple[Tensor, ...]:
+    def reads(self) -> tuple[Tensor, ...]:
         return self.read_tensors
 
-    def writes(self) -> Tuple[Tensor, ...]:
+    def writes(self) -> tuple[Tensor, ...]:
         return self.write_tensors
 
 
-Problem = Union[MatmulProblem, AttentionProblem, StreamProblem]
+Problem = MatmulProblem | AttentionProblem | StreamProblem
 
 
 @attrs.frozen

@@ -1,12 +1,12 @@
 """Plain-text tables for people; JSON is for machines."""
 
-from typing import List, Sequence
+from collections.abc import Sequence
 
 from .results import Prediction
 from .units import seconds, si
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
               for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
@@ -51,7 +51,7 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
         ceil += "; special-function " + ", ".join(f"{p} {si(rate, 'op/s')}" for p, rate in sorted(c.special.items()))
     if c.vector_origin and c.vector_origin != c.origin:
         ceil += f" ({c.vector_origin})"
-    lines: List[str] = [
+    lines: list[str] = [
         f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
         f"({pred.clock_mhz:g} MHz)",
         f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}",

@@ -1,6 +1,6 @@
 """PREDICTED results: attrs values that serialise to deterministic JSON."""
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -15,7 +15,7 @@ class OperatorPrediction:
     name: str
     count: int
     problem_type: str
-    problem: Dict[str, Any]
+    problem: dict[str, Any]
     math_mode: str
     ceiling_origin: str          # 'datasheet' or 'calibrated': which rate timed this operator
     flops: float                 # all `count` executions
@@ -42,7 +42,7 @@ class WorkloadPrediction:
     bottleneck: str
     candidates: int
     search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
-    operators: Tuple[OperatorPrediction, ...]
+    operators: tuple[OperatorPrediction, ...]
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -60,8 +60,8 @@ class Prediction:
     max_candidates_per_operator: int
     candidates: int
     search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
-    workloads: Tuple[WorkloadPrediction, ...]
-    notes: Tuple[str, ...] = ()
+    workloads: tuple[WorkloadPrediction, ...]
+    notes: tuple[str, ...] = ()
 
-    def workload(self, name: str) -> Optional[WorkloadPrediction]:
+    def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

@@ -2,19 +2,18 @@
 ('gemm:m=8192,n=8192,k=8192,dtype=bf16'), presets with overrides ('gemm_tiny:dtype=fp16'),
 and suite files (TOML or JSON)."""
 
-import json
-import tomllib
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from .errors import TensorForgeError
+from .fileio import read_document
 from .plugins import PluginHost
 from .workload import Workload, WorkloadKind
 
 
-def parse_fields(text: str, where: str) -> Dict[str, str]:
+def parse_fields(text: str, where: str) -> dict[str, str]:
     """KEY=VALUE pairs of an inline spec (public: tensorforge.testing and rightsize reuse it)."""
-    fields: Dict[str, str] = {}
+    fields: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
             raise TensorForgeError(f"{where}: expected key=value, got {part!r}")
@@ -27,13 +26,13 @@ def parse_fields(text: str, where: str) -> Dict[str, str]:
     return fields
 
 
-def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: Dict[str, Any],
-          base_dir: Optional[Path]) -> Tuple[Workload, WorkloadKind]:
+def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: dict[str, Any],
+          base_dir: Path | None) -> tuple[Workload, WorkloadKind]:
     params = kind.parse(fields, base_dir=base_dir)
     return Workload(name=name, kind=kind.name, params=params, spec=kind.spec(params)), kind
 
 
-def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
+def resolve_spec(host: PluginHost, text: str, base_dir: Path | None = None):
     """One workload from a preset name or an inline spec."""
     text = text.strip()
     head, _, rest = text.partition(":")
@@ -48,23 +47,13 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Optional[Path] = None):
     choices = host.preset_names() + host.names("workloads")
     from .errors import unknown
     error = unknown("workload or preset", head, choices)
-    raise TensorForgeError(str(error) + host._broken_hint())
+    raise TensorForgeError(str(error) + host.broken_hint())
 
 
 def load_suite_file(host: PluginHost, path: Path):
     """Workloads from a suite file:  [[workload]] tables with `name`, and either `preset`
     (plus overrides) or `kind` plus parameters. JSON: {"workload": [...]}."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read suite file {path}: {exc.strerror}") from None
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise TensorForgeError(f"malformed suite file {path}: {exc}") from None
+    data = read_document(path, "suite file")
     entries = data.get("workload") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise TensorForgeError(f"suite file {path}: expected a non-empty list 'workload' of tables")
@@ -102,9 +91,9 @@ def load_suite_file(host: PluginHost, path: Path):
     return result
 
 
-def resolve(host: PluginHost, specs: Tuple[str, ...], suite_files: Tuple[str, ...] = ()):
+def resolve(host: PluginHost, specs: tuple[str, ...], suite_files: tuple[str, ...] = ()):
     """The workloads to run: those asked for, or every plugin's default suite."""
-    chosen: List = []
+    chosen: list = []
     for path in suite_files:
         chosen.extend(load_suite_file(host, Path(path)))
     for spec in specs:
@@ -112,7 +101,7 @@ def resolve(host: PluginHost, specs: Tuple[str, ...], suite_files: Tuple[str, ..
     if not chosen:
         names = host.default_suite()
         if not names:
-            raise TensorForgeError("no workload plugins installed: nothing to predict" + host._broken_hint())
+            raise TensorForgeError("no workload plugins installed: nothing to predict" + host.broken_hint())
         chosen = [resolve_spec(host, n) for n in names]
     names = [w.name for w, _ in chosen]
     dupes = sorted({n for n in names if names.count(n) > 1})

@@ -5,7 +5,7 @@ rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead,
 never needs to know where they came from beyond the `origin` label.
 """
 
-from typing import Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import attrs
 
@@ -32,7 +32,7 @@ class PEArray:
     vector_flops_per_clock: Mapping[str, float] = attrs.field(factory=dict)
     special_per_clock: Mapping[str, float] = attrs.field(factory=dict)
 
-    def vector_rates(self) -> Dict[str, float]:
+    def vector_rates(self) -> dict[str, float]:
         """Vector FLOPs per clock per unit by precision, fp32 always present."""
         rates = {VECTOR_MODE: self.flops_per_clock.get(VECTOR_MODE, 0.0)}
         rates.update(self.vector_flops_per_clock)
@@ -48,7 +48,7 @@ class MemoryLevel:
     name: str
     capacity_bytes: int
     scope: str
-    bytes_per_clock: Optional[float] = None
+    bytes_per_clock: float | None = None
 
 
 @attrs.frozen
@@ -65,21 +65,21 @@ class Target:
     name: str
     description: str
     pe_array: PEArray
-    sram: Tuple[MemoryLevel, ...]
+    sram: tuple[MemoryLevel, ...]
     dram_capacity_bytes: int
-    operating_points: Tuple[OperatingPoint, ...]
+    operating_points: tuple[OperatingPoint, ...]
     default_operating_point: str
     sources: Mapping[str, str] = attrs.field(factory=dict)
-    notes: Tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
     # compared with this target's prediction (APE) only on a device that matches.
-    device_names: Tuple[str, ...] = ()
+    device_names: tuple[str, ...] = ()
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()
         return any(name == known.lower() for known in self.device_names)
 
-    def operating_point(self, name: Optional[str] = None) -> OperatingPoint:
+    def operating_point(self, name: str | None = None) -> OperatingPoint:
         wanted = name or self.default_operating_point
         for point in self.operating_points:
             if point.name == wanted:
@@ -90,7 +90,7 @@ class Target:
     def tile_level(self) -> MemoryLevel:
         return next(level for level in self.sram if level.scope == "per_unit")
 
-    def cache_level(self) -> Optional[MemoryLevel]:
+    def cache_level(self) -> MemoryLevel | None:
         shared = [level for level in self.sram if level.scope == "shared"]
         return shared[-1] if shared else None
 
@@ -169,7 +169,7 @@ class Ceilings:
         return self.vector_origin or self.origin
 
 
-def datasheet_ceilings(target: Target, operating_point: Optional[str] = None) -> Ceilings:
+def datasheet_ceilings(target: Target, operating_point: str | None = None) -> Ceilings:
     point = target.operating_point(operating_point)
     hz = point.clock_mhz * 1e6
     compute = {mode: target.pe_array.units * rate * hz
@@ -217,7 +217,7 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
                     special=special, vector_origin=vector_origin, device=calibrated.device)
 
 
-def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> Optional[float]:
+def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> float | None:
     """Calibrated fp32 over the datasheet's fp32 vector rate; None when fp32 was not calibrated."""
     measured = calibrated.compute.get(VECTOR_MODE)
     sheet = fallback.vector.get(VECTOR_MODE)

@@ -6,16 +6,15 @@ byte-identical to predictions from the original until someone edits it. Comments
 figures in human units; they are comments, so editing a number never leaves them lying in data.
 """
 
-from typing import List, Optional
 
 from .target import Target, datasheet_ceilings
 from .tomlwrite import assignment, key, string
 from .units import binary_bytes, si
 
 
-def dump_target(target: Target, origin: Optional[str] = None) -> str:
+def dump_target(target: Target, origin: str | None = None) -> str:
     point = target.operating_point()
-    lines: List[str] = [
+    lines: list[str] = [
         f"# TensorForge hardware target {target.name!r}" + (f", {origin}" if origin else ""),
         "# Use a copy with: tensorforge predict --target ./FILE.toml   (format: docs/targets.md)",
         "",

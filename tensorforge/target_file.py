@@ -9,11 +9,12 @@ and what was expected.
 
 import math
 import os
-import tomllib
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any
+from collections.abc import Callable
 
 from .errors import TensorForgeError, closest
+from .fileio import parse_toml, read_text
 from .precision import MATH_MODES, VECTOR_PRECISIONS
 from .target import SCOPES, MemoryLevel, OperatingPoint, PEArray, Target, validate_target
 from .tomlwrite import value as toml_value
@@ -65,7 +66,7 @@ def _texts(v):
 class _Table:
     """One table of the file being read: knows its path (for messages) and its allowed keys."""
 
-    def __init__(self, where: str, path: str, data: Any, keys: List[str]):
+    def __init__(self, where: str, path: str, data: Any, keys: list[str]):
         self.where, self.path, self.data = where, path, data
         for name in data:
             if name not in keys:
@@ -88,24 +89,24 @@ class _Table:
             raise self.fail(name, self.data[name], expected)
         return kept
 
-    def table(self, name: str, keys: List[str]) -> "_Table":
+    def table(self, name: str, keys: list[str]) -> "_Table":
         item = self.get(name, lambda v: v if isinstance(v, dict) else None, "a table")
         return _Table(self.where, self._at(name), item, keys)
 
-    def tables(self, name: str, keys: List[str], what: str) -> List["_Table"]:
+    def tables(self, name: str, keys: list[str], what: str) -> list["_Table"]:
         expected = f"one or more [[{self._at(name)}]] tables ({what})"
         items = self.get(name, lambda v: v if isinstance(v, list) and v and
                          all(isinstance(t, dict) for t in v) else None, expected)
         return [_Table(self.where, f"{self._at(name)}[{i}]", t, keys) for i, t in enumerate(items)]
 
 
-def _unique(tables: List[_Table], names: List[str], what: str) -> None:
+def _unique(tables: list[_Table], names: list[str], what: str) -> None:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise tables[i].fail("name", name, f"a name no other {what} uses")
 
 
-def _optional_rates(pe: _Table, name: str, what: str) -> Dict[str, float]:
+def _optional_rates(pe: _Table, name: str, what: str) -> dict[str, float]:
     """An optional table of precision = rate per clock per unit (vector or special-function)."""
     if name not in pe.data:
         return {}
@@ -159,7 +160,7 @@ def _operating_points(top: _Table) -> tuple:
     return points
 
 
-def target_from_data(data: Dict[str, Any], where: str) -> Target:
+def target_from_data(data: dict[str, Any], where: str) -> Target:
     top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
                                    "operating_points", "default_operating_point", "sources", "notes",
                                    "device_names"])
@@ -189,20 +190,9 @@ def target_from_data(data: Dict[str, Any], where: str) -> Target:
 
 
 def target_from_toml(text: str, where: str) -> Target:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
-    return target_from_data(data, where)
+    return target_from_data(parse_toml(text, where), where)
 
 
 def load_target_file(path) -> Target:
     path = Path(path)
-    where = f"target file {path}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read target file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TensorForgeError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return target_from_toml(text, where)
+    return target_from_toml(read_text(path, "target file"), f"target file {path}")

@@ -4,6 +4,7 @@
                                      mapping strategies and a 'reference' target, whatever
                                      else is installed
     assert_loaded(host, name)        the plugin loaded cleanly, or an AssertionError with its error
+    command_names(cli)               every command a `make_cli(...)` root offers, plugins' included
     check_workload_kind(kind, ...)   FLOPs and traffic are well-formed, specs round-trip, and the
                                      model predicts every operator on a reference target
     check_target(target)             the target validates, its datasheet ceilings are positive,
@@ -18,7 +19,8 @@ No pytest import here: the helpers work under any test runner.
 """
 
 import math
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, NoReturn
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -37,7 +39,7 @@ class PluginCheckError(AssertionError):
     """A plugin's workload kind or target is not well-formed."""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise PluginCheckError(message)
 
 
@@ -94,6 +96,13 @@ def assert_loaded(host: PluginHost, name: str) -> PluginReport:
 
 # -- workloads ----------------------------------------------------------------------------------
 
+def command_names(cli: Any) -> set[str]:
+    """The commands of a root from `tensorforge.cli.make_cli`, those plugins add included
+    (they are collected when a command line starts, so `cli.commands` holds the Core's only)."""
+    import click
+    return set(cli.list_commands(click.Context(cli)))
+
+
 def _modes_with_bytes():
     """Each math mode and the operand bytes of a dtype that executes in it."""
     return {mode: DTYPE_BYTES[dtype] for dtype, modes in ALLOWED_MODES.items() for mode in modes}
@@ -136,9 +145,9 @@ def _spec_round_trips(kind: WorkloadKind, params: Any, where: str) -> None:
         _fail(f"{where}: spec {spec!r} parses back to different parameters: {again!r} != {params!r}")
 
 
-def check_workload_kind(kind: WorkloadKind, params: Optional[Iterable[Any]] = None, *,
-                        target: Optional[Target] = None,
-                        mappings: Sequence[MappingStrategy] = ()) -> List[WorkloadPrediction]:
+def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None, *,
+                        target: Target | None = None,
+                        mappings: Sequence[MappingStrategy] = ()) -> list[WorkloadPrediction]:
     """Check a workload kind the way the host and the model will use it.
 
     `params`: parameter sets to check, each a params instance or a dict of fields (as a user
@@ -285,9 +294,9 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
 # -- mapping strategies -------------------------------------------------------------------------
 
 def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Machine,
-                           residency: Optional[Residency] = None,
+                           residency: Residency | None = None,
                            limits: Sequence[int] = (1, 7, 64, 1000, 20000),
-                           brute_force_up_to: int = 64) -> List[MappingChoice]:
+                           brute_force_up_to: int = 64) -> list[MappingChoice]:
     """Check that `strategy` gives a sound bound for `problem` on `machine` at every limit.
 
     At each limit (`machine.max_candidates`): a deterministic choice with a known `search`
@@ -303,7 +312,7 @@ def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Mac
     from .mappings.search import GridStrategy
     name = getattr(strategy, "name", type(strategy).__name__)
     residency = Residency() if residency is None else residency
-    choices: List[MappingChoice] = []
+    choices: list[MappingChoice] = []
     ordered = sorted(set(limits), reverse=True)
     for i, limit in enumerate(ordered):
         m = attrs.evolve(machine, max_candidates=limit)

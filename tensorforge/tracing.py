@@ -7,7 +7,8 @@ do go through pluggy (`pm.hook.NAME(...)`) are traced with `add_hookcall_monitor
 
 import sys
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 import pluggy
 
@@ -25,7 +26,7 @@ class Tracer:
         # sys.stderr looked up at call time: click's CliRunner swaps it per invocation.
         sys.stderr.write(f"trace: {self.side} {text}\n")
 
-    def load(self, name: str, module: str, seconds: float, error: Optional[str] = None) -> None:
+    def load(self, name: str, module: str, seconds: float, error: str | None = None) -> None:
         if self.enabled:
             self._write(f"load {name} ({module}) {_ms(seconds)}" + (f" -> {error}" if error else ""))
 
@@ -49,7 +50,7 @@ class Tracer:
         """Trace hooks called through pluggy's dispatch, with the plugins that implement them."""
         if not self.enabled:
             return
-        started: List[float] = []
+        started: list[float] = []
 
         def before(hook_name, hook_impls, kwargs):
             started.append(time.perf_counter())

@@ -1,6 +1,8 @@
 """Workload kinds (what plugins register) and workloads (what users ask to predict)."""
 
-from typing import Any, Mapping, Tuple
+from pathlib import Path
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -19,16 +21,16 @@ class WorkloadKind:
     description: str = ""
     params_type: type = object
     presets: Mapping[str, Mapping[str, Any]] = {}
-    default_suite: Tuple[str, ...] = ()
+    default_suite: tuple[str, ...] = ()
 
-    def parse(self, fields: Mapping[str, Any], base_dir=None):
+    def parse(self, fields: Mapping[str, Any], base_dir: Path | None = None) -> Any:
         """Validated params from user fields; `base_dir` resolves relative file paths."""
         return build_params(self.name, self.params_type, fields)
 
-    def operators(self, params) -> Tuple[Operator, ...]:
+    def operators(self, params: Any) -> tuple[Operator, ...]:
         raise NotImplementedError
 
-    def footprint_bytes(self, params) -> int:
+    def footprint_bytes(self, params: Any) -> int:
         """Device memory the workload needs at once: by default every distinct tensor."""
         sizes = {}
         for op in self.operators(params):
@@ -36,7 +38,7 @@ class WorkloadKind:
                 sizes[tensor.name] = tensor.nbytes
         return sum(sizes.values())
 
-    def spec(self, params) -> str:
+    def spec(self, params: Any) -> str:
         return params_spec(self.name, params)
 
 

@@ -1,9 +1,14 @@
 """What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
 that cross the boundary between them and the runner."""
 
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
 
 import attrs
+
+if TYPE_CHECKING:
+    from .measure.timing import TimedSamples
 
 
 class Unavailable(Exception):
@@ -23,11 +28,12 @@ class Session:
     info: DeviceInfo
     device: Any = None
 
-    def prepared(self, builder, params, math_mode: str):
+    def prepared(self, builder: "WorkloadBuilder", params: Any,
+                 math_mode: str) -> AbstractContextManager["Prepared"]:
         """Context manager yielding a Prepared workload (inputs allocated, one run done)."""
         raise NotImplementedError
 
-    def time(self, fn: Callable[[], Any], budget_s: float):
+    def time(self, fn: Callable[[], Any], budget_s: float) -> "TimedSamples":
         """Per-iteration timing; returns a tensorforge_ops.measure.timing.TimedSamples."""
         raise NotImplementedError
 
@@ -38,7 +44,7 @@ class Session:
 @attrs.frozen
 class Prepared:
     fn: Callable[[], Any]
-    peak_memory_bytes: Optional[int]          # None when the backend cannot see it (method says why)
+    peak_memory_bytes: int | None          # None when the backend cannot see it (method says why)
     framework_flags: Mapping[str, Any]
     # How peak memory was obtained (devices differ: allocator bytes on a GPU, resident pages on
     # a CPU); recorded beside the number so nobody compares the two unknowingly.
@@ -52,10 +58,10 @@ class MeasurementBackend:
     # `framework` works here, so one PyTorch builder serves every PyTorch device.
     framework: str = ""
     # Targets this backend measures natively: `run --target T` without --backend picks it.
-    targets: Tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
     # Workload specs `run` measures when the user names none (empty: the workload plugins'
     # default suite, which is sized for data-centre GPUs).
-    default_suite: Tuple[str, ...] = ()
+    default_suite: tuple[str, ...] = ()
 
     def open(self, device_index: int = 0) -> Session:
         raise NotImplementedError
@@ -70,7 +76,7 @@ class WorkloadBuilder:
     def name(self) -> str:
         return f"{self.kind}@{self.backend or self.framework}"
 
-    def build(self, params, device) -> Callable[[], Any]:
+    def build(self, params: Any, device: Any) -> Callable[[], Any]:
         raise NotImplementedError
 
 
@@ -79,8 +85,8 @@ class ProbeResult:
     name: str
     method: str
     compute: Mapping[str, float] = attrs.field(factory=dict)    # FLOP/s per math mode
-    dram_bytes_per_s: Optional[float] = None
-    launch_floor_s: Optional[float] = None
+    dram_bytes_per_s: float | None = None
+    launch_floor_s: float | None = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
 
@@ -100,7 +106,7 @@ class TelemetrySource:
     caveat: str = ("telemetry is diagnostic context from a separate execution window; "
                    "it does not prove a bottleneck and never decides a verdict.")
 
-    def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> Dict[str, Any]:
+    def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -114,8 +120,8 @@ class ExportResult:
     """What a sink did with a capture: where it went, or why it did not."""
     sink: str
     ok: bool
-    location: Optional[str] = None    # e.g. an MLflow run URI
-    error: Optional[str] = None       # one line, shown to the user when ok is False
+    location: str | None = None    # e.g. an MLflow run URI
+    error: str | None = None       # one line, shown to the user when ok is False
 
 
 class CaptureSink:
@@ -125,6 +131,6 @@ class CaptureSink:
     name: str = ""
     description: str = ""
 
-    def export(self, capture: Dict[str, Any], capture_path: str, report_html: Optional[str],
+    def export(self, capture: dict[str, Any], capture_path: str, report_html: str | None,
                options: Mapping[str, str]) -> ExportResult:
         raise NotImplementedError

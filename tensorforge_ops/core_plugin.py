@@ -1,6 +1,9 @@
 """The Ops side's face towards the Core: it adds `run`, `calibrate` and `verify` to the CLI
 and reports Ops-side plugins to `list-plugins`. Registered under the Core's entry-point group;
-torch is imported only inside command bodies, through the backend."""
+torch is imported only inside command bodies, through the backend.
+
+The Ops side's own plugins load once per Core host (a companion of it, with its plugin
+selection), whichever of list-plugins, `run` and its provenance asks first."""
 
 import datetime as dt
 import sys
@@ -8,35 +11,39 @@ from pathlib import Path
 
 import click
 
-from tensorforge.finite import FiniteFloat
-
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import (FiniteFloat, PluginHost, TensorForgeError, operating_point_option, pass_host, target_option,
+                             workload_options)
 from tensorforge.hookspecs import hookimpl
 
 
-def _ops_host():
+def _build_ops_host(core: PluginHost):
     from .host import OpsHost
-    return OpsHost()
+    return OpsHost(options=core.options)
+
+
+def ops_host(core: PluginHost):
+    """The Ops side's plugin host beside `core`: built on first use, then the same one."""
+    return core.companion("tensorforge_ops", _build_ops_host)
 
 
 @hookimpl
-def tensorforge_plugin_reports():
-    return list(_ops_host().reports.values())
+def tensorforge_plugin_reports(host):
+    return list(ops_host(host).reports.values())
 
 
 def _default_capture_path(target: str) -> Path:
     """tensorforge-capture-TARGET-TIME.json in the current folder; a target given as a file
     (./my-accelerator.toml) contributes its stem, not its path."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = Path(target).stem if ("/" in target or target.endswith(".toml")) else target
     return Path(f"tensorforge-capture-{name}-{stamp}.json")
 
 
 @click.command()
-@click.option("--target", "-t", "target_name", required=True, help="Target to predict (see list-plugins).")
-@click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
-@click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False), help="Suite file (TOML/JSON).")
-@click.option("--operating-point", "-p", default=None, help="Target operating point.")
+@target_option
+@workload_options(default="the measurement backend's own suite if it has one (host-cpu), else every "
+                          "plugin's default suite")
+@operating_point_option
 @click.option("--backend", default=None, help="Measurement backend [default: the one that measures "
               "the target natively (torch-cpu for host-cpu), else torch-cuda].")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
@@ -64,8 +71,8 @@ def _default_capture_path(target: str) -> Path:
               help="Shorthand for --export mlflow (the tf-mlflow plugin).")
 @click.option("--mlflow-tracking-uri", default=None, metavar="URI",
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
-@click.pass_context
-def run(ctx, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
+@pass_host
+def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
         no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
         export_options, to_mlflow, mlflow_tracking_uri):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
@@ -77,9 +84,8 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
     from .capture.document import write_capture
     from .capture.runner import Run, RunOptions
     from .capture.summary import summary_text
-    from tensorforge.fileio import write_atomic
+    from tensorforge.api import write_atomic
 
-    core = ctx.obj.host
     path = Path(output) if output else _default_capture_path(target_name)
     if path.exists() and not force:
         raise TensorForgeError(f"capture {path} already exists; choose another --output or pass --force")
@@ -92,7 +98,7 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
                       cooldown_s=cooldown_s, rest_s=rest_s,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
-    ops = _ops_host()
+    ops = ops_host(core)
     if to_mlflow or mlflow_tracking_uri:
         exports = tuple(exports) + ("mlflow",)
         if mlflow_tracking_uri:
@@ -122,13 +128,14 @@ def run(ctx, target_name, specs, suites, operating_point, backend, device_index,
 @click.argument("capture", type=click.Path(dir_okay=False))
 @click.option("--to", "sink_names", multiple=True, required=True, help="Sink name (see list-plugins).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="An option for the sinks.")
-def export_command(capture, sink_names, options):
+@pass_host
+def export_command(core, capture, sink_names, options):
     """Send an existing, verified capture to sinks such as MLflow. Exit 0 when every sink took
     it, 1 when one failed (named in one line), 2 for bad input."""
     from .capture.export import export_all, parse_options, resolve_sinks
     from .policy.evidence import load_evidence
 
-    sinks = resolve_sinks(_ops_host(), sink_names)
+    sinks = resolve_sinks(ops_host(core), sink_names)
     doc = load_evidence(capture, "export")
     doc.pop("_path", None)
     results = export_all(sinks, doc, capture, parse_options(options), lambda line: click.echo(line, err=True))
@@ -140,18 +147,18 @@ def export_command(capture, sink_names, options):
 @click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the calibration document as JSON.")
-def calibrate(backend, device_index, as_json):
+@pass_host
+def calibrate(core, backend, device_index, as_json):
     """Run the calibration probes alone and store the result for this device (CALIBRATED).
 
     `run` reuses the stored calibration for the same device fingerprint unless --recalibrate.
     Exit status 3 when no device is available.
     """
-    from tensorforge.serialize import canonical_json
-    from tensorforge.units import seconds, si
+    from tensorforge.api import canonical_json, seconds, si
     from .calibrate import store as calibration
     from .api import Unavailable
 
-    ops = _ops_host()
+    ops = ops_host(core)
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:
@@ -187,7 +194,7 @@ def verify(capture, as_json):
     content, its bytes are canonical, and it is internally consistent. Exit 0 verified,
     1 not verified, 2 unreadable."""
     import attrs
-    from tensorforge.serialize import canonical_json
+    from tensorforge.api import canonical_json
     from .capture.document import verify as verify_capture
 
     report = verify_capture(capture)

@@ -5,7 +5,12 @@ implements these. Workload plugins register their PyTorch builders here, from a 
 Core side never imports.
 """
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import pluggy
+
+from .api import CalibrationProbe, CaptureSink, MeasurementBackend, Policy, TelemetrySource, WorkloadBuilder
 
 PROJECT = "tensorforge_ops"
 ENTRY_POINT_GROUP = "tensorforge_ops"
@@ -13,9 +18,18 @@ ENTRY_POINT_GROUP = "tensorforge_ops"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+# The callbacks the registration hooks receive (typed as tox types its hooks, so mypy checks a
+# plugin that annotates its implementation with them).
+RegisterBackend: TypeAlias = Callable[[MeasurementBackend], None]
+RegisterBuilder: TypeAlias = Callable[[WorkloadBuilder], None]
+RegisterProbe: TypeAlias = Callable[[CalibrationProbe], None]
+RegisterTelemetry: TypeAlias = Callable[[TelemetrySource], None]
+RegisterSink: TypeAlias = Callable[[CaptureSink], None]
+RegisterPolicy: TypeAlias = Callable[[Policy], None]
+
 
 @hookspec
-def tensorforge_ops_register_backends(register):
+def tensorforge_ops_register_backends(register: RegisterBackend) -> None:
     """Register measurement backends.
 
     Call ``register(backend)`` with an instance of
@@ -29,7 +43,7 @@ def tensorforge_ops_register_backends(register):
 
 
 @hookspec
-def tensorforge_ops_register_builders(register):
+def tensorforge_ops_register_builders(register: RegisterBuilder) -> None:
     """Register workload builders: how a workload kind runs on a backend.
 
     Call ``register(builder)`` with a :class:`tensorforge_ops.api.WorkloadBuilder` whose
@@ -42,7 +56,7 @@ def tensorforge_ops_register_builders(register):
 
 
 @hookspec
-def tensorforge_ops_register_probes(register):
+def tensorforge_ops_register_probes(register: RegisterProbe) -> None:
     """Register calibration probes (CALIBRATED ceilings).
 
     Call ``register(probe)`` with a :class:`tensorforge_ops.api.CalibrationProbe` (unique
@@ -53,7 +67,7 @@ def tensorforge_ops_register_probes(register):
 
 
 @hookspec
-def tensorforge_ops_register_telemetry(register):
+def tensorforge_ops_register_telemetry(register: RegisterTelemetry) -> None:
     """Register telemetry sources (DIAGNOSTIC, never used for a verdict).
 
     Call ``register(source)`` with a :class:`tensorforge_ops.api.TelemetrySource`;
@@ -64,7 +78,7 @@ def tensorforge_ops_register_telemetry(register):
 
 
 @hookspec
-def tensorforge_ops_register_sinks(register):
+def tensorforge_ops_register_sinks(register: RegisterSink) -> None:
     """Register capture sinks (where captures go after they are written, e.g. MLflow).
 
     Call ``register(sink)`` with a :class:`tensorforge_ops.api.CaptureSink` (unique ``name``).
@@ -76,7 +90,7 @@ def tensorforge_ops_register_sinks(register):
 
 
 @hookspec
-def tensorforge_ops_register_policies(register):
+def tensorforge_ops_register_policies(register: RegisterPolicy) -> None:
     """Register policies (POLICY verdicts such as a regression gate or right-sizing).
 
     Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``);

@@ -1,7 +1,6 @@
 """The Ops side's plugin host: same loading and isolation rules as the Core's, its own group."""
 
-from tensorforge.errors import PluginError, TensorForgeError
-from tensorforge.plugins import BaseHost
+from tensorforge.api import BaseHost, PluginError, TensorForgeError
 
 from . import hookspecs
 from .api import CalibrationProbe, CaptureSink, MeasurementBackend, Policy, TelemetrySource, WorkloadBuilder
@@ -27,7 +26,7 @@ class OpsHost(BaseHost):
                       "sinks": CaptureSink}
 
     def backend(self, name: str) -> MeasurementBackend:
-        return self._get("backends", name)
+        return self.get("backends", name)
 
     def _check(self, kind, value, plugin):
         if kind == "builders" and not (value.kind and (value.backend or value.framework)):
@@ -37,13 +36,13 @@ class OpsHost(BaseHost):
     def builder(self, kind: str, backend: str):
         """The builder for `kind` on `backend`: one registered for that backend by name wins
         (a device-specific builder), else one of the backend's framework (e.g. 'torch')."""
-        found = self._registered["builders"].get(f"{kind}@{backend}")
-        if found and found.value.backend == backend:
-            return found.value
-        registered = self._registered["backends"].get(backend)
-        framework = getattr(registered.value, "framework", "") if registered else ""
-        found = self._registered["builders"].get(f"{kind}@{framework}") if framework else None
-        return found.value if found and found.value.framework == framework else None
+        found = self.find("builders", f"{kind}@{backend}")
+        if found and found.backend == backend:
+            return found
+        registered = self.find("backends", backend)
+        framework = getattr(registered, "framework", "") if registered else ""
+        found = self.find("builders", f"{kind}@{framework}") if framework else None
+        return found if found and found.framework == framework else None
 
     def default_backend(self, target: str, fallback: str) -> str:
         """The backend that declares `target` as its own, else `fallback`."""

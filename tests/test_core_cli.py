@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 import tensorforge
 from tensorforge.cli import main, make_cli
-from tensorforge.plugins import PluginHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -39,7 +38,10 @@ def predict_json(cli, *args) -> dict:
 # -- help and listing --------------------------------------------------------------------------
 
 def _command_paths(group: click.Group, prefix=()):
-    for name, command in sorted(group.commands.items()):
+    # Through list_commands: the root collects the plugins' commands when a command line starts.
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         yield prefix + (name,), command
         if isinstance(command, click.Group):
             yield from _command_paths(command, prefix + (name,))
@@ -330,9 +332,9 @@ BAD_INPUT = {
                     ["gemm: transpose_a must be true or false, got 'maybe'"]),
     "workload twice": (W + ["gemm_tiny", "-w", "gemm_tiny"], ["workload 'gemm_tiny' given twice"]),
     "malformed toml": (["predict", *TARGET, "--suite", "{tmp}/bad.toml"],
-                       ["malformed suite file {tmp}/bad.toml"]),
+                       ["suite file {tmp}/bad.toml: not valid TOML"]),
     "malformed json suite": (["predict", *TARGET, "--suite", "{tmp}/bad.json"],
-                             ["malformed suite file {tmp}/bad.json"]),
+                             ["suite file {tmp}/bad.json: not valid JSON"]),
     "toml suite without workload": (["predict", *TARGET, "--suite", "{tmp}/nowl.toml"],
                                     ["suite file {tmp}/nowl.toml: expected a non-empty list 'workload'"]),
     "json suite without workload": (["predict", *TARGET, "--suite", "{tmp}/nowl.json"],
@@ -342,7 +344,7 @@ BAD_INPUT = {
     "missing suite file": (["predict", *TARGET, "--suite", "{tmp}/absent.toml"],
                            ["cannot read suite file {tmp}/absent.toml"]),
     "malformed hf config": (["predict", *TARGET, "--suite", "{tmp}/hfsuite.toml"],
-                            ["malformed transformer config {tmp}/hf/config.json"]),
+                            ["transformer config {tmp}/hf/config.json: not valid JSON"]),
     "hf config missing hidden": (W + ["transformer:config={tmp}/nohidden.json"],
                                  ["transformer config {tmp}/nohidden.json: missing 'hidden_size'"]),
     "conv filter does not fit": (W + ["conv2d:n=1,c=4,h=2,w=2,k=4,r=3,s=3"],
@@ -356,7 +358,7 @@ BAD_INPUT = {
     "decode without context": (W + ["transformer:hidden=64,layers=1,heads=4,phase=decode"],
                                ["transformer: phase=decode needs context >= 1"]),
     "malformed ceilings": (W + ["gemm_tiny", "--ceilings", "{tmp}/cal.json"],
-                           ["malformed ceilings file {tmp}/cal.json"]),
+                           ["ceilings file {tmp}/cal.json: not valid JSON"]),
     "missing target option": (["predict", "-w", "gemm_tiny"], ["Missing option '--target'"]),
     "max candidates zero": (W + ["gemm_tiny", "--max-candidates", "0"], ["--max-candidates", "0"]),
     "unknown option": (W + ["gemm_tiny", "--bogus"], ["No such option", "--bogus"]),

@@ -156,10 +156,10 @@ def test_plugin_host_and_prediction_work_in_isolation(child_report):
 
 
 IMPORT_TEXT = re.compile(
-    r"^\s*(?:import|from)\s+(?:%(n)s)\b"                      # import torch / from torch.x import
-    r"|\bimport\s+[\w., ]*\b(?:%(n)s)\b"                     # import os, torch
-    r"|(?:import_module|__import__)\(\s*['\"](?:%(n)s)\b"    # importlib.import_module("torch")
-    % {"n": "|".join(FORBIDDEN)}, re.MULTILINE)
+    r"^\s*(?:import|from)\s+(?:{n})\b"                      # import torch / from torch.x import
+    r"|\bimport\s+[\w., ]*\b(?:{n})\b"                     # import os, torch
+    r"|(?:import_module|__import__)\(\s*['\"](?:{n})\b"    # importlib.import_module("torch")
+    .format(n="|".join(FORBIDDEN)), re.MULTILINE)
 
 
 def test_static_no_forbidden_import_text(child_report):

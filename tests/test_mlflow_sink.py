@@ -28,6 +28,7 @@ except ImportError as exc:  # the plugin is optional: Ops works without it
     pytest.skip(f"tf-mlflow with its sqlite extra is not installed ({exc}): "
                 "pip install -e './plugins/tf_mlflow[sqlite]'", allow_module_level=True)
 
+from tensorforge.cli import make_cli
 from tensorforge_ops.capture.document import verify
 
 REPO = Path(__file__).resolve().parents[1]
@@ -304,8 +305,9 @@ def test_neither_core_nor_ops_imports_mlflow():
     assert report == {"sinks": ["mlflow"], "listed": True, "leaked": []}
 
 
-def test_ops_works_the_same_without_the_plugin(cli, tmp_path, monkeypatch):
+def test_ops_works_the_same_without_the_plugin(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "mlflow")          # as if tf-mlflow were not installed
+    cli = make_cli()      # plugins chosen when each command line starts, as a user's are
     ok = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(tmp_path / "a.json")])
     assert ok.exit_code == 0, ok.output
     assert "mlflow" not in ok.stderr

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -189,7 +188,7 @@ def test_truncated_file_is_a_one_line_error(cli, copy):
     assert result.exit_code == 2
     assert result.stdout == ""
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: capture {copy} is not valid JSON (truncated or damaged?)")
+    assert len(lines) == 1 and lines[0].startswith(f"error: capture {copy}: not valid JSON: ")
     assert "Traceback" not in result.output
     with pytest.raises(TensorForgeError, match="not valid JSON"):
         verify(copy)

@@ -26,7 +26,7 @@ def ok(p50, rel_iqr=0.0, samples=None):
             "samples_s": [p50] if samples is None else samples}
 
 
-def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,
+def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,  # noqa: B008 (read-only)
             device_note=None, calibrated_note="no calibrated bound"):
     return compare_workload("w", analytical, calibrated, measurement, same_device, device_note, calibrated_note)
 

@@ -42,7 +42,7 @@ def sinks(monkeypatch):
             register(sink)
     plugin.tensorforge_ops_register_sinks = tensorforge_ops_register_sinks
     host = OpsHost(extra_plugins=(("test-sinks", plugin),))
-    monkeypatch.setattr(core_plugin, "_ops_host", lambda: host)
+    monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
     monkeypatch.delenv("TENSORFORGE_EXPORT", raising=False)
     return made
 

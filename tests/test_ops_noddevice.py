@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.cli import make_cli
-from tensorforge.plugins import PluginHost
 from tensorforge_ops.capture.document import SCHEMA, verify
 from tensorforge_ops.capture.summary import summary_text
 

@@ -6,7 +6,6 @@ interrupted run that leaves an incomplete capture `verify` refuses."""
 import contextlib
 import json
 from pathlib import Path
-from typing import Dict, Optional, Sequence
 
 import attrs
 import pytest
@@ -131,7 +130,7 @@ class FakeTelemetry(TelemetrySource):
 
 
 class FakePlugin:
-    def __init__(self, samples: Dict, device_name: str = "NVIDIA H200", interrupt_at: Optional[int] = None):
+    def __init__(self, samples: dict, device_name: str = "NVIDIA H200", interrupt_at: int | None = None):
         self.samples = samples
         self.device_name = device_name
         self.interrupt_at = interrupt_at
@@ -174,7 +173,7 @@ def core():
 
 
 @pytest.fixture(scope="module")
-def bounds(core) -> Dict[str, float]:
+def bounds(core) -> dict[str, float]:
     """The calibrated lower bound on h200 the runner will compute from the fake probe."""
     ceilings = calibration.to_ceilings({"ceilings": CEILINGS, "device": "NVIDIA H200", "fingerprint": "fake-1"})
     pred = predict(resolve(core, SPECS), core.target("h200"), core.mappings(), None, ceilings)
@@ -182,7 +181,7 @@ def bounds(core) -> Dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def samples(core, bounds) -> Dict:
+def samples(core, bounds) -> dict:
     """Per workload params: gemm_large_square at half its calibrated bound (a violation),
     gemm_tiny far above it."""
     params = {name: resolve_spec(core, name)[0].params for name in SPECS}
@@ -394,21 +393,26 @@ def test_calibration_reused_unless_recalibrate(core, samples, home):
 
 
 @pytest.mark.parametrize("content, why", [
-    ("{not json", "is unreadable"),
-    ('{"fingerprint": "other", "ceilings": {}}', "is not a calibration for fake-1"),
-    ("[1, 2]", "is not a calibration for fake-1"),
+    ("{not json", ": not valid JSON: "),
+    ('{"fingerprint": "other", "ceilings": {}}', " is not a calibration for fake-1"),
+    ("[1, 2]", " is not a calibration for fake-1"),
+    (b"\xff\xfe{}", ": not UTF-8 text (invalid start byte at byte 0)"),
 ])
 def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, content, why):
     path = home / "calibrations" / "fake-1.json"
     path.parent.mkdir(parents=True)
-    path.write_text(content, encoding="utf-8")
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    before = path.read_bytes()
     plugin = FakePlugin(samples)
     with pytest.raises(TensorForgeError) as info:
         execute(core, plugin, specs=("gemm_tiny",))
     message = str(info.value)
-    assert message.startswith(f"stored calibration {path} {why}")
+    assert message.startswith(f"stored calibration {path}{why}")
     assert message.endswith("remove it or pass --recalibrate")
-    assert path.read_text(encoding="utf-8") == content   # never silently overwritten
+    assert path.read_bytes() == before   # never silently overwritten
     assert plugin.probe.runs == 0 and [s.closed for s in plugin.sessions] == [True]
     # --recalibrate replaces it
     doc, _ = execute(core, FakePlugin(samples), specs=("gemm_tiny",), recalibrate=True)
@@ -420,7 +424,7 @@ def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, co
 @pytest.fixture
 def fake_cli(monkeypatch, core):
     def install(plugin):
-        monkeypatch.setattr(core_plugin, "_ops_host", lambda: make_ops(plugin))
+        monkeypatch.setattr(core_plugin, "ops_host", lambda core: make_ops(plugin))
         return make_cli(lambda: core)
     return install
 
@@ -447,7 +451,7 @@ def test_cli_damaged_calibration_is_one_line(fake_cli, samples, tmp_path, home):
     result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out), "-w", "gemm_tiny"])
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and errors[0].startswith(f"error: stored calibration {path} is unreadable")
+    assert len(errors) == 1 and errors[0].startswith(f"error: stored calibration {path}: not valid JSON: ")
     assert "Traceback" not in result.output
     assert not out.exists() and not out.with_name("cap.incomplete.json").exists()
 

@@ -3,7 +3,9 @@ documented there with its real signature and implemented by some test, the guide
 packages are the very files the suite pip-installs, and docs/targets.md's example is a valid
 target file. Adding a hook without documenting and testing it fails here."""
 
+import collections.abc
 import inspect
+import typing
 import re
 from pathlib import Path
 
@@ -28,8 +30,30 @@ def hook_specs():
         for module in modules:
             for name, fn in inspect.getmembers(module, inspect.isfunction):
                 if hasattr(fn, f"{project}_spec"):
-                    specs[name] = (project, str(inspect.signature(fn)))
+                    names = ", ".join(inspect.signature(fn).parameters)
+                    specs[name] = (project, f"({names})")
     return specs
+
+
+def spec_functions():
+    return {name: fn for project, modules in ((core_hookspecs.PROJECT, core_hookspecs.SPEC_MODULES),
+                                             (ops_hookspecs.PROJECT, (ops_hookspecs,)))
+            for module in modules for name, fn in inspect.getmembers(module, inspect.isfunction)
+            if hasattr(fn, f"{project}_spec")}
+
+
+@pytest.mark.parametrize("name", sorted(hook_specs()))
+def test_each_hook_spec_is_typed(name):
+    """As tox types its hook specs: every argument annotated, and the return type (None for
+    the register-callback hooks), so mypy checks a plugin's implementation against it."""
+    signature = inspect.signature(spec_functions()[name])
+    assert signature.return_annotation is not inspect.Signature.empty, name
+    for parameter in signature.parameters.values():
+        assert parameter.annotation is not inspect.Parameter.empty, (name, parameter.name)
+    if "_register_" in name:
+        assert signature.return_annotation is None, name
+        (register,) = signature.parameters.values()
+        assert typing.get_origin(register.annotation) is collections.abc.Callable, (name, register.annotation)
 
 
 def documented():

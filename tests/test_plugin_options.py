@@ -131,7 +131,7 @@ def test_trace_reaches_the_ops_side_and_pluggy_dispatch(monkeypatch, capsys):
     monkeypatch.setenv("TENSORFORGE_TRACE", "1")
     host = PluginHost()
     host.all_reports()                                   # the Ops side loads its own plugins
-    host.pm.hook.tensorforge_plugin_reports()            # a call through pluggy itself
+    host.pm.hook.tensorforge_plugin_reports(host=host)   # a call through pluggy itself
     text = capsys.readouterr().err
     assert re.search(r"^trace: ops load torch-cuda \(tensorforge_ops\.builtin\) ", text, re.M)
     assert re.search(r"^trace: ops call gemm-torch tensorforge_ops_register_builders \d+\.\d\d ms -> "

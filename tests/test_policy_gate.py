@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from tensorforge.cli import make_cli
 from tensorforge.plugins import PluginHost
 
-from tensorforge_ops.capture.document import SCHEMA, verify, write_capture
+from tensorforge_ops.capture.document import verify, write_capture
 from tensorforge_ops.capture.compare import compare_workload
 from tensorforge_ops.telemetry.nvml import SLOWDOWN_REASONS
 from tensorforge_ops.policy.gate import GateSettings
@@ -100,7 +100,7 @@ def run_gate(*args):
                           timeout=120)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cli():
     """The CLI over the installed plugins, loaded once (first used inside a test, so with the
     plugin environment cleaned by `clean_plugin_env`)."""
@@ -549,7 +549,7 @@ def _corrupted(tmp_path, how: str) -> Path:
 
 @pytest.mark.parametrize("how,expected", [
     ("missing", "cannot read capture"),
-    ("truncated", "is not valid JSON"),
+    ("truncated", ": not valid JSON: "),
     ("tampered", "digest mismatch"),
     ("schema", "has schema 'tensorforge.capture/2'"),
 ])

@@ -370,7 +370,7 @@ def _bad_capture(tmp_path, how) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how,expected", [("truncated", "is not valid JSON"), ("tampered", "digest mismatch"),
+@pytest.mark.parametrize("how,expected", [("truncated", ": not valid JSON: "), ("tampered", "digest mismatch"),
                                           ("schema", "has schema 'tensorforge.capture/0'")])
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_bad_capture_exit_two_and_no_report(tmp_path, how, expected, fmt):
@@ -421,7 +421,7 @@ def test_missing_capture_and_bad_format(tmp_path):
 
 # ---------------------------------------------------------------- in a real browser
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _browser_missing() -> str:
     if not (shutil.which("chromium") or os.path.exists(CHROMIUM)):
         return "Debian's chromium is not installed (/usr/bin/chromium)"

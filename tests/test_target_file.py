@@ -9,7 +9,7 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.cli import main, make_cli
+from tensorforge.cli import main
 from tensorforge.serialize import to_data
 from tensorforge.suite import resolve
 from tensorforge.target_dump import dump_target

@@ -1,8 +1,10 @@
-from . import hookspec
+"""The hook through which mapping strategies register (the Core's own among them)."""
+
+from . import RegisterMapping, hookspec
 
 
 @hookspec
-def tensorforge_register_mappings(register):
+def tensorforge_register_mappings(register: RegisterMapping) -> None:
     """Register mapping strategies.
 
     Call ``register(strategy)`` once per strategy, where ``strategy`` is an instance of

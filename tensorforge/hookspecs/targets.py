@@ -1,8 +1,10 @@
-from . import hookspec
+"""The hook through which target plugins register hardware targets."""
+
+from . import RegisterTarget, hookspec
 
 
 @hookspec
-def tensorforge_register_targets(register):
+def tensorforge_register_targets(register: RegisterTarget) -> None:
     """Register hardware targets.
 
     Call ``register(target)`` once per target, where ``target`` is a

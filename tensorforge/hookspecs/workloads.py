@@ -1,8 +1,10 @@
-from . import hookspec
+"""The hook through which workload plugins register their kinds (GEMM, Conv2D, ...)."""
+
+from . import RegisterWorkload, hookspec
 
 
 @hookspec
-def tensorforge_register_workloads(register):
+def tensorforge_register_workloads(register: RegisterWorkload) -> None:
     """Register workload kinds.
 
     Call ``register(kind)`` once per kind, where ``kind`` is an instance of a subclass of

@@ -12,6 +12,7 @@ Causal masking skips key tiles entirely above the diagonal; diagonal tiles are c
 not fit in the cache).
 """
 
+
 import numpy as np
 
 from ..precision import ELEMENT_TYPE
@@ -113,9 +114,8 @@ class FlashAttention(GridStrategy):
         out_bytes = np.where(split > 1, PARTIAL_BYTES * split, e) * (groups * rows * d).astype(float)
         cache_to_unit = unit_sram + out_bytes
 
-        dram = self._compulsory(p, residency)
         workspace = out_bytes * (split > 1)
-        dram = dram + np.where(workspace > machine.cache_bytes, 2 * workspace, 0.0)
+        dram = self._compulsory(p, residency) + np.where(workspace > machine.cache_bytes, 2 * workspace, 0.0)
 
         terms = {"dram": dram / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:

@@ -1,6 +1,6 @@
 """What a mapping strategy sees (Machine), returns (MappingChoice), and must implement."""
 
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Any
 
 import attrs
 
@@ -39,14 +39,14 @@ class Machine:
     force. Rates are per second; `unit_*` figures are per processing unit."""
     units: int
     unit_sram_bytes: int                 # per-unit tile staging capacity (shared memory)
-    unit_sram_bytes_per_s: Optional[float]
+    unit_sram_bytes_per_s: float | None
     cache_bytes: int                     # shared cache (L2) capacity; 0 if none
-    cache_bytes_per_s: Optional[float]
+    cache_bytes_per_s: float | None
     dram_bytes_per_s: float
-    compute: Dict[str, float]            # whole-array FLOP/s per math mode
+    compute: dict[str, float]            # whole-array FLOP/s per math mode
     max_candidates: int = MAX_CANDIDATES
-    vector: Dict[str, float] = attrs.field(factory=dict)    # vector FLOP/s per precision
-    special: Dict[str, float] = attrs.field(factory=dict)   # transcendental results/s per precision
+    vector: dict[str, float] = attrs.field(factory=dict)    # vector FLOP/s per precision
+    special: dict[str, float] = attrs.field(factory=dict)   # transcendental results/s per precision
 
     def unit_rate(self, mode: str) -> float:
         return self.compute[mode] / self.units
@@ -91,19 +91,19 @@ class MappingChoice:
     candidates: how many of them were evaluated.
     """
     strategy: str
-    tile: Dict[str, int]
+    tile: dict[str, int]
     split: int
     tiles: int
     concurrent: int
     waves: int
-    traffic: Dict[str, float]
+    traffic: dict[str, float]
     compute_s: float
     memory_s: float
     memory_level: str
     latency_s: float
     bottleneck: str
     candidates: int
-    notes: Tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     search: str = UNSTATED
     space: int = 0
 
@@ -112,8 +112,8 @@ class MappingChoice:
 class Residency:
     """Tensors a previous operator left in the shared cache: reading them costs no DRAM
     traffic, and `no_writeback` outputs are consumed from the cache before eviction."""
-    resident: FrozenSet[str] = frozenset()
-    no_writeback: FrozenSet[str] = frozenset()
+    resident: frozenset[str] = frozenset()
+    no_writeback: frozenset[str] = frozenset()
 
 
 class MappingStrategy:
@@ -125,14 +125,14 @@ class MappingStrategy:
     limit cuts the search. `GridStrategy` (search.py) does that for any finite grid.
     """
     name: str = ""
-    problem_types: Tuple[type, ...] = ()
+    problem_types: tuple[type, ...] = ()
 
-    def explore(self, problem, machine: Machine, residency: Residency) -> MappingChoice:
+    def explore(self, problem: Any, machine: Machine, residency: Residency) -> MappingChoice:
         raise NotImplementedError
 
 
 def finish(strategy: str, *, tile, split, tiles, concurrent, waves, traffic, compute_s,
-           memory_terms: Dict[str, float], candidates: int, notes=(), search: str = UNSTATED,
+           memory_terms: dict[str, float], candidates: int, notes=(), search: str = UNSTATED,
            space: int = 0) -> MappingChoice:
     """Latency = max(compute, slowest memory level); the bottleneck is the term that won."""
     level, memory_s = max(sorted(memory_terms.items()), key=lambda kv: kv[1]) if memory_terms \

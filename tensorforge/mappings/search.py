@@ -20,7 +20,7 @@ against waves x tile FLOPs / unit rate), so the relaxation is scaled by 1 - 2^-4
 tests/test_search_soundness.py checks both properties with hypothesis, against brute force.
 """
 
-from typing import Callable, Dict, List
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -46,8 +46,8 @@ class Relaxation:
     """A lower bound on every mapping of a space: compute time and one time per memory level,
     each <= the same term of every candidate (so their max is <= every candidate's latency)."""
     compute_s: float
-    memory_terms: Dict[str, float]
-    traffic: Dict[str, float]          # the bytes per level the memory terms charge
+    memory_terms: dict[str, float]
+    traffic: dict[str, float]          # the bytes per level the memory terms charge
     why: str
 
 
@@ -59,10 +59,10 @@ class GridStrategy(MappingStrategy):
     proof in the docstring); `explore` is shared and sound for any limit.
     """
 
-    def space(self, problem, machine: Machine) -> List[np.ndarray]:
+    def space(self, problem, machine: Machine) -> list[np.ndarray]:
         raise NotImplementedError
 
-    def evaluate(self, problem, machine: Machine, residency: Residency, grid: List[np.ndarray]) -> Evaluated:
+    def evaluate(self, problem, machine: Machine, residency: Residency, grid: list[np.ndarray]) -> Evaluated:
         raise NotImplementedError
 
     def relaxation(self, problem, machine: Machine, residency: Residency) -> Relaxation:

@@ -9,7 +9,8 @@ exactly what was run and how it was reduced to one number.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 import torch
@@ -76,8 +77,8 @@ def _matmul_p10(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.dev
     return time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev).stats.p10
 
 
-def probe_matmul(mode: str, sizes: Optional[Sequence[int]] = None, policy: Optional[TimingPolicy] = None,
-                 device: Any = None, memory_cap_bytes: Optional[int] = None) -> MatmulProbe:
+def probe_matmul(mode: str, sizes: Sequence[int] | None = None, policy: TimingPolicy | None = None,
+                 device: Any = None, memory_cap_bytes: int | None = None) -> MatmulProbe:
     """Best square-GEMM rate (flop/s) in `mode` over a sweep of n.
 
     Sizes whose three n x n matrices exceed memory_cap_bytes are skipped (default: half
@@ -120,7 +121,7 @@ def default_copy_bytes(device: Any = None) -> int:
     return max(8 * int(l2), 1 << 30)
 
 
-def probe_copy(buffer_bytes: int, policy: Optional[TimingPolicy] = None, device: Any = None) -> CopyProbe:
+def probe_copy(buffer_bytes: int, policy: TimingPolicy | None = None, device: Any = None) -> CopyProbe:
     """Device-to-device copy bandwidth, counting read + write bytes (2 x buffer_bytes)."""
     buffer_bytes = int(buffer_bytes)
     if buffer_bytes <= 0:
@@ -131,7 +132,7 @@ def probe_copy(buffer_bytes: int, policy: Optional[TimingPolicy] = None, device:
     # random bytes rather than zeros for the same reason as the matmul inputs.
     src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
     dst = torch.empty_like(src)
-    p10 = time_cuda(lambda: dst.copy_(src), policy, dev).stats.p10
+    p10 = time_cuda(lambda: dst.copy_(src), policy, dev).stats.p10  # noqa: F821  (runs before the del)
     del src, dst
     method = (
         f"dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} (src random); "
@@ -142,7 +143,7 @@ def probe_copy(buffer_bytes: int, policy: Optional[TimingPolicy] = None, device:
                      method=method)
 
 
-def probe_launch_floor(policy: Optional[TimingPolicy] = None, device: Any = None) -> LaunchProbe:
+def probe_launch_floor(policy: TimingPolicy | None = None, device: Any = None) -> LaunchProbe:
     """The least time one eager PyTorch op occupies on the stream.
 
     A 1-element add_ does almost no GPU work, so the host cannot keep the queue ahead of

@@ -2,16 +2,14 @@
 reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`."""
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge import __version__
-from tensorforge.errors import TensorForgeError, one_line
-from tensorforge.fileio import write_atomic
-from tensorforge.serialize import canonical_json
-from tensorforge.target import Ceilings
+from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, one_line, read_json,
+                             write_atomic)
 
 from ..api import ProbeResult, Unavailable
 
@@ -27,13 +25,13 @@ def store_path(fingerprint: str) -> Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
+def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """A calibration document: every probe's result and the ceilings they add up to."""
-    results: List[ProbeResult] = []
-    failures: Dict[str, str] = {}
+    results: list[ProbeResult] = []
+    failures: dict[str, str] = {}
     started = now()
     for probe in probes:
         progress(f"calibrating: {probe.name}")
@@ -43,7 +41,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    compute: Dict[str, float] = {}
+    compute: dict[str, float] = {}
     dram = launch = None
     for result in results:
         compute.update(result.compute)
@@ -66,31 +64,30 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     }
 
 
-def save(calibration: Dict[str, Any]) -> Path:
+def save(calibration: dict[str, Any]) -> Path:
     path = store_path(calibration["fingerprint"])
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, canonical_json(calibration))
     return path
 
 
-def load(fingerprint: str) -> Optional[Dict[str, Any]]:
+def load(fingerprint: str) -> dict[str, Any] | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
     path = store_path(fingerprint)
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TensorForgeError(f"stored calibration {path} is unreadable ({exc}); "
-                               "remove it or pass --recalibrate") from None
+        data = read_json(path, "stored calibration")
+    except TensorForgeError as exc:
+        raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint or "ceilings" not in data:
         raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
                                "remove it or pass --recalibrate")
     return data
 
 
-def to_ceilings(calibration: Dict[str, Any]) -> Optional[Ceilings]:
+def to_ceilings(calibration: dict[str, Any]) -> Ceilings | None:
     """Core ceilings from a calibration; None when the probes that matter did not run."""
     c = calibration.get("ceilings", {})
     if not c.get("compute") or not c.get("dram_bytes_per_s"):

@@ -10,7 +10,7 @@ tolerance: a fastest sample below the calibrated bound says the bound is not sou
 workload (tests/test_capture_soundness.py checks it on every committed capture).
 """
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 MIN_TOLERANCE = 0.02   # relative; widened to the measurement's own interquartile spread
 
@@ -19,18 +19,18 @@ def ape(predicted_s: float, measured_s: float) -> float:
     return abs(predicted_s - measured_s) / measured_s
 
 
-def bound_tolerance(stats: Dict[str, Any]) -> float:
+def bound_tolerance(stats: dict[str, Any]) -> float:
     return max(MIN_TOLERANCE, float(stats.get("rel_iqr") or 0.0))
 
 
-def fastest_sample(measurement: Dict[str, Any]) -> Optional[float]:
+def fastest_sample(measurement: dict[str, Any]) -> float | None:
     """The fastest iteration measured: the raw samples' minimum (the stats' min if samples
     were not kept)."""
     samples = measurement.get("samples_s") or []
     return min(samples) if samples else measurement.get("stats", {}).get("min")
 
 
-def fastest_check(fastest: Optional[float], bound_s: float) -> Dict[str, Any]:
+def fastest_check(fastest: float | None, bound_s: float) -> dict[str, Any]:
     """Margin of the fastest sample over the bound: (fastest - bound) / bound, no tolerance."""
     if fastest is None or bound_s <= 0:
         return {"fastest_verdict": "no verdict: no samples"}
@@ -39,9 +39,9 @@ def fastest_check(fastest: Optional[float], bound_s: float) -> Dict[str, Any]:
             "fastest_verdict": "FASTEST SAMPLE BELOW BOUND" if margin < 0 else "fastest sample within bound"}
 
 
-def compare_workload(name: str, analytical, calibrated, measurement: Optional[Dict[str, Any]],
-                     same_device: bool, device_note: str, calibrated_note: str) -> Dict[str, Any]:
-    row: Dict[str, Any] = {
+def compare_workload(name: str, analytical, calibrated, measurement: dict[str, Any] | None,
+                     same_device: bool, device_note: str | None, calibrated_note: str) -> dict[str, Any]:
+    row: dict[str, Any] = {
         "predicted_analytical_s": analytical.latency_s if analytical else None,
         "predicted_calibrated_s": calibrated.latency_s if calibrated else None,
         "bottleneck": (calibrated or analytical).bottleneck if (calibrated or analytical) else None,

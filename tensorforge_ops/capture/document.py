@@ -7,52 +7,40 @@ changed byte fails one check or the other.
 """
 
 import hashlib
-import json
 import math
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
-from tensorforge.fileio import write_atomic
-from tensorforge.serialize import canonical_json
+from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
 
 SCHEMA = "tensorforge.capture/1"
 SECTIONS = {"predicted": "PREDICTED", "measured": "MEASURED", "calibrated": "CALIBRATED",
             "diagnostic": "DIAGNOSTIC", "policy": "POLICY"}
 
 
-def content_digest(doc: Dict[str, Any]) -> str:
+def content_digest(doc: dict[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k != "digest"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def seal(doc: Dict[str, Any]) -> Dict[str, Any]:
+def seal(doc: dict[str, Any]) -> dict[str, Any]:
     sealed = {k: v for k, v in doc.items() if k != "digest"}
     sealed["digest"] = {"algorithm": "sha256", "over": "canonical JSON without 'digest'",
                         "value": content_digest(sealed)}
     return sealed
 
 
-def write_capture(path, doc: Dict[str, Any]) -> Dict[str, Any]:
+def write_capture(path, doc: dict[str, Any]) -> dict[str, Any]:
     sealed = seal(doc)
     write_atomic(path, canonical_json(sealed))
     return sealed
 
 
-def read_capture(path) -> Dict[str, Any]:
+def read_capture(path) -> dict[str, Any]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read capture {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise TensorForgeError(f"capture {path} is not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TensorForgeError(f"capture {path} is not valid JSON (truncated or damaged?): {exc}") from None
+    doc = read_json(path, "capture")
     if not isinstance(doc, dict):
         raise TensorForgeError(f"capture {path}: expected a JSON object")
     return doc
@@ -63,19 +51,20 @@ class VerifyReport:
     path: str
     ok: bool
     digest: str
-    problems: List[str]
-    checks: List[str]
+    problems: list[str]
+    checks: list[str]
 
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
+def _consistency(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     from ..measure.stats import summarize
     from .compare import ape
 
-    problems, checks = [], []
+    problems: list[str] = []
+    checks: list[str] = []
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema is {doc.get('schema')!r}, this TensorForge reads {SCHEMA!r}")
         return problems, checks
@@ -117,8 +106,8 @@ def _consistency(doc: Dict[str, Any]) -> (List[str], List[str]):
 def verify(path) -> VerifyReport:
     path = Path(path)
     doc = read_capture(path)
-    problems: List[str] = []
-    checks: List[str] = []
+    problems: list[str] = []
+    checks: list[str] = []
     # A hand-edited digest may be any JSON value: report it, never crash on it.
     digest = doc.get("digest")
     recorded = digest.get("value") if isinstance(digest, dict) else None

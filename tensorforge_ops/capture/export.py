@@ -2,21 +2,22 @@
 The capture on disk is the record: a sink that fails is reported in one line, never fatal."""
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
-from tensorforge.errors import TensorForgeError, one_line, unknown
+from tensorforge.api import TensorForgeError, one_line, unknown
 
 from ..api import ExportResult
 
 
-def requested_sinks(cli_names: Sequence[str]) -> List[str]:
+def requested_sinks(cli_names: Sequence[str]) -> list[str]:
     """--export NAME options, else the TENSORFORGE_EXPORT environment variable (comma list)."""
     names = list(cli_names) or [n.strip() for n in os.environ.get("TENSORFORGE_EXPORT", "").split(",")]
     return [n for n in dict.fromkeys(names) if n]
 
 
-def parse_options(pairs: Sequence[str]) -> Dict[str, str]:
-    options: Dict[str, str] = {}
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
@@ -31,11 +32,11 @@ def resolve_sinks(ops, names: Sequence[str]):
     for name in names:
         if name not in known:
             error = unknown("export sink", name, known)
-            raise TensorForgeError(str(error) + ops._broken_hint())
+            raise TensorForgeError(str(error) + ops.broken_hint())
     return [known[n] for n in names]
 
 
-def report_html(doc: Dict[str, Any]) -> Optional[str]:
+def report_html(doc: dict[str, Any]) -> str | None:
     """The HTML impact report of the capture, for sinks that store it; None if it cannot be
     rendered here (e.g. matplotlib missing), in which case sinks store the capture alone."""
     try:
@@ -46,8 +47,8 @@ def report_html(doc: Dict[str, Any]) -> Optional[str]:
         return None
 
 
-def export_all(sinks, doc: Dict[str, Any], capture_path: str, options: Dict[str, str],
-               say: Callable[[str], None]) -> List[ExportResult]:
+def export_all(sinks, doc: dict[str, Any], capture_path: str, options: dict[str, str],
+               say: Callable[[str], None]) -> list[ExportResult]:
     html = report_html(doc) if sinks else None
     results = []
     for sink in sinks:

@@ -9,17 +9,13 @@ import platform
 import socket
 import sys
 import time
-from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
 from tensorforge import __version__
-from tensorforge.errors import one_line
-from tensorforge.finite import finite_in
-from tensorforge.model import predict
-from tensorforge.serialize import to_data
-from tensorforge.suite import resolve
+from tensorforge.api import finite_in, one_line, predict, resolve, to_data
 
 from ..calibrate import store as calibration
 from ..api import Unavailable
@@ -34,10 +30,10 @@ DEFAULT_BACKEND = "torch-cuda"
 @attrs.frozen
 class RunOptions:
     target: str
-    specs: Tuple[str, ...] = ()
-    suites: Tuple[str, ...] = ()
-    operating_point: Optional[str] = None
-    backend: Optional[str] = None     # None: the backend that claims the target, else torch-cuda
+    specs: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    operating_point: str | None = None
+    backend: str | None = None     # None: the backend that claims the target, else torch-cuda
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
@@ -49,10 +45,10 @@ class RunOptions:
     # window, against 177 us when measured first (power-management state left by the probes).
     cooldown_s: float = attrs.field(default=2.0, validator=finite_in(0))
     rest_s: float = attrs.field(default=0.2, validator=finite_in(0))
-    command: Tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
 
 
-def _unavailable(label: str, reason: str, **extra) -> Dict[str, Any]:
+def _unavailable(label: str, reason: str, **extra) -> dict[str, Any]:
     return {"label": label, "available": False, "reason": reason, **extra}
 
 
@@ -62,13 +58,13 @@ class Run:
     def __init__(self, core, ops, opts: RunOptions, progress: Callable[[str], None]):
         self.core, self.ops, self.opts, self.progress = core, ops, opts, progress
         self.t0 = time.perf_counter()
-        self.doc: Dict[str, Any] = {}
+        self.doc: dict[str, Any] = {}
         self.caveat = CAVEAT   # the telemetry source's own, once the backend is known
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
 
-    def execute(self) -> Dict[str, Any]:
+    def execute(self) -> dict[str, Any]:
         opts = self.opts
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
@@ -77,7 +73,7 @@ class Run:
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
-        if not (opts.specs or opts.suites) and getattr(backend, "default_suite", ()):
+        if not (opts.specs or opts.suites) and backend.default_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
             workloads = resolve(self.core, tuple(backend.default_suite))
         else:
@@ -102,7 +98,7 @@ class Run:
         })
         session = self._open()
         calibrated_pred, device_target, same_device = None, None, False
-        measurements: Dict[str, Any] = {}
+        measurements: dict[str, Any] = {}
         if session is not None:
             try:
                 cal = self._calibrate(session)
@@ -126,7 +122,7 @@ class Run:
         return doc
 
     # -- steps -----------------------------------------------------------------------------
-    def _provenance(self) -> Dict[str, Any]:
+    def _provenance(self) -> dict[str, Any]:
         reports = self.core.all_reports()
         return {
             "tensorforge_version": __version__,
@@ -199,20 +195,20 @@ class Run:
         return None
 
     @staticmethod
-    def _calibrated_note(ceilings, device_target, device_name: str) -> Optional[str]:
+    def _calibrated_note(ceilings, device_target, device_name: str) -> str | None:
         if ceilings is None:
             return "calibration did not produce compute and memory ceilings"
         if device_target is None:
             return f"no installed target describes the measuring device {device_name!r}"
         return None
 
-    def _measure(self, session, workloads, analytical) -> Dict[str, Any]:
+    def _measure(self, session, workloads, analytical) -> dict[str, Any]:
         opts = self.opts
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
-        results: Dict[str, Any] = {}
-        windows: Dict[str, Any] = {}
+        results: dict[str, Any] = {}
+        windows: dict[str, Any] = {}
         self.doc["measured"]["workloads"] = results
-        for i, (workload, kind) in enumerate(workloads, 1):
+        for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
             results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
@@ -236,7 +232,7 @@ class Run:
                 "windows": windows}
         return results
 
-    def _measure_one(self, session, workload, predicted, sources, windows) -> Dict[str, Any]:
+    def _measure_one(self, session, workload, predicted, sources, windows) -> dict[str, Any]:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)

@@ -30,7 +30,7 @@ from typing import Iterable, Optional
 
 import attrs
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError
 
 ALGORITHM = "ed25519"
 SIGNED_PREFIX = b"tensorforge.capture.digest/1\n"
@@ -233,7 +233,7 @@ def parse_key(text: str, where: str) -> str:
 
 def read_trusted_file(path: Path, what: str = "trusted-keys file") -> list[str]:
     """Fingerprints from a file of keys, one a line ('#' comments and blank lines ignored)."""
-    from tensorforge.fileio import read_text
+    from tensorforge.api import read_text
     text = read_text(path, what)
     out = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -1,15 +1,14 @@
 """A readable summary of a capture, from the capture document alone."""
 
-from typing import Any, Dict, List
+from typing import Any
 
-from tensorforge.render import table
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si, table
 
 from .compare import fastest_check, fastest_sample
 
 
 
-def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
+def _telemetry_lines(diag: dict[str, Any]) -> list[str]:
     if not diag.get("available"):
         return [f"DIAGNOSTIC  unavailable: {diag.get('reason')}"]
     source = "NVML" if diag.get("source") in (None, "nvml") else diag["source"]
@@ -30,7 +29,7 @@ def _telemetry_lines(diag: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def _fastest(row: Dict[str, Any], measurement: Dict[str, Any]) -> Dict[str, Any]:
+def _fastest(row: dict[str, Any], measurement: dict[str, Any]) -> dict[str, Any]:
     """The fastest sample against the calibrated bound, from the document's own samples (so
     captures written before the comparison recorded it are checked too)."""
     bound = row.get("predicted_calibrated_s")
@@ -39,7 +38,7 @@ def _fastest(row: Dict[str, Any], measurement: Dict[str, Any]) -> Dict[str, Any]
     return fastest_check(fastest_sample(measurement), bound)
 
 
-def _fastest_cell(check: Dict[str, Any]) -> str:
+def _fastest_cell(check: dict[str, Any]) -> str:
     """The fastest sample's margin over the calibrated bound, signed (no tolerance)."""
     margin = check.get("fastest_margin")
     if margin is None:
@@ -47,7 +46,7 @@ def _fastest_cell(check: Dict[str, Any]) -> str:
     return f"{margin * 100:+.2f}%" + (" BELOW" if margin < 0 else "")
 
 
-def summary_text(doc: Dict[str, Any]) -> str:
+def summary_text(doc: dict[str, Any]) -> str:
     pred = doc["predicted"]
     analytical = pred["analytical"]
     measured, cal = doc["measured"], doc["calibrated"]

@@ -11,7 +11,8 @@ idle between iterations, doing it never would leave no way to stop early.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -64,7 +65,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
     starts: list = []
     ends: list = []
     samples: list[float] = []
-    stop: Optional[str] = None
+    stop: str | None = None
     with torch.cuda.device(dev):
         flush = torch.empty(policy.flush_bytes, dtype=torch.uint8, device=dev) if policy.flush_bytes else None
         if flush is not None and policy.flush_mode == "read":
@@ -117,7 +118,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
     )
 
 
-def _driver_version() -> Optional[str]:
+def _driver_version() -> str | None:
     # pynvml is optional (the 'measure' extra); imported lazily so its absence costs nothing.
     try:
         import pynvml

@@ -9,7 +9,8 @@ quietly running fp32 matmuls in bf16). Imports torch.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -46,7 +47,7 @@ def framework_flags() -> dict:
             read_or_none(lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)),
         # Newer (>= 2.9) API; None on versions without it.
         "matmul_fp32_precision": read_or_none(lambda: str(b.cuda.matmul.fp32_precision)),
-        "cudnn_conv_fp32_precision": read_or_none(lambda: str(b.cudnn.conv.fp32_precision)),
+        "cudnn_conv_fp32_precision": read_or_none(lambda: str(b.cudnn.conv.fp32_precision)),  # type: ignore[attr-defined]
     }
     return flags
 
@@ -73,7 +74,7 @@ def _set_matmul_tf32(value: bool) -> None:
         torch.backends.cuda.matmul.allow_tf32 = value
 
 
-def _snapshot() -> tuple[Optional[tuple], dict]:
+def _snapshot() -> tuple[tuple | None, dict]:
     try:
         legacy = (torch.get_float32_matmul_precision(),
                   torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
@@ -89,7 +90,7 @@ def _snapshot() -> tuple[Optional[tuple], dict]:
     return legacy, new
 
 
-def _restore(legacy: Optional[tuple], new: dict) -> None:
+def _restore(legacy: tuple | None, new: dict) -> None:
     if legacy is not None:
         # Restoring through the legacy setters keeps the legacy API readable afterwards.
         precision, matmul_tf32, cudnn_tf32 = legacy

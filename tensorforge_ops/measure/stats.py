@@ -8,7 +8,7 @@ cv it ignores the few slow outliers (preemption, clock changes) every GPU run co
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 import numpy as np

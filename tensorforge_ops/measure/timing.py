@@ -8,7 +8,7 @@ by "stable" or "budget". Nothing here imports torch.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -68,7 +68,7 @@ class TimedSamples:
     flush_bytes: int
 
 
-def should_stop(samples: Sequence[float], policy: TimingPolicy, elapsed_s: float) -> Optional[str]:
+def should_stop(samples: Sequence[float], policy: TimingPolicy, elapsed_s: float) -> str | None:
     """Why to stop now, or None to keep going.
 
     'stable' wins over the others (it is the outcome we wanted, even if a limit was also

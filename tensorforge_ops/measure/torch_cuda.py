@@ -9,7 +9,8 @@ import contextlib
 import gc
 import hashlib
 import json
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 

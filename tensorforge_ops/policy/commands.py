@@ -5,11 +5,7 @@ import sys
 import attrs
 import click
 
-from tensorforge.finite import FiniteFloat
-
-from tensorforge.render import table
-from tensorforge.serialize import canonical_json
-from tensorforge.units import seconds
+from tensorforge.api import FiniteFloat, canonical_json, pass_host, seconds, table, workload_options
 
 
 @click.command()
@@ -59,28 +55,19 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
 
 
 def _load_prices(path):
-    import tomllib
-    from pathlib import Path
-    from tensorforge.errors import TensorForgeError
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read prices file {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TensorForgeError(f"malformed prices file {path}: {exc}") from None
+    from tensorforge.api import TensorForgeError, finite_number, read_toml
+    data = read_toml(path, "prices file")
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
     if not prices:
         raise TensorForgeError(f"prices file {path} names no prices: expected [prices] target = price per hour")
-    from tensorforge.finite import finite_number
     return {name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
             for name, value in prices.items()}
 
 
 @click.command()
-@click.option("--workload", "-w", "specs", multiple=True, help="As for `predict`; default: the default suite.")
-@click.option("--suite", "suites", multiple=True, type=click.Path(dir_okay=False))
+@workload_options(default="every plugin's default suite")
 @click.option("--latency-ms", type=FiniteFloat(0, min_open=True), default=None,
               help="Objective: each workload's latency at most this.")
 @click.option("--throughput", type=FiniteFloat(0, min_open=True), default=None,
@@ -91,8 +78,8 @@ def _load_prices(path):
 @click.option("--prices", type=click.Path(dir_okay=False), default=None,
               help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
 @click.option("--json", "as_json", is_flag=True)
-@click.pass_context
-def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json):
+@pass_host
+def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json):
     """Which targets meet a latency or throughput objective for these workloads?
 
     RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
@@ -100,15 +87,13 @@ def rightsize(ctx, specs, suites, latency_ms, throughput, target_names, captures
     capture measured on that device shows it. Otherwise UNKNOWN, with what would settle it.
     Never a recommendation without evidence.
     """
-    from tensorforge.errors import TensorForgeError
-    from tensorforge.suite import resolve
+    from tensorforge.api import TensorForgeError, resolve
     from .evidence import load_evidence
     from .rightsize import MEETS, Objective, rightsize as run_rightsize
 
     if (latency_ms is None) == (throughput is None):
         raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
     objective = Objective("latency", latency_ms / 1e3) if latency_ms is not None else Objective("throughput", throughput)
-    core = ctx.obj.host
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))

@@ -1,15 +1,15 @@
 """Reading captures as evidence: both must verify, and be of the schema this version reads."""
 
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError
 
 from ..capture.document import SCHEMA, read_capture, verify
 from ..telemetry.nvml import SLOWDOWN_REASONS
 
 
-def load_evidence(path, role: str) -> Dict[str, Any]:
+def load_evidence(path, role: str) -> dict[str, Any]:
     """A verified capture, or a TensorForgeError naming the file and what is wrong with it."""
     path = Path(path)
     doc = read_capture(path)
@@ -23,7 +23,7 @@ def load_evidence(path, role: str) -> Dict[str, Any]:
     return doc
 
 
-def slowdowns(doc: Dict[str, Any], workload: str):
+def slowdowns(doc: dict[str, Any], workload: str):
     """(reason, fraction) pairs of hardware/thermal slowdown in the workload's telemetry window."""
     window = (doc.get("diagnostic", {}).get("windows") or {}).get(workload) or {}
     summary = window.get("summary") or {}

@@ -9,12 +9,12 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 """
 
 import hashlib
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import attrs
 import numpy as np
 
-from tensorforge.finite import finite_in
+from tensorforge.api import finite_in
 
 from .evidence import slowdowns
 from .statistics import bootstrap_ratio_ci, mann_whitney
@@ -45,28 +45,28 @@ class WorkloadVerdict:
     workload: str
     verdict: str
     reason: str
-    baseline_p50_s: Optional[float] = None
-    candidate_p50_s: Optional[float] = None
-    ratio: Optional[float] = None
-    ci_low: Optional[float] = None
-    ci_high: Optional[float] = None
-    p_value: Optional[float] = None
-    n_baseline: Optional[int] = None
-    n_candidate: Optional[int] = None
+    baseline_p50_s: float | None = None
+    candidate_p50_s: float | None = None
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    n_baseline: int | None = None
+    n_candidate: int | None = None
 
 
 @attrs.frozen
 class GateResult:
     label: str
-    baseline: Dict[str, Any]
-    candidate: Dict[str, Any]
+    baseline: dict[str, Any]
+    candidate: dict[str, Any]
     settings: GateSettings
-    verdicts: Tuple[WorkloadVerdict, ...]
+    verdicts: tuple[WorkloadVerdict, ...]
     exit_status: int
     summary: str
 
 
-def _side(doc: Dict[str, Any]) -> Dict[str, Any]:
+def _side(doc: dict[str, Any]) -> dict[str, Any]:
     measured = doc.get("measured", {})
     device = measured.get("device") or {}
     return {"path": doc.get("_path"), "digest": doc["digest"]["value"],
@@ -74,11 +74,11 @@ def _side(doc: Dict[str, Any]) -> Dict[str, Any]:
             "target": doc.get("target"), "started_at": doc.get("provenance", {}).get("started_at")}
 
 
-def _specs(doc) -> Dict[str, str]:
+def _specs(doc) -> dict[str, str]:
     return {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
 
 
-def _flag_difference(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
+def _flag_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     if not changed:
         return None
@@ -87,9 +87,9 @@ def _flag_difference(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
     return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
 
 
-def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> Optional[str]:
+def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> str | None:
     """Why the two sides of one workload cannot be compared, or None."""
-    for role, doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
+    for role, _doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
         if row is None:
             return f"not measured in the {role}"
         if row.get("status") != "ok":
@@ -143,7 +143,7 @@ def _decide(name, base_row, cand_row, base, cand, settings) -> WorkloadVerdict:
     return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
 
 
-def gate(base: Dict[str, Any], cand: Dict[str, Any], settings: GateSettings = GateSettings()) -> GateResult:
+def gate(base: dict[str, Any], cand: dict[str, Any], settings: GateSettings = GateSettings()) -> GateResult:
     base_rows = base.get("measured", {}).get("workloads") or {}
     cand_rows = cand.get("measured", {}).get("workloads") or {}
     base_specs, cand_specs = _specs(base), _specs(cand)
@@ -158,7 +158,7 @@ def gate(base: Dict[str, Any], cand: Dict[str, Any], settings: GateSettings = Ga
         if fa != fb:
             global_reason = (f"different device fingerprints: {fa} ({base['measured']['device']['name']}) "
                              f"vs {fb} ({cand['measured']['device']['name']})")
-    verdicts: List[WorkloadVerdict] = []
+    verdicts: list[WorkloadVerdict] = []
     for name in names:
         if global_reason:
             verdicts.append(WorkloadVerdict(name, NO_VERDICT, global_reason))

@@ -6,12 +6,12 @@ it. MEETS needs a capture measured on that device showing it. Everything else is
 what would settle it. Prices (optional) rank only the targets that MEET.
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
-from tensorforge.finite import finite_in
-from tensorforge.model import predict
+from tensorforge.api import finite_in, predict
 
 MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
@@ -41,8 +41,8 @@ class Cell:
     verdict: str
     reason: str
     lower_bound_s: float
-    measured_p50_s: Optional[float] = None
-    evidence: Optional[str] = None
+    measured_p50_s: float | None = None
+    evidence: str | None = None
 
 
 @attrs.frozen
@@ -50,9 +50,9 @@ class TargetVerdict:
     target: str
     verdict: str
     reason: str
-    cells: Tuple[Cell, ...]
-    price_per_hour: Optional[float] = None
-    cost_per_million: Optional[float] = None   # executions of the whole workload set, at measured p50
+    cells: tuple[Cell, ...]
+    price_per_hour: float | None = None
+    cost_per_million: float | None = None   # executions of the whole workload set, at measured p50
 
 
 def _same_workload(kind, params, spec: str) -> bool:
@@ -62,13 +62,13 @@ def _same_workload(kind, params, spec: str) -> bool:
     if head != kind.name:
         return False
     try:
-        from tensorforge.suite import parse_fields
+        from tensorforge.api import parse_fields
         return kind.parse(parse_fields(rest, spec)) == params
     except Exception:   # a spec this version cannot read is simply not this workload
         return False
 
 
-def _measured(captures: Sequence[Dict[str, Any]], target, kind, params):
+def _measured(captures: Sequence[dict[str, Any]], target, kind, params):
     """(p50 seconds, capture path) of this workload measured on this target's device."""
     for doc in captures:
         measured = doc.get("measured", {})
@@ -104,8 +104,8 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
                 bound, p50, path)
 
 
-def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Dict[str, Any]],
-              prices: Dict[str, float]) -> List[TargetVerdict]:
+def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[dict[str, Any]],
+              prices: dict[str, float]) -> list[TargetVerdict]:
     results = []
     for target in targets:
         pred = predict(workloads, target, mappings)
@@ -122,7 +122,7 @@ def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequ
         price = prices.get(target.name)
         cost = None
         if verdict == MEETS and price is not None:
-            cost = price / 3600.0 * sum(c.measured_p50_s for c in cells) * 1e6
+            cost = price / 3600.0 * sum(c.measured_p50_s or 0.0 for c in cells) * 1e6   # all measured: MEETS
         results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost))
     order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
     return sorted(results, key=lambda r: (order[r.verdict],

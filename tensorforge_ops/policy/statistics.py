@@ -2,7 +2,7 @@
 bootstrap confidence interval on the ratio of medians. numpy only (no scipy dependency)."""
 
 import math
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,7 +11,7 @@ def _normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
-def mann_whitney(x: Sequence[float], y: Sequence[float]) -> Tuple[float, float]:
+def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Two-sided Mann-Whitney U test: (U of x, p-value), normal approximation with tie and
     continuity corrections (the gate requires >= 10 samples per side, where it is accurate)."""
     a, b = np.asarray(x, float), np.asarray(y, float)
@@ -41,7 +41,7 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> Tuple[float, float]:
 
 
 def bootstrap_ratio_ci(baseline: Sequence[float], candidate: Sequence[float], *, resamples: int,
-                       confidence: float, seed: int) -> Tuple[float, float]:
+                       confidence: float, seed: int) -> tuple[float, float]:
     """Percentile bootstrap interval of median(candidate) / median(baseline). Deterministic for
     a given seed (the gate derives it from the two captures' digests)."""
     rng = np.random.default_rng(seed)

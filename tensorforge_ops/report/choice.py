@@ -10,7 +10,7 @@ measured the same rule runs over the predictions. Ties go to the name that sorts
 choice is deterministic. The user can name either with `report --primary/--contrast`.
 """
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import attrs
 
@@ -22,17 +22,17 @@ CONTRAST_RULE = ("the workload with the fewest FLOPs{measured}: fixed costs outs
 
 @attrs.frozen
 class Choice:
-    name: Optional[str]   # None: nothing to choose (no workload, or no second one)
+    name: str | None   # None: nothing to choose (no workload, or no second one)
     why: str              # the rule that chose it, or "named with --primary/--contrast"
 
 
-def _pool(rows: List[Dict[str, Any]]) -> tuple:
+def _pool(rows: list[dict[str, Any]]) -> tuple:
     measured = [r for r in rows if r["measured_p50_s"] is not None]
     return (measured, " measured") if measured else (rows, "")
 
 
-def choose(rows: List[Dict[str, Any]], primary: Optional[str] = None,
-           contrast: Optional[str] = None) -> Dict[str, Choice]:
+def choose(rows: list[dict[str, Any]], primary: str | None = None,
+           contrast: str | None = None) -> dict[str, Choice]:
     """{'primary': Choice, 'contrast': Choice} over the report's workload rows (each with
     'name', 'flops', 'operators' and 'measured_p50_s'). Names given by the user win."""
     pool, measured = _pool(rows)

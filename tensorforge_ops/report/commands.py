@@ -3,7 +3,7 @@
 import attrs
 import click
 
-from tensorforge.serialize import canonical_json
+from tensorforge.api import canonical_json
 
 
 @click.command()
@@ -26,8 +26,7 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
-    from tensorforge.errors import TensorForgeError
-    from tensorforge.fileio import write_atomic
+    from tensorforge.api import TensorForgeError, write_atomic
     from ..policy.evidence import load_evidence
     from ..policy.gate import gate as run_gate
     from .facts import build_facts
@@ -39,7 +38,7 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
-            from tensorforge.errors import unknown
+            from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
     facts = build_facts(doc, path_workload, gate_result, primary, contrast)
     if fmt == "json":

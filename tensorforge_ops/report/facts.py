@@ -1,10 +1,9 @@
 """Everything the report says, derived from the capture alone: numbers, and sentences whose
 claims are decided by those numbers (never stronger than the evidence)."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-from tensorforge.precision import VECTOR_EXECUTES
-from tensorforge.units import seconds
+from tensorforge.api import VECTOR_EXECUTES, seconds
 
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
@@ -23,11 +22,11 @@ LABELS = (
 )
 
 
-def _pct(value: Optional[float]) -> str:
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _workload_rows(doc) -> List[Dict[str, Any]]:
+def _workload_rows(doc) -> list[dict[str, Any]]:
     measured = doc["measured"]
     rows = doc.get("comparison", {}).get("workloads", {})
     out = []
@@ -35,7 +34,7 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
         m = (measured.get("workloads") or {}).get(w["name"]) if measured.get("available") else None
         r = rows.get(w["name"], {})
         ok = bool(m and m.get("status") == "ok")
-        stats = m["stats"] if ok else {}
+        stats = m["stats"] if ok and m else {}
         p50 = stats.get("p50")
         out.append({
             "name": w["name"], "spec": w["spec"], "flops": w["flops"], "compulsory_bytes": w["compulsory_bytes"],
@@ -55,7 +54,7 @@ def _workload_rows(doc) -> List[Dict[str, Any]]:
     return out
 
 
-def _comparison_story(row: Optional[Dict[str, Any]], device: Optional[str], primary: bool) -> str:
+def _comparison_story(row: dict[str, Any] | None, device: str | None, primary: bool) -> str:
     if row is None:
         return ("No workload in this capture to compare." if primary else
                 "Only one workload in this capture: there is nothing to contrast it with.")
@@ -83,7 +82,7 @@ def _comparison_story(row: Optional[Dict[str, Any]], device: Optional[str], prim
             "the capture does not establish why they differ.")
 
 
-def _ceilings(doc) -> List[Dict[str, Any]]:
+def _ceilings(doc) -> list[dict[str, Any]]:
     sheet = doc["predicted"]["analytical"]["ceilings"]
     cal = doc["calibrated"].get("ceilings") if doc["calibrated"].get("available") else None
     rows = []
@@ -100,13 +99,13 @@ def _ceilings(doc) -> List[Dict[str, Any]]:
 TILE_ORDER = ("m", "n", "k", "q", "kv", "d")
 
 
-def _ordered_tile(tile: Dict[str, int]) -> List[List[Any]]:
+def _ordered_tile(tile: dict[str, int]) -> list[list[Any]]:
     """Tile extents in loop order (m, n, k ...), not the sorted order of the JSON document."""
     rank = {k: i for i, k in enumerate(TILE_ORDER)}
     return [[k, tile[k]] for k in sorted(tile, key=lambda k: (rank.get(k, len(rank)), k))]
 
 
-def _compute_rate(ceilings: Dict[str, Any], op: Dict[str, Any]) -> Optional[float]:
+def _compute_rate(ceilings: dict[str, Any], op: dict[str, Any]) -> float | None:
     """The rate that timed `op`: a vector-unit operator (elementwise work) ran at the fastest
     vector rate for its precision, a matrix operator at its math mode's rate. Captures written
     before vector rates existed have none: their vector work ran at the fp32 math mode."""
@@ -117,7 +116,7 @@ def _compute_rate(ceilings: Dict[str, Any], op: Dict[str, Any]) -> Optional[floa
     return ceilings["compute"].get(op["math_mode"])
 
 
-def _path(doc, name: Optional[str], primary: Optional[str]) -> Optional[Dict[str, Any]]:
+def _path(doc, name: str | None, primary: str | None) -> dict[str, Any] | None:
     pred = doc["predicted"].get("calibrated") or doc["predicted"]["analytical"]
     workloads = {w["name"]: w for w in pred["workloads"]}
     if not workloads:
@@ -144,7 +143,7 @@ def _telemetry_name(doc) -> str:
     return "NVML" if source in ("", "nvml") else f"{source} telemetry"
 
 
-def _telemetry(doc) -> Dict[str, Any]:
+def _telemetry(doc) -> dict[str, Any]:
     diag = doc["diagnostic"]
     if not diag.get("available"):
         return {"available": False, "reason": diag.get("reason"), "observations": [], "caveat": diag.get("caveat")}
@@ -165,7 +164,7 @@ def _telemetry(doc) -> Dict[str, Any]:
             "window": diag.get("window"), "source": diag.get("source")}
 
 
-def _limits(doc, rows) -> List[str]:
+def _limits(doc, rows) -> list[str]:
     measured, cal = doc["measured"], doc["calibrated"]
     device = (measured.get("device") or {}).get("name")
     started = doc.get("provenance", {}).get("started_at", "?")
@@ -199,13 +198,13 @@ def _limits(doc, rows) -> List[str]:
     return out
 
 
-def _comparison(choice, by_name, device, primary: bool) -> Dict[str, Any]:
+def _comparison(choice, by_name, device, primary: bool) -> dict[str, Any]:
     row = by_name.get(choice.name)
     return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
 
 
-def build_facts(doc: Dict[str, Any], path_workload: Optional[str] = None, gate=None,
-                primary: Optional[str] = None, contrast: Optional[str] = None) -> Dict[str, Any]:
+def build_facts(doc: dict[str, Any], path_workload: str | None = None, gate=None,
+                primary: str | None = None, contrast: str | None = None) -> dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
     from the numbers (report/choice.py)."""
     rows = _workload_rows(doc)

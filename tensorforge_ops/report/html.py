@@ -2,9 +2,9 @@
 anywhere, so it opens offline and can be archived next to the capture."""
 
 from html import escape
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
@@ -31,19 +31,19 @@ def _label(name: str) -> str:
     return f'<span class="label {name}">{name}</span>'
 
 
-def _s(value: Optional[float]) -> str:
+def _s(value: float | None) -> str:
     return escape(seconds(value)) if value is not None else "-"
 
 
 
-def _table(headers: List[str], rows: List[List[str]], numeric=()) -> str:
+def _table(headers: list[str], rows: list[list[str]], numeric=()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _card(title: str, part: Dict[str, Any]) -> str:
+def _card(title: str, part: dict[str, Any]) -> str:
     row = part["row"]
     if row is None:
         return f'<div class="card"><h3>{escape(title)}</h3><p class="empty">{escape(part["story"])}</p></div>'
@@ -136,14 +136,14 @@ def _policy(facts) -> str:
     return html
 
 
-def report_page(facts: Dict[str, Any]) -> str:
+def report_page(facts: dict[str, Any]) -> str:
     """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
     from .plots import predicted_vs_measured, roofline
     return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
                                "roofline": roofline(facts["workloads"], facts["ceilings"])})
 
 
-def render_html(facts: Dict[str, Any], plots: Dict[str, Optional[str]]) -> str:
+def render_html(facts: dict[str, Any], plots: dict[str, str | None]) -> str:
     labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
                      for l in facts["labels"])
     # A plot left out says why (the roofline still places predicted points when nothing was measured,

@@ -1,8 +1,8 @@
 """The report as Markdown (text only; the plots are in the HTML page)."""
 
-from typing import Any, Dict
+from typing import Any
 
-from tensorforge.units import percent, seconds, si
+from tensorforge.api import percent, seconds, si
 
 
 def _s(value):
@@ -10,7 +10,7 @@ def _s(value):
 
 
 
-def render_markdown(facts: Dict[str, Any]) -> str:
+def render_markdown(facts: dict[str, Any]) -> str:
     out = [f"# {facts['title']}", "",
            f"Target **{facts['target']}** at {facts['operating_point']}; measured on "
            f"**{facts['device'] or 'no device'}**; {facts['started_at']}; capture digest `{facts['digest']}` (verified).", ""]

@@ -3,7 +3,7 @@ self-contained file, no CDN). Text stays text in the SVG, so the numbers remain 
 
 import io
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 MODE_COLOURS = {"bf16": "#1f77b4", "fp16": "#2ca02c", "tf32": "#9467bd", "fp32": "#d62728",
                 "fp16_acc16": "#17becf", "fp8": "#8c564b", "int8": "#7f7f7f"}
@@ -30,7 +30,7 @@ def _svg(fig, prefix: str) -> str:
     return re.sub(r'href="#', f'href="#{prefix}-', text)
 
 
-def predicted_vs_measured(rows: List[Dict[str, Any]]) -> Optional[str]:
+def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     """Log-log: measured p50 (x) against the calibrated and analytical bounds (y). A lower bound
     belongs on or below the diagonal; above it is a bound violation."""
     points = [r for r in rows if r["measured_p50_s"]]
@@ -64,7 +64,7 @@ def predicted_vs_measured(rows: List[Dict[str, Any]]) -> Optional[str]:
     return svg
 
 
-def roofline(rows: List[Dict[str, Any]], ceilings: List[Dict[str, Any]]) -> Optional[str]:
+def roofline(rows: list[dict[str, Any]], ceilings: list[dict[str, Any]]) -> str | None:
     """Roofs from the calibrated ceilings (dashed: datasheet), each workload placed at its
     compulsory arithmetic intensity and achieved FLOP/s (measured) or bound FLOP/s (predicted)."""
     compute = {c["what"].split()[-1]: c for c in ceilings if c["what"].startswith("compute ")}

@@ -11,7 +11,8 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -61,33 +62,33 @@ def decode_reasons(mask: int) -> tuple[str, ...]:
 @attrs.frozen
 class TelemetrySample:
     t_s: float  # seconds since the window started
-    sm_clock_mhz: Optional[int]
-    mem_clock_mhz: Optional[int]
-    power_w: Optional[float]
-    temperature_c: Optional[int]
-    gpu_util_pct: Optional[int]
-    mem_util_pct: Optional[int]
-    reasons_mask: Optional[int]
-    reasons: Optional[tuple[str, ...]]
+    sm_clock_mhz: int | None
+    mem_clock_mhz: int | None
+    power_w: float | None
+    temperature_c: int | None
+    gpu_util_pct: int | None
+    mem_util_pct: int | None
+    reasons_mask: int | None
+    reasons: tuple[str, ...] | None
 
 
 @attrs.frozen
 class TelemetrySummary:
     n_samples: int
-    sm_clock_mhz_min: Optional[float]
-    sm_clock_mhz_median: Optional[float]
-    sm_clock_mhz_max: Optional[float]
-    mem_clock_mhz_min: Optional[float]
-    mem_clock_mhz_median: Optional[float]
-    mem_clock_mhz_max: Optional[float]
-    power_w_min: Optional[float]
-    power_w_median: Optional[float]
-    power_w_max: Optional[float]
-    temperature_c_min: Optional[float]
-    temperature_c_median: Optional[float]
-    temperature_c_max: Optional[float]
-    gpu_util_pct_mean: Optional[float]
-    mem_util_pct_mean: Optional[float]
+    sm_clock_mhz_min: float | None
+    sm_clock_mhz_median: float | None
+    sm_clock_mhz_max: float | None
+    mem_clock_mhz_min: float | None
+    mem_clock_mhz_median: float | None
+    mem_clock_mhz_max: float | None
+    power_w_min: float | None
+    power_w_median: float | None
+    power_w_max: float | None
+    temperature_c_min: float | None
+    temperature_c_median: float | None
+    temperature_c_max: float | None
+    gpu_util_pct_mean: float | None
+    mem_util_pct_mean: float | None
     # (reason name, fraction of samples with a known mask in which it was active), bit order.
     reason_fractions: tuple[tuple[str, float], ...]
 
@@ -95,27 +96,27 @@ class TelemetrySummary:
 @attrs.frozen
 class TelemetryWindow:
     available: bool
-    unavailable_reason: Optional[str]
-    device_name: Optional[str]
+    unavailable_reason: str | None
+    device_name: str | None
     device_index: int
-    driver_version: Optional[str]
-    nvml_version: Optional[str]
+    driver_version: str | None
+    nvml_version: str | None
     sample_period_s: float
     duration_s: float
     samples: tuple[TelemetrySample, ...]
-    energy_j: Optional[float]
-    summary: Optional[TelemetrySummary]
+    energy_j: float | None
+    summary: TelemetrySummary | None
     caveat: str = CAVEAT
 
 
-def _min_med_max(values: Sequence[Optional[float]]) -> tuple[Optional[float], ...]:
+def _min_med_max(values: Sequence[float | None]) -> tuple[float | None, ...]:
     vals = [v for v in values if v is not None]
     if not vals:
         return (None, None, None)
     return (float(min(vals)), float(statistics.median(vals)), float(max(vals)))
 
 
-def _mean(values: Sequence[Optional[float]]) -> Optional[float]:
+def _mean(values: Sequence[float | None]) -> float | None:
     vals = [v for v in values if v is not None]
     return float(statistics.fmean(vals)) if vals else None
 
@@ -131,7 +132,7 @@ def summarize(samples: Sequence[TelemetrySample]) -> TelemetrySummary:
     masked = [s for s in samples if s.reasons_mask is not None]
     counts: dict[int, int] = {}  # keyed by bit so the output is in bit order, unknowns included
     for s in masked:
-        for bit in _set_bits(s.reasons_mask):
+        for bit in _set_bits(s.reasons_mask or 0):   # (not None: filtered above)
             counts[bit] = counts.get(bit, 0) + 1
     fractions = tuple((decode_reasons(bit)[0], counts[bit] / len(masked)) for bit in sorted(counts))
     return TelemetrySummary(
@@ -146,7 +147,7 @@ def summarize(samples: Sequence[TelemetrySample]) -> TelemetrySummary:
     )
 
 
-def _try(fn: Optional[Callable[..., Any]], *args: Any) -> Any:
+def _try(fn: Callable[..., Any] | None, *args: Any) -> Any:
     # One unsupported (or flaky) query must cost one field, not the window or the sampler thread.
     if fn is None:
         return None
@@ -156,7 +157,7 @@ def _try(fn: Optional[Callable[..., Any]], *args: Any) -> Any:
         return None
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     # Some pynvml getters return bytes (no convertStrBytes decorator); the record wants str.
     if value is None:
         return None
@@ -174,7 +175,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _pick_reasons_fn(nvml: Any, handle: Any) -> Optional[Callable[[Any], int]]:
+def _pick_reasons_fn(nvml: Any, handle: Any) -> Callable[[Any], int] | None:
     # The Events name is current; the Throttle name is deprecated but the only one old drivers
     # export. pynvml defines both regardless, so probe by calling rather than by hasattr alone.
     for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
@@ -221,7 +222,7 @@ def collect_window(
     device_index: int = 0,
     duration_s: float = 2.0,
     sample_period_s: float = 0.05,
-    synchronize: Optional[Callable[[], None]] = None,
+    synchronize: Callable[[], None] | None = None,
     nvml: Any = None,
 ) -> TelemetryWindow:
     """Run `run_once` repeatedly for ~duration_s while sampling NVML; see module docstring.
@@ -234,7 +235,7 @@ def collect_window(
         raise ValueError(f"sample_period_s must be > 0, got {sample_period_s!r}")
     if nvml is None:
         try:
-            import pynvml as nvml  # lazy: the Core must import without the measure extra
+            import pynvml as nvml  # type: ignore[no-redef]  # lazy: the Core must import without the measure extra
         except ImportError:
             return _unavailable("pynvml not installed (pip install nvidia-ml-py).", device_index, sample_period_s)
     try:

@@ -9,7 +9,8 @@ import contextlib
 import gc
 import hashlib
 import json
-from typing import Any, Callable, Dict
+from typing import Any
+from collections.abc import Callable
 
 import attrs
 
@@ -32,7 +33,7 @@ def cache_bytes(machine: Machine) -> int:
     return nominal_cache_bytes(machine)
 
 
-def fingerprint(details: Dict[str, Any]) -> str:
+def fingerprint(details: dict[str, Any]) -> str:
     """Same CPU model, core count, caches, ISA, thread count and PyTorch -> same fingerprint.
     Clocks and load are left out on purpose: they change between runs on the same machine."""
     keys = ("model_name", "vendor", "family", "model", "arch", "cores", "logical_cpus",
@@ -49,7 +50,7 @@ def _read(getter: Callable[[], Any]) -> Any:
         return None
 
 
-def framework_flags(torch) -> Dict[str, Any]:
+def framework_flags(torch) -> dict[str, Any]:
     """The PyTorch settings that decide which CPU kernels and arithmetic run. Never raises."""
     b = torch.backends
     return {
@@ -64,7 +65,7 @@ def framework_flags(torch) -> Dict[str, Any]:
     }
 
 
-def device_details(torch, machine: Machine, threads: int) -> Dict[str, Any]:
+def device_details(torch, machine: Machine, threads: int) -> dict[str, Any]:
     isa = host_isa(machine)
     return {
         "model_name": machine.model_name, "vendor": machine.vendor, "family": machine.family,

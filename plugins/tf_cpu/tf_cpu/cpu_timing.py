@@ -12,13 +12,14 @@ clock and load instead.
 """
 
 import time
-from typing import Any, Callable, Optional
+from typing import Any
+from collections.abc import Callable
 
 from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy, should_stop
 from tensorforge_ops.measure.stats import summarize
 
 
-def make_flush(torch, nbytes: int, mode: str = "write") -> Optional[Callable[[], Any]]:
+def make_flush(torch, nbytes: int, mode: str = "write") -> Callable[[], Any] | None:
     """A callable that evicts the caches by touching `nbytes`: 'write' adds 1 to every byte
     (each line read and written back dirty, like the GPU's write flush); 'read' sums them
     (clean lines). None for nbytes == 0. Runs on PyTorch's intra-op threads, so every core's
@@ -33,7 +34,7 @@ def make_flush(torch, nbytes: int, mode: str = "write") -> Optional[Callable[[],
     return lambda: buffer.add_(1)
 
 
-def time_cpu(fn: Callable[[], Any], policy: TimingPolicy, flush: Optional[Callable[[], Any]] = None) -> TimedSamples:
+def time_cpu(fn: Callable[[], Any], policy: TimingPolicy, flush: Callable[[], Any] | None = None) -> TimedSamples:
     """Time fn() per iteration: warm-up (untimed, unflushed), then `flush -> t0 -> fn() -> t1`
     until should_stop says stable, max_iters or budget (wall clock, warm-up included)."""
     t0 = time.perf_counter()

@@ -33,7 +33,6 @@ takes the fp32 rate. CPUs have no special-function units: a transcendental runs 
 units (the model charges it as such).
 """
 
-from typing import Dict, List, Tuple
 
 import attrs
 
@@ -45,13 +44,13 @@ AMX_FLOPS_PER_CLOCK = 1024    # Intel: AMX does 1024 bf16/fp16 FLOPs per clock p
 @attrs.frozen
 class Isa:
     vector: str                          # e.g. 'avx512 (executed as 2 x 256-bit)'
-    flops_per_clock: Dict[str, float]    # per core, per math mode
-    rules: Tuple[str, ...]               # which rule produced each rate, for `sources`
-    vector_flops_per_clock: Dict[str, float] = attrs.field(factory=dict)   # per core, per precision
-    vector_rules: Tuple[str, ...] = ()
+    flops_per_clock: dict[str, float]    # per core, per math mode
+    rules: tuple[str, ...]               # which rule produced each rate, for `sources`
+    vector_flops_per_clock: dict[str, float] = attrs.field(factory=dict)   # per core, per precision
+    vector_rules: tuple[str, ...] = ()
 
 
-def _x86_fp32(m: Machine) -> Tuple[str, float, str]:
+def _x86_fp32(m: Machine) -> tuple[str, float, str]:
     if m.has("avx512f"):
         if m.vendor == "AuthenticAMD" and m.family == 25:
             return ("avx512 (executed as 2 x 256-bit on Zen 4)", 32.0,
@@ -68,7 +67,7 @@ def _x86_fp32(m: Machine) -> Tuple[str, float, str]:
 
 
 def host_isa(m: Machine) -> Isa:
-    rules: List[str] = []
+    rules: list[str] = []
     arm = m.arch in ("aarch64", "arm64") or "asimd" in m.flags
     if arm:
         if m.has("asimd"):

@@ -10,7 +10,7 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import attrs
 
@@ -24,7 +24,7 @@ class Cache:
     level: int
     kind: str                       # 'Data', 'Unified' or 'Instruction', as /sys names it
     size_bytes: int
-    cpus: Tuple[int, ...]
+    cpus: tuple[int, ...]
     per_core: bool                  # private to one physical core (its SMT siblings may share it)
 
 
@@ -32,28 +32,28 @@ class Cache:
 class Machine:
     model_name: str
     vendor: str
-    family: Optional[int]
-    model: Optional[int]
+    family: int | None
+    model: int | None
     arch: str
-    flags: Tuple[str, ...]          # ISA flags (x86 'flags', Arm 'Features'), sorted
-    cpus: Tuple[int, ...]           # logical CPUs this process may run on
+    flags: tuple[str, ...]          # ISA flags (x86 'flags', Arm 'Features'), sorted
+    cpus: tuple[int, ...]           # logical CPUs this process may run on
     cores: int                      # physical cores among them (SMT siblings counted once)
     threads_per_core: int
-    max_mhz: Optional[float]        # cpufreq cpuinfo_max_freq: the highest (boost) clock
-    base_mhz: Optional[float]       # cpufreq base_frequency, or the '@ x.xxGHz' of the model name
-    reported_mhz: Optional[float]   # /proc/cpuinfo 'cpu MHz' (current; nominal on most VMs)
-    caches: Tuple[Cache, ...]       # data and unified caches serving `cpus`, each instance once
-    memory_bytes: Optional[int]
+    max_mhz: float | None        # cpufreq cpuinfo_max_freq: the highest (boost) clock
+    base_mhz: float | None       # cpufreq base_frequency, or the '@ x.xxGHz' of the model name
+    reported_mhz: float | None   # /proc/cpuinfo 'cpu MHz' (current; nominal on most VMs)
+    caches: tuple[Cache, ...]       # data and unified caches serving `cpus`, each instance once
+    memory_bytes: int | None
     sources: Mapping[str, str] = attrs.field(factory=dict)
-    fallbacks: Tuple[str, ...] = ()
+    fallbacks: tuple[str, ...] = ()
 
     def has(self, *flags: str) -> bool:
         return all(f in self.flags for f in flags)
 
-    def levels(self, per_core: bool) -> List[Tuple[int, int, int]]:
+    def levels(self, per_core: bool) -> list[tuple[int, int, int]]:
         """(level, capacity of one instance, instances) of the private (per_core) or shared
         cache levels, innermost first."""
-        out: Dict[int, List[Cache]] = {}
+        out: dict[int, list[Cache]] = {}
         for cache in self.caches:
             if cache.per_core == per_core:
                 out.setdefault(cache.level, []).append(cache)
@@ -62,14 +62,14 @@ class Machine:
 
 # -- reading files --------------------------------------------------------------------------------
 
-def _read(root: Path, rel: str) -> Optional[str]:
+def _read(root: Path, rel: str) -> str | None:
     try:
         return (root / rel.lstrip("/")).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
 
 
-def parse_cpu_list(text: str) -> Tuple[int, ...]:
+def parse_cpu_list(text: str) -> tuple[int, ...]:
     """'0-3,8,10-11' -> (0, 1, 2, 3, 8, 10, 11); '' or anything malformed -> ()."""
     cpus = set()
     try:
@@ -81,7 +81,7 @@ def parse_cpu_list(text: str) -> Tuple[int, ...]:
     return tuple(sorted(cpus))
 
 
-def parse_size(text: str) -> Optional[int]:
+def parse_size(text: str) -> int | None:
     """'32K' / '1024K' / '2M' / '32768 KB' -> bytes; None when unreadable."""
     match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", text, re.IGNORECASE)
     if not match:
@@ -89,7 +89,7 @@ def parse_size(text: str) -> Optional[int]:
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[match.group(2).upper()]
 
 
-def parse_cpuinfo(text: str) -> List[Dict[str, str]]:
+def parse_cpuinfo(text: str) -> list[dict[str, str]]:
     """One dict per block of /proc/cpuinfo ('processor' blocks; Arm adds a trailing global one)."""
     blocks, current = [], {}
     for line in text.splitlines():
@@ -106,14 +106,14 @@ def parse_cpuinfo(text: str) -> List[Dict[str, str]]:
     return blocks
 
 
-def _int(text: Optional[str], base: int = 10) -> Optional[int]:
+def _int(text: str | None, base: int = 10) -> int | None:
     try:
         return int(text.strip(), base) if text is not None else None
     except ValueError:
         return None
 
 
-def _float(text: Optional[str]) -> Optional[float]:
+def _float(text: str | None) -> float | None:
     try:
         return float(text.strip()) if text is not None else None
     except ValueError:
@@ -127,10 +127,10 @@ class _Reader:
 
     def __init__(self, root: Path):
         self.root = root
-        self.sources: Dict[str, str] = {}
-        self.fallbacks: List[str] = []
+        self.sources: dict[str, str] = {}
+        self.fallbacks: list[str] = []
 
-    def read(self, rel: str) -> Optional[str]:
+    def read(self, rel: str) -> str | None:
         return _read(self.root, rel)
 
     def source(self, key: str, text: str) -> None:
@@ -141,7 +141,7 @@ class _Reader:
         self.fallbacks.append(f"{key}: {text}")
 
 
-def _affinity(r: _Reader, blocks, affinity) -> Tuple[int, ...]:
+def _affinity(r: _Reader, blocks, affinity) -> tuple[int, ...]:
     if affinity:
         r.source("cpus", "given by the caller")
         return tuple(sorted(affinity))
@@ -161,7 +161,7 @@ def _affinity(r: _Reader, blocks, affinity) -> Tuple[int, ...]:
     return tuple(range(count))
 
 
-def _topology(r: _Reader, cpus, by_cpu) -> Tuple[int, int, Optional[Dict[int, Tuple[int, int]]]]:
+def _topology(r: _Reader, cpus, by_cpu) -> tuple[int, int, dict[int, tuple[int, int]] | None]:
     """(physical cores among `cpus`, threads per core, CPU -> (package, core) or None)."""
     cores = {}
     for cpu in cpus:
@@ -184,7 +184,7 @@ def _topology(r: _Reader, cpus, by_cpu) -> Tuple[int, int, Optional[Dict[int, Tu
     return len(cpus), 1, None
 
 
-def _clocks(r: _Reader, cpus, blocks, model_name) -> Tuple[Optional[float], Optional[float], Optional[float]]:
+def _clocks(r: _Reader, cpus, blocks, model_name) -> tuple[float | None, float | None, float | None]:
     maxima = [_int(r.read(f"sys/devices/system/cpu/cpu{c}/cpufreq/cpuinfo_max_freq")) for c in cpus]
     maxima = [m for m in maxima if m]
     max_mhz = max(maxima) / 1000.0 if maxima else None
@@ -211,8 +211,8 @@ def _clocks(r: _Reader, cpus, blocks, model_name) -> Tuple[Optional[float], Opti
     return max_mhz, base_mhz, reported_mhz
 
 
-def _caches(r: _Reader, cpus, core_of) -> Tuple[Cache, ...]:
-    found: Dict[Tuple[int, str, Tuple[int, ...]], Cache] = {}
+def _caches(r: _Reader, cpus, core_of) -> tuple[Cache, ...]:
+    found: dict[tuple[int, str, tuple[int, ...]], Cache] = {}
     for cpu in cpus:
         base = f"sys/devices/system/cpu/cpu{cpu}/cache/"
         try:
@@ -235,7 +235,7 @@ def _caches(r: _Reader, cpus, core_of) -> Tuple[Cache, ...]:
     return tuple(sorted(found.values(), key=lambda c: (c.level, c.cpus)))
 
 
-def _memory(r: _Reader) -> Optional[int]:
+def _memory(r: _Reader) -> int | None:
     for line in (r.read("proc/meminfo") or "").splitlines():
         if line.startswith("MemTotal:"):
             kib = _int(line.split()[1])
@@ -252,7 +252,7 @@ def _memory(r: _Reader) -> Optional[int]:
     return None
 
 
-def _model_name(r: _Reader, first: Dict[str, str], blocks, arch: str) -> str:
+def _model_name(r: _Reader, first: dict[str, str], blocks, arch: str) -> str:
     for key in ("model name", "Model Name", "cpu model", "Hardware"):
         for block in blocks:
             if block.get(key):
@@ -266,8 +266,8 @@ def _model_name(r: _Reader, first: Dict[str, str], blocks, arch: str) -> str:
     return name
 
 
-def read_machine(root: str = "/", affinity: Optional[FrozenSet[int]] = None,
-                 arch: Optional[str] = None) -> Machine:
+def read_machine(root: str = "/", affinity: frozenset[int] | None = None,
+                 arch: str | None = None) -> Machine:
     """This machine's CPU as Linux describes it (or a snapshot under `root`). Never raises."""
     r = _Reader(Path(root))
     arch = arch or platform.machine()

@@ -17,7 +17,6 @@ import ctypes
 import ctypes.util
 
 from pathlib import Path
-from typing import Optional, Tuple
 
 import attrs
 
@@ -40,7 +39,7 @@ def _trim() -> bool:
         return False
 
 
-def _status_kib(field: str, status: Path = STATUS) -> Optional[int]:
+def _status_kib(field: str, status: Path = STATUS) -> int | None:
     try:
         for line in status.read_text(encoding="ascii", errors="replace").splitlines():
             if line.startswith(field + ":"):
@@ -56,7 +55,7 @@ class Baseline:
     trimmed: bool        # whether freed heap could be returned first
 
 
-def start(clear_refs: Path = CLEAR_REFS, status: Path = STATUS) -> Tuple[Optional[Baseline], Optional[str]]:
+def start(clear_refs: Path = CLEAR_REFS, status: Path = STATUS) -> tuple[Baseline | None, str | None]:
     """Trim the heap and reset the high-water mark: (baseline, None), or (None, why the peak
     cannot be measured here)."""
     trimmed = _trim()
@@ -70,7 +69,7 @@ def start(clear_refs: Path = CLEAR_REFS, status: Path = STATUS) -> Tuple[Optiona
     return Baseline(rss * 1024, trimmed), None
 
 
-def peak_since(base: Optional[Baseline], status: Path = STATUS) -> Tuple[Optional[int], str]:
+def peak_since(base: Baseline | None, status: Path = STATUS) -> tuple[int | None, str]:
     """(peak bytes above `base`, method) or (None, why)."""
     if base is None:
         return None, "unavailable"

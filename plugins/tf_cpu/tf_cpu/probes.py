@@ -9,7 +9,6 @@ runs, so listing plugins stays fast.
 """
 
 import time
-from typing import Dict, List, Tuple
 
 import attrs
 
@@ -66,14 +65,14 @@ class CpuMatmulProbe(CalibrationProbe):
         torch, policy = session.torch, _policy()
         start = time.perf_counter()
         cap = _available_bytes() // 4
-        compute: Dict[str, float] = {}
-        details: Dict[str, object] = {"threads": session.threads,
+        compute: dict[str, float] = {}
+        details: dict[str, object] = {"threads": session.threads,
                                       "not_probed": "math modes without native support (not declared by host-cpu)"}
         for mode in session.native_modes:
             if mode not in MODE_DTYPES:
                 continue
             dtype = getattr(torch, MODE_DTYPES[mode])
-            points: List[Tuple[int, float]] = []
+            points: list[tuple[int, float]] = []
             with math_mode(mode), torch.inference_mode():
                 for n in MATMUL_SIZES:
                     if 3 * n * n * torch.empty((), dtype=dtype).element_size() > cap:
@@ -115,10 +114,11 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
         with torch.inference_mode():
             src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()   # random, not zeros
             dst = torch.empty_like(src)
-            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).p10, "copy")
+            # (the lambdas run inside _timed, before the `del`s that free the buffers)
+            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).p10, "copy")  # noqa: F821
             del dst
             total = torch.empty((), dtype=torch.float32)
-            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).p10, "read")
+            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).p10, "read")  # noqa: F821
             del src
         method = (f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
                   f"2*{nbytes} (read + write) / p10 time, and (b) torch.sum over the same source, "

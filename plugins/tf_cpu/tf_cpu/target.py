@@ -6,7 +6,6 @@ Core side: pure Python, no torch. Built from a `Machine` (machine.py), so tests 
 recorded /proc and /sys snapshots.
 """
 
-from typing import Dict, List, Tuple
 
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
@@ -32,7 +31,7 @@ ASSUMED_SHARED_PER_CORE = 4 * MiB
 ASSUMED_MEMORY = 16 * GiB
 
 
-def _sram(m: Machine, sources: Dict[str, str], notes: List[str]) -> Tuple[MemoryLevel, ...]:
+def _sram(m: Machine, sources: dict[str, str], notes: list[str]) -> tuple[MemoryLevel, ...]:
     private, shared = m.levels(per_core=True), m.levels(per_core=False)
     levels = []
     if private:
@@ -63,7 +62,7 @@ def _sram(m: Machine, sources: Dict[str, str], notes: List[str]) -> Tuple[Memory
     return tuple(levels)
 
 
-def _operating_points(m: Machine, sources: Dict[str, str]) -> Tuple[Tuple[OperatingPoint, ...], str]:
+def _operating_points(m: Machine, sources: dict[str, str]) -> tuple[tuple[OperatingPoint, ...], str]:
     points = []
     if m.max_mhz:
         points.append(OperatingPoint("max", m.max_mhz, ASSUMED_DRAM_BYTES_PER_S,
@@ -85,14 +84,14 @@ def _operating_points(m: Machine, sources: Dict[str, str]) -> Tuple[Tuple[Operat
 
 def host_target(m: Machine) -> Target:
     isa = host_isa(m)
-    sources: Dict[str, str] = {
+    sources: dict[str, str] = {
         "pe_array.units": f"{m.cores} physical cores among the {len(m.cpus)} CPUs this process may "
                           f"use ({m.sources.get('cores', 'ASSUMED')})",
         "pe_array.flops_per_clock": "; ".join(isa.rules) + " (rules: tf_cpu/isa.py, docs/host-cpu.md)",
         "pe_array.vector_flops_per_clock": "; ".join(isa.vector_rules) + " (rules: tf_cpu/isa.py)",
         "model_name": m.sources.get("model_name", ""),
     }
-    notes: List[str] = [
+    notes: list[str] = [
         "read from the machine this command runs on: the same command elsewhere describes that machine",
         "dense peaks from ISA flags; the FMA unit count is a rule, not read from the machine",
     ]

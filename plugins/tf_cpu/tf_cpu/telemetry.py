@@ -20,7 +20,8 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Sequence
 
 CAVEAT = ("Host CPU telemetry (clock, load, utilisation, energy where readable) is diagnostic "
           "context from a separate execution window; it does not prove a bottleneck and never "
@@ -29,14 +30,14 @@ SAMPLE_PERIOD_S = 0.1   # /proc/cpuinfo can take milliseconds to read on large m
 RAPL = "sys/class/powercap/intel-rapl:0"
 
 
-def _read(root: Path, rel: str) -> Optional[str]:
+def _read(root: Path, rel: str) -> str | None:
     try:
         return (root / rel).read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
 
 
-def _number(text: Optional[str]) -> Optional[float]:
+def _number(text: str | None) -> float | None:
     try:
         return float(text) if text is not None else None
     except ValueError:
@@ -61,8 +62,8 @@ class Readers:
 
     def __init__(self, cpus: Sequence[int], root: str = "/"):
         self.root, self.cpus = Path(root), tuple(cpus)
-        self.sources: Dict[str, str] = {}
-        self.unavailable: Dict[str, str] = {}
+        self.sources: dict[str, str] = {}
+        self.unavailable: dict[str, str] = {}
         freq = [f"sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq" for c in self.cpus]
         if freq and all(_number(_read(self.root, f)) for f in freq):
             self._freq = lambda: [v / 1000.0 for v in (_number(_read(self.root, f)) for f in freq) if v]
@@ -85,7 +86,7 @@ class Readers:
         else:
             self.unavailable["energy_j"] = _why(self.root, f"{RAPL}/energy_uj") if rapl is None else "unreadable"
 
-    def _cpuinfo_mhz(self) -> List[float]:
+    def _cpuinfo_mhz(self) -> list[float]:
         text = _read(self.root, "proc/cpuinfo") or ""
         mhz, cpu = {}, None
         for line in text.splitlines():
@@ -96,17 +97,17 @@ class Readers:
                 mhz[int(cpu)] = _number(value)
         return [mhz[c] for c in self.cpus if c in mhz]
 
-    def clock_mhz(self) -> Optional[float]:
+    def clock_mhz(self) -> float | None:
         values = self._freq() if self._freq else []
         return statistics.fmean(values) if values else None
 
-    def load(self) -> Tuple[Optional[float], Optional[int]]:
+    def load(self) -> tuple[float | None, int | None]:
         """(1-minute load average, runnable scheduling entities now)."""
         text = _read(self.root, "proc/loadavg") if "load" in self.sources else None
         match = re.match(r"\s*([\d.]+)\s+[\d.]+\s+[\d.]+\s+(\d+)/", text or "")
         return (float(match.group(1)), int(match.group(2))) if match else (None, None)
 
-    def cpu_ticks(self) -> Optional[Tuple[int, int, int]]:
+    def cpu_ticks(self) -> tuple[int, int, int] | None:
         """(total, idle + iowait, steal) clock ticks summed over the usable CPUs."""
         text = _read(self.root, "proc/stat") if "utilisation" in self.sources else None
         total = idle = steal = 0
@@ -120,13 +121,13 @@ class Readers:
                 steal += ticks[7]
         return (total, idle, steal) if total else None
 
-    def energy_uj(self) -> Optional[int]:
+    def energy_uj(self) -> int | None:
         if "energy_j" not in self.sources:
             return None
         text = _read(self.root, f"{RAPL}/energy_uj")
         return int(text) if text and text.strip().isdigit() else None
 
-    def energy_range_uj(self) -> Optional[int]:
+    def energy_range_uj(self) -> int | None:
         text = _read(self.root, f"{RAPL}/max_energy_range_uj")
         return int(text) if text and text.strip().isdigit() else None
 
@@ -136,18 +137,18 @@ def _own_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _sample(readers: Readers, t_s: float) -> Dict[str, Any]:
+def _sample(readers: Readers, t_s: float) -> dict[str, Any]:
     load1, runnable = readers.load()
     return {"t_s": t_s, "clock_mhz": readers.clock_mhz(), "load1": load1, "runnable": runnable,
             "ticks": readers.cpu_ticks(), "own_cpu_s": _own_cpu_s()}
 
 
-def summarize(samples: Sequence[Dict[str, Any]], tick_hz: float) -> Dict[str, Any]:
+def summarize(samples: Sequence[dict[str, Any]], tick_hz: float) -> dict[str, Any]:
     """Clock min/median/max, load, and utilisation over the window from the first and last
     sample's counters. Missing values are skipped, never zeroed."""
     clocks = [s["clock_mhz"] for s in samples if s["clock_mhz"] is not None]
     loads = [s["load1"] for s in samples if s["load1"] is not None]
-    out: Dict[str, Any] = {
+    out: dict[str, Any] = {
         "n_samples": len(samples),
         "clock_mhz_min": min(clocks) if clocks else None,
         "clock_mhz_median": statistics.median(clocks) if clocks else None,
@@ -169,7 +170,7 @@ def summarize(samples: Sequence[Dict[str, Any]], tick_hz: float) -> Dict[str, An
     return out
 
 
-def headline(summary: Dict[str, Any], energy_j: Optional[float], duration_s: float, clock_source: str) -> str:
+def headline(summary: dict[str, Any], energy_j: float | None, duration_s: float, clock_source: str) -> str:
     def pct(key):
         return "-" if summary.get(key) is None else f"{summary[key]:.0f}%"
     clock = summary.get("clock_mhz_median")
@@ -181,7 +182,7 @@ def headline(summary: Dict[str, Any], energy_j: Optional[float], duration_s: flo
 
 
 def collect_window(run_once: Callable[[], Any], cpus: Sequence[int], duration_s: float,
-                   sample_period_s: float = SAMPLE_PERIOD_S, root: str = "/") -> Dict[str, Any]:
+                   sample_period_s: float = SAMPLE_PERIOD_S, root: str = "/") -> dict[str, Any]:
     """Run `run_once` repeatedly for ~duration_s (at least once) while a thread samples; a dict
     shaped like the NVML window (available, unavailable_reason, samples, summary, caveat)."""
     readers = Readers(cpus, root)
@@ -191,7 +192,7 @@ def collect_window(run_once: Callable[[], Any], cpus: Sequence[int], duration_s:
         return {**base, "available": False, "duration_s": 0.0, "samples": [], "summary": None,
                 "energy_j": None, "headline": None,
                 "unavailable_reason": "; ".join(f"{k}: {v}" for k, v in sorted(readers.unavailable.items()))}
-    samples: List[Dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
     stop = threading.Event()
     t0 = time.perf_counter()
 

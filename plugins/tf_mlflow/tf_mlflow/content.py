@@ -10,7 +10,8 @@ import json
 import math
 import re
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -35,12 +36,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.\- ]")
 @attrs.frozen
 class RunContent:
     run_name: str
-    start_time_ms: Optional[int]
-    end_time_ms: Optional[int]
-    params: Dict[str, str]
-    metrics: Dict[str, float]
-    tags: Dict[str, str]
-    extra_artifacts: Dict[str, str]     # artifact path -> text, e.g. a long name mapping
+    start_time_ms: int | None
+    end_time_ms: int | None
+    params: dict[str, str]
+    metrics: dict[str, float]
+    tags: dict[str, str]
+    extra_artifacts: dict[str, str]     # artifact path -> text, e.g. a long name mapping
 
 
 def _sanitize(name: str) -> str:
@@ -50,14 +51,14 @@ def _sanitize(name: str) -> str:
     return safe
 
 
-def workload_keys(names: Iterable[str]) -> Dict[str, str]:
+def workload_keys(names: Iterable[str]) -> dict[str, str]:
     """Workload name -> the segment used in MLflow keys. Names MLflow accepts stay as they are;
     others have each unsafe character replaced by '_'. Where that would make two names collide,
     or the name is too long, the changed name gets '-' + 8 hex digits of the SHA-256 of the
     original, so the mapping is deterministic and one-to-one."""
     names = sorted(set(names))
     base = {n: _sanitize(n)[:MAX_NAME] for n in names}
-    taken: Dict[str, int] = {}
+    taken: dict[str, int] = {}
     for b in base.values():
         taken[b] = taken.get(b, 0) + 1
     keys = {}
@@ -70,7 +71,7 @@ def workload_keys(names: Iterable[str]) -> Dict[str, str]:
     return keys
 
 
-def _millis(stamp: Optional[str]) -> Optional[int]:
+def _millis(stamp: str | None) -> int | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -88,7 +89,7 @@ def _clip(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[:limit - 3] + "..."
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
@@ -100,7 +101,7 @@ def _section(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def labels_available(doc: Mapping[str, Any]) -> List[str]:
+def labels_available(doc: Mapping[str, Any]) -> list[str]:
     """The labels whose sections hold evidence. POLICY counts only when some verdict exists
     ("no verdict: ..." is the absence of one)."""
     out = []
@@ -139,8 +140,8 @@ def _flags(measured: Mapping[str, Any], keys: Mapping[str, str]):
     return params
 
 
-def build(doc: Mapping[str, Any], capture_path: Optional[str] = None,
-          run_name: Optional[str] = None) -> RunContent:
+def build(doc: Mapping[str, Any], capture_path: str | None = None,
+          run_name: str | None = None) -> RunContent:
     predicted = _section(doc, "predicted")
     analytical = _section(predicted, "analytical")
     calibrated_pred = _section(predicted, "calibrated")
@@ -157,7 +158,7 @@ def build(doc: Mapping[str, Any], capture_path: Optional[str] = None,
     checks = _section(policy, "bound_checks")
     keys = workload_keys([w["name"] for w in workloads] + list(measured_w) + list(compared) + list(checks))
 
-    params: Dict[str, Any] = {
+    params: dict[str, Any] = {
         "target": doc.get("target"),
         "operating_point": doc.get("operating_point"),
         "device.name": device.get("name") or calibrated.get("device"),
@@ -170,7 +171,7 @@ def build(doc: Mapping[str, Any], capture_path: Optional[str] = None,
         params[f"workload.{keys[w['name']]}"] = w.get("spec")
     params.update(_flags(measured_w, keys))
 
-    metrics: Dict[str, Any] = {}
+    metrics: dict[str, Any] = {}
     for w in workloads:
         metrics[f"{keys[w['name']]}.predicted_analytical_s"] = w.get("latency_s")
     for w in calibrated_pred.get("workloads") or []:
@@ -193,7 +194,7 @@ def build(doc: Mapping[str, Any], capture_path: Optional[str] = None,
         metrics["ceiling.launch_floor_s"] = ceilings.get("launch_floor_s")
 
     digest = _section(doc, "digest").get("value")
-    tags: Dict[str, Any] = {
+    tags: dict[str, Any] = {
         "tensorforge.labels": ",".join(labels_available(doc)),
         "tensorforge.digest": digest,
         "tensorforge.schema": doc.get("schema"),
@@ -217,7 +218,7 @@ def build(doc: Mapping[str, Any], capture_path: Optional[str] = None,
         if isinstance(check, dict):
             tags[f"bound_check.{keys[name]}"] = check.get("verdict")
 
-    extra: Dict[str, str] = {}
+    extra: dict[str, str] = {}
     renamed = {k: n for n, k in sorted(keys.items()) if k != n}
     if renamed:
         mapping = json.dumps(renamed, sort_keys=True)

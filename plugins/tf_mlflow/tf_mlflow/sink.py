@@ -15,7 +15,8 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 from tensorforge_ops.api import CaptureSink, ExportResult
 
@@ -42,7 +43,7 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."
 
 
-def _option(options: Mapping[str, str], key: str) -> Optional[str]:
+def _option(options: Mapping[str, str], key: str) -> str | None:
     """`key`, also spelled with dashes or prefixed 'mlflow.' (options go to every sink)."""
     for spelling in (key, key.replace("_", "-"), f"mlflow.{key}", f"mlflow.{key.replace('_', '-')}"):
         value = options.get(spelling)
@@ -88,7 +89,7 @@ def _quiet_logs():
             lg.setLevel(level)
 
 
-def _experiment_id(client, name: str, artifact_location: Optional[str]) -> str:
+def _experiment_id(client, name: str, artifact_location: str | None) -> str:
     from mlflow.exceptions import MlflowException
 
     found = client.get_experiment_by_name(name)
@@ -127,7 +128,7 @@ class MlflowSink(CaptureSink):
     description = ("log each capture as an MLflow run (params, metrics, label/verdict tags, the "
                    "capture and its HTML report as artifacts); options: " + ", ".join(OPTIONS))
 
-    def export(self, capture: Dict[str, Any], capture_path: str, report_html: Optional[str],
+    def export(self, capture: dict[str, Any], capture_path: str, report_html: str | None,
                options: Mapping[str, str]) -> ExportResult:
         try:
             with _quiet_logs():

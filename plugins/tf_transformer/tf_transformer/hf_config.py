@@ -17,11 +17,10 @@ maximum positions become `max_positions` (longer seq + context is refused), and 
 attention window in force becomes `window` (longer is refused: not modelled).
 """
 
-import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
-from tensorforge.errors import TensorForgeError
+from tensorforge.api import TensorForgeError, read_json
 
 ALIASES = {
     "hidden": ("hidden_size", "n_embd", "d_model"),
@@ -40,20 +39,15 @@ GPT2_FAMILIES = {"gpt2"}
 FALCON_FAMILIES = {"falcon", "refinedwebmodel", "refinedweb"}
 
 
-def _first(data: Dict[str, Any], keys: Tuple[str, ...]) -> Optional[Any]:
+def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any | None:
     for key in keys:
         if data.get(key) is not None:
             return data[key]
     return None
 
 
-def _read(path: Path) -> Dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TensorForgeError(f"cannot read transformer config {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TensorForgeError(f"malformed transformer config {path}: {exc}") from None
+def _read(path: Path) -> dict[str, Any]:
+    data = read_json(path, "transformer config")
     if not isinstance(data, dict):
         raise TensorForgeError(f"transformer config {path}: expected a JSON object")
     return data["text_config"] if isinstance(data.get("text_config"), dict) else data
@@ -69,7 +63,7 @@ def _whole_number(value: Any, key: str, path: Path) -> int:
     return int(value)
 
 
-def _falcon(data: Dict[str, Any], fields: Dict[str, Any]) -> None:
+def _falcon(data: dict[str, Any], fields: dict[str, Any]) -> None:
     new_arch = bool(data.get("new_decoder_architecture", False))
     if new_arch:
         fields["kv_heads"] = data.get("num_kv_heads") or fields["heads"]
@@ -82,9 +76,9 @@ def _falcon(data: Dict[str, Any], fields: Dict[str, Any]) -> None:
     fields.update(mlp="gelu", norm="layernorm", rope=not data.get("alibi", False))
 
 
-def load_config(path: Path) -> Dict[str, Any]:
+def load_config(path: Path) -> dict[str, Any]:
     data = _read(path)
-    fields: Dict[str, Any] = {}
+    fields: dict[str, Any] = {}
     for field, keys in ALIASES.items():
         value = _first(data, keys)
         if value is not None:

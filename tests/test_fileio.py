@@ -1,0 +1,195 @@
+"""One reader for every document a user hands in (tensorforge/fileio.py): each of the six
+readers (suite, ceilings, target file, capture, prices, transformer config) refuses a file
+that is not UTF-8, a FIFO, a folder, a missing file or bad syntax in one line naming the file,
+with exit status 2 and no traceback."""
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tensorforge.cli import main, make_cli
+from tensorforge.errors import TensorForgeError
+from tensorforge.fileio import read_document, read_json, read_text, read_toml
+
+pytestmark = pytest.mark.usefixtures("clean_plugin_env")
+
+CAPTURE = Path(__file__).parent.parent / "captures" / "h200-default-run.json"
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _read_without_hanging(call):
+    """Run `call` in a thread; if it blocks on the FIFO (the old behaviour), release it by
+    opening the FIFO's other end, and fail instead of hanging the test session."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:   # handed to the test below
+            outcome["error"] = exc
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    return thread.is_alive(), outcome
+
+
+# -- the reader itself ---------------------------------------------------------------------
+
+def test_reads_utf8_json_and_toml(tmp_path):
+    (tmp_path / "a.json").write_text('{"name": "café"}', encoding="utf-8")
+    (tmp_path / "a.toml").write_text('name = "café"\n', encoding="utf-8")
+    assert read_json(tmp_path / "a.json", "suite file") == {"name": "café"}
+    assert read_toml(str(tmp_path / "a.toml"), "suite file") == {"name": "café"}
+    assert read_document(tmp_path / "a.json", "x") == read_document(tmp_path / "a.toml", "x")
+    assert read_text(tmp_path / "a.toml", "x") == 'name = "café"\n'
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_bytes(b'name = "caf\xe9"\n'),
+     "{what} {path}: not UTF-8 text (invalid continuation byte at byte 11)"),
+    (lambda p: p.mkdir(), "cannot read {what} {path}: Is a directory"),
+    (lambda p: None, "cannot read {what} {path}: No such file or directory"),
+    (lambda p: p.write_text("name = = 1\n", encoding="utf-8"),
+     "{what} {path}: not valid TOML: Invalid value (at line 1, column 8)"),
+])
+def test_each_problem_is_one_line_naming_the_file(tmp_path, make, message):
+    path = tmp_path / "doc.toml"
+    make(path)
+    with pytest.raises(TensorForgeError) as info:
+        read_toml(path, "suite file")
+    assert str(info.value) == message.format(what="suite file", path=path)
+
+
+def test_bad_json_names_the_file_and_the_place(tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text('{"a": 1,}', encoding="utf-8")
+    with pytest.raises(TensorForgeError) as info:
+        read_document(path, "capture")
+    assert str(info.value) == (f"capture {path}: not valid JSON: Expecting property name enclosed in "
+                               "double quotes: line 1 column 9 (char 8)")
+
+
+def test_a_fifo_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path):
+    fifo = _fifo(tmp_path / "suite.toml")
+    hung, outcome = _read_without_hanging(lambda: read_toml(fifo, "suite file"))
+    if hung:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))   # let the blocked reader go
+    assert not hung, "reading a FIFO blocked"
+    assert str(outcome["error"]) == f"cannot read suite file {fifo}: not a regular file (a FIFO)"
+
+
+def test_a_character_device_is_refused(tmp_path):
+    with pytest.raises(TensorForgeError, match=r"^cannot read target file /dev/null: not a regular file "
+                                               r"\(a character device\)$"):
+        read_text("/dev/null", "target file")
+
+
+# -- every reader, through the command line ------------------------------------------------
+
+HF_OK = '{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}'
+
+# reader -> (file name, valid-looking content, bad-syntax content, command line with {f})
+READERS = {
+    "suite (TOML)": ("suite.toml", '[[workload]]\nname = "caf\u00e9"\npreset = "gemm_tiny"\n', "[[workload]\n",
+                     ["predict", "-t", "h200", "--suite", "{f}"]),
+    "suite (JSON)": ("suite.json", '{"workload": [{"name": "caf\u00e9", "preset": "gemm_tiny"}]}', "{",
+                     ["predict", "-t", "h200", "--suite", "{f}"]),
+    "ceilings": ("cal.json", '{"origin": "caf\u00e9", "compute": {"bf16": 1e15}, "dram_bytes_per_s": 1e12}',
+                 "{,", ["predict", "-t", "h200", "-w", "gemm_tiny", "--ceilings", "{f}"]),
+    "target file": ("npu.toml", 'name = "caf\u00e9"\n', "name = = 1\n",
+                    ["predict", "-t", "{f}", "-w", "gemm_tiny"]),
+    "capture": ("cap.json", '{"schema": "caf\u00e9"}', '{"schema": ',
+                ["verify", "{f}"]),
+    "prices": ("prices.toml", '[prices]\n"caf\u00e9" = 1.0\n', "[prices\n",
+               ["rightsize", "-w", "gemm_tiny", "--latency-ms", "1", "--targets", "h200", "--prices", "{f}"]),
+    "transformer config": ("config.json", HF_OK.replace("{", '{"model_type": "caf\u00e9", ', 1), "{]",
+                           ["predict", "-t", "h200", "-w", "transformer:config={f},batch=1,seq=8"]),
+}
+WHAT = {"suite (TOML)": "suite file", "suite (JSON)": "suite file", "ceilings": "ceilings file",
+        "target file": "target file", "capture": "capture", "prices": "prices file",
+        "transformer config": "transformer config"}
+
+
+@pytest.fixture(scope="module")
+def shared_cli(host):
+    return make_cli(lambda: host)
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "Traceback" not in result.output and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0][len("error: "):]
+
+
+def _run(cli, reader, path: Path):
+    args = [a.replace("{f}", str(path)) for a in READERS[reader][3]]
+    result = [None]
+    hung, outcome = _read_without_hanging(lambda: result.__setitem__(0, CliRunner().invoke(cli, args)))
+    if hung:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    assert not hung, f"{reader}: the command blocked reading {path}"
+    assert "error" not in outcome, outcome
+    return result[0]
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_non_utf8_file_is_one_line_for_every_reader(shared_cli, tmp_path, reader):
+    name, text, _, _ = READERS[reader]
+    path = tmp_path / name
+    # The same document saved as Latin-1, as an editor on another system might.
+    data = text.encode("latin-1")
+    path.write_bytes(data)
+    at = data.index("\u00e9".encode("latin-1"))
+    line = _one_error_line(_run(shared_cli, reader, path))
+    assert line == f"{WHAT[reader]} {path}: not UTF-8 text (invalid continuation byte at byte {at})"
+    assert path.read_bytes() == data     # nothing overwritten
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_fifo_is_refused_by_every_reader(shared_cli, tmp_path, reader):
+    path = _fifo(tmp_path / READERS[reader][0])
+    line = _one_error_line(_run(shared_cli, reader, path))
+    assert line == f"cannot read {WHAT[reader]} {path}: not a regular file (a FIFO)"
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_bad_syntax_is_one_line_for_every_reader(shared_cli, tmp_path, reader):
+    name, _, bad, _ = READERS[reader]
+    path = tmp_path / name
+    path.write_text(bad, encoding="utf-8")
+    line = _one_error_line(_run(shared_cli, reader, path))
+    syntax = "JSON" if name.endswith(".json") else "TOML"
+    assert line.startswith(f"{WHAT[reader]} {path}: not valid {syntax}: "), line
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_missing_file_or_a_folder_is_one_line_for_every_reader(shared_cli, tmp_path, reader, capsys):
+    path = tmp_path / READERS[reader][0]
+    line = _one_error_line(_run(shared_cli, reader, path))
+    assert line == f"cannot read {WHAT[reader]} {path}: No such file or directory"
+    path.mkdir()
+    # Through the console entry point: click's own check answers first for options declared
+    # as files (dir_okay=False), and main() makes its usage error one line too.
+    with pytest.raises(SystemExit) as info:
+        main([a.replace("{f}", str(path)) for a in READERS[reader][3]])
+    captured = capsys.readouterr()
+    assert info.value.code == 2 and captured.out == ""
+    (line,) = captured.err.splitlines()
+    if reader == "transformer config":    # a model folder: its config.json is read, as HF does
+        assert line == f"error: cannot read transformer config {path / 'config.json'}: No such file or directory"
+    else:
+        assert line.startswith("error: ") and str(path) in line and "is a directory" in line.lower(), line
+
+
+def test_the_committed_capture_still_reads(shared_cli):
+    result = CliRunner().invoke(shared_cli, ["verify", str(CAPTURE)])
+    assert result.exit_code == 0 and result.stdout.rstrip().endswith("VERIFIED"), result.output

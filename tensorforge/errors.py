@@ -5,7 +5,7 @@ import re
 
 # An error line stays readable whatever the user typed: a 100 KB parameter was echoed in full.
 LONG_RUN = 120
-_LONG = re.compile(r"[^\s]{%d,}" % (LONG_RUN + 1))
+_LONG = re.compile(r"[^\s]{" + str(LONG_RUN + 1) + ",}")
 
 
 class TensorForgeError(Exception):

@@ -12,14 +12,14 @@ validators (`finite_in`), so a caller of the Python API gets the same refusal.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import click
 
 from .errors import TensorForgeError
 
 
-def _range_text(low: Optional[float], high: Optional[float], low_open: bool, high_open: bool) -> str:
+def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
     parts = []
     if low is not None:
         parts.append(f"{'>' if low_open else '>='} {low:g}")
@@ -28,8 +28,8 @@ def _range_text(low: Optional[float], high: Optional[float], low_open: bool, hig
     return " and ".join(parts)
 
 
-def out_of_range(value: Any, low: Optional[float] = None, high: Optional[float] = None,
-                 low_open: bool = False, high_open: bool = False) -> Optional[str]:
+def out_of_range(value: Any, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, high_open: bool = False) -> str | None:
     """Why `value` is not a finite number in the range, or None when it is."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {value!r}"
@@ -42,7 +42,7 @@ def out_of_range(value: Any, low: Optional[float] = None, high: Optional[float] 
     return None
 
 
-def finite_number(value: Any, where: str, low: Optional[float] = None, high: Optional[float] = None,
+def finite_number(value: Any, where: str, low: float | None = None, high: float | None = None,
                   low_open: bool = False, high_open: bool = False) -> float:
     """`value` as a float, or a TensorForgeError '{where} must be ...' (for values read from files)."""
     why = out_of_range(value, low, high, low_open, high_open)
@@ -51,7 +51,7 @@ def finite_number(value: Any, where: str, low: Optional[float] = None, high: Opt
     return float(value)
 
 
-def finite_in(low: Optional[float] = None, high: Optional[float] = None, low_open: bool = False,
+def finite_in(low: float | None = None, high: float | None = None, low_open: bool = False,
               high_open: bool = False):
     """An attrs validator: the field is a finite number in the range (ValueError otherwise)."""
     def validate(_inst, attribute, value):

@@ -36,7 +36,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO
 
 from .errors import TensorForgeError
 
@@ -57,21 +57,21 @@ class Claim:
     """A destination checked and (for regular files) locked; `write` once, then `release`.
     Also a context manager that releases on exit."""
 
-    def __init__(self, given: str, what: str, mode: str, path: Optional[Path], lock: Optional[IO] = None,
-                 fd: Optional[int] = None):
+    def __init__(self, given: str, what: str, mode: str, path: Path | None, lock: IO | None = None,
+                 fd: int | None = None):
         self.given = given            # as the user wrote it, for messages
         self.what = what              # 'capture', 'summary', 'report', ...
         self.mode = mode              # 'stdout' | 'descriptor' | 'in-place' | 'new' | 'replace'
         self.path = path              # the file written (symlinks resolved for regular files)
         self.fd = fd                  # for 'descriptor'
         self._lock = lock
-        self.written_to: Optional[str] = None
+        self.written_to: str | None = None
 
     @property
     def is_stdout(self) -> bool:
         return self.mode == "stdout"
 
-    def __enter__(self) -> "Claim":
+    def __enter__(self) -> Claim:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -79,7 +79,7 @@ class Claim:
 
     def release(self) -> None:
         lock, self._lock = self._lock, None
-        if lock is None:
+        if lock is None or self.path is None:
             return
         try:
             # Unlink while still holding the lock; a waiter that opened the old inode re-checks
@@ -89,7 +89,7 @@ class Claim:
             pass
         lock.close()
 
-    def write(self, text: str, stream: Optional[IO[str]] = None) -> str:
+    def write(self, text: str, stream: IO[str] | None = None) -> str:
         """Write `text`; returns where it went ('standard output', the path, or the free name
         used when the path appeared meanwhile)."""
         if self.mode == "stdout":
@@ -101,12 +101,15 @@ class Claim:
                 raise TensorForgeError(f"cannot write {self.what} to standard output: {_reason(exc)}") from None
             self.written_to = "standard output"
         elif self.mode == "descriptor":
+            assert self.fd is not None            # set for this mode by claim()
             _write_fd(self.fd, text, self.what, self.given)
             self.written_to = str(self.given)
         elif self.mode == "in-place":
+            assert self.path is not None
             _write_in_place(self.path, text, self.what)
             self.written_to = str(self.given)
         else:
+            assert self.path is not None
             self.written_to = _write_regular(self.path, text, self.what, replace=self.mode == "replace")
         return self.written_to
 
@@ -155,7 +158,7 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
 
 
 def write_output(given: str | os.PathLike[str], text: str, what: str, force: bool = False,
-                 stream: Optional[IO[str]] = None) -> str:
+                 stream: IO[str] | None = None) -> str:
     """claim + write + release, for commands that produce their text at once."""
     with claim(given, what, force) as destination:
         return destination.write(text, stream)
@@ -163,7 +166,7 @@ def write_output(given: str | os.PathLike[str], text: str, what: str, force: boo
 
 # -- the pieces ------------------------------------------------------------------------------------
 
-def _descriptor(text: str) -> Optional[int]:
+def _descriptor(text: str) -> int | None:
     if text in _DESCRIPTOR_NAMES:
         return _DESCRIPTOR_NAMES[text]
     match = _DESCRIPTOR_RE.fullmatch(text)

@@ -40,7 +40,7 @@ SHIPPED_DISTRIBUTIONS = frozenset({"tensorforge", "tf-gemm", "tf-conv2d", "tf-tr
                                    "tf-h200", "tf-cpu", "tf-mlflow"})
 
 
-def _normal(distribution: Optional[str]) -> str:
+def _normal(distribution: str | None) -> str:
     return (distribution or "").lower().replace("_", "-").replace(".", "-")
 
 
@@ -126,7 +126,7 @@ class BaseHost:
         self._registered: dict[str, dict[str, Registered]] = {
             kind: {} for kind in self.registration_hooks.values()}
         # (namespace, name) -> the two plugins that both registered it: the name is unusable.
-        self._conflicts: Dict[Tuple[str, str], List[str]] = {}
+        self._conflicts: dict[tuple[str, str], list[str]] = {}
         if load_entry_points:
             self._load_entry_points()
         for name, plugin in extra_plugins:
@@ -260,12 +260,12 @@ class BaseHost:
         return value
 
     # -- duplicate names ------------------------------------------------------------------
-    def _names_claimed(self, kind: str, value) -> List[Tuple[str, str]]:
+    def _names_claimed(self, kind: str, value) -> list[tuple[str, str]]:
         """(namespace, name) pairs `value` claims: its own name, and for subclasses more
         (a workload kind's presets)."""
         return [(kind, value.name)]
 
-    def _holder(self, namespace: str, name: str) -> Optional[str]:
+    def _holder(self, namespace: str, name: str) -> str | None:
         found = self._registered.get(namespace, {}).get(name)
         return found.plugin if found else None
 
@@ -279,7 +279,7 @@ class BaseHost:
             return f"plugin {plugin!r} (no distribution)"
         return f"plugin {plugin!r} (distribution {report.distribution} {report.version or ''})".replace(" )", ")")
 
-    def _settle_duplicates(self, kind: str, accepted: List[Any], plugin: str) -> None:
+    def _settle_duplicates(self, kind: str, accepted: list[Any], plugin: str) -> None:
         """Apply the duplicate-name rule (see SHIPPED_DISTRIBUTIONS) before `plugin`'s values
         are accepted: raise PluginError when `plugin` is the one in error; fail the other
         plugin when the other one is."""

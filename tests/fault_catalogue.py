@@ -22,27 +22,27 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
 TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
-Content = Union[str, bytes, Callable[[Path], None]]
+Content = str | bytes | Callable[[Path], None]
 
 
 @attrs.frozen
 class Case:
     """One entry of the catalogue."""
     name: str                                   # what it checks, in words (the test id)
-    argv: Tuple[str, ...]                       # '{tmp}' is replaced by the case's folder
+    argv: tuple[str, ...]                       # '{tmp}' is replaced by the case's folder
     files: Mapping[str, Content] = attrs.field(factory=dict)   # created before the run
     code: int = 2                               # the exit status it must end with
-    error: Optional[str] = None                 # regex the 'error: ...' line must match (code 2)
-    out: Optional[str] = None                   # regex stdout must match
-    may_write: Tuple[str, ...] = ()             # files (relative) it may create or change
-    must_write: Tuple[str, ...] = ()            # files it must create
+    error: str | None = None                 # regex the 'error: ...' line must match (code 2)
+    out: str | None = None                   # regex stdout must match
+    may_write: tuple[str, ...] = ()             # files (relative) it may create or change
+    must_write: tuple[str, ...] = ()            # files it must create
     subprocess: bool = False                    # needs a real process
-    stdin: Optional[bytes] = None
+    stdin: bytes | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
 
     def __str__(self) -> str:
@@ -54,14 +54,14 @@ class Outcome:
     code: int
     stdout: str
     stderr: str
-    traceback: Optional[str]
+    traceback: str | None
 
 
 def ids(cases: Sequence[Case]):
     return [c.name for c in cases]
 
 
-def _snapshot(folder: Path) -> Dict[str, Tuple[int, bytes]]:
+def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
     out = {}
     for path in sorted(folder.rglob("*")):
         rel = str(path.relative_to(folder))
@@ -117,7 +117,7 @@ def run_in_process(argv: Sequence[str], folder: Path, env: Mapping[str, str]) ->
     return Outcome(code, out.getvalue(), err.getvalue(), trace)
 
 
-def run_subprocess(argv: Sequence[str], folder: Path, env: Mapping[str, str], stdin: Optional[bytes],
+def run_subprocess(argv: Sequence[str], folder: Path, env: Mapping[str, str], stdin: bytes | None,
                    timeout: float = 120) -> Outcome:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     full_env.update(env)

@@ -108,10 +108,11 @@ def test_the_sweep_runs_on_one_thread_and_restores_the_count():
     torch = pytest.importorskip("torch")
     before = torch.get_num_threads()
     seen = []
+    ticks = iter(range(10_000))
 
-    def clock(_ticks=iter(range(10_000))):
+    def clock():
         seen.append(torch.get_num_threads())
-        return next(_ticks) * 1e-3
+        return next(ticks) * 1e-3
     rates = measure_pass_rates(torch, (MIB, 2 * MIB), repeats=2, clock=clock)
     assert set(seen) == {1} and torch.get_num_threads() == before
     assert [size for size, _ in rates] == [MIB, 2 * MIB] and all(rate > 0 for _, rate in rates)

@@ -73,7 +73,7 @@ def test_numbers_in_target_files(case, tmp_path):
 
 
 def _ceilings(compute: str, dram: str) -> str:
-    return '{"compute": {"fp32": %s, "bf16": 1e15}, "dram_bytes_per_s": %s}' % (compute, dram)
+    return f'{{"compute": {{"fp32": {compute}, "bf16": 1e15}}, "dram_bytes_per_s": {dram}}}'
 
 
 CEILINGS_CASES = [
@@ -113,7 +113,7 @@ SUITE_CASES = [
     Case(f"transformer config {key} = {value} is refused",
          ("predict", "-t", "h200", "-w", "transformer:config=c.json,seq=16"),
          files={"c.json": '{"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2, '
-                          '"num_attention_heads": 8, "%s": %s}' % (key, value)},
+                          f'"num_attention_heads": 8, "{key}": {value}}}'},
          error=rf"{key}")
     for key in ("intermediate_size", "num_key_value_heads") for value in ("NaN", "Infinity", "1e400", '"x"', "[2]")
 ]

@@ -26,7 +26,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import attrs
 
@@ -57,7 +57,7 @@ class Signature:
 class Origin:
     """What a capture's signature establishes, for a given set of trusted keys."""
     status: str                      # TRUSTED | UNTRUSTED | UNSIGNED | INVALID
-    fingerprint: Optional[str]
+    fingerprint: str | None
     detail: str                      # one line for people
 
     @property
@@ -140,7 +140,7 @@ def load_or_create_key(home: Path):
     return key
 
 
-def own_public_key(home: Path) -> Optional[bytes]:
+def own_public_key(home: Path) -> bytes | None:
     """The raw public key of the user's key pair, or None before the first signature."""
     private = keys_dir(home) / PRIVATE_NAME
     if not private.exists():
@@ -167,7 +167,7 @@ def sign_digest(digest_value: str, home: Path) -> Signature:
 
 # -- checking -------------------------------------------------------------------------------------
 
-def signature_problem(signature: Signature, digest_value: str) -> Optional[str]:
+def signature_problem(signature: Signature, digest_value: str) -> str | None:
     """Why `signature` does not sign `digest_value`, or None when it does."""
     ed25519, _ = _crypto()
     from cryptography.exceptions import InvalidSignature
@@ -193,7 +193,7 @@ def signature_problem(signature: Signature, digest_value: str) -> Optional[str]:
     return None
 
 
-def origin(signature: Optional[Signature], digest_value: str, trusted: Iterable[str]) -> Origin:
+def origin(signature: Signature | None, digest_value: str, trusted: Iterable[str]) -> Origin:
     """The capture's origin given the trusted fingerprints."""
     if signature is None:
         return Origin(UNSIGNED, None, "unsigned: nothing shows who produced it")

@@ -20,7 +20,8 @@ Missing telemetry is not counted against the evidence (it is reported as not che
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -38,15 +39,15 @@ CHECKS = ("samples", "spread", "contention", "throttling")
 @attrs.frozen
 class QualityCheck:
     name: str                  # one of CHECKS
-    ok: Optional[bool]         # None: could not be checked (no telemetry)
+    ok: bool | None         # None: could not be checked (no telemetry)
     detail: str                # one line: the value found against the limit
 
 
 @attrs.frozen
 class EvidenceQuality:
     verdict: str                               # SUFFICIENT | INSUFFICIENT
-    reasons: Tuple[str, ...]                   # the failed checks' details, in CHECKS order
-    checks: Tuple[QualityCheck, ...]
+    reasons: tuple[str, ...]                   # the failed checks' details, in CHECKS order
+    checks: tuple[QualityCheck, ...]
 
     @property
     def sufficient(self) -> bool:
@@ -66,13 +67,13 @@ def _spread_check(rel_iqr: float) -> QualityCheck:
                                          f"{MAX_SPREAD * 100:.0f}%")
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
 
 
-def _contention_check(summary: Optional[Mapping[str, Any]]) -> QualityCheck:
+def _contention_check(summary: Mapping[str, Any] | None) -> QualityCheck:
     other = _number((summary or {}).get("other_processes_pct"))
     steal = _number((summary or {}).get("steal_pct"))
     if other is None and steal is None:
@@ -86,7 +87,7 @@ def _contention_check(summary: Optional[Mapping[str, Any]]) -> QualityCheck:
                                              f"(> {MAX_CONTENTION_PCT:.0f}%)")
 
 
-def _throttling_check(fractions: Optional[Sequence[Sequence[Any]]]) -> QualityCheck:
+def _throttling_check(fractions: Sequence[Sequence[Any]] | None) -> QualityCheck:
     if fractions is None:
         return QualityCheck("throttling", None, "not checked: the telemetry window reports no clock-event reasons")
     slow = [(str(r), float(f)) for r, f in fractions if r in SLOWDOWN_REASONS and _number(f) and f > 0]
@@ -96,7 +97,7 @@ def _throttling_check(fractions: Optional[Sequence[Sequence[Any]]]) -> QualityCh
     return QualityCheck("throttling", False, f"throttled: {reason} in {fraction * 100:.0f}% of its telemetry samples")
 
 
-def assess(samples_s: Sequence[float], window: Optional[Any] = None) -> EvidenceQuality:
+def assess(samples_s: Sequence[float], window: Any | None = None) -> EvidenceQuality:
     """The evidence-quality verdict of one workload's samples and its telemetry window (a
     capture TelemetryWindow, or None when no window was collected). Pure: `verify` recomputes it."""
     stats = summarize(list(samples_s))

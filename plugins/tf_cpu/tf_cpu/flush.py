@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -54,9 +55,9 @@ class FlushPlan:
     nominal_cache_bytes: int                # every data/unified cache instance sysfs reports
     private_cache_bytes: int                # of those, the per-core (private) instances
     nominal_reach_bytes: int                # what sysfs says one core reaches (one instance per level)
-    measured_reach_bytes: Optional[int]     # None: the sweep showed no clear cache-to-memory fall
-    pass_rates: Tuple[Tuple[int, float], ...] = ()   # (buffer bytes, bytes per second) of the sweep
-    seconds_p50: Optional[float] = None     # the flush's own cost per call, measured
+    measured_reach_bytes: int | None     # None: the sweep showed no clear cache-to-memory fall
+    pass_rates: tuple[tuple[int, float], ...] = ()   # (buffer bytes, bytes per second) of the sweep
+    seconds_p50: float | None = None     # the flush's own cost per call, measured
 
 
 def nominal_cache_bytes(machine: Machine) -> int:
@@ -73,7 +74,7 @@ def nominal_reach_bytes(machine: Machine) -> int:
     return sum(capacity for per_core in (True, False) for _, capacity, _ in machine.levels(per_core))
 
 
-def sweep_sizes(machine: Machine) -> Tuple[int, ...]:
+def sweep_sizes(machine: Machine) -> tuple[int, ...]:
     top = min(max(4 * nominal_reach_bytes(machine), SWEEP_FLOOR), SWEEP_CAP)
     if machine.memory_bytes:
         top = min(top, max(SWEEP_MIN, machine.memory_bytes // 8))
@@ -84,7 +85,7 @@ def sweep_sizes(machine: Machine) -> Tuple[int, ...]:
     return tuple(sizes)
 
 
-def choose_reach(rates: Sequence[Tuple[int, float]]) -> Tuple[Optional[int], str]:
+def choose_reach(rates: Sequence[tuple[int, float]]) -> tuple[int | None, str]:
     """The measured reach of one core from (size, rate) pairs in growing size: the smallest size
     past the fastest one whose rate fell below the geometric mean of the cache rate (the best)
     and the memory rate (the largest buffer's). None with the reason when there is no clear fall."""
@@ -103,7 +104,7 @@ def choose_reach(rates: Sequence[Tuple[int, float]]) -> Tuple[Optional[int], str
                   f"at {size // MIB} MiB (memory {memory_rate / 1e9:.3g} GB/s)")
 
 
-def plan_flush(machine: Machine, rates: Sequence[Tuple[int, float]] = ()) -> FlushPlan:
+def plan_flush(machine: Machine, rates: Sequence[tuple[int, float]] = ()) -> FlushPlan:
     """The flush size: FLUSH_MULTIPLE x what the timed threads can hold, which is every core's
     private caches plus the shared levels up to the measured reach (never more than sysfs
     reports in total); the sysfs total alone when the sweep is inconclusive."""
@@ -130,7 +131,7 @@ def _mib(nbytes: int) -> str:
 
 
 def measure_pass_rates(torch, sizes: Sequence[int], repeats: int = SWEEP_REPEATS,
-                       clock: Callable[[], float] = time.perf_counter) -> Tuple[Tuple[int, float], ...]:
+                       clock: Callable[[], float] = time.perf_counter) -> tuple[tuple[int, float], ...]:
     """(size, bytes per second) of read-modify-write passes over a buffer of each size, on one
     thread (one core's reach), best of `repeats` (the least disturbed by other processes). The
     caller's thread count is restored."""

@@ -12,6 +12,7 @@ from .cli_options import (
     CliState,
     core_host,
     operating_point_option,
+    output_options,
     pass_host,
     target_option,
     workload_options,
@@ -20,6 +21,7 @@ from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
 from .model import predict
+from .output import STDOUT, Claim, claim, write_output
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
@@ -32,6 +34,7 @@ from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
+    "STDOUT", "Claim", "claim", "output_options", "write_output",
     "BaseHost", "Ceilings", "FiniteFloat", "finite_in", "finite_number", "CliState", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
     "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
     "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",

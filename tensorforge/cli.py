@@ -17,9 +17,10 @@ import attrs
 import click
 
 from . import __version__
-from .cli_options import CliState, operating_point_option, pass_host, target_option, workload_options
+from .cli_options import (CliState, operating_point_option, output_options, pass_host, target_option,
+                          workload_options)
 from .errors import TensorForgeError, shorten
-from .fileio import write_atomic
+from .output import STDOUT, claim, write_output
 from .plugin_options import DISABLE, ONLY, TRACE, PluginOptions
 from .plugins import PluginHost, PluginReport
 from .render import table
@@ -33,11 +34,11 @@ def warn_broken(host: PluginHost) -> None:
         click.echo(f"warning: {line}", err=True)
 
 
-def emit(text: str, output: str | None) -> None:
-    """`text` to standard output, or atomically to the file `output`."""
-    if output:
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
+def emit(text: str, output: str | None, what: str, force: bool = False) -> None:
+    """`text` to standard output, or to `output` by the one rule for written files."""
+    if output and output != STDOUT:
+        written = write_output(output, text, what, force)
+        click.echo(f"wrote {written}", err=True)
     else:
         click.echo(text, nl=False)
 
@@ -96,12 +97,12 @@ def list_plugins(host: PluginHost, as_json: bool) -> None:
                    "a space gives a labelled relaxation: a looser bound, never a higher one.")
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Write to this file (atomically) instead of standard output.")
+@output_options("prediction", "standard output")
 @pass_host
 def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: tuple[str, ...],
             operating_point: str | None, ceilings_path: str | None, force_ceilings: bool,
-            max_candidates: int | None, detail: bool, as_json: bool, output: str | None) -> None:
+            max_candidates: int | None, detail: bool, as_json: bool, output: str | None,
+            force: bool) -> None:
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
@@ -113,10 +114,12 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
+    if output and output != STDOUT:
+        claim(output, "prediction", force).release()      # refused before the work, not after
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
     text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
-    emit(text, output)
+    emit(text, output, "prediction", force)
 
 
 # -- targets -----------------------------------------------------------------------------------

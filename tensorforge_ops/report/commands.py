@@ -3,14 +3,13 @@
 import attrs
 import click
 
-from tensorforge.api import canonical_json
+from tensorforge.api import canonical_json, output_options
 
 
 @click.command()
 @click.argument("capture", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Where to write (default: next to the capture, CAPTURE.report.html/.md/.json; '-' for stdout).")
+@output_options("report", "next to the capture, CAPTURE.report.html/.md/.json")
 @click.option("--workload", "path_workload", default=None,
               help="Workload whose path from description to lower bound is shown (default: the primary).")
 @click.option("--primary", default=None,
@@ -19,18 +18,28 @@ from tensorforge.api import canonical_json
               help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
-@click.option("--force", is_flag=True, help="Overwrite an existing report file.")
 def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
-    from tensorforge.api import TensorForgeError, write_atomic
+    from tensorforge.api import claim
     from ..policy.evidence import load_evidence
     from ..policy.gate import gate as run_gate
     from .facts import build_facts
 
+    # Where it goes is checked before any work: a report that exists is refused at once.
+    destination = claim(output or Path(capture).with_suffix(f".report.{fmt}"), "report", force)
+    with destination:
+        _report(destination, capture, fmt, path_workload, primary, contrast, baseline,
+                load_evidence, run_gate, build_facts)
+    if destination.written_to and destination.written_to != "standard output":
+        click.echo(f"wrote {destination.written_to}", err=True)
+
+
+def _report(destination, capture, fmt, path_workload, primary, contrast, baseline, load_evidence, run_gate,
+            build_facts):
     doc = load_evidence(capture, "report")
     gate_result = None
     if baseline:
@@ -49,11 +58,8 @@ def report(capture, fmt, output, path_workload, primary, contrast, baseline, for
     else:
         from .html import report_page
         text = report_page(facts)
-    if output == "-":
+    if destination.is_stdout:
         click.echo(text, nl=False)
-        return
-    path = Path(output) if output else Path(capture).with_suffix(f".report.{fmt}")
-    if path.exists() and not force:
-        raise TensorForgeError(f"report {path} already exists; choose another --output or pass --force")
-    write_atomic(path, text)
-    click.echo(f"wrote {path}", err=True)
+        destination.written_to = "standard output"
+    else:
+        destination.write(text)

@@ -280,13 +280,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     except TensorForgeError as exc:
         click.echo(f"error: {shorten(str(exc))}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP during `run`) into Abort
+        from .interrupts import exit_status, signal_name
+        cause = exc.__cause__ if isinstance(exc.__cause__, KeyboardInterrupt) else None
+        try:
+            click.echo(f"interrupted ({signal_name(cause)})" if cause else "aborted", err=True)
+        except OSError:            # SIGHUP: the terminal may be gone
+            pass
+        sys.exit(exit_status(cause) if cause else 130)
     except click.ClickException as exc:
         # One line naming the culprit; `--help` is one flag away.
         click.echo(f"error: {shorten(exc.format_message())}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C 130, SIGTERM 143, SIGHUP 129: as a shell reports a process a signal ended.
+        from .interrupts import exit_status, signal_name
+        try:
+            click.echo(f"interrupted ({signal_name(exc)})", err=True)
+        except OSError:            # SIGHUP: the terminal may be gone
+            pass
+        sys.exit(exit_status(exc))

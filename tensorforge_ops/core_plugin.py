@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (FiniteFloat, PluginHost, TensorForgeError, operating_point_option, pass_host, target_option,
+from tensorforge.api import (FiniteFloat, PluginHost, output_options, operating_point_option, pass_host, target_option,
                              workload_options)
 from tensorforge.hookspecs import hookimpl
 
@@ -57,9 +57,8 @@ def _default_capture_path(target: str) -> Path:
               help="Idle seconds between the calibration probes and the first measurement.")
 @click.option("--rest", "rest_s", type=FiniteFloat(0, 10), default=0.2, show_default=True,
               help="Idle seconds before each workload's timing.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")
-@click.option("--force", is_flag=True, help="Overwrite an existing capture file.")
+@output_options("capture (and its NAME.summary.txt, NAME.incomplete.json)",
+                "tensorforge-capture-TARGET-TIME.json here")
 @click.option("--export", "exports", multiple=True,
               help="Send the capture to this sink after writing it (e.g. mlflow; see list-plugins). "
                    "Default: $TENSORFORGE_EXPORT (comma list).")
@@ -81,16 +80,11 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
     DIAGNOSTIC say unavailable, with the reason.
     """
-    from .capture.document import write_capture
+    from .capture.destinations import RunDestinations
     from .capture.runner import Run, RunOptions
-    from .capture.summary import summary_text
-    from tensorforge.api import write_atomic
+    from .home import require_writable_home
 
-    path = Path(output) if output else _default_capture_path(target_name)
-    if path.exists() and not force:
-        raise TensorForgeError(f"capture {path} already exists; choose another --output or pass --force")
-    if not path.parent.is_dir():
-        raise TensorForgeError(f"cannot write capture {path}: folder {path.parent} does not exist")
+    require_writable_home()       # before minutes of probes, not after
     opts = RunOptions(target=target_name, specs=tuple(specs), suites=tuple(suites),
                       operating_point=operating_point, backend=backend, device_index=device_index,
                       recalibrate=recalibrate, telemetry=not no_telemetry,
@@ -106,22 +100,38 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
     runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))
+    with RunDestinations(output or _default_capture_path(target_name), force) as where:
+        sealed = _execute(runner, where)
+        export_all(sinks, sealed, where.capture.written_to or str(output), sink_options,
+                   lambda line: click.echo(line, err=True))
+
+
+def _execute(runner, where):
+    """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
+    gathered as an incomplete capture, then let the interruption end the command."""
+    from tensorforge.api import canonical_json
+    from tensorforge.interrupts import signal_name, signals_as_interrupts, signals_ignored
+    from .capture.document import seal
+    from .capture.summary import summary_text
+
     try:
-        doc = runner.execute()
-    except KeyboardInterrupt:
+        with signals_as_interrupts():
+            doc = runner.execute()
+    except KeyboardInterrupt as exc:
         if runner.doc.get("schema"):
-            runner.doc["complete"] = False
-            partial = path.with_name(path.stem + ".incomplete.json")
-            write_capture(partial, runner.doc)
-            click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
+            with signals_ignored():        # a second signal must not cut this write short
+                runner.doc["complete"] = False
+                written = where.write_incomplete(canonical_json(seal(runner.doc)))
+                click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
-    sealed = write_capture(path, doc)
+    sealed = seal(doc)
+    captured = where.write_capture(canonical_json(sealed))
     text = summary_text(sealed)
-    summary_path = path.with_suffix(".summary.txt")
-    write_atomic(summary_path, text)
-    click.echo(text, nl=False)
-    click.echo(f"wrote {path} and {summary_path}", err=True)
-    export_all(sinks, sealed, str(path), sink_options, lambda line: click.echo(line, err=True))
+    summary = where.write_summary(text)
+    # The summary is for people: on standard output, unless the capture itself went there.
+    click.echo(text, nl=False, err=where.to_stdout)
+    click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
+    return sealed
 
 
 @click.command("export")

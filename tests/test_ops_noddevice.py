@@ -123,7 +123,7 @@ def test_second_run_refuses_then_force_overwrites(captured, cli, out):
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"error: capture {out} already exists; choose another --output or pass --force"]
+        f"error: capture {out} already exists; choose another path or pass --force"]
     assert out.read_bytes() == before
 
     result = invoke(cli, "run", "--target", TARGET, "-o", str(out), "--force")

@@ -481,8 +481,8 @@ def test_interrupted_run_via_main_writes_incomplete_capture(fake_cli, samples, t
     assert exit_info.value.code == 130
     partial = _interrupted_checks(out)
     err = capsys.readouterr().err
-    assert f"interrupted: wrote incomplete capture {partial}" in err
-    assert err.rstrip().endswith("aborted")
+    assert f"interrupted (SIGINT): wrote incomplete capture {partial}" in err
+    assert err.rstrip().endswith("interrupted (SIGINT)")
     assert [s.closed for s in plugin.sessions] == [True]
     # and `verify` says so, with exit 1
     result = CliRunner().invoke(make_cli(PluginHost), ["verify", str(partial)])
@@ -497,7 +497,7 @@ def test_interrupted_run_via_cli_runner(fake_cli, samples, tmp_path):
     result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out),
                                       "-w", "gemm_large_square", "-w", "gemm_tiny"])
     assert result.exit_code != 0   # click's standalone mode turns the interrupt into an abort
-    assert "interrupted: wrote incomplete capture" in result.stderr
+    assert "interrupted (SIGINT): wrote incomplete capture" in result.stderr
     _interrupted_checks(out)
 
 

@@ -20,14 +20,15 @@ from .cli_options import (
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
-from .model import predict
+from .mappings.base import UNSTATED
+from .model import predict, search_of
 from .output import STDOUT, Claim, claim, write_output
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
-from .serialize import canonical_json, to_data
+from .serialize import canonical_json, converter, to_data
 from .suite import parse_fields, resolve
 from .target import Ceilings, Target
 from .units import percent, seconds, si
@@ -42,6 +43,9 @@ __all__ = [
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
+    # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
+    # cattrs converter, and derives how a version-1 capture's bounds were searched for
+    "UNSTATED", "converter", "search_of",
 ]
 
 

@@ -20,7 +20,10 @@ from .fileio import read_json
 from .precision import MATH_MODES
 from .target import Ceilings, Target
 
-CAPTURE_SCHEMA_PREFIX = "tensorforge.capture/"
+# A capture names itself 'tensorforge.capture' (schema_version beside it); version 1 wrote
+# 'tensorforge.capture/1'. The CALIBRATED section has the same layout in both.
+CAPTURE_SCHEMA = "tensorforge.capture"
+CAPTURE_SCHEMA_PREFIX = CAPTURE_SCHEMA + "/"
 OVERRIDE = "--force-ceilings"
 
 
@@ -34,7 +37,7 @@ def _section(data: Any, where: str) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise TensorForgeError(f"{where}: expected a JSON object")
     schema = data.get("schema")
-    if isinstance(schema, str) and schema.startswith(CAPTURE_SCHEMA_PREFIX):
+    if isinstance(schema, str) and (schema == CAPTURE_SCHEMA or schema.startswith(CAPTURE_SCHEMA_PREFIX)):
         section = data.get("calibrated")
         if not isinstance(section, dict) or section.get("label") != "CALIBRATED":
             raise TensorForgeError(f"{where}: capture has no CALIBRATED section")

@@ -1,13 +1,15 @@
 """What Ops plugins implement (backends, builders, probes, telemetry, policies) and the values
 that cross the boundary between them and the runner."""
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable, Mapping
 
 import attrs
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # api.py is imported by every Ops plugin; these only by their readers
+    from .capture.model import Capture
+    from .capture.sections.diagnostic import TelemetryWindow
     from .measure.timing import TimedSamples
 
 
@@ -106,13 +108,76 @@ class TelemetrySource:
     caveat: str = ("telemetry is diagnostic context from a separate execution window; "
                    "it does not prove a bottleneck and never decides a verdict.")
 
-    def collect(self, session: Session, run_once: Callable[[], Any], duration_s: float) -> dict[str, Any]:
+    def collect(self, session: Session, run_once: Callable[[], Any],
+                duration_s: float) -> "TelemetryWindow | Mapping[str, Any]":
+        """The window: a TelemetryWindow, or the source's own JSON-ready record (see the hook spec)."""
         raise NotImplementedError
 
 
+NO_VERDICT = "NO VERDICT"
+# What a policy may declare it needs: the captures a command hands it, and the labelled
+# sections that must hold evidence in each capture it is handed.
+POLICY_EVIDENCE = ("candidate", "baseline", "captures", "MEASURED", "CALIBRATED", "DIAGNOSTIC")
+# The commands that run policies: `gate BASELINE CANDIDATE`, `report CAPTURE [--baseline]`,
+# `rightsize ... [--capture ...]`.
+POLICY_COMMANDS = ("gate", "report", "rightsize")
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _named(_inst: Any, attribute: Any, value: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"a verdict needs a non-empty {attribute.name}")
+
+
+@attrs.frozen
+class Verdict:
+    """One POLICY verdict. A verdict other than NO VERDICT exists only with its evidence: it
+    names what it was decided on, or it cannot be made."""
+    policy: str = attrs.field(validator=_named)
+    subject: str                  # what it is about: a workload, a target ('' for the whole)
+    verdict: str = attrs.field(validator=_named)    # e.g. PASS, REGRESSION, MEETS, or NO VERDICT
+    reason: str = attrs.field(validator=_named)     # why, in one line; for NO VERDICT what is missing
+    evidence: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    fails: bool = False           # true: this verdict fails a gate (exit status 1)
+    record: Any = attrs.field(default=None, eq=False)   # the policy's own typed result, for its command
+
+    @evidence.validator
+    def _evidence(self, _attribute: Any, value: tuple[str, ...]) -> None:
+        if self.verdict != NO_VERDICT and not [e for e in value if isinstance(e, str) and e.strip()]:
+            raise ValueError(f"verdict {self.verdict!r} of policy {self.policy!r} names no evidence; "
+                             "a verdict exists only with its evidence")
+        if self.fails and self.verdict == NO_VERDICT:
+            raise ValueError("NO VERDICT cannot fail a gate: it decides nothing")
+
+
+@attrs.frozen
+class PolicyRequest:
+    """What a command hands a policy: the verified captures (each a
+    tensorforge_ops.policy.evidence.Evidence: path + typed capture), the Core host for policies
+    that predict, and settings keyed by policy name."""
+    command: str
+    candidate: Any = None                 # gate's CANDIDATE, report's CAPTURE
+    baseline: Any = None                  # gate's BASELINE, report's --baseline
+    captures: tuple[Any, ...] = ()        # rightsize's --capture evidence
+    core: Any = None
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
+
+
 class Policy:
+    """A POLICY plugin. `requires` names the evidence it needs (from POLICY_EVIDENCE); the
+    commands call `decide` only when that evidence exists and otherwise show NO VERDICT with what
+    is missing. `commands` says which commands run it (POLICY_COMMANDS)."""
     name: str = ""
     description: str = ""
+    requires: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ("gate", "report")
+
+    def decide(self, request: PolicyRequest) -> Sequence[Verdict]:
+        """Verdicts (tensorforge_ops.api.Verdict, policy=self.name) from the request's evidence."""
+        raise NotImplementedError
 
 
 @attrs.frozen
@@ -131,6 +196,8 @@ class CaptureSink:
     name: str = ""
     description: str = ""
 
-    def export(self, capture: dict[str, Any], capture_path: str, report_html: str | None,
+    def export(self, capture: "Capture", capture_path: str, report_html: str | None,
                options: Mapping[str, str]) -> ExportResult:
+        """`capture` is the typed, verified capture (tensorforge_ops.capture.model.Capture);
+        `capture_path` the file it was read from, which is the record to store."""
         raise NotImplementedError

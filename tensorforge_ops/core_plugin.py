@@ -111,21 +111,22 @@ def _execute(runner, where):
     gathered as an incomplete capture, then let the interruption end the command."""
     from tensorforge.api import canonical_json
     from tensorforge.interrupts import signal_name, signals_as_interrupts, signals_ignored
+    from .capture.convert import to_document
     from .capture.document import seal
     from .capture.summary import summary_text
 
     try:
         with signals_as_interrupts():
-            doc = runner.execute()
+            capture = runner.execute()
     except KeyboardInterrupt as exc:
-        if runner.doc.get("schema"):
+        if runner.started:
             with signals_ignored():        # a second signal must not cut this write short
-                runner.doc["complete"] = False
-                written = where.write_incomplete(canonical_json(seal(runner.doc)))
+                partial = seal(runner.capture())
+                written = where.write_incomplete(canonical_json(to_document(partial)))
                 click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
-    sealed = seal(doc)
-    captured = where.write_capture(canonical_json(sealed))
+    sealed = seal(capture)
+    captured = where.write_capture(canonical_json(to_document(sealed)))
     text = summary_text(sealed)
     summary = where.write_summary(text)
     # The summary is for people: on standard output, unless the capture itself went there.
@@ -146,9 +147,8 @@ def export_command(core, capture, sink_names, options):
     from .policy.evidence import load_evidence
 
     sinks = resolve_sinks(ops_host(core), sink_names)
-    doc = load_evidence(capture, "export")
-    doc.pop("_path", None)
-    results = export_all(sinks, doc, capture, parse_options(options), lambda line: click.echo(line, err=True))
+    evidence = load_evidence(capture, "export")
+    results = export_all(sinks, evidence.capture, capture, parse_options(options), lambda line: click.echo(line, err=True))
     if not all(r.ok for r in results):
         sys.exit(1)
 
@@ -167,6 +167,7 @@ def calibrate(core, backend, device_index, as_json):
     from tensorforge.api import canonical_json, seconds, si
     from .calibrate import store as calibration
     from .api import Unavailable
+    from .capture.convert import to_document
 
     ops = ops_host(core)
     try:
@@ -181,17 +182,17 @@ def calibrate(core, backend, device_index, as_json):
         session.close()
     path = calibration.save(cal)
     if as_json:
-        click.echo(canonical_json(cal), nl=False)
+        click.echo(canonical_json(to_document(cal)), nl=False)
     else:
-        c = cal["ceilings"]
-        click.echo(f"CALIBRATED on {cal['device']} ({cal['fingerprint']}) at {cal['measured_at']}")
-        for mode, rate in sorted(c["compute"].items()):
+        c = cal.ceilings
+        click.echo(f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}")
+        for mode, rate in sorted(c.compute.items()):
             click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
-        if c.get("dram_bytes_per_s"):
-            click.echo(f"  memory bandwidth (bytes read + written): {si(c['dram_bytes_per_s'], 'B/s')}")
-        if c.get("launch_floor_s"):
-            click.echo(f"  launch floor: {seconds(c['launch_floor_s'])}")
-        for name, why in sorted(cal["failed_probes"].items()):
+        if c.dram_bytes_per_s:
+            click.echo(f"  memory bandwidth (bytes read + written): {si(c.dram_bytes_per_s, 'B/s')}")
+        if c.launch_floor_s:
+            click.echo(f"  launch floor: {seconds(c.launch_floor_s)}")
+        for name, why in sorted(cal.failed_probes.items()):
             click.echo(f"  probe {name} failed: {why}")
     click.echo(f"stored {path}", err=True)
 

@@ -72,8 +72,12 @@ def tensorforge_ops_register_telemetry(register: RegisterTelemetry) -> None:
 
     Call ``register(source)`` with a :class:`tensorforge_ops.api.TelemetrySource`;
     ``collect(session, run_once, duration_s)`` runs the workload in its own window while
-    sampling, and returns a JSON-ready dict with ``available`` and, when false, ``reason``.
-    Return nothing.
+    sampling, and returns a
+    :class:`tensorforge_ops.capture.sections.diagnostic.TelemetryWindow` (``available``,
+    ``reason``, a one-line ``headline``, ``clock_event_fractions`` where the device reports
+    clock-event reasons, the source's own record in ``data``), or a JSON-ready mapping with
+    ``available``, ``reason`` when false, and optionally ``headline``, which the runner wraps
+    by the rule in ``tensorforge_ops.capture.telemetry_window``. Return nothing.
     """
 
 
@@ -83,7 +87,8 @@ def tensorforge_ops_register_sinks(register: RegisterSink) -> None:
 
     Call ``register(sink)`` with a :class:`tensorforge_ops.api.CaptureSink` (unique ``name``).
     ``tensorforge run --export NAME`` and ``tensorforge export CAPTURE --to NAME`` call its
-    ``export(capture, capture_path, report_html, options)``, which returns an
+    ``export(capture, capture_path, report_html, options)`` with the typed, verified capture
+    (:class:`tensorforge_ops.capture.model.Capture`), which returns an
     :class:`tensorforge_ops.api.ExportResult` and never raises for an unreachable destination.
     Return nothing.
     """
@@ -93,7 +98,13 @@ def tensorforge_ops_register_sinks(register: RegisterSink) -> None:
 def tensorforge_ops_register_policies(register: RegisterPolicy) -> None:
     """Register policies (POLICY verdicts such as a regression gate or right-sizing).
 
-    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``);
-    its ``decide(...)`` must return "no verdict: <what is missing>" whenever its required
-    evidence is absent. Return nothing.
+    Call ``register(policy)`` with a :class:`tensorforge_ops.api.Policy` (unique ``name``,
+    ``description``): ``commands`` says which commands run it (``gate``, ``report``,
+    ``rightsize``), ``requires`` the evidence it needs (``candidate``, ``baseline``,
+    ``captures``, and the labels ``MEASURED``, ``CALIBRATED``, ``DIAGNOSTIC`` that must hold
+    evidence). ``decide(request)`` gets a :class:`tensorforge_ops.api.PolicyRequest` (verified,
+    typed captures) and returns :class:`tensorforge_ops.api.Verdict` objects, each naming its
+    evidence, or "no verdict: <what is missing>". It is asked only when its required evidence
+    is present; one that raises costs one warning line. The regression gate and right-sizing
+    are registered through this hook too. Return nothing.
     """

@@ -3,7 +3,8 @@
 from tensorforge.api import BaseHost, PluginError, TensorForgeError
 
 from . import hookspecs
-from .api import CalibrationProbe, CaptureSink, MeasurementBackend, Policy, TelemetrySource, WorkloadBuilder
+from .api import (POLICY_COMMANDS, POLICY_EVIDENCE, CalibrationProbe, CaptureSink, MeasurementBackend, Policy,
+                  TelemetrySource, WorkloadBuilder)
 
 HOOKS = {
     "tensorforge_ops_register_backends": "backends",
@@ -28,10 +29,30 @@ class OpsHost(BaseHost):
     def backend(self, name: str) -> MeasurementBackend:
         return self.get("backends", name)
 
+    def policy(self, name: str) -> Policy:
+        return self.get("policies", name)
+
     def _check(self, kind, value, plugin):
         if kind == "builders" and not (value.kind and (value.backend or value.framework)):
             raise PluginError(f"plugin {plugin!r}: builder {value.name!r} needs a workload kind and "
                               "a backend or a framework")
+        if kind == "policies":
+            self._check_policy(value, plugin)
+
+    @staticmethod
+    def _check_policy(policy: Policy, plugin: str) -> None:
+        """A policy says which commands run it and what evidence it needs, in known words, and
+        implements decide: checked here once, so every command can rely on it."""
+        where = f"plugin {plugin!r}: policy {policy.name!r}"
+        commands, requires = getattr(policy, "commands", None), getattr(policy, "requires", None)
+        if not isinstance(commands, tuple) or not commands or not set(commands) <= set(POLICY_COMMANDS):
+            raise PluginError(f"{where} must declare commands as a non-empty tuple of "
+                              f"{', '.join(POLICY_COMMANDS)}; got {commands!r}")
+        if not isinstance(requires, tuple) or not set(requires) <= set(POLICY_EVIDENCE):
+            raise PluginError(f"{where} must declare requires as a tuple of {', '.join(POLICY_EVIDENCE)}; "
+                              f"got {requires!r}")
+        if type(policy).decide is Policy.decide:
+            raise PluginError(f"{where} does not implement decide(request)")
 
     def builder(self, kind: str, backend: str):
         """The builder for `kind` on `backend`: one registered for that backend by name wins

@@ -26,7 +26,9 @@ from tensorforge.ceilings_file import ceilings_from_data
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
-from tensorforge_ops.capture.compare import fastest_sample
+from tensorforge_ops.capture.compare import fastest_sample as _fastest
+from tensorforge_ops.capture.convert import converter
+from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
 MACHINE_DEPENDENT_TARGETS = {"host-cpu"}
@@ -43,6 +45,11 @@ KNOWN_BELOW = {
     ("h200-square-gemm-sweep-no-cooldown", "gemm_large_square"): -0.0042,
     ("rtx3050-laptop-measured-on-h200", "gemm_large_square"): -0.0034,
 }
+
+
+def fastest_sample(row: dict) -> float:
+    """The fastest sample of a measured workload, as the document records it."""
+    return _fastest(converter.structure(row, WorkloadMeasurement))
 
 
 def _load(path):

@@ -39,6 +39,19 @@ def test_a_capture_gives_its_calibrated_section(host):
     assert captured["fingerprint"] in ceilings.source and captured["measured_at"] in ceilings.source
 
 
+def test_a_capture_in_the_current_layout_gives_its_calibrated_section(host, tmp_path):
+    """A capture written now (schema 'tensorforge.capture', schema_version beside it) is read
+    like a version-1 one: the CALIBRATED section has the same layout in both."""
+    from tensorforge_ops.capture.document import read_capture, write_capture
+    path = tmp_path / "current.json"
+    write_capture(path, read_capture(H200_CAPTURE))
+    assert json.loads(path.read_text())["schema"] == "tensorforge.capture"
+    current, original = (load_ceilings(p, host.target("h200")) for p in (path, H200_CAPTURE))
+    assert (current.compute, current.dram_bytes_per_s, current.device) == \
+        (original.compute, original.dram_bytes_per_s, original.device)
+    assert current.source == original.source.replace(str(H200_CAPTURE), str(path))
+
+
 def test_a_calibration_document_is_accepted(host, tmp_path):
     # what `tensorforge calibrate --json > cal.json` writes: the CALIBRATED section of a capture
     # is the same document plus run bookkeeping

@@ -19,7 +19,8 @@ torch = pytest.importorskip("torch")
 from tensorforge.plugins import PluginHost  # noqa: E402
 from tensorforge.suite import resolve_spec  # noqa: E402
 from tensorforge_ops.api import Unavailable  # noqa: E402
-from tensorforge_ops.capture.document import SECTIONS, verify  # noqa: E402
+from tensorforge_ops.capture.document import verify  # noqa: E402
+from tensorforge_ops.capture.labels import LABELS  # noqa: E402
 from tensorforge_ops.host import OpsHost  # noqa: E402
 from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
 from tf_cpu.flush import FLUSH_MULTIPLE, MIN_FLUSH_BYTES  # noqa: E402
@@ -63,8 +64,8 @@ def test_run_fills_all_five_sections(runs):
     _, _, proc, (doc, _) = runs
     assert "Traceback" not in proc.stderr
     assert doc["complete"] is True and doc["target"] == "host-cpu"
-    for key, label in SECTIONS.items():
-        assert doc[key]["label"] == label
+    for label in LABELS:
+        assert doc[label.section]["label"] == label.name
     for key in ("measured", "calibrated", "diagnostic"):
         assert doc[key]["available"] is True, (key, doc[key].get("reason"))
     assert [w["name"] for w in doc["predicted"]["analytical"]["workloads"]] == list(WORKLOADS)
@@ -140,10 +141,12 @@ def test_diagnostic_windows_are_labelled_host_telemetry(runs):
     assert diag["source"] == "host-cpu" and "never decides a verdict" in diag["caveat"]
     for name in WORKLOADS:
         window = diag["windows"][name]
-        assert window["available"] is True and window["samples"]
+        # the envelope every reader understands, the source's own record in data
+        assert window["available"] is True and window["reason"] is None and window["data"]["samples"]
         assert window["headline"] and "other processes" in window["headline"]
-        assert "load" in window["sources"] and "utilisation" in window["sources"]
-        for why in window["unavailable"].values():   # absent sources say why
+        assert "clock_event_fractions" not in window      # the host reports no clock-event reasons
+        assert "load" in window["data"]["sources"] and "utilisation" in window["data"]["sources"]
+        for why in window["data"]["unavailable"].values():   # absent sources say why
             assert why
 
 

@@ -29,7 +29,7 @@ except ImportError as exc:  # the plugin is optional: Ops works without it
                 "pip install -e './plugins/tf_mlflow[sqlite]'", allow_module_level=True)
 
 from tensorforge.cli import make_cli
-from tensorforge_ops.capture.document import verify
+from tensorforge_ops.capture.document import read_capture, verify
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_CAPTURE = REPO / "captures" / "h200-default-run.json"
@@ -127,7 +127,7 @@ def test_export_of_the_h200_capture_reads_back_exactly(cli, store, tmp_path):
     t = data.tags
     assert t["tensorforge.labels"] == LABELS
     assert t["tensorforge.digest"] == doc["digest"]["value"]
-    assert t["tensorforge.schema"] == "tensorforge.capture/1"
+    assert t["tensorforge.schema"] == "tensorforge.capture/2"      # the version-1 file, read as version 2
     assert t["tensorforge.bound_violations"] == "0"
     assert {k: v for k, v in t.items() if k.startswith("bound_check.")} == {
         f"bound_check.{n}": "within bound" for n in doc["policy"]["bound_checks"]}
@@ -256,8 +256,7 @@ def test_a_store_that_rejects_the_run(cli, tmp_path, monkeypatch, store):
 
 def test_without_mlflow_the_sink_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "mlflow", None)      # import mlflow -> ImportError
-    doc = json.loads(REAL_CAPTURE.read_text())
-    result = MlflowSink().export(doc, str(REAL_CAPTURE), None, {})
+    result = MlflowSink().export(read_capture(REAL_CAPTURE), str(REAL_CAPTURE), None, {})
     assert not result.ok and result.error.startswith("mlflow is not installed")
     assert "pip install 'tf-mlflow[sqlite]'" in result.error
 
@@ -278,8 +277,7 @@ def test_workload_keys_are_valid_deterministic_and_one_to_one():
 
 
 def test_content_of_a_capture_is_deterministic():
-    doc = json.loads(REAL_CAPTURE.read_text())
-    assert build(doc, "x.json") == build(json.loads(REAL_CAPTURE.read_text()), "x.json")
+    assert build(read_capture(REAL_CAPTURE), "x.json") == build(read_capture(REAL_CAPTURE), "x.json")
 
 
 ISOLATION = textwrap.dedent(r'''
@@ -306,8 +304,8 @@ def test_neither_core_nor_ops_imports_mlflow():
 
 
 def test_ops_works_the_same_without_the_plugin(tmp_path, monkeypatch):
-    monkeypatch.setenv("TENSORFORGE_DISABLE", "mlflow")          # as if tf-mlflow were not installed
     cli = make_cli()      # plugins chosen when each command line starts, as a user's are
+    monkeypatch.setenv("TENSORFORGE_DISABLE", "mlflow")          # as if tf-mlflow were not installed
     ok = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(tmp_path / "a.json")])
     assert ok.exit_code == 0, ok.output
     assert "mlflow" not in ok.stderr

@@ -16,8 +16,11 @@ from tensorforge.cli import make_cli
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture import document as capture
-from tensorforge_ops.capture.document import SCHEMA, content_digest, read_capture, seal, verify, write_capture
+from tensorforge_ops.capture.convert import to_document
+from tensorforge_ops.capture.document import content_digest, read_capture, seal_document, verify, write_capture
+from tensorforge_ops.capture.labels import LABELS
+from tensorforge_ops.capture.model import SCHEMA, SCHEMA_VERSION
+from tensorforge_ops.capture.sections.measured import Measured
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -69,7 +72,7 @@ def verify_cli(cli, path, *extra):
 
 
 def reseal(path: Path, doc) -> None:
-    path.write_text(canonical_json(seal(doc)), encoding="utf-8")
+    path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
 
 
 def assert_not_verified(result, path, problem: str):
@@ -92,6 +95,7 @@ def test_real_capture_verifies_in_process(cli, real_doc, recorded):
     assert lines == [
         f"ok    digest sha256 {recorded}... matches the content",
         "ok    file is byte-for-byte canonical",
+        "ok    schema version 1 read as version 2 by the written upgrade rule (docs/capture.md)",
         "ok    five labelled sections present",
         "ok    statistics recomputed from raw samples for 10 workloads",
         "ok    APE values recomputed from predicted and measured p50",
@@ -120,16 +124,17 @@ def test_real_capture_verifies_via_console_script(tensorforge_exe, tmp_path):
 
 
 def test_real_capture_content_is_what_the_labels_say():
-    doc = read_capture(REAL)
-    assert doc["schema"] == SCHEMA and doc["complete"] is True and doc["target"] == "h200"
-    for key, label in capture.SECTIONS.items():
-        assert doc[key]["label"] == label
-    assert doc["measured"]["device"]["name"] == "NVIDIA H200"
-    assert doc["comparison"]["same_device"] is True
-    row = doc["comparison"]["workloads"]["gemm_large_square"]
-    assert row["measured_p50_s"] == doc["measured"]["workloads"]["gemm_large_square"]["stats"]["p50"]
-    assert row["ape_calibrated"] == pytest.approx(
-        abs(row["predicted_calibrated_s"] - row["measured_p50_s"]) / row["measured_p50_s"], rel=1e-12)
+    cap = read_capture(REAL)      # a version-1 document, read as the current typed capture
+    assert (cap.schema, cap.schema_version) == (SCHEMA, SCHEMA_VERSION) == ("tensorforge.capture", 2)
+    assert cap.complete is True and cap.target == "h200"
+    for label in LABELS:
+        assert getattr(cap, label.section).label == label.name
+    assert isinstance(cap.measured, Measured) and cap.measured.device.name == "NVIDIA H200"
+    assert cap.comparison.same_device is True
+    row = cap.comparison.workloads["gemm_large_square"]
+    assert row.measured_p50_s == cap.measured.workloads["gemm_large_square"].stats.p50
+    assert row.ape_calibrated == pytest.approx(
+        abs(row.predicted_calibrated_s - row.measured_p50_s) / row.measured_p50_s, rel=1e-12)
 
 
 @pytest.mark.parametrize("path", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
@@ -242,13 +247,20 @@ def test_edited_digest_algorithm_is_caught(cli, copy):
     assert_not_verified(verify_cli(cli, copy), copy, "digest record is not the one TensorForge writes")
 
 
-def test_schema_changed_and_resealed_fails_on_schema(cli, copy):
+@pytest.mark.parametrize("schema, version, problem", [
+    ("tensorforge.capture", 3, "capture has schema version 3; this TensorForge reads versions up to 2: "
+                               "upgrade TensorForge to read it"),
+    ("tensorforge.capture/2", None, "capture is not a TensorForge capture (schema 'tensorforge.capture/2', "
+                                    "schema_version None)"),
+    ("something.else", 2, "capture is not a TensorForge capture (schema 'something.else', schema_version 2)")])
+def test_schema_changed_and_resealed_fails_on_schema(cli, copy, schema, version, problem):
     doc = json.loads(copy.read_text())
-    doc["schema"] = "tensorforge.capture/2"
+    doc["schema"] = schema
+    if version is not None:
+        doc["schema_version"] = version
     reseal(copy, doc)
     result = verify_cli(cli, copy)
-    fails = assert_not_verified(result, copy, "schema is 'tensorforge.capture/2', this TensorForge reads "
-                                              "'tensorforge.capture/1'")
+    fails = assert_not_verified(result, copy, problem)
     assert len(fails) == 1
     assert "ok    file is byte-for-byte canonical" in result.stdout
     assert "digest sha256" in result.stdout
@@ -304,7 +316,8 @@ def test_missing_section_and_stray_measurement_resealed(cli, copy):
     doc = json.loads(copy.read_text())
     doc["diagnostic"]["label"] = "MEASURED"
     reseal(copy, doc)
-    assert_not_verified(verify_cli(cli, copy), copy, "section 'diagnostic' missing or not labelled DIAGNOSTIC")
+    assert_not_verified(verify_cli(cli, copy), copy, "capture does not match capture schema version 2: "
+                                                     "label must be 'DIAGNOSTIC', got 'MEASURED' @ capture.diagnostic")
     doc = json.loads(REAL.read_text())
     doc["measured"]["workloads"]["ghost"] = doc["measured"]["workloads"]["gemm_tiny"]
     reseal(copy, doc)
@@ -317,7 +330,16 @@ def test_sealed_but_malformed_structure_is_not_verified(cli, copy):
     reseal(copy, doc)
     result = verify_cli(cli, copy)
     assert "Traceback" not in result.output
-    assert_not_verified(result, copy, "capture structure is malformed: KeyError")
+    assert_not_verified(result, copy, "capture does not match capture schema version 2: required field missing: "
+                                      "samples_s @ capture.measured.workloads['gemm_tiny']")
+
+
+def test_a_field_the_schema_does_not_know_is_not_verified(cli, copy):
+    doc = json.loads(copy.read_text())
+    doc["measured"]["workloads"]["gemm_tiny"]["energy_j"] = 1.0
+    reseal(copy, doc)
+    assert_not_verified(verify_cli(cli, copy), copy, "extra fields found (energy_j) "
+                                                     "@ capture.measured.workloads['gemm_tiny']")
 
 
 def test_resealed_untouched_copy_is_byte_identical(copy):
@@ -329,16 +351,18 @@ def test_resealed_untouched_copy_is_byte_identical(copy):
 # -- atomic writes -----------------------------------------------------------------------------
 
 def _doc():
-    return json.loads(REAL.read_text(encoding="utf-8"))
+    return read_capture(REAL)
 
 
 def test_write_capture_is_sealed_canonical_and_leaves_no_temp_files(tmp_path):
     path = tmp_path / "out.json"
     sealed = write_capture(path, _doc())
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
-    assert path.read_bytes() == REAL.read_bytes()
-    assert sealed["digest"]["value"] == content_digest(sealed)
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert path.read_text(encoding="utf-8") == canonical_json(to_document(sealed))
+    assert written["schema_version"] == 2 and sealed.digest.value == content_digest(written)
     assert verify(path).ok
+    assert read_capture(path) == sealed          # what was written reads back as the same capture
 
 
 def test_write_capture_replaces_only_on_success(tmp_path, monkeypatch):
@@ -365,7 +389,7 @@ def test_write_capture_replaces_only_on_success(tmp_path, monkeypatch):
 
     monkeypatch.setattr("tensorforge.fileio.os.replace", REAL_REPLACE)
     write_capture(path, _doc())
-    assert path.read_bytes() == REAL.read_bytes()
+    assert verify(path).ok
 
 
 def test_write_capture_into_missing_folder_is_an_error(tmp_path):

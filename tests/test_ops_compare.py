@@ -5,11 +5,16 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
 import pytest
 
 from tensorforge.units import seconds, si
 from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
+from tensorforge_ops.capture.convert import to_document
+from tensorforge_ops.capture.document import read_capture
+from tensorforge_ops.capture.sections.measured import FailedMeasurement, Measurement
 from tensorforge_ops.capture.summary import summary_text
+from tensorforge_ops.measure.stats import SampleStats
 from tensorforge_ops.telemetry.nvml import CAVEAT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,14 +26,23 @@ def pred(latency_s, bottleneck="compute"):
     return SimpleNamespace(latency_s=latency_s, bottleneck=bottleneck)
 
 
+def stats(p50=1.0, rel_iqr=0.0):
+    return SampleStats(n=25, p10=p50, p50=p50, p90=p50, mean=p50, stdev=0.0, cv=0.0, rel_iqr=rel_iqr,
+                       min=p50, max=p50)
+
+
 def ok(p50, rel_iqr=0.0, samples=None):
-    return {"status": "ok", "stats": {"p50": p50, "rel_iqr": rel_iqr},
-            "samples_s": [p50] if samples is None else samples}
+    return Measurement(math_mode="fp32", samples_s=(p50,) if samples is None else tuple(samples),
+                       stats=stats(p50, rel_iqr), stop_reason="stable",
+                       warmup_iters=0, flush_bytes=0, peak_memory_bytes=None, framework_flags={},
+                       throughput_flops_per_s=None, throughput_bytes_per_s=None)
 
 
 def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,  # noqa: B008 (read-only)
             device_note=None, calibrated_note="no calibrated bound"):
-    return compare_workload("w", analytical, calibrated, measurement, same_device, device_note, calibrated_note)
+    """The comparison row as the capture document holds it."""
+    return to_document(compare_workload("w", analytical, calibrated, measurement, same_device, device_note,
+                                        calibrated_note))
 
 
 # -- ape and tolerance -------------------------------------------------------------------------
@@ -41,19 +55,11 @@ def test_ape_definition():
     assert ape(1.0, 4.0) == ape(7.0, 4.0) == 0.75   # symmetric around the measurement
 
 
-@pytest.mark.parametrize("stats, expected", [
-    ({}, 0.02),
-    ({"rel_iqr": None}, 0.02),
-    ({"rel_iqr": 0.0}, 0.02),
-    ({"rel_iqr": 0.019}, 0.02),
-    ({"rel_iqr": 0.02}, 0.02),
-    ({"rel_iqr": 0.05}, 0.05),
-    ({"rel_iqr": 0.3}, 0.3),
-    ({"rel_iqr": "inf"}, float("inf")),   # how canonical JSON stores an infinite spread
-])
-def test_bound_tolerance_widens_with_rel_iqr(stats, expected):
+@pytest.mark.parametrize("rel_iqr, expected", [
+    (0.0, 0.02), (0.019, 0.02), (0.02, 0.02), (0.05, 0.05), (0.3, 0.3), (float("inf"), float("inf"))])
+def test_bound_tolerance_widens_with_rel_iqr(rel_iqr, expected):
     assert MIN_TOLERANCE == 0.02
-    assert bound_tolerance(stats) == expected
+    assert bound_tolerance(stats(rel_iqr=rel_iqr)) == expected
 
 
 # -- bound check -------------------------------------------------------------------------------
@@ -102,14 +108,14 @@ def test_fastest_sample_is_checked_without_tolerance():
     at = row_for(ok(1.0, samples=[1.0, 1.2]))["bound_check"]
     assert at["fastest_margin"] == 0.0 and at["fastest_verdict"] == "fastest sample within bound"
     # samples not kept: the stats' min stands in
-    no_samples = row_for({"status": "ok", "stats": {"p50": 1.5, "rel_iqr": 0.0, "min": 1.25}})
+    no_samples = row_for(attrs.evolve(ok(1.5), samples_s=(), stats=attrs.evolve(stats(1.5), min=1.25)))
     assert no_samples["measured_min_s"] == 1.25 and no_samples["bound_check"]["fastest_over_bound"] == 1.25
 
 
 def test_bottleneck_prefers_the_calibrated_prediction():
     assert row_for(ok(1.0), analytical=pred(0.5, "memory"), calibrated=pred(1.0, "compute"))["bottleneck"] == "compute"
     assert row_for(ok(1.0), analytical=pred(0.5, "memory"), calibrated=None)["bottleneck"] == "memory"
-    assert compare_workload("w", None, None, None, False, None, "x")["bottleneck"] is None
+    assert compare_workload("w", None, None, None, False, None, "x").bottleneck is None
 
 
 def test_no_measurement_gives_no_verdict():
@@ -117,7 +123,7 @@ def test_no_measurement_gives_no_verdict():
     assert row["measured_p50_s"] is None and row["ape_analytical"] is None and row["ape_calibrated"] is None
     assert row["ape_note"] == "no measurement: not measured"
     assert row["bound_check"] == {"verdict": "no verdict: no measurement (not measured)"}
-    failed = row_for({"status": "failed", "reason": "CUDA out of memory: boom"})
+    failed = row_for(FailedMeasurement(math_mode="fp32", reason="CUDA out of memory: boom"))
     assert failed["ape_note"] == "no measurement: CUDA out of memory: boom"
     assert failed["bound_check"] == {"verdict": "no verdict: no measurement (CUDA out of memory: boom)"}
 
@@ -148,7 +154,7 @@ def test_summary_of_real_capture(real_doc):
     """The summary of the real H200 capture, checked against the capture's own numbers (GPU
     sessions regenerate the file, so nothing here is copied from one run)."""
     doc = real_doc
-    text = summary_text(doc)
+    text = summary_text(read_capture(REAL))
     lines = text.splitlines()
     device = doc["measured"]["device"]
     assert lines[0] == "TensorForge capture  target h200 @ max-boost"
@@ -199,15 +205,14 @@ REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json")
 @pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
 def test_summary_is_reproduced_from_the_capture_alone(capture):
     assert REAL in REAL_CAPTURES and REAL_RTX in REAL_CAPTURES
-    doc = json.loads(capture.read_text(encoding="utf-8"))
-    assert summary_text(doc) == capture.with_suffix(".summary.txt").read_text(encoding="utf-8")
+    assert summary_text(read_capture(capture)) == capture.with_suffix(".summary.txt").read_text(encoding="utf-8")
 
 
-def test_summary_marks_incomplete_and_violations(real_doc):
-    doc = json.loads(json.dumps(real_doc))
-    doc["complete"] = False
-    doc["comparison"]["bound_violations"] = ["gemm_tiny"]
-    text = summary_text(doc)
+def test_summary_marks_incomplete_and_violations():
+    cap = read_capture(REAL)
+    cap = attrs.evolve(cap, complete=False,
+                       comparison=attrs.evolve(cap.comparison, bound_violations=("gemm_tiny",)))
+    text = summary_text(cap)
     assert text.splitlines()[0].endswith("(INCOMPLETE)")
     assert "BOUND VIOLATIONS: gemm_tiny" in text and "bound violations: none" not in text
 
@@ -217,7 +222,7 @@ def test_real_capture_comparison_follows_the_rule(real_doc):
     for name, row in real_doc["comparison"]["workloads"].items():
         stats = real_doc["measured"]["workloads"][name]["stats"]
         check = row["bound_check"]
-        assert check["tolerance"] == bound_tolerance(stats)
+        assert check["tolerance"] == bound_tolerance(SampleStats(**stats))
         assert check["measured_over_bound"] == stats["p50"] / row["predicted_calibrated_s"]
         expected = "BOUND VIOLATION" if check["measured_over_bound"] < 1 - check["tolerance"] else "within bound"
         assert check["verdict"] == expected == "within bound"

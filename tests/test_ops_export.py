@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 import tensorforge_ops.core_plugin as core_plugin
 from tensorforge_ops.api import CaptureSink, ExportResult
-from tensorforge_ops.capture.document import verify
+from tensorforge_ops.capture.convert import to_document
+from tensorforge_ops.capture.document import read_capture, verify
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import OpsHost
 
@@ -64,8 +65,8 @@ def test_run_exports_to_a_sink_with_options(cli, tmp_path, sinks):
     assert f"exported to good: test://{out}" in result.stderr
     (capture, path, html, options), = sinks["good"].calls
     assert path == str(out) and options == {"experiment": "perf"}
-    assert capture == json.loads(out.read_text())          # the sealed document that was written
-    assert html.startswith("<!DOCTYPE html>") and capture["digest"]["value"] in html
+    assert capture == read_capture(out)          # the typed, sealed capture that was written
+    assert html.startswith("<!DOCTYPE html>") and capture.digest.value in html
 
 
 @pytest.mark.parametrize("name, message", [("bad", "store rejected the run"),
@@ -102,7 +103,7 @@ def test_export_command(cli, tmp_path, sinks):
     shutil.copy(REAL_CAPTURE, capture)
     ok = CliRunner().invoke(cli, ["export", str(capture), "--to", "good", "--option", "run_name=x"])
     assert ok.exit_code == 0 and f"exported to good: test://{capture}" in ok.stderr
-    assert sinks["good"].calls[0][0]["digest"] == json.loads(capture.read_text())["digest"]
+    assert to_document(sinks["good"].calls[0][0].digest) == json.loads(capture.read_text())["digest"]
     failed = CliRunner().invoke(cli, ["export", str(capture), "--to", "good", "--to", "bad"])
     assert failed.exit_code == 1 and "export to bad failed" in failed.stderr
     text = capture.read_text()

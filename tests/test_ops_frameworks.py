@@ -9,6 +9,7 @@ import pytest
 
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
+from tensorforge_ops.capture.convert import from_document, to_document
 from tensorforge_ops.api import (DeviceInfo, MeasurementBackend, Prepared, Session,
                                  TelemetrySource, WorkloadBuilder)
 from tensorforge_ops.measure.timing import TimedSamples
@@ -144,7 +145,7 @@ def core():
 def run(core, ops, **options):
     opts = RunOptions(**{"target": "h200", "cooldown_s": 0.0, "rest_s": 0.0, "telemetry_s": 0.0, **options})
     progress = []
-    return Run(core, ops, opts, progress.append).execute(), progress
+    return to_document(Run(core, ops, opts, progress.append).execute()), progress
 
 
 def fake_ops():
@@ -174,7 +175,7 @@ def test_named_workloads_replace_the_backend_suite(core):
 def test_summary_renders_a_self_describing_telemetry_window(core):
     from tensorforge_ops.capture.summary import summary_text
     doc, _ = run(core, fake_ops())
-    text = summary_text(doc)
+    text = summary_text(from_document(doc))
     assert "DIAGNOSTIC  fake-telemetry, separate window after timing (context, never a verdict)" in text
     assert "  gemm_tiny: all quiet" in text
 

@@ -14,8 +14,8 @@ from tensorforge.testing import command_names
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
 from tensorforge_ops import hookspecs
-from tensorforge_ops.api import (CalibrationProbe, CaptureSink, ExportResult, MeasurementBackend, Policy,
-                                 ProbeResult, TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.api import (NO_VERDICT, CalibrationProbe, CaptureSink, ExportResult, MeasurementBackend,
+                                 Policy, PolicyRequest, ProbeResult, TelemetrySource, Verdict, WorkloadBuilder)
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import HOOKS, OpsHost
 
@@ -68,8 +68,10 @@ class GatePolicy(Policy):
     def __init__(self, name="test-gate"):
         self.name = name
 
-    def decide(self, *evidence):
-        return "no verdict: no baseline capture"
+    requires = ("baseline", "candidate")
+
+    def decide(self, request):
+        return [Verdict(self.name, "", NO_VERDICT, "no verdict: no baseline capture")]
 
 
 class Sink(CaptureSink):
@@ -137,7 +139,7 @@ def test_complete_plugin_registers_through_all_six_hooks():
     assert [p.name for p in host.for_backend("probes", "test-backend")] == ["test-probe"]
     assert host.for_backend("probes", "torch-cuda") == []
     assert [t.name for t in host.for_backend("telemetry", "test-backend")] == ["test-telemetry"]
-    assert host.values("policies")[0].decide() == "no verdict: no baseline capture"
+    assert host.values("policies")[0].decide(PolicyRequest("gate"))[0].reason == "no verdict: no baseline capture"
 
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
@@ -288,12 +290,15 @@ def test_real_entry_points(real_ops):
     assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
                                         "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling"]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
-    assert real_ops.names("policies") == []
+    # the gate and right-sizing are policies registered through the same hook as a stranger's
+    assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
+    assert real_ops.owner("policies", "regression-gate") == real_ops.owner("policies", "right-sizing") == "policies"
     # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
     mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
     assert real_ops.names("sinks") == (["mlflow"] if mlflow_plugin else [])
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
         "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge", "torch-cpu": "tf-cpu",
+        "policies": "tensorforge",
         "transformer-torch": "tf-transformer", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
     assert all(r.side == "ops" for r in real_ops.reports.values())
     for kind in ("gemm", "conv2d", "transformer"):

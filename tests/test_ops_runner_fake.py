@@ -6,6 +6,7 @@ interrupted run that leaves an incomplete capture `verify` refuses."""
 import contextlib
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import attrs
 import pytest
@@ -21,6 +22,7 @@ from tensorforge_ops import core_plugin
 from tensorforge_ops.calibrate import store as calibration
 from tensorforge_ops.api import (CalibrationProbe, DeviceInfo, MeasurementBackend, Prepared,
                                  ProbeResult, Session, TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.capture.convert import from_document, to_document
 from tensorforge_ops.capture.document import verify, write_capture
 from tensorforge_ops.measure.timing import TimedSamples
 from tensorforge_ops.hookspecs import hookimpl
@@ -175,7 +177,9 @@ def core():
 @pytest.fixture(scope="module")
 def bounds(core) -> dict[str, float]:
     """The calibrated lower bound on h200 the runner will compute from the fake probe."""
-    ceilings = calibration.to_ceilings({"ceilings": CEILINGS, "device": "NVIDIA H200", "fingerprint": "fake-1"})
+    stored = SimpleNamespace(ceilings=SimpleNamespace(**CEILINGS), device="NVIDIA H200", fingerprint="fake-1",
+                             measured_at="2026-01-01T00:00:00+00:00")
+    ceilings = calibration.to_ceilings(stored)
     pred = predict(resolve(core, SPECS), core.target("h200"), core.mappings(), None, ceilings)
     return {w.name: w.latency_s for w in pred.workloads}
 
@@ -199,7 +203,9 @@ def execute(core, plugin, target="h200", specs=SPECS, **options):
     progress = []
     run = Run(core, make_ops(plugin), RunOptions(**{"target": target, "specs": specs, "backend": "fake", "cooldown_s": 0.0, "rest_s": 0.0, **options}),
               progress=progress.append)
-    return run.execute(), progress
+    capture = run.execute()
+    assert from_document(to_document(capture)) == capture     # what the run built round-trips
+    return to_document(capture), progress     # the document as a capture file holds it
 
 
 @pytest.fixture
@@ -298,7 +304,7 @@ def test_bound_violation_and_within_bound(h200_run, bounds):
     assert doc["policy"]["bound_checks"]["gemm_large_square"] == {
         "verdict": "BOUND VIOLATION", "evidence": ["MEASURED p50", "CALIBRATED lower bound"]}
     assert doc["policy"]["bound_checks"]["gemm_tiny"]["verdict"] == "within bound"
-    text = summary_text(doc)
+    text = summary_text(from_document(doc))
     assert "BOUND VIOLATIONS: gemm_large_square" in text
     assert f"failed: conv_resnet50_3x3: CUDA out of memory: RuntimeError: {OOM}" in text
 
@@ -308,9 +314,12 @@ def test_diagnostic_from_fake_telemetry(h200_run):
     diag = doc["diagnostic"]
     assert diag["available"] is True and diag["reason"] is None and diag["source"] == "fake-telemetry"
     assert sorted(diag["windows"]) == ["gemm_large_square", "gemm_tiny"]  # conv failed before its window
-    assert diag["windows"]["gemm_tiny"]["duration_s"] == 1.0
+    window = diag["windows"]["gemm_tiny"]
+    # the source's record is kept whole; its NVML-layout summary fills the envelope
+    assert window["data"]["duration_s"] == 1.0 and window["clock_event_fractions"] == [["SwPowerCap", 0.5]]
+    assert window["headline"] == "SM 1980.0 MHz median, 500.0 W median, clock-event reasons seen: SwPowerCap 50%"
     assert "gemm_tiny: SM 1980.0 MHz median, 500.0 W median, clock-event reasons seen: SwPowerCap 50%" \
-        in summary_text(doc)
+        in summary_text(from_document(doc))
 
 
 def test_no_telemetry_option(core, samples):
@@ -322,7 +331,7 @@ def test_no_telemetry_option(core, samples):
 def test_capture_of_fake_run_verifies(h200_run, tmp_path):
     _, doc, _ = h200_run
     path = tmp_path / "fake.json"
-    write_capture(path, doc)
+    write_capture(path, from_document(doc))
     report = verify(path)
     assert report.ok, report.problems
     assert "statistics recomputed from raw samples for 2 workloads" in report.checks
@@ -343,7 +352,7 @@ def test_other_target_has_no_ape_and_bound_from_device_target(core, samples, bou
         assert row["ape_note"] == note and "NVIDIA H200" in row["ape_note"]
         assert row["predicted_calibrated_s"] == bounds[name]   # the h200 bound, not the rtx one
     assert comp["bound_violations"] == ["gemm_large_square"]
-    text = summary_text(doc)
+    text = summary_text(from_document(doc))
     assert "calibrated bound is for the measuring device's target h200" in text
     assert f"APE: {note}" in text
 
@@ -386,7 +395,7 @@ def test_calibration_reused_unless_recalibrate(core, samples, home):
     assert doc["calibrated"]["reused"] is True
     assert doc["calibrated"]["measured_at"] == json.loads(stored)["measured_at"]
     assert any("reusing calibration of " in line and "for fake-1" in line for line in progress)
-    assert "reused from " in summary_text(doc)
+    assert "reused from " in summary_text(from_document(doc))
     third = FakePlugin(samples)
     doc, _ = execute(core, third, specs=("gemm_tiny",), recalibrate=True)
     assert third.probe.runs == 1 and doc["calibrated"]["reused"] is False
@@ -397,6 +406,7 @@ def test_calibration_reused_unless_recalibrate(core, samples, home):
     ('{"fingerprint": "other", "ceilings": {}}', " is not a calibration for fake-1"),
     ("[1, 2]", " is not a calibration for fake-1"),
     (b"\xff\xfe{}", ": not UTF-8 text (invalid start byte at byte 0)"),
+    ('{"fingerprint": "fake-1", "ceilings": {}}', " is not a calibration (required field missing: label, device, device_details"),
 ])
 def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, content, why):
     path = home / "calibrations" / "fake-1.json"
@@ -508,5 +518,5 @@ def test_all_zero_samples_complete_the_run_and_verify(core, tmp_path):
     assert doc["complete"] is True
     assert row["ape_analytical"] is None and "APE is undefined" in row["ape_note"]
     assert doc["measured"]["workloads"]["gemm_tiny"]["throughput_flops_per_s"] is None
-    write_capture(tmp_path / "zero.json", doc)
+    write_capture(tmp_path / "zero.json", from_document(doc))
     assert verify(tmp_path / "zero.json").ok

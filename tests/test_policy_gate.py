@@ -1,7 +1,8 @@
 """`tensorforge gate BASELINE CANDIDATE`, end to end through the installed console script.
 
-Candidates are built from the real H200 capture (copied, edited, statistics and comparison rows
-recomputed so the capture stays internally consistent, then re-sealed with write_capture), so
+Candidates are built from the real H200 capture (copied, edited in its version-1 layout,
+statistics and comparison rows recomputed so the capture stays internally consistent, then
+re-sealed), so
 every expectation is derived from the capture's own numbers. The two real captures of unchanged
 code must give no REGRESSION in either direction."""
 
@@ -22,8 +23,11 @@ from click.testing import CliRunner
 from tensorforge.cli import make_cli
 from tensorforge.plugins import PluginHost
 
-from tensorforge_ops.capture.document import verify, write_capture
+from tensorforge.serialize import canonical_json
 from tensorforge_ops.capture.compare import compare_workload
+from tensorforge_ops.capture.convert import converter, to_document
+from tensorforge_ops.capture.document import seal_document, verify
+from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 from tensorforge_ops.telemetry.nvml import SLOWDOWN_REASONS
 from tensorforge_ops.policy.gate import GateSettings
 from tensorforge_ops.measure.stats import summarize
@@ -49,9 +53,11 @@ def refresh_comparison(doc: dict, name: str) -> None:
     calibrated = {w["name"]: w for w in (doc["predicted"].get("calibrated") or {}).get("workloads", [])}
     ns = lambda w: SimpleNamespace(latency_s=w["latency_s"], bottleneck=w["bottleneck"]) if w else None
     comp = doc["comparison"]
-    comp["workloads"][name] = compare_workload(
-        name, ns(analytical[name]), ns(calibrated.get(name)), doc["measured"]["workloads"].get(name),
-        comp["same_device"], comp["device_note"], doc["predicted"].get("calibrated_note") or "no calibrated bound")
+    row = doc["measured"]["workloads"].get(name)
+    measurement = converter.structure(row, WorkloadMeasurement) if row is not None else None
+    comp["workloads"][name] = to_document(compare_workload(
+        name, ns(analytical[name]), ns(calibrated.get(name)), measurement,
+        comp["same_device"], comp["device_note"], doc["predicted"].get("calibrated_note") or "no calibrated bound"))
     comp["bound_violations"] = sorted(n for n, r in comp["workloads"].items()
                                       if r["bound_check"]["verdict"] == "BOUND VIOLATION")
     doc["policy"]["bound_checks"][name]["verdict"] = comp["workloads"][name]["bound_check"]["verdict"]
@@ -85,7 +91,7 @@ def write_candidate(directory: Path, stem: str, edit, source=BASE) -> Path:
     doc["provenance"]["started_at"] = f"{doc['provenance']['started_at']}-{stem}"  # a distinct capture
     edit(doc)
     path = directory / f"{stem}.json"
-    write_capture(path, doc)
+    path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
     report = verify(path)
     assert report.ok, report.problems
     return path
@@ -541,9 +547,8 @@ def _corrupted(tmp_path, how: str) -> Path:
         assert len(path.read_bytes()) == len(BASE.read_bytes())
     elif how == "schema":
         doc = load(BASE)
-        doc.pop("digest")
-        doc["schema"] = "tensorforge.capture/2"
-        write_capture(path, doc)
+        doc["schema"], doc["schema_version"] = "tensorforge.capture", 3   # a newer layout
+        path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
     return path
 
 
@@ -551,7 +556,7 @@ def _corrupted(tmp_path, how: str) -> Path:
     ("missing", "cannot read capture"),
     ("truncated", ": not valid JSON: "),
     ("tampered", "digest mismatch"),
-    ("schema", "has schema 'tensorforge.capture/2'"),
+    ("schema", "has schema version 3; this TensorForge reads versions up to 2"),
 ])
 @pytest.mark.parametrize("role", ["baseline", "candidate"])
 def test_bad_input_is_one_line_and_exit_two(tmp_path, how, expected, role):

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tensorforge.serialize import canonical_json
 from tensorforge.units import seconds, si
-from tensorforge_ops.capture.document import write_capture
+from tensorforge_ops.capture.document import read_capture, seal_document
 from tensorforge_ops.policy.evidence import load_evidence
 from tensorforge_ops.policy.gate import gate
 
@@ -364,14 +365,14 @@ def _bad_capture(tmp_path, how) -> Path:
         path.write_text(text[:at] + ("7" if text[at] != "7" else "8") + text[at + 1:], encoding="utf-8")
     elif how == "schema":
         doc = load(BASE)
-        doc.pop("digest")
         doc["schema"] = "tensorforge.capture/0"
-        write_capture(path, doc)
+        path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
     return path
 
 
 @pytest.mark.parametrize("how,expected", [("truncated", ": not valid JSON: "), ("tampered", "digest mismatch"),
-                                          ("schema", "has schema 'tensorforge.capture/0'")])
+                                          ("schema", "is not a TensorForge capture (schema "
+                                                     "'tensorforge.capture/0', schema_version None)")])
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_bad_capture_exit_two_and_no_report(tmp_path, how, expected, fmt):
     bad = _bad_capture(tmp_path, how)
@@ -488,7 +489,7 @@ def test_primary_and_contrast_come_from_the_numbers_not_preset_names():
     primary (the single-operator workload with most FLOPs) and a contrast (fewest FLOPs)."""
     from tensorforge_ops.report.facts import build_facts
     doc = load(HOST_CPU)
-    facts = build_facts(doc)
+    facts = build_facts(read_capture(HOST_CPU))
     ok = [w for w in doc["predicted"]["analytical"]["workloads"]
           if doc["measured"]["workloads"][w["name"]]["status"] == "ok"]
     single = [w for w in ok if len(w["operators"]) == 1]

@@ -20,7 +20,10 @@ from tensorforge.cli import make_cli
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge_ops.capture.document import verify, write_capture
+from tensorforge.serialize import canonical_json
+from tensorforge_ops.capture.convert import converter, to_document
+from tensorforge_ops.capture.document import seal_document, verify
+from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 from tensorforge_ops.capture.compare import compare_workload
 from tensorforge_ops.measure.stats import summarize
 
@@ -93,7 +96,6 @@ def laptop_capture(tmp_path_factory) -> Path:
     laptop GPU (device renamed, every sample 20x slower), statistics and comparison recomputed
     and re-sealed so it verifies."""
     doc = load(RTX_ON_H200)
-    doc.pop("digest")
     doc["measured"]["device"].update(name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
     calibrated = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}
     analytical = {w["name"]: w for w in doc["predicted"]["analytical"]["workloads"]}
@@ -102,11 +104,13 @@ def laptop_capture(tmp_path_factory) -> Path:
         row["samples_s"] = [s * 20 for s in row["samples_s"]]
         row["stats"] = attrs.asdict(summarize(row["samples_s"]))
         comp = doc["comparison"]
-        comp["workloads"][name] = compare_workload(name, ns(analytical[name]), ns(calibrated[name]), row,
-                                                   comp["same_device"], comp["device_note"], "")
+        measurement = converter.structure(row, WorkloadMeasurement)
+        comp["workloads"][name] = to_document(compare_workload(
+            name, ns(analytical[name]), ns(calibrated[name]), measurement, comp["same_device"],
+            comp["device_note"], ""))
         doc["policy"]["bound_checks"][name]["verdict"] = comp["workloads"][name]["bound_check"]["verdict"]
     path = tmp_path_factory.mktemp("laptop") / "laptop.json"
-    write_capture(path, doc)
+    path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
     assert verify(path).ok
     return path
 

@@ -284,9 +284,14 @@ def test_calibrated_fp32_scales_the_vector_rates(host):
 
 
 def test_the_report_names_the_vector_rate_for_elementwise_operators():
+    from types import SimpleNamespace as ns
+
+    from tensorforge.target import Ceilings
     from tensorforge_ops.report.facts import _compute_rate
-    ceilings = {"compute": {"bf16": 1e15, "fp32": 6e13}, "vector": {"fp32": 6e13, "bf16": 1.2e14}}
-    assert _compute_rate(ceilings, {"problem_type": "StreamProblem", "math_mode": "bf16"}) == 1.2e14
-    assert _compute_rate(ceilings, {"problem_type": "MatmulProblem", "math_mode": "bf16"}) == 1e15
-    old_capture = {"compute": {"bf16": 1e15, "fp32": 6e13}}     # written before vector rates existed
-    assert _compute_rate(old_capture, {"problem_type": "StreamProblem", "math_mode": "fp32"}) == 6e13
+    ceilings = Ceilings(origin="datasheet", compute={"bf16": 1e15, "fp32": 6e13}, dram_bytes_per_s=1e12,
+                        vector={"fp32": 6e13, "bf16": 1.2e14})
+    assert _compute_rate(ceilings, ns(problem_type="StreamProblem", math_mode="bf16")) == 1.2e14
+    assert _compute_rate(ceilings, ns(problem_type="MatmulProblem", math_mode="bf16")) == 1e15
+    # a capture written before vector rates existed reads them as the default: none
+    old_capture = Ceilings(origin="datasheet", compute={"bf16": 1e15, "fp32": 6e13}, dram_bytes_per_s=1e12)
+    assert _compute_rate(old_capture, ns(problem_type="StreamProblem", math_mode="fp32")) == 6e13

@@ -12,48 +12,61 @@ workload (tests/test_capture_soundness.py checks it on every committed capture).
 
 from typing import Any
 
+import attrs
+
+from ..measure.stats import SampleStats
+from .sections.comparison import BoundCheck, ComparisonRow
+from .sections.measured import Measurement, WorkloadMeasurement
+
 MIN_TOLERANCE = 0.02   # relative; widened to the measurement's own interquartile spread
+BOUND_RULE = ("violation when measured p50 < calibrated lower bound x (1 - tolerance); "
+              "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
+              "bound with no tolerance")
+FASTEST_BELOW = "FASTEST SAMPLE BELOW BOUND"
 
 
 def ape(predicted_s: float, measured_s: float) -> float:
     return abs(predicted_s - measured_s) / measured_s
 
 
-def bound_tolerance(stats: dict[str, Any]) -> float:
-    return max(MIN_TOLERANCE, float(stats.get("rel_iqr") or 0.0))
+def bound_tolerance(stats: SampleStats) -> float:
+    return max(MIN_TOLERANCE, float(stats.rel_iqr or 0.0))
 
 
-def fastest_sample(measurement: dict[str, Any]) -> float | None:
+def fastest_sample(measurement: Measurement) -> float | None:
     """The fastest iteration measured: the raw samples' minimum (the stats' min if samples
     were not kept)."""
-    samples = measurement.get("samples_s") or []
-    return min(samples) if samples else measurement.get("stats", {}).get("min")
+    return min(measurement.samples_s) if measurement.samples_s else measurement.stats.min
 
 
-def fastest_check(fastest: float | None, bound_s: float) -> dict[str, Any]:
+@attrs.frozen
+class FastestCheck:
+    """The fastest sample against a bound, with no tolerance."""
+    verdict: str
+    over_bound: float | None = None    # fastest / bound
+    margin: float | None = None        # fastest / bound - 1
+
+
+def fastest_check(fastest: float | None, bound_s: float) -> FastestCheck:
     """Margin of the fastest sample over the bound: (fastest - bound) / bound, no tolerance."""
     if fastest is None or bound_s <= 0:
-        return {"fastest_verdict": "no verdict: no samples"}
+        return FastestCheck("no verdict: no samples")
     margin = fastest / bound_s - 1.0
-    return {"fastest_over_bound": fastest / bound_s, "fastest_margin": margin,
-            "fastest_verdict": "FASTEST SAMPLE BELOW BOUND" if margin < 0 else "fastest sample within bound"}
+    return FastestCheck(FASTEST_BELOW if margin < 0 else "fastest sample within bound", fastest / bound_s, margin)
 
 
-def compare_workload(name: str, analytical, calibrated, measurement: dict[str, Any] | None,
-                     same_device: bool, device_note: str | None, calibrated_note: str) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "predicted_analytical_s": analytical.latency_s if analytical else None,
-        "predicted_calibrated_s": calibrated.latency_s if calibrated else None,
-        "bottleneck": (calibrated or analytical).bottleneck if (calibrated or analytical) else None,
-        "measured_p50_s": None, "ape_analytical": None, "ape_calibrated": None,
-        "ape_note": None,
-    }
-    if not measurement or measurement.get("status") != "ok":
-        why = measurement.get("reason") if measurement else "not measured"
-        row["ape_note"] = f"no measurement: {why}"
-        row["bound_check"] = {"verdict": f"no verdict: no measurement ({why})"}
-        return row
-    p50 = measurement["stats"]["p50"]
+def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMeasurement | None,
+                     same_device: bool, device_note: str | None, calibrated_note: str) -> ComparisonRow:
+    bound = calibrated or analytical
+    row: dict[str, Any] = dict(predicted_analytical_s=analytical.latency_s if analytical else None,
+               predicted_calibrated_s=calibrated.latency_s if calibrated else None,
+               bottleneck=bound.bottleneck if bound else None,
+               measured_p50_s=None, ape_analytical=None, ape_calibrated=None, ape_note=None)
+    if not isinstance(measurement, Measurement):
+        why = measurement.reason if measurement is not None else "not measured"
+        return ComparisonRow(**{**row, "ape_note": f"no measurement: {why}"},
+                             bound_check=BoundCheck(verdict=f"no verdict: no measurement ({why})"))
+    p50 = measurement.stats.p50
     row["measured_p50_s"] = p50
     row["measured_min_s"] = fastest_sample(measurement)
     if same_device and p50 > 0:
@@ -64,16 +77,12 @@ def compare_workload(name: str, analytical, calibrated, measurement: dict[str, A
     else:
         row["ape_note"] = device_note
     if calibrated is None:
-        row["bound_check"] = {"verdict": f"no verdict: {calibrated_note}"}
-        return row
-    tol = bound_tolerance(measurement["stats"])
+        return ComparisonRow(**row, bound_check=BoundCheck(verdict=f"no verdict: {calibrated_note}"))
+    tol = bound_tolerance(measurement.stats)
     ratio = p50 / calibrated.latency_s
-    row["bound_check"] = {
-        "verdict": "BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",
-        "measured_over_bound": ratio, "tolerance": tol,
-        "rule": "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
-                "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
-                "bound with no tolerance",
-        **fastest_check(row["measured_min_s"], calibrated.latency_s),
-    }
-    return row
+    fastest = fastest_check(row["measured_min_s"], calibrated.latency_s)
+    check = BoundCheck(verdict="BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",
+                       measured_over_bound=ratio, tolerance=tol, rule=BOUND_RULE,
+                       fastest_over_bound=fastest.over_bound, fastest_margin=fastest.margin,
+                       fastest_verdict=fastest.verdict)
+    return ComparisonRow(**row, bound_check=check)

@@ -1,49 +1,83 @@
-"""The capture: one JSON document with the five labelled sections, provenance and a digest.
+"""The capture on disk: sealed with a digest, written atomically, read back as a typed
+`Capture` (upgraded from an older layout by capture/versions.py), and verified.
 
 The digest is SHA-256 over the canonical JSON of the document without its digest. The file
 on disk *is* that canonical form (plus the digest), so `verify` can demand both: the content
 hashes to the recorded digest, and the bytes are exactly the canonical serialisation — any
-changed byte fails one check or the other.
+changed byte fails one check or the other. Both checks run on the document as written, before
+any upgrade; the typed object is what every reader then uses.
 """
 
 import hashlib
 import math
+import os
 from pathlib import Path
 from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
 from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
 
-SCHEMA = "tensorforge.capture/1"
-SECTIONS = {"predicted": "PREDICTED", "measured": "MEASURED", "calibrated": "CALIBRATED",
-            "diagnostic": "DIAGNOSTIC", "policy": "POLICY"}
+from .convert import first_error, from_document, to_document
+from .model import SCHEMA_VERSION, Capture
+from .sections.measured import Measured, Measurement
+from .sections.provenance import Digest
+from .versions import upgrade, version_of
+
+DIGEST_OVER = "canonical JSON without 'digest'"
 
 
-def content_digest(doc: dict[str, Any]) -> str:
+def content_digest(doc: Mapping[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k != "digest"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def seal(doc: dict[str, Any]) -> dict[str, Any]:
-    sealed = {k: v for k, v in doc.items() if k != "digest"}
-    sealed["digest"] = {"algorithm": "sha256", "over": "canonical JSON without 'digest'",
-                        "value": content_digest(sealed)}
+def digest_record(doc: Mapping[str, Any]) -> dict[str, str]:
+    """The digest record `seal` writes for this document (any version)."""
+    return {"algorithm": "sha256", "over": DIGEST_OVER, "value": content_digest(doc)}
+
+
+def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON document (any version) with its digest record replaced by the right one."""
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return {**body, "digest": digest_record(body)}
+
+
+def seal(capture: Capture) -> Capture:
+    """The capture with the digest of its content."""
+    unsealed = attrs.evolve(capture, digest=None)
+    return attrs.evolve(unsealed, digest=Digest(**digest_record(to_document(unsealed))))
+
+
+def write_capture(path: str | os.PathLike[str], capture: Capture) -> Capture:
+    sealed = seal(capture)
+    write_atomic(path, canonical_json(to_document(sealed)))
     return sealed
 
 
-def write_capture(path, doc: dict[str, Any]) -> dict[str, Any]:
-    sealed = seal(doc)
-    write_atomic(path, canonical_json(sealed))
-    return sealed
-
-
-def read_capture(path) -> dict[str, Any]:
+def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON object in the file as written (no upgrade), or a one-line error."""
     path = Path(path)
     doc = read_json(path, "capture")
     if not isinstance(doc, dict):
         raise TensorForgeError(f"capture {path}: expected a JSON object")
     return doc
+
+
+def structure(doc: Mapping[str, Any], what: str) -> Capture:
+    """A document (any version this TensorForge reads) as a typed Capture, or a one-line error."""
+    current = upgrade(doc, what)
+    try:
+        return from_document(current)
+    except Exception as exc:  # cattrs' validation errors, the classes' validators
+        raise TensorForgeError(f"{what} does not match capture schema version {SCHEMA_VERSION}: "
+                               f"{first_error(exc)}") from None
+
+
+def read_capture(path: str | os.PathLike[str]) -> Capture:
+    """The capture in the file as a typed object (not verified: see `verify`)."""
+    return structure(read_document(path), f"capture {path}")
 
 
 @attrs.frozen
@@ -59,53 +93,45 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def _consistency(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     from ..measure.stats import summarize
     from .compare import ape
 
     problems: list[str] = []
-    checks: list[str] = []
-    if doc.get("schema") != SCHEMA:
-        problems.append(f"schema is {doc.get('schema')!r}, this TensorForge reads {SCHEMA!r}")
-        return problems, checks
-    for key, label in SECTIONS.items():
-        section = doc.get(key)
-        if not isinstance(section, dict) or section.get("label") != label:
-            problems.append(f"section {key!r} missing or not labelled {label}")
-    if problems:
-        return problems, checks
-    checks.append("five labelled sections present")
-    if not doc.get("complete", False):
+    checks = ["five labelled sections present"]   # the classes demand them (model.Capture)
+    if not capture.complete:
         problems.append("capture is marked incomplete (the run was interrupted)")
-    predicted = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
-    measured = doc["measured"].get("workloads", {})
+    predicted = {w.name for w in capture.predicted.analytical.workloads}
+    measured = capture.measured.workloads if isinstance(capture.measured, Measured) else {}
     stray = sorted(set(measured) - predicted)
     if stray:
         problems.append(f"measured workloads without a prediction: {', '.join(stray)}")
     recomputed = 0
     for name, m in sorted(measured.items()):
-        if m.get("status") != "ok":
+        if not isinstance(m, Measurement):
             continue
-        stats = summarize(m["samples_s"])
-        for field in ("n", "p10", "p50", "p90"):
-            if not _close(float(getattr(stats, field)), float(m["stats"][field])):
-                problems.append(f"{name}: recorded {field} {m['stats'][field]} does not match "
-                                f"its raw samples ({getattr(stats, field)})")
+        stats = summarize(m.samples_s)
+        for key in ("n", "p10", "p50", "p90"):
+            if not _close(float(getattr(stats, key)), float(getattr(m.stats, key))):
+                problems.append(f"{name}: recorded {key} {getattr(m.stats, key)} does not match "
+                                f"its raw samples ({getattr(stats, key)})")
         recomputed += 1
     checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
-    for name, row in sorted(doc.get("comparison", {}).get("workloads", {}).items()):
-        p50 = row.get("measured_p50_s")
-        for kind in ("analytical", "calibrated"):
-            value, pred = row.get(f"ape_{kind}"), row.get(f"predicted_{kind}_s")
+    rows = capture.comparison.workloads if capture.comparison else {}
+    for name, row in sorted(rows.items()):
+        p50 = row.measured_p50_s
+        for kind, value, pred in (("analytical", row.ape_analytical, row.predicted_analytical_s),
+                                  ("calibrated", row.ape_calibrated, row.predicted_calibrated_s)):
             if value is not None and (p50 is None or pred is None or not _close(value, ape(pred, p50))):
                 problems.append(f"{name}: recorded APE ({kind}) does not follow from its numbers")
     checks.append("APE values recomputed from predicted and measured p50")
     return problems, checks
 
 
-def verify(path) -> VerifyReport:
+def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
+    """The verification report, and the typed capture when the document could be read as one."""
     path = Path(path)
-    doc = read_capture(path)
+    doc = read_document(path)
     problems: list[str] = []
     checks: list[str] = []
     # A hand-edited digest may be any JSON value: report it, never crash on it.
@@ -115,7 +141,7 @@ def verify(path) -> VerifyReport:
     actual = content_digest(doc)
     if recorded != actual:
         problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
-    elif digest != seal(doc)["digest"]:
+    elif digest != digest_record(doc):
         # the digest record itself is outside the hash: demand exactly what seal() writes
         problems.append("digest record is not the one TensorForge writes (algorithm or 'over' edited?)")
     else:
@@ -124,10 +150,22 @@ def verify(path) -> VerifyReport:
         problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
     else:
         checks.append("file is byte-for-byte canonical")
+    capture = None
     try:
-        more_problems, more_checks = _consistency(doc)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        # a sealed but malformed document (missing field, wrong type) is NOT VERIFIED, not a crash
-        more_problems, more_checks = [f"capture structure is malformed: {type(exc).__name__}: {exc}"], []
-    return VerifyReport(str(path), not (problems or more_problems), actual,
-                        problems + more_problems, checks + more_checks)
+        capture = structure(doc, "capture")
+        _, version = version_of(doc)
+        if version != SCHEMA_VERSION:
+            checks.append(f"schema version {version} read as version {SCHEMA_VERSION} by the written "
+                          "upgrade rule (docs/capture.md)")
+        more_problems, more_checks = _consistency(capture)
+    except TensorForgeError as exc:
+        # a sealed but malformed document (missing field, wrong type, unknown version) is
+        # NOT VERIFIED, not a crash
+        more_problems, more_checks = [str(exc)], []
+    report = VerifyReport(str(path), not (problems or more_problems), actual,
+                          problems + more_problems, checks + more_checks)
+    return report, capture
+
+
+def verify(path: str | os.PathLike[str]) -> VerifyReport:
+    return check(path)[0]

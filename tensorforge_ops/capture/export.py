@@ -2,12 +2,12 @@
 The capture on disk is the record: a sink that fails is reported in one line, never fatal."""
 
 import os
-from typing import Any
 from collections.abc import Callable, Sequence
 
 from tensorforge.api import TensorForgeError, one_line, unknown
 
 from ..api import ExportResult
+from .model import Capture
 
 
 def requested_sinks(cli_names: Sequence[str]) -> list[str]:
@@ -36,24 +36,24 @@ def resolve_sinks(ops, names: Sequence[str]):
     return [known[n] for n in names]
 
 
-def report_html(doc: dict[str, Any]) -> str | None:
+def report_html(capture: Capture) -> str | None:
     """The HTML impact report of the capture, for sinks that store it; None if it cannot be
     rendered here (e.g. matplotlib missing), in which case sinks store the capture alone."""
     try:
         from ..report.facts import build_facts
         from ..report.html import report_page
-        return report_page(build_facts(doc))
+        return report_page(build_facts(capture))
     except ImportError:
         return None
 
 
-def export_all(sinks, doc: dict[str, Any], capture_path: str, options: dict[str, str],
+def export_all(sinks, capture: Capture, capture_path: str, options: dict[str, str],
                say: Callable[[str], None]) -> list[ExportResult]:
-    html = report_html(doc) if sinks else None
+    html = report_html(capture) if sinks else None
     results = []
     for sink in sinks:
         try:
-            result = sink.export(doc, capture_path, html, options)
+            result = sink.export(capture, capture_path, html, options)
         except Exception as exc:  # a sink must not raise; if it does, it is still one line
             result = ExportResult(sink.name, False, error=one_line(exc))
         if result.ok:

@@ -15,13 +15,21 @@ from collections.abc import Callable
 import attrs
 
 from tensorforge import __version__
-from tensorforge.api import finite_in, one_line, predict, resolve, to_data
+from tensorforge.api import finite_in, one_line, predict, resolve
 
-from ..calibrate import store as calibration
 from ..api import Unavailable
-from .document import SCHEMA
-from .compare import compare_workload
+from ..calibrate import store as calibration
 from ..telemetry.nvml import CAVEAT
+from .compare import compare_workload
+from .model import Capture, Unavailable as UnavailableSection
+from .sections.calibrated import Calibrated, Calibration
+from .sections.comparison import Comparison
+from .sections.diagnostic import Diagnostic, TelemetryWindow
+from .sections.measured import FailedMeasurement, Measured, Measurement, MeasuringDevice, WorkloadMeasurement
+from .sections.policy import PolicyRecord, RecordedBoundCheck
+from .sections.predicted import Predicted
+from .sections.provenance import HostRecord, PluginRecord, Provenance
+from .telemetry_window import window_from_source
 
 
 DEFAULT_BACKEND = "torch-cuda"
@@ -48,23 +56,37 @@ class RunOptions:
     command: tuple[str, ...] = ()
 
 
-def _unavailable(label: str, reason: str, **extra) -> dict[str, Any]:
-    return {"label": label, "available": False, "reason": reason, **extra}
-
-
 class Run:
-    """One run's state, so an interruption can still write what was gathered."""
+    """One run's state, so an interruption can still write what was gathered: the sections
+    are typed values replaced as the run proceeds, and `capture()` assembles them at any time."""
 
     def __init__(self, core, ops, opts: RunOptions, progress: Callable[[str], None]):
         self.core, self.ops, self.opts, self.progress = core, ops, opts, progress
         self.t0 = time.perf_counter()
-        self.doc: dict[str, Any] = {}
         self.caveat = CAVEAT   # the telemetry source's own, once the backend is known
+        self.started = False
+        self.complete = False
+        self.header: dict[str, Any] = {}
+        self.provenance: Provenance | None = None
+        self.predicted: Predicted | None = None
+        self.measured: Any = UnavailableSection(label="MEASURED", reason="not started")
+        self.calibrated: Any = UnavailableSection(label="CALIBRATED", reason="not started")
+        self.diagnostic: Any = UnavailableSection(label="DIAGNOSTIC", reason="not started", caveat=CAVEAT)
+        self.policy = PolicyRecord(bound_checks={})
+        self.comparison: Comparison | None = None
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
 
-    def execute(self) -> dict[str, Any]:
+    def capture(self) -> Capture:
+        """What the run has gathered so far, as a capture (complete once `execute` returned)."""
+        if self.provenance is None or self.predicted is None:
+            raise RuntimeError("nothing to capture before the prediction ran (Run.started is False)")
+        return Capture(complete=self.complete, provenance=self.provenance, predicted=self.predicted,
+                       measured=self.measured, calibrated=self.calibrated, diagnostic=self.diagnostic,
+                       policy=self.policy, comparison=self.comparison, **self.header)
+
+    def execute(self) -> Capture:
         opts = self.opts
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
@@ -73,6 +95,7 @@ class Run:
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
+        self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
         if not (opts.specs or opts.suites) and backend.default_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
             workloads = resolve(self.core, tuple(backend.default_suite))
@@ -81,24 +104,16 @@ class Run:
         mappings = self.core.mappings()
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
         analytical = predict(workloads, target, mappings, opts.operating_point)
-        doc = self.doc
-        doc.update({
-            "schema": SCHEMA, "complete": False,
-            "target": target.name, "operating_point": analytical.operating_point,
-            # the whole description, so a capture of a target given as a file stays reproducible
-            "target_description": to_data(target),
-            "provenance": self._provenance(),
-            "predicted": {"label": "PREDICTED", "analytical": to_data(analytical), "calibrated": None,
-                          "calibrated_target": None, "calibrated_note": "no device"},
-            "measured": _unavailable("MEASURED", "not started"),
-            "calibrated": _unavailable("CALIBRATED", "not started"),
-            "diagnostic": _unavailable("DIAGNOSTIC", "not started", caveat=self.caveat),
-            "policy": {"label": "POLICY", "bound_checks": {}, "verdicts": []},
-            "comparison": {"workloads": {}},
-        })
+        # the whole description, so a capture of a target given as a file stays reproducible
+        self.header = {"target": target.name, "operating_point": analytical.operating_point,
+                       "target_description": target}
+        self.provenance = self._provenance()
+        self.predicted = Predicted(analytical=analytical, calibrated=None, calibrated_target=None,
+                                   calibrated_note="no device")
+        self.started = True
         session = self._open()
         calibrated_pred, device_target, same_device = None, None, False
-        measurements: dict[str, Any] = {}
+        measurements: dict[str, WorkloadMeasurement] = {}
         if session is not None:
             try:
                 cal = self._calibrate(session)
@@ -110,33 +125,33 @@ class Run:
                     point = opts.operating_point if same_device else None
                     calibrated_pred = predict(workloads, device_target, mappings, point, ceilings)
                     note = None
-                doc["predicted"].update(calibrated=to_data(calibrated_pred) if calibrated_pred else None,
-                                        calibrated_target=device_target.name if device_target else None,
-                                        calibrated_note=note)
+                self.predicted = attrs.evolve(self.predicted, calibrated=calibrated_pred,
+                                              calibrated_target=device_target.name if device_target else None,
+                                              calibrated_note=note)
                 measurements = self._measure(session, workloads, analytical)
             finally:
                 session.close()
         self._compare(analytical, calibrated_pred, measurements, same_device, device_target, session)
-        doc["complete"] = True
+        self.complete = True
         self._finish()
-        return doc
+        return self.capture()
 
     # -- steps -----------------------------------------------------------------------------
-    def _provenance(self) -> dict[str, Any]:
+    def _provenance(self) -> Provenance:
         reports = self.core.all_reports()
-        return {
-            "tensorforge_version": __version__,
-            "plugins": [{"name": r.name, "side": r.side, "distribution": r.distribution,
-                         "version": r.version, "error": r.error} for r in reports],
-            "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
-                     "python": platform.python_version()},
-            "command": list(self.opts.command) or list(sys.argv),
-            "started_at": calibration.now(),
-        }
+        return Provenance(
+            tensorforge_version=__version__,
+            plugins=tuple(PluginRecord(name=r.name, side=r.side, distribution=r.distribution,
+                                       version=r.version, error=r.error) for r in reports),
+            host=HostRecord(hostname=socket.gethostname(), platform=platform.platform(),
+                            python=platform.python_version()),
+            command=tuple(self.opts.command) or tuple(sys.argv),
+            started_at=calibration.now())
 
     def _finish(self) -> None:
-        self.doc["provenance"]["finished_at"] = calibration.now()
-        self.doc["provenance"]["duration_s"] = round(time.perf_counter() - self.t0, 3)
+        assert self.provenance is not None   # set before anything is measured
+        self.provenance = attrs.evolve(self.provenance, finished_at=calibration.now(),
+                                       duration_s=round(time.perf_counter() - self.t0, 3))
 
     def _open(self):
         opts = self.opts
@@ -150,30 +165,31 @@ class Run:
             reason = f"backend {opts.backend!r} failed to open: {one_line(exc)}"
         if reason is not None:
             self.say(f"no measurement: {reason}")
-            for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED")):
-                self.doc[key] = _unavailable(label, reason)
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", reason, caveat=self.caveat)
-            self.doc["predicted"]["calibrated_note"] = f"no calibration: {reason}"
+            self.measured = UnavailableSection(label="MEASURED", reason=reason)
+            self.calibrated = UnavailableSection(label="CALIBRATED", reason=reason)
+            self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason=reason, caveat=self.caveat)
+            if self.predicted is not None:
+                self.predicted = attrs.evolve(self.predicted, calibrated_note=f"no calibration: {reason}")
             return None
         self.say(f"device: {session.info.name} ({session.info.fingerprint})")
-        self.doc["measured"] = {"label": "MEASURED", "available": True, "reason": None,
-                                "backend": opts.backend,
-                                "device": {"name": session.info.name,
-                                           "fingerprint": session.info.fingerprint,
-                                           "details": dict(session.info.details)},
-                                "workloads": {}}
+        self.measured = Measured(backend=str(opts.backend),
+                                 device=MeasuringDevice(name=session.info.name,
+                                                        fingerprint=session.info.fingerprint,
+                                                        details=dict(session.info.details)),
+                                 workloads={})
         return session
 
-    def _calibrate(self, session):
+    def _calibrate(self, session) -> Calibration | None:
         opts = self.opts
         stored = None if opts.recalibrate else calibration.load(session.info.fingerprint)
         if stored is not None:
-            self.say(f"reusing calibration of {stored.get('measured_at')} for {session.info.fingerprint}")
+            self.say(f"reusing calibration of {stored.measured_at} for {session.info.fingerprint}")
             cal, reused = stored, True
         else:
             probes = self.ops.for_backend("probes", opts.backend)
             if not probes:
-                self.doc["calibrated"] = _unavailable("CALIBRATED", f"no calibration probes installed for {opts.backend}")
+                self.calibrated = UnavailableSection(label="CALIBRATED",
+                                                     reason=f"no calibration probes installed for {opts.backend}")
                 return None
             cal = calibration.run_probes(session, probes, self.say)
             reused = False
@@ -181,8 +197,8 @@ class Run:
             if opts.cooldown_s:
                 self.say(f"cooling down {opts.cooldown_s:g} s after the probes")
                 time.sleep(opts.cooldown_s)
-        self.doc["calibrated"] = {**cal, "available": True, "reason": None, "reused": reused,
-                                  "stored_at": str(calibration.store_path(session.info.fingerprint))}
+        self.calibrated = Calibrated(**attrs.asdict(cal, recurse=False), reused=reused,
+                                     stored_at=str(calibration.store_path(session.info.fingerprint)))
         return cal
 
     def _device_target(self, target, device_name: str):
@@ -202,75 +218,76 @@ class Run:
             return f"no installed target describes the measuring device {device_name!r}"
         return None
 
-    def _measure(self, session, workloads, analytical) -> dict[str, Any]:
+    def _measure(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
         opts = self.opts
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
-        results: dict[str, Any] = {}
-        windows: dict[str, Any] = {}
-        self.doc["measured"]["workloads"] = results
+        results: dict[str, WorkloadMeasurement] = {}
+        windows: dict[str, TelemetryWindow] = {}
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
-            results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
-            row = results[workload.name]
-            if row["status"] == "ok":
-                self.say(f"  p50 {row['stats']['p50'] * 1e3:.4g} ms over {row['stats']['n']} samples ({row['stop_reason']})")
+            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
+            # kept current, so an interruption writes every workload measured so far
+            self.measured = attrs.evolve(self.measured, workloads=dict(results))
+            if isinstance(row, Measurement):
+                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms over {row.stats.n} samples ({row.stop_reason})")
             else:
-                self.say(f"  failed: {row['reason']}")
+                self.say(f"  failed: {row.reason}")
         if not opts.telemetry:
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", "telemetry disabled (--no-telemetry)", caveat=self.caveat)
+            self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason="telemetry disabled (--no-telemetry)",
+                                                 caveat=self.caveat)
         elif not sources:
-            self.doc["diagnostic"] = _unavailable("DIAGNOSTIC", f"no telemetry source installed for {opts.backend}", caveat=self.caveat)
+            self.diagnostic = UnavailableSection(label="DIAGNOSTIC", caveat=self.caveat,
+                                                 reason=f"no telemetry source installed for {opts.backend}")
         else:
-            available = any(w.get("available") for w in windows.values())
-            reasons = sorted({w.get("unavailable_reason") or w.get("reason") or "" for w in windows.values()} - {""})
-            self.doc["diagnostic"] = {
-                "label": "DIAGNOSTIC", "available": available,
-                "reason": None if available else ("; ".join(reasons) or "no window collected"),
-                "source": sources[0].name, "caveat": self.caveat,
-                "window": "a separate execution window after latency timing, per workload",
-                "windows": windows}
+            available = any(w.available for w in windows.values())
+            reasons = sorted({w.reason or "" for w in windows.values()} - {""})
+            self.diagnostic = Diagnostic(
+                available=available, reason=None if available else ("; ".join(reasons) or "no window collected"),
+                source=sources[0].name, caveat=self.caveat,
+                window="a separate execution window after latency timing, per workload", windows=windows)
         return results
 
-    def _measure_one(self, session, workload, predicted, sources, windows) -> dict[str, Any]:
+    def _measure_one(self, session, workload, predicted, sources, windows) -> WorkloadMeasurement:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)
         if builder is None:
-            return {"status": "failed", "math_mode": math_mode,
-                    "reason": f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}"}
+            return FailedMeasurement(math_mode=math_mode, reason=f"no builder for workload kind "
+                                     f"{workload.kind!r} on backend {opts.backend!r}")
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
                 time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
                 timed = session.time(prepared.fn, opts.budget_s)
                 if sources:
-                    try:
-                        windows[workload.name] = sources[0].collect(session, prepared.fn, opts.telemetry_s)
-                    except Exception as exc:
-                        windows[workload.name] = {"available": False, "reason": one_line(exc)}
+                    windows[workload.name] = self._window(sources[0], session, prepared.fn)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
-            return {"status": "failed", "math_mode": math_mode, "reason": str(exc)}
+            return FailedMeasurement(math_mode=math_mode, reason=str(exc))
         except Exception as exc:  # OOM, unsupported dtype, a builder bug: recorded, suite goes on
             reason = one_line(exc)
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
-            return {"status": "failed", "math_mode": math_mode, "reason": reason}
+            return FailedMeasurement(math_mode=math_mode, reason=reason)
         p50 = timed.stats.p50
-        return {
-            "status": "ok", "reason": None, "math_mode": math_mode,
-            "samples_s": list(timed.samples_s), "stats": attrs.asdict(timed.stats),
-            "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
-            "flush_bytes": timed.flush_bytes, "peak_memory_bytes": prepared.peak_memory_bytes,
-            "peak_memory_method": getattr(prepared, "peak_memory_method", "") or None,
-            "framework_flags": dict(prepared.framework_flags),
-            "throughput_flops_per_s": predicted.flops / p50 if p50 > 0 else None,
-            "throughput_bytes_per_s": predicted.compulsory_bytes / p50 if p50 > 0 else None,
-        }
+        return Measurement(
+            math_mode=math_mode, samples_s=tuple(timed.samples_s), stats=timed.stats,
+            stop_reason=timed.stop_reason, warmup_iters=timed.warmup_iters, flush_bytes=timed.flush_bytes,
+            peak_memory_bytes=prepared.peak_memory_bytes,
+            peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
+            framework_flags=dict(prepared.framework_flags),
+            throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
+            throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None)
+
+    def _window(self, source, session, run_once) -> TelemetryWindow:
+        try:
+            return window_from_source(source.collect(session, run_once, self.opts.telemetry_s))
+        except Exception as exc:   # a telemetry source's failure costs its window, never the run
+            return TelemetryWindow(available=False, reason=one_line(exc))
 
     def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
-        target = self.doc["target"]
+        target = self.header["target"]
         if session is None:
             device_note = "no measuring device"
         elif same_device:
@@ -278,21 +295,18 @@ class Run:
         else:
             device_note = (f"measured on {session.info.name}, which is not target {target}: "
                            "APE is computed only on the predicted device")
-        cal_note = self.doc["predicted"].get("calibrated_note") or "no calibrated bound"
+        cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
             rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
                                             same_device, device_note, cal_note)
-        self.doc["comparison"] = {
-            "same_device": same_device, "device_note": device_note,
-            "calibrated_target": device_target.name if device_target else None,
-            "workloads": rows,
-            "bound_violations": sorted(n for n, r in rows.items()
-                                       if r["bound_check"]["verdict"] == "BOUND VIOLATION"),
-        }
-        self.doc["policy"]["bound_checks"] = {
-            n: {"verdict": r["bound_check"]["verdict"],
-                "evidence": ["MEASURED p50", "CALIBRATED lower bound"]} for n, r in rows.items()}
-        self.doc["policy"]["note"] = ("bound checks only; regression and right-sizing verdicts "
-                                      "come from policy commands reading captures")
+        self.comparison = Comparison(
+            same_device=same_device, device_note=device_note,
+            calibrated_target=device_target.name if device_target else None, workloads=rows,
+            bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")))
+        self.policy = PolicyRecord(
+            bound_checks={n: RecordedBoundCheck(verdict=r.bound_check.verdict,
+                                                evidence=("MEASURED p50", "CALIBRATED lower bound"))
+                          for n, r in rows.items()},
+            note="bound checks only; regression and right-sizing verdicts come from policy commands reading captures")

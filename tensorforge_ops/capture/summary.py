@@ -1,105 +1,100 @@
-"""A readable summary of a capture, from the capture document alone."""
+"""A readable summary of a capture, from the capture alone."""
 
-from typing import Any
 
 from tensorforge.api import percent, seconds, si, table
 
-from .compare import fastest_check, fastest_sample
+from .compare import FASTEST_BELOW, FastestCheck, fastest_check, fastest_sample
+from .model import Capture
+from .sections.calibrated import Calibrated
+from .sections.diagnostic import Diagnostic
+from .sections.comparison import ComparisonRow
+from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
 
 
-
-def _telemetry_lines(diag: dict[str, Any]) -> list[str]:
-    if not diag.get("available"):
-        return [f"DIAGNOSTIC  unavailable: {diag.get('reason')}"]
-    source = "NVML" if diag.get("source") in (None, "nvml") else diag["source"]
+def _telemetry_lines(diag) -> list[str]:
+    if not isinstance(diag, Diagnostic) or not diag.available:
+        return [f"DIAGNOSTIC  unavailable: {diag.reason}"]
+    source = "NVML" if diag.source == "nvml" else diag.source
     lines = [f"DIAGNOSTIC  {source}, separate window after timing (context, never a verdict)"]
-    for name, window in sorted(diag.get("windows", {}).items()):
-        summary = window.get("summary") or {}
-        if not window.get("available"):
-            lines.append(f"  {name}: unavailable ({window.get('unavailable_reason') or window.get('reason')})")
-            continue
-        if window.get("headline"):   # a source that summarises itself (e.g. host-cpu)
-            lines.append(f"  {name}: {window['headline']}")
-            continue
-        reasons = ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions", [])
-                            if r != "GpuIdle") or "none"
-        lines.append(f"  {name}: SM {summary.get('sm_clock_mhz_median')} MHz median, "
-                     f"{summary.get('power_w_median')} W median, clock-event reasons seen: {reasons}")
-    lines.append(f"  {diag.get('caveat')}")
+    for name, window in sorted(diag.windows.items()):
+        if not window.available:
+            lines.append(f"  {name}: unavailable ({window.reason})")
+        else:
+            lines.append(f"  {name}: {window.headline or 'no headline from the source'}")
+    lines.append(f"  {diag.caveat}")
     return lines
 
 
-def _fastest(row: dict[str, Any], measurement: dict[str, Any]) -> dict[str, Any]:
-    """The fastest sample against the calibrated bound, from the document's own samples (so
+def _fastest(row: ComparisonRow | None, measurement: WorkloadMeasurement | None) -> FastestCheck | None:
+    """The fastest sample against the calibrated bound, from the capture's own samples (so
     captures written before the comparison recorded it are checked too)."""
-    bound = row.get("predicted_calibrated_s")
-    if not bound or measurement.get("status") != "ok":
-        return {}
+    bound = row.predicted_calibrated_s if row else None
+    if not bound or not isinstance(measurement, Measurement):
+        return None
     return fastest_check(fastest_sample(measurement), bound)
 
 
-def _fastest_cell(check: dict[str, Any]) -> str:
+def _fastest_cell(check: FastestCheck | None) -> str:
     """The fastest sample's margin over the calibrated bound, signed (no tolerance)."""
-    margin = check.get("fastest_margin")
-    if margin is None:
+    if check is None or check.margin is None:
         return "-"
-    return f"{margin * 100:+.2f}%" + (" BELOW" if margin < 0 else "")
+    return f"{check.margin * 100:+.2f}%" + (" BELOW" if check.margin < 0 else "")
 
 
-def summary_text(doc: dict[str, Any]) -> str:
-    pred = doc["predicted"]
-    analytical = pred["analytical"]
-    measured, cal = doc["measured"], doc["calibrated"]
-    comp = doc.get("comparison", {})
-    lines = [f"TensorForge capture  target {doc['target']} @ {doc['operating_point']}"
-             f"{'' if doc.get('complete') else '  (INCOMPLETE)'}"]
-    if measured.get("available"):
-        lines.append(f"MEASURED    on {measured['device']['name']} ({measured['device']['fingerprint']}) "
-                     f"with {measured.get('backend')}")
+def summary_text(capture: Capture) -> str:
+    pred = capture.predicted
+    measured, cal, comp = capture.measured, capture.calibrated, capture.comparison
+    lines = [f"TensorForge capture  target {capture.target} @ {capture.operating_point}"
+             f"{'' if capture.complete else '  (INCOMPLETE)'}"]
+    if isinstance(measured, Measured):
+        lines.append(f"MEASURED    on {measured.device.name} ({measured.device.fingerprint}) "
+                     f"with {measured.backend}")
     else:
-        lines.append(f"MEASURED    unavailable: {measured.get('reason')}")
-    if cal.get("available"):
-        c = cal["ceilings"]
-        modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c["compute"].items()))
-        launch = seconds(c["launch_floor_s"]) if c.get("launch_floor_s") else "-"
-        lines.append(f"CALIBRATED  {modes}; copy {si(c['dram_bytes_per_s'] or 0, 'B/s')}; launch floor {launch}"
-                     f" ({'reused from ' + cal['measured_at'] if cal.get('reused') else 'measured ' + cal['measured_at']})")
+        lines.append(f"MEASURED    unavailable: {measured.reason}")
+    if isinstance(cal, Calibrated):
+        c = cal.ceilings
+        modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c.compute.items()))
+        launch = seconds(c.launch_floor_s) if c.launch_floor_s else "-"
+        lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; launch floor {launch}"
+                     f" ({'reused from ' + cal.measured_at if cal.reused else 'measured ' + cal.measured_at})")
     else:
-        lines.append(f"CALIBRATED  unavailable: {cal.get('reason')}")
-    if pred.get("calibrated_note"):
-        lines.append(f"            calibrated bound: {pred['calibrated_note']}")
-    elif pred.get("calibrated_target") and pred["calibrated_target"] != doc["target"]:
-        lines.append(f"            calibrated bound is for the measuring device's target {pred['calibrated_target']}")
-    rows, fastest = [], {}
-    for w in analytical["workloads"]:
-        r = comp.get("workloads", {}).get(w["name"], {})
-        m = measured.get("workloads", {}).get(w["name"], {}) if measured.get("available") else {}
-        check = r.get("bound_check", {}).get("verdict", "-")
-        fastest[w["name"]] = _fastest(r, m)
-        rows.append([w["name"], seconds(w["latency_s"]),
-                     seconds(r.get("predicted_calibrated_s")) if r.get("predicted_calibrated_s") else "-",
-                     seconds(r.get("measured_p50_s")) if r.get("measured_p50_s") else
-                     ("failed" if m.get("status") == "failed" else "-"),
-                     percent(r.get("ape_calibrated")), percent(r.get("ape_analytical")), w["bottleneck"],
-                     check if not check.startswith("no verdict") else "no verdict",
-                     _fastest_cell(fastest[w["name"]])])
+        lines.append(f"CALIBRATED  unavailable: {cal.reason}")
+    if pred.calibrated_note:
+        lines.append(f"            calibrated bound: {pred.calibrated_note}")
+    elif pred.calibrated_target and pred.calibrated_target != capture.target:
+        lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
+    rows: list[list[str]] = []
+    fastest: dict[str, FastestCheck | None] = {}
+    measured_rows = measured.workloads if isinstance(measured, Measured) else {}
+    for w in pred.analytical.workloads:
+        r = comp.workloads.get(w.name) if comp else None
+        check = r.bound_check.verdict if r else "-"
+        failed = isinstance(measured_rows.get(w.name), FailedMeasurement)
+        fastest[w.name] = _fastest(r, measured_rows.get(w.name))
+        rows.append([w.name, seconds(w.latency_s),
+                     seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
+                     seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
+                     percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None),
+                     w.bottleneck, check if not check.startswith("no verdict") else "no verdict",
+                     _fastest_cell(fastest[w.name])])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check",
-                         "fastest vs bound"], rows)]
-    failed = {n: m["reason"] for n, m in measured.get("workloads", {}).items() if m.get("status") == "failed"}
-    for name, reason in sorted(failed.items()):
-        lines.append(f"failed: {name}: {reason}")
-    if comp.get("device_note"):
-        lines.append(f"APE: {comp['device_note']}")
-    below = sorted(n for n, f in fastest.items() if f.get("fastest_verdict") == "FASTEST SAMPLE BELOW BOUND")
+                         "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound"], rows)]
+    for name, m in sorted(measured_rows.items()):
+        if isinstance(m, FailedMeasurement):
+            lines.append(f"failed: {name}: {m.reason}")
+    if comp and comp.device_note:
+        lines.append(f"APE: {comp.device_note}")
+    below = sorted((n, f.margin) for n, f in fastest.items()
+                   if f is not None and f.verdict == FASTEST_BELOW and f.margin is not None)
     if below:
         lines.append("FASTEST SAMPLE BELOW THE CALIBRATED BOUND (the bound is not sound there): " + ", ".join(
-            f"{n} ({fastest[n]['fastest_margin'] * 100:+.2f}%)" for n in below))
-    violations = comp.get("bound_violations", [])
+            f"{n} ({margin * 100:+.2f}%)" for n, margin in below))
+    violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
-                 "bound violations: none" if measured.get("available") else "bound checks: no verdict (nothing measured)")
+                 "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
-    lines += [""] + _telemetry_lines(doc["diagnostic"])
-    prov = doc.get("provenance", {})
-    lines.append(f"\nrun took {prov.get('duration_s', '-')} s; digest {doc.get('digest', {}).get('value', '-')[:16]}...")
+    lines += [""] + _telemetry_lines(capture.diagnostic)
+    duration = capture.provenance.duration_s
+    digest = capture.digest.value[:16] if capture.digest else "-"
+    lines.append(f"\nrun took {duration if duration is not None else '-'} s; digest {digest}...")
     return "\n".join(lines) + "\n"

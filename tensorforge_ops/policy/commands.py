@@ -20,7 +20,8 @@ from tensorforge.api import FiniteFloat, canonical_json, pass_host, seconds, tab
 @click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json):
+@pass_host
+def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
 
@@ -31,16 +32,27 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
     error (unreadable, tampered or other-schema capture), 3 no regression but at least one
     NO VERDICT (0 with --no-verdict-ok).
     """
+    from ..api import PolicyRequest
+    from ..core_plugin import ops_host
+    from .builtin import GATE
     from .evidence import load_evidence
-    from .gate import EXIT_NO_VERDICT, EXIT_OK, GateSettings, gate as run_gate
+    from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
+    from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
 
+    ops = ops_host(core)
     base = load_evidence(baseline, "baseline")
     cand = load_evidence(candidate, "candidate")
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
-    result = run_gate(base, cand, settings)
-    status = EXIT_OK if (no_verdict_ok and result.exit_status == EXIT_NO_VERDICT) else result.exit_status
+    request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
+    result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
+    others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
+    status, why = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)
+    status = EXIT_OK if (no_verdict_ok and status == EXIT_NO_VERDICT) else status
     if as_json:
-        click.echo(canonical_json(attrs.asdict(result)), nl=False)
+        data = attrs.asdict(result)
+        if others:   # other installed policies' verdicts, beside the gate's own
+            data["policies"] = as_data(others)
+        click.echo(canonical_json(data), nl=False)
     else:
         click.echo(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
                    f"-> candidate {candidate} ({result.candidate['device']})")
@@ -50,7 +62,9 @@ def gate(baseline, candidate, threshold, alpha, max_spread, min_samples, no_verd
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
         click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
-        click.echo(f"{result.summary}; exit {status}")
+        for line in as_text(ops, others):
+            click.echo(line)
+        click.echo(f"{result.summary}; {why + '; ' if why else ''}exit {status}")
     sys.exit(status)
 
 
@@ -88,8 +102,12 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     Never a recommendation without evidence.
     """
     from tensorforge.api import TensorForgeError, resolve
+    from ..api import PolicyRequest
+    from ..core_plugin import ops_host
+    from .builtin import RIGHTSIZING, Question
     from .evidence import load_evidence
-    from .rightsize import MEETS, Objective, rightsize as run_rightsize
+    from .rightsize import MEETS, Objective
+    from .shown import as_data, as_text, other_verdicts, own_verdicts
 
     if (latency_ms is None) == (throughput is None):
         raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
@@ -97,12 +115,18 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
-    docs = [load_evidence(path, "evidence") for path in captures]
+    evidence = [load_evidence(path, "evidence") for path in captures]
     price_table = _load_prices(prices) if prices else {}
-    results = run_rightsize(workloads, targets, core.mappings(), objective, docs, price_table)
+    ops = ops_host(core)
+    question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())))
+    request = PolicyRequest("rightsize", captures=tuple(evidence), core=core, settings={RIGHTSIZING: question})
+    results = [v.record for v in own_verdicts(ops, RIGHTSIZING, request)]
+    others = other_verdicts(ops, request, RIGHTSIZING, lambda line: click.echo(line, err=True))
     if as_json:
-        click.echo(canonical_json({"label": "POLICY", "objective": attrs.asdict(objective),
-                                   "results": [attrs.asdict(r) for r in results]}), nl=False)
+        data = {"label": "POLICY", "objective": attrs.asdict(objective), "results": [attrs.asdict(r) for r in results]}
+        if others:
+            data["policies"] = as_data(others)
+        click.echo(canonical_json(data), nl=False)
         return
     click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
     rows = []
@@ -119,3 +143,5 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     for r in results:
         for c in r.cells:
             click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")
+    for line in as_text(ops, others):
+        click.echo(line)

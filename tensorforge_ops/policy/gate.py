@@ -10,13 +10,16 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 
 import hashlib
 from typing import Any
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
 
 from tensorforge.api import finite_in
 
-from .evidence import slowdowns
+from ..capture.sections.comparison import Comparison
+from ..capture.sections.measured import Measured, Measurement, WorkloadMeasurement
+from .evidence import Evidence, slowdowns
 from .statistics import bootstrap_ratio_ci, mann_whitney
 
 PASS, REGRESSION, IMPROVEMENT, NO_VERDICT = "PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT"
@@ -66,19 +69,24 @@ class GateResult:
     summary: str
 
 
-def _side(doc: dict[str, Any]) -> dict[str, Any]:
-    measured = doc.get("measured", {})
-    device = measured.get("device") or {}
-    return {"path": doc.get("_path"), "digest": doc["digest"]["value"],
-            "device": device.get("name"), "fingerprint": device.get("fingerprint"),
-            "target": doc.get("target"), "started_at": doc.get("provenance", {}).get("started_at")}
+def _side(evidence: Evidence) -> dict[str, Any]:
+    capture = evidence.capture
+    device = capture.measured.device if isinstance(capture.measured, Measured) else None
+    return {"path": evidence.path, "digest": capture.digest.value if capture.digest else None,
+            "device": device.name if device else None, "fingerprint": device.fingerprint if device else None,
+            "target": capture.target, "started_at": capture.provenance.started_at}
 
 
-def _specs(doc) -> dict[str, str]:
-    return {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
+def _specs(evidence: Evidence) -> dict[str, str]:
+    return {w.name: w.spec for w in evidence.capture.predicted.analytical.workloads}
 
 
-def _flag_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+def _rows(evidence: Evidence) -> dict[str, WorkloadMeasurement]:
+    measured = evidence.capture.measured
+    return dict(measured.workloads) if isinstance(measured, Measured) else {}
+
+
+def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     if not changed:
         return None
@@ -87,44 +95,49 @@ def _flag_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
 
 
-def _missing_evidence(name, base, cand, base_row, cand_row, settings) -> str | None:
+def _violated(comparison: Comparison | None, name: str) -> bool:
+    row = comparison.workloads.get(name) if comparison else None
+    return bool(row and row.bound_check.verdict == "BOUND VIOLATION")
+
+
+def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
     """Why the two sides of one workload cannot be compared, or None."""
-    for role, _doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
+    for role, row in (("baseline", base_row), ("candidate", cand_row)):
         if row is None:
             return f"not measured in the {role}"
-        if row.get("status") != "ok":
-            return f"{role} measurement failed: {row.get('reason')}"
-    flags = _flag_difference(base_row.get("framework_flags", {}), cand_row.get("framework_flags", {}))
+        if not isinstance(row, Measurement):
+            return f"{role} measurement failed: {row.reason}"
+    flags = _flag_difference(base_row.framework_flags, cand_row.framework_flags)
     if flags:
         return flags
-    for role, doc, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
-        n = len(row.get("samples_s", []))
+    for role, evidence, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
+        n = len(row.samples_s)
         if n < settings.min_samples:
             return f"too few samples in the {role} ({n} < {settings.min_samples})"
-        spread = float(row["stats"]["rel_iqr"])   # canonical JSON stores an infinite IQR as "inf"
+        spread = float(row.stats.rel_iqr)
         if spread > settings.max_spread:
             return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
                     f"{settings.max_spread * 100:.0f}%)")
-        if float(np.median(row["samples_s"])) <= 0:
+        if float(np.median(row.samples_s)) <= 0:
             return f"p50 is 0 s in the {role} (below timer resolution): no ratio of medians to judge"
-        check = doc.get("comparison", {}).get("workloads", {}).get(name, {}).get("bound_check", {})
-        if check.get("verdict") == "BOUND VIOLATION":
+        if _violated(evidence.capture.comparison, name):
             return (f"bound violation in the {role}: the model or the calibration is wrong there, "
                     "so the comparison is meaningless")
-        slow = slowdowns(doc, name)
+        slow = slowdowns(evidence.capture, name)
         if slow:
             reason, fraction = slow[0]
             return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
     return None
 
 
-def _seed(base, cand, name: str) -> int:
-    text = f"{base['digest']['value']}:{cand['digest']['value']}:{name}"
+def _seed(base: Evidence, cand: Evidence, name: str) -> int:
+    digests = [e.capture.digest.value if e.capture.digest else "" for e in (base, cand)]
+    text = f"{digests[0]}:{digests[1]}:{name}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
-def _decide(name, base_row, cand_row, base, cand, settings) -> WorkloadVerdict:
-    a, b = base_row["samples_s"], cand_row["samples_s"]
+def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, settings) -> WorkloadVerdict:
+    a, b = list(base_row.samples_s), list(cand_row.samples_s)
     p50a, p50b = float(np.median(a)), float(np.median(b))
     ratio = p50b / p50a
     _, p = mann_whitney(a, b)
@@ -143,21 +156,25 @@ def _decide(name, base_row, cand_row, base, cand, settings) -> WorkloadVerdict:
     return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
 
 
-def gate(base: dict[str, Any], cand: dict[str, Any], settings: GateSettings = GateSettings()) -> GateResult:
-    base_rows = base.get("measured", {}).get("workloads") or {}
-    cand_rows = cand.get("measured", {}).get("workloads") or {}
+def _device_difference(base: Evidence, cand: Evidence) -> str | None:
+    """Why no workload can be compared at all, or None."""
+    a, b = base.capture.measured, cand.capture.measured
+    if not isinstance(a, Measured):
+        return f"baseline has no measurements: {a.reason}"
+    if not isinstance(b, Measured):
+        return f"candidate has no measurements: {b.reason}"
+    if a.device.fingerprint != b.device.fingerprint:
+        return (f"different device fingerprints: {a.device.fingerprint} ({a.device.name}) "
+                f"vs {b.device.fingerprint} ({b.device.name})")
+    return None
+
+
+def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> list[WorkloadVerdict]:
+    """Per workload of either capture: PASS, REGRESSION, IMPROVEMENT or NO VERDICT with why."""
+    base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
     names = sorted(set(base_specs) | set(cand_specs))
-    global_reason = None
-    if not base.get("measured", {}).get("available"):
-        global_reason = f"baseline has no measurements: {base['measured'].get('reason')}"
-    elif not cand.get("measured", {}).get("available"):
-        global_reason = f"candidate has no measurements: {cand['measured'].get('reason')}"
-    else:
-        fa, fb = base["measured"]["device"]["fingerprint"], cand["measured"]["device"]["fingerprint"]
-        if fa != fb:
-            global_reason = (f"different device fingerprints: {fa} ({base['measured']['device']['name']}) "
-                             f"vs {fb} ({cand['measured']['device']['name']})")
+    global_reason = _device_difference(base, cand)
     verdicts: list[WorkloadVerdict] = []
     for name in names:
         if global_reason:
@@ -168,10 +185,17 @@ def gate(base: dict[str, Any], cand: dict[str, Any], settings: GateSettings = Ga
                                             f"{base_specs[name]} vs {cand_specs[name]}"))
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
-        if missing:
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
+        a, b = base_rows.get(name), cand_rows.get(name)
+        if missing or not (isinstance(a, Measurement) and isinstance(b, Measurement)):
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing or "not measured on both sides"))
         else:
-            verdicts.append(_decide(name, base_rows[name], cand_rows[name], base, cand, settings))
+            verdicts.append(_decide(name, a, b, base, cand, settings))
+    return verdicts
+
+
+def result(base: Evidence, cand: Evidence, settings: GateSettings,
+           verdicts: Sequence[WorkloadVerdict]) -> GateResult:
+    """The gate's verdicts with their exit status and a one-line summary."""
     counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
     if counts[REGRESSION]:
         status = EXIT_REGRESSION
@@ -181,3 +205,7 @@ def gate(base: dict[str, Any], cand: dict[str, Any], settings: GateSettings = Ga
         status = EXIT_OK
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no workloads"
     return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)
+
+
+def gate(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> GateResult:
+    return result(base, cand, settings, workload_verdicts(base, cand, settings))

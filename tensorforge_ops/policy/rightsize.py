@@ -6,12 +6,14 @@ it. MEETS needs a capture measured on that device showing it. Everything else is
 what would settle it. Prices (optional) rank only the targets that MEET.
 """
 
-from typing import Any
 from collections.abc import Sequence
 
 import attrs
 
 from tensorforge.api import finite_in, predict
+
+from ..capture.sections.measured import Measured, Measurement
+from .evidence import Evidence
 
 MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
@@ -68,16 +70,16 @@ def _same_workload(kind, params, spec: str) -> bool:
         return False
 
 
-def _measured(captures: Sequence[dict[str, Any]], target, kind, params):
+def _measured(captures: Sequence[Evidence], target, kind, params):
     """(p50 seconds, capture path) of this workload measured on this target's device."""
-    for doc in captures:
-        measured = doc.get("measured", {})
-        if not measured.get("available") or not target.matches_device(measured["device"]["name"]):
+    for evidence in captures:
+        measured = evidence.capture.measured
+        if not isinstance(measured, Measured) or not target.matches_device(measured.device.name):
             continue
-        specs = {w["name"]: w["spec"] for w in doc["predicted"]["analytical"]["workloads"]}
-        for name, row in measured.get("workloads", {}).items():
-            if row.get("status") == "ok" and _same_workload(kind, params, specs.get(name, "")):
-                return row["stats"]["p50"], doc.get("_path")
+        specs = {w.name: w.spec for w in evidence.capture.predicted.analytical.workloads}
+        for name, row in measured.workloads.items():
+            if isinstance(row, Measurement) and _same_workload(kind, params, specs.get(name, "")):
+                return row.stats.p50, evidence.path
     return None, None
 
 
@@ -104,7 +106,7 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
                 bound, p50, path)
 
 
-def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[dict[str, Any]],
+def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Evidence],
               prices: dict[str, float]) -> list[TargetVerdict]:
     results = []
     for target in targets:
@@ -122,7 +124,8 @@ def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequ
         price = prices.get(target.name)
         cost = None
         if verdict == MEETS and price is not None:
-            cost = price / 3600.0 * sum(c.measured_p50_s or 0.0 for c in cells) * 1e6   # all measured: MEETS
+            # MEETS: every cell was measured
+            cost = price / 3600.0 * sum(c.measured_p50_s or 0.0 for c in cells) * 1e6
         results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost))
     order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
     return sorted(results, key=lambda r: (order[r.verdict],

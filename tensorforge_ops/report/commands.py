@@ -3,7 +3,7 @@
 import attrs
 import click
 
-from tensorforge.api import canonical_json, output_options
+from tensorforge.api import canonical_json, output_options, pass_host
 
 
 @click.command()
@@ -18,38 +18,47 @@ from tensorforge.api import canonical_json, output_options
               help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
-def report(capture, fmt, output, path_workload, primary, contrast, baseline, force):
+@pass_host
+def report(core, capture, fmt, output, path_workload, primary, contrast, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
     from tensorforge.api import claim
-    from ..policy.evidence import load_evidence
-    from ..policy.gate import gate as run_gate
-    from .facts import build_facts
 
     # Where it goes is checked before any work: a report that exists is refused at once.
     destination = claim(output or Path(capture).with_suffix(f".report.{fmt}"), "report", force)
     with destination:
-        _report(destination, capture, fmt, path_workload, primary, contrast, baseline,
-                load_evidence, run_gate, build_facts)
+        _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline)
     if destination.written_to and destination.written_to != "standard output":
         click.echo(f"wrote {destination.written_to}", err=True)
 
 
-def _report(destination, capture, fmt, path_workload, primary, contrast, baseline, load_evidence, run_gate,
-            build_facts):
-    doc = load_evidence(capture, "report")
+def _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline):
+    from ..api import PolicyRequest
+    from ..core_plugin import ops_host
+    from ..policy.builtin import GATE
+    from ..policy.evidence import load_evidence
+    from ..policy.gate import GateSettings, result as gate_result_of
+    from ..policy.shown import as_data, other_verdicts, own_verdicts
+    from .facts import build_facts
+
+    ops = ops_host(core)
+    evidence = load_evidence(capture, "report")
+    base = load_evidence(baseline, "baseline") if baseline else None
+    request = PolicyRequest("report", candidate=evidence, baseline=base)
     gate_result = None
-    if baseline:
-        gate_result = attrs.asdict(run_gate(load_evidence(baseline, "baseline"), doc))
-    names = {w["name"] for w in doc["predicted"]["analytical"]["workloads"]}
+    if base is not None:
+        records = [v.record for v in own_verdicts(ops, GATE, request)]
+        gate_result = attrs.asdict(gate_result_of(base, evidence, GateSettings(), records))
+    verdicts = as_data(other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True)))
+    names = {w.name for w in evidence.capture.predicted.analytical.workloads}
     for given in (path_workload, primary, contrast):
         if given and given not in names:
             from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(doc, path_workload, gate_result, primary, contrast)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

@@ -2,54 +2,48 @@
 claims are decided by those numbers (never stronger than the evidence)."""
 
 from typing import Any
+from collections.abc import Sequence
 
 from tensorforge.api import VECTOR_EXECUTES, seconds
 
+from ..capture.convert import to_document
+from ..capture.labels import LABELS
+from ..capture.model import Capture
+from ..capture.sections.calibrated import Calibrated
+from ..capture.sections.diagnostic import Diagnostic
+from ..capture.sections.measured import Measured, Measurement
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
-
-LABELS = (
-    ("PREDICTED", "Analytical Core output derived from workload, mapping, traffic and timing assumptions.",
-     "the Core, deterministic, no device"),
-    ("MEASURED", "Physical PyTorch latency, throughput and device memory from this device.",
-     "a measurement backend on a real device"),
-    ("CALIBRATED", "Empirical compute and memory-copy ceilings measured by dedicated probes.",
-     "calibration probes on the same device"),
-    ("DIAGNOSTIC", "Telemetry context from a separate execution window.",
-     "a telemetry source; never used for a verdict"),
-    ("POLICY", "Decisions that exist only when their required evidence exists.",
-     "policies reading the above"),
-)
-
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
-def _workload_rows(doc) -> list[dict[str, Any]]:
-    measured = doc["measured"]
-    rows = doc.get("comparison", {}).get("workloads", {})
+def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
+    measured = capture.measured.workloads if isinstance(capture.measured, Measured) else None
+    rows = capture.comparison.workloads if capture.comparison else {}
     out = []
-    for w in doc["predicted"]["analytical"]["workloads"]:
-        m = (measured.get("workloads") or {}).get(w["name"]) if measured.get("available") else None
-        r = rows.get(w["name"], {})
-        ok = bool(m and m.get("status") == "ok")
-        stats = m["stats"] if ok and m else {}
-        p50 = stats.get("p50")
+    for w in capture.predicted.analytical.workloads:
+        m = measured.get(w.name) if measured is not None else None
+        r = rows.get(w.name)
+        stats = m.stats if isinstance(m, Measurement) else None
+        p50 = stats.p50 if stats else None
         out.append({
-            "name": w["name"], "spec": w["spec"], "flops": w["flops"], "compulsory_bytes": w["compulsory_bytes"],
-            "operators": len(w["operators"]),
-            "intensity": w["flops"] / w["compulsory_bytes"] if w["compulsory_bytes"] else None,
-            "analytical_s": w["latency_s"], "calibrated_s": r.get("predicted_calibrated_s"),
-            "measured_p50_s": p50, "p10_s": stats.get("p10"), "p90_s": stats.get("p90"), "n": stats.get("n"),
-            "ape_analytical": r.get("ape_analytical"), "ape_calibrated": r.get("ape_calibrated"),
+            "name": w.name, "spec": w.spec, "flops": w.flops, "compulsory_bytes": w.compulsory_bytes,
+            "operators": len(w.operators),
+            "intensity": w.flops / w.compulsory_bytes if w.compulsory_bytes else None,
+            "analytical_s": w.latency_s, "calibrated_s": r.predicted_calibrated_s if r else None,
+            "measured_p50_s": p50, "p10_s": stats.p10 if stats else None, "p90_s": stats.p90 if stats else None,
+            "n": stats.n if stats else None,
+            "ape_analytical": r.ape_analytical if r else None, "ape_calibrated": r.ape_calibrated if r else None,
             # the calibrated bound's classification where there is one, as in the path section
-            "bottleneck": r.get("bottleneck") or w["bottleneck"], "bound_check": (r.get("bound_check") or {}).get("verdict", "no verdict"),
-            "status": "not measured" if m is None else m.get("status"),
-            "failure": m.get("reason") if m and not ok else None,
+            "bottleneck": (r.bottleneck if r else None) or w.bottleneck,
+            "bound_check": r.bound_check.verdict if r else "no verdict",
+            "status": "not measured" if m is None else m.status,
+            "failure": m.reason if m is not None and stats is None else None,
             # the math mode of the operator doing most of the work (not, say, a norm's fp32)
-            "math_mode": max(w["operators"], key=lambda o: o["flops"])["math_mode"] if w["operators"] else None,
-            "achieved_flops_per_s": w["flops"] / p50 if p50 else None,
+            "math_mode": max(w.operators, key=lambda o: o.flops).math_mode if w.operators else None,
+            "achieved_flops_per_s": w.flops / p50 if p50 else None,
         })
     return out
 
@@ -82,17 +76,17 @@ def _comparison_story(row: dict[str, Any] | None, device: str | None, primary: b
             "the capture does not establish why they differ.")
 
 
-def _ceilings(doc) -> list[dict[str, Any]]:
-    sheet = doc["predicted"]["analytical"]["ceilings"]
-    cal = doc["calibrated"].get("ceilings") if doc["calibrated"].get("available") else None
+def _ceilings(capture: Capture) -> list[dict[str, Any]]:
+    sheet = capture.predicted.analytical.ceilings
+    cal = capture.calibrated.ceilings if isinstance(capture.calibrated, Calibrated) else None
     rows = []
-    for mode, peak in sorted(sheet["compute"].items()):
-        measured = (cal or {}).get("compute", {}).get(mode)
+    for mode, peak in sorted(sheet.compute.items()):
+        measured = cal.compute.get(mode) if cal else None
         rows.append({"what": f"compute {mode}", "unit": "FLOP/s", "datasheet": peak, "calibrated": measured,
                      "fraction": measured / peak if measured else None})
-    dram = (cal or {}).get("dram_bytes_per_s")
-    rows.append({"what": "memory (copy, read + write)", "unit": "B/s", "datasheet": sheet["dram_bytes_per_s"],
-                 "calibrated": dram, "fraction": dram / sheet["dram_bytes_per_s"] if dram else None})
+    dram = cal.dram_bytes_per_s if cal else None
+    rows.append({"what": "memory (copy, read + write)", "unit": "B/s", "datasheet": sheet.dram_bytes_per_s,
+                 "calibrated": dram, "fraction": dram / sheet.dram_bytes_per_s if dram else None})
     return rows
 
 
@@ -105,95 +99,97 @@ def _ordered_tile(tile: dict[str, int]) -> list[list[Any]]:
     return [[k, tile[k]] for k in sorted(tile, key=lambda k: (rank.get(k, len(rank)), k))]
 
 
-def _compute_rate(ceilings: dict[str, Any], op: dict[str, Any]) -> float | None:
+def _compute_rate(ceilings, op) -> float | None:
     """The rate that timed `op`: a vector-unit operator (elementwise work) ran at the fastest
     vector rate for its precision, a matrix operator at its math mode's rate. Captures written
     before vector rates existed have none: their vector work ran at the fp32 math mode."""
-    vector = ceilings.get("vector") or {}
-    if op.get("problem_type") == "StreamProblem" and vector:
-        rates = [vector[p] for p in VECTOR_EXECUTES.get(op["math_mode"], ("fp32",)) if p in vector]
+    vector = ceilings.vector
+    if op.problem_type == "StreamProblem" and vector:
+        rates = [vector[p] for p in VECTOR_EXECUTES.get(op.math_mode, ("fp32",)) if p in vector]
         return max(rates) if rates else None
-    return ceilings["compute"].get(op["math_mode"])
+    return ceilings.compute.get(op.math_mode)
 
 
-def _path(doc, name: str | None, primary: str | None) -> dict[str, Any] | None:
-    pred = doc["predicted"].get("calibrated") or doc["predicted"]["analytical"]
-    workloads = {w["name"]: w for w in pred["workloads"]}
+def _path(capture: Capture, name: str | None, primary: str | None) -> dict[str, Any] | None:
+    pred = capture.predicted.calibrated or capture.predicted.analytical
+    workloads = {w.name: w for w in pred.workloads}
     if not workloads:
         return None
-    w = workloads.get(name) or workloads.get(primary) or next(iter(workloads.values()))
-    top = max(w["operators"], key=lambda o: o["latency_s"])
-    mapping = top["mapping"]
+    w = workloads.get(name or "") or workloads.get(primary or "") or next(iter(workloads.values()))
+    top = max(w.operators, key=lambda o: o.latency_s)
+    mapping = top.mapping
     return {
-        "workload": w["name"], "spec": w["spec"], "bound": pred["bound"], "target": pred["target"],
-        "flops": w["flops"], "compulsory_bytes": w["compulsory_bytes"], "operators": len(w["operators"]),
-        "top_operator": top["name"], "strategy": mapping["strategy"], "tile": _ordered_tile(mapping["tile"]),
-        "split": mapping["split"], "tiles": mapping["tiles"], "waves": mapping["waves"],
-        "dram_traffic": mapping["traffic"].get("dram"), "ceiling_origin": top["ceiling_origin"],
-        "math_mode": top["math_mode"], "compute_rate": _compute_rate(pred["ceilings"], top),
-        "dram_rate": pred["ceilings"]["dram_bytes_per_s"],
-        "compute_s": w["compute_s"], "memory_s": w["memory_s"], "latency_s": w["latency_s"],
-        "bottleneck": w["bottleneck"],
+        "workload": w.name, "spec": w.spec, "bound": pred.bound, "target": pred.target,
+        "flops": w.flops, "compulsory_bytes": w.compulsory_bytes, "operators": len(w.operators),
+        "top_operator": top.name, "strategy": mapping.strategy, "tile": _ordered_tile(mapping.tile),
+        "split": mapping.split, "tiles": mapping.tiles, "waves": mapping.waves,
+        "dram_traffic": mapping.traffic.get("dram"), "ceiling_origin": top.ceiling_origin,
+        "math_mode": top.math_mode, "compute_rate": _compute_rate(pred.ceilings, top),
+        "dram_rate": pred.ceilings.dram_bytes_per_s,
+        "compute_s": w.compute_s, "memory_s": w.memory_s, "latency_s": w.latency_s,
+        "bottleneck": w.bottleneck,
     }
 
 
-def _telemetry_name(doc) -> str:
+def _telemetry_name(capture: Capture) -> str:
     """How the report names the telemetry source: 'NVML' for the NVML source, else its name."""
-    source = str(doc["diagnostic"].get("source") or "")
+    source = capture.diagnostic.source if isinstance(capture.diagnostic, Diagnostic) else ""
     return "NVML" if source in ("", "nvml") else f"{source} telemetry"
 
 
-def _telemetry(doc) -> dict[str, Any]:
-    diag = doc["diagnostic"]
-    if not diag.get("available"):
-        return {"available": False, "reason": diag.get("reason"), "observations": [], "caveat": diag.get("caveat")}
+def _telemetry(capture: Capture) -> dict[str, Any]:
+    diag = capture.diagnostic
+    if not isinstance(diag, Diagnostic) or not diag.available:
+        return {"available": False, "reason": diag.reason, "observations": [], "caveat": diag.caveat}
     notes = []
-    source = _telemetry_name(doc)
-    for name, window in sorted((diag.get("windows") or {}).items()):
-        summary = window.get("summary") or {}
-        if window.get("headline"):   # sources other than NVML summarise their window in one line
-            notes.append(f"{source} during the telemetry window of {name}: {window['headline']}. "
-                         "This is observed context, not an explanation of the measured time.")
-        for reason, fraction in summary.get("reason_fractions") or []:
+    source = _telemetry_name(capture)
+    for name, window in sorted(diag.windows.items()):
+        if window.clock_event_fractions is None:
+            # sources without clock-event reasons are described by the one line they write
+            if window.headline:
+                notes.append(f"{source} during the telemetry window of {name}: {window.headline}. "
+                             "This is observed context, not an explanation of the measured time.")
+            continue
+        for reason, fraction in window.clock_event_fractions:
             if reason == "GpuIdle" or not fraction:
                 continue
             kind = "hardware or thermal slowdown" if reason in SLOWDOWN_REASONS else "clock-event reason"
             notes.append(f"NVML reported {reason} ({kind}) during {fraction * 100:.0f}% of the telemetry window "
                          f"of {name}. This is observed context, not proof that the benchmark was limited by it.")
-    return {"available": True, "reason": None, "observations": notes, "caveat": diag.get("caveat"),
-            "window": diag.get("window"), "source": diag.get("source")}
+    return {"available": True, "reason": None, "observations": notes, "caveat": diag.caveat,
+            "window": diag.window, "source": diag.source}
 
 
-def _limits(doc, rows) -> list[str]:
-    measured, cal = doc["measured"], doc["calibrated"]
-    device = (measured.get("device") or {}).get("name")
-    started = doc.get("provenance", {}).get("started_at", "?")
+def _limits(capture: Capture, rows) -> list[str]:
+    measured, cal = capture.measured, capture.calibrated
+    device = measured.device.name if isinstance(measured, Measured) else None
+    started = capture.provenance.started_at
     out = []
-    if measured.get("available"):
+    if isinstance(measured, Measured):
         out.append(f"One physical device ({device}) and one capture session ({started}).")
     else:
-        out.append(f"Nothing was measured ({measured.get('reason')}): every number here is PREDICTED.")
+        out.append(f"Nothing was measured ({measured.reason}): every number here is PREDICTED.")
     if device and "laptop" in device.lower():
         out.append("Laptop thermal and power state affect measurements.")
-    elif not measured.get("available") and "laptop" in doc["target"]:
+    elif not isinstance(measured, Measured) and "laptop" in capture.target:
         out.append("On a laptop, thermal and power state would affect measurements of this target.")
     out += ["An analytical lower bound, not a cycle-accurate model.", "Not a GPU simulator.",
             "No measured-bottleneck claim: the bottleneck is an analytical classification.",
-            f"No generalization to every device sold as {doc['target']}.",
+            f"No generalization to every device sold as {capture.target}.",
             "No production capacity claim.", "No model-quality assessment."]
-    comparison = doc.get("comparison", {})
-    if comparison.get("device_note") and measured.get("available"):
-        out.append(f"APE withheld: {comparison['device_note']}.")
+    comparison = capture.comparison
+    if comparison and comparison.device_note and isinstance(measured, Measured):
+        out.append(f"APE withheld: {comparison.device_note}.")
     failed = [r["name"] for r in rows if r["status"] == "failed"]
     if failed:
         out.append(f"{len(failed)} workload(s) failed to measure: {', '.join(failed)}.")
-    if cal.get("available") and cal.get("reused"):
-        out.append(f"Calibration reused from {cal.get('measured_at')}: the ceilings come from an earlier session.")
-    if measured.get("available") and "cuda" in str(measured.get("backend", "")):
+    if isinstance(cal, Calibrated) and cal.reused:
+        out.append(f"Calibration reused from {cal.measured_at}: the ceilings come from an earlier session.")
+    if isinstance(measured, Measured) and "cuda" in measured.backend:
         out.append("Latencies are measured in a burst regime (short stretches, L2 flushed before each "
                    "iteration); sustained load can run slower, as the telemetry window may show.")
-    elif measured.get("available"):
-        out.append(f"Latencies are per-iteration samples on {measured.get('backend')} with caches flushed "
+    elif isinstance(measured, Measured):
+        out.append(f"Latencies are per-iteration samples on {measured.backend} with caches flushed "
                    "before each iteration; other load on the machine changes them (see the telemetry).")
     return out
 
@@ -203,39 +199,45 @@ def _comparison(choice, by_name, device, primary: bool) -> dict[str, Any]:
     return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
 
 
-def build_facts(doc: dict[str, Any], path_workload: str | None = None, gate=None,
-                primary: str | None = None, contrast: str | None = None) -> dict[str, Any]:
+def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
+                primary: str | None = None, contrast: str | None = None,
+                verdicts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
-    from the numbers (report/choice.py)."""
-    rows = _workload_rows(doc)
+    from the numbers (report/choice.py). `gate` is the regression gate's result against a
+    baseline, `verdicts` those of the other installed policies (JSON-ready, as the command
+    made them)."""
+    rows = _workload_rows(capture)
     by_name = {r["name"]: r for r in rows}
     chosen = choose(rows, primary, contrast)
-    device = (doc["measured"].get("device") or {}).get("name")
-    prov = doc.get("provenance", {})
-    violations = doc.get("comparison", {}).get("bound_violations", [])
+    measured = capture.measured.device if isinstance(capture.measured, Measured) else None
+    device = measured.name if measured else None
+    prov = capture.provenance
+    violations = list(capture.comparison.bound_violations) if capture.comparison else []
+    cal = capture.calibrated
     return {
         "schema": "tensorforge.report/1",
-        "title": f"TensorForge capture: {doc['target']}",
-        "target": doc["target"], "operating_point": doc["operating_point"], "device": device,
-        "fingerprint": (doc["measured"].get("device") or {}).get("fingerprint"),
-        "started_at": prov.get("started_at"), "finished_at": prov.get("finished_at"),
-        "duration_s": prov.get("duration_s"), "command": " ".join(prov.get("command", [])),
-        "tensorforge_version": prov.get("tensorforge_version"), "digest": doc["digest"]["value"],
-        "labels": [{"label": l, "meaning": m, "source": s} for l, m, s in LABELS],
-        "sections": {k: {"available": bool(doc[k].get("available")), "reason": doc[k].get("reason")}
-                     for k in ("measured", "calibrated", "diagnostic")},
+        "title": f"TensorForge capture: {capture.target}",
+        "target": capture.target, "operating_point": capture.operating_point, "device": device,
+        "fingerprint": measured.fingerprint if measured else None,
+        "started_at": prov.started_at, "finished_at": prov.finished_at,
+        "duration_s": prov.duration_s, "command": " ".join(prov.command),
+        "tensorforge_version": prov.tensorforge_version,
+        "digest": capture.digest.value if capture.digest else None,
+        "labels": [{"label": label.name, "meaning": label.meaning, "source": label.source} for label in LABELS],
+        "sections": {key: {"available": bool(section.available), "reason": section.reason}
+                     for key, section in (("measured", capture.measured), ("calibrated", capture.calibrated),
+                                          ("diagnostic", capture.diagnostic))},
         "workloads": rows,
         "primary": _comparison(chosen["primary"], by_name, device, True),
         "contrast": _comparison(chosen["contrast"], by_name, device, False),
-        "ceilings": _ceilings(doc),
-        "launch_floor_s": (doc["calibrated"].get("ceilings") or {}).get("launch_floor_s")
-        if doc["calibrated"].get("available") else None,
-        "path": _path(doc, path_workload, chosen["primary"].name),
+        "ceilings": _ceilings(capture),
+        "launch_floor_s": cal.ceilings.launch_floor_s if isinstance(cal, Calibrated) else None,
+        "path": _path(capture, path_workload, chosen["primary"].name),
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
-                                f"{_telemetry_name(doc)} does not prove this classification.",
-        "telemetry": _telemetry(doc),
+                                f"{_telemetry_name(capture)} does not prove this classification.",
+        "telemetry": _telemetry(capture),
         "policy": {"bound_checks": {r["name"]: r["bound_check"] for r in rows}, "bound_violations": violations,
-                   "gate": gate},
-        "limits": _limits(doc, rows),
-        "plugins": prov.get("plugins", []),
+                   "gate": gate, "verdicts": list(verdicts)},
+        "limits": _limits(capture, rows),
+        "plugins": to_document(prov.plugins),
     }

@@ -130,6 +130,10 @@ def _policy(facts) -> str:
         grows = [[escape(v["workload"]), escape(v["verdict"]), escape(v["reason"])] for v in gate["verdicts"]]
         html += (f"<h3>Regression gate against {escape(str(gate['baseline']['path']))}</h3>"
                  + _table(["workload", "verdict", "why"], grows) + f"<p>{escape(gate['summary'])}</p>")
+    for name in sorted({v["policy"] for v in facts["policy"].get("verdicts", [])}):
+        vrows = [[escape(v["subject"] or "-"), escape(v["verdict"]), escape(v["reason"]),
+                  escape("; ".join(v["evidence"]) or "-")] for v in facts["policy"]["verdicts"] if v["policy"] == name]
+        html += f"<h3>Policy {escape(name)}</h3>" + _table(["subject", "verdict", "why", "evidence"], vrows)
     violations = facts["policy"]["bound_violations"]
     html += (f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>' if violations
              else "<p>Bound violations: none.</p>")

@@ -21,7 +21,8 @@ def render_markdown(facts: dict[str, Any]) -> str:
     out += [f"| {l['label']} | {l['meaning']} |" for l in facts["labels"]]
     out += ["", "## Primary and contrast", ""]
     for title in ("primary", "contrast"):
-        out.append(f"- **{title}**: {facts[title]['story']} (Chosen as {facts[title]['chosen_by']}.)")
+        chosen = f" (Chosen as {facts[title]['chosen_by']}.)" if facts[title]["row"] else ""
+        out.append(f"- **{title}**: {facts[title]['story']}{chosen}")
     out += ["", "## Every workload", "",
             "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical | bottleneck* | bound check |",
             "|---|---|---|---|---|---|---|---|"]
@@ -55,5 +56,9 @@ def render_markdown(facts: dict[str, Any]) -> str:
     if gate:
         out += ["", f"Regression gate against `{gate['baseline']['path']}`: {gate['summary']}"]
         out += [f"- {v['workload']}: {v['verdict']} ({v['reason']})" for v in gate["verdicts"]]
+    for name in sorted({v["policy"] for v in facts["policy"].get("verdicts", [])}):
+        out += ["", f"Policy `{name}`:"]
+        out += [f"- {v['subject'] or '-'}: {v['verdict']} ({v['reason']}; evidence: {'; '.join(v['evidence']) or '-'})"
+                for v in facts["policy"]["verdicts"] if v["policy"] == name]
     out += ["", "## What this capture does not establish", ""] + [f"- {s}" for s in facts["limits"]]
     return "\n".join(out) + "\n"

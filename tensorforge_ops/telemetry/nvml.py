@@ -12,7 +12,7 @@ import statistics
 import threading
 import time
 from typing import Any
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
@@ -47,6 +47,15 @@ SLOWDOWN_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown", "HwP
 _NVML_CLOCK_SM = 1
 _NVML_CLOCK_MEM = 2
 _NVML_TEMPERATURE_GPU = 0
+
+
+def headline(summary: Mapping[str, Any]) -> str:
+    """One line about a window: median SM clock and power, and the clock-event reasons seen
+    (GpuIdle left out: the gaps between iterations, not a limit)."""
+    reasons = ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions") or []
+                        if r != "GpuIdle") or "none"
+    return (f"SM {summary.get('sm_clock_mhz_median')} MHz median, {summary.get('power_w_median')} W median, "
+            f"clock-event reasons seen: {reasons}")
 
 
 def _set_bits(mask: int) -> list[int]:

@@ -1,8 +1,10 @@
 """What of a capture becomes an MLflow run: params, metrics and tags, as plain Python values.
 
 Pure and deterministic (the same capture gives the same content), and free of mlflow, so the
-mapping can be read and tested without a tracking store. Labels stay visible in the names:
-`predicted_*` is PREDICTED, `measured_*` MEASURED, `ceiling.*` CALIBRATED, `bound_check.*` POLICY.
+mapping can be read and tested without a tracking store. It reads the typed capture
+(tensorforge_ops.capture.model.Capture), never the JSON by keys. Labels stay visible in the
+names: `predicted_*` is PREDICTED, `measured_*` MEASURED, `ceiling.*` CALIBRATED,
+`bound_check.*` POLICY.
 """
 
 import hashlib
@@ -11,18 +13,20 @@ import math
 import re
 from datetime import datetime
 from typing import Any
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import attrs
+
+from tensorforge_ops.capture.labels import LABELS
+from tensorforge_ops.capture.model import Capture
+from tensorforge_ops.capture.sections.calibrated import Calibrated
+from tensorforge_ops.capture.sections.measured import Measured, Measurement
 
 # MLflow's limits (mlflow.utils.validation): keys of at most 250 characters, param values of at
 # most 6000, tag values of at most 8000. We keep keys well inside the limit.
 MAX_PARAM_VALUE = 6000
 MAX_TAG_VALUE = 8000
 MAX_NAME = 100
-
-LABELS = (("predicted", "PREDICTED"), ("measured", "MEASURED"), ("calibrated", "CALIBRATED"),
-          ("diagnostic", "DIAGNOSTIC"), ("policy", "POLICY"))
 
 KEYS_TAG = "tensorforge.workload_keys"
 KEYS_ARTIFACT = "tensorforge/workload_keys.json"
@@ -96,35 +100,30 @@ def _number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _section(doc: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = doc.get(key)
-    return value if isinstance(value, dict) else {}
+def _decided(verdict: str) -> bool:
+    return not verdict.startswith("no verdict")
 
 
-def labels_available(doc: Mapping[str, Any]) -> list[str]:
+def labels_available(capture: Capture) -> list[str]:
     """The labels whose sections hold evidence. POLICY counts only when some verdict exists
     ("no verdict: ..." is the absence of one)."""
     out = []
-    for key, label in LABELS:
-        section = _section(doc, key)
-        if key == "predicted":
-            ok = isinstance(section.get("analytical"), dict)
-        elif key == "policy":
-            checks = section.get("bound_checks") or {}
-            ok = bool(section.get("verdicts")) or any(
-                not str(c.get("verdict", "no verdict")).startswith("no verdict") for c in checks.values())
+    for label in LABELS:
+        if label.section == "predicted":
+            ok = True
+        elif label.section == "policy":
+            ok = any(_decided(c.verdict) for c in capture.policy.bound_checks.values())
         else:
-            ok = section.get("available") is True
+            ok = getattr(capture, label.section).available is True
         if ok:
-            out.append(label)
+            out.append(label.name)
     return out
 
 
-def _flags(measured: Mapping[str, Any], keys: Mapping[str, str]):
+def _flags(measured: dict[str, Measurement], keys: dict[str, str]):
     """Framework flags in force: those equal for every measured workload as `flags.<flag>`,
     the rest per workload as `<workload>.flags.<flag>`."""
-    flags = {n: w.get("framework_flags") or {} for n, w in measured.items()
-             if isinstance(w, dict) and w.get("status") == "ok"}
+    flags = {n: w.framework_flags for n, w in measured.items()}
     if not flags:
         return {}
     names = sorted({f for per in flags.values() for f in per})
@@ -140,83 +139,75 @@ def _flags(measured: Mapping[str, Any], keys: Mapping[str, str]):
     return params
 
 
-def build(doc: Mapping[str, Any], capture_path: str | None = None,
+def build(capture: Capture, capture_path: str | None = None,
           run_name: str | None = None) -> RunContent:
-    predicted = _section(doc, "predicted")
-    analytical = _section(predicted, "analytical")
-    calibrated_pred = _section(predicted, "calibrated")
-    measured = _section(doc, "measured")
-    calibrated = _section(doc, "calibrated")
-    comparison = _section(doc, "comparison")
-    policy = _section(doc, "policy")
-    provenance = _section(doc, "provenance")
-    device = _section(measured, "device")
+    predicted = capture.predicted
+    measured = capture.measured if isinstance(capture.measured, Measured) else None
+    calibrated = capture.calibrated if isinstance(capture.calibrated, Calibrated) else None
+    comparison = capture.comparison
+    provenance = capture.provenance
 
-    workloads = [w for w in analytical.get("workloads") or [] if isinstance(w, dict) and "name" in w]
-    measured_w = _section(measured, "workloads")
-    compared = _section(comparison, "workloads")
-    checks = _section(policy, "bound_checks")
-    keys = workload_keys([w["name"] for w in workloads] + list(measured_w) + list(compared) + list(checks))
+    workloads = predicted.analytical.workloads
+    measured_w = dict(measured.workloads) if measured else {}
+    compared = dict(comparison.workloads) if comparison else {}
+    checks = capture.policy.bound_checks
+    keys = workload_keys([w.name for w in workloads] + list(measured_w) + list(compared) + list(checks))
 
     params: dict[str, Any] = {
-        "target": doc.get("target"),
-        "operating_point": doc.get("operating_point"),
-        "device.name": device.get("name") or calibrated.get("device"),
-        "device.fingerprint": device.get("fingerprint") or calibrated.get("fingerprint"),
-        "backend": measured.get("backend"),
-        "calibrated_target": predicted.get("calibrated_target"),
-        "tensorforge.version": provenance.get("tensorforge_version"),
+        "target": capture.target,
+        "operating_point": capture.operating_point,
+        "device.name": (measured.device.name if measured else None) or (calibrated.device if calibrated else None),
+        "device.fingerprint": (measured.device.fingerprint if measured else None)
+        or (calibrated.fingerprint if calibrated else None),
+        "backend": measured.backend if measured else None,
+        "calibrated_target": predicted.calibrated_target,
+        "tensorforge.version": provenance.tensorforge_version,
     }
     for w in workloads:
-        params[f"workload.{keys[w['name']]}"] = w.get("spec")
-    params.update(_flags(measured_w, keys))
+        params[f"workload.{keys[w.name]}"] = w.spec
+    ok = {n: m for n, m in measured_w.items() if isinstance(m, Measurement)}
+    params.update(_flags(ok, keys))
 
     metrics: dict[str, Any] = {}
     for w in workloads:
-        metrics[f"{keys[w['name']]}.predicted_analytical_s"] = w.get("latency_s")
-    for w in calibrated_pred.get("workloads") or []:
-        if isinstance(w, dict) and w.get("name") in keys:
-            metrics[f"{keys[w['name']]}.predicted_calibrated_s"] = w.get("latency_s")
-    for name, m in measured_w.items():
-        if isinstance(m, dict) and m.get("status") == "ok":
-            stats = m.get("stats") or {}
-            for q in ("p10", "p50", "p90"):
-                metrics[f"{keys[name]}.measured_{q}_s"] = stats.get(q)
+        metrics[f"{keys[w.name]}.predicted_analytical_s"] = w.latency_s
+    for w in predicted.calibrated.workloads if predicted.calibrated else ():
+        if w.name in keys:
+            metrics[f"{keys[w.name]}.predicted_calibrated_s"] = w.latency_s
+    for name, m in ok.items():
+        for q in ("p10", "p50", "p90"):
+            metrics[f"{keys[name]}.measured_{q}_s"] = getattr(m.stats, q)
     for name, row in compared.items():
-        if isinstance(row, dict):
-            for kind in ("analytical", "calibrated"):
-                metrics[f"{keys[name]}.ape_{kind}"] = row.get(f"ape_{kind}")
-    if calibrated.get("available") is True:
-        ceilings = _section(calibrated, "ceilings")
-        for mode, rate in sorted(_section(ceilings, "compute").items()):
+        metrics[f"{keys[name]}.ape_analytical"] = row.ape_analytical
+        metrics[f"{keys[name]}.ape_calibrated"] = row.ape_calibrated
+    if calibrated:
+        ceilings = calibrated.ceilings
+        for mode, rate in sorted(ceilings.compute.items()):
             metrics[f"ceiling.compute.{_sanitize(mode)}"] = rate
-        metrics["ceiling.dram_bytes_per_s"] = ceilings.get("dram_bytes_per_s")
-        metrics["ceiling.launch_floor_s"] = ceilings.get("launch_floor_s")
+        metrics["ceiling.dram_bytes_per_s"] = ceilings.dram_bytes_per_s
+        metrics["ceiling.launch_floor_s"] = ceilings.launch_floor_s
 
-    digest = _section(doc, "digest").get("value")
     tags: dict[str, Any] = {
-        "tensorforge.labels": ",".join(labels_available(doc)),
-        "tensorforge.digest": digest,
-        "tensorforge.schema": doc.get("schema"),
+        "tensorforge.labels": ",".join(labels_available(capture)),
+        "tensorforge.digest": capture.digest.value if capture.digest else None,
+        "tensorforge.schema": f"{capture.schema}/{capture.schema_version}",
         "tensorforge.capture": capture_path,
-        "tensorforge.device_note": comparison.get("device_note"),
-        "tensorforge.host": _section(provenance, "host").get("hostname"),
+        "tensorforge.device_note": comparison.device_note if comparison else None,
+        "tensorforge.host": provenance.host.hostname,
         # MLflow's own source tags: the command that produced the capture.
         "mlflow.source.type": "LOCAL",
-        "mlflow.source.name": " ".join(str(a) for a in provenance.get("command") or []) or None,
+        "mlflow.source.name": " ".join(provenance.command) or None,
     }
-    for key, label in LABELS:
-        section = _section(doc, key)
-        if section.get("available") is False:
-            tags[f"tensorforge.unavailable.{label}"] = section.get("reason") or "unavailable"
-    decided = [c for c in checks.values()
-               if isinstance(c, dict) and not str(c.get("verdict", "no verdict")).startswith("no verdict")]
-    violations = comparison.get("bound_violations") or []
+    for label in LABELS:
+        section = getattr(capture, label.section)
+        if getattr(section, "available", None) is False:
+            tags[f"tensorforge.unavailable.{label.name}"] = section.reason or "unavailable"
+    decided = [c for c in checks.values() if _decided(c.verdict)]
+    violations = comparison.bound_violations if comparison else ()
     tags["tensorforge.bound_violations"] = (
         str(len(violations)) if decided else "no verdict: no bound check had its evidence")
     for name, check in sorted(checks.items()):
-        if isinstance(check, dict):
-            tags[f"bound_check.{keys[name]}"] = check.get("verdict")
+        tags[f"bound_check.{keys[name]}"] = check.verdict
 
     extra: dict[str, str] = {}
     renamed = {k: n for n, k in sorted(keys.items()) if k != n}
@@ -228,11 +219,11 @@ def build(doc: Mapping[str, Any], capture_path: str | None = None,
             extra[KEYS_ARTIFACT] = mapping
             tags[KEYS_TAG] = f"see artifact {KEYS_ARTIFACT}"
 
-    started = provenance.get("started_at")
+    started = provenance.started_at
     return RunContent(
-        run_name=run_name or " ".join(str(p) for p in (doc.get("target"), started) if p),
+        run_name=run_name or " ".join(str(p) for p in (capture.target, started) if p),
         start_time_ms=_millis(started),
-        end_time_ms=_millis(provenance.get("finished_at")),
+        end_time_ms=_millis(provenance.finished_at),
         params={k: _clip(_text(v), MAX_PARAM_VALUE) for k, v in sorted(params.items()) if v is not None},
         metrics={k: f for k, v in sorted(metrics.items()) if (f := _number(v)) is not None},
         tags={k: _clip(_text(v), MAX_TAG_VALUE) for k, v in sorted(tags.items()) if v is not None},

@@ -15,10 +15,10 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 from collections.abc import Mapping
 
 from tensorforge_ops.api import CaptureSink, ExportResult
+from tensorforge_ops.capture.model import Capture
 
 from .content import build
 
@@ -128,7 +128,7 @@ class MlflowSink(CaptureSink):
     description = ("log each capture as an MLflow run (params, metrics, label/verdict tags, the "
                    "capture and its HTML report as artifacts); options: " + ", ".join(OPTIONS))
 
-    def export(self, capture: dict[str, Any], capture_path: str, report_html: str | None,
+    def export(self, capture: Capture, capture_path: str, report_html: str | None,
                options: Mapping[str, str]) -> ExportResult:
         try:
             with _quiet_logs():

@@ -22,6 +22,7 @@ from .finite import FiniteFloat, finite_in, finite_number
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
 from .mappings.base import UNSTATED
 from .model import predict, search_of
+from .interrupts import signal_name, signals_as_interrupts, signals_ignored
 from .output import STDOUT, Claim, claim, write_output
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
@@ -36,6 +37,7 @@ from .workload import Workload, WorkloadKind
 
 __all__ = [
     "STDOUT", "Claim", "claim", "output_options", "write_output",
+    "signal_name", "signals_as_interrupts", "signals_ignored",
     "BaseHost", "Ceilings", "FiniteFloat", "finite_in", "finite_number", "CliState", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
     "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
     "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",

@@ -109,8 +109,7 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
 def _execute(runner, where):
     """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
     gathered as an incomplete capture, then let the interruption end the command."""
-    from tensorforge.api import canonical_json
-    from tensorforge.interrupts import signal_name, signals_as_interrupts, signals_ignored
+    from tensorforge.api import canonical_json, signal_name, signals_as_interrupts, signals_ignored
     from .capture.convert import to_document
     from .capture.document import seal
     from .capture.summary import summary_text

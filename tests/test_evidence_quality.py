@@ -1,10 +1,9 @@
 """The evidence-quality verdict of one measured workload (policy/evidence_quality.py): each check
 at its limit and just past it, telemetry that withholds confidence, telemetry that is missing."""
 
-import types
-
 import pytest
 
+from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow
 from tensorforge_ops.policy.evidence_quality import (INSUFFICIENT, MAX_CONTENTION_PCT, MAX_SPREAD,
                                                      MIN_SAMPLES, SUFFICIENT, assess)
 
@@ -25,8 +24,8 @@ def spread(rel_iqr, n=41):
 
 def window(other=None, steal=None, fractions=None, available=True):
     summary = {"other_processes_pct": other, "steal_pct": steal}
-    return types.SimpleNamespace(available=available, data={"summary": summary},
-                                 clock_event_fractions=fractions)
+    return TelemetryWindow(available=available, reason=None if available else "no device",
+                           data={"summary": summary}, clock_event_fractions=fractions)
 
 
 def reasons(quality):

@@ -297,10 +297,11 @@ class Run:
                            "APE is computed only on the predicted device")
         cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
+        windows = self.diagnostic.windows if isinstance(self.diagnostic, Diagnostic) else {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
             rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
-                                            same_device, device_note, cal_note)
+                                            same_device, device_note, cal_note, windows.get(w.name))
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,

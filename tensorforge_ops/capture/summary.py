@@ -41,6 +41,10 @@ def _fastest_cell(check: FastestCheck | None) -> str:
     return f"{check.margin * 100:+.2f}%" + (" BELOW" if check.margin < 0 else "")
 
 
+def _provisional(cell: str) -> str:
+    return cell if cell == "-" else f"{cell} (provisional)"
+
+
 def summary_text(capture: Capture) -> str:
     pred = capture.predicted
     measured, cal, comp = capture.measured, capture.calibrated, capture.comparison
@@ -65,20 +69,32 @@ def summary_text(capture: Capture) -> str:
         lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
     rows: list[list[str]] = []
     fastest: dict[str, FastestCheck | None] = {}
+    weak: dict[str, tuple[str, ...]] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
+        check = check if not check.startswith("no verdict") else "no verdict"
         failed = isinstance(measured_rows.get(w.name), FailedMeasurement)
         fastest[w.name] = _fastest(r, measured_rows.get(w.name))
+        quality = r.evidence_quality if r else None
+        ape_cal, ape_an = percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None)
+        if quality is not None and not quality.sufficient:
+            # Weak evidence is flagged where it is shown: these figures may not hold on a rerun.
+            weak[w.name] = quality.reasons
+            ape_cal, ape_an = (_provisional(v) for v in (ape_cal, ape_an))
+            check = _provisional(check) if check != "no verdict" else check
         rows.append([w.name, seconds(w.latency_s),
                      seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
                      seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
-                     percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None),
-                     w.bottleneck, check if not check.startswith("no verdict") else "no verdict",
-                     _fastest_cell(fastest[w.name])])
+                     ape_cal, ape_an, w.bottleneck, check, _fastest_cell(fastest[w.name]),
+                     quality.verdict if quality is not None else "-"])
     lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound"], rows)]
+                         "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound",
+                         "evidence"], rows)]
+    for name, reasons in weak.items():
+        lines.append(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
+                     "bound check may not hold on a rerun")
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")

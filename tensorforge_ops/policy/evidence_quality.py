@@ -23,8 +23,8 @@ import math
 from typing import Any
 from collections.abc import Mapping, Sequence
 
-import attrs
-
+from ..capture.sections.comparison import EvidenceQuality, QualityCheck
+from ..capture.sections.diagnostic import TelemetryWindow
 from ..measure.stats import summarize
 from ..telemetry.nvml import SLOWDOWN_REASONS
 
@@ -36,78 +36,60 @@ SUFFICIENT, INSUFFICIENT = "sufficient", "insufficient"
 CHECKS = ("samples", "spread", "contention", "throttling")
 
 
-@attrs.frozen
-class QualityCheck:
-    name: str                  # one of CHECKS
-    ok: bool | None         # None: could not be checked (no telemetry)
-    detail: str                # one line: the value found against the limit
-
-
-@attrs.frozen
-class EvidenceQuality:
-    verdict: str                               # SUFFICIENT | INSUFFICIENT
-    reasons: tuple[str, ...]                   # the failed checks' details, in CHECKS order
-    checks: tuple[QualityCheck, ...]
-
-    @property
-    def sufficient(self) -> bool:
-        return self.verdict == SUFFICIENT
-
-
 def _samples_check(n: int) -> QualityCheck:
     if n >= MIN_SAMPLES:
-        return QualityCheck("samples", True, f"{n} samples (>= {MIN_SAMPLES})")
-    return QualityCheck("samples", False, f"too few samples: {n} < {MIN_SAMPLES}")
+        return QualityCheck(name="samples", ok=True, detail=f"{n} samples (>= {MIN_SAMPLES})")
+    return QualityCheck(name="samples", ok=False, detail=f"too few samples: {n} < {MIN_SAMPLES}")
 
 
 def _spread_check(rel_iqr: float) -> QualityCheck:
-    if math.isfinite(rel_iqr) and rel_iqr <= MAX_SPREAD:
-        return QualityCheck("spread", True, f"relative IQR {rel_iqr * 100:.1f}% (<= {MAX_SPREAD * 100:.0f}%)")
-    return QualityCheck("spread", False, f"spread too wide: relative IQR {rel_iqr * 100:.1f}% > "
-                                         f"{MAX_SPREAD * 100:.0f}%")
+    shown = f"relative IQR {rel_iqr * 100:.1f}%"
+    if rel_iqr <= MAX_SPREAD:          # an infinite spread (p50 of 0 s) fails here too
+        return QualityCheck(name="spread", ok=True, detail=f"{shown} (<= {MAX_SPREAD * 100:.0f}%)")
+    return QualityCheck(name="spread", ok=False, detail=f"spread too wide: {shown} > {MAX_SPREAD * 100:.0f}%")
 
 
-def _number(value: Any) -> float | None:
+def _percent(summary: Mapping[str, Any], key: str) -> float | None:
+    value = summary.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
 
 
-def _contention_check(summary: Mapping[str, Any] | None) -> QualityCheck:
-    other = _number((summary or {}).get("other_processes_pct"))
-    steal = _number((summary or {}).get("steal_pct"))
-    if other is None and steal is None:
-        return QualityCheck("contention", None, "not checked: the telemetry window has no CPU-share figures")
-    busy = (other or 0.0) + (steal or 0.0)
-    parts = ", ".join(p for p in (None if other is None else f"other processes {other:.0f}%",
-                                  None if steal is None else f"stolen {steal:.0f}%") if p)
-    if busy <= MAX_CONTENTION_PCT:
-        return QualityCheck("contention", True, f"{parts} (<= {MAX_CONTENTION_PCT:.0f}%)")
-    return QualityCheck("contention", False, f"contended: {parts} of the CPUs during its telemetry window "
-                                             f"(> {MAX_CONTENTION_PCT:.0f}%)")
+def _contention_check(summary: Mapping[str, Any]) -> QualityCheck:
+    shares = [(label, _percent(summary, key)) for label, key in (("other processes", "other_processes_pct"),
+                                                                  ("stolen", "steal_pct"))]
+    found = [(label, value) for label, value in shares if value is not None]
+    if not found:
+        return QualityCheck(name="contention", ok=None,
+                            detail="not checked: the telemetry window has no CPU-share figures")
+    parts = ", ".join(f"{label} {value:.0f}%" for label, value in found)
+    if sum(value for _, value in found) <= MAX_CONTENTION_PCT:
+        return QualityCheck(name="contention", ok=True, detail=f"{parts} (<= {MAX_CONTENTION_PCT:.0f}%)")
+    return QualityCheck(name="contention", ok=False, detail=f"contended: {parts} of the CPUs during its "
+                                                            f"telemetry window (> {MAX_CONTENTION_PCT:.0f}%)")
 
 
 def _throttling_check(fractions: Sequence[Sequence[Any]] | None) -> QualityCheck:
     if fractions is None:
-        return QualityCheck("throttling", None, "not checked: the telemetry window reports no clock-event reasons")
-    slow = [(str(r), float(f)) for r, f in fractions if r in SLOWDOWN_REASONS and _number(f) and f > 0]
+        return QualityCheck(name="throttling", ok=None,
+                            detail="not checked: the telemetry window reports no clock-event reasons")
+    slow = [(str(r), float(f)) for r, f in fractions if r in SLOWDOWN_REASONS and f > 0]
     if not slow:
-        return QualityCheck("throttling", True, "no hardware or thermal slowdown reported")
+        return QualityCheck(name="throttling", ok=True, detail="no hardware or thermal slowdown reported")
     reason, fraction = max(slow, key=lambda pair: pair[1])
-    return QualityCheck("throttling", False, f"throttled: {reason} in {fraction * 100:.0f}% of its telemetry samples")
+    return QualityCheck(name="throttling", ok=False,
+                        detail=f"throttled: {reason} in {fraction * 100:.0f}% of its telemetry samples")
 
 
-def assess(samples_s: Sequence[float], window: Any | None = None) -> EvidenceQuality:
-    """The evidence-quality verdict of one workload's samples and its telemetry window (a
-    capture TelemetryWindow, or None when no window was collected). Pure: `verify` recomputes it."""
+def assess(samples_s: Sequence[float], window: TelemetryWindow | None = None) -> EvidenceQuality:
+    """The evidence-quality verdict of one workload's samples and its telemetry window (None
+    when no window was collected). Pure: `verify` recomputes it from the capture."""
     stats = summarize(list(samples_s))
-    summary = None
-    fractions = None
-    if window is not None and getattr(window, "available", False):
-        data = getattr(window, "data", None) or {}
-        summary = data.get("summary") if isinstance(data.get("summary"), Mapping) else None
-        fractions = getattr(window, "clock_event_fractions", None)
+    sampled = window if window is not None and window.available else None
+    summary = sampled.data.get("summary") if sampled is not None else None
     checks = (_samples_check(stats.n), _spread_check(float(stats.rel_iqr)),
-              _contention_check(summary), _throttling_check(fractions))
+              _contention_check(summary if isinstance(summary, Mapping) else {}),
+              _throttling_check(sampled.clock_event_fractions if sampled is not None else None))
     reasons = tuple(c.detail for c in checks if c.ok is False)
-    return EvidenceQuality(INSUFFICIENT if reasons else SUFFICIENT, reasons, checks)
+    return EvidenceQuality(verdict=INSUFFICIENT if reasons else SUFFICIENT, reasons=reasons, checks=checks)

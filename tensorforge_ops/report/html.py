@@ -16,7 +16,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .PREDICTED{background:#0969da}.MEASURED{background:#1a7f37}.CALIBRATED{background:#8250df}.DIAGNOSTIC{background:#9a6700}.POLICY{background:#cf222e}
 .cards{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.8rem}
 .card .big{font-size:1.25rem;font-weight:600}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .8rem}
-.violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}
+.violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}.provisional{color:#9a6700;font-style:italic}
 .flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem}
 .flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0} svg{max-width:100%;height:auto}
 ul.limits li{margin:.2rem 0}
@@ -71,11 +71,19 @@ def _workloads(facts) -> str:
         check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)
         measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else \
             f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
+        ape_cal, ape_an = percent(r["ape_calibrated"]), percent(r["ape_analytical"])
+        evidence = escape(r.get("evidence") or "-")
+        if r.get("provisional"):
+            # weak evidence: the figures stay, marked, with the reasons one hover away
+            why = escape("; ".join(r["evidence_reasons"]))
+            mark = f' <span class="provisional" title="{why}">(provisional)</span>'
+            ape_cal, ape_an, check_html = ape_cal + mark, ape_an + mark, check_html + mark
+            evidence = f'<span class="violation" title="{why}">insufficient</span>'
         rows.append([escape(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
                      _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
-                     percent(r["ape_calibrated"]), percent(r["ape_analytical"]), escape(r["bottleneck"]), check_html])
+                     ape_cal, ape_an, escape(r["bottleneck"]), check_html, evidence])
     return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
-                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check"], rows,
+                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check", "evidence"], rows,
                   numeric=(1, 2, 3, 4, 5, 6, 7))
 
 

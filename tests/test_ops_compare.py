@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import attrs
+import numpy as np
 import pytest
 
 from tensorforge.units import seconds, si
@@ -196,7 +197,8 @@ def test_summary_of_real_capture(real_doc):
         seconds(row["measured_p50_s"]), f"{row['ape_calibrated'] * 100:.1f}%",
         f"{row['ape_analytical'] * 100:.1f}%", "compute", "within bound",
         f"{(min(doc['measured']['workloads']['gemm_large_square']['samples_s']) / row['predicted_calibrated_s'] - 1) * 100:+.2f}%"
-        + (" BELOW" if min(doc['measured']['workloads']['gemm_large_square']['samples_s']) < row['predicted_calibrated_s'] else "")]
+        + (" BELOW" if min(doc['measured']['workloads']['gemm_large_square']['samples_s']) < row['predicted_calibrated_s'] else ""),
+        "-"]    # evidence quality: not recorded by this (older) capture
     assert pred["latency_s"] == row["predicted_analytical_s"]
     # no violations in the real capture, and the summary says so in so many words
     assert doc["comparison"]["bound_violations"] == []
@@ -225,9 +227,23 @@ REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json")
 
 
 @pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
-def test_summary_is_reproduced_from_the_capture_alone(capture):
+def test_summary_rows_follow_from_the_capture(capture):
+    """Every workload's row says what the capture's numbers say (not: equals a file the same
+    code wrote): its measured p50 and its bound check, recomputed from the raw samples."""
     assert REAL in REAL_CAPTURES and REAL_RTX in REAL_CAPTURES
-    assert summary_text(read_capture(capture)) == capture.with_suffix(".summary.txt").read_text(encoding="utf-8")
+    cap = read_capture(capture)
+    lines = summary_text(cap).splitlines()
+    measured = cap.measured.workloads if hasattr(cap.measured, "workloads") else {}
+    for w in cap.predicted.analytical.workloads:
+        line = next(line for line in lines if line.startswith(w.name + "  "))
+        cells = [c.strip() for c in line.split("  ") if c.strip()]
+        assert cells[1] == seconds(w.latency_s)
+        m = measured.get(w.name)
+        if getattr(m, "samples_s", None):
+            assert cells[3] == seconds(float(np.median(m.samples_s)))
+            row = cap.comparison.workloads[w.name]
+            verdict = row.bound_check.verdict
+            assert (verdict if not verdict.startswith("no verdict") else "no verdict") in line
 
 
 def test_summary_marks_incomplete_and_violations():
@@ -257,4 +273,5 @@ def test_zero_p50_has_no_ape_and_does_not_crash():
     assert row["measured_p50_s"] == 0.0
     assert row["ape_analytical"] is None and row["ape_calibrated"] is None
     assert row["ape_note"] == "measured p50 is 0 s (below timer resolution): APE is undefined"
-    assert row["bound_check"]["verdict"] == "BOUND VIOLATION"   # 0 s is below any bound: shown loudly
+    # 0 s is what the timer could not resolve, not a time below the bound: no verdict, and why
+    assert row["bound_check"] == {"verdict": "no verdict: measured p50 is 0 s (below timer resolution)"}

@@ -87,6 +87,9 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
         row["ape_note"] = device_note
     if calibrated is None:
         return ComparisonRow(**row, bound_check=BoundCheck(verdict=f"no verdict: {calibrated_note}"))
+    if p50 <= 0:   # below timer resolution: no evidence the kernel beat anything
+        return ComparisonRow(**row, bound_check=BoundCheck(
+            verdict="no verdict: measured p50 is 0 s (below timer resolution)"))
     tol = bound_tolerance(stats)
     ratio = p50 / calibrated.latency_s
     fastest = fastest_check(row["measured_min_s"], calibrated.latency_s)

@@ -9,7 +9,6 @@ any upgrade; the typed object is what every reader then uses.
 """
 
 import hashlib
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from tensorforge.api import TensorForgeError, canonical_json, read_json, write_a
 
 from .convert import first_error, from_document, to_document
 from .model import SCHEMA_VERSION, Capture
-from .sections.measured import Measured, Measurement
+from .sections.measured import Measured
 from .sections.provenance import Digest
 from .versions import upgrade, version_of
 
@@ -89,13 +88,8 @@ class VerifyReport:
     checks: list[str]
 
 
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
-
-
 def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
-    from ..measure.stats import summarize
-    from .compare import ape
+    from .recompute import comparison_problems, measured_problems
 
     problems: list[str] = []
     checks = ["five labelled sections present"]   # the classes demand them (model.Capture)
@@ -106,25 +100,13 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     stray = sorted(set(measured) - predicted)
     if stray:
         problems.append(f"measured workloads without a prediction: {', '.join(stray)}")
-    recomputed = 0
-    for name, m in sorted(measured.items()):
-        if not isinstance(m, Measurement):
-            continue
-        stats = summarize(m.samples_s)
-        for key in ("n", "p10", "p50", "p90"):
-            if not _close(float(getattr(stats, key)), float(getattr(m.stats, key))):
-                problems.append(f"{name}: recorded {key} {getattr(m.stats, key)} does not match "
-                                f"its raw samples ({getattr(stats, key)})")
-        recomputed += 1
-    checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
-    rows = capture.comparison.workloads if capture.comparison else {}
-    for name, row in sorted(rows.items()):
-        p50 = row.measured_p50_s
-        for kind, value, pred in (("analytical", row.ape_analytical, row.predicted_analytical_s),
-                                  ("calibrated", row.ape_calibrated, row.predicted_calibrated_s)):
-            if value is not None and (p50 is None or pred is None or not _close(value, ape(pred, p50))):
-                problems.append(f"{name}: recorded APE ({kind}) does not follow from its numbers")
-    checks.append("APE values recomputed from predicted and measured p50")
+    more, count = measured_problems(capture)
+    problems += more
+    checks.append(f"every statistic and throughput recomputed from the raw samples for {count} workloads")
+    more, count = comparison_problems(capture)
+    problems += more
+    checks.append(f"every comparison figure (p50, fastest sample, APE, bound check, evidence quality) and "
+                  f"POLICY's bound checks recomputed for {count} workloads")
     return problems, checks
 
 

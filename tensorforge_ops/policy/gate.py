@@ -17,9 +17,9 @@ import numpy as np
 
 from tensorforge.api import finite_in
 
-from ..capture.sections.comparison import Comparison
 from ..capture.sections.measured import Measured, Measurement, WorkloadMeasurement
 from .evidence import Evidence, slowdowns
+from ..measure.stats import summarize
 from .statistics import bootstrap_ratio_ci, mann_whitney
 
 PASS, REGRESSION, IMPROVEMENT, NO_VERDICT = "PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT"
@@ -95,9 +95,19 @@ def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
 
 
-def _violated(comparison: Comparison | None, name: str) -> bool:
-    row = comparison.workloads.get(name) if comparison else None
-    return bool(row and row.bound_check.verdict == "BOUND VIOLATION")
+def _recomputed_row(evidence: Evidence, name: str, row: Measurement):
+    """The workload's comparison recomputed from the capture's PREDICTED, MEASURED and DIAGNOSTIC
+    (never the recorded one: the gate decides on what follows from the raw samples)."""
+    from ..capture.compare import compare_workload
+    from ..capture.sections.diagnostic import Diagnostic
+    capture = evidence.capture
+    pred = capture.predicted
+    comparison = capture.comparison
+    windows = capture.diagnostic.windows if isinstance(capture.diagnostic, Diagnostic) else {}
+    return compare_workload(name, pred.analytical.workload(name),
+                            pred.calibrated.workload(name) if pred.calibrated else None, row,
+                            comparison.same_device if comparison else False, None,
+                            pred.calibrated_note or "no calibrated bound", windows.get(name))
 
 
 def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
@@ -111,22 +121,29 @@ def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, 
     if flags:
         return flags
     for role, evidence, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
-        n = len(row.samples_s)
-        if n < settings.min_samples:
-            return f"too few samples in the {role} ({n} < {settings.min_samples})"
-        spread = float(row.stats.rel_iqr)
+        if not row.samples_s:
+            return f"no raw samples in the {role}"
+        stats = summarize(row.samples_s)      # recomputed: the recorded summary is not trusted
+        if stats.n < settings.min_samples:
+            return f"too few samples in the {role} ({stats.n} < {settings.min_samples})"
+        spread = float(stats.rel_iqr)
         if spread > settings.max_spread:
             return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
                     f"{settings.max_spread * 100:.0f}%)")
-        if float(np.median(row.samples_s)) <= 0:
+        if stats.p50 <= 0:
             return f"p50 is 0 s in the {role} (below timer resolution): no ratio of medians to judge"
-        if _violated(evidence.capture.comparison, name):
+        recomputed = _recomputed_row(evidence, name, row)
+        if recomputed.bound_check.verdict == "BOUND VIOLATION":
             return (f"bound violation in the {role}: the model or the calibration is wrong there, "
                     "so the comparison is meaningless")
         slow = slowdowns(evidence.capture, name)
         if slow:
             reason, fraction = slow[0]
             return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
+        quality = recomputed.evidence_quality
+        contended = [c for c in quality.checks if c.name == "contention" and c.ok is False] if quality else []
+        if contended:
+            return f"{contended[0].detail} in the {role}"
     return None
 
 
@@ -134,6 +151,20 @@ def _seed(base: Evidence, cand: Evidence, name: str) -> int:
     digests = [e.capture.digest.value if e.capture.digest else "" for e in (base, cand)]
     text = f"{digests[0]}:{digests[1]}:{name}"
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def classify(ratio: float, p: float, low: float, high: float, settings: GateSettings) -> str:
+    """The verdict from the statistics alone (pure, so tests and mutation testing reach it):
+    a change counts only when BOTH the Mann-Whitney test (p < alpha) and the bootstrap interval
+    (excluding 1) are significant; then REGRESSION at ratio >= 1 + threshold, IMPROVEMENT at
+    ratio <= 1 / (1 + threshold) (the same effect in the other direction: 5% slower undone is
+    1/1.05 = 4.76% faster, not 5%), else PASS."""
+    significant = p < settings.alpha and (low > 1.0 or high < 1.0)
+    if significant and ratio >= 1.0 + settings.threshold:
+        return REGRESSION
+    if significant and ratio <= 1.0 / (1.0 + settings.threshold):
+        return IMPROVEMENT
+    return PASS
 
 
 def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, settings) -> WorkloadVerdict:
@@ -145,19 +176,25 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
                                    confidence=settings.confidence, seed=_seed(base, cand, name))
     significant = p < settings.alpha and (low > 1.0 or high < 1.0)
     change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
-    if significant and ratio >= 1.0 + settings.threshold:
-        verdict, reason = REGRESSION, f"slower by {change}"
-    elif significant and ratio <= 1.0 / (1.0 + settings.threshold):
-        verdict, reason = IMPROVEMENT, f"faster by {change}"
+    verdict = classify(ratio, p, low, high, settings)
+    if verdict == REGRESSION:
+        reason = f"slower by {change}"
+    elif verdict == IMPROVEMENT:
+        reason = f"faster by {change}"
     elif significant:
-        verdict, reason = PASS, f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
+        reason = f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
     else:
-        verdict, reason = PASS, f"{change}: not significant"
+        reason = f"{change}: not significant"
     return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
 
 
 def _device_difference(base: Evidence, cand: Evidence) -> str | None:
     """Why no workload can be compared at all, or None."""
+    digests = [e.capture.digest.value if e.capture.digest else None for e in (base, cand)]
+    if digests[0] is not None and digests[0] == digests[1]:
+        # the same samples on both sides always look unchanged: that is no evidence of no change
+        return (f"baseline and candidate are the same capture (digest {digests[0][:16]}...): a capture "
+                "compared with itself is no evidence that nothing changed")
     a, b = base.capture.measured, cand.capture.measured
     if not isinstance(a, Measured):
         return f"baseline has no measurements: {a.reason}"
@@ -199,11 +236,13 @@ def result(base: Evidence, cand: Evidence, settings: GateSettings,
     counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
     if counts[REGRESSION]:
         status = EXIT_REGRESSION
-    elif counts[NO_VERDICT]:
+    elif counts[NO_VERDICT] or not verdicts:
+        # no workloads at all is no evidence either: never "exit 0" on nothing
         status = EXIT_NO_VERDICT
     else:
         status = EXIT_OK
-    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no workloads"
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or \
+        "NO VERDICT: neither capture has a workload to compare"
     return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)
 
 

@@ -15,6 +15,8 @@ from tensorforge.api import (FiniteFloat, PluginHost, output_options, operating_
                              workload_options)
 from tensorforge.hookspecs import hookimpl
 
+from .capture.trust import trust_options
+
 
 def _build_ops_host(core: PluginHost):
     from .host import OpsHost
@@ -112,6 +114,7 @@ def _execute(runner, where):
     from tensorforge.api import canonical_json, signal_name, signals_as_interrupts, signals_ignored
     from .capture.convert import to_document
     from .capture.document import seal
+    from .home import home
     from .capture.summary import summary_text
 
     try:
@@ -120,11 +123,11 @@ def _execute(runner, where):
     except KeyboardInterrupt as exc:
         if runner.started:
             with signals_ignored():        # a second signal must not cut this write short
-                partial = seal(runner.capture())
+                partial = seal(runner.capture(), home())
                 written = where.write_incomplete(canonical_json(to_document(partial)))
                 click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
-    sealed = seal(capture)
+    sealed = seal(capture, home())      # signed with the user's key (made on first use)
     captured = where.write_capture(canonical_json(to_document(sealed)))
     text = summary_text(sealed)
     summary = where.write_summary(text)
@@ -197,26 +200,39 @@ def calibrate(core, backend, device_index, as_json):
 
 
 @click.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the verification report as JSON.")
-def verify(capture, as_json):
-    """Show that CAPTURE is the document that was produced: its digest matches its canonical
-    content, its bytes are canonical, and it is internally consistent. Exit 0 verified,
-    1 not verified, 2 unreadable."""
+@trust_options
+def verify(capture, as_json, trusted_keys, trusted_key_files, require_trusted):
+    """Show that CAPTURE is the document that was produced (integrity: its digest matches its
+    canonical content, its bytes are canonical, and every derived figure follows from its raw
+    data) and who produced it (origin: its Ed25519 signature, against the keys you trust). '-'
+    reads standard input. Exit 0 verified, 1 not verified (or, when trust is required, not
+    signed by a trusted key), 2 unreadable. docs/security.md says what a signature proves."""
     import attrs
     from tensorforge.api import canonical_json
     from .capture.document import verify as verify_capture
+    from .capture.trust import trust_from
 
-    report = verify_capture(capture)
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    report = verify_capture(capture, trust.fingerprints)
+    refused = trust.refusal("it", report.origin, report.origin_detail)
     if as_json:
-        click.echo(canonical_json(attrs.asdict(report)), nl=False)
+        click.echo(canonical_json({**attrs.asdict(report), "trust_required": trust.required,
+                                   "trusted_keys": list(trust.fingerprints)}), nl=False)
     else:
         for check in report.checks:
             click.echo(f"ok    {check}")
         for problem in report.problems:
             click.echo(f"FAIL  {problem}")
-        click.echo(f"{capture}: {'VERIFIED' if report.ok else 'NOT VERIFIED'}")
-    if not report.ok:
+        click.echo(f"integrity: {'holds' if report.ok else 'FAILS'}")
+        click.echo(f"origin: {report.origin_detail}" + ("" if trust.required or report.origin == "trusted" else
+                                                        " (not required: pass --require-trusted)"))
+        verdict = "VERIFIED" if report.ok and refused is None else "NOT VERIFIED"
+        if report.ok and refused is not None:
+            verdict += ": integrity holds, but it is not signed by a trusted key"
+        click.echo(f"{capture}: {verdict}")
+    if not report.ok or refused is not None:
         sys.exit(1)
 
 

@@ -334,7 +334,7 @@ def test_capture_of_fake_run_verifies(h200_run, tmp_path):
     write_capture(path, from_document(doc))
     report = verify(path)
     assert report.ok, report.problems
-    assert "statistics recomputed from raw samples for 2 workloads" in report.checks
+    assert "every statistic and throughput recomputed from the raw samples for 2 workloads" in report.checks
 
 
 def test_other_target_has_no_ape_and_bound_from_device_target(core, samples, bounds):

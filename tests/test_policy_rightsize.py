@@ -144,7 +144,8 @@ def test_table_names_the_same_verdicts():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("POLICY  right-sizing for latency <= 2 ms over 1 workload(s)")
-    lines = {line.split()[0]: line for line in out.splitlines()[3:5]}
+    assert out.splitlines()[1] == f"        evidence {BASE}: unsigned: nothing shows who produced it"
+    lines = {line.split()[0]: line for line in out.splitlines()[4:6]}
     assert "MEETS" in lines["h200"] and "RULED OUT" in lines["rtx3050-laptop"]
     measured = p50(BASE, "gemm_large_square")
     assert f"  h200 / gemm_large_square: MEETS: MEASURED p50 {measured * 1e3:.4g} ms meets latency <= 2 ms" in out

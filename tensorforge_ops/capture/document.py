@@ -10,19 +10,23 @@ any upgrade; the typed object is what every reader then uses.
 
 import hashlib
 import os
+import sys
 from pathlib import Path
-from typing import Any
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
 
 import attrs
 
-from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
+from tensorforge.api import TensorForgeError, canonical_json, parse_json, read_text, write_atomic
 
 from .convert import first_error, from_document, to_document
 from .model import SCHEMA_VERSION, Capture
 from .sections.measured import Measured
 from .sections.provenance import Digest
 from .versions import upgrade, version_of
+
+if TYPE_CHECKING:
+    from .signing import Origin
 
 DIGEST_OVER = "canonical JSON without 'digest'"
 
@@ -43,25 +47,47 @@ def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {**body, "digest": digest_record(body)}
 
 
-def seal(capture: Capture) -> Capture:
-    """The capture with the digest of its content."""
+def seal(capture: Capture, sign_with: Path | None = None) -> Capture:
+    """The capture with the digest of its content and, given TensorForge's home, the signature
+    over that digest with the key kept there (made on first use: capture/signing.py)."""
     unsealed = attrs.evolve(capture, digest=None)
-    return attrs.evolve(unsealed, digest=Digest(**digest_record(to_document(unsealed))))
+    record = digest_record(to_document(unsealed))
+    signature = None
+    if sign_with is not None:
+        from .signing import sign_digest
+        signature = sign_digest(record["value"], sign_with)
+    return attrs.evolve(unsealed, digest=Digest(**record, signature=signature))
 
 
-def write_capture(path: str | os.PathLike[str], capture: Capture) -> Capture:
-    sealed = seal(capture)
+def write_capture(path: str | os.PathLike[str], capture: Capture, sign_with: Path | None = None) -> Capture:
+    sealed = seal(capture, sign_with)
     write_atomic(path, canonical_json(to_document(sealed)))
     return sealed
 
 
+def read_text_once(path: str | os.PathLike[str]) -> str:
+    """The capture's text, read once: '-' is standard input (so `verify -` works through a pipe;
+    a second read of a pipe finds nothing, which once made a valid capture look edited)."""
+    if str(path) == "-":
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TensorForgeError(f"capture on standard input: not UTF-8 text ({exc.reason} at byte "
+                                   f"{exc.start})") from None
+    return read_text(path, "capture")
+
+
+def _parse(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+    where = "capture on standard input" if str(path) == "-" else f"capture {Path(path)}"
+    doc = parse_json(text, where)
+    if not isinstance(doc, dict):
+        raise TensorForgeError(f"{where}: expected a JSON object")
+    return doc
+
+
 def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON object in the file as written (no upgrade), or a one-line error."""
-    path = Path(path)
-    doc = read_json(path, "capture")
-    if not isinstance(doc, dict):
-        raise TensorForgeError(f"capture {path}: expected a JSON object")
-    return doc
+    return _parse(read_text_once(path), path)
 
 
 def structure(doc: Mapping[str, Any], what: str) -> Capture:
@@ -81,11 +107,15 @@ def read_capture(path: str | os.PathLike[str]) -> Capture:
 
 @attrs.frozen
 class VerifyReport:
+    """Integrity (ok, problems, checks) and origin, reported separately (docs/security.md)."""
     path: str
     ok: bool
     digest: str
     problems: list[str]
     checks: list[str]
+    origin: str = "unsigned"               # trusted | untrusted | unsigned | invalid
+    origin_detail: str = "unsigned: nothing shows who produced it"
+    signer: str | None = None              # the signing key's fingerprint
 
 
 def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
@@ -110,10 +140,12 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     return problems, checks
 
 
-def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
-    """The verification report, and the typed capture when the document could be read as one."""
-    path = Path(path)
-    doc = read_document(path)
+def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> tuple[VerifyReport, Capture | None]:
+    """The verification report, and the typed capture when the document could be read as one.
+    `trusted`: the fingerprints whose signatures establish origin (default: the user's own key
+    and $TENSORFORGE_HOME/trusted-keys)."""
+    text = read_text_once(path)
+    doc = _parse(text, path)
     problems: list[str] = []
     checks: list[str] = []
     # A hand-edited digest may be any JSON value: report it, never crash on it.
@@ -123,12 +155,12 @@ def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
     actual = content_digest(doc)
     if recorded != actual:
         problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
-    elif digest != digest_record(doc):
+    elif not isinstance(digest, dict) or {k: v for k, v in digest.items() if k != "signature"} != digest_record(doc):
         # the digest record itself is outside the hash: demand exactly what seal() writes
         problems.append("digest record is not the one TensorForge writes (algorithm or 'over' edited?)")
     else:
         checks.append(f"digest sha256 {actual[:16]}... matches the content")
-    if path.read_text(encoding="utf-8") != canonical_json(doc):
+    if text != canonical_json(doc):
         problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
     else:
         checks.append("file is byte-for-byte canonical")
@@ -144,10 +176,22 @@ def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
         # a sealed but malformed document (missing field, wrong type, unknown version) is
         # NOT VERIFIED, not a crash
         more_problems, more_checks = [str(exc)], []
+    origin = _origin(capture, recorded, trusted)
+    if origin.status == "invalid":
+        problems.append(origin.detail)     # the seal itself was forged or re-made
     report = VerifyReport(str(path), not (problems or more_problems), actual,
-                          problems + more_problems, checks + more_checks)
+                          problems + more_problems, checks + more_checks,
+                          origin=origin.status, origin_detail=origin.detail, signer=origin.fingerprint)
     return report, capture
 
 
-def verify(path: str | os.PathLike[str]) -> VerifyReport:
-    return check(path)[0]
+def _origin(capture: Capture | None, recorded_digest: str, trusted: Iterable[str] | None) -> "Origin":
+    from ..home import home
+    from .signing import origin, trusted_fingerprints
+    signature = capture.digest.signature if capture is not None and capture.digest else None
+    keys = list(trusted) if trusted is not None else trusted_fingerprints(home())
+    return origin(signature, recorded_digest, keys)
+
+
+def verify(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> VerifyReport:
+    return check(path, trusted)[0]

@@ -127,7 +127,7 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
         problems.append(f"recorded bound violations {list(comp.bound_violations)} are not the rows' "
                         f"({list(violations)})")
     for name, check in sorted(capture.policy.bound_checks.items()):
-        row = comp.workloads.get(name)
-        if row is None or check.verdict != row.bound_check.verdict:
+        recorded = comp.workloads.get(name)
+        if recorded is None or check.verdict != recorded.bound_check.verdict:
             problems.append(f"{name}: POLICY's bound check {check.verdict!r} is not the comparison's")
     return problems, count

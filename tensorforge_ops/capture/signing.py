@@ -32,6 +32,8 @@ import attrs
 
 from tensorforge.api import TensorForgeError
 
+from .sections.provenance import Signature
+
 ALGORITHM = "ed25519"
 SIGNED_PREFIX = b"tensorforge.capture.digest/1\n"
 OVER = "the digest value, prefixed with 'tensorforge.capture.digest/1\\n'"
@@ -41,16 +43,6 @@ TRUSTED_KEYS_NAME = "trusted-keys"
 
 # Origin verdicts, as `verify`, `gate` and `rightsize` print them.
 TRUSTED, UNTRUSTED, UNSIGNED, INVALID = "trusted", "untrusted", "unsigned", "invalid"
-
-
-@attrs.frozen
-class Signature:
-    """The signature record a capture carries."""
-    algorithm: str
-    public_key: str        # base64 of the 32 raw Ed25519 public-key bytes
-    fingerprint: str       # SHA256:<unpadded base64>
-    over: str
-    value: str             # base64 of the 64-byte signature
 
 
 @attrs.frozen
@@ -141,13 +133,29 @@ def load_or_create_key(home: Path):
 
 
 def own_public_key(home: Path) -> bytes | None:
-    """The raw public key of the user's key pair, or None before the first signature."""
-    private = keys_dir(home) / PRIVATE_NAME
-    if not private.exists():
+    """The raw public key of the user's key pair (from its .pub file, so checking a capture never
+    needs the private key), or None before the first signature."""
+    folder = keys_dir(home)
+    public = folder / PUBLIC_NAME
+    if public.exists():
+        raw = _raw_key(public.read_text(encoding="ascii", errors="replace"))
+        if raw is not None:
+            return raw
+    if not (folder / PRIVATE_NAME).exists():
         return None
     _, serialization = _crypto()
     key = load_or_create_key(home)
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def _raw_key(line: str) -> bytes | None:
+    parts = line.split()
+    candidate = parts[1] if len(parts) >= 2 and parts[0] == ALGORITHM else (parts[0] if parts else "")
+    try:
+        raw = base64.b64decode(candidate, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 32 else None
 
 
 def public_line(raw: bytes, comment: str = "") -> str:
@@ -219,13 +227,8 @@ def parse_key(text: str, where: str) -> str:
         except (binascii.Error, ValueError):
             pass
         raise TensorForgeError(f"{where}: {text[:60]!r} is not a SHA256 fingerprint")
-    parts = text.split()
-    candidate = parts[1] if len(parts) >= 2 and parts[0] == ALGORITHM else (parts[0] if parts else "")
-    try:
-        raw = base64.b64decode(candidate, validate=True)
-    except (binascii.Error, ValueError):
-        raw = b""
-    if len(raw) != 32:
+    raw = _raw_key(text)
+    if raw is None:
         raise TensorForgeError(f"{where}: expected a SHA256:... fingerprint or an ed25519 public key, "
                                f"got {text[:60]!r}")
     return fingerprint_of(raw)
@@ -247,7 +250,7 @@ def trusted_fingerprints(home: Path, given: Iterable[str] = (), files: Iterable[
     """The user's own key, `$HOME/trusted-keys`, and the --trusted-key / --trusted-keys values.
     A given value naming an existing file is read as a key file (a .pub or a trusted-keys list)."""
     found: list[str] = []
-    raw = own_public_key(home) if (keys_dir(home) / PRIVATE_NAME).exists() else None
+    raw = own_public_key(home)
     if raw is not None:
         found.append(fingerprint_of(raw))
     default = home / TRUSTED_KEYS_NAME

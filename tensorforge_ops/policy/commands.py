@@ -7,6 +7,8 @@ import click
 
 from tensorforge.api import FiniteFloat, canonical_json, pass_host, seconds, table, workload_options
 
+from ..capture.trust import trust_options
+
 
 @click.command()
 @click.argument("baseline", type=click.Path(dir_okay=False))
@@ -20,8 +22,10 @@ from tensorforge.api import FiniteFloat, canonical_json, pass_host, seconds, tab
 @click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@trust_options
 @pass_host
-def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json):
+def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json,
+         trusted_keys, trusted_key_files, require_trusted):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
 
@@ -30,7 +34,8 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
 
     Exit status: 0 no regression (all decided), 1 at least one REGRESSION, 2 usage or input
     error (unreadable, tampered or other-schema capture), 3 no regression but at least one
-    NO VERDICT (0 with --no-verdict-ok).
+    NO VERDICT (0 with --no-verdict-ok). With --require-trusted (or --trusted-key), a capture
+    not signed by a trusted key is refused (exit 2); otherwise each capture's origin is shown.
     """
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
@@ -39,9 +44,11 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
     from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
     from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
 
+    from ..capture.trust import trust_from
     ops = ops_host(core)
-    base = load_evidence(baseline, "baseline")
-    cand = load_evidence(candidate, "candidate")
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    base = load_evidence(baseline, "baseline", trust)
+    cand = load_evidence(candidate, "candidate", trust)
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
     request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
@@ -58,6 +65,8 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
                    f"-> candidate {candidate} ({result.candidate['device']})")
         click.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
                    f"{max_spread * 100:g}%, min samples {min_samples}")
+        for role, evidence in (("baseline", base), ("candidate", cand)):
+            click.echo(f"        {role} origin: {evidence.origin_detail}")
         rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
@@ -92,16 +101,20 @@ def _load_prices(path):
 @click.option("--prices", type=click.Path(dir_okay=False), default=None,
               help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
 @click.option("--json", "as_json", is_flag=True)
+@trust_options
 @pass_host
-def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json):
+def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json,
+              trusted_keys, trusted_key_files, require_trusted):
     """Which targets meet a latency or throughput objective for these workloads?
 
     RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
     target's memory, or a capture measured on that device misses it. MEETS: only where a
     capture measured on that device shows it. Otherwise UNKNOWN, with what would settle it.
-    Never a recommendation without evidence.
+    Never a recommendation without evidence. With --require-trusted (or --trusted-key), a
+    capture not signed by a trusted key is refused (exit 2); otherwise each one's origin is shown.
     """
     from tensorforge.api import TensorForgeError, resolve
+    from ..capture.trust import trust_from
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
     from .builtin import RIGHTSIZING, Question
@@ -115,7 +128,8 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
-    evidence = [load_evidence(path, "evidence") for path in captures]
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    evidence = [load_evidence(path, "evidence", trust) for path in captures]
     price_table = _load_prices(prices) if prices else {}
     ops = ops_host(core)
     question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())))
@@ -129,6 +143,8 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
         click.echo(canonical_json(data), nl=False)
         return
     click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
+    for item in evidence:
+        click.echo(f"        evidence {item.path}: {item.origin_detail}")
     rows = []
     for r in results:
         cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"

@@ -73,6 +73,7 @@ def _side(evidence: Evidence) -> dict[str, Any]:
     capture = evidence.capture
     device = capture.measured.device if isinstance(capture.measured, Measured) else None
     return {"path": evidence.path, "digest": capture.digest.value if capture.digest else None,
+            "origin": evidence.origin, "origin_detail": evidence.origin_detail,
             "device": device.name if device else None, "fingerprint": device.fingerprint if device else None,
             "target": capture.target, "started_at": capture.provenance.started_at}
 

@@ -63,11 +63,11 @@ def _same_workload(kind, params, spec: str) -> bool:
     head, _, rest = spec.partition(":")
     if head != kind.name:
         return False
+    from tensorforge.api import TensorForgeError, parse_fields
     try:
-        from tensorforge.api import parse_fields
         return kind.parse(parse_fields(rest, spec)) == params
-    except Exception:   # a spec this version cannot read is simply not this workload
-        return False
+    except TensorForgeError:   # a spec this version refuses is simply not this workload;
+        return False           # anything else is a bug, and must not read as "unknown"
 
 
 def _measured(captures: Sequence[Evidence], target, kind, params):

@@ -113,8 +113,8 @@ class _Telemetry(TelemetrySource):
 
 
 class _Plugin:
-    def __init__(self, by_params, windows, device_name, fingerprint, flags):
-        self.by_params, self.windows = by_params, windows
+    def __init__(self, by_params, windows, device_name, fingerprint, flags, calibrate=True):
+        self.by_params, self.windows, self.calibrate = by_params, windows, calibrate
         self.device_name, self.fingerprint, self.flags = device_name, fingerprint, flags
 
     @hookimpl
@@ -128,7 +128,8 @@ class _Plugin:
 
     @hookimpl
     def tensorforge_ops_register_probes(self, register):
-        register(_Probe())
+        if self.calibrate:
+            register(_Probe())
 
     @hookimpl
     def tensorforge_ops_register_telemetry(self, register):
@@ -137,7 +138,8 @@ class _Plugin:
 
 def make_capture(measured: dict[str, tuple[float, ...]], *, home: Path, target: str = "h200",
                  device_name: str = "NVIDIA H200", fingerprint: str = "synthetic-1", flags: dict | None = None,
-                 windows: dict[str, dict] | None = None, sign: bool = True, started_at: str | None = None):
+                 windows: dict[str, dict] | None = None, sign: bool = True, started_at: str | None = None,
+                 calibrate: bool = True):
     """A sealed capture of `measured` (workload spec -> samples) on a synthetic device.
     `windows` (spec -> a telemetry record such as {"summary": {...}}) turns telemetry on."""
     host = core()
@@ -147,7 +149,7 @@ def make_capture(measured: dict[str, tuple[float, ...]], *, home: Path, target: 
         by_params[params] = tuple(chosen)
         if windows and spec in windows:
             window_by_params[params] = windows[spec]
-    plugin = _Plugin(by_params, window_by_params, device_name, fingerprint, flags or {"tf32": False})
+    plugin = _Plugin(by_params, window_by_params, device_name, fingerprint, flags or {"tf32": False}, calibrate)
     ops = OpsHost(load_entry_points=False, extra_plugins=(("synthetic", plugin),))
     assert ops.broken() == [], ops.broken()
     saved = os.environ.get("TENSORFORGE_HOME")

@@ -313,3 +313,136 @@ def test_rightsizing_verdicts_from_a_capture(home):
                                          [ev(cap)], {})]
     assert order == ["h200", "rtx3050-laptop"]                # MEETS before UNKNOWN
     assert to_document  # the capture classes round-trip in the factory itself
+
+
+# -- the gate's whole answer, field by field -------------------------------------------------------
+
+def _expected_interval(base, cand, name, a, b, settings=T):
+    """The bootstrap interval the gate must report: seeded from the two digests and the name,
+    as docs/policy.md promises (so a verdict is reproducible)."""
+    import hashlib
+    from tensorforge_ops.policy.statistics import bootstrap_ratio_ci
+    text = f"{base.capture.digest.value}:{cand.capture.digest.value}:{name}"
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    return bootstrap_ratio_ci(a, b, resamples=settings.resamples, confidence=settings.confidence, seed=seed)
+
+
+def test_the_whole_gate_result(home):
+    import numpy as np
+    from tensorforge_ops.policy.gate import WorkloadVerdict
+    from tensorforge_ops.policy.statistics import mann_whitney
+    a_tiny, b_tiny = samples(1e-3), samples(1.1e-3)
+    a_big, b_big = samples(3e-3), samples(3e-3)
+    base, cand = pair(home, {"gemm_tiny": a_tiny, "gemm_large_square": a_big},
+                      {"gemm_tiny": b_tiny, "gemm_large_square": b_big})
+    result = gate(base, cand)
+    expected = []
+    for name, a, b in (("gemm_large_square", a_big, b_big), ("gemm_tiny", a_tiny, b_tiny)):
+        low, high = _expected_interval(base, cand, name, a, b)
+        p = mann_whitney(a, b)[1]
+        ratio = float(np.median(b)) / float(np.median(a))
+        change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
+        verdict = REGRESSION if name == "gemm_tiny" else PASS
+        reason = f"slower by {change}" if verdict == REGRESSION else f"{change}: not significant"
+        expected.append(WorkloadVerdict(name, verdict, reason, float(np.median(a)), float(np.median(b)), ratio,
+                                        low, high, p, 25, 25))
+    assert result.verdicts == tuple(expected)
+    assert result.label == "POLICY" and result.settings == T and result.exit_status == EXIT_REGRESSION
+    assert result.summary == "1 REGRESSION, 1 PASS"
+    for side, evidence, path in ((result.baseline, base, "a.json"), (result.candidate, cand, "b.json")):
+        assert side == {"path": path, "digest": evidence.capture.digest.value, "origin": "unsigned",
+                        "origin_detail": "unsigned: nothing shows who produced it", "device": "NVIDIA H200",
+                        "fingerprint": "synthetic-1", "target": "h200",
+                        "started_at": evidence.capture.provenance.started_at}
+
+
+def test_the_interval_depends_on_both_digests_and_the_name(home):
+    from tensorforge_ops.policy.gate import _seed
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
+    seeds = {_seed(base, cand, "w"), _seed(cand, base, "w"), _seed(base, cand, "v"), _seed(base, base, "w")}
+    assert len(seeds) == 4
+    assert all(0 <= s < 2 ** 64 for s in seeds)
+
+
+def test_flag_differences_are_counted_over_both_sides(home):
+    from tensorforge_ops.policy.gate import _flag_difference
+    assert _flag_difference({"a": 1}, {"a": 1}) is None
+    assert _flag_difference({"a": 1}, {}) == "framework flags differ: a 1 -> None"
+    assert _flag_difference({}, {"b": True}) == "framework flags differ: b None -> True"
+    assert _flag_difference({"a": 1, "b": 2}, {"a": 2, "b": 3}) == "framework flags differ: a 1 -> 2 (+1 more)"
+    assert _flag_difference({"a": 1, "b": 2, "c": 3}, {}) == "framework flags differ: a 1 -> None (+2 more)"
+
+
+def test_a_workload_defined_differently_under_one_name(home):
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)},
+                      {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)})
+    workloads = tuple(attrs.evolve(w, spec="gemm:m=1,n=1,k=1,dtype=bf16") if w.name == "gemm_tiny" else w
+                      for w in cand.capture.predicted.analytical.workloads)
+    pred = attrs.evolve(cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical,
+                                                                        workloads=workloads))
+    v = verdicts(gate(base, ev(attrs.evolve(cand.capture, predicted=pred))))
+    assert v["gemm_tiny"] == attrs.evolve(v["gemm_tiny"], verdict=NO_VERDICT,
+                                          reason="workload definition differs: gemm:m=64,n=64,k=64,dtype=bf16 vs "
+                                                 "gemm:m=1,n=1,k=1,dtype=bf16")
+    assert v["gemm_large_square"].verdict == PASS                # the next workload is still judged
+
+
+def exact_spread(rel, n=41, p50=10.0):
+    half = rel * p50 / 2
+    quarter = (n - 1) // 4
+    return (p50 - half,) * (quarter + 1) + (p50,) * (n - 2 * quarter - 2) + (p50 + half,) * (quarter + 1)
+
+
+def test_spread_exactly_at_the_limit_is_judged(home):
+    base, cand = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.10)})
+    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS
+    wide, cand = pair(home, {"gemm_tiny": exact_spread(0.12)}, {"gemm_tiny": exact_spread(0.10)})
+    assert verdicts(gate(wide, cand))["gemm_tiny"].reason == "spread too wide in the baseline (relative IQR 12.0% > 10%)"
+    base, wide = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.15)})
+    assert verdicts(gate(base, wide))["gemm_tiny"].reason == "spread too wide in the candidate (relative IQR 15.0% > 10%)"
+    assert verdicts(gate(base, wide, GateSettings(max_spread=0.2)))["gemm_tiny"].verdict == PASS
+
+
+def test_zero_second_samples_and_missing_rows(home):
+    zeros = (0.0,) * 20
+    base, cand = pair(home, {"gemm_tiny": zeros}, {"gemm_tiny": zeros})
+    v = verdicts(gate(base, cand))["gemm_tiny"]
+    assert v.reason == "p50 is 0 s in the baseline (below timer resolution): no ratio of medians to judge"
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": zeros})
+    assert verdicts(gate(base, cand))["gemm_tiny"].reason.startswith("p50 is 0 s in the candidate")
+    m = base.capture.measured
+    failed = attrs.evolve(m, workloads={"gemm_tiny": __import__(
+        "tensorforge_ops.capture.sections.measured", fromlist=["FailedMeasurement"]).FailedMeasurement(
+        math_mode="bf16", reason="CUDA out of memory: boom")})
+    v = verdicts(gate(ev(attrs.evolve(base.capture, measured=failed)), cand))["gemm_tiny"]
+    assert v.reason == "baseline measurement failed: CUDA out of memory: boom"
+    good, other = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
+    om = other.capture.measured
+    emptied = attrs.evolve(om, workloads={"gemm_tiny": attrs.evolve(om.workloads["gemm_tiny"], samples_s=())})
+    v = verdicts(gate(good, ev(attrs.evolve(other.capture, measured=emptied))))["gemm_tiny"]
+    assert v.reason == "no raw samples in the candidate"
+
+
+def test_hardware_slowdown_in_either_window_withholds_the_verdict(home):
+    nvml = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9], ["HwSlowdown", 0.25],
+                                                           ["SwThermalSlowdown", 0.5]]}}}
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=nvml)
+    assert verdicts(gate(base, cand))["gemm_tiny"].reason == (
+        "telemetry shows HwSlowdown in the baseline's window (25% of samples)")
+    capped = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9]]}}}
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=capped)
+    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS       # the power cap alone does not block
+
+
+def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, tmp_path):
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1.1e-3)}, calibrate=False)
+    assert base.capture.predicted.calibrated is None
+    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == REGRESSION    # no bound to violate: still judged
+    from tensorforge_ops.capture.model import Unavailable
+    none = attrs.evolve(cand.capture, measured=Unavailable(label="MEASURED", reason="no CUDA device"))
+    result = gate(base, ev(none))
+    assert [(v.verdict, v.reason) for v in result.verdicts] == [
+        (NO_VERDICT, "candidate has no measurements: no CUDA device")]
+    result = gate(ev(none), base)
+    assert result.verdicts[0].reason == "baseline has no measurements: no CUDA device"
+    assert result.baseline["device"] is None and result.baseline["fingerprint"] is None

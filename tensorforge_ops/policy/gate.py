@@ -9,7 +9,7 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 """
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -97,18 +97,17 @@ def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
 
 
 def _recomputed_row(evidence: Evidence, name: str, row: Measurement):
-    """The workload's comparison recomputed from the capture's PREDICTED, MEASURED and DIAGNOSTIC
-    (never the recorded one: the gate decides on what follows from the raw samples)."""
+    """The workload's bound check and evidence quality recomputed from the capture's PREDICTED,
+    MEASURED and DIAGNOSTIC (never the recorded ones: the gate decides on what follows from the
+    raw samples). Only those two are used, and neither depends on the APE notes, so those
+    arguments are fixed."""
     from ..capture.compare import compare_workload
     from ..capture.sections.diagnostic import Diagnostic
     capture = evidence.capture
-    pred = capture.predicted
-    comparison = capture.comparison
+    calibrated = capture.predicted.calibrated
     windows = capture.diagnostic.windows if isinstance(capture.diagnostic, Diagnostic) else {}
-    return compare_workload(name, pred.analytical.workload(name),
-                            pred.calibrated.workload(name) if pred.calibrated else None, row,
-                            comparison.same_device if comparison else False, None,
-                            pred.calibrated_note or "no calibrated bound", windows.get(name))
+    return compare_workload(name, None, calibrated.workload(name) if calibrated is not None else None, row,
+                            False, None, "no calibrated bound", windows.get(name))
 
 
 def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
@@ -142,9 +141,9 @@ def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, 
             reason, fraction = slow[0]
             return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
         quality = recomputed.evidence_quality
-        contended = [c for c in quality.checks if c.name == "contention" and c.ok is False] if quality else []
-        if contended:
-            return f"{contended[0].detail} in the {role}"
+        assert quality is not None                 # samples exist (checked above), so it was assessed
+        for contention in (c for c in quality.checks if c.name == "contention" and c.ok is False):
+            return f"{contention.detail} in the {role}"
     return None
 
 
@@ -154,16 +153,21 @@ def _seed(base: Evidence, cand: Evidence, name: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def significant(p: float, low: float, high: float, settings: GateSettings) -> bool:
+    """Both tests agree: Mann-Whitney p < alpha AND the bootstrap interval excludes 1."""
+    return p < settings.alpha and (low > 1.0 or high < 1.0)
+
+
 def classify(ratio: float, p: float, low: float, high: float, settings: GateSettings) -> str:
     """The verdict from the statistics alone (pure, so tests and mutation testing reach it):
     a change counts only when BOTH the Mann-Whitney test (p < alpha) and the bootstrap interval
     (excluding 1) are significant; then REGRESSION at ratio >= 1 + threshold, IMPROVEMENT at
     ratio <= 1 / (1 + threshold) (the same effect in the other direction: 5% slower undone is
     1/1.05 = 4.76% faster, not 5%), else PASS."""
-    significant = p < settings.alpha and (low > 1.0 or high < 1.0)
-    if significant and ratio >= 1.0 + settings.threshold:
+    changed = significant(p, low, high, settings)
+    if changed and ratio >= 1.0 + settings.threshold:
         return REGRESSION
-    if significant and ratio <= 1.0 / (1.0 + settings.threshold):
+    if changed and ratio <= 1.0 / (1.0 + settings.threshold):
         return IMPROVEMENT
     return PASS
 
@@ -175,14 +179,13 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
     _, p = mann_whitney(a, b)
     low, high = bootstrap_ratio_ci(a, b, resamples=settings.resamples,
                                    confidence=settings.confidence, seed=_seed(base, cand, name))
-    significant = p < settings.alpha and (low > 1.0 or high < 1.0)
     change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
     verdict = classify(ratio, p, low, high, settings)
     if verdict == REGRESSION:
         reason = f"slower by {change}"
     elif verdict == IMPROVEMENT:
         reason = f"faster by {change}"
-    elif significant:
+    elif significant(p, low, high, settings):
         reason = f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
     else:
         reason = f"{change}: not significant"
@@ -223,11 +226,11 @@ def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = G
                                             f"{base_specs[name]} vs {cand_specs[name]}"))
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
-        a, b = base_rows.get(name), cand_rows.get(name)
-        if missing or not (isinstance(a, Measurement) and isinstance(b, Measurement)):
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing or "not measured on both sides"))
-        else:
-            verdicts.append(_decide(name, a, b, base, cand, settings))
+        if missing:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
+        else:   # nothing missing: both sides are Measurements with samples (_missing_evidence checked)
+            verdicts.append(_decide(name, cast(Measurement, base_rows[name]), cast(Measurement, cand_rows[name]),
+                                    base, cand, settings))
     return verdicts
 
 

@@ -8,7 +8,6 @@ changed byte fails one check or the other. Both checks run on the document as wr
 any upgrade; the typed object is what every reader then uses.
 """
 
-import hashlib
 import os
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import attrs
 from tensorforge.api import TensorForgeError, canonical_json, parse_json, read_text, write_atomic
 
 from .convert import first_error, from_document, to_document
+from .integrity import DIGEST_OVER, content_digest, digest_record, integrity  # noqa: F401 (re-exported)
 from .model import SCHEMA_VERSION, Capture
 from .sections.measured import Measured
 from .sections.provenance import Digest
@@ -27,19 +27,6 @@ from .versions import upgrade, version_of
 
 if TYPE_CHECKING:
     from .signing import Origin
-
-DIGEST_OVER = "canonical JSON without 'digest'"
-
-
-def content_digest(doc: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in doc.items() if k != "digest"}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-def digest_record(doc: Mapping[str, Any]) -> dict[str, str]:
-    """The digest record `seal` writes for this document (any version)."""
-    return {"algorithm": "sha256", "over": DIGEST_OVER, "value": content_digest(doc)}
-
 
 def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON document (any version) with its digest record replaced by the right one."""
@@ -146,24 +133,7 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
     and $TENSORFORGE_HOME/trusted-keys)."""
     text = read_text_once(path)
     doc = _parse(text, path)
-    problems: list[str] = []
-    checks: list[str] = []
-    # A hand-edited digest may be any JSON value: report it, never crash on it.
-    digest = doc.get("digest")
-    recorded = digest.get("value") if isinstance(digest, dict) else None
-    recorded = recorded if isinstance(recorded, str) else ""
-    actual = content_digest(doc)
-    if recorded != actual:
-        problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
-    elif not isinstance(digest, dict) or {k: v for k, v in digest.items() if k != "signature"} != digest_record(doc):
-        # the digest record itself is outside the hash: demand exactly what seal() writes
-        problems.append("digest record is not the one TensorForge writes (algorithm or 'over' edited?)")
-    else:
-        checks.append(f"digest sha256 {actual[:16]}... matches the content")
-    if text != canonical_json(doc):
-        problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
-    else:
-        checks.append("file is byte-for-byte canonical")
+    problems, checks, actual = integrity(doc, text)
     capture = None
     try:
         capture = structure(doc, "capture")
@@ -176,7 +146,7 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
         # a sealed but malformed document (missing field, wrong type, unknown version) is
         # NOT VERIFIED, not a crash
         more_problems, more_checks = [str(exc)], []
-    origin = _origin(capture, recorded, trusted)
+    origin = _origin(capture, trusted)
     if origin.status == "invalid":
         problems.append(origin.detail)     # the seal itself was forged or re-made
     report = VerifyReport(str(path), not (problems or more_problems), actual,
@@ -185,12 +155,14 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
     return report, capture
 
 
-def _origin(capture: Capture | None, recorded_digest: str, trusted: Iterable[str] | None) -> "Origin":
+def _origin(capture: Capture | None, trusted: Iterable[str] | None) -> "Origin":
     from ..home import home
     from .signing import origin, trusted_fingerprints
-    signature = capture.digest.signature if capture is not None and capture.digest else None
+    digest = capture.digest if capture is not None else None
     keys = list(trusted) if trusted is not None else trusted_fingerprints(home())
-    return origin(signature, recorded_digest, keys)
+    # the signature is checked against the digest the document records (integrity checks that
+    # one against the content)
+    return origin(digest.signature if digest else None, digest.value if digest else "", keys)
 
 
 def verify(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> VerifyReport:

@@ -99,3 +99,44 @@ def test_an_unavailable_window_checks_nothing_and_blames_nothing():
 def test_every_failed_check_is_a_reason_in_order():
     q = assess(spread(0.5, n=9), window(other=50.0, fractions=(("HwSlowdown", 0.2),)))
     assert [r.split(":")[0] for r in q.reasons] == ["too few samples", "spread too wide", "contended", "throttled"]
+
+
+def test_every_check_is_reported_word_for_word():
+    from tensorforge_ops.capture.sections.comparison import QualityCheck as Q
+    q = assess(spread(0.5, n=9), window(other=50.0, steal=2.0, fractions=(("HwSlowdown", 0.2), ("SwThermalSlowdown", 0.4),
+                                                                         ("SwPowerCap", 0.9))))
+    assert q.checks == (
+        Q(name="samples", ok=False, detail="too few samples: 9 < 10"),
+        Q(name="spread", ok=False, detail="spread too wide: relative IQR 50.0% > 10%"),
+        Q(name="contention", ok=False, detail="contended: other processes 50%, stolen 2% of the CPUs during its "
+                                             "telemetry window (> 10%)"),
+        Q(name="throttling", ok=False, detail="throttled: SwThermalSlowdown in 40% of its telemetry samples"))
+    assert q.reasons == tuple(c.detail for c in q.checks) and q.verdict == INSUFFICIENT
+    good = assess(spread(0.1, n=41), window(other=4.0, steal=6.0, fractions=()))
+    assert good.checks == (
+        Q(name="samples", ok=True, detail="41 samples (>= 10)"),
+        Q(name="spread", ok=True, detail="relative IQR 10.0% (<= 10%)"),
+        Q(name="contention", ok=True, detail="other processes 4%, stolen 6% (<= 10%)"),
+        Q(name="throttling", ok=True, detail="no hardware or thermal slowdown reported"))
+    assert good.reasons == () and good.verdict == SUFFICIENT and good.sufficient
+    only_other = assess(steady(), window(other=12.0))
+    assert only_other.checks[2] == Q(name="contention", ok=False, detail="contended: other processes 12% of the CPUs "
+                                                                         "during its telemetry window (> 10%)")
+    only_steal = assess(steady(), window(steal=3.0))
+    assert only_steal.checks[2] == Q(name="contention", ok=True, detail="stolen 3% (<= 10%)")
+    nothing = assess(steady(), window())
+    assert nothing.checks[2:] == (
+        Q(name="contention", ok=None, detail="not checked: the telemetry window has no CPU-share figures"),
+        Q(name="throttling", ok=None, detail="not checked: the telemetry window reports no clock-event reasons"))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), True, "12", None])
+def test_telemetry_figures_that_are_not_numbers_are_not_counted(value):
+    q = assess(steady(), window(other=value, steal=None))
+    assert q.checks[2].ok is None
+
+
+def test_a_window_without_a_summary_checks_nothing():
+    from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow as W
+    q = assess(steady(), W(available=True, reason=None, data={"summary": "not a table"}))
+    assert q.checks[2].ok is None and q.checks[3].ok is None

@@ -119,10 +119,12 @@ def test_small_but_significant_change_passes_and_says_why(home):
 
 
 def test_a_capture_compared_with_itself_is_no_verdict(home):
-    one = ev(make_capture({"gemm_tiny": samples(1e-3)}, home=home))
+    one = ev(make_capture({"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)}, home=home))
     result = gate(one, one)
-    v = verdicts(result)["gemm_tiny"]
-    assert v.verdict == NO_VERDICT and "the same capture" in v.reason and "no evidence that nothing changed" in v.reason
+    why = (f"baseline and candidate are the same capture (digest {one.capture.digest.value[:16]}...): a capture "
+           "compared with itself is no evidence that nothing changed")
+    assert [(v.workload, v.verdict, v.reason) for v in result.verdicts] == [
+        ("gemm_large_square", NO_VERDICT, why), ("gemm_tiny", NO_VERDICT, why)]
     assert result.exit_status == EXIT_NO_VERDICT
 
 
@@ -178,7 +180,8 @@ def test_a_bound_violation_and_contention_withhold_the_verdict(home):
     base, violating = pair(home, {"gemm_large_square": samples(bound * 1.2)},
                            {"gemm_large_square": samples(bound * 0.9)})
     v = verdicts(gate(base, violating))["gemm_large_square"]
-    assert v.verdict == NO_VERDICT and v.reason.startswith("bound violation in the candidate")
+    assert v.verdict == NO_VERDICT and v.reason == ("bound violation in the candidate: the model or the calibration "
+                                                    "is wrong there, so the comparison is meaningless")
     busy = {"gemm_large_square": {"summary": {"other_processes_pct": 39.0, "steal_pct": 0.0}}}
     calm, contended = pair(home, {"gemm_large_square": samples(bound * 1.2)},
                            {"gemm_large_square": samples(bound * 1.2)}, windows=busy)
@@ -378,6 +381,12 @@ def test_a_workload_defined_differently_under_one_name(home):
                       {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)})
     workloads = tuple(attrs.evolve(w, spec="gemm:m=1,n=1,k=1,dtype=bf16") if w.name == "gemm_tiny" else w
                       for w in cand.capture.predicted.analytical.workloads)
+    first = tuple(attrs.evolve(w, spec="gemm:m=2,n=2,k=2,dtype=bf16") if w.name == "gemm_large_square" else w
+                  for w in cand.capture.predicted.analytical.workloads)
+    pred = attrs.evolve(cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical,
+                                                                        workloads=first))
+    both = verdicts(gate(base, ev(attrs.evolve(cand.capture, predicted=pred))))
+    assert both["gemm_large_square"].verdict == NO_VERDICT and both["gemm_tiny"].verdict == PASS   # judged after it
     pred = attrs.evolve(cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical,
                                                                         workloads=workloads))
     v = verdicts(gate(base, ev(attrs.evolve(cand.capture, predicted=pred))))
@@ -401,6 +410,9 @@ def test_spread_exactly_at_the_limit_is_judged(home):
     base, wide = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.15)})
     assert verdicts(gate(base, wide))["gemm_tiny"].reason == "spread too wide in the candidate (relative IQR 15.0% > 10%)"
     assert verdicts(gate(base, wide, GateSettings(max_spread=0.2)))["gemm_tiny"].verdict == PASS
+    base, wider = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.95)})
+    assert verdicts(gate(base, wider, GateSettings(max_spread=0.9)))["gemm_tiny"].reason == (
+        "spread too wide in the candidate (relative IQR 95.0% > 90%)")
 
 
 def test_zero_second_samples_and_missing_rows(home):
@@ -424,11 +436,11 @@ def test_zero_second_samples_and_missing_rows(home):
 
 
 def test_hardware_slowdown_in_either_window_withholds_the_verdict(home):
-    nvml = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9], ["HwSlowdown", 0.25],
+    nvml = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9], ["HwSlowdown", 0.9],
                                                            ["SwThermalSlowdown", 0.5]]}}}
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=nvml)
     assert verdicts(gate(base, cand))["gemm_tiny"].reason == (
-        "telemetry shows HwSlowdown in the baseline's window (25% of samples)")
+        "telemetry shows HwSlowdown in the baseline's window (90% of samples)")
     capped = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9]]}}}
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=capped)
     assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS       # the power cap alone does not block
@@ -446,3 +458,31 @@ def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, 
     result = gate(ev(none), base)
     assert result.verdicts[0].reason == "baseline has no measurements: no CUDA device"
     assert result.baseline["device"] is None and result.baseline["fingerprint"] is None
+
+
+def test_the_seed_is_the_first_eight_bytes_little_endian(home):
+    import hashlib
+    from tensorforge_ops.policy.gate import _seed
+    base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
+    text = f"{base.capture.digest.value}:{cand.capture.digest.value}:gemm_tiny"
+    assert _seed(base, cand, "gemm_tiny") == int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def varied(center, n=30, seed=1):
+    import numpy as np
+    return tuple(float(x) for x in center * (1 + 0.01 * np.random.default_rng(seed).standard_normal(n)))
+
+
+def test_the_reported_interval_is_the_seeded_one(home):
+    a, b = varied(1e-3, seed=1), varied(1.2e-3, seed=2)
+    base, cand = pair(home, {"gemm_tiny": a}, {"gemm_tiny": b})
+    v = verdicts(gate(base, cand))["gemm_tiny"]
+    assert (v.ci_low, v.ci_high) == _expected_interval(base, cand, "gemm_tiny", a, b)
+    assert v.verdict == REGRESSION
+
+
+def test_a_significant_improvement_below_the_threshold_passes_and_says_so(home):
+    base, cand = pair(home, {"gemm_tiny": varied(1e-3, seed=3)}, {"gemm_tiny": varied(0.98e-3, seed=4)})
+    v = verdicts(gate(base, cand))["gemm_tiny"]
+    assert v.verdict == PASS and v.ci_high < 1.0
+    assert v.reason.endswith(": significant but below the 5% effect threshold")

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_plugin_en
 GIB = 2 ** 30
 
 
-def toy(name, device, dram_gib=64):
-    return Target(name=name, description="toy", dram_capacity_bytes=dram_gib * GIB,
+def toy(name, device, dram_gib=64.0):
+    return Target(name=name, description="toy", dram_capacity_bytes=int(dram_gib * GIB),
                   pe_array=PEArray(100, "PE", {"fp32": 1000, "bf16": 4000}),
                   sram=(MemoryLevel("smem", 256 * 1024, "per_unit", 128),),
                   operating_points=(OperatingPoint("base", 1000, 1e12),), default_operating_point="base",
@@ -32,7 +32,7 @@ def world(tmp_path_factory):
     host = core()
     workloads = resolve(host, ("gemm_tiny", "gemm_large_square"))
     fast, cheap = toy("toy-fast", "Toy Fast"), toy("toy-cheap", "Toy Cheap")
-    small = toy("toy-small", "Toy Small", dram_gib=0)        # nothing fits in 0 GiB
+    small = toy("toy-small", "Toy Small", dram_gib=0.25)     # the large GEMM (0.375 GiB) does not fit
     ev = {
         "fast": Evidence("fast.json", make_capture({"gemm_tiny": samples(4e-6), "gemm_large_square": samples(3e-3)},
                                                    home=home, device_name="Toy Fast", fingerprint="f")),
@@ -79,12 +79,12 @@ def test_every_branch_of_a_cell_and_how_cells_add_up(world):
               hb["gemm_large_square"].latency_s)),
         None, None)
     sb = bounds(host, workloads, small)
-    assert by["toy-small"] == TargetVerdict(
-        "toy-small", RULED_OUT,
-        f"gemm_tiny: does not fit: needs {sb['gemm_tiny'].footprint_bytes / GIB:.2f} GiB, toy-small has 0.00 GiB",
-        tuple(Cell("toy-small", n, RULED_OUT, f"does not fit: needs {sb[n].footprint_bytes / GIB:.2f} GiB, "
-                   "toy-small has 0.00 GiB", sb[n].latency_s) for n in ("gemm_tiny", "gemm_large_square")),
-        None, None)
+    large = sb["gemm_large_square"]
+    assert by["toy-small"].verdict == RULED_OUT and by["toy-small"].reason == (
+        f"gemm_large_square: does not fit: needs {large.footprint_bytes / GIB:.2f} GiB, toy-small has 0.25 GiB")
+    assert by["toy-small"].cells[1] == Cell("toy-small", "gemm_large_square", RULED_OUT,
+                                            "does not fit: needs 0.38 GiB, toy-small has 0.25 GiB", large.latency_s)
+    assert by["toy-small"].cells[0].verdict == UNKNOWN
     # MEETS (cheapest first, then by cost), then UNKNOWN, then RULED OUT
     assert [r.target for r in results] == ["toy-cheap", "toy-fast", "h200", "toy-small"]
 
@@ -139,3 +139,16 @@ def test_throughput_objectives(world):
     misses = rightsize(workloads[:1], [fast], host.mappings(), Objective("throughput", 1.01 / p50), [ev["fast"]], {})
     assert misses[0].verdict == RULED_OUT
     assert attrs.evolve(misses[0]).reason.endswith(f"misses throughput >= {1.01 / p50:g} per second")
+
+
+def test_every_missing_workload_is_named_and_order_is_verdict_then_cost_then_name(world):
+    host, workloads, (fast, cheap, small), ev = world
+    laptop = host.target("rtx3050-laptop")
+    results = rightsize(workloads, [laptop, fast, small], host.mappings(), Objective("latency", 1.0),
+                        [ev["fast"]], {})
+    assert [(r.target, r.verdict) for r in results] == [
+        ("toy-fast", MEETS),            # a MEETS without a price still ranks before UNKNOWN ("r" < "t")
+        ("rtx3050-laptop", UNKNOWN),    # UNKNOWN before RULED OUT
+        ("toy-small", RULED_OUT)]
+    assert results[1].reason == "no measurement on rtx3050-laptop for: gemm_tiny, gemm_large_square"
+    assert results[0].cost_per_million is None and results[0].price_per_hour is None

@@ -93,26 +93,45 @@ def test_an_edited_signature_record_is_invalid(tmp_path, edit, why):
     edited = attrs.evolve(mine, **edit(mine, other))
     got = origin(edited, DIGEST, [mine.fingerprint, other.fingerprint])
     assert got.status == INVALID and why in got.detail
+    assert got.detail == "signature INVALID: " + MESSAGES[why] and got.fingerprint == edited.fingerprint
 
 
-def test_trusted_keys_come_from_the_own_key_the_home_file_and_the_options(tmp_path):
-    home = tmp_path / "home"
-    mine = sign_digest(DIGEST, home)
-    a = sign_digest(DIGEST, tmp_path / "a")
-    b = sign_digest(DIGEST, tmp_path / "b")
-    c = sign_digest(DIGEST, tmp_path / "c")
-    (home / "trusted-keys").write_text(f"# CI runner\n{a.fingerprint}\n\n")
-    pub_file = tmp_path / "c" / "keys" / signing.PUBLIC_NAME
-    got = trusted_fingerprints(home, given=[b.public_key, str(pub_file)])
-    assert got == [mine.fingerprint, a.fingerprint, b.fingerprint, c.fingerprint]
+MESSAGES = {
+    "algorithm 'rsa' is not ed25519": "signature algorithm 'rsa' is not ed25519",
+    "signs something else": "signature record says it signs something else (edited?)",
+    "not valid base64": "signature or public key is not valid base64",
+    "not 32 bytes": "public key is not 32 bytes (not an Ed25519 key)",
+    "fingerprint does not belong to the recorded public key": "recorded fingerprint does not belong to the recorded "
+                                                              "public key",
+    "does not match the digest": "signature does not match the digest (the capture was changed after signing, or "
+                                 "re-sealed)",
+}
 
 
-def test_no_key_yet_trusts_nothing_implicitly(tmp_path):
-    assert trusted_fingerprints(tmp_path / "fresh") == []
-    assert not (tmp_path / "fresh" / "keys").exists()      # checking never creates a key
+def test_origin_details_word_for_word(tmp_path):
+    mine = sign_digest(DIGEST, tmp_path)
+    assert origin(mine, DIGEST, [mine.fingerprint]) == signing.Origin(
+        TRUSTED, mine.fingerprint, f"signed by trusted key {mine.fingerprint}")
+    assert origin(mine, DIGEST, []) == signing.Origin(
+        UNTRUSTED, mine.fingerprint, f"signed by key {mine.fingerprint}, which is not among the trusted keys")
+    assert origin(None, DIGEST, [mine.fingerprint]) == signing.Origin(
+        UNSIGNED, None, "unsigned: nothing shows who produced it")
+    assert origin(mine, DIGEST, [mine.fingerprint]).trusted and not origin(mine, DIGEST, []).trusted
 
 
-@pytest.mark.parametrize("text", ["SHA256:short", "ed25519 AAAA", "not a key", ""])
-def test_a_malformed_trusted_key_is_one_line(tmp_path, text):
-    with pytest.raises(TensorForgeError, match="--trusted-key"):
-        trusted_fingerprints(tmp_path, given=[text])
+def test_base64_with_junk_is_refused_not_skipped(tmp_path):
+    import attrs
+    mine = sign_digest(DIGEST, tmp_path)
+    junk_value = attrs.evolve(mine, value=mine.value[:10] + "!" + mine.value[10:])
+    assert origin(junk_value, DIGEST, [mine.fingerprint]).detail == (
+        "signature INVALID: signature or public key is not valid base64")
+    with pytest.raises(TensorForgeError):
+        parse_key(mine.public_key[:10] + "!" + mine.public_key[10:], "--trusted-key")
+
+
+def test_a_public_key_line_without_a_comment(tmp_path):
+    mine = sign_digest(DIGEST, tmp_path)
+    assert parse_key(f"ed25519 {mine.public_key}", "x") == mine.fingerprint
+    assert parse_key(f"ed25519 {mine.public_key} laptop key", "x") == mine.fingerprint
+    assert parse_key(mine.public_key, "x") == mine.fingerprint
+    assert parse_key(mine.fingerprint, "x") == mine.fingerprint

@@ -83,10 +83,13 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     DIAGNOSTIC say unavailable, with the reason.
     """
     from .capture.destinations import RunDestinations
+    from .capture.signing import load_or_create_key
     from .capture.runner import Run, RunOptions
     from .home import require_writable_home
 
-    require_writable_home()       # before minutes of probes, not after
+    # before minutes of probes, not after: the home, and the key the capture will be signed with
+    # (made on first use; refused now if others can reach it)
+    load_or_create_key(require_writable_home())
     opts = RunOptions(target=target_name, specs=tuple(specs), suites=tuple(suites),
                       operating_point=operating_point, backend=backend, device_index=device_index,
                       recalibrate=recalibrate, telemetry=not no_telemetry,
@@ -171,7 +174,10 @@ def calibrate(core, backend, device_index, as_json):
     from .api import Unavailable
     from .capture.convert import to_document
 
+    from .home import require_writable_home
+
     ops = ops_host(core)
+    require_writable_home()       # before the probes run, not when their result is stored
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:

@@ -54,7 +54,9 @@ def runs(tmp_path_factory):
               "--cooldown", "0", "--rest", "0", "--budget", "6")
     first = tf("run", *common, "-o", str(folder / "first.json"), home=home)
     assert first.returncode == 0, first.stderr
-    second = tf("run", *common, "--no-telemetry", "-o", str(folder / "second.json"), home=home)
+    # telemetry on both, so the gate can see contention on either side (another process on
+    # these 2 cores makes a run slower without the code changing)
+    second = tf("run", *common, "-o", str(folder / "second.json"), home=home)
     assert second.returncode == 0, second.stderr
     docs = [json.loads((folder / name).read_text(encoding="utf-8")) for name in ("first.json", "second.json")]
     return folder, home, first, docs
@@ -167,17 +169,19 @@ def test_second_run_reuses_the_calibration_of_the_same_fingerprint(runs):
     assert second["calibrated"]["reused"] is True
     assert second["calibrated"]["measured_at"] == first["calibrated"]["measured_at"]
     assert second["measured"]["device"]["fingerprint"] == first["measured"]["device"]["fingerprint"]
-    assert second["diagnostic"]["available"] is False
 
 
 def test_gate_and_report_read_host_cpu_captures(runs):
     folder, home, _, _ = runs
     gate = tf("gate", str(folder / "first.json"), str(folder / "second.json"), "--json", home=home)
-    assert gate.returncode in (0, 1, 3), gate.stderr          # a decision or a named missing piece
+    # the same code twice: no change is called; what cannot be judged says why
+    assert gate.returncode in (0, 3), gate.stdout + gate.stderr
     result = json.loads(gate.stdout)
     assert {v["workload"] for v in result["verdicts"]} == set(WORKLOADS)
     for verdict in result["verdicts"]:
-        assert verdict["verdict"] in ("PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT")
+        assert verdict["verdict"] in ("PASS", "NO VERDICT"), verdict
+        if verdict["verdict"] == "NO VERDICT":
+            assert verdict["reason"].startswith(("spread too wide", "too few samples", "contended"))
         assert "fingerprint" not in verdict["reason"] and "framework flags differ" not in verdict["reason"]
     report = tf("report", str(folder / "first.json"), "--format", "json", "-o", "-", home=home)
     assert report.returncode == 0, report.stderr

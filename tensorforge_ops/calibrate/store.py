@@ -3,7 +3,6 @@ reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`. The stored
 typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibrated.py)."""
 
 import datetime as dt
-import os
 from pathlib import Path
 from collections.abc import Callable
 
@@ -15,9 +14,10 @@ from ..capture.sections.calibrated import CalibratedCeilings, Calibration, Probe
 
 
 def home() -> Path:
-    """Where TensorForge keeps state: $TENSORFORGE_HOME, else ~/.cache/tensorforge."""
-    root = os.environ.get("TENSORFORGE_HOME")
-    return Path(root) if root else Path.home() / ".cache" / "tensorforge"
+    """Where TensorForge keeps state ($TENSORFORGE_HOME, else ~/.cache/tensorforge): one rule,
+    in tensorforge_ops/home.py."""
+    from ..home import home as tensorforge_home
+    return tensorforge_home()
 
 
 def store_path(fingerprint: str) -> Path:

@@ -65,7 +65,9 @@ def _report(destination, core, capture, fmt, path_workload, primary, contrast, b
         from .markdown import render_markdown
         text = render_markdown(facts)
     else:
-        from .html import report_page
+        from .html import NO_MATPLOTLIB, matplotlib_missing, report_page
+        if matplotlib_missing():
+            click.echo(f"warning: the report has no plots: {NO_MATPLOTLIB}", err=True)
         text = report_page(facts)
     if destination.is_stdout:
         click.echo(text, nl=False)

@@ -148,21 +148,39 @@ def _policy(facts) -> str:
     return html
 
 
+# matplotlib is the `report` extra: `pip install -e .` without it still writes the report, with
+# this in place of each plot (and the command says so in one warning line).
+NO_MATPLOTLIB = "matplotlib is not installed (pip install 'tensorforge[report]' adds the plots)"
+
+
+def matplotlib_missing() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def report_page(facts: dict[str, Any]) -> str:
-    """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
+    """The whole page: the facts with both plots drawn (matplotlib, imported when drawing), or
+    without plots, saying why, when matplotlib is not installed."""
+    if matplotlib_missing():
+        return render_html(facts, {"predicted-vs-measured": None, "roofline": None},
+                           absent={"predicted-vs-measured": NO_MATPLOTLIB, "roofline": NO_MATPLOTLIB})
     from .plots import predicted_vs_measured, roofline
     return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
                                "roofline": roofline(facts["workloads"], facts["ceilings"])})
 
 
-def render_html(facts: dict[str, Any], plots: dict[str, str | None]) -> str:
+def render_html(facts: dict[str, Any], plots: dict[str, str | None], absent: dict[str, str] | None = None) -> str:
+    reasons = {**PLOT_ABSENT, **(absent or {})}
     labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
                      for l in facts["labels"])
     # A plot left out says why (the roofline still places predicted points when nothing was measured,
     # so an all-or-nothing note would never show for the empty predicted-vs-measured plot).
     figures = "".join(f'<figure id="plot-{key}">{svg}</figure>' if svg else
                       f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
-                      f'{escape(PLOT_ABSENT.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
+                      f'{escape(reasons.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
         '<p class="empty">No plots: nothing was measured in this capture.</p>'
     limits = "".join(f"<li>{escape(s)}</li>" for s in facts["limits"])
     device = escape(facts["device"] or "no device")

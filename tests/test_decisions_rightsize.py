@@ -144,11 +144,26 @@ def test_throughput_objectives(world):
 def test_every_missing_workload_is_named_and_order_is_verdict_then_cost_then_name(world):
     host, workloads, (fast, cheap, small), ev = world
     laptop = host.target("rtx3050-laptop")
-    results = rightsize(workloads, [laptop, fast, small], host.mappings(), Objective("latency", 1.0),
+    later = toy("zz-unmeasured", "Never Measured")
+    results = rightsize(workloads, [laptop, fast, small, later], host.mappings(), Objective("latency", 1.0),
                         [ev["fast"]], {})
     assert [(r.target, r.verdict) for r in results] == [
         ("toy-fast", MEETS),            # a MEETS without a price still ranks before UNKNOWN ("r" < "t")
-        ("rtx3050-laptop", UNKNOWN),    # UNKNOWN before RULED OUT
+        ("rtx3050-laptop", UNKNOWN),
+        ("zz-unmeasured", UNKNOWN),     # UNKNOWN before RULED OUT, whatever the names
         ("toy-small", RULED_OUT)]
     assert results[1].reason == "no measurement on rtx3050-laptop for: gemm_tiny, gemm_large_square"
     assert results[0].cost_per_million is None and results[0].price_per_hour is None
+
+
+def test_a_spec_whose_value_holds_a_colon_is_still_the_same_workload(world, tmp_path):
+    host, *_ = world
+    folder = tmp_path / "a:b"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text('{"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 1, '
+                      '"num_attention_heads": 2}')
+    spec = f"transformer:config={config},seq=16"
+    (workload, kind), = resolve(host, (spec,))
+    assert _same_workload(kind, workload.params, workload.spec)
+    assert ":" in workload.spec.partition(":")[2]

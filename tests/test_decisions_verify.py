@@ -229,3 +229,39 @@ def test_a_recorded_violation_follows_from_samples_under_the_bound(home):
     assert under.comparison.bound_violations == ("gemm_large_square",)
     assert comparison_problems(under) == ([], 1)
     assert to_document(under.comparison.workloads["gemm_large_square"].bound_check)["verdict"] == "BOUND VIOLATION"
+
+
+# -- origin: keys and signatures, by the checking module itself -----------------------------------------
+
+def test_key_lines_in_every_spelling(tmp_path):
+    from tensorforge.errors import TensorForgeError
+    from tensorforge_ops.capture.origin import _raw_key, parse_key
+    from tensorforge_ops.capture.signing import sign_digest
+    sig = sign_digest("ab" * 32, tmp_path)
+    for line in (sig.public_key, f"{sig.public_key} my laptop", f"ed25519 {sig.public_key}",
+                 f"ed25519 {sig.public_key} my laptop", f"  {sig.public_key}  "):
+        assert parse_key(line, "x") == sig.fingerprint, line
+    assert _raw_key("") is None and _raw_key("   ") is None and _raw_key("ed25519") is None
+    assert _raw_key("AAAA") is None                       # 3 bytes: not an Ed25519 key
+    assert _raw_key("A" * 44) is None                     # 33 bytes
+    long = "x" * 100
+    with pytest.raises(TensorForgeError) as info:
+        parse_key(long, "--trusted-key")
+    assert str(info.value) == (f"--trusted-key: expected a SHA256:... fingerprint or an ed25519 public key, "
+                               f"got {long[:60]!r}")
+    with pytest.raises(TensorForgeError) as info:
+        parse_key("SHA256:" + long, "file f, line 3")
+    assert str(info.value) == f"file f, line 3: {('SHA256:' + long)[:60]!r} is not a SHA256 fingerprint"
+
+
+def test_the_fastest_sample_is_the_samples_minimum_and_the_ratio_is_over_the_bound():
+    from tensorforge_ops.capture.compare import fastest_check, fastest_sample
+    from tensorforge_ops.capture.sections.measured import Measurement
+    from tensorforge_ops.measure.stats import summarize
+    stats = attrs.evolve(summarize([2.0, 3.0]), min=9.0)          # a summary that disagrees with the samples
+    m = Measurement(math_mode="fp32", samples_s=(2.0, 3.0), stats=stats, stop_reason="stable", warmup_iters=0,
+                    flush_bytes=0, peak_memory_bytes=None, framework_flags={}, throughput_flops_per_s=None,
+                    throughput_bytes_per_s=None)
+    assert fastest_sample(m) == 2.0
+    check = fastest_check(4.0, 2.0)
+    assert (check.over_bound, check.margin, check.verdict) == (2.0, 1.0, "fastest sample within bound")

@@ -103,14 +103,14 @@ def test_every_failed_check_is_a_reason_in_order():
 
 def test_every_check_is_reported_word_for_word():
     from tensorforge_ops.capture.sections.comparison import QualityCheck as Q
-    q = assess(spread(0.5, n=9), window(other=50.0, steal=2.0, fractions=(("HwSlowdown", 0.2), ("SwThermalSlowdown", 0.4),
-                                                                         ("SwPowerCap", 0.9))))
+    q = assess(spread(0.5, n=9), window(other=50.0, steal=2.0, fractions=(("HwSlowdown", 0.9), ("SwThermalSlowdown", 0.4),
+                                                                         ("SwPowerCap", 0.95))))
     assert q.checks == (
         Q(name="samples", ok=False, detail="too few samples: 9 < 10"),
         Q(name="spread", ok=False, detail="spread too wide: relative IQR 50.0% > 10%"),
         Q(name="contention", ok=False, detail="contended: other processes 50%, stolen 2% of the CPUs during its "
                                              "telemetry window (> 10%)"),
-        Q(name="throttling", ok=False, detail="throttled: SwThermalSlowdown in 40% of its telemetry samples"))
+        Q(name="throttling", ok=False, detail="throttled: HwSlowdown in 90% of its telemetry samples"))
     assert q.reasons == tuple(c.detail for c in q.checks) and q.verdict == INSUFFICIENT
     good = assess(spread(0.1, n=41), window(other=4.0, steal=6.0, fractions=()))
     assert good.checks == (

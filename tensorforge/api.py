@@ -7,6 +7,7 @@ in strict mode.
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 from .cli_options import (
     CliState,
@@ -17,8 +18,19 @@ from .cli_options import (
     target_option,
     workload_options,
 )
+from .collectives import CollectiveCeiling
+from .collectives import ceilings_from_data as collective_ceilings
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
+from .estimate.basis import coefficients_for
+from .estimate.classes import workload_class
+from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from .estimate.evaluation import Evaluation, Row
+from .estimate.evaluation import evaluate as evaluate_estimates
+from .estimate.fit import WorkloadPoint, fit_coefficients
+from .estimate.probe_plan import STREAM_OPS, plan_for
+from .estimate.render import SHORT as TERM_LABELS
+from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
 from .mappings.base import UNSTATED
 from .model import predict, search_of
@@ -30,21 +42,26 @@ from .precision import VECTOR_EXECUTES
 from .render import table
 from .results import Prediction
 from .serialize import canonical_json, converter, to_data
-from .suite import parse_fields, resolve
+from .suite import parse_fields, resolve, resolve_spec
 from .target import Ceilings, Target
 from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
     "STDOUT", "Claim", "claim", "output_options", "write_output",
-    "signal_name", "signals_as_interrupts", "signals_ignored",
-    "BaseHost", "Ceilings", "FiniteFloat", "finite_in", "finite_number", "CliState", "PluginError", "PluginHost", "PluginOptions", "PluginReport",
+    "signal_name", "signals_as_interrupts", "signals_ignored", "FiniteFloat", "finite_in", "finite_number",
+    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PluginError", "PluginHost", "PluginOptions",
+    "PluginReport", "collective_ceilings",
     "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
     "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
     "to_data", "unknown", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
+    # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
+    "EstimateCoefficients", "Evaluation", "Row", "STREAM_OPS", "TERMS", "TERM_LABELS", "WorkloadPoint",
+    "coefficients_for", "coefficients_from_data", "evaluate_estimates", "fit_coefficients", "plan_for",
+    "resolve_spec", "workload_class",
     # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
     # cattrs converter, and derives how a version-1 capture's bounds were searched for
     "UNSTATED", "converter", "search_of",
@@ -54,11 +71,14 @@ __all__ = [
 def run_prediction(host: PluginHost, target_name: str, specs: Sequence[str] = (),
                    suites: Sequence[str] = (), operating_point: str | None = None,
                    ceilings: Ceilings | None = None, max_candidates: int | None = None,
-                   workloads: Sequence[tuple[Workload, WorkloadKind]] | None = None) -> Prediction:
+                   workloads: Sequence[tuple[Workload, WorkloadKind]] | None = None,
+                   estimate: Any = True) -> Prediction:
     """Predict `workloads` (default: those `specs` and `suites` name, else the default suite)
-    on the target `target_name` (an installed target or a target file)."""
+    on the target `target_name` (an installed target or a target file). `estimate`: True (the
+    target's basis), coefficients to use (an EstimateCoefficients), or False (bound only)."""
     target = host.target(target_name)
     chosen = list(workloads) if workloads is not None else resolve(host, tuple(specs), tuple(suites))
     if max_candidates is None:
-        return predict(chosen, target, host.mappings(), operating_point, ceilings)
-    return predict(chosen, target, host.mappings(), operating_point, ceilings, max_candidates=max_candidates)
+        return predict(chosen, target, host.mappings(), operating_point, ceilings, estimate=estimate)
+    return predict(chosen, target, host.mappings(), operating_point, ceilings, max_candidates=max_candidates,
+                   estimate=estimate)

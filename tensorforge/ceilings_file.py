@@ -15,6 +15,7 @@ never imports the Ops package that wrote it: the layout is read by its keys.
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from .collectives import ceilings_from_data as collective_ceilings
 from .errors import TensorForgeError
 from .fileio import read_json
 from .precision import MATH_MODES
@@ -78,7 +79,8 @@ def ceilings_from_data(data, where: str) -> Ceilings:
         source = str(section.get("source") or f"{kind} {where}")
     return Ceilings(origin=str(values.get("origin", "calibrated")),
                     compute={k: float(v) for k, v in compute.items()},
-                    dram_bytes_per_s=float(dram), source=source, device=device)
+                    dram_bytes_per_s=float(dram), source=source, device=device,
+                    collectives=collective_ceilings(values.get("collectives"), where))
 
 
 def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_device: bool) -> None:

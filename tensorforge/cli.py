@@ -117,7 +117,12 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     if output and output != STDOUT:
         claim(output, "prediction", force).release()      # refused before the work, not after
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
-    pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates)
+    estimate: object = True
+    if ceilings_path:   # a calibration or capture with the estimate's calibrated coefficients
+        from .estimate.store import coefficients_in_document
+        estimate = coefficients_in_document(ceilings_path, host.target(target_name).name) or True
+    pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
+                          estimate=estimate)
     text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
     emit(text, output, "prediction", force)
 
@@ -140,7 +145,8 @@ def targets_list(host: PluginHost) -> None:
         t = host.target(name)
         c = datasheet_ceilings(t)
         best = max(c.compute.items(), key=lambda kv: kv[1])
-        rows.append([name, f"{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
+        system = f"{t.devices} x " if t.devices > 1 else ""   # a system: per-device figures
+        rows.append([name, f"{system}{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
                      si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
                      ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
                                for p in t.operating_points)])

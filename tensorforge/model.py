@@ -5,6 +5,7 @@ max(compute, memory) per operator -> sum over operators -> PREDICTED LATENCY (lo
 """
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -34,7 +35,9 @@ def machine_for(target: Target, ceilings: Ceilings, max_candidates: int = MAX_CA
         compute=dict(ceilings.compute),
         max_candidates=max_candidates,
         vector=dict(ceilings.vector),
-        special=dict(ceilings.special))
+        special=dict(ceilings.special),
+        devices=target.devices, interconnect=target.interconnect,
+        collectives=dict(ceilings.collectives))
 
 
 def workload_residency(operators, cache_bytes: int) -> Residency:
@@ -122,21 +125,28 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         relevant = operator_residency(op.problem, residency)
         key = (op.problem, relevant)
         if key not in memo:
-            memo[key] = _choose(op.problem, strategies, machine, relevant)
+            try:
+                memo[key] = _choose(op.problem, strategies, machine, relevant)
+            except TensorForgeError as exc:   # e.g. a collective over more devices than the target has
+                raise TensorForgeError(f"workload {workload.name!r}, operator {op.name!r}: {exc}") from None
         choice = memo[key]
         mode = op.problem.math_mode
         tensors = op.problem.reads() + op.problem.writes()
         results.append(OperatorPrediction(
             name=op.name, count=op.count, problem_type=type(op.problem).__name__,
             problem=_problem_dict(op.problem), math_mode=mode,
-            ceiling_origin=ceilings.origin_of_vector() if on_vector else ceilings.origin_of(mode),
+            ceiling_origin=choice.origin or (ceilings.origin_of_vector() if on_vector else ceilings.origin_of(mode)),
             flops=float(op.problem.flops) * op.count,
             compulsory_bytes=float(sum(t.nbytes for t in tensors)) * op.count,
             mapping=choice, compute_s=choice.compute_s * op.count,
             memory_s=choice.memory_s * op.count, latency_s=choice.latency_s * op.count,
             bottleneck=choice.bottleneck))
     external, outputs = _boundary_bytes(operators, written, read)
-    compute_bound = sum(r.latency_s for r in results if r.bottleneck == "compute")
+    # The workload's bottleneck: the operators' bottleneck that holds most of the bound
+    # (compute wins a tie, as it always has between compute and memory).
+    shares: dict[str, float] = {}
+    for r in results:
+        shares[r.bottleneck] = shares.get(r.bottleneck, 0.0) + r.latency_s
     latency = sum(r.latency_s for r in results)
     footprint = footprint_of(kind, workload.params, workload.name)
     return WorkloadPrediction(
@@ -144,7 +154,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
         flops=sum(r.flops for r in results), compulsory_bytes=float(external + outputs),
         footprint_bytes=int(footprint), fits_in_memory=footprint <= target.dram_capacity_bytes,
         compute_s=sum(r.compute_s for r in results), memory_s=sum(r.memory_s for r in results),
-        latency_s=latency, bottleneck="compute" if compute_bound >= latency - compute_bound else "memory",
+        latency_s=latency, bottleneck=max(sorted(shares), key=lambda b: (shares[b], b == "compute")),
         candidates=sum(r.mapping.candidates for r in results),
         search=search_of(r.mapping.search for r in results), operators=tuple(results))
 
@@ -168,9 +178,14 @@ def _ceiling_notes(target: Target, given: Ceilings | None, sheet: Ceilings) -> l
 def predict(workloads: Iterable[tuple[Workload, WorkloadKind]], target: Target,
             strategies: Sequence[MappingStrategy], operating_point: str | None = None,
             ceilings: Ceilings | None = None,
-            max_candidates: int = MAX_CANDIDATES) -> Prediction:
+            max_candidates: int = MAX_CANDIDATES, estimate: Any = True) -> Prediction:
     """The lower bound of each workload on `target`. With `ceilings` from calibration the
-    bound is 'calibrated' (datasheet rates fill math modes calibration did not measure)."""
+    bound is 'calibrated' (datasheet rates fill math modes calibration did not measure).
+
+    `estimate`: True adds the expected latency beside each bound with the coefficients the
+    target's basis gives (tensorforge.estimate.basis); an EstimateCoefficients uses those
+    (e.g. calibrated on the device); False leaves it out. The bound never depends on it."""
+    workloads = list(workloads)
     point = target.operating_point(operating_point)
     sheet = datasheet_ceilings(target, point.name)
     used = sheet if ceilings is None else merge_ceilings(ceilings, sheet)
@@ -185,10 +200,16 @@ def predict(workloads: Iterable[tuple[Workload, WorkloadKind]], target: Target,
     if machine.cache_bytes_per_s is None:
         notes.append("the target declares no shared-cache bandwidth: cache traffic is reported, not timed")
     notes.extend(_ceiling_notes(target, ceilings, sheet))
-    return Prediction(
+    result = Prediction(
         label=LABEL, bound="analytical" if ceilings is None else "calibrated",
         target=target.name, operating_point=point.name, clock_mhz=point.clock_mhz,
         ceilings=used, max_candidates_per_operator=max_candidates,
         candidates=sum(w.candidates for w in predictions),
         search=search_of(w.search for w in predictions), workloads=predictions,
         notes=tuple(notes))
+    if estimate is False or estimate is None:
+        return result
+    from .estimate.basis import coefficients_for
+    from .estimate.model import estimate_prediction
+    coefficients = coefficients_for(target, None if estimate is True else estimate)
+    return estimate_prediction(result, workloads, target, coefficients)

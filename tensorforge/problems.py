@@ -6,7 +6,12 @@ compulsory traffic from traffic that a producer left in the shared cache.
 """
 
 
+from typing import TYPE_CHECKING, Union
+
 import attrs
+
+if TYPE_CHECKING:   # collectives.py builds on Tensor from here: no import at run time
+    from .collectives import CollectiveProblem
 
 
 @attrs.frozen
@@ -126,7 +131,7 @@ class StreamProblem:
         return self.write_tensors
 
 
-Problem = MatmulProblem | AttentionProblem | StreamProblem
+Problem = Union[MatmulProblem, AttentionProblem, StreamProblem, "CollectiveProblem"]
 
 
 @attrs.frozen

@@ -57,16 +57,25 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
         f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}",
         "",
     ]
+    estimated = any(w.estimate is not None for w in pred.workloads)
     rows = []
     for w in pred.workloads:
         main = max(w.operators, key=lambda o: o.latency_s)
-        rows.append([w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
-                     mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
-                     seconds(w.compute_s), seconds(w.memory_s), seconds(w.latency_s), w.bottleneck,
-                     "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search,
-                     "" if w.fits_in_memory else "DOES NOT FIT"])
-    lines.append(table(["workload", "FLOPs", "compulsory", "mapping", "compute", "memory",
-                        "lower bound", "bottleneck", "ceilings", "search", ""], rows))
+        row = [w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
+               mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
+               seconds(w.compute_s), seconds(w.memory_s), seconds(w.latency_s), w.bottleneck,
+               "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search]
+        if estimated:
+            e = w.estimate
+            row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
+        rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
+    headers = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory",
+               "lower bound", "bottleneck", "ceilings", "search"]
+    headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
+    lines.append(table(headers + [""], rows))
+    if estimated:
+        from .estimate.render import basis_line
+        lines += ["", basis_line(pred)]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
@@ -75,12 +84,21 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
                  "search"],
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
                   seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
-                  o.bottleneck if o.bottleneck == "compute" else f"memory ({o.mapping.memory_level})",
+                  o.bottleneck if o.bottleneck == "compute" else f"{o.bottleneck} ({o.mapping.memory_level})",
                   o.mapping.search]
                  for o in w.operators]))
+            if w.estimate is not None:
+                from .estimate.render import OPERATOR_HEADERS, operator_rows, waterfall_lines
+                lines.append("")
+                lines.append(table(OPERATOR_HEADERS, operator_rows(w)))
+                lines += waterfall_lines(w)
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
     lines.append(search_text(pred))
     lines += [f"note: {n}" for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
+    if estimated:
+        lines.append("note: the estimate is the expected time (a sum of calibrated, named terms on top of "
+                     "the bound; device = kernels back to back, eager = launched one by one from "
+                     "Python); it is not a bound and may be beaten")
     return "\n".join(lines)

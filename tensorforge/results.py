@@ -4,6 +4,7 @@ from typing import Any
 
 import attrs
 
+from .estimate.results import WorkloadEstimate
 from .mappings.base import MappingChoice
 from .target import Ceilings
 
@@ -43,6 +44,8 @@ class WorkloadPrediction:
     candidates: int
     search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
     operators: tuple[OperatorPrediction, ...]
+    # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
+    estimate: WorkloadEstimate | None = None
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -62,6 +65,9 @@ class Prediction:
     search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
     workloads: tuple[WorkloadPrediction, ...]
     notes: tuple[str, ...] = ()
+    # Where the estimate's coefficients come from (None: no estimate was made).
+    estimate_basis: str | None = None
+    estimate_basis_kind: str | None = None
 
     def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

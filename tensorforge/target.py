@@ -6,10 +6,12 @@ never needs to know where they came from beyond the `origin` label.
 """
 
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from .errors import TensorForgeError, unknown
+from .interconnect import Interconnect, validate_interconnect
 from .precision import MATH_MODES, VECTOR_MODE, VECTOR_PRECISIONS
 
 SCOPES = ("per_unit", "shared")
@@ -74,6 +76,16 @@ class Target:
     # Names a measuring device reports for this part (e.g. 'NVIDIA H200'): measurements are
     # compared with this target's prediction (APE) only on a device that matches.
     device_names: tuple[str, ...] = ()
+    # Architecture family (e.g. 'nvidia-sm90', 'cpu-x86-64'): which library tile menus and
+    # which calibrated efficiencies the estimate (tensorforge.estimate) may carry over.
+    architecture: str = ""
+    # Estimate coefficients the target itself declares (a target file's [estimate] table), an
+    # EstimateCoefficients; None: calibration or the family's shipped figures decide.
+    estimate: Any | None = None
+    # A system of several identical devices (the fields above describe one of them) and how
+    # they are linked (interconnect.py); a single device has devices=1 and no interconnect.
+    devices: int = 1
+    interconnect: Interconnect | None = None
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()
@@ -135,6 +147,7 @@ def validate_target(target) -> None:
     if target.default_operating_point not in {p.name for p in target.operating_points}:
         raise ValueError(f"target {target.name!r}: default operating point "
                          f"{target.default_operating_point!r} is not declared")
+    validate_interconnect(target.name, target.devices, target.interconnect)
 
 
 @attrs.frozen
@@ -161,6 +174,9 @@ class Ceilings:
     # Origin of the vector and special rates when it is not `origin` ('datasheet' after a merge).
     vector_origin: str = ""
     device: str = ""
+    # Calibrated collective curves by collectives.ceiling_key (op/ranks); the datasheet side
+    # has none: its links are the target's interconnect.
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
     def origin_of(self, mode: str) -> str:
         return self.compute_origin.get(mode, self.origin)
@@ -214,7 +230,8 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
     return Ceilings(origin=calibrated.origin, compute=compute,
                     dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
                     source=calibrated.source, compute_origin=origins, vector=vector,
-                    special=special, vector_origin=vector_origin, device=calibrated.device)
+                    special=special, vector_origin=vector_origin, device=calibrated.device,
+                    collectives=dict(calibrated.collectives))
 
 
 def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> float | None:

@@ -27,6 +27,10 @@ def dump_target(target: Target, origin: str | None = None) -> str:
         lines.append(assignment("notes", list(target.notes)))
     if target.device_names:
         lines.append(assignment("device_names", list(target.device_names)))
+    if target.architecture:
+        lines.append(assignment("architecture", target.architecture))
+    if target.devices > 1:
+        lines.append(assignment("devices", target.devices, "identical devices, each described below"))
 
     pe = target.pe_array
     ceilings = datasheet_ceilings(target)
@@ -66,7 +70,32 @@ def dump_target(target: Target, origin: str | None = None) -> str:
         if p.description:
             lines.append(assignment("description", p.description))
 
+    if target.interconnect is not None:
+        lines += ["", "# how the devices are linked, innermost tier first; bandwidth per device per direction"]
+        for tier in target.interconnect.tiers:
+            lines += ["[[interconnect]]", assignment("name", tier.name),
+                      assignment("span", tier.span, "devices one domain of this tier joins"),
+                      assignment("bytes_per_s", tier.bytes_per_s, si(tier.bytes_per_s, "B/s")),
+                      assignment("latency_s", tier.latency_s, "one hop"),
+                      assignment("topology", tier.topology),
+                      assignment("in_switch_reduction", tier.in_switch_reduction), ""]
+        lines.pop()
+
     if target.sources:
         lines += ["", "# where each figure comes from", "[sources]"]
         lines += [f"{key(name)} = {string(text)}" for name, text in target.sources.items()]
+    if target.estimate is not None:
+        from .estimate.coefficients import coefficients_to_data
+        lines += ["", "# the estimate's coefficients, declared by this target (docs/estimate.md)"]
+        lines += _tables("estimate", coefficients_to_data(target.estimate))
     return "\n".join(lines) + "\n"
+
+
+def _tables(path: str, data: dict) -> list[str]:
+    """A nested mapping as [path] with its scalars, then [path.sub] for each nested mapping."""
+    lines = [f"[{path}]"]
+    lines += [assignment(name, item) for name, item in data.items() if not isinstance(item, dict)]
+    for name, item in data.items():
+        if isinstance(item, dict):
+            lines += [""] + _tables(f"{path}.{key(name)}", item)
+    return lines

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .errors import TensorForgeError, closest
 from .fileio import parse_toml, read_text
+from .interconnect import TOPOLOGIES, Interconnect, LinkTier
 from .precision import MATH_MODES, VECTOR_PRECISIONS
 from .target import SCOPES, MemoryLevel, OperatingPoint, PEArray, Target, validate_target
 from .tomlwrite import value as toml_value
@@ -57,6 +58,15 @@ def _text(v):
 
 def _name(v):
     return v if isinstance(v, str) and v and v == v.strip() and v == v.lower() else None
+
+
+def _non_negative(v):
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+    return v if ok else None
+
+
+def _boolean(v):
+    return v if isinstance(v, bool) else None
 
 
 def _texts(v):
@@ -160,10 +170,52 @@ def _operating_points(top: _Table) -> tuple:
     return points
 
 
+def _estimate(top: _Table, where: str) -> Any:
+    """A declared [estimate] table: the estimate's coefficients in the layout `targets show`
+    writes (docs/estimate.md); basis_kind 'declared' unless the table says otherwise."""
+    table = top.get("estimate", lambda v: v if isinstance(v, dict) else None, "a table", None)
+    if table is None:
+        return None
+    from .estimate.coefficients import coefficients_from_data
+    data = dict(table)
+    data.setdefault("basis_kind", "declared")
+    data.setdefault("basis", f"declared in {where}")
+    data.setdefault("family", top.data.get("architecture", "") or "declared")
+    return coefficients_from_data(data, f"{where}: [estimate]")
+
+
+def _interconnect(top: _Table, devices: int) -> Interconnect | None:
+    """[[interconnect]] tables, innermost tier first (interconnect.py says what each field means)."""
+    if "interconnect" not in top.data:
+        if devices > 1:
+            raise top.fail("devices", devices, "1, or [[interconnect]] tables that say how the devices are linked")
+        return None
+    tables = top.tables("interconnect", ["name", "span", "bytes_per_s", "latency_s", "topology",
+                                         "in_switch_reduction"],
+                        "name, span, bytes_per_s, optional latency_s, topology, in_switch_reduction")
+    tiers = tuple(LinkTier(
+        name=t.get("name", _name, NAME),
+        span=t.get("span", lambda v: v if _integer(v) and v >= 2 else None, "an integer >= 2 (devices one domain joins)"),
+        bytes_per_s=t.get("bytes_per_s", _number, NUMBER + " (per device per direction)"),
+        latency_s=t.get("latency_s", _non_negative, "a number >= 0 (one hop)", 0.0),
+        topology=t.get("topology", lambda v: v if v in TOPOLOGIES else None, f"one of {', '.join(TOPOLOGIES)}", "switch"),
+        in_switch_reduction=t.get("in_switch_reduction", _boolean, "true or false", False))
+        for t in tables)
+    _unique(tables, [t.name for t in tiers], "interconnect tier")
+    previous = 1
+    for table, tier in zip(tables, tiers):
+        if tier.span <= previous or tier.span % previous:
+            raise table.fail("span", tier.span, f"a multiple of the previous tier's span ({previous}), larger than it")
+        previous = tier.span
+    if previous != devices:
+        raise tables[-1].fail("span", previous, f"the target's device count ({devices}): the outermost tier joins them all")
+    return Interconnect(tiers)
+
+
 def target_from_data(data: dict[str, Any], where: str) -> Target:
     top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
                                    "operating_points", "default_operating_point", "sources", "notes",
-                                   "device_names"])
+                                   "device_names", "architecture", "estimate", "devices", "interconnect"])
     name = top.get("name", _name, NAME)
     description = top.get("description", _text, TEXT, "")
     pe_array = _pe_array(top)
@@ -176,12 +228,17 @@ def target_from_data(data: dict[str, Any], where: str) -> Target:
     sources_table = top.get("sources", lambda v: v if isinstance(v, dict) else None,
                             "a table of figure = where it comes from", {})
     sources = _Table(where, "sources", sources_table, list(sources_table))
+    devices = top.get("devices", _integer, INTEGER, 1)
+    interconnect = _interconnect(top, devices)
     target = Target(
         name=name, description=description, pe_array=pe_array, sram=sram,
         dram_capacity_bytes=dram, operating_points=points, default_operating_point=default,
         sources={k: sources.get(k, _text, TEXT) for k in sources_table},
         notes=top.get("notes", _texts, TEXTS, ()),
-        device_names=top.get("device_names", _texts, TEXTS, ()))
+        device_names=top.get("device_names", _texts, TEXTS, ()),
+        architecture=top.get("architecture", _name, NAME, ""),
+        estimate=_estimate(top, where),
+        devices=devices, interconnect=interconnect)
     try:  # the checks above cover today's rules; this keeps file and plugin targets in step
         validate_target(target)
     except ValueError as exc:

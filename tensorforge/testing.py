@@ -24,8 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from .collectives import CollectiveProblem
 from .errors import TensorForgeError
 from .hookspecs import hookimpl
+from .interconnect import Interconnect, LinkTier
 from .mappings.base import EXHAUSTIVE, RELAXATION, SEARCH_KINDS, Machine, MappingChoice, MappingStrategy, Residency
 from .plugins import PluginHost, PluginReport
 from .precision import ALLOWED_MODES, DTYPE_BYTES, MATH_MODES
@@ -48,14 +50,21 @@ def _plugin_name(plugin: Any) -> str:
 
 
 #: A reference target that declares every math mode, with a shared cache of known bandwidth,
-#: so check_workload_kind can time any operator a kind produces.
+#: so check_workload_kind can time any operator a kind produces; a system of 8 such devices on
+#: one switch, so collectives (and tensor-parallel layers) can be timed too.
 REFERENCE_TARGET = Target(
-    name="reference", description="reference target for plugin tests (every math mode)",
+    name="reference", description="reference target for plugin tests (every math mode, 8 devices)",
     pe_array=PEArray(16, "unit", {mode: 512 if mode != "fp32" else 128 for mode in MATH_MODES}),
     sram=(MemoryLevel("smem", 128 * 1024, "per_unit", 128), MemoryLevel("cache", 8 << 20, "shared", 1024)),
     dram_capacity_bytes=1 << 40,
     operating_points=(OperatingPoint("base", 1000, 500e9),), default_operating_point="base",
-    sources={"pe_array.units": "test fixture"})
+    sources={"pe_array.units": "test fixture"},
+    devices=8, interconnect=Interconnect((LinkTier("switch", 8, 100e9, 1e-6, "switch"),)))
+
+
+def _builtin_strategies() -> list:
+    from .mappings.plugin import CollectiveMapping, FlashAttention, Streaming, TiledMatmul, VectorMatmul
+    return [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul(), CollectiveMapping()]
 
 
 class _ReferenceTargetPlugin:
@@ -152,12 +161,11 @@ def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None,
 
     `params`: parameter sets to check, each a params instance or a dict of fields (as a user
     would type them); default: every preset. For each: operators are non-empty and
-    well-formed (FLOPs finite and >= 0, at least one > 0 overall; tensors with integer bytes
-    >= 0), the spec round-trips, and the model predicts it on `target` (default
-    REFERENCE_TARGET) with the built-in mapping strategies plus `mappings`. Returns the
-    predictions, for your own assertions.
+    well-formed (FLOPs finite and >= 0, at least one > 0 overall unless the workload is
+    communication: a collective; tensors with integer bytes >= 0), the spec round-trips, and
+    the model predicts it on `target` (default REFERENCE_TARGET) with the built-in mapping
+    strategies plus `mappings`. Returns the predictions, for your own assertions.
     """
-    from .mappings.plugin import FlashAttention, Streaming, TiledMatmul, VectorMatmul
     from .model import predict
     name = getattr(kind, "name", None)
     if not isinstance(kind, WorkloadKind):
@@ -185,14 +193,16 @@ def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None,
         if not operators:
             _fail(f"{where}: operators() returned nothing")
         total = sum(_check_operator(where, op) for op in operators)
-        if not total > 0:
-            _fail(f"{where}: the workload does no arithmetic (total FLOPs {total})")
+        moves = any(isinstance(op.problem, CollectiveProblem) for op in operators)
+        if not (total > 0 or moves):
+            _fail(f"{where}: the workload does no arithmetic and moves nothing between devices "
+                  f"(total FLOPs {total})")
         footprint = kind.footprint_bytes(p)
         if not isinstance(footprint, int) or footprint < 0:
             _fail(f"{where}: footprint_bytes must be an integer >= 0, got {footprint!r}")
         _spec_round_trips(kind, p, where)
         workloads.append((Workload(name=f"{name}#{i + 1}", kind=name, params=p, spec=kind.spec(p)), kind))
-    strategies = [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul(), *mappings]
+    strategies = [*_builtin_strategies(), *mappings]
     try:
         prediction = predict(workloads, target or REFERENCE_TARGET, strategies)
     except TensorForgeError as exc:
@@ -225,6 +235,10 @@ def _probe_operators(target: Target):
         elem_bytes=4, q=Tensor("Q", q), k=Tensor("K", q), v=Tensor("V", q), o=Tensor("O", q))))
     ops.append(Operator("stream", StreamProblem(flops=1e6, read_tensors=(Tensor("x", 4_000_000),),
                                                 write_tensors=(Tensor("y", 4_000_000),))))
+    if target.devices > 1:   # a system: an all-reduce over every device crosses every tier
+        ops.append(Operator("all_reduce", CollectiveProblem(
+            op="all_reduce", bytes=1 << 24, ranks=0, elem_bytes=2, input=Tensor("g", 1 << 24),
+            output=Tensor("g", 1 << 24))))
     return tuple(ops)
 
 
@@ -243,9 +257,9 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
     """Check a target the way the host, the model and `targets show` will use it: it passes
     the host's validation; every operating point gives positive, finite datasheet ceilings;
     the key figures (KEY_SOURCES and each SRAM level) have sources; it survives a round trip
-    through the target file format; and the model times a matmul in every declared math mode.
+    through the target file format; and the model times a matmul in every declared math mode
+    (and, for a system of several devices, an all-reduce over all of them).
     """
-    from .mappings.plugin import FlashAttention, Streaming, TiledMatmul, VectorMatmul
     from .model import predict
     from .serialize import to_data
     from .target_dump import dump_target
@@ -285,7 +299,7 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
     probe = _Probe(target)
     for point in target.operating_points:
         prediction = predict([(Workload("probe", probe.name, None, probe.name), probe)], target,
-                             [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul()], point.name)
+                             _builtin_strategies(), point.name)
         for op in prediction.workloads[0].operators:
             if not (math.isfinite(op.latency_s) and op.latency_s > 0):
                 _fail(f"target {name!r} at {point.name!r}: operator {op.name} predicts {op.latency_s!r}")

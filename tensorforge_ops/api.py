@@ -91,11 +91,27 @@ class ProbeResult:
     launch_floor_s: float | None = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
     duration_s: float = 0.0
+    # Calibrated collective curves (tensorforge.collectives.CollectiveCeiling as data) by
+    # ceiling_key, from a sweep over several devices; empty for single-device probes.
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
+    # The regime the probe ran in: 'burst' (short stretches on a cool device), 'sustained'
+    # (continuous, after the device reached its steady clock) or 'single' (a device whose regimes
+    # collapse to one, e.g. the host CPU). Ceilings are kept per regime.
+    regime: str = attrs.field(default="burst", validator=attrs.validators.in_(("burst", "sustained", "single")))
+    # Kernel floors by name (seconds), each named for what it measures (see docs/measurement.md).
+    floors: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class CalibrationProbe:
     name: str = ""
     backend: str = ""
+    # 'sustained' probes run after all others (they leave the device hot); see ProbeResult.regime
+    regime: str = "burst"
+    # Within a regime, probes run in ascending order (ties: registration order). Ceiling probes
+    # keep 0; a long burst sweep that heats the device sets a higher order so it runs after them:
+    # on an H200 the bf16 ceiling measured right after the estimate's 30 s sweep came out 5% low
+    # (760 vs 799 TFLOP/s) and the bound then undercut three GEMMs.
+    order: int = 0
 
     def run(self, session: Session) -> ProbeResult:
         raise NotImplementedError

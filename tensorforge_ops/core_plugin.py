@@ -51,8 +51,12 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=1.0, show_default=True,
-              help="Length of each workload's telemetry window.")
+@click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=0.5, show_default=True,
+              help="Length of each workload's sustained-regime telemetry window (the burst one: "
+                   "at most 0.3 s).")
+@click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
+@click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
+@click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
 @click.option("--budget", "budget_s", type=FiniteFloat(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
 @click.option("--cooldown", "cooldown_s", type=FiniteFloat(0, 60), default=2.0, show_default=True,
@@ -74,8 +78,8 @@ def _default_capture_path(target: str) -> Path:
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
 @pass_host
 def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, budget_s, cooldown_s, rest_s, output, force, exports,
-        export_options, to_mlflow, mlflow_tracking_uri):
+        no_telemetry, telemetry_seconds, no_graph, no_sustained, no_trace, budget_s, cooldown_s, rest_s,
+        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -95,6 +99,7 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
                       recalibrate=recalibrate, telemetry=not no_telemetry,
                       telemetry_s=telemetry_seconds, budget_s=budget_s,
                       cooldown_s=cooldown_s, rest_s=rest_s,
+                      graph=not no_graph, sustained=not no_sustained, trace=not no_trace,
                       command=tuple(["tensorforge"] + sys.argv[1:]))
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
     ops = ops_host(core)
@@ -158,6 +163,22 @@ def export_command(core, capture, sink_names, options):
         sys.exit(1)
 
 
+def _attach_estimate(core, cal):
+    """The calibration with the estimate's coefficients fitted for the installed target that
+    describes the calibrated device (as `run` does), so `predict --ceilings CALIBRATION.json`
+    gets a calibrated estimate."""
+    import attrs
+    from .calibrate import store as calibration
+    from .calibrate.estimate_fit import fit_estimate
+    target = next((core.target(n) for n in core.names("targets")
+                   if core.target(n).matches_device(cal.device or "")), None)
+    ceilings = calibration.to_ceilings(cal)
+    if target is None or ceilings is None:
+        return cal
+    fitted = fit_estimate(cal, core, target, ceilings)
+    return cal if fitted is None else attrs.evolve(cal, estimate=fitted)
+
+
 @click.command()
 @click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
 @click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
@@ -188,20 +209,36 @@ def calibrate(core, backend, device_index, as_json):
                                      lambda line: click.echo(line, err=True))
     finally:
         session.close()
+    cal = _attach_estimate(core, cal)
     path = calibration.save(cal)
     if as_json:
         click.echo(canonical_json(to_document(cal)), nl=False)
     else:
-        c = cal.ceilings
+        from .capture.summary_regimes import FLOOR_NAMES
         click.echo(f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}")
-        for mode, rate in sorted(c.compute.items()):
-            click.echo(f"  compute {mode}: {si(rate, 'FLOP/s')}")
-        if c.dram_bytes_per_s:
-            click.echo(f"  memory bandwidth (bytes read + written): {si(c.dram_bytes_per_s, 'B/s')}")
-        if c.launch_floor_s:
-            click.echo(f"  launch floor: {seconds(c.launch_floor_s)}")
+        by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or \
+            {"burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)}
+        for regime, (compute, dram) in sorted(by_regime.items()):
+            for mode, rate in sorted(compute.items()):
+                click.echo(f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}")
+            if dram:
+                click.echo(f"  {regime} memory bandwidth (bytes read + written): {si(dram, 'B/s')}")
+        floors = cal.floors or {}
+        for key, label in FLOOR_NAMES:
+            if floors.get(key) is not None:
+                click.echo(f"  {label}: {seconds(floors[key])}")
+        if not floors and cal.ceilings.launch_floor_s:
+            click.echo(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
         for name, why in sorted(cal.failed_probes.items()):
             click.echo(f"  probe {name} failed: {why}")
+        fit = cal.estimate or {}
+        if "report" in fit:
+            s = fit["report"]["summary"]
+            click.echo(f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
+                       "the probes reproduced to "
+                       f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
+        elif "error" in fit:
+            click.echo(f"  estimate fit failed: {fit['error']}")
     click.echo(f"stored {path}", err=True)
 
 
@@ -253,3 +290,5 @@ def tensorforge_add_commands(cli):
     cli.add_command(rightsize)
     cli.add_command(report)
     cli.add_command(export_command)
+    from .report.evaluate import evaluate_command
+    cli.add_command(evaluate_command)

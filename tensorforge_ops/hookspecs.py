@@ -51,7 +51,9 @@ def tensorforge_ops_register_builders(register: RegisterBuilder) -> None:
     or ``framework`` a family of them (e.g. 'torch': every backend whose ``framework`` is
     'torch'; a builder for the backend by name wins over the framework's). Its
     ``build(params, device)`` allocates random inputs (never zeros) on ``device`` and returns a
-    zero-argument callable that executes the workload once. Return nothing.
+    zero-argument callable that executes the workload once, with each Core operator's code
+    inside ``tensorforge_ops.measure.op_ranges.operator_range(name)`` (the operator's name in
+    the Core's decomposition) so the trace window can attribute kernels to it. Return nothing.
     """
 
 
@@ -62,7 +64,9 @@ def tensorforge_ops_register_probes(register: RegisterProbe) -> None:
     Call ``register(probe)`` with a :class:`tensorforge_ops.api.CalibrationProbe` (unique
     ``name``, the ``backend`` it runs on); ``run(session)`` returns a
     :class:`tensorforge_ops.api.ProbeResult` with compute ceilings per math mode, memory-copy
-    bandwidth and/or launch floor, and the method used. Return nothing.
+    bandwidth and/or launch floor, named floors, the method used and the ``regime`` it ran in
+    ('burst', 'sustained' or 'single'; probes whose class says 'sustained' run last).
+    Return nothing.
     """
 
 

@@ -65,11 +65,21 @@ class OpsHost(BaseHost):
         found = self.find("builders", f"{kind}@{framework}") if framework else None
         return found if found and found.framework == framework else None
 
-    def default_backend(self, target: str, fallback: str) -> str:
-        """The backend that declares `target` as its own, else `fallback`."""
-        claims = [b.name for b in self.values("backends") if target in (getattr(b, "targets", ()) or ())]
+    def default_backend(self, target, fallback: str) -> str:
+        """The backend that declares `target` (a Target, or its name) as its own, by name in
+        `targets` or through its `claims(target)` (e.g. every system of several devices), else
+        `fallback`."""
+        name = getattr(target, "name", target)
+
+        def claimed(backend) -> bool:
+            if name in (getattr(backend, "targets", ()) or ()):
+                return True
+            claims = getattr(backend, "claims", None)
+            return bool(claims(target)) if claims is not None and not isinstance(target, str) else False
+
+        claims = [b.name for b in self.values("backends") if claimed(b)]
         if len(claims) > 1:
-            raise TensorForgeError(f"backends {', '.join(claims)} all measure target {target!r}: "
+            raise TensorForgeError(f"backends {', '.join(claims)} all measure target {name!r}: "
                                    "choose one with --backend")
         return claims[0] if claims else fallback
 

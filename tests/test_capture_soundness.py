@@ -15,6 +15,24 @@ compute ceiling is 2n^3 / *p10* time of the best probe size, and single iteratio
 than the probe's p10. A ceiling from the probe's fastest sample would be the sound choice; the
 captures must be made again once calibration does that. When a capture is replaced and the
 bound holds, the strict xfail turns into a failure, and the entry must go.
+
+h200-estimate-eval's five are a different finding, 2.2-5.1% below: its ceilings were measured
+right after the estimate's 30-s probe sweep had heated the device (bf16 760 TFLOP/s against 799
+in the other sessions), so its calibrated bound is too high. Calibration now runs that sweep after
+the burst ceiling probes and before the sustained ones (CalibrationProbe.order and .regime).
+
+host-cpu-estimate-eval's four are a third: on the 2-core VM, oneDNN's fp32 convolutions ran up
+to 1.9x the best fp32 matmul rate the probe measured (the 3x3 one is consistent with Winograd,
+which does fewer multiplications than the FLOPs the model counts), and one decode attention beat
+the copy bandwidth probe by 3% on a busy machine. A FLOP-counting bound needs a ceiling that
+covers such algorithms (a convolution probe, or Winograd's multiply count) before it holds for
+convolutions on CPUs.
+
+The two-H200 captures (h200x2-*) add one more of the first kind (a p10-based ceiling): the 4 KiB all-reduce, whose
+calibrated floor was the p10 of the sweep's 4 KiB samples (11.4 us) while the samples spread
+from 9 us to over 100 us (host launch included); the fastest sample of the measurement lies
+17-19% below it. The collective sweep now takes each size's fastest sample less an allowance (tensorforge.collectives),
+so a new capture should clear these entries (re-fitting these captures' own sweep with today's curve puts every fastest sample above it: benchmarks/refit_collectives.py).
 """
 
 import json
@@ -26,6 +44,7 @@ from tensorforge.ceilings_file import ceilings_from_data
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
+from tensorforge_ops.capture.versions import upgrade
 from tensorforge_ops.capture.compare import fastest_sample as _fastest
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
@@ -44,6 +63,17 @@ KNOWN_BELOW = {
     ("h200-square-gemm-sweep-no-cooldown", "gemm:m=6144,n=6144,k=6144,dtype=bf16"): -0.0096,
     ("h200-square-gemm-sweep-no-cooldown", "gemm_large_square"): -0.0042,
     ("rtx3050-laptop-measured-on-h200", "gemm_large_square"): -0.0034,
+    ("h200-estimate-eval", "gemm-large-4096-bf16"): -0.0443,
+    ("h200-estimate-eval", "gemm-large-llama3-ffn-up"): -0.0513,
+    ("h200-estimate-eval", "gemm-large-8192x4096x8192-fp16"): -0.0312,
+    ("h200-estimate-eval", "gemm-large-10240"): -0.0220,
+    ("h200-estimate-eval", "gemm-transposed-a-4096"): -0.0382,
+    ("host-cpu-estimate-eval", "conv-1x1-c256-k128"): -0.2353,
+    ("host-cpu-estimate-eval", "conv-3x3-c64"): -0.4800,
+    ("host-cpu-estimate-eval", "conv-stem-7x7"): -0.3010,
+    ("host-cpu-estimate-eval", "sdpa-decode-b8-2048"): -0.0328,
+    ("h200x2-default-run", "all_reduce_4k"): -0.1857,
+    ("h200x2-rerun-reused-calibration", "all_reduce_4k"): -0.1660,
 }
 
 
@@ -53,7 +83,8 @@ def fastest_sample(row: dict) -> float:
 
 
 def _load(path):
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The capture in the current layout (a version-1 document is upgraded first, as readers do)."""
+    return upgrade(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 
 def measured_workloads():
@@ -75,7 +106,7 @@ def measured_workloads():
 def _param(path, name, i):
     known = KNOWN_BELOW.get((path.stem, name))
     marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
-                               "bound: p10-based compute ceiling (see module docstring)")] if known else []
+                               "bound: p10-based ceiling (see module docstring)")] if known else []
     return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
 
 
@@ -111,6 +142,11 @@ def test_current_core_bound_from_the_captures_ceilings_is_at_most_the_fastest_sa
     if cal["target"] in MACHINE_DEPENDENT_TARGETS:
         pytest.skip(f"target {cal['target']} is read from the machine running the tests")
     workload = resolve_spec(host, cal["workloads"][index]["spec"])
+    recorded = [op["name"] for op in cal["workloads"][index]["operators"]]
+    if [op.name for op in workload[1].operators(workload[0].params)] != recorded:
+        # the spec means another workload today (a config file now supplies a field, e.g. the
+        # vocabulary that adds an LM head): comparing bounds of different workloads proves nothing
+        pytest.skip(f"{name}: its spec decomposes differently today than when it was measured")
     ceilings = ceilings_from_data(doc["calibrated"]["ceilings"], f"{path.name} CALIBRATED")
     pred = predict([workload], host.target(cal["target"]), host.mappings(),
                    operating_point=cal["operating_point"], ceilings=ceilings)

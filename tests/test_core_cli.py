@@ -137,7 +137,10 @@ def test_predict_default_suite_text(cli, host):
         cell = lambda col, nxt: row[header.index(col):header.index(nxt)].strip()
         assert cell("bottleneck", "ceilings") in ("compute", "memory")
         assert cell("ceilings", "search") == "datasheet"
-        assert row[header.index("search"):].strip() == "exhaustive"
+        assert cell("search", "ESTIMATE device") == "exhaustive"
+        for col, nxt in (("ESTIMATE device", "ESTIMATE eager"),):
+            value, unit = cell(col, nxt).split()    # the estimate has its own columns
+            assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
         for col, nxt in (("compute", "memory"), ("memory", "lower bound"), ("lower bound", "bottleneck")):
             value, unit = cell(col, nxt).split()
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row

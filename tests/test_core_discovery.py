@@ -21,12 +21,15 @@ EXPECTED = {
     "conv2d": ("tf-conv2d", "tf_conv2d.plugin", ("tensorforge_register_workloads",),
                {"workloads": ("conv2d",)}),
     "transformer": ("tf-transformer", "tf_transformer.plugin", ("tensorforge_register_workloads",),
-                    {"workloads": ("transformer",)}),
+                    {"workloads": ("sdpa", "transformer")}),
     "rtx3050": ("tf-rtx3050", "tf_rtx3050.plugin", ("tensorforge_register_targets",),
                 {"targets": ("rtx3050-laptop",)}),
     "builtin-mappings": ("tensorforge", "tensorforge.mappings.plugin",
                          ("tensorforge_register_mappings",),
-                         {"mappings": ("flash-attention", "streaming", "tiled-matmul", "vector-matmul")}),
+                         {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul",
+                                       "vector-matmul")}),
+    "collective": ("tf-collective", "tf_collective.plugin", ("tensorforge_register_workloads",),
+                   {"workloads": ("collective",)}),
 }
 
 

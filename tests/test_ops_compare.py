@@ -275,3 +275,20 @@ def test_zero_p50_has_no_ape_and_does_not_crash():
     assert row["ape_note"] == "measured p50 is 0 s (below timer resolution): APE is undefined"
     # 0 s is what the timer could not resolve, not a time below the bound: no verdict, and why
     assert row["bound_check"] == {"verdict": "no verdict: measured p50 is 0 s (below timer resolution)"}
+
+
+def test_the_estimate_is_compared_in_the_measurement_regime():
+    """The eager estimate beside the bound, its APE against the eager p50; never the bound's.
+    A row without an estimate has no estimate fields (older captures read the same)."""
+    est = SimpleNamespace(eager_s=1.5, device_s=1.2)
+    calibrated = SimpleNamespace(latency_s=1.0, bottleneck="compute", estimate=est)
+    row = row_for(ok(2.0), calibrated=calibrated)
+    assert row["predicted_estimate_s"] == 1.5 and row["estimate_regime"] == "eager"
+    assert row["ape_estimate"] == pytest.approx(0.25)
+    assert row["ape_calibrated"] == pytest.approx(0.5)
+    assert "predicted_estimate_s" not in row_for(ok(2.0))
+    # a graph-mode p50 (device time) is compared with the device-time estimate, host overhead left out
+    graph = attrs.evolve(ok(2.0), regime="burst", mode="graph")
+    row = row_for(graph, calibrated=calibrated)
+    assert row["predicted_estimate_s"] == 1.2 and row["estimate_regime"] == "graph"
+    assert row["ape_estimate"] == pytest.approx(0.4)

@@ -271,7 +271,7 @@ def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
     assert host.reports["ops-import-error"].distribution == "tfcore-test-ops-import-error"
     assert host.reports["ops-stranger"].distribution == "tfops-stranger"
     assert host.reports["ops-stranger"].version == "0.1"
-    assert host.names("backends") == ["stranger", "torch-cpu", "torch-cuda"]
+    assert host.names("backends") == ["stranger", "torch-cpu", "torch-cuda", "torch-distributed"]
     assert [r.name for r in host.broken()] == ["ops-import-error"]
 
 
@@ -284,12 +284,16 @@ def real_ops():
 
 def test_real_entry_points(real_ops):
     assert real_ops.broken() == []
-    assert real_ops.names("backends") == ["torch-cpu", "torch-cuda"]
-    # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu too)
-    assert real_ops.names("builders") == ["conv2d@torch", "gemm@torch", "transformer@torch"]
-    assert real_ops.names("probes") == ["copy-bandwidth", "cpu-call-floor", "cpu-matmul-ceiling",
-                                        "cpu-memory-bandwidth", "launch-floor", "matmul-ceiling"]
-    assert real_ops.names("telemetry") == ["host-cpu", "nvml"]
+    assert real_ops.names("backends") == ["torch-cpu", "torch-cuda", "torch-distributed"]
+    # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu and
+    # tf-distributed's torch-distributed too)
+    assert real_ops.names("builders") == ["collective@torch", "conv2d@torch", "gemm@torch", "sdpa@torch",
+                                          "transformer@torch"]
+    assert real_ops.names("probes") == ["collective-sweep", "copy-bandwidth", "copy-bandwidth-sustained",
+                                        "cpu-call-floor", "cpu-estimate-terms", "cpu-matmul-ceiling",
+                                        "cpu-memory-bandwidth", "estimate-terms", "kernel-floors", "matmul-ceiling",
+                                        "matmul-ceiling-sustained", "per-rank-ceilings"]
+    assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     # the gate and right-sizing are policies registered through the same hook as a stranger's
     assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
     assert real_ops.owner("policies", "regression-gate") == real_ops.owner("policies", "right-sizing") == "policies"
@@ -299,17 +303,19 @@ def test_real_entry_points(real_ops):
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
         "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge", "torch-cpu": "tf-cpu",
         "policies": "tensorforge",
-        "transformer-torch": "tf-transformer", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
+        "transformer-torch": "tf-transformer", "collective-torch": "tf-collective",
+        "torch-distributed": "tf-distributed", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
     assert all(r.side == "ops" for r in real_ops.reports.values())
-    for kind in ("gemm", "conv2d", "transformer"):
+    for kind in ("gemm", "conv2d", "transformer", "collective"):
         assert real_ops.builder(kind, "torch-cuda").kind == kind
         assert real_ops.builder(kind, "torch-cpu") is real_ops.builder(kind, "torch-cuda")
+        assert real_ops.builder(kind, "torch-distributed") is real_ops.builder(kind, "torch-cuda")
 
 
 def test_disabling_an_ops_plugin(monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "conv2d-torch")
     host = OpsHost()
-    assert host.names("builders") == ["gemm@torch", "transformer@torch"]
+    assert host.names("builders") == ["collective@torch", "gemm@torch", "sdpa@torch", "transformer@torch"]
     assert host.builder("conv2d", "torch-cuda") is None
 
 
@@ -320,11 +326,11 @@ def test_list_plugins_shows_ops_rows():
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[2:] if line.strip()}
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
-    assert "backends: torch-cuda; probes: copy-bandwidth, launch-floor, matmul-ceiling; telemetry: nvml" \
-        in rows["torch-cuda"]
+    assert ("backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, estimate-terms, "
+            "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml") in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
-    assert "builders: transformer@torch" in rows["transformer-torch"]
+    assert "builders: sdpa@torch, transformer@torch" in rows["transformer-torch"]
     assert rows["ops"].split()[1] == "core"  # the Ops face towards the Core
     result = CliRunner().invoke(cli, ["list-plugins", "--json"])
     reports = {r["name"]: r for r in json.loads(result.stdout)}

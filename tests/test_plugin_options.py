@@ -119,7 +119,7 @@ def tensorforge_register_targets(register):
     assert re.search(r"^trace: core call raises tensorforge_register_targets \d+\.\d\d ms -> raised ValueError$",
                      text, re.M)
     assert re.search(r"^trace: core call builtin-mappings tensorforge_register_mappings .* -> registered "
-                     r"tiled-matmul, flash-attention, streaming, vector-matmul$", text, re.M)
+                     r"tiled-matmul, flash-attention, streaming, vector-matmul, collective$", text, re.M)
     assert re.search(r"^trace: core call ops tensorforge_add_commands ", text, re.M)
     # the broken plugins are still reported as usual, after the trace
     assert [line for line in err if not line.startswith("trace: ")] == [

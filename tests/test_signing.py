@@ -10,8 +10,7 @@ import pytest
 from tensorforge.errors import TensorForgeError
 from tensorforge_ops.capture import signing
 from tensorforge_ops.capture.signing import (INVALID, TRUSTED, UNSIGNED, UNTRUSTED, fingerprint_of,
-                                             load_or_create_key, origin, parse_key, sign_digest,
-                                             trusted_fingerprints)
+                                             load_or_create_key, origin, parse_key, sign_digest)
 
 pytestmark = pytest.mark.timeout(30)
 

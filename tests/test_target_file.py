@@ -195,7 +195,7 @@ BAD = {
     "sram not tables": (("[[sram]]\nname = \"l2\"", "[[srams]]\nname = \"l2\""),
                         "unknown field 'srams' (did you mean 'sram'?); known here: name, description, pe_array, "
                         "sram, dram_capacity_bytes, operating_points, default_operating_point, sources, notes, "
-                        "device_names"),
+                        "device_names, architecture, estimate, devices, interconnect"),
     "notes not strings": (("notes = [", "notes = [1, "), "field 'notes' = [1, \"dense peaks only; the laptop's power "
                                                           "limit and therm...: expected a list of strings"),
     "source not text": (('dram_capacity_bytes = "4 GB', 'dram_capacity_bytes = 4\nx = "4 GB'),
@@ -205,7 +205,7 @@ BAD = {
                             "expected a table of figure = where it comes from"),
     "dram capacity a list": (("dram_capacity_bytes = 4294967296", "dram_capacity_bytes = [4294967296]"),
                              "field 'dram_capacity_bytes' = [4294967296]: expected an integer >= 1"),
-    "not toml": (("units = 16", "units = = 16"), "not valid TOML: Invalid value (at line 12, column 9)"),
+    "not toml": (("units = 16", "units = = 16"), "not valid TOML: Invalid value (at line 13, column 9)"),
 }
 
 

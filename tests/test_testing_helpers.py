@@ -72,7 +72,7 @@ def test_a_good_kind_passes_and_returns_predictions():
     (kind_with(operators=(stream(flops=float("nan")),)), None,
      "workload 'scale', params #1, operator 'scale': flops must be a finite number >= 0, got nan"),
     (kind_with(operators=(stream(flops=0.0),)), None,
-     "workload 'scale', params #1: the workload does no arithmetic (total FLOPs 0.0)"),
+     "workload 'scale', params #1: the workload does no arithmetic and moves nothing between devices (total FLOPs 0.0)"),
     (kind_with(operators=(stream(nbytes=4.5),)), None,
      "workload 'scale', params #1, operator 'scale': tensor 'x' must have an integer nbytes >= 0, got 4.5"),
     (kind_with(operators=(stream(nbytes=-4),)), None,
@@ -126,8 +126,8 @@ class OddMapping(MappingStrategy):
 
 def test_a_problem_type_needs_its_mapping():
     kind = kind_with(operators=(Operator("odd", Odd()),))
-    with pytest.raises(PluginCheckError, match=r"^workload 'scale': the model cannot predict it: no installed "
-                                               r"mapping strategy handles Odd$"):
+    with pytest.raises(PluginCheckError, match=r"^workload 'scale': the model cannot predict it: workload 'scale#1', "
+                                               r"operator 'odd': no installed mapping strategy handles Odd$"):
         check_workload_kind(kind)
     assert check_workload_kind(kind, mappings=[OddMapping()])[0].latency_s == 1e-6
 

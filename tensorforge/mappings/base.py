@@ -1,5 +1,6 @@
 """What a mapping strategy sees (Machine), returns (MappingChoice), and must implement."""
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -47,6 +48,11 @@ class Machine:
     max_candidates: int = MAX_CANDIDATES
     vector: dict[str, float] = attrs.field(factory=dict)    # vector FLOP/s per precision
     special: dict[str, float] = attrs.field(factory=dict)   # transcendental results/s per precision
+    # A system target's devices and links, and the calibrated collective curves
+    # (tensorforge.collectives): what the collective mapping needs, nothing else reads them.
+    devices: int = 1
+    interconnect: Any | None = None
+    collectives: Mapping[str, Any] = attrs.field(factory=dict)
 
     def unit_rate(self, mode: str) -> float:
         return self.compute[mode] / self.units
@@ -106,6 +112,9 @@ class MappingChoice:
     notes: tuple[str, ...] = ()
     search: str = UNSTATED
     space: int = 0
+    # Which ceilings timed this operator when not its math mode's (a collective: the links'
+    # 'datasheet' or 'calibrated' curve); None: the math mode's.
+    origin: str | None = None
 
 
 @attrs.frozen

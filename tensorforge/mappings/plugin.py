@@ -3,6 +3,7 @@ exactly as a third-party mapping plugin would be."""
 
 from ..hookspecs import hookimpl
 from .attention import FlashAttention
+from .collective import CollectiveMapping
 from .matmul import TiledMatmul, VectorMatmul
 from .streaming import Streaming
 
@@ -13,3 +14,4 @@ def tensorforge_register_mappings(register):
     register(FlashAttention())
     register(Streaming())
     register(VectorMatmul())
+    register(CollectiveMapping())

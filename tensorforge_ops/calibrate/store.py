@@ -5,12 +5,14 @@ typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibr
 import datetime as dt
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any
 
 from tensorforge import __version__
-from tensorforge.api import Ceilings, TensorForgeError, canonical_json, one_line, read_json, write_atomic
+from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, collective_ceilings, one_line,
+                             read_json, write_atomic)
 
 from ..api import ProbeResult, Unavailable
-from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord
+from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
 
 
 def home() -> Path:
@@ -33,7 +35,12 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
-    for probe in probes:
+    # Sustained probes last: they leave the device hot and power-capped, which would lower the
+    # ceilings of burst probes run after them. Within a regime, ascending `order` (a long burst
+    # sweep such as the estimate's runs after the ceiling probes), then the given order.
+    ordered = sorted(enumerate(probes), key=lambda item: (getattr(item[1], "regime", "burst") == "sustained",
+                                                          getattr(item[1], "order", 0), item[0]))
+    for _, probe in ordered:
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))
@@ -41,22 +48,42 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
-    compute: dict[str, float] = {}
-    dram = launch = None
+    compute: dict[str, dict[str, float]] = {}
+    dram: dict[str, float | None] = {}
+    floors: dict[str, float] = {}
+    collectives: dict[str, Any] = {}
+    launch = None
     for result in results:
-        compute.update(result.compute)
-        dram = result.dram_bytes_per_s if result.dram_bytes_per_s else dram
+        compute.setdefault(result.regime, {}).update(result.compute)
+        dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
+        floors.update(result.floors)
+        collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none
         launch = result.launch_floor_s if result.launch_floor_s else launch
+    by_regime = {r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
+                 for r in sorted(set(compute) | set(dram))}
+    # 'ceilings' keeps its meaning for every reader: the regime a device's probes run in by
+    # default (burst on a GPU; the single regime of a device that has only one)
+    base = by_regime.get("burst") or by_regime.get("single") or RegimeCeilings(compute={}, dram_bytes_per_s=None)
     return Calibration(
         fingerprint=session.info.fingerprint, device=session.info.name,
         device_details=dict(session.info.details), measured_at=started, finished_at=now(),
         tensorforge_version=__version__,
-        ceilings=CalibratedCeilings(compute=compute, dram_bytes_per_s=dram, launch_floor_s=launch),
+        ceilings=CalibratedCeilings(compute=dict(base.compute), dram_bytes_per_s=base.dram_bytes_per_s,
+                                    launch_floor_s=launch,
+                                    collectives=_curves(collectives, "the collective probes") or None),
         probes={r.name: ProbeRecord(method=r.method, duration_s=r.duration_s, compute=dict(r.compute),
                                     dram_bytes_per_s=r.dram_bytes_per_s, launch_floor_s=r.launch_floor_s,
-                                    details=dict(r.details))
+                                    details=dict(r.details), regime=r.regime, floors=dict(r.floors) or None,
+                                    collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None)
                 for r in results},
-        failed_probes=failures)
+        failed_probes=failures, ceilings_by_regime=by_regime or None, floors=floors or None)
+
+
+def _curves(data, where: str):
+    """Collective curves a probe handed in as data (or as objects), checked."""
+    from tensorforge.api import CollectiveCeiling, to_data
+    plain = {k: to_data(v) if isinstance(v, CollectiveCeiling) else v for k, v in (data or {}).items()}
+    return collective_ceilings(plain, where)
 
 
 def save(calibration: Calibration) -> Path:
@@ -88,12 +115,38 @@ def load(fingerprint: str) -> Calibration | None:
                                "remove it or pass --recalibrate") from None
 
 
-def to_ceilings(calibration: Calibration) -> Ceilings | None:
-    """Core ceilings from a calibration; None when the probes that matter did not run."""
-    c = calibration.ceilings
-    if not c.compute or not c.dram_bytes_per_s:
+def regimes(calibration: Calibration) -> list[str]:
+    """The regimes a calibration has ceilings for ('burst' alone for calibrations written before
+    regimes existed)."""
+    return sorted(calibration.ceilings_by_regime) if calibration.ceilings_by_regime else ["burst"]
+
+
+def to_ceilings(calibration: Calibration, regime: str | None = None) -> Ceilings | None:
+    """Core ceilings of one regime (default: the calibration's base `ceilings`); None when the
+    probes that matter did not run in it.
+
+    A math mode or the bandwidth missing from the sustained regime is taken from the burst one,
+    and the source says so: nothing runs faster sustained than in a burst, so the bound stays a
+    lower bound (only a looser one)."""
+    base = calibration.ceilings
+    compute, dram = dict(base.compute), base.dram_bytes_per_s
+    where = ""
+    if regime is not None and regime in (calibration.ceilings_by_regime or {}):
+        own = (calibration.ceilings_by_regime or {})[regime]
+        borrowed = sorted(set(compute) - set(own.compute))
+        compute = {**compute, **own.compute}
+        if own.dram_bytes_per_s:
+            dram = own.dram_bytes_per_s
+        elif dram:
+            borrowed.append("DRAM bandwidth")
+        where = f" ({regime} regime" + (f"; {', '.join(borrowed)} from the burst probes" if borrowed else "") + ")"
+    elif regime not in (None, "burst", "single"):
         return None
-    return Ceilings(origin="calibrated", compute={k: float(v) for k, v in c.compute.items()},
-                    dram_bytes_per_s=float(c.dram_bytes_per_s),
+    if not compute or not dram:
+        return None
+    return Ceilings(origin="calibrated", compute={k: float(v) for k, v in compute.items()},
+                    dram_bytes_per_s=float(dram),
+                    # only a system's; measured once (the sweep has no regimes), used in every regime
+                    collectives=dict(getattr(base, "collectives", None) or {}),
                     source=f"calibrated on {calibration.device} at {calibration.measured_at} "
-                           f"({calibration.fingerprint})")
+                           f"({calibration.fingerprint}){where}")

@@ -67,6 +67,15 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
                predicted_calibrated_s=calibrated.latency_s if calibrated else None,
                bottleneck=bound.bottleneck if bound else None,
                measured_p50_s=None, ape_analytical=None, ape_calibrated=None, ape_note=None)
+    # the estimate (expected time, not a bound) in the mode of the p50 it is compared with:
+    # device time (estimate.device_s) against a graph-mode p50, eager (device time + host
+    # overhead) against an eager p50; the calibrated prediction's where it has one
+    chosen = calibrated if getattr(calibrated, "estimate", None) is not None else analytical
+    estimate = getattr(chosen, "estimate", None)
+    mode = (getattr(measurement, "mode", None) or "eager") if isinstance(measurement, Measurement) else "eager"
+    estimate_s = None if estimate is None else (estimate.eager_s if mode == "eager" else estimate.device_s)
+    if estimate is not None:
+        row.update(predicted_estimate_s=estimate_s, estimate_regime=mode)
     if not isinstance(measurement, Measurement):
         why = measurement.reason if measurement is not None else "not measured"
         return ComparisonRow(**{**row, "ape_note": f"no measurement: {why}"},
@@ -81,6 +90,7 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
     if same_device and p50 > 0:
         row["ape_analytical"] = ape(analytical.latency_s, p50) if analytical else None
         row["ape_calibrated"] = ape(calibrated.latency_s, p50) if calibrated else None
+        row["ape_estimate"] = ape(estimate_s, p50) if estimate_s is not None else None
     elif same_device:  # all-zero samples (below timer resolution): APE has no denominator
         row["ape_note"] = "measured p50 is 0 s (below timer resolution): APE is undefined"
     else:

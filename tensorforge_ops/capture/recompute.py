@@ -6,11 +6,13 @@ recorded relative IQR. A capture edited so its spread looked tight, or its compa
 differed from the measured one, verified. Now `verify` recomputes:
 
 * MEASURED: every summary statistic (n, percentiles, mean, stdev, cv, relative IQR, min, max)
-  from the raw samples, and the throughputs from the predicted work over the p50;
-* the comparison: every row, with the same function the run used (capture/compare.py), from
+  from the raw samples, of the primary timing and of every other regime and mode timed, and
+  the throughputs from the predicted work over the p50;
+* the comparison: every row, with the same function the run used (capture/compare_row.py), from
   PREDICTED, MEASURED and the workload's DIAGNOSTIC window: p50, fastest sample, APE, the bound
-  check and its tolerance, the evidence quality; the list of bound violations; whether the
-  measured device is the predicted target;
+  check and its tolerance, the estimate, the evidence quality, every regime's and every
+  operator's comparison; the list of bound violations; whether the measured device is the
+  predicted target;
 * POLICY: every recorded bound check is the comparison's.
 
 Fields an older capture does not have are not demanded; those it has must match.
@@ -25,7 +27,7 @@ from typing import Any
 import attrs
 
 from ..measure.stats import summarize
-from .compare import compare_workload
+from .compare_row import comparison_row
 from .convert import to_document
 from .model import Capture
 from .sections.diagnostic import Diagnostic
@@ -80,10 +82,16 @@ def measured_problems(capture: Capture) -> tuple[list[str], int]:
             continue
         count += 1
         stats = summarize(m.samples_s)
-        for field in attrs.fields(type(stats)):
-            got, want = getattr(m.stats, field.name), getattr(stats, field.name)
-            if not close(float(got), float(want)):
-                problems.append(f"{name}: recorded {field.name} {got} does not match its raw samples ({want})")
+        # the primary timing, and every other regime and mode the backend timed
+        timings = [("", m.samples_s, m.stats)] + [(f" ({t.regime} {t.mode})", t.samples_s, t.stats)
+                                                 for t in m.modes or () if t.samples_s]
+        for label, chosen, recorded in timings:
+            again = summarize(chosen)
+            for field in attrs.fields(type(again)):
+                got, want = getattr(recorded, field.name), getattr(again, field.name)
+                if not close(float(got), float(want)):
+                    problems.append(f"{name}{label}: recorded {field.name} {got} does not match its raw samples "
+                                    f"({want})")
         predicted = capture.predicted.analytical.workload(name)
         if predicted is not None and stats.p50 > 0:
             for label, work, got in (("FLOP/s", predicted.flops, m.throughput_flops_per_s),
@@ -116,8 +124,9 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
     for name, row in sorted(comp.workloads.items()):
         analytical = pred.analytical.workload(name)
         calibrated = pred.calibrated.workload(name) if pred.calibrated else None
-        expected = compare_workload(name, analytical, calibrated, measured.get(name), comp.same_device,
-                                    comp.device_note, cal_note, windows.get(name))
+        sustained = pred.calibrated_sustained.workload(name) if pred.calibrated_sustained else None
+        expected = comparison_row(analytical, calibrated, sustained, measured.get(name), comp.same_device,
+                                  comp.device_note, cal_note, pred.calibrated_sustained_note, windows.get(name))
         count += 1
         for key in sorted(set(_differences(to_document(row), to_document(expected))) - NOT_DERIVED):
             problems.append(f"{name}: recorded comparison {key} does not follow from PREDICTED, MEASURED "

@@ -15,21 +15,24 @@ from collections.abc import Callable
 import attrs
 
 from tensorforge import __version__
-from tensorforge.api import finite_in, one_line, predict, resolve
+from tensorforge.api import TensorForgeError, finite_in, one_line, predict, resolve
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..telemetry.nvml import CAVEAT
-from .compare import compare_workload
+from .compare_row import comparison_row
+from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
 from .sections.comparison import Comparison
 from .sections.diagnostic import Diagnostic, TelemetryWindow
-from .sections.measured import FailedMeasurement, Measured, Measurement, MeasuringDevice, WorkloadMeasurement
+from .sections.measured import (FailedMeasurement, Measured, Measurement, MeasuringDevice, RankMeasurement,
+                                WorkloadMeasurement)
 from .sections.policy import PolicyRecord, RecordedBoundCheck
 from .sections.predicted import Predicted
 from .sections.provenance import HostRecord, PluginRecord, Provenance
 from .telemetry_window import window_from_source
+from .workload_measurement import measure_phases
 
 
 DEFAULT_BACKEND = "torch-cuda"
@@ -46,13 +49,19 @@ class RunOptions:
     recalibrate: bool = False
     telemetry: bool = True
     # Finite and in range, or refused: a NaN telemetry window never ended (elapsed < NaN).
-    telemetry_s: float = attrs.field(default=1.0, validator=finite_in(0))
+    telemetry_s: float = attrs.field(default=0.5, validator=finite_in(0))
     budget_s: float = attrs.field(default=2.0, validator=finite_in(0, low_open=True))
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
     # window, against 177 us when measured first (power-management state left by the probes).
     cooldown_s: float = attrs.field(default=2.0, validator=finite_in(0))
     rest_s: float = attrs.field(default=0.2, validator=finite_in(0))
+    # Measurement modes (backends with phases, tensorforge_ops.measure.phases): CUDA-graph replay,
+    # the sustained regime and the per-operator trace window.
+    graph: bool = True
+    sustained: bool = True
+    trace: bool = True
+    trace_iterations: int = 5
     command: tuple[str, ...] = ()
 
 
@@ -74,6 +83,8 @@ class Run:
         self.diagnostic: Any = UnavailableSection(label="DIAGNOSTIC", reason="not started", caveat=CAVEAT)
         self.policy = PolicyRecord(bound_checks={})
         self.comparison: Comparison | None = None
+        self.sustained_pred: Any = None           # the calibrated bound of the sustained regime
+        self.sustained_note: str | None = "no device"
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -91,19 +102,23 @@ class Run:
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
         # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
-        backend = self.ops.backend(opts.backend or self.ops.default_backend(target.name, DEFAULT_BACKEND))
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target, DEFAULT_BACKEND))
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        self.target = target
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
-        if not (opts.specs or opts.suites) and backend.default_suite:
+        # a backend may size its suite for the target (torch-distributed: for N devices)
+        own_suite = backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else \
+            backend.default_suite
+        if not (opts.specs or opts.suites) and own_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
-            workloads = resolve(self.core, tuple(backend.default_suite))
+            workloads = resolve(self.core, tuple(own_suite))
         else:
             workloads = resolve(self.core, opts.specs, opts.suites)
         mappings = self.core.mappings()
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
-        analytical = predict(workloads, target, mappings, opts.operating_point)
+        analytical = self._predict(workloads, target, mappings, opts.operating_point, None, True)
         # the whole description, so a capture of a target given as a file stays reproducible
         self.header = {"target": target.name, "operating_point": analytical.operating_point,
                        "target_description": target}
@@ -123,11 +138,14 @@ class Run:
                 note = self._calibrated_note(ceilings, device_target, session.info.name)
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
-                    calibrated_pred = predict(workloads, device_target, mappings, point, ceilings)
+                    coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
+                    calibrated_pred = self._predict(workloads, device_target, mappings, point, ceilings,
+                                                    coefficients or True)
                     note = None
                 self.predicted = attrs.evolve(self.predicted, calibrated=calibrated_pred,
                                               calibrated_target=device_target.name if device_target else None,
                                               calibrated_note=note)
+                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
                 measurements = self._measure(session, workloads, analytical)
             finally:
                 session.close()
@@ -158,7 +176,9 @@ class Run:
         reason = None
         backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
         try:
-            session = backend.open(opts.device_index)
+            # a backend for systems of several devices opens for the target (how many, which kind)
+            session = backend.open_for(self.target, opts.device_index) if hasattr(backend, "open_for") \
+                else backend.open(opts.device_index)
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
@@ -201,6 +221,38 @@ class Run:
                                      stored_at=str(calibration.store_path(session.info.fingerprint)))
         return cal
 
+    def _predict(self, workloads, target, mappings, point, ceilings, estimate):
+        """The bound with the estimate beside it; an estimate that fails costs the estimate (said
+        in the notes), never the bound or the run."""
+        try:
+            return predict(workloads, target, mappings, point, ceilings, estimate=estimate)
+        except TensorForgeError:
+            raise
+        except Exception as exc:
+            self.say(f"estimate failed, bound only: {one_line(exc)}")
+            pred = predict(workloads, target, mappings, point, ceilings, estimate=False)
+            return attrs.evolve(pred, notes=pred.notes + (f"no estimate: {one_line(exc)}",))
+
+    def _estimate_coefficients(self, cal, device_target, ceilings, point):
+        """The estimate's coefficients calibrated on this device: fitted from the calibration's
+        estimate-terms probe points once, then stored with the calibration."""
+        from ..calibrate.estimate_fit import calibrated_coefficients, fit_estimate
+        if (cal.estimate or {}).get("target") != device_target.name:
+            self.say("fitting the estimate's coefficients to the probe sweeps")
+            fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
+            if fitted is not None:
+                if "error" in fitted:
+                    self.say(f"  estimate fit failed: {fitted['error']}")
+                cal = attrs.evolve(cal, estimate=fitted)
+                calibration.save(cal)
+                if isinstance(self.calibrated, Calibrated):
+                    self.calibrated = attrs.evolve(self.calibrated, estimate=fitted)
+        try:
+            return calibrated_coefficients(cal, device_target.name)
+        except Exception as exc:
+            self.say(f"  stored estimate coefficients unusable: {one_line(exc)}")
+            return None
+
     def _device_target(self, target, device_name: str):
         if target.matches_device(device_name):
             return target
@@ -223,14 +275,18 @@ class Run:
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
         results: dict[str, WorkloadMeasurement] = {}
         windows: dict[str, TelemetryWindow] = {}
+        burst_windows: dict[str, TelemetryWindow] = {}
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
-            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows)
+            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows,
+                                                             burst_windows)
             # kept current, so an interruption writes every workload measured so far
             self.measured = attrs.evolve(self.measured, workloads=dict(results))
             if isinstance(row, Measurement):
-                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms over {row.stats.n} samples ({row.stop_reason})")
+                others = "; ".join(f"{t.regime} {t.mode} {t.stats.p50 * 1e3:.4g} ms" for t in row.modes or ())
+                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms ({row.regime or 'burst'} {row.mode or 'eager'}) "
+                         f"over {row.stats.n} samples ({row.stop_reason})" + (f"; {others}" if others else ""))
             else:
                 self.say(f"  failed: {row.reason}")
         if not opts.telemetry:
@@ -245,10 +301,19 @@ class Run:
             self.diagnostic = Diagnostic(
                 available=available, reason=None if available else ("; ".join(reasons) or "no window collected"),
                 source=sources[0].name, caveat=self.caveat,
-                window="a separate execution window after latency timing, per workload", windows=windows)
+                window=("a separate execution window after latency timing, per workload and regime: 'windows' "
+                        "after the sustained timings (continuous load; on a one-regime device, after its "
+                        "timings), 'burst_windows' after the burst ones (<= 5 ms stretches at 50% duty)"),
+                windows=windows, burst_windows=burst_windows or None)
         return results
 
-    def _measure_one(self, session, workload, predicted, sources, windows) -> WorkloadMeasurement:
+    def _plan(self):
+        from ..measure.phases import PhasePlan
+        opts = self.opts
+        return PhasePlan(budget_s=opts.budget_s, graph_budget_s=min(1.0, opts.budget_s), graph=opts.graph,
+                         trace=opts.trace, trace_iterations=opts.trace_iterations, sustained=opts.sustained)
+
+    def _measure_one(self, session, workload, predicted, sources, windows, burst_windows) -> WorkloadMeasurement:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)
@@ -258,9 +323,20 @@ class Run:
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
                 time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
-                timed = session.time(prepared.fn, opts.budget_s)
-                if sources:
-                    windows[workload.name] = self._window(sources[0], session, prepared.fn)
+                if hasattr(session, "phases"):
+                    fields, by_regime = measure_phases(session, prepared, self._plan(),
+                                                       sources[0] if sources else None, opts.telemetry_s)
+                    if "burst" in by_regime:
+                        burst_windows[workload.name] = by_regime.pop("burst")
+                    if by_regime:
+                        windows[workload.name] = next(iter(by_regime.values()))
+                else:   # a backend without phases: one burst eager timing, as before phases existed
+                    timed = session.time(prepared.fn, opts.budget_s)
+                    fields = {"samples_s": tuple(timed.samples_s), "stats": timed.stats,
+                              "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
+                              "flush_bytes": timed.flush_bytes}
+                    if sources:
+                        windows[workload.name] = self._window(sources[0], session, prepared.fn)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
@@ -270,10 +346,14 @@ class Run:
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
             return FailedMeasurement(math_mode=math_mode, reason=reason)
-        p50 = timed.stats.p50
+        p50 = fields["stats"].p50
+        # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
+        # result check, the per-operator window), checked against the capture's classes
+        ranks = converter.structure(session.measurement_details(), RankMeasurement) \
+            if hasattr(session, "measurement_details") else None
         return Measurement(
-            math_mode=math_mode, samples_s=tuple(timed.samples_s), stats=timed.stats,
-            stop_reason=timed.stop_reason, warmup_iters=timed.warmup_iters, flush_bytes=timed.flush_bytes,
+            ranks=ranks,
+            math_mode=math_mode, **fields,
             peak_memory_bytes=prepared.peak_memory_bytes,
             peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
             framework_flags=dict(prepared.framework_flags),
@@ -285,6 +365,21 @@ class Run:
             return window_from_source(source.collect(session, run_once, self.opts.telemetry_s))
         except Exception as exc:   # a telemetry source's failure costs its window, never the run
             return TelemetryWindow(available=False, reason=one_line(exc))
+
+    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
+        """The calibrated bound of the sustained regime, from the sustained probes' ceilings."""
+        if note is not None or cal is None:
+            self.sustained_note = note or "no calibration"
+        elif "sustained" not in calibration.regimes(cal):
+            self.sustained_note = "the calibration has no sustained-regime ceilings (recalibrate)"
+        else:
+            ceilings = calibration.to_ceilings(cal, "sustained")
+            point = self.opts.operating_point if same_device else None
+            self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
+            self.sustained_note = None
+        if self.predicted is not None and "sustained" in (calibration.regimes(cal) if cal else []):
+            self.predicted = attrs.evolve(self.predicted, calibrated_sustained=self.sustained_pred,
+                                          calibrated_sustained_note=self.sustained_note)
 
     def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
         target = self.header["target"]
@@ -300,12 +395,19 @@ class Run:
         windows = self.diagnostic.windows if isinstance(self.diagnostic, Diagnostic) else {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
-            rows[w.name] = compare_workload(w.name, w, cal, measurements.get(w.name),
-                                            same_device, device_note, cal_note, windows.get(w.name))
+            sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
+            rows[w.name] = comparison_row(w, cal, sustained, measurements.get(w.name), same_device, device_note,
+                                          cal_note, self.sustained_note, windows.get(w.name))
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,
-            bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")))
+            bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
+            # every regime and mode against its own regime's bound, and every operator against its own
+            regime_bound_violations=tuple(sorted(
+                f"{n} ({regime} {x.mode})" for n, r in rows.items() for regime, x in (r.regimes or {}).items()
+                if x.bound_check.verdict == "BOUND VIOLATION")),
+            operator_bound_violations=tuple(sorted(
+                f"{n}: {op}" for n, r in rows.items() for op in ((r.operators.violations or ()) if r.operators else ()))))
         self.policy = PolicyRecord(
             bound_checks={n: RecordedBoundCheck(verdict=r.bound_check.verdict,
                                                 evidence=("MEASURED p50", "CALIBRATED lower bound"))

@@ -9,6 +9,8 @@ from .sections.calibrated import Calibrated
 from .sections.diagnostic import Diagnostic
 from .sections.comparison import ComparisonRow
 from .sections.measured import FailedMeasurement, Measured, Measurement, WorkloadMeasurement
+from .summary_regimes import calibrated_lines, regime_lines
+from .summary_system import collective_lines, operator_lines, system_lines
 
 
 def _telemetry_lines(diag) -> list[str]:
@@ -16,7 +18,11 @@ def _telemetry_lines(diag) -> list[str]:
         return [f"DIAGNOSTIC  unavailable: {diag.reason}"]
     source = "NVML" if diag.source == "nvml" else diag.source
     lines = [f"DIAGNOSTIC  {source}, separate window after timing (context, never a verdict)"]
-    for name, window in sorted(diag.windows.items()):
+    burst = diag.burst_windows or {}
+    windows = sorted([*diag.windows.items(), *burst.items()], key=lambda x: (x[0], x[1].regime != "burst"))
+    for name, window in windows:
+        if window.regime and (burst or window.regime != "single"):
+            name = f"{name} [{window.regime}]"
         if not window.available:
             lines.append(f"  {name}: unavailable ({window.reason})")
         else:
@@ -53,14 +59,18 @@ def summary_text(capture: Capture) -> str:
     if isinstance(measured, Measured):
         lines.append(f"MEASURED    on {measured.device.name} ({measured.device.fingerprint}) "
                      f"with {measured.backend}")
+        lines += system_lines(measured)
     else:
         lines.append(f"MEASURED    unavailable: {measured.reason}")
     if isinstance(cal, Calibrated):
         c = cal.ceilings
         modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c.compute.items()))
         launch = seconds(c.launch_floor_s) if c.launch_floor_s else "-"
-        lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; launch floor {launch}"
+        floor_name = "eager event floor" if "eager_event_floor_s" in (cal.floors or {}) else "launch floor"
+        lines.append(f"CALIBRATED  {modes}; copy {si(c.dram_bytes_per_s or 0, 'B/s')}; {floor_name} {launch}"
                      f" ({'reused from ' + cal.measured_at if cal.reused else 'measured ' + cal.measured_at})")
+        lines += calibrated_lines(cal)
+        lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.reason}")
     if pred.calibrated_note:
@@ -71,6 +81,8 @@ def summary_text(capture: Capture) -> str:
     fastest: dict[str, FastestCheck | None] = {}
     weak: dict[str, tuple[str, ...]] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
+    # captures from before the estimate have no estimate columns (their summaries stay the same)
+    estimated = comp is not None and any(r.predicted_estimate_s is not None for r in comp.workloads.values())
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
@@ -87,11 +99,23 @@ def summary_text(capture: Capture) -> str:
         rows.append([w.name, seconds(w.latency_s),
                      seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
                      seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
-                     ape_cal, ape_an, w.bottleneck, check, _fastest_cell(fastest[w.name]),
-                     quality.verdict if quality is not None else "-"])
-    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", "MEASURED p50",
-                         "APE cal", "APE analytical", "bottleneck*", "bound check", "fastest vs bound",
-                         "evidence"], rows)]
+                     ape_cal, ape_an]
+                    + ([seconds(r.predicted_estimate_s) if r and r.predicted_estimate_s else "-",
+                        percent(r.ape_estimate if r else None)] if estimated else [])
+                    + [w.bottleneck, check, _fastest_cell(fastest[w.name]),
+                       quality.verdict if quality is not None else "-"])
+    primary = "MEASURED p50"
+    if any(isinstance(m, Measurement) and m.mode == "graph" for m in measured_rows.values()):
+        primary = "MEASURED p50 (burst, graph*)"
+    # the estimate is given in the mode of the p50 beside it (device time against graph, eager
+    # against eager); one mode names the column, a mix is footnoted
+    estimate_modes = sorted({r.estimate_regime or "eager" for r in (comp.workloads.values() if comp else ())
+                             if r.predicted_estimate_s is not None})
+    estimate_head = f"ESTIMATE ({estimate_modes[0]})" if len(estimate_modes) == 1 else "ESTIMATE**"
+    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", primary,
+                         "APE cal", "APE analytical"]
+                        + ([estimate_head, "APE est"] if estimated else [])
+                        + ["bottleneck*", "bound check", "fastest vs bound", "evidence"], rows)]
     for name, reasons in weak.items():
         lines.append(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
                      "bound check may not hold on a rerun")
@@ -108,7 +132,18 @@ def summary_text(capture: Capture) -> str:
     violations = comp.bound_violations if comp else ()
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
+    lines += operator_lines(comp)
     lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    if primary != "MEASURED p50":
+        lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "
+                     "else its eager time")
+    basis = (pred.calibrated or pred.analytical).estimate_basis
+    if basis:
+        lines.append(f"ESTIMATE: expected time, not a bound; basis: {basis}")
+    if estimated and len(estimate_modes) > 1:
+        lines.append("** estimate in the mode of the MEASURED p50 beside it: device time against graph, "
+                     "device time + host overhead against eager")
+    lines += regime_lines(capture)
     lines += [""] + _telemetry_lines(capture.diagnostic)
     duration = capture.provenance.duration_s
     digest = capture.digest.value[:16] if capture.digest else "-"

@@ -37,7 +37,8 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     clock_event_fractions, the source's record in data); POLICY loses its `verdicts` list,
     which version 1 always wrote empty (verdicts are made when captures are read); an
     interrupted run's empty comparison becomes null; each prediction and workload states how its
-    bound was searched for ('unstated': version 1 did not record it)."""
+    bound was searched for ('unstated': version 1 did not record it); a row measured on several
+    ranks (torch-distributed) gathers its per-rank fields into `ranks`."""
     doc["schema"], doc["schema_version"] = SCHEMA, 2
     diagnostic = doc.get("diagnostic")
     if isinstance(diagnostic, dict) and isinstance(diagnostic.get("windows"), dict):
@@ -55,7 +56,18 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     for key in ("analytical", "calibrated"):
         if isinstance(predicted, dict) and isinstance(predicted.get(key), dict):
             _state_search(predicted[key])
+    measured = doc.get("measured")
+    rows = measured.get("workloads") if isinstance(measured, dict) else None
+    for row in (rows or {}).values():
+        if isinstance(row, dict) and "per_rank_samples_s" in row:
+            row["ranks"] = {key: row.pop(key) for key in RANK_FIELDS if key in row}
     return doc
+
+
+# A version-1 row of the torch-distributed backend kept its several-rank record at the row's top
+# level; version 2 holds it in the row's `ranks`.
+RANK_FIELDS = ("ranks", "aggregation", "per_rank_samples_s", "per_rank_p50_s", "result_check",
+               "peak_memory_per_rank_bytes", "peak_memory_per_rank_method", "operators")
 
 
 def _state_search(prediction: dict[str, Any]) -> None:

@@ -86,13 +86,22 @@ class TorchCudaSession(Session):
             gc.collect()
             torch.cuda.empty_cache()
 
+    def timing_policy(self, budget_s: float):
+        """The burst-regime timing policy of this session (eager calls and graph replays alike)."""
+        from .timing import TimingPolicy
+        return TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
+                            budget_s=budget_s, flush_bytes=self.flush_bytes, max_duty=MAX_DUTY)
+
     def time(self, fn: Callable[[], Any], budget_s: float):
         from .cuda_timing import time_cuda
-        from .timing import TimingPolicy
-        policy = TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
-                              budget_s=budget_s, flush_bytes=self.flush_bytes, max_duty=MAX_DUTY)
         with self.torch.inference_mode():
-            return time_cuda(fn, policy, self.device)
+            return time_cuda(fn, self.timing_policy(budget_s), self.device)
+
+    def phases(self, fn: Callable[[], Any], plan):
+        """Context manager: the burst and sustained phases of one prepared workload, eager and
+        CUDA-graph modes (tensorforge_ops.measure.cuda_modes)."""
+        from .cuda_modes import cuda_phases
+        return cuda_phases(self, fn, plan)
 
     def synchronize(self) -> None:
         self.torch.cuda.synchronize(self.device)

@@ -11,6 +11,7 @@ from tensorforge.api import TensorForgeError
 from ..capture.document import check
 from ..capture.model import Capture
 from ..capture.sections.diagnostic import Diagnostic
+from ..capture.sections.measured import Measured
 from ..telemetry.nvml import SLOWDOWN_REASONS
 
 if TYPE_CHECKING:
@@ -39,8 +40,14 @@ def load_evidence(path, role: str, trust: "Trust | None" = None) -> Evidence:
 
 
 def slowdowns(capture: Capture, workload: str) -> list[tuple[str, float]]:
-    """(reason, fraction) pairs of hardware/thermal slowdown in the workload's telemetry window."""
+    """(reason, fraction) pairs of hardware/thermal slowdown in the telemetry window of the regime
+    the workload's primary timing was taken in (the burst window where one exists)."""
     diag = capture.diagnostic
-    window = diag.windows.get(workload) if isinstance(diag, Diagnostic) else None
+    window = None
+    if isinstance(diag, Diagnostic):
+        row = capture.measured.workloads.get(workload) if isinstance(capture.measured, Measured) else None
+        regime = getattr(row, "regime", None) or "burst"
+        burst = (diag.burst_windows or {}).get(workload)
+        window = burst if regime == "burst" and burst is not None else diag.windows.get(workload)
     fractions = (window.clock_event_fractions if window else None) or ()
     return [(r, f) for r, f in fractions if r in SLOWDOWN_REASONS and f > 0]

@@ -120,6 +120,10 @@ def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, 
     flags = _flag_difference(base_row.framework_flags, cand_row.framework_flags)
     if flags:
         return flags
+    # the regime and mode of the samples compared (captures before them: burst eager)
+    modes = [(row.regime or "burst", row.mode or "eager") for row in (base_row, cand_row)]
+    if modes[0] != modes[1]:
+        return f"measured differently: {' '.join(modes[0])} in the baseline, {' '.join(modes[1])} in the candidate"
     for role, evidence, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
         if not row.samples_s:
             return f"no raw samples in the {role}"

@@ -16,10 +16,12 @@ from tensorforge.api import canonical_json, output_options, pass_host
               help="Workload of the primary comparison (default: the single-operator workload with the most FLOPs).")
 @click.option("--contrast", default=None,
               help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
+@click.option("--operators", "operators_workload", default=None,
+              help="Workload whose per-operator view is shown (default: the one with the most operators traced).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @pass_host
-def report(core, capture, fmt, output, path_workload, primary, contrast, baseline, force):
+def report(core, capture, fmt, output, path_workload, primary, contrast, operators_workload, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -30,12 +32,12 @@ def report(core, capture, fmt, output, path_workload, primary, contrast, baselin
     # Where it goes is checked before any work: a report that exists is refused at once.
     destination = claim(output or Path(capture).with_suffix(f".report.{fmt}"), "report", force)
     with destination:
-        _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline)
+        _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline, operators_workload)
     if destination.written_to and destination.written_to != "standard output":
         click.echo(f"wrote {destination.written_to}", err=True)
 
 
-def _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline):
+def _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline, operators_workload):
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
     from ..policy.builtin import GATE
@@ -54,11 +56,12 @@ def _report(destination, core, capture, fmt, path_workload, primary, contrast, b
         gate_result = attrs.asdict(gate_result_of(base, evidence, GateSettings(), records))
     verdicts = as_data(other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True)))
     names = {w.name for w in evidence.capture.predicted.analytical.workloads}
-    for given in (path_workload, primary, contrast):
+    for given in (path_workload, primary, contrast, operators_workload):
         if given and given not in names:
             from tensorforge.api import unknown
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts,
+                        operators_workload)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":

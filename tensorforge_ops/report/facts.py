@@ -14,6 +14,8 @@ from ..capture.sections.diagnostic import Diagnostic
 from ..capture.sections.measured import Measured, Measurement
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
+from .estimate_section import estimate_facts
+from .facts_measurement import measurement_facts
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
@@ -189,7 +191,12 @@ def _limits(capture: Capture, rows) -> list[str]:
         out.append(f"{len(failed)} workload(s) failed to measure: {', '.join(failed)}.")
     if isinstance(cal, Calibrated) and cal.reused:
         out.append(f"Calibration reused from {cal.measured_at}: the ceilings come from an earlier session.")
-    if isinstance(measured, Measured) and "cuda" in measured.backend:
+    phases = isinstance(measured, Measured) and any(getattr(m, "regime", None) for m in measured.workloads.values())
+    if isinstance(measured, Measured) and "cuda" in measured.backend and phases:
+        out.append("The primary latencies are measured in the burst regime (short stretches, L2 flushed "
+                   "before each iteration), as device time (CUDA-graph replay) where the workload could be "
+                   "captured; the sustained regime is shown beside them and is often slower (power cap).")
+    elif isinstance(measured, Measured) and "cuda" in measured.backend:
         out.append("Latencies are measured in a burst regime (short stretches, L2 flushed before each "
                    "iteration); sustained load can run slower, as the telemetry window may show.")
     elif isinstance(measured, Measured):
@@ -205,7 +212,7 @@ def _comparison(choice, by_name, device, primary: bool) -> dict[str, Any]:
 
 def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
                 primary: str | None = None, contrast: str | None = None,
-                verdicts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                verdicts: Sequence[dict[str, Any]] = (), operators_workload: str | None = None) -> dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
     from the numbers (report/choice.py). `gate` is the regression gate's result against a
     baseline, `verdicts` those of the other installed policies (JSON-ready, as the command
@@ -244,4 +251,7 @@ def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
                    "gate": gate, "verdicts": list(verdicts)},
         "limits": _limits(capture, rows),
         "plugins": to_document(prov.plugins),
+        # the estimate beside the bound, read from the capture's own document
+        "estimate": estimate_facts(to_document(capture)),
+        "measurement": measurement_facts(capture, operators_workload),
     }

@@ -6,6 +6,8 @@ from typing import Any
 
 from tensorforge.api import percent, seconds, si
 
+from .html_measurement import floors_section, measurement_sections
+
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
 h1{font-size:1.6rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
@@ -92,7 +94,8 @@ def _ceilings(facts) -> str:
              escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
              percent(c["fraction"])] for c in facts["ceilings"]]
     floor = facts["launch_floor_s"]
-    extra = f"<p>Launch floor (calibrated, not part of the bound): {_s(floor)}.</p>" if floor else ""
+    extra = (f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
+             f"not part of the bound): {_s(floor)}.</p>" if floor else "")
     return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
 
 
@@ -148,6 +151,26 @@ def _policy(facts) -> str:
     return html
 
 
+def _estimate(facts: dict[str, Any]) -> str:
+    e = facts.get("estimate")
+    if not e:
+        return ""
+    from .evaluate import HEADERS
+    rows = [[escape(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
+             _s(r["measured_p50_s"]), escape(percent(r["ape_estimate"])), escape(", ".join(r["top_terms"]) or "-")]
+            for r in e["rows"]]
+    html = (f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
+            f'({escape(str(e["basis_kind"]))}): {escape(str(e["basis"]))}.</p>'
+            + _table(["workload", "lower bound", "ESTIMATE device", "ESTIMATE eager", "kernels", "MEASURED p50",
+                      "APE estimate", "largest terms"], rows, numeric=(1, 2, 3, 4, 5, 6)))
+    if e["evaluation"]:
+        html += "<p>Per class (<code>tensorforge evaluate</code>):</p>" + _table(
+            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]])
+    elif e["evaluation_absent"]:
+        html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
+    return html + "\n"
+
+
 # matplotlib is the `report` extra: `pip install -e .` without it still writes the report, with
 # this in place of each plot (and the command says so in one warning line).
 NO_MATPLOTLIB = "matplotlib is not installed (pip install 'tensorforge[report]' adds the plots)"
@@ -167,12 +190,15 @@ def report_page(facts: dict[str, Any]) -> str:
     if matplotlib_missing():
         return render_html(facts, {"predicted-vs-measured": None, "roofline": None},
                            absent={"predicted-vs-measured": NO_MATPLOTLIB, "roofline": NO_MATPLOTLIB})
-    from .plots import predicted_vs_measured, roofline
+    from .plots import operator_bars, predicted_vs_measured, roofline
+    ops = facts["measurement"]["operators"]
     return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
-                               "roofline": roofline(facts["workloads"], facts["ceilings"])})
+                               "roofline": roofline(facts["workloads"], facts["ceilings"])},
+                       operator_bars(ops["rows"], ops["workload"]) if ops["available"] else None)
 
 
-def render_html(facts: dict[str, Any], plots: dict[str, str | None], absent: dict[str, str] | None = None) -> str:
+def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None,
+                absent: dict[str, str] | None = None) -> str:
     reasons = {**PLOT_ABSENT, **(absent or {})}
     labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
                      for l in facts["labels"])
@@ -201,8 +227,8 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_workloads(facts)}
 <p>* {escape(facts['bottleneck_statement'])}</p>
 {figures}
-<h2>Measured ceilings, not marketing peaks</h2>
-{_ceilings(facts)}
+{_estimate(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
+{_ceilings(facts)}{floors_section(facts["measurement"])}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}
 <h2>What the device reported in a separate run</h2>

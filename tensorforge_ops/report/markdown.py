@@ -43,6 +43,28 @@ def render_markdown(facts: dict[str, Any]) -> str:
     for c in facts["ceilings"]:
         out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "
                    f"{si(c['calibrated'], c['unit']) if c['calibrated'] else 'not measured'} | {percent(c['fraction'])} |")
+    m = facts["measurement"]
+    phases = bool(m["regimes"]) or m["operators"]["workload"] is not None   # a capture made with them
+    if m["regimes"]:
+        out += ["", "## Burst and sustained", "",
+                "| workload | regime | graph p50 | eager p50 | host overhead | bound (regime) | APE | bound check |",
+                "|---|---|---|---|---|---|---|---|"]
+        out += [f"| {r['workload']} | {r['regime']} | {_s(r['graph_p50_s'])} | {_s(r['eager_p50_s'])} | "
+                f"{_s(r['host_overhead_s'])} | {_s(r['bound_s'])} | {percent(r['ape'])} | {r['check']} |" for r in m["regimes"]]
+    o = m["operators"]
+    if phases:
+        out += ["", "## Where the time goes, per operator", ""]
+    if o["available"]:
+        out += [f"{o['workload']} ({o['regime']} regime, {o['mode']}; chosen as {o['chosen_by']}); operators add up to "
+                f"{_s(o['sum_measured_s'])} of {_s(o['whole_p50_s'])} for the whole workload (coverage "
+                f"{percent(o['coverage'])}: {o['coverage_rule']}).", "",
+                "| operator | count | kernels | CALIBRATED bound | MEASURED | measured / bound | bound check |",
+                "|---|---|---|---|---|---|---|"]
+        out += [f"| {r['operator']} | {r['count']} | {r['kernels'] if r['kernels'] is not None else '-'} | {_s(r['predicted_calibrated_s'])} | "
+                f"{_s(r['measured_s'])} | {format(r['ratio'], '.2f') if r['ratio'] else '-'} | "
+                f"{(r['bound_check'] or {}).get('verdict', '-')} |" for r in o["rows"]]
+    elif phases:
+        out.append(f"No per-operator view: {o['reason']}.")
     p = facts["path"]
     if p:
         tile = "x".join(f"{k}{v}" for k, v in p["tile"]) or p["strategy"]
@@ -53,6 +75,9 @@ def render_markdown(facts: dict[str, Any]) -> str:
                 f"4. CEILINGS ({p['ceiling_origin']}): {p['math_mode']} {si(p['compute_rate'] or 0, 'FLOP/s')}, DRAM {si(p['dram_rate'], 'B/s')}",
                 f"5. MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
                 f"6. PREDICTED LATENCY {_s(p['latency_s'])}; bottleneck: {p['bottleneck']}. {facts['bottleneck_statement']}"]
+    if facts.get("estimate"):
+        from .estimate_section import markdown_lines
+        out += markdown_lines(facts["estimate"])
     t = facts["telemetry"]
     out += ["", "## What the device reported in a separate run", ""]
     out += [f"- {n}" for n in t["observations"]] if t["available"] else [f"DIAGNOSTIC unavailable: {t['reason']}"]

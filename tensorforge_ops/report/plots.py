@@ -103,3 +103,28 @@ def roofline(rows: list[dict[str, Any]], ceilings: list[dict[str, Any]]) -> str 
     svg = _svg(fig, "roof")
     plt.close(fig)
     return svg
+
+
+def operator_bars(rows: list[dict[str, Any]], workload: str) -> str | None:
+    """Per Core operator of one workload: its calibrated lower bound and its measured trace time
+    side by side (log scale), in execution order. A measured bar shorter than its bound is a
+    bound violation."""
+    shown = [r for r in rows if r["measured_s"] or r["predicted_calibrated_s"]]
+    if not shown:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.8, 0.32 * len(shown) + 1.3))
+    ys = list(range(len(shown)))[::-1]
+    bound = [r["predicted_calibrated_s"] or 0 for r in shown]
+    measured = [r["measured_s"] or 0 for r in shown]
+    ax.barh([y + 0.2 for y in ys], bound, height=0.38, color="#8250df", label="CALIBRATED lower bound")
+    ax.barh([y - 0.2 for y in ys], measured, height=0.38, color="#1a7f37", label="MEASURED (trace, p50)")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{r['operator']} x{r['count']}" for r in shown])
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds per call of the workload (all executions of the operator)")
+    ax.set_title(f"Where the time goes: {workload}")
+    ax.legend(loc="lower right", fontsize=7)
+    svg = _svg(fig, "ops")
+    plt.close(fig)
+    return svg

@@ -75,6 +75,15 @@ class Conv2d(WorkloadKind):
             c=Tensor("output", p.n * p.k * p.p * p.q * e))
         return (Operator("conv2d", problem),)
 
+    def implementation(self, p: Conv2dParams):
+        """One cuDNN kernel over channels-last tensors: an implicit GEMM whose reduction runs
+        over (C/groups) x R x S (tensor-core kernels pad the channels to 16 bytes), or, with one
+        channel per group, a dedicated depthwise kernel."""
+        from tensorforge.estimate.implementation import Implementation
+        per_group = p.c // p.groups
+        return {"conv2d": Implementation(kernels=1, conv_channels=per_group, conv_taps=p.r * p.s,
+                                         conv_depthwise=per_group == 1 and p.groups > 1)}
+
 
 @hookimpl
 def tensorforge_register_workloads(register):

@@ -4,6 +4,7 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.op_ranges import operator_range
 
 
 class Conv2dTorch(WorkloadBuilder):
@@ -18,7 +19,11 @@ class Conv2dTorch(WorkloadBuilder):
         x = torch.randn(p.n, p.c, p.h, p.w, device=device, dtype=dtype).to(memory_format=torch.channels_last)
         w = torch.randn(p.k, p.c // p.groups, p.r, p.s, device=device, dtype=dtype).to(
             memory_format=torch.channels_last)
-        return lambda: F.conv2d(x, w, None, p.stride, p.padding, p.dilation, p.groups)
+
+        def run():
+            with operator_range("conv2d"):     # the Core's one operator of a convolution
+                return F.conv2d(x, w, None, p.stride, p.padding, p.dilation, p.groups)
+        return run
 
 
 @hookimpl

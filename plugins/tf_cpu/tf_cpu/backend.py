@@ -155,6 +155,12 @@ class TorchCpuSession(Session):
         with self.torch.inference_mode():
             return time_cpu(fn, policy, self.flush())
 
+    @contextlib.contextmanager
+    def phases(self, fn: Callable[[], Any], plan):
+        """The measurement phases of one prepared workload: one regime, eager only (tf_cpu.phases)."""
+        from .phases import CpuPhases
+        yield CpuPhases(self, fn, plan)
+
     def synchronize(self) -> None:
         """CPU operators are synchronous: nothing to wait for."""
 

@@ -5,7 +5,7 @@ from tensorforge_ops.api import TelemetrySource
 from tensorforge_ops.hookspecs import hookimpl
 
 from .backend import TorchCpuBackend
-from .probes import CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
+from .probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
 from .telemetry import CAVEAT, collect_window
 
 
@@ -28,6 +28,8 @@ def tensorforge_ops_register_probes(register):
     register(CpuMatmulProbe())
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
+    from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+    register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 
 
 @hookimpl

@@ -1,8 +1,8 @@
 """CALIBRATED ceilings of the host CPU: matmul rate per natively supported math mode, memory
 bandwidth, and the floor of one eager PyTorch call.
 
-As on the GPU, every rate comes from the p10 time (an upper bound on the sustained rate, so
-the calibrated prediction stays a lower bound) and every result carries the exact method. The
+As on the GPU, every rate comes from the fastest sample (an upper bound on the rate any
+iteration reached, so the calibrated prediction stays a lower bound) and every result carries the exact method. The
 whole calibration stays short on small machines (about 5 s on 2 cores): few sizes, a 0.4 s
 budget per timed call. torch (and the timing loop, which imports it) load only when a probe
 runs, so listing plugins stays fast.
@@ -51,8 +51,13 @@ def _available_bytes() -> int:
 
 def _rate(work: float, seconds: float, what: str) -> float:
     if not seconds > 0:
-        raise RuntimeError(f"{what}: p10 time {seconds!r} s is below timer resolution")
+        raise RuntimeError(f"{what}: fastest time {seconds!r} s is below timer resolution")
     return work / seconds
+
+
+# The host CPU has one regime: timing is continuous and there is no power-capped clock
+# to tell a burst from sustained load apart (the DIAGNOSTIC window records clock and load).
+REGIME = "single"
 
 
 class CpuMatmulProbe(CalibrationProbe):
@@ -80,8 +85,8 @@ class CpuMatmulProbe(CalibrationProbe):
                     # randn, never zeros: zero operands would let the FPU (and power) idle.
                     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
                     c = torch.empty(n, n, dtype=dtype)
-                    p10 = _timed(lambda: torch.matmul(a, b, out=c), policy).p10
-                    points.append((n, _rate(2.0 * n ** 3, p10, f"{mode} matmul n={n}")))
+                    fastest = _timed(lambda: torch.matmul(a, b, out=c), policy).min
+                    points.append((n, _rate(2.0 * n ** 3, fastest, f"{mode} matmul n={n}")))
             if not points:
                 raise RuntimeError(f"no {mode} matmul size fits a quarter of available memory ({cap} B)")
             best_n, best = max(points, key=lambda p: p[1])
@@ -90,8 +95,8 @@ class CpuMatmulProbe(CalibrationProbe):
         method = (f"torch.matmul(a, b, out=c), square n x n, a/b torch.randn on the CPU, c preallocated, "
                   f"{session.threads} threads, per math mode the CPU runs natively "
                   f"({', '.join(compute)}); wall clock per call via time_cpu({_policy_text(policy)}), "
-                  f"no flush; rate(n) = 2*n^3 / p10 time; best over n in {list(MATMUL_SIZES)}")
-        return ProbeResult(name=self.name, method=method, compute=compute, details=details,
+                  f"no flush; rate(n) = 2*n^3 / fastest sample; best over n in {list(MATMUL_SIZES)}")
+        return ProbeResult(name=self.name, regime=REGIME, method=method, compute=compute, details=details,
                            duration_s=time.perf_counter() - start)
 
 
@@ -115,17 +120,17 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
             src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()   # random, not zeros
             dst = torch.empty_like(src)
             # (the lambdas run inside _timed, before the `del`s that free the buffers)
-            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).p10, "copy")  # noqa: F821
+            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).min, "copy")  # noqa: F821
             del dst
             total = torch.empty((), dtype=torch.float32)
-            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).p10, "read")  # noqa: F821
+            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).min, "read")  # noqa: F821
             del src
         method = (f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
-                  f"2*{nbytes} (read + write) / p10 time, and (b) torch.sum over the same source, "
-                  f"rate = {nbytes} / p10 time; {session.threads} threads; "
+                  f"2*{nbytes} (read + write) / fastest sample, and (b) torch.sum over the same source, "
+                  f"rate = {nbytes} / fastest sample; {session.threads} threads; "
                   f"time_cpu({_policy_text(policy)}), no flush (the buffers exceed the caches "
                   f"{max(1, nbytes // max(1, cache_bytes(session.machine)))}x)")
-        return ProbeResult(name=self.name, method=method, dram_bytes_per_s=max(copy, read),
+        return ProbeResult(name=self.name, regime=REGIME, method=method, dram_bytes_per_s=max(copy, read),
                            details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy,
                                     "read_bytes_per_s": read},
                            duration_s=time.perf_counter() - start)
@@ -157,5 +162,6 @@ class CpuCallFloorProbe(CalibrationProbe):
         method = (f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
                   f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
                   f"seconds = p50 / {CALLS_PER_SAMPLE}")
-        return ProbeResult(name=self.name, method=method, launch_floor_s=p50,
-                           duration_s=time.perf_counter() - start)
+        # named as the GPU's floor of the same thing: host time per eager call, back to back
+        return ProbeResult(name=self.name, regime=REGIME, method=method, launch_floor_s=p50,
+                           floors={"host_call_interval_s": p50}, duration_s=time.perf_counter() - start)

@@ -82,6 +82,13 @@ def _operating_points(m: Machine, sources: dict[str, str]) -> tuple[tuple[Operat
     return tuple(points), points[0].name
 
 
+def architecture(m: Machine) -> str:
+    """The estimate's architecture family: 'cpu-' + the normalised machine architecture
+    (x86_64 and amd64 -> x86-64, arm64 -> aarch64)."""
+    arch = (m.arch or "unknown").lower().replace("_", "-")
+    return "cpu-" + {"amd64": "x86-64", "arm64": "aarch64"}.get(arch, arch)
+
+
 def host_target(m: Machine) -> Target:
     isa = host_isa(m)
     sources: dict[str, str] = {
@@ -114,4 +121,4 @@ def host_target(m: Machine) -> Target:
                          vector_flops_per_clock=dict(isa.vector_flops_per_clock)),
         sram=sram, dram_capacity_bytes=int(memory), operating_points=points,
         default_operating_point=default, sources=sources, notes=tuple(notes),
-        device_names=(m.model_name,))
+        device_names=(m.model_name,), architecture=architecture(m))

@@ -55,6 +55,14 @@ class Gemm(WorkloadKind):
             c=Tensor("C", p.batch * p.m * p.n * e))
         return (Operator("matmul", problem),)
 
+    def implementation(self, p: GemmParams):
+        """The measured implementation is one torch.matmul (one cuBLAS kernel); a transposed
+        operand is passed to cuBLAS as a transposed view, so its leading dimension changes."""
+        from tensorforge.estimate.implementation import Implementation
+        lda = p.m if p.transpose_a else p.k
+        ldb = p.k if p.transpose_b else p.n
+        return {"matmul": Implementation(kernels=1, leading_dims=(lda, ldb, p.n))}
+
 
 @hookimpl
 def tensorforge_register_workloads(register):

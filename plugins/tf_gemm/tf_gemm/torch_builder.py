@@ -4,6 +4,7 @@ Registered under the Ops entry-point group; the Core side never imports this mod
 from tensorforge_ops.api import WorkloadBuilder
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_ops.measure.op_ranges import operator_range
 
 
 class GemmTorch(WorkloadBuilder):
@@ -19,7 +20,11 @@ class GemmTorch(WorkloadBuilder):
         a = a.transpose(-1, -2) if p.transpose_a else a
         b = b.transpose(-1, -2) if p.transpose_b else b
         c = torch.empty(*lead, p.m, p.n, device=device, dtype=dtype)
-        return lambda: torch.matmul(a, b, out=c)
+
+        def run():
+            with operator_range("matmul"):     # the Core's one operator of a GEMM
+                return torch.matmul(a, b, out=c)
+        return run
 
 
 @hookimpl

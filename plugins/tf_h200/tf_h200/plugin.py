@@ -36,6 +36,8 @@ must describe what runs:
 from tensorforge.hookspecs import hookimpl
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
+from .systems import systems
+
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 HBM_BW = 4.8e12
 
@@ -83,9 +85,12 @@ H200 = Target(
     sources=SOURCES,
     notes=("dense peaks only", "figures shared with the H100 SXM except memory"),
     device_names=("NVIDIA H200",),
+    architecture="nvidia-sm90",
 )
 
 
 @hookimpl
 def tensorforge_register_targets(register):
     register(H200)
+    for system in systems(H200):   # several H200s with their links (systems.py)
+        register(system)

@@ -73,6 +73,7 @@ RTX3050_LAPTOP = Target(
     sources=SOURCES,
     notes=("dense peaks only; the laptop's power limit and thermals decide the sustained clock",),
     device_names=("NVIDIA GeForce RTX 3050 Laptop GPU",),
+    architecture="nvidia-sm86",
 )
 
 

@@ -16,6 +16,9 @@ Tensor names tie producers to consumers, so the model can keep activations that 
 shared cache out of DRAM; weights and the KV cache always come from DRAM. Every layer has its
 own weights and cache (operators repeat `layers` times on distinct instances), and each
 distinct weight has its own name, so the workload's compulsory traffic counts them all.
+
+`tp` and `pp` split the model over several devices (parallel.py): the operators are then one
+rank's share, with the all-reduces (and pipeline sends) as operators of their own.
 """
 
 from pathlib import Path
@@ -28,6 +31,7 @@ from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
 from tensorforge.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
 from tensorforge.workload import WorkloadKind
 
+from . import parallel
 from .hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
@@ -66,6 +70,9 @@ class TransformerParams:
     lm_head: bool = attrs.field(default=None)     # None: included when `vocab` is known
     max_positions: int = attrs.field(default=0, metadata={"min": 0})   # 0: unknown
     window: int = attrs.field(default=0, metadata={"min": 0})          # sliding window; 0: none
+    # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
+    tp: int = attrs.field(default=1, metadata={"min": 1})
+    pp: int = attrs.field(default=1, metadata={"min": 1})
 
     def __attrs_post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)
@@ -93,6 +100,7 @@ class TransformerParams:
                              f"window={self.window}{origin}; sliding-window attention is not modelled")
         if self.lm_head and not self.vocab:
             raise ValueError("lm_head=true needs vocab (the vocabulary size)")
+        parallel.check(self)
 
     @property
     def with_lm_head(self) -> bool:
@@ -148,6 +156,12 @@ class Transformer(WorkloadKind):
         return build_params(self.name, self.params_type, fields)
 
     def operators(self, p: TransformerParams):
+        if p.tp == 1 and p.pp == 1:
+            return self._operators(p)
+        return parallel.with_collectives(p, self._operators(parallel.shard(p)))
+
+    def _operators(self, p: TransformerParams):
+        """One device's operators for an unsplit model (a rank's share once sharded)."""
         e = DTYPE_BYTES[p.dtype]
         mode, L, dt = p.math_mode, p.layers, p.dtype
         T = p.batch * p.seq                      # tokens processed in this pass
@@ -203,6 +217,40 @@ class Transformer(WorkloadKind):
             ops.append(_matmul("lm_head", T, p.vocab, D, mode, e, head_in, "w_lm_head", "logits", 1))
         return tuple(ops)
 
+    def implementation(self, p: TransformerParams):
+        """How torch_builder.py executes each operator (what the estimate charges):
+        norms are one fused kernel each (F.rms_norm / F.layer_norm); each projection one
+        F.linear (x @ W^T: both operands' rows run along the reduction dimension); RoPE is
+        five elementwise kernels per rotated tensor (neg, cat, two muls, add) moving about five
+        times the bytes a fused RoPE would; the KV-cache append is one strided copy per cache;
+        attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
+        view; the gated activation is two kernels (silu, mul); residuals one add each."""
+        from tensorforge.estimate.implementation import Implementation as Impl
+        D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
+        up_width = 2 * I if p.mlp == "gated" else I
+
+        def linear(k, n):
+            return Impl(kernels=1, leading_dims=(k, k, n))
+
+        table = {
+            "norm_attn": Impl(kernels=1, pattern="norm"),
+            "qkv_proj": linear(D, (H + 2 * KV) * Hd),
+            "rope": Impl(kernels=10, pattern="elementwise", traffic_factor=5.0),
+            "kv_append": Impl(kernels=2, pattern="copy"),
+            "attention": Impl(kernels=1),
+            "o_proj": linear(H * Hd, D),
+            "residual_attn": Impl(kernels=1, pattern="elementwise"),
+            "norm_mlp": Impl(kernels=1, pattern="norm"),
+            "mlp_up": linear(D, up_width),
+            "mlp_act": Impl(kernels=2 if p.mlp == "gated" else 1, pattern="elementwise",
+                            traffic_factor=(5.0 / 3.0) if p.mlp == "gated" else 1.0),
+            "mlp_down": linear(I, D),
+            "residual_mlp": Impl(kernels=1, pattern="elementwise"),
+            "norm_final": Impl(kernels=1, pattern="norm"),
+            "lm_head": linear(D, p.vocab or 1),
+        }
+        return table
+
     def weight_bytes(self, p: TransformerParams) -> int:
         e = DTYPE_BYTES[p.dtype]
         up = 2 * p.intermediate if p.mlp == "gated" else p.intermediate
@@ -214,7 +262,9 @@ class Transformer(WorkloadKind):
         return (p.layers * per_layer + final + head) * e
 
     def footprint_bytes(self, p: TransformerParams) -> int:
-        """Weights + KV cache + the largest few live activations."""
+        """Weights + KV cache + the largest few live activations (one rank's share under tp/pp)."""
+        if p.tp > 1 or p.pp > 1:
+            p = parallel.shard(p, layers=p.layers // p.pp)
         e = DTYPE_BYTES[p.dtype]
         T = p.batch * p.seq
         cache = 2 * p.layers * p.batch * p.kv_heads * p.kv_len * p.head_dim * e
@@ -226,4 +276,6 @@ class Transformer(WorkloadKind):
 
 @hookimpl
 def tensorforge_register_workloads(register):
+    from .sdpa import Sdpa
     register(Transformer())
+    register(Sdpa())

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from ..fields import const, field
+from tensorforge.api import CollectiveCeiling
+
+from ..fields import const, field, optional
 
 
 @attrs.frozen(kw_only=True)
@@ -19,6 +21,15 @@ class CalibratedCeilings:
     dram_bytes_per_s: float | None = field("memory-copy bandwidth, bytes read + written", "B/s")
     launch_floor_s: float | None = field(
         "host-side interval of a trivial eager operation (not part of the lower bound)", "s")
+    collectives: Mapping[str, CollectiveCeiling] | None = optional(
+        "calibrated collective curves by 'op/ranks' (a system of several devices; absent otherwise)")
+
+
+@attrs.frozen(kw_only=True)
+class RegimeCeilings:
+    """The ceilings the probes of one regime add up to."""
+    compute: Mapping[str, float] = field("best compute rate per math mode in this regime", "FLOP/s")
+    dram_bytes_per_s: float | None = field("memory-copy bandwidth in this regime, bytes read + written", "B/s")
 
 
 @attrs.frozen(kw_only=True)
@@ -30,6 +41,9 @@ class ProbeRecord:
     dram_bytes_per_s: float | None = field("memory bandwidth it found", "B/s")
     launch_floor_s: float | None = field("launch floor it found", "s")
     details: Mapping[str, Any] = field("probe-specific detail (sizes swept, points, buffers)")
+    collectives: Mapping[str, CollectiveCeiling] | None = optional("collective curves it found, by 'op/ranks'")
+    regime: str | None = optional("the regime it ran in: 'burst', 'sustained' or 'single'; absent: burst")
+    floors: Mapping[str, float] | None = optional("named kernel floors it measured (docs/measurement.md)", "s")
 
 
 @attrs.frozen(kw_only=True)
@@ -45,6 +59,18 @@ class Calibration:
     ceilings: CalibratedCeilings = field("the ceilings all probes add up to")
     probes: Mapping[str, ProbeRecord] = field("per probe name: what it found and how")
     failed_probes: Mapping[str, str] = field("per probe name: why it failed")
+    ceilings_by_regime: Mapping[str, RegimeCeilings] | None = optional(
+        "the ceilings per regime ('ceilings' is the burst one, or the single one of a one-regime device); "
+        "absent in calibrations written before regimes")
+    floors: Mapping[str, float] | None = optional(
+        "kernel floors, each named for what it measures: kernel_interval_s, kernel_duration_s, kernel_gap_s, "
+        "eager_event_floor_s, host_call_interval_s", "s")
+    estimate: Mapping[str, Any] | None = optional(
+        "the estimate's coefficients fitted from the estimate-terms probe points for one target: "
+        "'coefficients' (tensorforge.estimate.coefficients.EstimateCoefficients), 'report' (how "
+        "well each stage reproduced its probes), 'target', 'regime' (the regime the sweep ran in and "
+        "the coefficients are for: 'burst' on a GPU, 'single' on a one-regime device; absent: burst); "
+        "or 'error' when the fit failed (absent in older captures and where no such probe ran)")
 
 
 @attrs.frozen(kw_only=True)

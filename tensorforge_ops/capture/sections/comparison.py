@@ -46,6 +46,59 @@ class EvidenceQuality:
 
 
 @attrs.frozen(kw_only=True)
+class RegimeComparison:
+    """One regime's timing of a workload against the calibrated bound of that regime."""
+    mode: str = field("the mode compared: 'graph' (device time) where it exists, else 'eager'")
+    measured_p50_s: float = field("MEASURED p50 of that regime and mode", "s")
+    eager_p50_s: float | None = field("MEASURED eager p50 of the regime; null when not timed", "s")
+    graph_p50_s: float | None = field("MEASURED graph-mode p50 of the regime; null when not timed", "s")
+    predicted_calibrated_s: float | None = field(
+        "PREDICTED lower bound from this regime's calibrated ceilings; null when there are none", "s")
+    ape_calibrated: float | None = field("|bound - p50| / p50; only on the predicted device", "1")
+    bound_check: BoundCheck = field("the p50 against this regime's bound")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorComparison:
+    """One Core operator: its bounds (all its executions) against its measured trace time."""
+    operator: str = field("the Core operator's name")
+    count: int = field("executions per call of the workload (layers)", "count")
+    bottleneck: str = field("predicted bottleneck of the operator (an analytical classification)")
+    predicted_analytical_s: float = field("PREDICTED lower bound from datasheet ceilings", "s")
+    predicted_calibrated_s: float | None = field("PREDICTED lower bound from calibrated ceilings", "s")
+    measured_s: float | None = field("MEASURED trace time (kernels and the gaps before them), p50; on several "
+                                     "ranks the slowest rank's median time in it (what the workload waits for); "
+                                     "null when no kernel of it was traced", "s")
+    fastest_rank_s: float | None = optional("on several ranks: the fastest rank's median time in it", "s")
+    kernels: int | None = optional(
+        "kernels (CPU: framework ops) per call; absent in a window of several ranks, which times ranges, "
+        "not kernels", "count")
+    ape_calibrated: float | None = field("|calibrated bound - measured| / measured; only on the predicted device", "1")
+    bound_check: BoundCheck = field(
+        "the measured time against the calibrated bound (tolerance: as the workload's); on several ranks the "
+        "fastest rank's time for local work, the slowest rank's for a collective")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorsComparison:
+    """Per operator: where the time goes, against each operator's bound."""
+    available: bool = field("false when the workload has no per-operator trace (reason says why)")
+    reason: str | None = optional("why there is no per-operator comparison")
+    mode: str | None = optional("'graph' (graph replays) or 'eager': which traced calls give the times")
+    regime: str | None = optional("the regime the trace window ran in (the primary timing's)")
+    method: str | None = optional("how a window of several ranks attributed time to operators")
+    operators: tuple[OperatorComparison, ...] | None = optional("per Core operator, in the Core's order")
+    unattributed_s: float | None = optional("trace time outside every operator range", "s")
+    sum_measured_s: float | None = optional("the operators' trace times summed (unattributed included)", "s")
+    graph_p50_s: float | None = optional("the burst graph-mode p50 of the whole workload", "s")
+    whole_p50_s: float | None = optional("the whole workload's p50 that coverage divides by", "s")
+    coverage: float | None = optional("sum_measured_s / whole_p50_s", "1")
+    coverage_rule: str | None = optional("what coverage divides, in words")
+    rule: str | None = optional("the bound check's rule in words, where it differs by operator (several ranks)")
+    violations: tuple[str, ...] | None = optional("operators whose measured time beat their calibrated bound")
+
+
+@attrs.frozen(kw_only=True)
 class ComparisonRow:
     """One workload: its bounds, its measured p50, APE and bound check."""
     predicted_analytical_s: float | None = field("PREDICTED lower bound from datasheet ceilings", "s")
@@ -61,6 +114,17 @@ class ComparisonRow:
     evidence_quality: EvidenceQuality | None = optional(
         "whether the measurement is good enough to judge by; when insufficient, APE and the bound "
         "check are provisional (absent when not measured, and in older captures)")
+    regimes: Mapping[str, RegimeComparison] | None = optional(
+        "per regime measured (burst, sustained, single): its timing against its own regime's bound")
+    operators: OperatorsComparison | None = optional("per Core operator: trace time against its bound")
+    predicted_estimate_s: float | None = optional(
+        "PREDICTED estimate (expected time, not a bound) in the measurement's regime (absent in "
+        "older captures)", "s")
+    estimate_regime: str | None = optional(
+        "the timing mode the estimate is for, that of the p50 it is compared with: 'graph' (device "
+        "time, the estimate's device_s) or 'eager' (device time + host overhead, its eager_s); the "
+        "estimate's coefficients are calibrated in the burst regime")
+    ape_estimate: float | None = optional("|estimate - p50| / p50; only on the predicted device", "1")
 
 
 @attrs.frozen(kw_only=True)
@@ -71,3 +135,7 @@ class Comparison:
     calibrated_target: str | None = field("target whose calibrated bounds the checks used")
     workloads: Mapping[str, ComparisonRow] = field("per workload name: its comparison")
     bound_violations: tuple[str, ...] = field("workloads whose measurement beat the calibrated lower bound")
+    regime_bound_violations: tuple[str, ...] | None = optional(
+        "'workload (regime mode)' for every timing that beat its own regime's bound")
+    operator_bound_violations: tuple[str, ...] | None = optional(
+        "'workload: operator' for every operator whose trace time beat its calibrated bound")

@@ -26,6 +26,7 @@ class TelemetryWindow:
         "SwPowerCap, HwSlowdown...); absent for sources that report none", "1")
     data: Mapping[str, Any] = field("the source's own record of the window (samples, summary, versions)",
                                     factory=dict)
+    regime: str | None = optional("the regime the window held: 'burst', 'sustained' or 'single'")
 
 
 @attrs.frozen(kw_only=True)
@@ -37,4 +38,8 @@ class Diagnostic:
     source: str = field("the telemetry source, e.g. 'nvml' or 'host-cpu'")
     caveat: str = field("what the numbers are, and that they decide nothing (the source's own words)")
     window: str = field("when the windows ran relative to the timing")
-    windows: Mapping[str, TelemetryWindow] = field("per workload name: its telemetry window")
+    windows: Mapping[str, TelemetryWindow] = field(
+        "per workload name: its telemetry window (after the sustained timings: continuous load)")
+    burst_windows: Mapping[str, TelemetryWindow] | None = optional(
+        "per workload name: its window after the burst timings (the burst pattern: <= 5 ms of calls, "
+        "then an equal rest)")

@@ -13,6 +13,7 @@ import attrs
 
 from ...measure.stats import SampleStats
 from ..fields import const, field, optional
+from .phases import GraphRecord, ModeTimingRecord, OperatorsRecord, SteadyRecord
 
 
 @attrs.frozen(kw_only=True)
@@ -25,6 +26,58 @@ class MeasuringDevice:
     details: Mapping[str, Any] = field(
         "what the backend reports about the device and its software (backend-specific: versions, "
         "memory, caches, threads...)")
+
+
+@attrs.frozen(kw_only=True)
+class ResultCheck:
+    """A workload run once on known values, its result compared with the known answer."""
+    ok: bool = field("true when every rank's result was the known answer")
+    per_rank: tuple[str, ...] = field("what each rank checked and found, in rank order")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorTime:
+    """One Core operator in a per-operator window of several ranks."""
+    operator: str = field("the Core operator's name")
+    activities: int = field("times the operator's range is entered in one call", "count")
+    time_p50_s: float = field("median over the window's calls of the slowest rank's time in it", "s")
+    fastest_rank_p50_s: float = field("median over the calls of the fastest rank's time in it", "s")
+    per_rank_p50_s: tuple[float, ...] = field("each rank's median time in it, in rank order", "s")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorTimes:
+    """The operators of one mode (eager calls) in the window."""
+    operators: tuple[OperatorTime, ...] = field("every operator the window saw, in call order")
+    iteration_p50_s: float = field("median over the calls of the slowest rank's whole call", "s")
+    coverage: float | None = field(
+        "sum of the operators' slowest-rank times over iteration_p50_s (above 1 when the slowest rank "
+        "differs from operator to operator)", "1")
+
+
+@attrs.frozen(kw_only=True)
+class OperatorWindow:
+    """Per-operator time on every rank, in a window of its own after the timing."""
+    source: str = field("'eager': the calls the window ran")
+    iterations: int = field("calls in the window", "count")
+    method: str = field("exactly how the window attributed time to operators")
+    notes: tuple[str, ...] = field("what the numbers include that a reader must know")
+    eager: OperatorTimes = field("the operators' times in the eager calls")
+    graph: None = field("always null: the window runs eager calls only", default=None)
+
+
+@attrs.frozen(kw_only=True)
+class RankMeasurement:
+    """A workload run on several devices at once, one process each (the torch-distributed backend)."""
+    ranks: int = field("processes (devices) that ran it", "count")
+    aggregation: str = field("how samples_s follows from the ranks' samples")
+    per_rank_samples_s: tuple[tuple[float, ...], ...] = field(
+        "every rank's samples of the same iterations, in rank order", "s")
+    per_rank_p50_s: tuple[float, ...] = field("each rank's median", "s")
+    result_check: ResultCheck = field("the workload on known values before timing")
+    peak_memory_per_rank_bytes: tuple[int | None, ...] = field("each rank's peak memory", "B")
+    peak_memory_per_rank_method: str = field("how each rank's peak memory was obtained")
+    operators: OperatorWindow | None = optional("the per-operator window (absent when it did not run)")
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +99,28 @@ class Measurement:
         "framework settings in force that change which arithmetic and kernels run (backend-specific)")
     throughput_flops_per_s: float | None = field("predicted FLOPs / measured p50", "FLOP/s")
     throughput_bytes_per_s: float | None = field("compulsory bytes / measured p50", "B/s")
+    ranks: RankMeasurement | None = optional(
+        "on several devices: every rank's samples, the result check and the per-operator window")
+    # What the measurement phases add (absent in captures written before them: a burst eager timing)
+    regime: str | None = optional(
+        "regime of the primary timing (samples_s): 'burst' (short stretches on a cool device) or "
+        "'single' (a device whose regimes collapse to one); absent: burst")
+    mode: str | None = optional(
+        "mode of the primary timing: 'graph' (CUDA-graph replay, device time) where the workload was "
+        "captured, else 'eager' (host included); absent: eager")
+    method: str | None = optional("exactly how the primary timing was taken")
+    modes: tuple[ModeTimingRecord, ...] | None = optional(
+        "every other timing of the workload, each with its regime and mode (e.g. burst eager, sustained "
+        "eager, sustained graph)")
+    host_overhead_s: Mapping[str, float] | None = optional(
+        "per regime: eager p50 - graph p50, the host's share of an eager call (within noise it may be "
+        "negative for kernels long enough to hide the host)", "s")
+    graph: GraphRecord | None = optional("whether the workload was captured as a CUDA graph, or why not")
+    steady: SteadyRecord | None = optional("how the sustained regime's steady clock was reached")
+    regimes_note: str | None = optional("set where the device's regimes collapse to one, saying why")
+    notes: tuple[str, ...] | None = optional("what else a reader should know about these timings")
+    operators: OperatorsRecord | None = optional(
+        "the trace window: per Core operator its kernels, their count and time (eager calls and graph replays)")
 
 
 @attrs.frozen(kw_only=True)

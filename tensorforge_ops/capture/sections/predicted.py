@@ -7,7 +7,7 @@ import attrs
 
 from tensorforge.api import Prediction
 
-from ..fields import const, field
+from ..fields import const, field, optional
 
 
 @attrs.frozen(kw_only=True)
@@ -22,3 +22,7 @@ class Predicted:
         "the target the calibrated bounds describe (the measuring device's target, which may "
         "differ from the predicted one)")
     calibrated_note: str | None = field("why there is no calibrated prediction; null when there is one")
+    calibrated_sustained: Prediction | None = optional(
+        "lower bounds from the sustained regime's calibrated ceilings (the bound sustained timings are "
+        "checked against)")
+    calibrated_sustained_note: str | None = optional("why there is no sustained-regime bound")

@@ -1,0 +1,87 @@
+"""Refit the estimate's coefficients from a calibration's probe points with the current code, and
+score the refitted estimate on a capture's measurements (per class, as `tensorforge evaluate`).
+
+    python benchmarks/estimate/rescore.py CALIBRATION.json CAPTURE.json [--coefficients OUT.json]
+        [--json OUT.json] [--rows]
+
+Why it exists: the device session is short; when the estimate's code changes after a session
+(a new term, a corrected kernel count), this re-derives the coefficients from the SAME probe
+points (never from the capture's workloads) and scores the SAME measurements again. The capture
+itself is not changed (its digest stays valid); the report says which code scored it.
+"""
+
+import argparse
+import json
+import sys
+
+from tensorforge.estimate.classes import workload_class
+from tensorforge.estimate.coefficients import coefficients_from_data
+from tensorforge.estimate.evaluation import Row, evaluate
+from tensorforge.model import predict
+from tensorforge.plugins import PluginHost
+from tensorforge.serialize import canonical_json, to_data
+from tensorforge.target import Ceilings
+from tensorforge_ops.calibrate.estimate_fit import fit_estimate
+from tensorforge_ops.report.evaluate import _params, evaluation_text, measured_time
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("calibration")
+    ap.add_argument("capture")
+    ap.add_argument("--coefficients", help="write the refitted coefficients here")
+    ap.add_argument("--json", dest="json_out", help="write the evaluation here")
+    ap.add_argument("--rows", action="store_true")
+    args = ap.parse_args(argv)
+
+    cal = json.load(open(args.calibration, encoding="utf-8"))
+    doc = json.load(open(args.capture, encoding="utf-8"))
+    host = PluginHost()
+    target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])
+    c = cal["ceilings"]
+    ceilings = Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
+                        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
+                        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}")
+    fitted = fit_estimate(cal, host, target, ceilings)
+    if fitted is None or "error" in fitted:
+        sys.exit(f"fit failed: {fitted}")
+    coefficients = coefficients_from_data(fitted["coefficients"], "refitted coefficients")
+    if args.coefficients:
+        with open(args.coefficients, "w", encoding="utf-8") as f:
+            f.write(canonical_json(fitted))
+
+    specs = [(w["name"], w["spec"]) for w in doc["predicted"]["analytical"]["workloads"]]
+    chosen = []
+    for name, spec in specs:
+        kind_name, params = _params(host, spec)
+        from tensorforge.workload import Workload
+        kind = host.workload_kind(kind_name)
+        chosen.append((Workload(name=name, kind=kind_name, params=params, spec=spec), kind))
+    pred = predict(chosen, target, host.mappings(), None, ceilings, estimate=coefficients)
+    rows = []
+    measured = doc["measured"]["workloads"]
+    for (w, kind), wp in zip(chosen, pred.workloads):
+        timed = measured_time(measured.get(w.name) or {})
+        if not timed:
+            continue
+        seconds, regime, rel_iqr = timed
+        est = wp.estimate
+        terms = dict(est.terms)
+        if regime != "eager":
+            terms.pop("host_overhead", None)
+        rows.append(Row(name=w.name, klass=workload_class(kind.name, w.params), regime=regime,
+                        measured_s=seconds, bound_s=wp.latency_s,
+                        estimate_s=est.eager_s if regime == "eager" else est.device_s, terms=terms,
+                        tolerance=max(0.02, rel_iqr)))
+    ev = evaluate(rows)
+    source = (f"{args.capture}: measurements re-scored with coefficients refitted from the probe "
+              f"points of {args.calibration} by the current code; basis: {coefficients.basis}")
+    print(evaluation_text(ev, source, args.rows), end="")
+    print("fit:", json.dumps(fitted["report"]["summary"]))
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            f.write(canonical_json({"source": source, **to_data(ev)}))
+
+
+if __name__ == "__main__":
+    main()

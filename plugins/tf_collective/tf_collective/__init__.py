@@ -1,0 +1,1 @@
+"""TensorForge workload plugin: collectives over several devices."""

@@ -1,0 +1,1 @@
+"""TensorForge measurement backend torch-distributed: several devices, one process each."""

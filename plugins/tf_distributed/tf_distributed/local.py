@@ -1,0 +1,114 @@
+"""One rank's own device, seen through the single-device backend that already measures it
+(torch-cuda for a GPU, torch-cpu for a slice of the host CPU): its session (identity, probes,
+flush size), and the few things the lockstep loop needs from it that differ between a GPU and a
+CPU: a clock, a cache flush, peak memory, the framework flags.
+
+Why reuse those backends instead of repeating them: a rank's device is exactly what they
+measure, so a system's per-device ceilings come from the same probes as a single device's, and
+its fingerprint from the same fields.
+"""
+
+import contextlib
+import os
+import time
+from typing import Any
+from collections.abc import Callable
+
+LOCAL_BACKEND = {"cuda": "torch-cuda", "cpu": "torch-cpu"}
+
+
+def cpu_slice(cpus: list[int], rank: int, world: int) -> list[int]:
+    """This rank's share of the usable CPUs: equal contiguous slices (at least one CPU each;
+    with fewer CPUs than ranks, ranks share)."""
+    per = max(1, len(cpus) // world)
+    start = (rank * per) % len(cpus)
+    return cpus[start:start + per]
+
+
+class LocalDevice:
+    """A rank's device: `kind` 'cuda' or 'cpu', the local backend's session, timing helpers."""
+
+    def __init__(self, kind: str, local_rank: int, world: int, ops):
+        import torch
+        self.torch, self.kind = torch, kind
+        if kind == "cpu":
+            mine = cpu_slice(sorted(os.sched_getaffinity(0)), local_rank, world)
+            os.sched_setaffinity(0, mine)   # the torch-cpu session reads the CPUs this process may use
+        backend = ops.backend(LOCAL_BACKEND[kind])
+        self.session = backend.open(local_rank if kind == "cuda" else 0)
+        self.backend_name = backend.name
+        self.device = self.session.device
+        self._flush: Callable[[], Any] | None = None
+
+    # -- identity and flags -----------------------------------------------------------------
+    def framework_flags(self) -> dict[str, Any]:
+        if self.kind == "cuda":
+            from tensorforge_ops.measure.precision import framework_flags
+            return dict(framework_flags())
+        from tf_cpu.backend import framework_flags
+        return dict(framework_flags(self.torch))
+
+    @property
+    def flush_bytes(self) -> int:
+        return int(self.session.flush_bytes)
+
+    def flush_step(self) -> Callable[[], Any] | None:
+        """The same cache flush the single-device loop does before each timed call."""
+        if self._flush is None:
+            if self.kind == "cuda":
+                buf = self.torch.empty(self.flush_bytes // 4, dtype=self.torch.int32, device=self.device)
+                self._flush = buf.zero_
+            else:
+                self._flush = self.session.flush()
+        return self._flush
+
+    def synchronize(self) -> None:
+        if self.kind == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+    # -- clocks ---------------------------------------------------------------------------------
+    def marker(self):
+        """A point in the device's time: a CUDA event recorded on the current stream, or the
+        host clock (CPU operators finish before they return)."""
+        if self.kind == "cuda":
+            event = self.torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter_ns()
+
+    def elapsed_s(self, start, end) -> float:
+        if self.kind == "cuda":
+            return start.elapsed_time(end) * 1e-3
+        return (end - start) * 1e-9
+
+    # -- peak memory ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def peak_memory(self):
+        """Yields a one-element list that holds (peak bytes or None, method) after the block."""
+        out: list[tuple[int | None, str]] = []
+        if self.kind == "cuda":
+            torch = self.torch
+            torch.cuda.synchronize(self.device)
+            torch.cuda.empty_cache()
+            base = torch.cuda.memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            yield out
+            torch.cuda.synchronize(self.device)
+            out.append((int(torch.cuda.max_memory_allocated(self.device) - base),
+                        "torch.cuda.max_memory_allocated after build + one run, minus memory_allocated "
+                        "before the build, on this rank's GPU"))
+        else:
+            from tf_cpu import peak_rss
+            base, why_not = peak_rss.start()
+            yield out
+            out.append(peak_rss.peak_since(base) if why_not is None else (None, why_not))
+
+    def release(self) -> None:
+        import gc
+        gc.collect()
+        if self.kind == "cuda":
+            self.torch.cuda.empty_cache()
+
+    def close(self) -> None:
+        self._flush = None
+        self.session.close()

@@ -1,0 +1,59 @@
+"""Which coefficients an estimate uses, and the rates they turn the ceilings into.
+
+Order of preference, and what the output then says (`estimate basis`):
+  1 calibrated: probes ran on the measured device (its calibration carries fitted coefficients);
+  2 declared: the target file declares them (an architect's own figures);
+  3 carried-over: the shipped coefficients of a calibrated device of the same architecture
+    family (shipped.py says which device and when);
+  4 carried-over-other-family: no device of this family was ever calibrated; the nearest
+    family's coefficients are used and the basis says so, loudly. Never a silent guess.
+"""
+
+
+from ..target import Ceilings, Target
+from .coefficients import EstimateCoefficients
+from .shipped import shipped
+
+# Which shipped family stands in for a family nobody calibrated.
+NEAREST = {"nvidia": "nvidia-sm90", "cpu": "cpu-x86-64", "x86": "cpu-x86-64"}
+
+
+def family_of(target: Target) -> str:
+    declared = getattr(target, "architecture", "") or ""
+    if declared:
+        return declared
+    return "cpu" if target.pe_array.unit_name.lower() in ("core", "cores") else "unknown"
+
+
+def coefficients_for(target: Target, calibrated: EstimateCoefficients | None = None) -> EstimateCoefficients:
+    family = family_of(target)
+    if calibrated is not None:
+        return calibrated
+    declared = getattr(target, "estimate", None)
+    if declared is not None:
+        return declared
+    table = shipped()
+    if family in table:
+        return table[family]
+    prefix = family.split("-")[0]
+    stand_in = NEAREST.get(prefix, "nvidia-sm90" if target.pe_array.unit_name == "SM" else "cpu-x86-64")
+    base = table[stand_in]
+    return base.relabel("carried-over-other-family",
+                        f"no calibrated device of family {family!r}: coefficients of {stand_in} "
+                        f"({base.basis}) carried over; expect larger errors")
+
+
+def achievable(ceilings: Ceilings, c: EstimateCoefficients) -> tuple[dict[str, float], float]:
+    """Calibrated ceilings are achievable as they are; datasheet ones are scaled by what the
+    source device achieved of its own datasheet (peak_fraction, dram_fraction)."""
+    fallback = min(c.peak_fraction.values()) if c.peak_fraction else 1.0
+    compute = {}
+    for mode, rate in ceilings.compute.items():
+        if ceilings.origin_of(mode) == "calibrated":
+            compute[mode] = float(rate)
+        else:
+            compute[mode] = float(rate) * c.peak_fraction.get(mode, fallback)
+    dram = float(ceilings.dram_bytes_per_s)
+    if ceilings.origin != "calibrated":
+        dram *= c.dram_fraction
+    return compute, dram

@@ -1,0 +1,199 @@
+"""The estimate's coefficients: achieved efficiencies and fixed costs, each a physical figure
+measured by a calibration probe (tensorforge_ops/calibrate and the tf-cpu probes), never fitted
+to the workloads the estimate is scored on.
+
+Rates are stored as fractions of the ceilings in force (so a device of the same architecture
+family with other clocks or bandwidth reuses them), fixed costs in seconds, the operand feed of
+a processing unit in bytes per clock. `basis` says where the figures come from; the estimate
+shows it beside every number (`estimate basis`).
+"""
+
+from typing import Any
+from collections.abc import Mapping
+
+import attrs
+
+from ..errors import TensorForgeError
+from ..serialize import converter, to_data
+from .implementation import PATTERNS
+
+
+def _positive(_inst, attr, value):
+    if not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"{attr.name} must be > 0, got {value!r}")
+
+
+def _fraction(_inst, attr, value):
+    # Above 1 is allowed (a ceiling from p10 of a quantized schedule can be beaten a little by
+    # a smoother one) but not by much: anything beyond 1.5 is a broken calibration.
+    if not (isinstance(value, (int, float)) and 0 < value <= 1.5):
+        raise ValueError(f"{attr.name} must be in (0, 1.5], got {value!r}")
+
+
+def _non_negative(_inst, attr, value):
+    if not (isinstance(value, (int, float)) and value >= 0):
+        raise ValueError(f"{attr.name} must be >= 0, got {value!r}")
+
+
+def _fractions(_inst, attr, value):
+    for key, item in value.items():
+        if not (isinstance(item, (int, float)) and 0 < item <= 1.5):
+            raise ValueError(f"{attr.name}[{key}] must be in (0, 1.5], got {item!r}")
+
+
+def _resident(_inst, attr, value):
+    # bytes served from the shared cache move faster than the DRAM ceiling, but not unboundedly
+    if not (isinstance(value, (int, float)) and 0 < value <= 10):
+        raise ValueError(f"{attr.name} must be in (0, 10], got {value!r}")
+
+
+@attrs.frozen
+class KernelCosts:
+    """Fixed costs of launching work, in seconds.
+
+    harness_s: once per timed workload: what an event-timed single kernel costs beyond its
+        launch (event pair, first kernel starting after the cache flush).
+    launch_s: every kernel on the device: minimum duration plus the gap to the next one.
+    host_per_kernel_s: eager PyTorch: host time per kernel (dispatch + the Python around it).
+    host_slack_s: eager: host time hidden behind the timing harness's cache flush.
+    graph_launch_s: a kernel's fixed cost inside a CUDA graph replay (no launch latency between
+        kernels); 0 = not measured, launch_s is used.
+    """
+    harness_s: float = attrs.field(validator=_non_negative)
+    launch_s: float = attrs.field(validator=_positive)
+    host_per_kernel_s: float = attrs.field(validator=_non_negative)
+    host_slack_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_launch_s: float = attrs.field(default=0.0, validator=_non_negative)
+
+    @property
+    def device_launch_s(self) -> float:
+        return min(self.graph_launch_s, self.launch_s) if self.graph_launch_s else self.launch_s
+
+
+@attrs.frozen
+class GemmCoefficients:
+    """mainloop_efficiency: per math mode, the rate a large tile's main loop reaches as a
+        fraction of the compute ceiling.
+    feed_bytes_per_clock: operand bytes a unit can stream into its tiles per clock (small
+        tiles need more bytes per FLOP and are held back by it).
+    tile_overhead_s: per tile on a unit: pipeline fill and epilogue.
+    stream_efficiency: achieved fraction of the DRAM ceiling when a GEMM streams its operands
+        (skinny and GEMV shapes).
+    unaligned_efficiency: rate fraction of the fallback kernels that run when a leading
+        dimension is not a multiple of 16 bytes (no TMA / vectorised loads)."""
+    mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
+    feed_bytes_per_clock: float = attrs.field(validator=_positive)
+    tile_overhead_s: float = attrs.field(validator=_non_negative)
+    stream_efficiency: float = attrs.field(validator=_fraction)
+    unaligned_efficiency: float = attrs.field(validator=_fraction)
+
+
+@attrs.frozen
+class ConvCoefficients:
+    """Convolution rates relative to the GEMM model of the same implicit GEMM.
+
+    kxk_efficiency: R*S > 1 (im2col address generation, halo re-reads).
+    pointwise_efficiency: 1x1 (a plain GEMM over NHWC).
+    fp32_efficiency: extra factor for fp32/tf32 convolutions (other kernel families).
+    unaligned_efficiency: channels per group not a multiple of 16 bytes (a C=3 stem): the rate
+        of whatever path runs, as a fraction of the channel-padded GEMM model.
+    depthwise_bandwidth_efficiency: depthwise kernels stream input and output at this fraction
+        of the DRAM ceiling.
+    depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
+        of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
+    tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
+        (filter and activation address set-up) on top of the GEMM's."""
+    kxk_efficiency: float = attrs.field(validator=_fraction)
+    pointwise_efficiency: float = attrs.field(validator=_fraction)
+    fp32_efficiency: float = attrs.field(validator=_fraction)
+    unaligned_efficiency: float = attrs.field(validator=_fraction)
+    depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
+    depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
+    tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
+
+
+@attrs.frozen
+class AttentionCoefficients:
+    """prefill_efficiency / causal_efficiency: fused attention's rate on its tiles as a fraction
+    of the compute ceiling, without and with the causal mask; block_overhead_s: fixed cost per
+    block (loading the query block, writing the output). decode_bandwidth_efficiency: a decode
+    step (few queries over a long KV cache) streams the cache at this DRAM fraction;
+    decode_cache_multiple: where the query heads of a KV head run as separate blocks (grouped-
+    query attention without head folding), each re-reads the KV head from the shared cache at
+    this multiple of the DRAM ceiling."""
+    prefill_efficiency: float = attrs.field(validator=_fraction)
+    causal_efficiency: float = attrs.field(validator=_fraction)
+    decode_bandwidth_efficiency: float = attrs.field(validator=_fraction)
+    block_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
+    decode_cache_multiple: float = attrs.field(default=10.0, validator=_resident)
+
+
+def _patterns(_inst, attr, value):
+    _fractions(_inst, attr, value)
+    missing = [p for p in PATTERNS if p not in value]
+    if missing:
+        raise ValueError(f"{attr.name} lacks access patterns {', '.join(missing)}")
+
+
+@attrs.frozen
+class StreamCoefficients:
+    """Achieved fraction of the DRAM ceiling per access pattern (elementwise, norm, copy,
+    concat) at sizes past the launch floor; the fixed cost per kernel is KernelCosts'.
+    resident_efficiency: the same for the share of an operator's bytes a previous operator left
+    in the shared cache (a multiple of the DRAM ceiling)."""
+    bandwidth_efficiency: Mapping[str, float] = attrs.field(validator=_patterns)
+    resident_efficiency: float = attrs.field(default=1.0, validator=_resident)
+
+
+BASIS_KINDS = ("calibrated", "declared", "carried-over", "carried-over-other-family")
+
+
+@attrs.frozen
+class EstimateCoefficients:
+    """Everything the estimate needs on one device family, with where it came from.
+
+    family: architecture family the figures hold for (e.g. 'nvidia-sm90').
+    basis_kind: 'calibrated' (probes on the measured device), 'declared' (a target file),
+        'carried-over' (a calibrated device of the same family), 'carried-over-other-family'.
+    basis: one line for people: which device, when, which fingerprint or file.
+    peak_fraction, dram_fraction: calibrated / datasheet on the source device; they turn a
+        datasheet ceiling into an achievable one when no calibration of this device exists.
+    source_clock_mhz: the clock of the source device's ceilings (the feed is per clock).
+    """
+    family: str
+    basis_kind: str = attrs.field(validator=attrs.validators.in_(BASIS_KINDS))
+    basis: str
+    kernel: KernelCosts
+    gemm: GemmCoefficients
+    conv: ConvCoefficients
+    attention: AttentionCoefficients
+    stream: StreamCoefficients
+    peak_fraction: Mapping[str, float] = attrs.field(factory=dict, validator=_fractions)
+    dram_fraction: float = attrs.field(default=1.0, validator=_fraction)
+    source_clock_mhz: float = attrs.field(default=1000.0, validator=_positive)
+    fit: Mapping[str, Any] = attrs.field(factory=dict)   # how well the probes were reproduced
+
+    def relabel(self, basis_kind: str, basis: str) -> "EstimateCoefficients":
+        return attrs.evolve(self, basis_kind=basis_kind, basis=basis)
+
+
+def coefficients_to_data(c: EstimateCoefficients) -> dict[str, Any]:
+    return to_data(c)
+
+
+def coefficients_from_data(data: Any, where: str) -> EstimateCoefficients:
+    """Validated coefficients from JSON-like data; one line naming `where` on any problem."""
+    if not isinstance(data, dict):
+        raise TensorForgeError(f"{where}: estimate coefficients must be a table/object")
+    try:
+        return converter.structure(data, EstimateCoefficients)
+    except Exception as exc:   # cattrs wraps validator errors in exception groups
+        raise TensorForgeError(f"{where}: invalid estimate coefficients: {_first_error(exc)}") from None
+
+
+def _first_error(exc: BaseException) -> str:
+    inner = getattr(exc, "exceptions", None)
+    if inner:
+        return _first_error(inner[0])
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text

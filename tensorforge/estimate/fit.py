@@ -1,0 +1,358 @@
+"""Coefficients from calibration probe sweeps (probe_plan.py), fitted in stages with the very
+code that predicts (model.estimate_workload), so a coefficient means in prediction exactly what
+it meant in calibration.
+
+Stages, each fixing its coefficients before the next (a group nobody probed keeps the base
+value, and the report says 'not probed'):
+  launch   t(n tiny kernels) = harness + n * launch             (least squares)
+  host     eager tiny transformers: host time per kernel and flush slack (two block counts)
+  stream   per access pattern: bandwidth efficiency from the larger sizes
+  gemm     mainloop efficiency, operand feed, tile overhead, streaming efficiency: Nelder-Mead on
+           the mean squared log error over the GEMM sweep
+  then one-dimensional searches: other math modes, unaligned rate, convolution families,
+  attention prefill / causal / decode.
+The loss is always the mean squared log ratio of predicted to measured probe time (relative
+error, symmetric for over and under). Everything is deterministic.
+"""
+
+import math
+from typing import Any
+from collections.abc import Callable, Sequence
+
+import attrs
+import numpy as np
+
+from ..target import Ceilings, Target, datasheet_ceilings
+from .coefficients import EstimateCoefficients
+from .model import device_for, estimate_workload
+from .probe_plan import STREAM_OPS
+
+
+@attrs.frozen
+class WorkloadPoint:
+    """A probe that timed a workload: its bound prediction, operators and the measured p50."""
+    name: str
+    group: str
+    prediction: Any        # WorkloadPrediction (bound only)
+    operators: tuple
+    kind: Any
+    params: Any
+    measured_s: float
+
+
+def _loss(values: Sequence[float], measured: Sequence[float]) -> float:
+    ratios = [math.log(max(v, 1e-15) / m) for v, m in zip(values, measured)]
+    return float(np.mean(np.square(ratios))) if ratios else 0.0
+
+
+def _ape(values, measured) -> list[float]:
+    return [abs(v - m) / m for v, m in zip(values, measured)]
+
+
+def _search(loss: Callable[[float], float], lo: float, hi: float) -> float:
+    """Minimise a 1-D loss over [lo, hi] on a log scale: a grid, then golden-section refinement
+    around the best grid point."""
+    grid = np.exp(np.linspace(math.log(lo), math.log(hi), 33))
+    values = [loss(float(x)) for x in grid]
+    i = int(np.argmin(values))
+    a, b = math.log(grid[max(0, i - 1)]), math.log(grid[min(len(grid) - 1, i + 1)])
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = loss(math.exp(c)), loss(math.exp(d))
+    for _ in range(30):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = loss(math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = loss(math.exp(d))
+    best = math.exp((a + b) / 2)
+    return best if loss(best) <= values[i] else float(grid[i])
+
+
+def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray,
+                 iterations: int = 240) -> np.ndarray:
+    n = x0.size
+    simplex = [x0] + [x0 + np.eye(n)[i] * step[i] for i in range(n)]
+    values = [f(x) for x in simplex]
+    for _ in range(iterations):
+        order = np.argsort(values, kind="stable")
+        simplex = [simplex[i] for i in order]
+        values = [values[i] for i in order]
+        centroid = np.mean(simplex[:-1], axis=0)
+        worst = simplex[-1]
+        reflected = centroid + (centroid - worst)
+        fr = f(reflected)
+        if fr < values[0]:
+            expanded = centroid + 2 * (centroid - worst)
+            fe = f(expanded)
+            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = reflected, fr
+        else:
+            contracted = centroid + 0.5 * (worst - centroid)
+            fc = f(contracted)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = contracted, fc
+            else:
+                best = simplex[0]
+                simplex = [best] + [best + 0.5 * (x - best) for x in simplex[1:]]
+                values = [values[0]] + [f(x) for x in simplex[1:]]
+    return simplex[int(np.argmin(values))]
+
+
+class Fitter:
+    def __init__(self, base: EstimateCoefficients, target: Target, ceilings: Ceilings,
+                 operating_point: str | None = None):
+        self.c = base
+        self.target, self.ceilings, self.point = target, ceilings, operating_point
+        self.report: dict[str, Any] = {}
+
+    def device(self, c: EstimateCoefficients):
+        return device_for(self.target, self.ceilings, c, self.point)
+
+    def times(self, points: Sequence[WorkloadPoint], c: EstimateCoefficients) -> list[float]:
+        d = self.device(c)
+        return [estimate_workload(p.prediction, p.operators, p.kind, p.params, d, c).eager_s for p in points]
+
+    def note(self, group: str, points, fitted: dict[str, float], c=None):
+        c = c or self.c
+        if not points:
+            self.report[group] = {"points": 0, "status": "not probed: base value kept"}
+            return
+        measured = [p.measured_s for p in points]
+        apes = _ape(self.times(points, c), measured)
+        self.report[group] = {"points": len(points), "fitted": fitted,
+                              "median_ape": float(np.median(apes)), "max_ape": float(np.max(apes))}
+
+    def evolve(self, section: str, **changes) -> EstimateCoefficients:
+        return attrs.evolve(self.c, **{section: attrs.evolve(getattr(self.c, section), **changes)})
+
+    def fit_1d(self, group: str, points, section: str, field: str, lo=0.02, hi=1.5, key=None):
+        if not points:
+            self.note(group, points, {})
+            return
+        measured = [p.measured_s for p in points]
+
+        def make(x):
+            if key is None:
+                return self.evolve(section, **{field: x})
+            table = dict(getattr(getattr(self.c, section), field))
+            table[key] = x
+            return self.evolve(section, **{field: table})
+
+        best = _search(lambda x: _loss(self.times(points, make(x)), measured), lo, hi)
+        self.c = make(best)
+        self.note(group, points, {f"{section}.{field}" + (f"[{key}]" if key else ""): best})
+
+
+def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> None:
+    """Nelder-Mead on the log of several coefficients at once; params: (section, field, lo, hi)."""
+    if not points:
+        f.note(group, points, {})
+        return
+    measured = [p.measured_s for p in points]
+
+    def make(x):
+        c = f.c
+        for (section, field, lo, hi), v in zip(params, x):
+            value = float(min(hi, max(lo, math.exp(v))))
+            c = attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **{field: value})})
+        return c
+
+    start = np.array([math.log(max(getattr(getattr(f.c, s), fld), lo)) for s, fld, lo, hi in params])
+    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), start,
+                     np.full(len(params), 0.5), iterations=iterations)
+    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), x,
+                     np.full(len(params), 0.15), iterations=iterations)
+    f.c = make(x)
+    f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})
+
+
+def fit_launch(chains: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """harness, launch from (kernels, seconds) pairs by least squares over the three shortest
+    chains; launch >= 0.3 us. Why the shortest: a long eager chain outruns the host (an H200
+    ran 1, 2, 4 tiny adds at 2.2 us each and 8 at 5 us each, the Python loop's pace), and the
+    device's cost per kernel is what this stage measures; the host's comes from stage host."""
+    chains = sorted(chains)[:3]
+    n = np.array([k for k, _ in chains], dtype=float)
+    t = np.array([s for _, s in chains], dtype=float)
+    slope = np.polyfit(n, t, 1)[0] if n.size >= 2 and np.ptp(n) > 0 else t[0] / 2
+    launch = max(float(slope), 0.3e-6)
+    harness = max(float(np.median(t - n * launch)), 0.0)
+    return harness, launch
+
+
+def stream_efficiency(items: Sequence[tuple[float, int, float]], fixed: Callable[[int], float],
+                      dram: float) -> float | None:
+    """items: (bytes, kernels, seconds). Efficiency from the larger half of the sizes (the small
+    ones are dominated by the fixed cost, which stage launch already measured)."""
+    if not items:
+        return None
+    items = sorted(items)
+    large = items[len(items) // 2:]
+    values = [b / (max(t - fixed(k), 1e-9) * dram) for b, k, t in large]
+    return float(min(1.5, max(0.02, np.median(values))))
+
+
+def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceilings,
+                     results: Sequence[dict[str, Any]], points: Sequence[WorkloadPoint],
+                     basis: str, operating_point: str | None = None
+                     ) -> tuple[EstimateCoefficients, dict[str, Any]]:
+    """results: the raw probe results (dicts with name, group, op, elements, kernels, p50_s...);
+    points: the workload-based ones, already predicted (bound)."""
+    f = Fitter(base, target, ceilings, operating_point)
+    ok = [r for r in results if r.get("p50_s")]
+    by_group = lambda g: [p for p in points if p.group == g]  # noqa: E731
+
+    chains = [(int(r["kernels"]), float(r["p50_s"])) for r in ok if r["group"] == "launch"]
+    if chains:
+        harness, launch = fit_launch(chains)
+        f.c = f.evolve("kernel", harness_s=harness, launch_s=launch)
+        f.report["launch"] = {"points": len(chains), "fitted": {"kernel.harness_s": harness,
+                                                                 "kernel.launch_s": launch}}
+    else:
+        f.report["launch"] = {"points": 0, "status": "not probed: base value kept"}
+    graphs = [r for r in ok if r["group"] == "graph"]
+    if graphs:
+        r = graphs[0]
+        per = max((float(r["p50_s"]) - f.c.kernel.harness_s) / max(1, int(r["kernels"])), 1e-8)
+        f.c = f.evolve("kernel", graph_launch_s=per)
+        f.report["graph"] = {"points": 1, "fitted": {"kernel.graph_launch_s": per},
+                             "note": "a CUDA graph of tiny kernels replayed: the device's cost per "
+                                     "kernel without launch latency (the device-time regime)"}
+
+    host_all = by_group("host")
+    host = [p for p in host_all if getattr(p.params, "phase", "") == "decode"] or host_all
+    if len(host) >= 2:
+        d = f.device(f.c)
+        pairs = []
+        for p in host:
+            est = estimate_workload(p.prediction, p.operators, p.kind, p.params, d, f.c)
+            pairs.append((est.kernels, p.measured_s, est.device_s))
+        (k1, t1, d1), (k2, t2, d2) = sorted(pairs)[0], sorted(pairs)[-1]
+        if k2 > k1 and t2 > d2 and t1 > d1:   # host-bound: the device waited for Python
+            per = max((t2 - t1) / (k2 - k1), 0.0)
+            slack = max(f.c.kernel.harness_s + k1 * per - t1, 0.0)
+            # refine both against the eager pipeline the estimate uses (closed form: a start)
+            measured = [p.measured_s for p in host_all]
+
+            def make(x):
+                return f.evolve("kernel", host_per_kernel_s=float(math.exp(x[0])),
+                                host_slack_s=float(math.exp(x[1])))
+            x = _nelder_mead(lambda x: _loss(f.times(host_all, make(x)), measured),
+                             np.array([math.log(max(per, 1e-7)), math.log(max(slack, 1e-7))]),
+                             np.array([0.3, 0.7]), iterations=120)
+            per, slack = float(math.exp(x[0])), float(math.exp(x[1]))
+        else:
+            per, slack = 0.0, 0.0
+        f.c = f.evolve("kernel", host_per_kernel_s=per, host_slack_s=slack)
+        f.note("host", host_all, {"kernel.host_per_kernel_s": per, "kernel.host_slack_s": slack})
+    else:
+        f.note("host", [], {})
+
+    dram = f.device(f.c).dram_bytes_per_s
+    k = f.c.kernel
+    effs = dict(f.c.stream.bandwidth_efficiency)
+    stream_report: dict[str, dict[str, Any]] = {}
+    for pattern in sorted({v[0] for v in STREAM_OPS.values()}):
+        items = [(float(r["bytes"]), int(r.get("kernels") or 1), float(r["p50_s"])) for r in ok
+                 if r["group"] == "stream" and STREAM_OPS[r["op"]][0] == pattern and r["op"] != "add_hot"]
+        eff = stream_efficiency(items, lambda n: k.harness_s + n * k.launch_s, dram)
+        if eff is not None:
+            effs[pattern] = eff
+        stream_report[pattern] = {"points": len(items), "efficiency": effs[pattern]}
+    f.c = f.evolve("stream", bandwidth_efficiency=effs)
+    hot = []
+    for r in ok:
+        if r["group"] == "stream" and r["op"] == "add_hot":
+            first = float(r["bytes"]) / 2   # the cold add; the hot one moves as many bytes
+            second = float(r["p50_s"]) - k.harness_s - 2 * k.launch_s - first / (dram * effs["elementwise"])
+            hot.append(first / (max(second, 1e-9) * dram))
+    if hot:
+        resident = float(min(10.0, max(effs["elementwise"], np.median(hot))))
+        f.c = f.evolve("stream", resident_efficiency=resident)
+        stream_report["resident"] = {
+            "points": len(hot), "efficiency": resident,
+            "note": "an add reading what the previous kernel just wrote (cache-resident bytes)"}
+    f.report["stream"] = stream_report
+
+    gemm_points = by_group("gemm")
+    if gemm_points:
+        measured = [p.measured_s for p in gemm_points]
+        modes = sorted({p.prediction.operators[0].math_mode for p in gemm_points})
+
+        def make(x):
+            eff = dict(f.c.gemm.mainloop_efficiency)
+            for mode in modes:
+                eff[mode] = float(min(1.5, math.exp(x[0])))
+            return f.evolve("gemm", mainloop_efficiency=eff, feed_bytes_per_clock=float(math.exp(x[1])),
+                            tile_overhead_s=float(math.exp(x[2])),
+                            stream_efficiency=float(min(1.5, math.exp(x[3]))))
+
+        def loss(x):
+            return _loss(f.times(gemm_points, make(x)), measured)
+
+        g = f.c.gemm
+        start = np.array([math.log(max(g.mainloop_efficiency.get(modes[0], 1.0), 0.05)),
+                          math.log(g.feed_bytes_per_clock), math.log(max(g.tile_overhead_s, 1e-8)),
+                          math.log(g.stream_efficiency)])
+        best = _nelder_mead(loss, start, np.array([0.15, 0.5, 0.7, 0.15]))
+        best = _nelder_mead(loss, best, np.array([0.05, 0.2, 0.3, 0.05]))
+        f.c = make(best)
+        f.note("gemm", gemm_points, {f"gemm.mainloop_efficiency[{m}]": f.c.gemm.mainloop_efficiency[m] for m in modes}
+               | {"gemm.feed_bytes_per_clock": f.c.gemm.feed_bytes_per_clock,
+                  "gemm.tile_overhead_s": f.c.gemm.tile_overhead_s,
+                  "gemm.stream_efficiency": f.c.gemm.stream_efficiency})
+    else:
+        f.note("gemm", [], {})
+
+    mode_points = by_group("gemm-mode")
+    for mode in sorted({p.prediction.operators[0].math_mode for p in mode_points}):
+        chosen = [p for p in mode_points if p.prediction.operators[0].math_mode == mode]
+        f.fit_1d(f"gemm-mode:{mode}", chosen, "gemm", "mainloop_efficiency", key=mode)
+    f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
+    f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
+    _fit_nd(f, "conv-kxk", by_group("conv-kxk"),
+            [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)])
+    f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
+    f.fit_1d("conv-unaligned", by_group("conv-unaligned"), "conv", "unaligned_efficiency", lo=0.005)
+    depthwise = by_group("conv-depthwise")
+    if len(depthwise) >= 2:   # bandwidth and per-tap arithmetic together
+        measured = [p.measured_s for p in depthwise]
+
+        def make_dw(x):
+            return f.evolve("conv", depthwise_bandwidth_efficiency=float(min(1.5, math.exp(x[0]))),
+                            depthwise_compute_efficiency=float(min(1.5, math.exp(x[1]))))
+        x = _nelder_mead(lambda x: _loss(f.times(depthwise, make_dw(x)), measured),
+                         np.array([math.log(0.5), math.log(0.3)]), np.array([0.5, 0.7]), iterations=150)
+        f.c = make_dw(x)
+        f.note("conv-depthwise", depthwise,
+               {"conv.depthwise_bandwidth_efficiency": f.c.conv.depthwise_bandwidth_efficiency,
+                "conv.depthwise_compute_efficiency": f.c.conv.depthwise_compute_efficiency})
+    else:
+        f.fit_1d("conv-depthwise", depthwise, "conv", "depthwise_bandwidth_efficiency")
+    _fit_nd(f, "attn-prefill", by_group("attn-prefill") + by_group("attn-causal"),
+            [("attention", "prefill_efficiency", 0.02, 1.5), ("attention", "causal_efficiency", 0.02, 1.5),
+             ("attention", "block_overhead_s", 1e-8, 2e-5)])
+    _fit_nd(f, "attn-decode", by_group("attn-decode"),
+            [("attention", "decode_bandwidth_efficiency", 0.02, 1.5),
+             ("attention", "decode_cache_multiple", 0.2, 10.0)])
+
+    sheet = datasheet_ceilings(target, operating_point)
+    peak = {m: min(1.5, float(ceilings.compute[m]) / float(sheet.compute[m]))
+            for m in ceilings.compute if m in sheet.compute and ceilings.origin_of(m) == "calibrated"}
+    dram_fraction = min(1.5, float(ceilings.dram_bytes_per_s) / float(sheet.dram_bytes_per_s))
+    point = target.operating_point(operating_point)
+    all_points = list(points)
+    summary = {}
+    if all_points:
+        apes = _ape(f.times(all_points, f.c), [p.measured_s for p in all_points])
+        summary = {"workload_points": len(all_points), "median_ape": float(np.median(apes)),
+                   "p90_ape": float(np.percentile(apes, 90))}
+    fitted = attrs.evolve(f.c, basis_kind="calibrated", basis=basis, peak_fraction=peak,
+                          dram_fraction=dram_fraction, source_clock_mhz=point.clock_mhz,
+                          fit={"stages": f.report, "summary": summary})
+    return fitted, {"stages": f.report, "summary": summary}

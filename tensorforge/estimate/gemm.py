@@ -1,0 +1,151 @@
+"""GEMMs and implicit-GEMM convolutions on a library's tile menu.
+
+The kernels traced on Hopper are data parallel (whole waves of tiles); a tile costs its main
+loop (or its operand feed, for small tiles) and a fixed overhead (pipeline fill, epilogue).
+
+For every tile of the family's menu and every split-K factor (and, on families with persistent
+kernels, a stream-K variant that balances the last wave), the geometry is fixed by the shape:
+  tiles  = batch * ceil(M/tm) * ceil(N/tn) * split           (tile quantization)
+  waves  = ceil(tiles / units), or tiles / units for stream-K   (wave quantization)
+  per tile: 2*tm*tn*k_slice FLOPs and (tm*ea + tn*eb)*k_slice operand bytes
+Coefficients then give the time of a tile, max(FLOPs at the mainloop rate, operand bytes at the
+unit's feed rate) + a fixed tile overhead, and the memory time, compulsory bytes (+ split-K
+partials) at the achieved streaming bandwidth; the configuration with the least time is the one
+the library's heuristic is assumed to pick. Geometry and time are separate so calibration can fit
+coefficients over many probe shapes at once (fit.py) with the very code that predicts.
+"""
+
+from functools import lru_cache
+
+import attrs
+import numpy as np
+
+from ..mappings.base import ceil_div
+from .menus import Menu
+
+ALIGN_BYTES = 16   # TMA and vectorised loads need 16-byte aligned rows
+
+
+@attrs.frozen
+class GemmShape:
+    """A MatmulProblem reduced to what the estimate needs, plus its implementation facts."""
+    batch: int
+    m: int
+    n: int
+    k: int
+    mode: str
+    a_elem: int
+    b_elem: int
+    c_elem: int
+    a_bytes: float
+    b_bytes: float
+    c_bytes: float
+    aligned: bool = True
+    k_padded: int = 0          # K after channel padding (convolutions); 0 = K
+    conv: str = ""             # '', 'pointwise', 'kxk'
+    conv_aligned: bool = True  # channels per group a multiple of 16 bytes
+
+    @property
+    def k_run(self) -> int:
+        return self.k_padded or self.k
+
+
+def is_aligned(leading_dims, elem_bytes) -> bool:
+    return all((int(ld) * int(e)) % ALIGN_BYTES == 0 for ld, e in zip(leading_dims, elem_bytes))
+
+
+@lru_cache(maxsize=4096)
+def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[str, np.ndarray]:
+    """Every configuration of the menu for this shape, as arrays (one row per configuration).
+    Cached: predicting a suite or fitting coefficients asks for the same shapes again and
+    again; callers never modify the arrays."""
+    tiles_menu = np.array(menu.tiles_for(s.mode), dtype=np.int64)
+    splits = np.array(menu.splits, dtype=np.int64)
+    tm = np.repeat(tiles_menu[:, 0], splits.size)
+    tn = np.repeat(tiles_menu[:, 1], splits.size)
+    split = np.tile(splits, len(tiles_menu))
+    k = s.k_run
+    step = menu.k_step
+    keep = split <= max(1, ceil_div(k, max(step, 64)))
+    if menu.split_k_min_k and k < menu.split_k_min_k:
+        keep &= split == 1
+    tm, tn, split = tm[keep], tn[keep], split[keep]
+    stream_k = np.zeros(tm.size, dtype=bool)
+    if menu.stream_k:   # stream-K variants of the unsplit configurations
+        one = split == 1
+        tm, tn, split = np.concatenate([tm, tm[one]]), np.concatenate([tn, tn[one]]), \
+            np.concatenate([split, split[one]])
+        stream_k = np.concatenate([stream_k, np.ones(int(one.sum()), dtype=bool)])
+    if menu.tensor_cores:
+        mt, nt = ceil_div(s.m, tm), ceil_div(s.n, tn)
+        rows, cols = tm, tn
+    else:  # CPU blocks do not pad: edge blocks are smaller
+        mt, nt = ceil_div(s.m, tm), ceil_div(s.n, tn)
+        rows, cols = np.minimum(tm, s.m), np.minimum(tn, s.n)
+    out_tiles = s.batch * mt * nt
+    tiles = out_tiles * split
+    k_slice = ceil_div(ceil_div(k, split), step) * step
+    waves = np.where(stream_k, tiles / units, ceil_div(tiles, units).astype(float))
+    # stream-K only pays off past one wave; below it, it is just the plain launch
+    valid = ~stream_k | (tiles > units)
+    workspace = np.where(split > 1, 2.0 * s.batch * s.m * s.n * 4 * split, 0.0)
+    workspace = np.where(workspace / 2 > cache_bytes, workspace, 0.0)
+    dram = s.a_bytes + s.b_bytes + s.c_bytes + workspace
+    geo = {
+        "tm": tm, "tn": tn, "split": split, "stream_k": stream_k,
+        "tiles": tiles, "waves": waves,
+        "flops_tile": 2.0 * rows * cols * k_slice,
+        "feed_tile": (rows * s.a_elem + cols * s.b_elem) * k_slice.astype(float),
+        "dram": dram,
+        "kernels": 1 + (menu.split_k_kernels - 1) * (split > 1).astype(np.int64),
+    }
+    return {key: value[valid] for key, value in geo.items()}
+
+
+@attrs.frozen
+class GemmRates:
+    """The coefficients a GEMM time needs, already turned into rates for one shape."""
+    unit_rate: float        # FLOP/s per unit at the compute ceiling
+    efficiency: float       # mainloop efficiency x conv/fp32/unaligned factors in force
+    feed_bytes_per_s: float  # per unit; inf = unlimited
+    tile_overhead_s: float
+    stream_bytes_per_s: float
+    launch_s: float
+
+
+def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
+    """compute, memory and total time of every configuration."""
+    t_tile = np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency),
+                        geo["feed_tile"] / r.feed_bytes_per_s) + r.tile_overhead_s
+    compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0)
+    memory = geo["dram"] / r.stream_bytes_per_s
+    total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
+    return {"compute": compute, "memory": memory, "total": total}
+
+
+def best(geo: dict[str, np.ndarray], r: GemmRates) -> int:
+    """Index of the configuration the library picks: least time, then least compute time
+    (a memory-bound shape ties on time), fewer splits, bigger tiles, the enumeration order."""
+    t = times(geo, r)
+    order = np.lexsort((np.arange(t["total"].size), -(geo["tm"] * geo["tn"]), geo["split"],
+                        t["compute"], t["total"]))
+    return int(order[0])
+
+
+def describe(geo: dict[str, np.ndarray], i: int) -> str:
+    split = int(geo["split"][i])
+    text = f"{int(geo['tm'][i])}x{int(geo['tn'][i])}"
+    if split > 1:
+        text += f" split-K {split}"
+    if geo["stream_k"][i]:
+        text += " stream-K"
+    waves = float(geo["waves"][i])
+    return f"{text}, {int(geo['tiles'][i])} tiles, {waves:.3g} waves"
+
+
+def pick(geo: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    return {key: value[i:i + 1] for key, value in geo.items()}
+
+
+def scalar(values: dict[str, np.ndarray], key: str, i: int | None = 0) -> float:
+    return float(values[key][i])

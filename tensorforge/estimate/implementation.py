@@ -1,0 +1,68 @@
+"""How a plugin's reference implementation executes an operator: what the estimate needs
+beyond the loop nest, and what the bound deliberately ignores.
+
+The bound must hold for any implementation, so it looks at FLOPs and compulsory bytes alone.
+The estimate predicts the implementation that is actually measured, so it needs a few facts the
+Core cannot derive: how many kernels an operator launches, which access pattern its memory
+traffic follows, how many times its kernels touch the compulsory bytes (a RoPE written as five
+elementwise PyTorch ops moves about five times the bytes of a fused one), the memory layout of
+a GEMM's operands (alignment decides which kernel family may run) and a convolution's channels
+(the tensor-core path pads them). A workload kind declares these per operator name through
+`WorkloadKind.implementation(params)`; an operator it says nothing about gets the defaults of
+its problem type, and the estimate says so (`default implementation`).
+"""
+
+
+import attrs
+
+# Access patterns of streaming (non-GEMM) work, each with its own calibrated bandwidth.
+PATTERNS = ("elementwise", "norm", "copy", "concat")
+
+
+def _pattern(_inst, _attr, value):
+    if value and value not in PATTERNS:
+        raise ValueError(f"unknown access pattern {value!r}; known: {', '.join(PATTERNS)}")
+
+
+@attrs.frozen
+class Implementation:
+    """Per operator, per execution (the operator's `count` repeats all of it).
+
+    kernels: kernel launches of the operator's main work (attention's split-KV combine is
+        decided by the estimate itself and not counted here).
+    pattern: access pattern of streaming work (elementwise, norm, copy, concat).
+    traffic_factor: bytes the kernels move / the operator's compulsory bytes.
+    layout_copy_bytes, layout_copy_kernels: extra copies around the main kernel that exist only
+        because of tensor layouts (attention output transposed back to tokens x features): bytes
+        read + written, and how many kernels do it.
+    leading_dims: GEMM operands' leading dimensions in elements (A, B, C); empty = row-major
+        without transposes (K, N, N).
+    conv_channels, conv_taps: a convolution's input channels per group and filter taps (R*S);
+        0 = not a convolution. conv_depthwise: one channel per group (a dedicated kernel, not
+        an implicit GEMM).
+    """
+    kernels: int = attrs.field(default=1, validator=attrs.validators.ge(0))
+    pattern: str = attrs.field(default="", validator=_pattern)
+    traffic_factor: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
+    layout_copy_bytes: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    layout_copy_kernels: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    leading_dims: tuple[int, ...] = ()
+    conv_channels: int = 0
+    conv_taps: int = 0
+    conv_depthwise: bool = False
+    declared: bool = True     # False: the defaults of the problem type, nothing was declared
+
+
+DEFAULT = Implementation(declared=False)
+
+
+def declared_table(kind, params) -> dict:
+    """operator name -> Implementation, as the workload kind declares it (may be empty)."""
+    declare = getattr(kind, "implementation", None)
+    table: dict | None = declare(params) if declare is not None else None
+    return dict(table or {})
+
+
+def implementation_of(kind, params, operator_name: str) -> Implementation:
+    """What the workload kind declares for this operator, or the defaults."""
+    return declared_table(kind, params).get(operator_name, DEFAULT)

@@ -1,0 +1,124 @@
+"""The kernels real libraries run, per architecture family: GEMM tile menus, the split-K
+reduction, how fused attention blocks its work, and the layout conversions around some
+convolutions.
+
+The bound's explorer may pick any tile that minimises time (often a 64x64 tile no library
+would launch for that shape). The estimate maps onto what the libraries ship, so their tile and
+wave quantization is what it charges. Where each menu comes from:
+
+nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on an H200
+    (torch 2.11, CUDA 13.0, cuDNN 9.19; benchmarks/estimate/probe_kernels.py):
+    - 16-bit GEMMs run cuBLAS 'nvjet_sm90_tst_<rows>x<cols>_...' kernels: 320x128, 256x128,
+      128x256, 128x224, 192x192, 128x192, 192x96, 128x128, 96x64, 64x128, 64x64, 64x48, 32x64,
+      64x32, 128x24, 64x24, 16x64, 8x64, 128x8, 64x8 were seen; one tile per output block, data
+      parallel (whole waves: no stream-K in the names or the timings); split-K kernels
+      ('_splitK_') are followed by a separate cublasLt::splitKreduce_kernel, and were seen only
+      with K >= 10240 (none up to K = 6144, whatever M and N).
+    - tf32 GEMMs run 'sm90_xmma_gemm_f32f32_tf32f32_..._tilesize{64x128,128x128}x32' kernels;
+      fp32 (no TF32) 'sm80_xmma_gemm_..._tilesize64x64x8_ffma' and 'cutlass_80_simt_sgemm_256x128'.
+    - A leading dimension that is not a multiple of 16 bytes rules TMA out: the GEMM runs
+      'cutlass_75_tensorop_bf16_s1688gemm_bf16_{256x128,128x128}_nn_align1' (nvidia-sm75's menu).
+    - Attention (F.scaled_dot_product_attention) runs cuDNN's fused kernels:
+      'cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x<d>' after a
+      Memset for prefill (64 query rows x 128 keys per block), and
+      'cudnn_..._sm80_flash_fprop_wmma_f16_knob_35_16x128x<d>' for decode (16 query rows), with
+      'cudnn::fusion::lean_reduction_kernel' combining split-KV partials when there are too few
+      (batch x head) blocks to fill the device.
+    - bf16 convolutions with R*S > 1 run cuDNN's 'sm90_xmma_fprop_implicit_gemm_..._tilesize
+      {256x64x32,128x128x64,64x64x64}_..._execute_segment_k_off' (no split-K); 1x1 ones run nvjet.
+    - fp32 convolutions over channels-last tensors run NCHW kernels
+      ('sm80_xmma_fprop_implicit_gemm_f32f32_..._nchwkcrs_nchw') between an nchwToNhwc and an
+      nhwcToNchw layout conversion.
+nvidia-sm80 / sm86 / sm89 (Ampere, Ada): cuBLAS 'ampere_*_s16816gemm_*' and CUTLASS 2.x kernel
+    names (256x128, 128x256, 128x128, 256x64, 128x64, 64x64 tiles, gemv for vectors), split-K
+    with splitKreduce_kernel; PyTorch's FlashAttention-2 for attention (flash_fwd_launch_template.h:
+    128 query rows, 128 keys for head_dim <= 64 and 64 above; split-KV with a combine kernel).
+cpu: oneDNN/MKL blocked GEMM: square-ish blocks per core, no tensor-core padding.
+"""
+
+
+import attrs
+
+Tiles = tuple[tuple[int, int], ...]
+
+
+@attrs.frozen
+class Menu:
+    family: str
+    tiles: Tiles                                 # (rows, cols) of C per tile, both orientations
+    splits: tuple[int, ...]                      # split-K factors the library uses
+    stream_k: bool                               # persistent kernels balance the last wave
+    k_step: int                                  # K is consumed in slices of this many elements
+    tensor_cores: bool                           # tensor-core tiles pad M and N to the tile
+    fallback: str = ""                           # family whose menu runs unaligned GEMMs
+    split_k_kernels: int = 1                     # kernels of a split-K GEMM (separate reduction: 2)
+    split_k_min_k: int = 0                       # the library splits K only from this K on
+    mode_tiles: tuple[tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
+    attention_q: int = 128                       # query rows per attention block (prefill)
+    attention_kv_small_d: int = 128              # keys per block, head_dim <= 64
+    attention_kv_large_d: int = 64               # keys per block, head_dim > 64
+    attention_decode_q: int = 64                 # query rows per block of the decode kernel
+    attention_prefill_kernels: int = 1           # kernels of one prefill attention call
+    attention_fold_heads: bool = True            # one-token decode folds a KV head's query heads
+    fp32_conv_layout_copies: bool = False        # NHWC <-> NCHW conversions around fp32 convs
+    conv_tiles: Tiles = ()                       # implicit-GEMM convolution tiles (no split-K)
+    source: str = ""
+
+    def tiles_for(self, mode: str) -> Tiles:
+        return dict(self.mode_tiles).get(mode, self.tiles)
+
+
+def _both(*tiles) -> Tiles:
+    out = []
+    for a, b in tiles:
+        for t in ((a, b), (b, a)):
+            if t not in out:
+                out.append(t)
+    return tuple(out)
+
+
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+
+MENUS = {
+    "nvidia-sm90": Menu(
+        family="nvidia-sm90",
+        tiles=_both((320, 128), (256, 128), (224, 128), (192, 192), (192, 128), (192, 96),
+                    (128, 128), (96, 64), (128, 64), (64, 64), (64, 48), (64, 32), (128, 24),
+                    (64, 24), (64, 16), (128, 8), (64, 8)),
+        splits=SPLITS, stream_k=False, k_step=64, tensor_cores=True, fallback="nvidia-sm75",
+        split_k_kernels=2, split_k_min_k=8192,
+        mode_tiles=(("tf32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
+                    ("fp32", _both((256, 128), (128, 128), (128, 64), (64, 64)))),
+        attention_q=64, attention_kv_small_d=128, attention_kv_large_d=128, attention_decode_q=16,
+        attention_prefill_kernels=2, attention_fold_heads=False, fp32_conv_layout_copies=True,
+        conv_tiles=_both((256, 64), (128, 128), (64, 64)),
+        source="kernel names in PyTorch profiler traces of the calibration probes on an H200"),
+    "nvidia-sm80": Menu(
+        family="nvidia-sm80",
+        tiles=_both((256, 128), (128, 128), (256, 64), (128, 64), (64, 64), (64, 32), (64, 8)),
+        splits=SPLITS, stream_k=False, k_step=32, tensor_cores=True, split_k_kernels=2,
+        source="cuBLAS ampere_*_s16816gemm_* / CUTLASS 2.x kernel names, gemv for vector shapes, "
+               "splitKreduce_kernel after split-K GEMMs; FlashAttention-2 kernel traits"),
+    "cpu": Menu(
+        family="cpu",
+        tiles=_both((256, 256), (128, 128), (64, 64), (32, 32), (64, 16), (16, 4)),
+        splits=(1,), stream_k=False, k_step=1, tensor_cores=False, attention_q=64,
+        attention_kv_small_d=64, attention_kv_large_d=64, attention_decode_q=64,
+        attention_fold_heads=False,
+        source="oneDNN/MKL blocked GEMM: per-core blocks, no tensor-core padding"),
+}
+MENUS["nvidia-sm75"] = attrs.evolve(
+    MENUS["nvidia-sm80"], family="nvidia-sm75", tiles=_both((256, 128), (128, 128), (64, 64)),
+    source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels (unaligned GEMMs on sm90 traces)")
+MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
+MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")
+
+
+def menu_for(family: str) -> Menu:
+    """The family's menu; an unknown GPU family gets Ampere's (the most common library
+    generation), a CPU family the CPU one."""
+    if family in MENUS:
+        return MENUS[family]
+    if family.startswith(("x86", "cpu", "arm", "aarch64")):
+        return MENUS["cpu"]
+    return MENUS["nvidia-sm80"]

@@ -1,0 +1,103 @@
+"""From a bound prediction to estimates: every operator of every workload gets a realistic
+mapping at achieved rates (operators.py), the workload adds the timing harness and, for eager
+execution, the host overhead of launching its kernels from Python."""
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import TensorForgeError
+from ..results import Prediction, WorkloadPrediction
+from ..target import Ceilings, Target
+from .basis import achievable
+from .coefficients import EstimateCoefficients
+from .implementation import DEFAULT, declared_table
+from .operators import ESTIMATORS, Device, estimate_unknown
+from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+
+
+def device_for(target: Target, ceilings: Ceilings, coefficients: EstimateCoefficients,
+               operating_point: str | None = None) -> Device:
+    point = target.operating_point(operating_point)
+    compute, dram = achievable(ceilings, coefficients)
+    cache = target.cache_level()
+    return Device(family=coefficients.family, units=target.pe_array.units,
+                  clock_hz=point.clock_mhz * 1e6, cache_bytes=float(cache.capacity_bytes if cache else 0),
+                  compute=compute, dram_bytes_per_s=dram)
+
+
+def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind, params,
+                      device: Device, coefficients: EstimateCoefficients) -> WorkloadEstimate:
+    if len(operators) != len(prediction.operators):
+        raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
+    results = []
+    declared = declared_table(kind, params)
+    for op, bound_op in zip(operators, prediction.operators):
+        impl = declared.get(op.name, DEFAULT)
+        estimator: Any = ESTIMATORS.get(type(op.problem), estimate_unknown)
+        per_bound = bound_op.latency_s / op.count
+        compulsory = bound_op.compulsory_bytes / op.count
+        resident = 1.0 - bound_op.mapping.traffic.get("dram", compulsory) / compulsory if compulsory else 0.0
+        total, terms, kernels, mapping, notes = estimator(op.problem, impl, per_bound, device, coefficients,
+                                                          resident=resident)
+        results.append(OperatorEstimate(
+            name=op.name, count=op.count, kernels=kernels, mapping=mapping,
+            bound_s=bound_op.latency_s, estimate_s=total * op.count,
+            terms={k: v * op.count for k, v in sorted(terms.items())},
+            implementation="declared by the workload plugin" if impl.declared
+            else f"default for {type(op.problem).__name__}",
+            notes=notes))
+    kernels = sum(r.kernels * r.count for r in results)
+    k = coefficients.kernel
+    # the operators carry eager launch costs; back to back on the device (a CUDA graph) each
+    # kernel costs less, and the difference belongs to eager execution
+    eager_launches = kernels * k.launch_s
+    device_launches = kernels * k.device_launch_s
+    device_s = sum(r.estimate_s for r in results) + k.harness_s - eager_launches + device_launches
+    eager_s = max(device_s + eager_launches - device_launches,
+                  eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s)
+    terms = add_terms([r.terms for r in results] + [{"timing_harness": k.harness_s,
+                                                      "kernel_launches": device_launches - eager_launches,
+                                                      "host_overhead": eager_s - device_s}])
+    return WorkloadEstimate(label=LABEL, bound_s=prediction.latency_s, device_s=device_s,
+                            eager_s=eager_s, kernels=kernels, terms=terms, operators=tuple(results))
+
+
+def launch_order(results: Sequence[OperatorEstimate]):
+    """(kernel count, seconds per kernel) in execution order: operators repeated `count` times
+    (a transformer's per-layer operators) run layer by layer, the others after them."""
+    repeats = max((r.count for r in results), default=1)
+    per_layer = [r for r in results if r.count == repeats]
+    once = [r for r in results if r.count != repeats]
+    for _ in range(repeats):
+        for r in per_layer:
+            yield r.kernels, r.estimate_s / r.count / max(1, r.kernels)
+    for r in once:
+        for _ in range(r.count):
+            yield r.kernels, r.estimate_s / r.count / max(1, r.kernels)
+
+
+def eager_time(results: Sequence[OperatorEstimate], host_per_kernel: float, slack: float) -> float:
+    """Eager PyTorch as a two-stage pipeline: the host issues kernel i at (i+1) * host cost
+    (minus the head start the timing harness's flush gives it), the device runs it once issued
+    and once the previous one finished. Long kernels hide the host; runs of short ones expose it."""
+    host, device = -slack, 0.0
+    for count, duration in launch_order(results):
+        for _ in range(count):
+            host += host_per_kernel
+            device = max(device, host) + duration
+    return device
+
+
+def estimate_prediction(prediction: Prediction, workloads: Iterable[tuple], target: Target,
+                        coefficients: EstimateCoefficients) -> Prediction:
+    """The same prediction with an estimate beside every workload's bound."""
+    device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)
+    out = []
+    for (workload, kind), wp in zip(workloads, prediction.workloads):
+        operators = kind.operators(workload.params)
+        est = estimate_workload(wp, operators, kind, workload.params, device, coefficients)
+        out.append(attrs.evolve(wp, estimate=est))
+    return attrs.evolve(prediction, workloads=tuple(out), estimate_basis=coefficients.basis,
+                        estimate_basis_kind=coefficients.basis_kind)

@@ -1,0 +1,20 @@
+"""Coefficients shipped with TensorForge, per architecture family (shipped.json beside this
+file), each written from a real calibration by benchmarks/estimate/ship_defaults.py; the `basis`
+of each entry says which device, when and how. A target of a family listed there gets them as
+its 'carried-over' basis until it is calibrated itself; a family not listed gets the nearest
+one, labelled as such."""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from .coefficients import EstimateCoefficients, coefficients_from_data
+
+DATA = Path(__file__).with_name("shipped.json")
+
+
+@lru_cache(maxsize=1)
+def shipped() -> dict[str, EstimateCoefficients]:
+    table = json.loads(DATA.read_text(encoding="utf-8"))
+    return {family: coefficients_from_data(data, f"shipped estimate coefficients {family} ({DATA.name})")
+            for family, data in table.items()}

@@ -1,0 +1,26 @@
+"""The estimate's calibrated coefficients from the document `predict --ceilings` was given: a
+calibration document (its 'estimate' section) or a capture (its CALIBRATED section's). Pure JSON
+reading in the Core (it never imports what produced them); a document without them, or fitted
+for another target, gives None and the target's own basis applies."""
+
+import json
+from pathlib import Path
+
+from .coefficients import EstimateCoefficients, coefficients_from_data
+
+
+def coefficients_in_document(path, target_name: str) -> EstimateCoefficients | None:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None   # the ceilings reader has already said what is wrong with the file
+    if not isinstance(data, dict):
+        return None
+    section = data.get("estimate")
+    if section is None and isinstance(data.get("calibrated"), dict):
+        section = data["calibrated"].get("estimate")
+    if not isinstance(section, dict) or "coefficients" not in section:
+        return None
+    if section.get("target") != target_name:
+        return None
+    return coefficients_from_data(section["coefficients"], f"estimate coefficients in {path}")

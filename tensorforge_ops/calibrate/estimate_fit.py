@@ -1,0 +1,69 @@
+"""The estimate's coefficients from a calibration document: the raw points of the estimate-terms
+probe, predicted (bound only) on the device's target, handed to the Core's fit. The result is
+stored in the calibration under 'estimate' (coefficients + how well each stage reproduced its
+own probes), so a reused calibration needs no refit."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from tensorforge.api import (Ceilings, EstimateCoefficients, Target, WorkloadPoint, coefficients_for,
+                             coefficients_from_data, fit_coefficients, one_line, predict, resolve_spec,
+                             to_data)
+
+
+def _get(obj: Any, key: str) -> Any:
+    """A calibration is a typed Calibration in the run, a JSON document on disk: read either."""
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+
+
+def _estimate_probe(calibration: Any) -> Any:
+    for probe in (_get(calibration, "probes") or {}).values():
+        if isinstance((_get(probe, "details") or {}).get("points"), list):
+            return probe
+    return None
+
+
+def probe_points(calibration: Any) -> list[dict[str, Any]] | None:
+    probe = _estimate_probe(calibration)
+    return None if probe is None else (_get(probe, "details") or {})["points"]
+
+
+def probe_regime(calibration: Any) -> str:
+    """The regime the estimate-terms sweep ran in (burst on a GPU, single on a one-regime device;
+    burst for calibrations from before regimes): the fitted coefficients are that regime's."""
+    probe = _estimate_probe(calibration)
+    return (_get(probe, "regime") if probe is not None else None) or "burst"
+
+
+def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
+                 operating_point: str | None = None) -> dict[str, Any] | None:
+    """{'coefficients', 'report', 'target', 'regime'} or {'error', 'target', 'regime'}; None without
+    estimate probe points. `ceilings` are those of the regime the sweep ran in (the calibration's
+    base ceilings: burst, or a one-regime device's single regime)."""
+    results = probe_points(calibration)
+    if not results:
+        return None
+    regime = probe_regime(calibration)
+    try:
+        measured = [r for r in results if r.get("spec") and r.get("p50_s")]
+        resolved = [resolve_spec(core, r["spec"]) for r in measured]
+        bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
+        points = [WorkloadPoint(name=r["name"], group=r["group"], prediction=wp,
+                                operators=tuple(kind.operators(w.params)), kind=kind, params=w.params,
+                                measured_s=float(r["p50_s"]))
+                  for r, (w, kind), wp in zip(measured, resolved, bound.workloads)]
+        base = coefficients_for(target)
+        basis = (f"calibrated on {_get(calibration, 'device')} at {_get(calibration, 'measured_at')} "
+                 f"({_get(calibration, 'fingerprint')})")
+        coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis,
+                                                operating_point)
+    except Exception as exc:   # a fit that fails leaves the bound and the shipped basis intact
+        return {"error": one_line(exc), "target": target.name, "regime": regime}
+    return {"coefficients": to_data(coefficients), "report": report, "target": target.name, "regime": regime}
+
+
+def calibrated_coefficients(calibration: Any, target_name: str) -> EstimateCoefficients | None:
+    section = (_get(calibration, "estimate") if calibration is not None else None) or {}
+    if section.get("target") != target_name or "coefficients" not in section:
+        return None
+    return coefficients_from_data(section["coefficients"], "calibrated estimate coefficients")

@@ -1,0 +1,149 @@
+"""CALIBRATED terms of the estimate: runs the probe plan (tensorforge/estimate/probe_plan.py)
+on a session, each item timed by the session exactly as a workload is (same flush, events,
+duty cycle), and returns the raw points; the Core fits the coefficients from them
+(tensorforge/estimate/fit.py) once the device's target is known.
+
+Workload-shaped items (GEMMs, convolutions, attention, tiny transformer blocks) run through the
+same builders the workloads use, so the probe times the implementation the estimate predicts.
+Streaming items (add, rms_norm, strided copies, cat) and kernel chains are built here. One
+failing item is recorded with its reason and the others go on.
+"""
+
+import time
+from typing import Any
+from collections.abc import Callable
+
+from tensorforge.api import one_line
+
+from ..api import CalibrationProbe, ProbeResult, Unavailable
+
+ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.2}
+
+
+def _stream_fn(torch, item, device):
+    dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[item.dtype])
+    rows = max(1, item.elements // item.width)
+    shape = (rows, item.width)
+    rand = lambda *s: torch.randn(*s, device=device, dtype=dtype)  # noqa: E731 (never zeros)
+    if item.op == "add":
+        a, b, out = rand(*shape), rand(*shape), torch.empty(shape, device=device, dtype=dtype)
+        return lambda: torch.add(a, b, out=out)
+    if item.op == "rms_norm":
+        x, w = rand(*shape), torch.ones(item.width, device=device, dtype=dtype)
+        return lambda: torch.nn.functional.rms_norm(x, (item.width,), w)
+    if item.op == "slice_copy":
+        # a KV-cache append: each of `rows` rows writes `width` elements into a 2x longer row
+        cache = rand(rows, 2 * item.width)
+        new = rand(rows, item.width)
+        return lambda: cache[:, item.width:].copy_(new)
+    if item.op == "transpose_copy":
+        heads = 32 if item.width % 32 == 0 else 1
+        x = rand(rows, heads, item.width // heads)
+        return lambda: x.transpose(0, 1).contiguous()
+    if item.op == "layer_norm":
+        x, w = rand(*shape), torch.ones(item.width, device=device, dtype=dtype)
+        return lambda: torch.nn.functional.layer_norm(x, (item.width,), w)
+    if item.op == "gelu":
+        x = rand(*shape)
+        return lambda: torch.nn.functional.gelu(x, approximate="tanh")
+    if item.op == "add_hot":
+        a, b = rand(*shape), rand(*shape)
+        c, d = torch.empty_like(a), torch.empty_like(a)
+        return lambda: (torch.add(a, b, out=c), torch.add(c, b, out=d))
+    if item.op == "cat":
+        a, b = rand(rows, item.width // 2), rand(rows, item.width // 2)
+        return lambda: torch.cat([a, b], -1)
+    raise ValueError(f"unknown stream op {item.op!r}")
+
+
+def _chain_fn(torch, item, device):
+    x = torch.randn(item.elements, device=device)
+
+    def chain():
+        for _ in range(item.kernels):
+            x.add_(1.0)
+    return chain
+
+
+def _graph_fn(torch, item, device):
+    if device.type != "cuda":
+        raise Unavailable("CUDA graphs need a CUDA device")
+    x = torch.randn(item.elements, device=device)
+    stream = torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        for _ in range(3):   # warm-up on a side stream, as graph capture requires
+            x.add_(1.0)
+    torch.cuda.current_stream(device).wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(item.kernels):
+            x.add_(1.0)
+    return graph.replay
+
+
+def _record(item, timed) -> dict[str, Any]:
+    s = timed.stats
+    return {"p50_s": float(s.p50), "p10_s": float(s.p10), "n": int(s.n),
+            "rel_iqr": float(s.rel_iqr), "stop_reason": timed.stop_reason}
+
+
+class EstimateTermsProbe(CalibrationProbe):
+    """The probe sweeps the estimate's coefficients are fitted from (see probe_plan.py)."""
+    name = "estimate-terms"
+    order = 100      # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
+
+    def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms", regime: str = "burst"):
+        # The regime is the one session.time times in: burst on a GPU (so the sweep runs before
+        # the sustained probes, which leave the device hot), 'single' on a one-regime device. The
+        # coefficients fitted from it are that regime's (stored so in Calibration.estimate).
+        self.backend, self.name, self.regime = backend, name, regime
+
+    def run(self, session) -> ProbeResult:
+        import torch
+        from tensorforge.api import STREAM_OPS, PluginHost, plan_for, resolve_spec
+
+        from ..host import OpsHost
+
+        start = time.perf_counter()
+        core, ops = PluginHost(), OpsHost()
+        budget = ITEM_BUDGET_S.get(self.backend, 0.3)
+        device = session.device if session.device is not None else torch.device("cpu")
+        points: list[dict[str, Any]] = []
+        for item in plan_for(self.backend):
+            row: dict[str, Any] = {"name": item.name, "group": item.group, "spec": item.spec,
+                                   "op": item.op, "elements": item.elements, "width": item.width,
+                                   "kernels": item.kernels, "dtype": item.dtype}
+            try:
+                if item.spec:
+                    workload, kind = resolve_spec(core, item.spec)
+                    builder = ops.builder(kind.name, self.backend)
+                    if builder is None:
+                        raise Unavailable(f"no builder for {kind.name} on {self.backend}")
+                    mode = getattr(workload.params, "math_mode", None) or "fp32"
+                    with session.prepared(builder, workload.params, mode) as prepared:
+                        row.update(_record(item, session.time(prepared.fn, budget)))
+                else:
+                    maker: Callable = {"add_chain": _chain_fn}.get(item.op, _stream_fn)
+                    if item.group == "graph":
+                        maker = _graph_fn
+                    if item.op in STREAM_OPS:
+                        row["bytes"] = item.stream_bytes
+                    with torch.inference_mode():
+                        fn = maker(torch, item, device)
+                        fn()
+                    row.update(_record(item, session.time(fn, budget)))
+                    del fn
+            except Unavailable as exc:
+                row["error"] = f"unavailable: {exc}"
+            except Exception as exc:   # an OOM or unsupported shape costs one point, not the sweep
+                row["error"] = one_line(exc)
+            points.append(row)
+        failed = sum(1 for p in points if "error" in p)
+        method = (f"{len(points)} probe items of tensorforge.estimate.probe_plan for {self.backend} "
+                  f"({failed} failed), each timed by the session as a workload is (session.time, "
+                  f"budget {budget} s per item); p50 per item; workload-shaped items through the "
+                  "workloads' own builders; coefficients are fitted from these points by "
+                  "tensorforge.estimate.fit once the device's target is known")
+        return ProbeResult(name=self.name, method=method, details={"points": points}, regime=self.regime,
+                           duration_s=time.perf_counter() - start)

@@ -1,0 +1,180 @@
+"""Every way a workload is timed on a CUDA device, in the order that keeps the regimes apart:
+
+burst phase (cool device, short stretches at <= 50% duty, as the burst probes ran):
+  eager calls, then replays of the call captured as a CUDA graph, then the trace window;
+sustained phase (after the device reaches its steady clock under continuous load):
+  a continuous do_bench-like window of eager calls, then one of graph replays, queued behind the
+  steady-state load so the device never idles between them.
+
+Each timing is a ModeTiming labelled with its regime ('burst' | 'sustained') and mode ('eager'
+| 'graph'); every call is preceded by the same L2 flush. Why the phases in this order: the
+sustained phase leaves the device hot and power-capped, so burst timings must come first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+from collections.abc import Callable, Iterator
+
+from .cuda_sustained import ContinuousLoad, as_timed, reach_steady
+from .cuda_graph import GraphCalls
+from .cuda_timing import time_cuda
+from .phases import ModeTiming, PhasePlan, PhaseResult
+from .timing import TimedSamples, TimingPolicy
+
+def flush_step(torch, flush_bytes: int, device) -> Callable[[], Any] | None:
+    """The L2 flush time_cuda uses: zero a buffer of flush_bytes in int32 words (as do_bench)."""
+    if not flush_bytes:
+        return None
+    buffer = torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
+    return buffer.zero_
+
+
+def flush_seconds(torch, step: Callable[[], Any] | None, device, calls: int = 5) -> float:
+    """Device time of one flush (to size continuous windows of flush + call)."""
+    if step is None:
+        return 0.0
+    step()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        step()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e-3 / calls
+
+
+def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
+    """Burst-regime timing of graph calls: one sample per replay pair (cuda_graph.GraphCalls);
+    after each pair the host rests so timed work stays <= max_duty of wall time; the same
+    stopping rule as time_cuda."""
+    import time
+
+    from .stats import summarize
+    from .timing import should_stop
+    t0 = time.perf_counter()
+    graph.read_pair(graph.queue_pair(warm=True))      # one untimed pair, as eager timing warms up
+    samples: list[float] = []
+    stop = None
+    while stop is None:
+        start = time.perf_counter()
+        samples.append(graph.read_pair(graph.queue_pair(warm=True)))
+        if policy.max_duty < 1:
+            time.sleep((time.perf_counter() - start) * (1.0 / policy.max_duty - 1.0))
+        stop = should_stop(samples, policy, time.perf_counter() - t0)
+    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason=stop, warmup_iters=1,
+                        flush_bytes=policy.flush_bytes)
+
+
+class CudaPhases:
+    """One prepared workload's timings on a TorchCudaSession (see the module docstring)."""
+
+    MAX_GRAPH_CALLS = 64     # unrolled calls per graph
+
+    def __init__(self, session, fn: Callable[[], Any], plan: PhasePlan):
+        self.session, self.fn, self.plan = session, fn, plan
+        torch = session.torch
+        self.flush = flush_step(torch, session.flush_bytes, session.device)
+        self.flush_s = flush_seconds(torch, self.flush, session.device)
+        self.graph: GraphCalls | None = None
+        self.graph_note: str | None = None
+        self.graph_call_s: float | None = None    # device time of one graph call
+        self.burst_eager_s: float | None = None
+
+    @property
+    def replay(self) -> Callable[[], Any] | None:
+        return self.graph.replay if self.graph is not None else None
+
+    def capture(self) -> None:
+        """First a graph of one call (to learn its device time), then of as many calls as keep a
+        replay pair within one burst stretch."""
+        from .cuda_graph import GraphCaptureError, capture, warm_up
+        torch, dev = self.session.torch, self.session.device
+        try:
+            warm_up(torch, self.fn, dev)
+            graph = capture(torch, self.fn, self.flush, 1, dev)
+            self.graph_call_s = min(graph.read_pair(graph.queue_pair(warm=True)) for _ in range(3))
+            stretch = self.session.timing_policy(1.0).burst_s / 2
+            calls = max(1, min(self.MAX_GRAPH_CALLS, int(stretch / (self.graph_call_s + self.flush_s))))
+            if calls > 1:
+                graph.close()
+                graph = capture(torch, self.fn, self.flush, calls, dev)
+        except GraphCaptureError as exc:
+            self.graph_note = f"CUDA graph capture failed: {exc}"
+            return
+        self.graph = graph
+
+    def close(self) -> None:
+        if self.graph is not None:
+            self.graph.close()
+        self.graph = None
+
+    def burst(self) -> PhaseResult:
+        dev = self.session.device
+        policy = self.session.timing_policy(self.plan.budget_s)
+        method = ("burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
+                  f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "
+                  f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
+                  f"at {policy.max_iters} samples or at the budget")
+        eager = time_cuda(self.fn, policy, dev)
+        self.burst_eager_s = eager.stats.p50
+        timings: list[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
+        notes: list[str] = [self.graph_note] if self.graph_note else []
+        if self.graph is not None:
+            graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
+            self.graph_call_s = graph.stats.p50
+            timings.append(ModeTiming("burst", "graph", graph, "burst regime: replay pairs, each followed by an "
+                                      f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
+                                      + self.graph.method))
+        trace = None
+        if self.plan.trace:
+            from .trace_window import trace_cuda
+            trace = trace_cuda(self.fn, self.graph, self.flush, self.plan.trace_iterations, self.graph_note,
+                               pace=policy.max_duty)
+        return PhaseResult(tuple(timings), tuple(notes), None, trace)
+
+    def sustained(self) -> PhaseResult:
+        plan = self.plan
+        load = ContinuousLoad(self.flush, plan.steady.window_s)
+        guess = (self.burst_eager_s or 1e-4) + self.flush_s
+        state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
+        eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
+        calls = self.graph
+        graph_pairs: list[tuple] = []
+        if calls is not None:
+            replay_pair_s = 2 * calls.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
+            graph_pairs = [calls.queue_pair() for _ in range(max(10, int(plan.sustained_window_s / replay_pair_s)))]
+        load.read(pending)
+        eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
+        graph = as_timed(calls.read_pairs(graph_pairs), self.session.flush_bytes) if calls is not None else None
+        method = ("sustained regime: after continuous load until {steady}, one continuous window of "
+                  f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
+                  "(as triton.testing.do_bench)")
+        method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
+        timings = [ModeTiming("sustained", "eager", eager,
+                              method.format(what="flush L2 -> start event -> fn() -> end event"))]
+        if graph is not None and calls is not None:
+            timings.append(ModeTiming("sustained", "graph", graph, method.format(what="graph replay pairs") + "; "
+                                      + calls.method + "; queued behind the eager window"))
+        notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]
+        return PhaseResult(tuple(timings), tuple(notes), state, None)
+
+
+@contextlib.contextmanager
+def cuda_phases(session, fn: Callable[[], Any], plan: PhasePlan) -> Iterator[CudaPhases]:
+    """The phases of one prepared workload, with its CUDA graph captured for the block."""
+    torch = session.torch
+    with torch.inference_mode():
+        phases = CudaPhases(session, fn, plan)
+        try:
+            if plan.graph:
+                phases.capture()
+            else:
+                phases.graph_note = "graph mode not requested"
+            yield phases
+        finally:
+            phases.close()
+            del phases
+            torch.cuda.synchronize(session.device)
+            torch.cuda.empty_cache()

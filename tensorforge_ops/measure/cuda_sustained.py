@@ -1,0 +1,130 @@
+"""The sustained regime: continuous execution after the device has reached its steady clock,
+timed the way triton.testing.do_bench times (L2 flush, event pair per iteration, one
+synchronisation at the end of the window, median).
+
+Why a regime of its own: under continuous load an H200 reaches its 700 W cap and clocks down
+(NVML: ~1500 MHz against 1980 MHz boost during large GEMMs), so a large bf16 GEMM runs 9-17%
+slower than in the short bursts the burst regime times. A user serving a model sees the
+sustained figure; both are real, and each is labelled.
+
+How "steady" is detected, from the workload's own timings (no clock counter needed): the
+device runs the workload back to back in windows of about `window_s`; it is steady once at
+least `min_s` of continuous load has passed and the median iteration time of the last
+`windows` windows agree within `tolerance` (max / min - 1). The next window is always enqueued
+before the previous one is read, so the device never idles while the host checks. After
+`max_s` without agreement the state is recorded as not steady and timing goes ahead.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from .timing import TimedSamples
+from .stats import summarize
+
+
+@attrs.frozen
+class SteadyPolicy:
+    window_s: float = 0.05
+    windows: int = 3
+    tolerance: float = 0.01
+    min_s: float = 0.3
+    max_s: float = 3.0
+
+    def rule(self) -> str:
+        return (f"steady once >= {self.min_s:g} s of continuous load has run and the median iteration "
+                f"times of the last {self.windows} windows of ~{self.window_s * 1e3:g} ms agree within "
+                f"{self.tolerance:.0%} (max/min - 1); at most {self.max_s:g} s")
+
+
+@attrs.frozen
+class SteadyState:
+    reached: bool
+    after_s: float                         # continuous load before the timed window
+    window_medians_s: tuple[float, ...]    # per window, in order (the approach to steady)
+    rule: str
+
+
+def is_steady(medians: Sequence[float], elapsed_s: float, policy: SteadyPolicy) -> bool:
+    """The detection rule, on the window medians seen so far."""
+    if elapsed_s < policy.min_s or len(medians) < policy.windows:
+        return False
+    last = medians[-policy.windows:]
+    low = min(last)
+    return low > 0 and max(last) / low - 1.0 <= policy.tolerance
+
+
+def _read(pairs) -> list[float]:
+    pairs[-1][1].synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
+
+
+def per_call_wall_s(pairs) -> float:
+    """Device wall time per iteration of a window, flush included (first start to last end)."""
+    return pairs[0][0].elapsed_time(pairs[-1][1]) * 1e-3 / len(pairs)
+
+
+class ContinuousLoad:
+    """Work queued back to back on the current stream: each call is flush -> start event -> fn ->
+    end event, and windows are queued before earlier ones are read, so the device never waits
+    for the host between them."""
+
+    def __init__(self, flush_step: Callable[[], Any] | None, window_s: float, max_calls: int = 100_000):
+        import torch
+        self.torch, self.flush_step = torch, flush_step
+        self.window_s, self.max_calls = window_s, max_calls
+
+    def calls_for(self, per_call_s: float, window_s: float | None = None) -> int:
+        """Calls that fill a window, given the device time of one call (flush included)."""
+        window = self.window_s if window_s is None else window_s
+        return max(1, min(self.max_calls, int(window / max(per_call_s, 1e-7))))
+
+    def queue(self, fn: Callable[[], Any], calls: int) -> list[tuple]:
+        torch = self.torch
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                 for _ in range(calls)]
+        for start, end in pairs:
+            if self.flush_step is not None:
+                self.flush_step()
+            start.record()
+            fn()
+            end.record()
+        return pairs
+
+    @staticmethod
+    def read(pairs) -> list[float]:
+        """Per-call event times of a queued window (waits for it)."""
+        return _read(pairs)
+
+
+def reach_steady(load: ContinuousLoad, fn: Callable[[], Any], first_guess_s: float, policy: SteadyPolicy,
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[SteadyState, list[tuple], float]:
+    """Run fn continuously until steady (or max_s). Returns the state, the window still in
+    flight (queue the timed window behind it before reading anything) and the measured device
+    time of one call, flush included."""
+    t0 = clock()
+    medians: list[float] = []
+    calls = load.calls_for(first_guess_s)
+    pending = load.queue(fn, calls)
+    while True:
+        queued = load.queue(fn, calls)
+        samples = load.read(pending)
+        per_call = per_call_wall_s(pending)
+        calls = load.calls_for(per_call)
+        pending = queued
+        medians.append(statistics.median(samples))
+        elapsed = clock() - t0
+        steady = is_steady(medians, elapsed, policy)
+        if steady or elapsed >= policy.max_s:
+            return SteadyState(steady, elapsed, tuple(medians), policy.rule()), pending, per_call
+
+
+def as_timed(samples: Sequence[float], flush_bytes: int) -> TimedSamples:
+    """A sustained window's samples in the shape every measurement has (fixed count: 'max_iters')."""
+    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason="max_iters",
+                        warmup_iters=0, flush_bytes=flush_bytes)

@@ -1,0 +1,121 @@
+"""Every shipped PyTorch builder marks each Core operator with a range of the same name, one to
+one: an operator of count c is entered c times per call, nothing else is entered, ranges never
+nest. Run on the CPU with small shapes of every variant the builders branch on."""
+
+import contextlib
+from collections import Counter
+
+import pytest
+
+from tensorforge.plugins import PluginHost
+from tensorforge.suite import resolve
+from tensorforge_ops.measure import op_ranges
+from tensorforge_ops.host import OpsHost
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("clean_plugin_env")
+
+# Small shapes covering each branch of the shipped builders (transposes, batch, groups; prefill
+# and decode, a decode step of several tokens with its mask, GQA, gated and GELU MLPs, both norms,
+# no RoPE, an LM head, the parallel blocks, no final norm).
+CASES = {
+    "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32",
+             "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
+    "conv2d": ["conv2d:n=1,c=4,h=6,w=6,k=4,padding=1,dtype=fp32",
+               "conv2d:n=2,c=4,h=6,w=6,k=4,groups=4,stride=2,dtype=fp32"],
+    "sdpa": ["sdpa:batch=2,heads=4,kv_heads=2,q_len=6,kv_len=6,head_dim=8,causal=true,dtype=fp32",
+             "sdpa:batch=2,heads=4,kv_heads=4,q_len=1,kv_len=9,head_dim=8,dtype=fp32"],
+    "transformer": [
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=48,seq=5,dtype=fp32",
+        "transformer:hidden=32,layers=3,heads=4,kv_heads=1,seq=1,batch=2,phase=decode,context=7,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,seq=3,phase=decode,context=4,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,mlp=gelu,norm=layernorm,rope=false,vocab=50,seq=4,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=1,block=parallel,seq=3,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=1,block=parallel_shared_norm,mlp=gelu,norm=layernorm,"
+        "seq=3,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
+    ],
+    # every op the builder branches on, on a one-process gloo group (ranks=0: every rank of it)
+    "collective": [f"collective:op={op},count=64,dtype=fp32"
+                   for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")],
+}
+
+
+@contextlib.contextmanager
+def process_group(kind):
+    """The collective builder runs on a torch.distributed group: a one-process gloo group here
+    (torch-distributed sets up the real one), torn down after so no other test sees it."""
+    if kind != "collective":
+        yield
+        return
+    import torch.distributed as dist
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    return PluginHost(), OpsHost()
+
+
+def torch_builders(ops):
+    return {b.kind: b for b in ops.values("builders") if b.framework == "torch"}
+
+
+def test_every_shipped_torch_builder_has_cases(hosts):
+    core, ops = hosts
+    kinds = set(torch_builders(ops))
+    assert {"gemm", "conv2d", "transformer", "collective"} <= kinds
+    assert kinds <= set(CASES), f"add small cases for {sorted(kinds - set(CASES))}"
+
+
+@contextlib.contextmanager
+def entered_without_nesting():
+    """Like op_ranges.names_entered, and fails on a range opened inside another."""
+    names, depth = [], [0]
+
+    @contextlib.contextmanager
+    def record(name):
+        assert depth[0] == 0, f"range {name!r} opened inside {names[-1]!r}"
+        names.append(name)
+        depth[0] += 1
+        try:
+            yield
+        finally:
+            depth[0] -= 1
+
+    with op_ranges.recording(record):
+        yield names
+
+
+@pytest.mark.parametrize("spec", [s for specs in CASES.values() for s in specs])
+def test_ranges_match_core_operators_one_to_one(hosts, spec):
+    core, ops = hosts
+    (workload, kind), = resolve(core, (spec,))
+    builder = torch_builders(ops)[workload.kind]
+    expected = Counter()
+    for op in kind.operators(workload.params):
+        expected[op.name] += op.count
+    with torch.inference_mode(), process_group(workload.kind):
+        fn = builder.build(workload.params, torch.device("cpu"))
+        for _ in range(2):   # the second call too: nothing is marked only on a first call
+            with entered_without_nesting() as names:
+                fn()
+            assert Counter(names) == expected
+
+
+def test_ranges_cost_nothing_outside_a_recording():
+    assert op_ranges.operator_range("matmul") is op_ranges.operator_range("attention")
+    with op_ranges.names_entered() as names:
+        with op_ranges.operator_range("matmul"):
+            pass
+    assert names == ["matmul"]
+    assert op_ranges._recorder is None   # restored
+
+
+def test_operator_of_strips_only_our_prefix():
+    assert op_ranges.operator_of(op_ranges.PREFIX + "qkv_proj") == "qkv_proj"
+    assert op_ranges.operator_of("aten::linear") is None

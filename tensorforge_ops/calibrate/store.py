@@ -54,7 +54,12 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     collectives: dict[str, Any] = {}
     launch = None
     for result in results:
-        compute.setdefault(result.regime, {}).update(result.compute)
+        # a mode's ceiling is the highest rate ANY probe of the regime observed (the matmul
+        # sweep's and the estimate sweep's GEMMs): the device reached it, so a bound built on a
+        # lower one is unsound for shapes that run faster. probes[name].compute says who set it.
+        regime = compute.setdefault(result.regime, {})
+        for mode, rate in result.compute.items():
+            regime[mode] = max(float(rate), regime.get(mode, 0.0))
         dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
         floors.update(result.floors)
         collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none

@@ -58,12 +58,13 @@ class Claim:
     Also a context manager that releases on exit."""
 
     def __init__(self, given: str, what: str, mode: str, path: Path | None, lock: IO | None = None,
-                 fd: int | None = None):
+                 fd: int | None = None, owns_fd: bool = False):
         self.given = given            # as the user wrote it, for messages
         self.what = what              # 'capture', 'summary', 'report', ...
         self.mode = mode              # 'stdout' | 'descriptor' | 'in-place' | 'new' | 'replace'
         self.path = path              # the file written (symlinks resolved for regular files)
         self.fd = fd                  # for 'descriptor'
+        self._owns_fd = owns_fd       # a FIFO opened by claim(): closed on release
         self._lock = lock
         self.written_to: str | None = None
 
@@ -78,6 +79,9 @@ class Claim:
         self.release()
 
     def release(self) -> None:
+        if self._owns_fd and self.fd is not None:
+            os.close(self.fd)
+            self.fd, self._owns_fd = None, False
         lock, self._lock = self._lock, None
         if lock is None or self.path is None:
             return
@@ -139,7 +143,8 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
         raise TensorForgeError(f"cannot write {what} {text}: it is a folder")
     if info is not None and not stat.S_ISREG(info.st_mode):
         if stat.S_ISFIFO(info.st_mode):
-            _check_fifo_reader(path, what)
+            # held open from here to the write: closing it would hand the reader an early EOF
+            return Claim(text, what, "descriptor", path, fd=_open_fifo(path, what), owns_fd=True)
         return Claim(text, what, "in-place", path)
     real = Path(os.path.realpath(path))       # a symlink to a file: replace the file, keep the link
     folder = real.parent
@@ -228,16 +233,18 @@ def _holder(handle: IO) -> str:
     return f" (process {pid})" if pid.isdigit() else ""
 
 
-def _check_fifo_reader(path: Path, what: str) -> None:
-    # Opening a FIFO for writing blocks until a reader opens it; without O_NONBLOCK a
-    # `-o fifo` with nobody reading would hang the command forever.
+def _open_fifo(path: Path, what: str) -> int:
+    """A blocking write descriptor of the FIFO at `path`, refused at once when nobody reads it:
+    opening a FIFO for writing would otherwise wait for a reader, and `-o fifo` with nobody
+    reading would hang the command forever."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise TensorForgeError(f"cannot write {what} {path}: it is a FIFO with no reader") from None
         raise TensorForgeError(f"cannot write {what} {path}: {_reason(exc)}") from None
-    os.close(fd)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _write_in_place(path: Path, text: str, what: str) -> None:

@@ -68,7 +68,7 @@ def test_calibrate_on_the_host_cpu_stores_and_prints_its_ceilings(tmp_path):
     assert f"stored {stored}" in out.stderr and json.loads(stored.read_text())["fingerprint"] == doc["fingerprint"]
     text = check(Case("calibrate text", ("calibrate", "--backend", "torch-cpu"), code=0, subprocess=True,
                       env={"TENSORFORGE_HOME": "{tmp}/home"}, may_write=("home",)), _folder(tmp_path / "again"))
-    assert text.stdout.startswith("CALIBRATED on ") and "  compute fp32: " in text.stdout
+    assert text.stdout.startswith("CALIBRATED on ") and "compute fp32: " in text.stdout
 
 
 def _folder(path):

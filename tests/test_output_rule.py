@@ -108,18 +108,19 @@ def test_a_fifo_with_a_reader_receives_the_text(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got = []
-    ready = threading.Event()
 
-    def read():
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        ready.set()
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as handle:
+    def read():                      # as `cat pipe` would: a blocking open, then read to EOF
+        with open(fifo, "rb") as handle:
             got.append(handle.read())
     reader = threading.Thread(target=read)
     reader.start()
-    ready.wait(10)
-    write_output(fifo, "x" * 200_000, "capture")         # larger than a pipe's buffer
+    for _ in range(500):             # until the reader is in its open()
+        try:
+            write_output(fifo, "x" * 200_000, "capture")        # larger than a pipe's buffer
+            break
+        except TensorForgeError as exc:
+            assert "no reader" in str(exc)
+            threading.Event().wait(0.01)
     reader.join(10)
     assert got == [b"x" * 200_000] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 

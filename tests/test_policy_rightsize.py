@@ -10,9 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
-import attrs
 import pytest
 from click.testing import CliRunner
 
@@ -20,12 +18,7 @@ from tensorforge.cli import make_cli
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture.convert import converter, to_document
-from tensorforge_ops.capture.document import seal_document, verify
-from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
-from tensorforge_ops.capture.compare import compare_workload
-from tensorforge_ops.measure.stats import summarize
+from tensorforge_ops.capture.document import verify
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -92,25 +85,16 @@ def _home_and_originals_untouched(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def laptop_capture(tmp_path_factory) -> Path:
-    """Evidence for the laptop target: the real rtx3050-laptop capture, as if measured on the
-    laptop GPU (device renamed, every sample 20x slower), statistics and comparison recomputed
-    and re-sealed so it verifies."""
-    doc = load(RTX_ON_H200)
-    doc["measured"]["device"].update(name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
-    calibrated = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}
-    analytical = {w["name"]: w for w in doc["predicted"]["analytical"]["workloads"]}
-    ns = lambda w: SimpleNamespace(latency_s=w["latency_s"], bottleneck=w["bottleneck"])
-    for name, row in doc["measured"]["workloads"].items():
-        row["samples_s"] = [s * 20 for s in row["samples_s"]]
-        row["stats"] = attrs.asdict(summarize(row["samples_s"]))
-        comp = doc["comparison"]
-        measurement = converter.structure(row, WorkloadMeasurement)
-        comp["workloads"][name] = to_document(compare_workload(
-            name, ns(analytical[name]), ns(calibrated[name]), measurement, comp["same_device"],
-            comp["device_note"], ""))
-        doc["policy"]["bound_checks"][name]["verdict"] = comp["workloads"][name]["bound_check"]["verdict"]
-    path = tmp_path_factory.mktemp("laptop") / "laptop.json"
-    path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
+    """Evidence for the laptop target, made by the real runner with chosen samples on a device
+    named as the laptop GPU (capture_factory): gemm_tiny at 20x the H200 capture's samples, and
+    gemm_large_square; it verifies like any capture `run` writes."""
+    from capture_factory import make_capture, write
+    tiny = tuple(s * 20 for s in load(RTX_ON_H200)["measured"]["workloads"]["gemm_tiny"]["samples_s"])
+    folder = tmp_path_factory.mktemp("laptop")
+    capture = make_capture({"gemm_tiny": tiny, "gemm_large_square": tuple(s * 20 for s in load(
+        RTX_ON_H200)["measured"]["workloads"]["gemm_large_square"]["samples_s"])},
+        home=folder / "home", target="rtx3050-laptop", device_name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
+    path = write(folder / "laptop.json", capture)
     assert verify(path).ok
     return path
 

@@ -15,6 +15,7 @@ from .cli_options import (
     json_option,
     operating_point_option,
     optional_target_option,
+    output_options,
     pass_host,
     target_option,
     wide_option,
@@ -23,6 +24,7 @@ from .cli_options import (
 from .collectives import CollectiveCeiling
 from .collectives import ceilings_from_data as collective_ceilings
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
+from .finite import FiniteFloat, finite_in, finite_number
 from .estimate.basis import coefficients_for
 from .estimate.classes import workload_class
 from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
@@ -35,6 +37,8 @@ from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
 from .mappings.base import UNSTATED
 from .model import predict, search_of
+from .interrupts import signal_name, signals_as_interrupts, signals_ignored
+from .output import STDOUT, Claim, claim, write_output
 from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
@@ -48,6 +52,8 @@ from .units import percent, seconds, si
 from .workload import Workload, WorkloadKind
 
 __all__ = [
+    "STDOUT", "Claim", "claim", "output_options", "write_output",
+    "signal_name", "signals_as_interrupts", "signals_ignored", "FiniteFloat", "finite_in", "finite_number",
     "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PLAIN", "PluginError", "PluginHost", "PluginOptions",
     "PluginReport", "collective_ceilings",
     "Prediction", "Screen", "Target", "TensorForgeError", "Workload", "WorkloadKind",

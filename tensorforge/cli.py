@@ -17,10 +17,10 @@ import attrs
 import click
 
 from . import __version__
-from .cli_options import (CliState, complete_target, json_option, operating_point_option, pass_host, target_option,
-                          wide_option, workload_options)
-from .errors import TensorForgeError
-from .fileio import write_atomic
+from .cli_options import (CliState, complete_target, json_option, operating_point_option, output_options, pass_host,
+                          target_option, wide_option, workload_options)
+from .errors import TensorForgeError, shorten
+from .output import STDOUT, claim, write_output
 from .plugin_options import DISABLE, ONLY, TRACE, PluginOptions
 from .plugins import PluginHost, PluginReport
 from .screen import PLAIN, Screen, detect
@@ -34,11 +34,12 @@ def warn_broken(host: PluginHost) -> None:
         click.echo(f"warning: {line}", err=True)
 
 
-def emit(text: str, output: str | None, screen: Screen = PLAIN) -> None:
-    """`text` to standard output (in colour on a terminal), or atomically to the file `output`."""
-    if output:
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
+def emit(text: str, output: str | None, what: str, force: bool = False, screen: Screen = PLAIN) -> None:
+    """`text` to standard output (in colour on a terminal), or to `output` by the one rule for
+    written files."""
+    if output and output != STDOUT:
+        written = write_output(output, text, what, force)
+        click.echo(f"wrote {written}", err=True)
     else:
         screen.echo(text, nl=False)
 
@@ -100,12 +101,12 @@ def list_plugins(host: PluginHost, as_json: bool, wide: bool) -> None:
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @json_option("the prediction")
 @wide_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Write to this file (atomically) instead of standard output.")
+@output_options("prediction", "standard output")
 @pass_host
 def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: tuple[str, ...],
             operating_point: str | None, ceilings_path: str | None, force_ceilings: bool,
-            max_candidates: int | None, detail: bool, as_json: bool, wide: bool, output: str | None) -> None:
+            max_candidates: int | None, detail: bool, as_json: bool, wide: bool, output: str | None,
+            force: bool) -> None:
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
@@ -117,6 +118,8 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
+    if output and output != STDOUT:
+        claim(output, "prediction", force).release()      # refused before the work, not after
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     target = host.target(target_name)
     estimate: object = True
@@ -125,10 +128,11 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
         estimate = coefficients_in_document(ceilings_path, target.name) or True
     pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
                           estimate=estimate)
-    screen = PLAIN if (output or as_json) else detect(wide)
+    to_file = bool(output and output != STDOUT)
+    screen = PLAIN if (to_file or as_json) else detect(wide)
     text = canonical_json(to_data(pred)) if as_json else \
         prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
-    emit(text, output, screen)
+    emit(text, output, "prediction", force, screen)
 
 
 # -- targets -----------------------------------------------------------------------------------
@@ -289,7 +293,7 @@ class TensorForgeGroup(click.Group):
         try:
             return super().invoke(ctx)
         except TensorForgeError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {shorten(str(exc))}", err=True)
             ctx.exit(2)
 
 
@@ -309,19 +313,30 @@ def main(argv: Sequence[str] | None = None) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except TensorForgeError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {shorten(str(exc))}", err=True)
         sys.exit(2)
     except click.exceptions.NoArgsIsHelpError as exc:
         # `tensorforge` alone asks what there is: the help, as `--help` prints it, not an error.
         click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
         sys.exit(0)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP during `run`) into Abort
+        from .interrupts import exit_status, signal_name
+        cause = exc.__cause__ if isinstance(exc.__cause__, KeyboardInterrupt) else None
+        try:
+            click.echo(f"interrupted ({signal_name(cause)})" if cause else "aborted", err=True)
+        except OSError:            # SIGHUP: the terminal may be gone
+            pass
+        sys.exit(exit_status(cause) if cause else 130)
     except click.ClickException as exc:
         # One line naming the culprit; `--help` is one flag away.
-        click.echo(f"error: {exc.format_message()}", err=True)
+        click.echo(f"error: {shorten(exc.format_message())}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C 130, SIGTERM 143, SIGHUP 129: as a shell reports a process a signal ended.
+        from .interrupts import exit_status, signal_name
+        try:
+            click.echo(f"interrupted ({signal_name(exc)})", err=True)
+        except OSError:            # SIGHUP: the terminal may be gone
+            pass
+        sys.exit(exit_status(exc))

@@ -152,3 +152,21 @@ def operating_point_option(command: F) -> F:
     """--operating-point/-p: one of the target's operating points."""
     return click.option("--operating-point", "-p", default=None,
                         help="Target operating point (default: the target's).")(command)
+
+
+def output_options(what: str, default: str) -> Callable[[F], F]:
+    """--output/-o and --force, for every command that writes a file (tensorforge/output.py has
+    the rule); `what` names the file ('prediction', 'report'), `default` says where it goes
+    without -o."""
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--force", is_flag=True,
+            help=f"Replace an existing {what} file (it is never replaced otherwise).",
+        )(command)
+        return click.option(
+            "--output", "-o", default=None, metavar="PATH",
+            help=f"Where to write the {what}: a file (written atomically; an existing file only with "
+                 f"--force), '-' for standard output, or a device such as /dev/null (written in "
+                 f"place). Default: {default}.",
+        )(command)
+    return decorate

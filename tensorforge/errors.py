@@ -1,6 +1,11 @@
 """Errors a user can cause. The CLI turns each into one line and exit status 2."""
 
 import difflib
+import re
+
+# An error line stays readable whatever the user typed: a 100 KB parameter was echoed in full.
+LONG_RUN = 120
+_LONG = re.compile(r"[^\s]{" + str(LONG_RUN + 1) + ",}")
 
 
 class TensorForgeError(Exception):
@@ -27,3 +32,12 @@ def closest(name: str, choices) -> str:
 def unknown(what: str, name: str, choices) -> TensorForgeError:
     known = ", ".join(sorted(choices)) or "none installed"
     return TensorForgeError(f"unknown {what} {name!r}{closest(name, choices)}; known: {known}")
+
+
+def shorten(message: str) -> str:
+    """`message` with every run of more than LONG_RUN non-space characters cut in the middle,
+    saying how much was cut; the start and end of each run (where names and values sit) stay."""
+    def cut(match):
+        text = match.group(0)
+        return f"{text[:60]}...[{len(text) - 80} characters cut]...{text[-20:]}"
+    return _LONG.sub(cut, message)

@@ -60,20 +60,45 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
         raise TensorForgeError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+# No document TensorForge reads nests deeper than a dozen levels; a runaway one (100,000 open
+# brackets) ended in a RecursionError traceback in the parser or in whatever walked it next.
+MAX_DEPTH = 64
+
+
+def _check_depth(value: Any, where: str) -> None:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
 def parse_json(text: str, where: str) -> Any:
     """JSON `text`; `where` ('capture x.json') opens the one-line error."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    _check_depth(value, where)
+    return value
 
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML `text`; `where` ('target file x.toml') opens the one-line error."""
     try:
-        return tomllib.loads(text)
+        value = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    _check_depth(value, where)
+    return value
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:

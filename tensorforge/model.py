@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from .errors import TensorForgeError
+from .plugin_calls import explore_with, footprint_of, operators_of
 from .limits import check_problem, check_units
 from .mappings.base import (EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, SEARCH_KINDS, UNSTATED, Machine,
                             MappingChoice, MappingStrategy, Residency)
@@ -77,7 +78,7 @@ def _choose(problem, strategies: Sequence[MappingStrategy], machine: Machine,
     usable = [s for s in strategies if isinstance(problem, s.problem_types)]
     if not usable:
         raise TensorForgeError(f"no installed mapping strategy handles {type(problem).__name__}")
-    choices = [s.explore(problem, machine, residency) for s in usable]
+    choices = [explore_with(s, problem, machine, residency) for s in usable]
     for s, c in zip(usable, choices):
         if c.search not in SEARCH_KINDS:
             raise TensorForgeError(f"mapping strategy {s.name!r} returned search={c.search!r}; "
@@ -106,7 +107,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
                      ceilings: Ceilings, strategies: Sequence[MappingStrategy],
                      machine: Machine, memo: dict | None = None) -> WorkloadPrediction:
     memo = {} if memo is None else memo
-    operators = kind.operators(workload.params)
+    operators = operators_of(kind, workload.params, workload.name)
     if not operators:
         raise TensorForgeError(f"workload {workload.name!r} decomposes into no operators")
     residency = workload_residency(operators, machine.cache_bytes)
@@ -147,7 +148,7 @@ def predict_workload(workload: Workload, kind: WorkloadKind, target: Target,
     for r in results:
         shares[r.bottleneck] = shares.get(r.bottleneck, 0.0) + r.latency_s
     latency = sum(r.latency_s for r in results)
-    footprint = kind.footprint_bytes(workload.params)
+    footprint = footprint_of(kind, workload.params, workload.name)
     return WorkloadPrediction(
         name=workload.name, kind=workload.kind, spec=workload.spec,
         flops=sum(r.flops for r in results), compulsory_bytes=float(external + outputs),

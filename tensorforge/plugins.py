@@ -32,10 +32,22 @@ REGISTRATION_HOOKS = {
 }
 
 
+# The distributions that ship with TensorForge. Their names are reserved: another plugin that
+# registers one of them is the one in error, whatever the entry-point order (a stranger's
+# target called 'h200' with 1 SM once replaced the shipped 132-SM one with a warning line and
+# exit 0). A name two other plugins both register is an error for both: neither is used.
+SHIPPED_DISTRIBUTIONS = frozenset({"tensorforge", "tf-gemm", "tf-conv2d", "tf-transformer", "tf-rtx3050",
+                                   "tf-h200", "tf-cpu", "tf-mlflow"})
+
+
+def _normal(distribution: str | None) -> str:
+    return (distribution or "").lower().replace("_", "-").replace(".", "-")
+
+
 # How one registered thing of each kind is named in messages.
 SINGULAR = {"workloads": "workload", "targets": "target", "mappings": "mapping",
             "backends": "backend", "builders": "builder", "probes": "probe",
-            "telemetry": "telemetry source", "policies": "policy"}
+            "telemetry": "telemetry source", "policies": "policy", "presets": "preset"}
 
 
 def singular(kind: str) -> str:
@@ -113,6 +125,8 @@ class BaseHost:
         self.reports: dict[str, PluginReport] = {}
         self._registered: dict[str, dict[str, Registered]] = {
             kind: {} for kind in self.registration_hooks.values()}
+        # (namespace, name) -> the two plugins that both registered it: the name is unusable.
+        self._conflicts: dict[tuple[str, str], list[str]] = {}
         if load_entry_points:
             self._load_entry_points()
         for name, plugin in extra_plugins:
@@ -188,6 +202,7 @@ class BaseHost:
                     self.tracer.call(plugin_name, hook_name, impl.function,
                                      {arg: staged.append for arg in impl.argnames}, _outcome(staged))
                     accepted = [self._validate(kind, value, plugin_name) for value in staged]
+                    self._settle_duplicates(kind, accepted, plugin_name)
                 except Exception as exc:
                     message = str(exc) if isinstance(exc, PluginError) else \
                         f"{hook_name} raised {one_line(exc)}"
@@ -239,12 +254,62 @@ class BaseHost:
         if not isinstance(name, str) or not name or name != name.strip() or name.lower() != name:
             raise PluginError(f"plugin {plugin!r} registered a {singular(kind)} with invalid name {name!r} "
                               "(must be a non-empty lowercase string)")
-        if name in self._registered[kind]:
-            other = self._registered[kind][name].plugin
-            raise PluginError(f"plugin {plugin!r} registered {singular(kind)} {name!r}, "
-                              f"already registered by plugin {other!r}")
+        if name in self._registered[kind] and self._registered[kind][name].plugin == plugin:
+            raise PluginError(f"plugin {plugin!r} registered {singular(kind)} {name!r} twice")
         self._check(kind, value, plugin)
         return value
+
+    # -- duplicate names ------------------------------------------------------------------
+    def _names_claimed(self, kind: str, value) -> list[tuple[str, str]]:
+        """(namespace, name) pairs `value` claims: its own name, and for subclasses more
+        (a workload kind's presets)."""
+        return [(kind, value.name)]
+
+    def _holder(self, namespace: str, name: str) -> str | None:
+        found = self._registered.get(namespace, {}).get(name)
+        return found.plugin if found else None
+
+    def _shipped(self, plugin: str) -> bool:
+        report = self.reports.get(plugin)
+        return report is not None and _normal(report.distribution) in SHIPPED_DISTRIBUTIONS
+
+    def _describe(self, plugin: str) -> str:
+        report = self.reports.get(plugin)
+        if report is None or not report.distribution:
+            return f"plugin {plugin!r} (no distribution)"
+        return f"plugin {plugin!r} (distribution {report.distribution} {report.version or ''})".replace(" )", ")")
+
+    def _settle_duplicates(self, kind: str, accepted: list[Any], plugin: str) -> None:
+        """Apply the duplicate-name rule (see SHIPPED_DISTRIBUTIONS) before `plugin`'s values
+        are accepted: raise PluginError when `plugin` is the one in error; fail the other
+        plugin when the other one is."""
+        seen = set()
+        for value in accepted:
+            for namespace, name in self._names_claimed(kind, value):
+                what = singular(namespace)
+                if (namespace, name) in seen:
+                    raise PluginError(f"plugin {plugin!r} registered {what} {name!r} twice")
+                seen.add((namespace, name))
+                taken = self._conflicts.get((namespace, name))
+                if taken:
+                    raise PluginError(f"{self._describe(plugin)} registered {what} {name!r}, which "
+                                      f"{' and '.join(taken)} also registered: neither is used")
+                other = self._holder(namespace, name)
+                if other is None or other == plugin:
+                    continue
+                if self._shipped(other) and not self._shipped(plugin):
+                    raise PluginError(f"{self._describe(plugin)} registered {what} {name!r}, a name "
+                                      f"reserved by the shipped {self._describe(other)}")
+                if self._shipped(plugin) and not self._shipped(other):
+                    self._fail(other, f"{self._describe(other)} registered {what} {name!r}, a name "
+                                      f"reserved by the shipped {self._describe(plugin)}")
+                    continue
+                both = [self._describe(other), self._describe(plugin)]
+                self._conflicts[(namespace, name)] = both
+                message = (f"{what} {name!r} is registered by both {both[0]} and {both[1]}: neither "
+                           f"is used; uninstall one, or leave one out with --disable-plugins")
+                self._fail(other, message)
+                raise PluginError(message)
 
     # -- queries ---------------------------------------------------------------------------
     def broken(self) -> list[PluginReport]:
@@ -320,6 +385,18 @@ class PluginHost(BaseHost):
         for key in [k for k, (_, p) in self._presets.items() if p == plugin]:
             del self._presets[key]
 
+    def _names_claimed(self, kind, value):
+        names = super()._names_claimed(kind, value)
+        if kind == "workloads":
+            names += [("presets", preset) for preset in value.presets]
+        return names
+
+    def _holder(self, namespace, name):
+        if namespace == "presets":
+            found = self._presets.get(name)
+            return found[1] if found else None
+        return super()._holder(namespace, name)
+
     def _check(self, kind, value, plugin):
         name = value.name
         if kind == "targets":
@@ -328,10 +405,6 @@ class PluginHost(BaseHost):
             except ValueError as exc:
                 raise PluginError(f"plugin {plugin!r}: {exc}") from None
         if kind == "workloads":
-            for preset in value.presets:
-                if preset in self._presets:
-                    raise PluginError(f"plugin {plugin!r} registered preset {preset!r}, already "
-                                      f"registered by plugin {self._presets[preset][1]!r}")
             missing = [p for p in value.default_suite if p not in value.presets]
             if missing:
                 raise PluginError(f"plugin {plugin!r}: workload {name!r} lists unknown preset "

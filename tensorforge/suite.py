@@ -67,6 +67,10 @@ def load_suite_file(host: PluginHost, path: Path):
         name = entry.pop("name", None)
         preset = entry.pop("preset", None)
         kind_name = entry.pop("kind", None)
+        for key, value in (("name", name), ("preset", preset), ("kind", kind_name)):
+            # a list or table here reached a set() and ended in "unhashable type"
+            if value is not None and not isinstance(value, str):
+                raise TensorForgeError(f"{where}: {key!r} must be a string, got a {type(value).__name__}")
         try:
             if preset is not None:
                 kind, fields = host.preset(str(preset))

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (PluginHost, TensorForgeError, json_option, operating_point_option,
-                             optional_target_option, pass_host, target_option, wide_option, workload_options)
+from tensorforge.api import (FiniteFloat, PluginHost, json_option, operating_point_option, optional_target_option,
+                             output_options, pass_host, target_option, wide_option, workload_options)
 from tensorforge.hookspecs import hookimpl
+
+from .capture.trust import trust_options
 
 
 def _build_ops_host(core: PluginHost):
@@ -50,21 +52,20 @@ def _default_capture_path(target: str) -> Path:
               help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+@click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=0.5, show_default=True,
               help="Length of each workload's sustained-regime telemetry window (the burst one: "
                    "at most 0.3 s).")
 @click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
 @click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
 @click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
-@click.option("--budget", "budget_s", type=click.FloatRange(0.01, 600), default=2.0, show_default=True,
+@click.option("--budget", "budget_s", type=FiniteFloat(0.01, 600), default=2.0, show_default=True,
               help="Time budget per workload's latency measurement (seconds).")
-@click.option("--cooldown", "cooldown_s", type=click.FloatRange(0, 60), default=2.0, show_default=True,
+@click.option("--cooldown", "cooldown_s", type=FiniteFloat(0, 60), default=2.0, show_default=True,
               help="Idle seconds between the calibration probes and the first measurement.")
-@click.option("--rest", "rest_s", type=click.FloatRange(0, 10), default=0.2, show_default=True,
+@click.option("--rest", "rest_s", type=FiniteFloat(0, 10), default=0.2, show_default=True,
               help="Idle seconds before each workload's timing.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Capture path (default: tensorforge-capture-TARGET-TIME.json here).")
-@click.option("--force", is_flag=True, help="Overwrite an existing capture file.")
+@output_options("capture (and its NAME.summary.txt, NAME.incomplete.json)",
+                "tensorforge-capture-TARGET-TIME.json here")
 @click.option("--export", "exports", multiple=True,
               help="Send the capture to this sink after writing it (e.g. mlflow; see list-plugins). "
                    "Default: $TENSORFORGE_EXPORT (comma list).")
@@ -89,16 +90,14 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
     DIAGNOSTIC say unavailable, with the reason.
     """
-    from .capture.document import write_capture
+    from .capture.destinations import RunDestinations
+    from .capture.signing import load_or_create_key
     from .capture.runner import Run, RunOptions
-    from .capture.summary import summary_text
-    from tensorforge.api import write_atomic
+    from .home import require_writable_home
 
-    path = Path(output) if output else _default_capture_path(target_name)
-    if path.exists() and not force:
-        raise TensorForgeError(f"capture {path} already exists; choose another --output or pass --force")
-    if not path.parent.is_dir():
-        raise TensorForgeError(f"cannot write capture {path}: folder {path.parent} does not exist")
+    # before minutes of probes, not after: the home, and the key the capture will be signed with
+    # (made on first use; refused now if others can reach it)
+    load_or_create_key(require_writable_home())
     opts = RunOptions(target=target_name, specs=tuple(specs), suites=tuple(suites),
                       operating_point=operating_point, backend=backend, device_index=device_index,
                       recalibrate=recalibrate, telemetry=not no_telemetry,
@@ -114,29 +113,49 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
             export_options = tuple(export_options) + (f"tracking_uri={mlflow_tracking_uri}",)
     sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
-    from tensorforge.api import detect
     from .progress import for_terminal
     progress = for_terminal()
     runner = Run(core, ops, opts, progress)
+    with RunDestinations(output or _default_capture_path(target_name), force) as where:
+        try:
+            sealed = _execute(runner, where, progress, wide)
+        finally:
+            progress.close()
+        export_all(sinks, sealed, where.capture.written_to or str(output), sink_options,
+                   lambda line: click.echo(line, err=True))
+
+
+def _execute(runner, where, progress, wide: bool):
+    """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
+    gathered as an incomplete capture, then let the interruption end the command."""
+    from tensorforge.api import canonical_json, detect, signal_name, signals_as_interrupts, signals_ignored
+    from .capture.convert import to_document
+    from .capture.document import seal
+    from .home import home
+    from .capture.summary import summary_text
+
     try:
-        capture = runner.execute()
-    except KeyboardInterrupt:
+        with signals_as_interrupts():
+            capture = runner.execute()
+    except KeyboardInterrupt as exc:
         progress.close()
         if runner.started:
-            partial = path.with_name(path.stem + ".incomplete.json")
-            write_capture(partial, runner.capture())
-            click.echo(f"interrupted: wrote incomplete capture {partial}", err=True)
+            with signals_ignored():        # a second signal must not cut this write short
+                partial = seal(runner.capture(), home())
+                written = where.write_incomplete(canonical_json(to_document(partial)))
+                click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
-    finally:
-        progress.close()
-    sealed = write_capture(path, capture)
+    progress.close()
+    sealed = seal(capture, home())      # signed with the user's key (made on first use)
+    captured = where.write_capture(canonical_json(to_document(sealed)))
     text = summary_text(sealed)
-    summary_path = path.with_suffix(".summary.txt")
-    write_atomic(summary_path, text)
-    screen = detect(wide)
-    screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False)
-    click.echo(f"wrote {path} and {summary_path}", err=True)
-    export_all(sinks, sealed, str(path), sink_options, lambda line: click.echo(line, err=True))
+    summary = where.write_summary(text)
+    # The summary is for people: on standard output, unless the capture itself went there; on a
+    # terminal it is laid out for the terminal's width (the file keeps full columns).
+    screen = detect(wide, stream=sys.stderr if where.to_stdout else sys.stdout)
+    screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False, err=where.to_stdout)
+    click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
+    return sealed
 
 
 @click.command("export")
@@ -219,8 +238,11 @@ def calibrate(core, target_name, backend, device_index, as_json):
     from .capture.convert import to_document
     from .progress import for_terminal
 
+    from .home import require_writable_home
+
     ops = ops_host(core)
     backend = _calibration_backend(ops, target_name, backend)
+    require_writable_home()       # before the probes run, not when their result is stored
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:
@@ -271,25 +293,38 @@ def _print_calibration(cal) -> None:
 
 
 @click.command()
-@click.argument("capture", type=click.Path(dir_okay=False))
+@click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the verification report as JSON.")
-def verify(capture, as_json):
-    """Show that CAPTURE is the document that was produced: its digest matches its canonical
-    content, its bytes are canonical, and it is internally consistent. Exit 0 verified,
-    1 not verified, 2 unreadable."""
+@trust_options
+def verify(capture, as_json, trusted_keys, trusted_key_files, require_trusted):
+    """Show that CAPTURE is the document that was produced (integrity: its digest matches its
+    canonical content, its bytes are canonical, and every derived figure follows from its raw
+    data) and who produced it (origin: its Ed25519 signature, against the keys you trust). '-'
+    reads standard input. Exit 0 verified, 1 not verified (or, when trust is required, not
+    signed by a trusted key), 2 unreadable. docs/security.md says what a signature proves."""
     import attrs
     from tensorforge.api import canonical_json
     from .capture.document import verify as verify_capture
+    from .capture.trust import trust_from
 
-    report = verify_capture(capture)
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    report = verify_capture(capture, trust.fingerprints)
+    refused = trust.refusal("it", report.origin, report.origin_detail)
     if as_json:
-        click.echo(canonical_json(attrs.asdict(report)), nl=False)
+        click.echo(canonical_json({**attrs.asdict(report), "trust_required": trust.required,
+                                   "trusted_keys": list(trust.fingerprints)}), nl=False)
     else:
         from tensorforge.api import detect
         lines = [f"ok    {check}" for check in report.checks] + [f"FAIL  {problem}" for problem in report.problems]
-        lines.append(f"{capture}: {'VERIFIED' if report.ok else 'NOT VERIFIED'}")
+        lines.append(f"integrity: {'holds' if report.ok else 'FAILS'}")
+        lines.append(f"origin: {report.origin_detail}" + ("" if trust.required or report.origin == "trusted" else
+                                                          " (not required: pass --require-trusted)"))
+        verdict = "VERIFIED" if report.ok and refused is None else "NOT VERIFIED"
+        if report.ok and refused is not None:
+            verdict += ": integrity holds, but it is not signed by a trusted key"
+        lines.append(f"{capture}: {verdict}")
         detect().echo("\n".join(lines))
-    if not report.ok:
+    if not report.ok or refused is not None:
         sys.exit(1)
 
 

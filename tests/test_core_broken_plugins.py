@@ -143,21 +143,25 @@ def {hook}(register):
     assert_real_plugins_work(host)
 
 
-def test_duplicate_target_name_names_both_plugins(make_plugin):
-    # Sorted after 'rtx3050', so the real plugin registered the name first and keeps it.
-    make_plugin("zz-dup-target", TOY_TARGET + """
+IMPOSTOR = TOY_TARGET + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("rtx3050-laptop", units=1))
-""")
+"""
+
+
+@pytest.mark.parametrize("entry_point", ["zz-dup-target", "aa-dup-target"],
+                         ids=["sorting after the shipped plugin", "sorting before the shipped plugin"])
+def test_a_shipped_name_is_reserved_whatever_the_entry_point_order(make_plugin, entry_point):
+    make_plugin(entry_point, IMPOSTOR)
     host = PluginHost()
-    assert broken_only(host, "zz-dup-target") == (
-        "plugin 'zz-dup-target' registered target 'rtx3050-laptop', "
-        "already registered by plugin 'rtx3050'")
-    assert_real_plugins_work(host)     # the real 16-SM target, not the impostor's 1 unit
+    assert broken_only(host, entry_point) == (
+        f"plugin {entry_point!r} (distribution tfcore-test-{entry_point} 0.1) registered target "
+        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' (distribution tf-rtx3050 0.1.0)")
+    assert_real_plugins_work(host)     # the real 16-SM target, never the impostor's 1 unit
 
 
-def test_duplicate_names_go_to_the_first_plugin_in_entry_point_order(make_plugin):
+def test_a_name_two_third_party_plugins_register_is_used_by_neither(make_plugin):
     source = TOY_TARGET + """
 @hookimpl
 def tensorforge_register_targets(register):
@@ -166,10 +170,25 @@ def tensorforge_register_targets(register):
     make_plugin("contest-b", source % 2)
     make_plugin("contest-a", source % 1)
     host = PluginHost()
-    assert host.target("toy-contested").pe_array.units == 1
-    assert broken_only(host, "contest-b") == (
-        "plugin 'contest-b' registered target 'toy-contested', already registered by plugin 'contest-a'")
-    assert host.reports["contest-a"].registered == {"targets": ("toy-contested",)}
+    message = ("target 'toy-contested' is registered by both plugin 'contest-a' (distribution "
+               "tfcore-test-contest-a 0.1) and plugin 'contest-b' (distribution tfcore-test-contest-b 0.1): "
+               "neither is used; uninstall one, or leave one out with --disable-plugins")
+    assert {r.name: r.error for r in host.broken()} == {"contest-a": message, "contest-b": message}
+    assert "toy-contested" not in host.names("targets")
+    with pytest.raises(TensorForgeError, match="unknown target 'toy-contested'.*neither is used"):
+        host.target("toy-contested")
+    assert_real_plugins_work(host)
+
+
+def test_a_plugin_registering_one_name_twice_is_its_own_error(make_plugin):
+    make_plugin("twice", TOY_TARGET + """
+@hookimpl
+def tensorforge_register_targets(register):
+    register(toy("toy-twice"))
+    register(toy("toy-twice"))
+""")
+    host = PluginHost()
+    assert broken_only(host, "twice") == "plugin 'twice' registered target 'toy-twice' twice"
 
 
 def test_duplicate_preset_name(make_plugin):
@@ -193,7 +212,8 @@ def tensorforge_register_workloads(register):
 """)
     host = PluginHost()
     assert broken_only(host, "zz-dup-preset") == (
-        "plugin 'zz-dup-preset' registered preset 'gemm_tiny', already registered by plugin 'gemm'")
+        "plugin 'zz-dup-preset' (distribution tfcore-test-zz-dup-preset 0.1) registered preset 'gemm_tiny', "
+        "a name reserved by the shipped plugin 'gemm' (distribution tf-gemm 0.1.0)")
     assert "other" not in host.names("workloads") and "other_ok" not in host.preset_names()
     assert host.preset("gemm_tiny")[0].name == "gemm"
     assert_real_plugins_work(host)
@@ -387,3 +407,56 @@ def test_cli_respects_the_selection_env_vars(make_plugin, monkeypatch):
     monkeypatch.setenv("TENSORFORGE_PLUGINS", "gemm,rtx3050,builtin-mappings")
     result = CliRunner().invoke(make_cli(), ["list-plugins", "--json"])
     assert [r["name"] for r in json.loads(result.stdout)] == ["builtin-mappings", "gemm", "rtx3050"]
+
+
+# -- plugin code that fails while predicting, not while registering ----------------------------
+
+BAD_KIND = HEADER + """
+import attrs
+from tensorforge.problems import MatmulProblem, Operator, Tensor
+from tensorforge.workload import WorkloadKind
+
+@attrs.frozen
+class P:
+    m: int = attrs.field(default=8, metadata={{"min": 1}})
+
+def good_op():
+    t = Tensor("t", 64)
+    return Operator("mm", MatmulProblem(1, 4, 4, 4, "fp32", 4, 4, 4, t, Tensor("u", 64), Tensor("v", 64)))
+
+class Bad(WorkloadKind):
+    name = "badkind"
+    params_type = P
+    presets = {{"badkind_one": {{}}}}
+
+    def operators(self, params):
+        {body}
+
+@hookimpl
+def tensorforge_register_workloads(register):
+    register(Bad())
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("body, error", [
+    ('raise RuntimeError("shape table missing")', "operators() raised RuntimeError: shape table missing"),
+    ('return None', "operators() returned a NoneType; expected a tuple of tensorforge.problems.Operator"),
+    ('return "mm"', "operators() returned a str; expected a tuple"),
+    ('return ["mm"]', "operators() item 0: a str, not a tensorforge.problems.Operator"),
+    ('return (Operator("mm", good_op().problem, count=0),)', "operator 'mm': count must be an integer >= 1, got 0"),
+    ('return (Operator("mm", object()),)', "operator 'mm': its problem object is unusable"),
+    ('import attrs; return (attrs.evolve(good_op(), problem=attrs.evolve(good_op().problem, m=float("nan"))),)',
+     "operator 'mm': flops must be a finite number >= 0, got nan"),
+], ids=["operators raises", "returns None", "returns a string", "returns strings",
+        "count 0", "a problem without reads", "NaN flops"])
+def test_a_workload_kind_that_fails_while_predicting_is_named_in_one_line(make_plugin, body, error):
+    make_plugin("bad-kind", BAD_KIND.format(body=body), dist="tf-bad-kind")
+    result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "badkind_one"])
+    assert result.exit_code == 2, result.output
+    last = result.output.strip().splitlines()[-1]
+    module = [m for m in sys.modules if m.startswith("tfcore_plugin_bad_kind")][-1]
+    assert last.startswith(f"error: workload kind 'badkind' ({module}): ") and error in last, last
+    assert "Traceback" not in result.output
+    good = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
+    assert good.exit_code == 0                  # the other plugins still predict

@@ -249,7 +249,10 @@ def test_output_file_is_written_atomically(cli, tmp_path):
     out = tmp_path / "pred.json"
     out.write_text("old contents\n")
     old_inode = out.stat().st_ino
-    result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out))
+    refused = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out))
+    assert refused.exit_code == 2 and out.read_text() == "old contents\n"      # not without --force
+    assert refused.stderr == f"error: prediction {out} already exists; choose another path or pass --force\n"
+    result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out), "--force")
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert result.stderr == f"wrote {out}\n"
@@ -267,10 +270,10 @@ def test_failed_write_leaves_the_existing_file_and_no_debris(cli, tmp_path, monk
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("tensorforge.fileio.os.replace", refuse)
-    result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out))
+    monkeypatch.setattr("tensorforge.output.os.replace", refuse)
+    result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out), "--force")
     assert result.exit_code == 2
-    assert result.stderr == f"error: cannot write {out}: Permission denied\n"
+    assert result.stderr == f"error: cannot write prediction {out}: Permission denied\n"
     assert out.read_bytes() == b"precious\x00bytes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pred.json"]
 
@@ -395,7 +398,7 @@ def test_bad_input_is_one_error_line_exit_2_and_overwrites_nothing(case, tmp_pat
     out.write_bytes(b'{"keep": "me"}\n')
     before = sorted(p.name for p in tmp_path.rglob("*"))
     if argv[0] == "predict":
-        argv = argv + ["--json", "-o", str(out)]
+        argv = argv + ["--json", "-o", str(out), "--force"]   # replaceable, yet kept on bad input
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
@@ -425,7 +428,7 @@ def test_console_script_bad_input_is_one_line_without_traceback(tensorforge_exe,
     for case in SUBPROCESS_CASES:
         argv = _expand(BAD_INPUT[case][0], tmp_path)
         if case == "malformed hf config":
-            argv += ["-o", str(out)]
+            argv += ["-o", str(out), "--force"]
         procs[case] = subprocess.Popen([str(tensorforge_exe), *argv], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
     for case, proc in procs.items():

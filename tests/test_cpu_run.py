@@ -23,6 +23,7 @@ from tensorforge_ops.capture.document import verify  # noqa: E402
 from tensorforge_ops.capture.labels import LABELS  # noqa: E402
 from tensorforge_ops.host import OpsHost  # noqa: E402
 from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
+from tf_cpu.flush import FLUSH_MULTIPLE, MIN_FLUSH_BYTES  # noqa: E402
 from tf_cpu.machine import read_machine  # noqa: E402
 from tf_cpu.target import host_target  # noqa: E402
 
@@ -46,11 +47,16 @@ def runs(tmp_path_factory):
     """Two real runs: the first calibrates, the second reuses the stored calibration."""
     folder = tmp_path_factory.mktemp("host_cpu")
     home = folder / "home"
+    # A budget that holds MIN_SAMPLES of every CI workload even on a busy 2-core machine (a
+    # 512^3 GEMM took 16 ms plus a 6 ms flush per sample with two other processes running);
+    # the loop still stops as soon as the spread is small.
     common = ("--target", "host-cpu", "--suite", str(SUITE), "--telemetry-seconds", "0.2",
-              "--cooldown", "0", "--rest", "0")
+              "--cooldown", "0", "--rest", "0", "--budget", "6")
     first = tf("run", *common, "-o", str(folder / "first.json"), home=home)
     assert first.returncode == 0, first.stderr
-    second = tf("run", *common, "--no-telemetry", "-o", str(folder / "second.json"), home=home)
+    # telemetry on both, so the gate can see contention on either side (another process on
+    # these 2 cores makes a run slower without the code changing)
+    second = tf("run", *common, "-o", str(folder / "second.json"), home=home)
     assert second.returncode == 0, second.stderr
     docs = [json.loads((folder / name).read_text(encoding="utf-8")) for name in ("first.json", "second.json")]
     return folder, home, first, docs
@@ -79,15 +85,21 @@ def test_measured_on_this_cpu_without_naming_a_backend(runs):
     assert measured["device"]["name"] == host_target(machine).device_names[0] == machine.model_name
     details = measured["device"]["details"]
     assert details["threads"] == machine.cores and details["cores"] == machine.cores
+    # the flush covers what the cores hold (never more than twice what sysfs reports, never
+    # under the minimum), and its own cost is on record
+    flush = details["flush"]
+    assert flush["bytes"] >= FLUSH_MULTIPLE * min(flush["private_cache_bytes"] + (flush["measured_reach_bytes"] or 0),
+                                                  flush["nominal_cache_bytes"])
+    assert MIN_FLUSH_BYTES <= flush["bytes"] <= max(FLUSH_MULTIPLE * flush["nominal_cache_bytes"], MIN_FLUSH_BYTES)
+    assert flush["seconds_p50"] > 0 and flush["basis"]
     for name in WORKLOADS:
         row = measured["workloads"][name]
         assert row["status"] == "ok", row.get("reason")
         samples = row["samples_s"]
-        # fewer samples only when the wall-clock budget ran out first (a busy machine)
-        assert len(samples) >= MIN_SAMPLES or row["stop_reason"] == "budget"
+        assert len(samples) >= MIN_SAMPLES, (name, len(samples), row["stop_reason"])
         assert all(s > 0 for s in samples)
         assert row["stats"]["n"] == len(samples) and row["stats"]["p50"] > 0
-        assert row["flush_bytes"] >= 16 << 20 and row["warmup_iters"] == 3
+        assert row["flush_bytes"] == details["flush"]["bytes"] and row["warmup_iters"] == 3
         assert row["framework_flags"]["num_threads"] == machine.cores
         assert row["framework_flags"]["float32_matmul_precision"] == "highest"
         if row["peak_memory_bytes"] is None:
@@ -132,8 +144,8 @@ def test_calibrated_ceilings_are_positive_and_stored(runs):
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
     declared = set(host_target(read_machine()).pe_array.flops_per_clock)
     assert set(ceilings["compute"]) == declared & {"fp32", "bf16", "fp16"}
-    # calibration stays short on small machines (about 5 s on 2 cores; generous for busy CI)
-    assert sum(p["duration_s"] for p in cal["probes"].values()) < 30
+    # (how long calibration takes is a speed figure: benchmarks/, not a test)
+    assert all(p["duration_s"] > 0 for p in cal["probes"].values())
     stored = home / "calibrations" / f"{cal['fingerprint']}.json"
     assert cal["stored_at"] == str(stored) and stored.is_file()
     assert cal["fingerprint"] == doc["measured"]["device"]["fingerprint"]
@@ -181,17 +193,19 @@ def test_second_run_reuses_the_calibration_of_the_same_fingerprint(runs):
     assert second["calibrated"]["reused"] is True
     assert second["calibrated"]["measured_at"] == first["calibrated"]["measured_at"]
     assert second["measured"]["device"]["fingerprint"] == first["measured"]["device"]["fingerprint"]
-    assert second["diagnostic"]["available"] is False
 
 
 def test_gate_and_report_read_host_cpu_captures(runs):
     folder, home, _, _ = runs
     gate = tf("gate", str(folder / "first.json"), str(folder / "second.json"), "--json", home=home)
-    assert gate.returncode in (0, 1, 3), gate.stderr          # a decision or a named missing piece
+    # the same code twice: no change is called; what cannot be judged says why
+    assert gate.returncode in (0, 3), gate.stdout + gate.stderr
     result = json.loads(gate.stdout)
     assert {v["workload"] for v in result["verdicts"]} == set(WORKLOADS)
     for verdict in result["verdicts"]:
-        assert verdict["verdict"] in ("PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT")
+        assert verdict["verdict"] in ("PASS", "NO VERDICT"), verdict
+        if verdict["verdict"] == "NO VERDICT":
+            assert verdict["reason"].startswith(("spread too wide", "too few samples", "contended"))
         assert "fingerprint" not in verdict["reason"] and "framework flags differ" not in verdict["reason"]
     report = tf("report", str(folder / "first.json"), "--format", "json", "-o", "-", home=home)
     assert report.returncode == 0, report.stderr

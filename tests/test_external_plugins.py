@@ -41,8 +41,9 @@ BROKEN = {
     "broken-raises": "tensorforge_register_targets raised RuntimeError: board table missing",
     "broken-wrong-type": "plugin 'broken-wrong-type' registered a dict as a target; "
                          "expected tensorforge.target.Target",
-    "rtx3050-impostor": "plugin 'rtx3050-impostor' registered target 'rtx3050-laptop', "
-                        "already registered by plugin 'rtx3050'",
+    "rtx3050-impostor": "plugin 'rtx3050-impostor' (distribution tf-broken-example 0.0.1) registered target "
+                        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' "
+                        "(distribution tf-rtx3050 0.1.0)",
 }
 SHIPPED = ("builtin-mappings", "conv2d", "gemm", "h200", "rtx3050", "transformer")
 

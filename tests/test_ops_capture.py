@@ -97,8 +97,11 @@ def test_real_capture_verifies_in_process(cli, real_doc, recorded):
         "ok    file is byte-for-byte canonical",
         "ok    schema version 1 read as version 2 by the written upgrade rule (docs/capture.md)",
         "ok    five labelled sections present",
-        "ok    statistics recomputed from raw samples for 10 workloads",
-        "ok    APE values recomputed from predicted and measured p50",
+        "ok    every statistic and throughput recomputed from the raw samples for 10 workloads",
+        "ok    every comparison figure (p50, fastest sample, APE, bound check, evidence quality) and POLICY's "
+        "bound checks recomputed for 10 workloads",
+        "integrity: holds",
+        "origin: unsigned: nothing shows who produced it (not required: pass --require-trusted)",
         f"{REAL}: VERIFIED",
     ]
 
@@ -284,7 +287,11 @@ def test_sample_changed_and_resealed_fails_on_consistency(cli, copy):
     doc["measured"]["workloads"]["gemm_tiny"]["samples_s"] = [s * 2 for s in samples]
     reseal(copy, doc)
     fails = assert_not_verified(verify_cli(cli, copy), copy, "gemm_tiny: recorded p50")
-    assert {f.split(":")[1].split()[1] for f in fails} == {"p10", "p50", "p90"}
+    # every statistic, the throughputs and the comparison's p50 and APE no longer follow
+    stats = {f.split(":")[1].split()[1] for f in fails if "does not match its raw samples" in f}
+    assert stats == {"p10", "p50", "p90", "mean", "stdev", "min", "max"}
+    assert any("recorded throughput (FLOP/s)" in f for f in fails)
+    assert any("recorded comparison measured_p50_s does not follow" in f for f in fails)
 
 
 def test_ape_changed_and_resealed_fails(cli, copy):
@@ -292,7 +299,8 @@ def test_ape_changed_and_resealed_fails(cli, copy):
     doc["comparison"]["workloads"]["conv_resnet50_3x3"]["ape_analytical"] += 0.01
     reseal(copy, doc)
     fails = assert_not_verified(verify_cli(cli, copy), copy,
-                                "conv_resnet50_3x3: recorded APE (analytical) does not follow from its numbers")
+                                "conv_resnet50_3x3: recorded comparison ape_analytical does not follow from "
+                                "PREDICTED, MEASURED and DIAGNOSTIC")
     assert len(fails) == 1
 
 
@@ -300,7 +308,7 @@ def test_ape_without_p50_is_caught(cli, copy):
     doc = json.loads(copy.read_text())
     doc["comparison"]["workloads"]["gemm_tiny"]["measured_p50_s"] = None
     reseal(copy, doc)
-    assert_not_verified(verify_cli(cli, copy), copy, "gemm_tiny: recorded APE (calibrated) does not follow")
+    assert_not_verified(verify_cli(cli, copy), copy, "gemm_tiny: recorded comparison measured_p50_s does not follow")
 
 
 def test_incomplete_resealed_fails(cli, copy):

@@ -165,7 +165,8 @@ def test_unknown_backend_names_the_known_ones():
 
 def broken_plugins():
     def dup_probe(register):
-        register(Probe("test-probe"))
+        register(Probe("dup-probe"))
+        register(Probe("dup-probe"))
     return (
         ("a-good", complete_plugin()),
         ("wrong-type", module("wrong_type", tensorforge_ops_register_builders=lambda register: register(object()))),
@@ -193,7 +194,7 @@ def test_broken_plugins_are_reported_by_name(broken_host):
                       "tensorforge_ops.api.WorkloadBuilder",
         "wrong-kind": "plugin 'wrong-kind' registered a Telemetry as a probe; expected "
                       "tensorforge_ops.api.CalibrationProbe",
-        "duplicate": "plugin 'duplicate' registered probe 'test-probe', already registered by plugin 'a-good'",
+        "duplicate": "plugin 'duplicate' registered probe 'dup-probe' twice",
         "misspelled": "unknown hook 'tensorforge_ops_register_backend' "
                       "(did you mean 'tensorforge_ops_register_backends'?)",
         "bad-name": "plugin 'bad-name' registered a backend with invalid name 'Bad Name' "
@@ -219,13 +220,16 @@ def test_a_failed_plugin_keeps_nothing(broken_host):
     assert "misspelled" not in broken_host.names("backends")
 
 
-def test_second_complete_plugin_duplicate_is_named():
+def test_a_name_two_plugins_register_is_used_by_neither():
     host = OpsHost(load_entry_points=False,
                    extra_plugins=(("first", complete_plugin()), ("second", complete_plugin())))
-    assert host.reports["first"].error is None
-    assert host.reports["second"].error == ("plugin 'second' registered backend 'test-backend', "
-                                            "already registered by plugin 'first'")
-    assert host.names("backends") == ["test-backend"]
+    message = ("backend 'test-backend' is registered by both plugin 'first' (no distribution) and plugin "
+               "'second' (no distribution): neither is used; uninstall one, or leave one out with "
+               "--disable-plugins")
+    assert host.reports["first"].error == host.reports["second"].error == message
+    assert host.names("backends") == []
+    with pytest.raises(Exception, match="unknown backend 'test-backend'.*neither is used"):
+        host.backend("test-backend")
 
 
 def test_duplicate_telemetry_error_spells_the_kind():
@@ -233,9 +237,8 @@ def test_duplicate_telemetry_error_spells_the_kind():
         register(Telemetry("test-telemetry"))
     host = OpsHost(load_entry_points=False, extra_plugins=(
         ("first", complete_plugin()), ("second", module("again", tensorforge_ops_register_telemetry=again))))
-    error = host.reports["second"].error
-    assert error.startswith("plugin 'second' registered telemetry source 'test-telemetry'") or \
-        error.startswith("plugin 'second' registered telemetry 'test-telemetry'")
+    assert host.reports["second"].error.startswith(
+        "telemetry source 'test-telemetry' is registered by both plugin 'first'")
 
 
 def test_hook_with_unknown_argument_fails_to_register():

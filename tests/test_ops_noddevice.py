@@ -56,7 +56,9 @@ def test_run_without_device_exits_0_and_writes_capture_and_summary(captured, out
     assert f"wrote {out} and {summary}" in result.stderr
     assert "Traceback" not in result.output
     assert verify(out).ok, verify(out).problems
-    assert not home.exists()  # nothing calibrated, nothing stored
+    # nothing calibrated, nothing stored: only the signing key, made on first use
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == [
+        "keys", "keys/capture-signing.key", "keys/capture-signing.pub"]
 
 
 def test_capture_has_predicted_for_all_default_workloads(captured, host):
@@ -126,7 +128,7 @@ def test_second_run_refuses_then_force_overwrites(captured, cli, out):
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"error: capture {out} already exists; choose another --output or pass --force"]
+        f"error: capture {out} already exists; choose another path or pass --force"]
     assert out.read_bytes() == before
 
     result = invoke(cli, "run", "--target", TARGET, "-o", str(out), "--force")

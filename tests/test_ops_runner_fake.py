@@ -334,7 +334,7 @@ def test_capture_of_fake_run_verifies(h200_run, tmp_path):
     write_capture(path, from_document(doc))
     report = verify(path)
     assert report.ok, report.problems
-    assert "statistics recomputed from raw samples for 2 workloads" in report.checks
+    assert "every statistic and throughput recomputed from the raw samples for 2 workloads" in report.checks
 
 
 def test_other_target_has_no_ape_and_bound_from_device_target(core, samples, bounds):
@@ -491,8 +491,8 @@ def test_interrupted_run_via_main_writes_incomplete_capture(fake_cli, samples, t
     assert exit_info.value.code == 130
     partial = _interrupted_checks(out)
     err = capsys.readouterr().err
-    assert f"interrupted: wrote incomplete capture {partial}" in err
-    assert err.rstrip().endswith("aborted")
+    assert f"interrupted (SIGINT): wrote incomplete capture {partial}" in err
+    assert err.rstrip().endswith("interrupted (SIGINT)")
     assert [s.closed for s in plugin.sessions] == [True]
     # and `verify` says so, with exit 1
     result = CliRunner().invoke(make_cli(PluginHost), ["verify", str(partial)])
@@ -507,7 +507,7 @@ def test_interrupted_run_via_cli_runner(fake_cli, samples, tmp_path):
     result = CliRunner().invoke(cli, ["run", "-t", "h200", "--backend", "fake", "--cooldown", "0", "--rest", "0", "-o", str(out),
                                       "-w", "gemm_large_square", "-w", "gemm_tiny"])
     assert result.exit_code != 0   # click's standalone mode turns the interrupt into an abort
-    assert "interrupted: wrote incomplete capture" in result.stderr
+    assert "interrupted (SIGINT): wrote incomplete capture" in result.stderr
     _interrupted_checks(out)
 
 

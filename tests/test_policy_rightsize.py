@@ -10,9 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
-import attrs
 import pytest
 from click.testing import CliRunner
 
@@ -20,13 +18,8 @@ from tensorforge.cli import make_cli
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge.serialize import canonical_json
 from tensorforge.units import seconds
-from tensorforge_ops.capture.convert import converter, to_document
-from tensorforge_ops.capture.document import seal_document, verify
-from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
-from tensorforge_ops.capture.compare import compare_workload
-from tensorforge_ops.measure.stats import summarize
+from tensorforge_ops.capture.document import verify
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -93,25 +86,16 @@ def _home_and_originals_untouched(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def laptop_capture(tmp_path_factory) -> Path:
-    """Evidence for the laptop target: the real rtx3050-laptop capture, as if measured on the
-    laptop GPU (device renamed, every sample 20x slower), statistics and comparison recomputed
-    and re-sealed so it verifies."""
-    doc = load(RTX_ON_H200)
-    doc["measured"]["device"].update(name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
-    calibrated = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}
-    analytical = {w["name"]: w for w in doc["predicted"]["analytical"]["workloads"]}
-    ns = lambda w: SimpleNamespace(latency_s=w["latency_s"], bottleneck=w["bottleneck"])
-    for name, row in doc["measured"]["workloads"].items():
-        row["samples_s"] = [s * 20 for s in row["samples_s"]]
-        row["stats"] = attrs.asdict(summarize(row["samples_s"]))
-        comp = doc["comparison"]
-        measurement = converter.structure(row, WorkloadMeasurement)
-        comp["workloads"][name] = to_document(compare_workload(
-            name, ns(analytical[name]), ns(calibrated[name]), measurement, comp["same_device"],
-            comp["device_note"], ""))
-        doc["policy"]["bound_checks"][name]["verdict"] = comp["workloads"][name]["bound_check"]["verdict"]
-    path = tmp_path_factory.mktemp("laptop") / "laptop.json"
-    path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
+    """Evidence for the laptop target, made by the real runner with chosen samples on a device
+    named as the laptop GPU (capture_factory): gemm_tiny at 20x the H200 capture's samples, and
+    gemm_large_square; it verifies like any capture `run` writes."""
+    from capture_factory import make_capture, write
+    tiny = tuple(s * 20 for s in load(RTX_ON_H200)["measured"]["workloads"]["gemm_tiny"]["samples_s"])
+    folder = tmp_path_factory.mktemp("laptop")
+    capture = make_capture({"gemm_tiny": tiny, "gemm_large_square": tuple(s * 20 for s in load(
+        RTX_ON_H200)["measured"]["workloads"]["gemm_large_square"]["samples_s"])},
+        home=folder / "home", target="rtx3050-laptop", device_name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
+    path = write(folder / "laptop.json", capture)
     assert verify(path).ok
     return path
 
@@ -145,7 +129,8 @@ def test_table_names_the_same_verdicts():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("POLICY  right-sizing for latency <= 2 ms over 1 workload(s)")
-    lines = {line.split()[0]: line for line in out.splitlines()[3:5]}
+    assert out.splitlines()[1] == f"        evidence {BASE}: unsigned: nothing shows who produced it"
+    lines = {line.split()[0]: line for line in out.splitlines()[4:6]}
     assert "MEETS" in lines["h200"] and "RULED OUT" in lines["rtx3050-laptop"]
     measured = p50(BASE, "gemm_large_square")
     cells = out.split("\n\n")[1].splitlines()
@@ -303,8 +288,10 @@ def test_bad_arguments(args, expected):
 
 @pytest.mark.parametrize("text,expected", [
     ("[prices\nh200 = 1", ": not valid TOML: "),
-    ("[prices]\nh200 = -1.0\n", "price of 'h200' must be a number >= 0"),
-    ("[prices]\nh200 = \"cheap\"\n", "price of 'h200' must be a number >= 0"),
+    ("[prices]\nh200 = -1.0\n", "price of 'h200' (per hour) must be >= 0, got -1.0"),
+    ("[prices]\nh200 = \"cheap\"\n", "price of 'h200' (per hour) must be a number, got 'cheap'"),
+    ("[prices]\nh200 = nan\n", "price of 'h200' (per hour) must be a finite number, got nan"),
+    ("[prices]\nh200 = inf\n", "price of 'h200' (per hour) must be a finite number, got inf"),
     ("prices = 3\n", "expected a [prices] table"),
 ])
 def test_bad_prices_file(tmp_path, text, expected):

@@ -62,7 +62,8 @@ EXPECTED: dict[str, Expect] = {
         stdout=(r"MEASURED    on .* with torch-cpu", r"\ngemm_1024_fp32 ", r"bound violations: none|BOUND VIOLATIONS"),
         stderr=(r"measuring tiny_fp32 \(1/4\)", r"wrote first\.json and first\.summary\.txt"),
         files=("first.json", "first.summary.txt")),
-    "tensorforge verify first.json": Expect(stdout=(r"first\.json: VERIFIED$",)),
+    "tensorforge verify first.json": Expect(stdout=(r"first\.json: VERIFIED$", r"^integrity: holds$")),
+    "tensorforge verify first.json --require-trusted": Expect(stdout=(r"first\.json: VERIFIED$", r"^origin: .*trusted")),
     "tensorforge report first.json": Expect(stderr=(r"wrote first\.report\.html",), files=("first.report.html",)),
     "tensorforge run --target h200 -o h200.json": Expect(
         stdout=(r"TensorForge capture  target h200", r"\nMEASURED    (on NVIDIA H200|unavailable: )"),

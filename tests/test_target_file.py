@@ -223,7 +223,7 @@ def test_each_mistake_is_one_line_naming_field_value_and_expectation(case, rtx_t
     out = tmp_path / "prediction.json"
     out.write_text("keep\n")
     with pytest.raises(SystemExit) as info:
-        main(["predict", "--target", str(path), "-w", "gemm_tiny", "--json", "-o", str(out)])
+        main(["predict", "--target", str(path), "-w", "gemm_tiny", "--json", "-o", str(out), "--force"])
     assert info.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "Traceback" not in captured.err

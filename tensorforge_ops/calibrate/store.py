@@ -3,7 +3,6 @@ reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`. The stored
 typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibrated.py)."""
 
 import datetime as dt
-import os
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -18,9 +17,10 @@ from ..progress import advance, plan
 
 
 def home() -> Path:
-    """Where TensorForge keeps state: $TENSORFORGE_HOME, else ~/.cache/tensorforge."""
-    root = os.environ.get("TENSORFORGE_HOME")
-    return Path(root) if root else Path.home() / ".cache" / "tensorforge"
+    """Where TensorForge keeps state ($TENSORFORGE_HOME, else ~/.cache/tensorforge): one rule,
+    in tensorforge_ops/home.py."""
+    from ..home import home as tensorforge_home
+    return tensorforge_home()
 
 
 def store_path(fingerprint: str) -> Path:
@@ -57,7 +57,12 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     collectives: dict[str, Any] = {}
     launch = None
     for result in results:
-        compute.setdefault(result.regime, {}).update(result.compute)
+        # a mode's ceiling is the highest rate ANY probe of the regime observed (the matmul
+        # sweep's and the estimate sweep's GEMMs): the device reached it, so a bound built on a
+        # lower one is unsound for shapes that run faster. probes[name].compute says who set it.
+        regime = compute.setdefault(result.regime, {})
+        for mode, rate in result.compute.items():
+            regime[mode] = max(float(rate), regime.get(mode, 0.0))
         dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
         floors.update(result.floors)
         collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none

@@ -14,8 +14,10 @@ from typing import Any
 
 import attrs
 
-from ..measure.stats import SampleStats
+from ..measure.stats import SampleStats, summarize
+from ..policy.evidence_quality import assess
 from .sections.comparison import BoundCheck, ComparisonRow
+from .sections.diagnostic import TelemetryWindow
 from .sections.measured import Measurement, WorkloadMeasurement
 
 MIN_TOLERANCE = 0.02   # relative; widened to the measurement's own interquartile spread
@@ -56,7 +58,10 @@ def fastest_check(fastest: float | None, bound_s: float) -> FastestCheck:
 
 
 def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMeasurement | None,
-                     same_device: bool, device_note: str | None, calibrated_note: str) -> ComparisonRow:
+                     same_device: bool, device_note: str | None, calibrated_note: str,
+                     window: TelemetryWindow | None = None) -> ComparisonRow:
+    """One workload's comparison; `window` is its telemetry window (for the evidence quality).
+    Deterministic from its inputs: `verify` recomputes every row with it."""
     bound = calibrated or analytical
     row: dict[str, Any] = dict(predicted_analytical_s=analytical.latency_s if analytical else None,
                predicted_calibrated_s=calibrated.latency_s if calibrated else None,
@@ -75,9 +80,13 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
         why = measurement.reason if measurement is not None else "not measured"
         return ComparisonRow(**{**row, "ape_note": f"no measurement: {why}"},
                              bound_check=BoundCheck(verdict=f"no verdict: no measurement ({why})"))
-    p50 = measurement.stats.p50
+    # From the raw samples, never the recorded summary: what a row says must follow from them
+    # (a capture that kept no samples has only its summary, and no evidence quality).
+    stats = summarize(measurement.samples_s) if measurement.samples_s else measurement.stats
+    p50 = stats.p50
     row["measured_p50_s"] = p50
     row["measured_min_s"] = fastest_sample(measurement)
+    row["evidence_quality"] = assess(measurement.samples_s, window) if measurement.samples_s else None
     if same_device and p50 > 0:
         row["ape_analytical"] = ape(analytical.latency_s, p50) if analytical else None
         row["ape_calibrated"] = ape(calibrated.latency_s, p50) if calibrated else None
@@ -88,7 +97,10 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
         row["ape_note"] = device_note
     if calibrated is None:
         return ComparisonRow(**row, bound_check=BoundCheck(verdict=f"no verdict: {calibrated_note}"))
-    tol = bound_tolerance(measurement.stats)
+    if p50 <= 0:   # below timer resolution: no evidence the kernel beat anything
+        return ComparisonRow(**row, bound_check=BoundCheck(
+            verdict="no verdict: measured p50 is 0 s (below timer resolution)"))
+    tol = bound_tolerance(stats)
     ratio = p50 / calibrated.latency_s
     fastest = fastest_check(row["measured_min_s"], calibrated.latency_s)
     check = BoundCheck(verdict="BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",

@@ -8,35 +8,25 @@ changed byte fails one check or the other. Both checks run on the document as wr
 any upgrade; the typed object is what every reader then uses.
 """
 
-import hashlib
-import math
 import os
+import sys
 from pathlib import Path
-from typing import Any
-from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
 
 import attrs
 
-from tensorforge.api import TensorForgeError, canonical_json, read_json, write_atomic
+from tensorforge.api import TensorForgeError, canonical_json, parse_json, read_text, write_atomic
 
 from .convert import first_error, from_document, to_document
+from .integrity import DIGEST_OVER, content_digest, digest_record, integrity  # noqa: F401 (re-exported)
 from .model import SCHEMA_VERSION, Capture
-from .sections.measured import Measured, Measurement
+from .sections.measured import Measured
 from .sections.provenance import Digest
 from .versions import upgrade, version_of
 
-DIGEST_OVER = "canonical JSON without 'digest'"
-
-
-def content_digest(doc: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in doc.items() if k != "digest"}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-def digest_record(doc: Mapping[str, Any]) -> dict[str, str]:
-    """The digest record `seal` writes for this document (any version)."""
-    return {"algorithm": "sha256", "over": DIGEST_OVER, "value": content_digest(doc)}
-
+if TYPE_CHECKING:
+    from .signing import Origin
 
 def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON document (any version) with its digest record replaced by the right one."""
@@ -44,25 +34,47 @@ def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {**body, "digest": digest_record(body)}
 
 
-def seal(capture: Capture) -> Capture:
-    """The capture with the digest of its content."""
+def seal(capture: Capture, sign_with: Path | None = None) -> Capture:
+    """The capture with the digest of its content and, given TensorForge's home, the signature
+    over that digest with the key kept there (made on first use: capture/signing.py)."""
     unsealed = attrs.evolve(capture, digest=None)
-    return attrs.evolve(unsealed, digest=Digest(**digest_record(to_document(unsealed))))
+    record = digest_record(to_document(unsealed))
+    signature = None
+    if sign_with is not None:
+        from .signing import sign_digest
+        signature = sign_digest(record["value"], sign_with)
+    return attrs.evolve(unsealed, digest=Digest(**record, signature=signature))
 
 
-def write_capture(path: str | os.PathLike[str], capture: Capture) -> Capture:
-    sealed = seal(capture)
+def write_capture(path: str | os.PathLike[str], capture: Capture, sign_with: Path | None = None) -> Capture:
+    sealed = seal(capture, sign_with)
     write_atomic(path, canonical_json(to_document(sealed)))
     return sealed
 
 
+def read_text_once(path: str | os.PathLike[str]) -> str:
+    """The capture's text, read once: '-' is standard input (so `verify -` works through a pipe;
+    a second read of a pipe finds nothing, which once made a valid capture look edited)."""
+    if str(path) == "-":
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TensorForgeError(f"capture on standard input: not UTF-8 text ({exc.reason} at byte "
+                                   f"{exc.start})") from None
+    return read_text(path, "capture")
+
+
+def _parse(text: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+    where = "capture on standard input" if str(path) == "-" else f"capture {Path(path)}"
+    doc = parse_json(text, where)
+    if not isinstance(doc, dict):
+        raise TensorForgeError(f"{where}: expected a JSON object")
+    return doc
+
+
 def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON object in the file as written (no upgrade), or a one-line error."""
-    path = Path(path)
-    doc = read_json(path, "capture")
-    if not isinstance(doc, dict):
-        raise TensorForgeError(f"capture {path}: expected a JSON object")
-    return doc
+    return _parse(read_text_once(path), path)
 
 
 def structure(doc: Mapping[str, Any], what: str) -> Capture:
@@ -82,20 +94,19 @@ def read_capture(path: str | os.PathLike[str]) -> Capture:
 
 @attrs.frozen
 class VerifyReport:
+    """Integrity (ok, problems, checks) and origin, reported separately (docs/security.md)."""
     path: str
     ok: bool
     digest: str
     problems: list[str]
     checks: list[str]
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+    origin: str = "unsigned"               # trusted | untrusted | unsigned | invalid
+    origin_detail: str = "unsigned: nothing shows who produced it"
+    signer: str | None = None              # the signing key's fingerprint
 
 
 def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
-    from ..measure.stats import SampleStats, summarize
-    from .compare import ape
+    from .recompute import comparison_problems, measured_problems
 
     problems: list[str] = []
     checks = ["five labelled sections present"]   # the classes demand them (model.Capture)
@@ -106,54 +117,23 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     stray = sorted(set(measured) - predicted)
     if stray:
         problems.append(f"measured workloads without a prediction: {', '.join(stray)}")
-    recomputed = 0
-    for name, m in sorted(measured.items()):
-        if not isinstance(m, Measurement):
-            continue
-        # the primary timing and every other regime/mode timing of the row
-        timings: list[tuple[str, tuple[float, ...], SampleStats]] = [("", m.samples_s, m.stats)]
-        timings += [(f" ({t.regime} {t.mode})", t.samples_s, t.stats) for t in m.modes or ()]
-        for label, samples, recorded in timings:
-            stats = summarize(samples)
-            for key in ("n", "p10", "p50", "p90"):
-                if not _close(float(getattr(stats, key)), float(getattr(recorded, key))):
-                    problems.append(f"{name}{label}: recorded {key} {getattr(recorded, key)} does not match "
-                                    f"its raw samples ({getattr(stats, key)})")
-        recomputed += 1
-    checks.append(f"statistics recomputed from raw samples for {recomputed} workloads")
-    rows = capture.comparison.workloads if capture.comparison else {}
-    for name, row in sorted(rows.items()):
-        p50 = row.measured_p50_s
-        for kind, value, pred in (("analytical", row.ape_analytical, row.predicted_analytical_s),
-                                  ("calibrated", row.ape_calibrated, row.predicted_calibrated_s)):
-            if value is not None and (p50 is None or pred is None or not _close(value, ape(pred, p50))):
-                problems.append(f"{name}: recorded APE ({kind}) does not follow from its numbers")
-    checks.append("APE values recomputed from predicted and measured p50")
+    more, count = measured_problems(capture)
+    problems += more
+    checks.append(f"every statistic and throughput recomputed from the raw samples for {count} workloads")
+    more, count = comparison_problems(capture)
+    problems += more
+    checks.append(f"every comparison figure (p50, fastest sample, APE, bound check, evidence quality) and "
+                  f"POLICY's bound checks recomputed for {count} workloads")
     return problems, checks
 
 
-def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
-    """The verification report, and the typed capture when the document could be read as one."""
-    path = Path(path)
-    doc = read_document(path)
-    problems: list[str] = []
-    checks: list[str] = []
-    # A hand-edited digest may be any JSON value: report it, never crash on it.
-    digest = doc.get("digest")
-    recorded = digest.get("value") if isinstance(digest, dict) else None
-    recorded = recorded if isinstance(recorded, str) else ""
-    actual = content_digest(doc)
-    if recorded != actual:
-        problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
-    elif digest != digest_record(doc):
-        # the digest record itself is outside the hash: demand exactly what seal() writes
-        problems.append("digest record is not the one TensorForge writes (algorithm or 'over' edited?)")
-    else:
-        checks.append(f"digest sha256 {actual[:16]}... matches the content")
-    if path.read_text(encoding="utf-8") != canonical_json(doc):
-        problems.append("file bytes are not the canonical serialisation of its content (edited by hand?)")
-    else:
-        checks.append("file is byte-for-byte canonical")
+def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> tuple[VerifyReport, Capture | None]:
+    """The verification report, and the typed capture when the document could be read as one.
+    `trusted`: the fingerprints whose signatures establish origin (default: the user's own key
+    and $TENSORFORGE_HOME/trusted-keys)."""
+    text = read_text_once(path)
+    doc = _parse(text, path)
+    problems, checks, actual = integrity(doc, text)
     capture = None
     try:
         capture = structure(doc, "capture")
@@ -166,10 +146,24 @@ def check(path: str | os.PathLike[str]) -> tuple[VerifyReport, Capture | None]:
         # a sealed but malformed document (missing field, wrong type, unknown version) is
         # NOT VERIFIED, not a crash
         more_problems, more_checks = [str(exc)], []
+    origin = _origin(capture, trusted)
+    if origin.status == "invalid":
+        problems.append(origin.detail)     # the seal itself was forged or re-made
     report = VerifyReport(str(path), not (problems or more_problems), actual,
-                          problems + more_problems, checks + more_checks)
+                          problems + more_problems, checks + more_checks,
+                          origin=origin.status, origin_detail=origin.detail, signer=origin.fingerprint)
     return report, capture
 
 
-def verify(path: str | os.PathLike[str]) -> VerifyReport:
-    return check(path)[0]
+def _origin(capture: Capture | None, trusted: Iterable[str] | None) -> "Origin":
+    from ..home import home
+    from .signing import origin, trusted_fingerprints
+    digest = capture.digest if capture is not None else None
+    keys = list(trusted) if trusted is not None else trusted_fingerprints(home())
+    # the signature is checked against the digest the document records (integrity checks that
+    # one against the content)
+    return origin(digest.signature if digest else None, digest.value if digest else "", keys)
+
+
+def verify(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> VerifyReport:
+    return check(path, trusted)[0]

@@ -15,15 +15,13 @@ from collections.abc import Callable
 import attrs
 
 from tensorforge import __version__
-from tensorforge.api import TensorForgeError, one_line, predict, resolve
+from tensorforge.api import TensorForgeError, finite_in, one_line, predict, resolve
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..progress import Relay, advance, plan
 from ..telemetry.nvml import CAVEAT
-from .compare import compare_workload
-from .compare_operators import operator_rows as rank_operator_rows
-from .compare_regimes import operator_rows, regime_rows
+from .compare_row import comparison_row
 from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
@@ -51,13 +49,14 @@ class RunOptions:
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
-    telemetry_s: float = 0.5
-    budget_s: float = 2.0
+    # Finite and in range, or refused: a NaN telemetry window never ended (elapsed < NaN).
+    telemetry_s: float = attrs.field(default=0.5, validator=finite_in(0))
+    budget_s: float = attrs.field(default=2.0, validator=finite_in(0, low_open=True))
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
     # window, against 177 us when measured first (power-management state left by the probes).
-    cooldown_s: float = 2.0
-    rest_s: float = 0.2
+    cooldown_s: float = attrs.field(default=2.0, validator=finite_in(0))
+    rest_s: float = attrs.field(default=0.2, validator=finite_in(0))
     # Measurement modes (backends with phases, tensorforge_ops.measure.phases): CUDA-graph replay,
     # the sustained regime and the per-operator trace window.
     graph: bool = True
@@ -396,20 +395,12 @@ class Run:
                            "APE is computed only on the predicted device")
         cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
+        windows = self.diagnostic.windows if isinstance(self.diagnostic, Diagnostic) else {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
-            m = measurements.get(w.name)
-            row = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note)
             sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
-            bounds = {"burst": cal.latency_s if cal else None, "single": cal.latency_s if cal else None,
-                      "sustained": sustained.latency_s if sustained else None}
-            notes = {"burst": cal_note, "single": cal_note, "sustained": self.sustained_note}
-            regimes = regime_rows(m, bounds, same_device, notes)
-            burst = (regimes or {}).get("burst")
-            # a window of several ranks (torch-distributed) where there is one, else the trace window
-            per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
-                w, cal, m, same_device, burst.graph_p50_s if burst else None)
-            rows[w.name] = attrs.evolve(row, regimes=regimes, operators=per_operator)
+            rows[w.name] = comparison_row(w, cal, sustained, measurements.get(w.name), same_device, device_note,
+                                          cal_note, self.sustained_note, windows.get(w.name))
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,

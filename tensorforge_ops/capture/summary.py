@@ -48,6 +48,10 @@ def _fastest_cell(check: FastestCheck | None) -> str:
     return f"{check.margin * 100:+.2f}%" + (" BELOW" if check.margin < 0 else "")
 
 
+def _provisional(cell: str) -> str:
+    return cell if cell == "-" else f"{cell} (provisional)"
+
+
 def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     """The summary written beside the capture (PLAIN: full columns) or shown on `screen`."""
     pred = capture.predicted
@@ -77,23 +81,31 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
         lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
     rows: list[list[str]] = []
     fastest: dict[str, FastestCheck | None] = {}
+    weak: dict[str, tuple[str, ...]] = {}
     measured_rows = measured.workloads if isinstance(measured, Measured) else {}
     # captures from before the estimate have no estimate columns (their summaries stay the same)
     estimated = comp is not None and any(r.predicted_estimate_s is not None for r in comp.workloads.values())
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
+        check = check if not check.startswith("no verdict") else "no verdict"
         failed = isinstance(measured_rows.get(w.name), FailedMeasurement)
         fastest[w.name] = _fastest(r, measured_rows.get(w.name))
+        quality = r.evidence_quality if r else None
+        ape_cal, ape_an = percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None)
+        if quality is not None and not quality.sufficient:
+            # Weak evidence is flagged where it is shown: these figures may not hold on a rerun.
+            weak[w.name] = quality.reasons
+            ape_cal, ape_an = (_provisional(v) for v in (ape_cal, ape_an))
+            check = _provisional(check) if check != "no verdict" else check
         rows.append([w.name, seconds(w.latency_s),
                      seconds(r.predicted_calibrated_s) if r and r.predicted_calibrated_s else "-",
                      seconds(r.measured_p50_s) if r and r.measured_p50_s else ("failed" if failed else "-"),
-                     percent(r.ape_calibrated if r else None), percent(r.ape_analytical if r else None)]
+                     ape_cal, ape_an]
                     + ([seconds(r.predicted_estimate_s) if r and r.predicted_estimate_s else "-",
                         percent(r.ape_estimate if r else None)] if estimated else [])
-                    + [bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
-                       check if not check.startswith("no verdict") else "no verdict",
-                       _fastest_cell(fastest[w.name])])
+                    + [bottleneck_cell(w.bottleneck, r.bottleneck if r else None), check,
+                       _fastest_cell(fastest[w.name]), quality.verdict if quality is not None else "-"])
     primary = "MEASURED p50"
     if any(isinstance(m, Measurement) and m.mode == "graph" for m in measured_rows.values()):
         primary = "MEASURED p50 (burst, graph*)"
@@ -105,9 +117,12 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", primary,
                                 "APE cal", "APE analytical"]
                                + ([estimate_head, "APE est"] if estimated else [])
-                               + [HEADER, "bound check", "fastest vs bound"], rows,
+                               + [HEADER, "bound check", "fastest vs bound", "evidence"], rows,
                                optional=("fastest vs bound", "APE analytical", "APE est", "PREDICTED analytical",
                                          "APE cal"))]
+    for name, reasons in weak.items():
+        lines.append(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
+                     "bound check may not hold on a rerun")
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")

@@ -5,25 +5,29 @@ import sys
 import attrs
 import click
 
-from tensorforge.api import canonical_json, detect, json_option, pass_host, seconds, wide_option, workload_options
+from tensorforge.api import FiniteFloat, canonical_json, detect, json_option, pass_host, seconds, wide_option, workload_options
+
+from ..capture.trust import trust_options
 
 
 @click.command()
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=click.FloatRange(0, 10, min_open=True), default=0.05, show_default=True,
+@click.option("--threshold", type=FiniteFloat(0, 10, min_open=True), default=0.05, show_default=True,
               help="Minimum effect: relative change of the median that counts.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.01,
               show_default=True, help="Significance level of the Mann-Whitney U test.")
-@click.option("--max-spread", type=click.FloatRange(0, 10, min_open=True), default=0.10, show_default=True,
+@click.option("--max-spread", type=FiniteFloat(0, 10, min_open=True), default=0.10, show_default=True,
               help="Relative IQR above which a measurement is too noisy to judge.")
 @click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True,
               help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).")
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
 @json_option("the result")
 @wide_option
+@trust_options
 @pass_host
-def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json, wide):
+def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json, wide,
+         trusted_keys, trusted_key_files, require_trusted):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
 
@@ -32,7 +36,8 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
 
     Exit status: 0 no regression (all decided), 1 at least one REGRESSION, 2 usage or input
     error (unreadable, tampered or other-schema capture), 3 no regression but at least one
-    NO VERDICT (0 with --no-verdict-ok).
+    NO VERDICT (0 with --no-verdict-ok). With --require-trusted (or --trusted-key), a capture
+    not signed by a trusted key is refused (exit 2); otherwise each capture's origin is shown.
     """
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
@@ -41,9 +46,11 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
     from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
     from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
 
+    from ..capture.trust import trust_from
     ops = ops_host(core)
-    base = load_evidence(baseline, "baseline")
-    cand = load_evidence(candidate, "candidate")
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    base = load_evidence(baseline, "baseline", trust)
+    cand = load_evidence(candidate, "candidate", trust)
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
     request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
@@ -61,6 +68,8 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
                                 f"-> candidate {candidate} ({result.candidate['device']})", " " * 8))
         screen.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
                     f"{max_spread * 100:g}%, min samples {min_samples}")
+        for role, evidence in (("baseline", base), ("candidate", cand)):
+            screen.echo(screen.wrap(f"        {role} origin: {evidence.origin_detail}", " " * 10))
         rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
@@ -72,23 +81,22 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
 
 
 def _load_prices(path):
-    from tensorforge.api import TensorForgeError, read_toml
+    from tensorforge.api import TensorForgeError, finite_number, read_toml
     data = read_toml(path, "prices file")
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
-    for name, value in prices.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise TensorForgeError(f"prices file {path}: price of {name!r} must be a number >= 0 "
-                                   f"(per hour), got {value!r}")
-    return {k: float(v) for k, v in prices.items()}
+    if not prices:
+        raise TensorForgeError(f"prices file {path} names no prices: expected [prices] target = price per hour")
+    return {name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
+            for name, value in prices.items()}
 
 
 @click.command()
 @workload_options(default="every plugin's default suite")
-@click.option("--latency-ms", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--latency-ms", type=FiniteFloat(0, min_open=True), default=None,
               help="Objective: each workload's latency at most this.")
-@click.option("--throughput", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--throughput", type=FiniteFloat(0, min_open=True), default=None,
               help="Objective: each workload at least this many executions per second.")
 @click.option("--targets", "target_names", default=None, help="Comma-separated targets (default: all installed).")
 @click.option("--capture", "captures", multiple=True, type=click.Path(dir_okay=False),
@@ -97,16 +105,20 @@ def _load_prices(path):
               help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
 @json_option("every verdict with its evidence")
 @wide_option
+@trust_options
 @pass_host
-def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json, wide):
+def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json, wide,
+              trusted_keys, trusted_key_files, require_trusted):
     """Which targets meet a latency or throughput objective for these workloads?
 
     RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
     target's memory, or a capture measured on that device misses it. MEETS: only where a
     capture measured on that device shows it. Otherwise UNKNOWN, with what would settle it.
-    Never a recommendation without evidence.
+    Never a recommendation without evidence. With --require-trusted (or --trusted-key), a
+    capture not signed by a trusted key is refused (exit 2); otherwise each one's origin is shown.
     """
     from tensorforge.api import TensorForgeError, resolve
+    from ..capture.trust import trust_from
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
     from .builtin import RIGHTSIZING, Question
@@ -120,7 +132,8 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
-    evidence = [load_evidence(path, "evidence") for path in captures]
+    trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
+    evidence = [load_evidence(path, "evidence", trust) for path in captures]
     price_table = _load_prices(prices) if prices else {}
     ops = ops_host(core)
     question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())))
@@ -133,13 +146,15 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
         return
-    _print_rightsize(detect(wide), objective, len(workloads), results, as_text(ops, others))
+    _print_rightsize(detect(wide), objective, len(workloads), results, as_text(ops, others), evidence)
 
 
-def _print_rightsize(screen, objective, n_workloads, results, others_text) -> None:
+def _print_rightsize(screen, objective, n_workloads, results, others_text, evidence) -> None:
     """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
     from .rightsize import MEETS, RULED_OUT, UNKNOWN
     screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")
+    for item in evidence:
+        screen.echo(screen.wrap(f"        evidence {item.path}: {item.origin_detail}", " " * 10))
     rows = []
     for r in results:
         deciding = {RULED_OUT: RULED_OUT, UNKNOWN: UNKNOWN}.get(r.verdict)

@@ -2,6 +2,7 @@
 bytes, consistency) and reads as this TensorForge's capture schema (upgraded if older)."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -13,21 +14,29 @@ from ..capture.sections.diagnostic import Diagnostic
 from ..capture.sections.measured import Measured
 from ..telemetry.nvml import SLOWDOWN_REASONS
 
+if TYPE_CHECKING:
+    from ..capture.trust import Trust
+
 
 @attrs.frozen
 class Evidence:
-    """A verified capture and the file it came from."""
+    """A verified capture, the file it came from, and who signed it."""
     path: str
     capture: Capture
+    origin: str = "unsigned"           # trusted | untrusted | unsigned (invalid never verifies)
+    origin_detail: str = "unsigned: nothing shows who produced it"
 
 
-def load_evidence(path, role: str) -> Evidence:
-    """A verified capture, or a TensorForgeError naming the file and what is wrong with it."""
+def load_evidence(path, role: str, trust: "Trust | None" = None) -> Evidence:
+    """A verified capture, or a TensorForgeError naming the file and what is wrong with it.
+    With `trust` requiring it, also one signed by a trusted key (capture/trust.py)."""
+    from ..capture.trust import check_trust
     path = Path(path)
-    report, capture = check(path)
+    report, capture = check(path, trust.fingerprints if trust is not None else None)
     if not report.ok or capture is None:
         raise TensorForgeError(f"{role} capture {path} does not verify: {report.problems[0]}")
-    return Evidence(str(path), capture)
+    check_trust(trust, f"{role} capture {path}", report)
+    return Evidence(str(path), capture, report.origin, report.origin_detail)
 
 
 def slowdowns(capture: Capture, workload: str) -> list[tuple[str, float]]:

@@ -9,15 +9,17 @@ with what is missing. Why this design (and not asv's, conbench's or Bencher's): 
 """
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
 
-from ..capture.sections.comparison import Comparison
+from tensorforge.api import finite_in
+
 from ..capture.sections.measured import Measured, Measurement, WorkloadMeasurement
 from .evidence import Evidence, slowdowns
+from ..measure.stats import summarize
 from .statistics import bootstrap_ratio_ci, mann_whitney
 
 PASS, REGRESSION, IMPROVEMENT, NO_VERDICT = "PASS", "REGRESSION", "IMPROVEMENT", "NO VERDICT"
@@ -28,12 +30,17 @@ EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 @attrs.frozen
 class GateSettings:
-    threshold: float = 0.05        # minimum effect: the ratio of medians must move by this much
-    alpha: float = 0.01            # Mann-Whitney significance level
-    confidence: float = 0.99       # bootstrap interval of the ratio of medians
-    resamples: int = 2000
-    min_samples: int = 10
-    max_spread: float = 0.10       # relative IQR above which a side is too noisy to judge
+    # Finite and in range, or refused: a NaN alpha made every change "not significant" (PASS).
+    # minimum effect: the ratio of medians must move by this much
+    threshold: float = attrs.field(default=0.05, validator=finite_in(0, 10, low_open=True))
+    # Mann-Whitney significance level
+    alpha: float = attrs.field(default=0.01, validator=finite_in(0, 1, low_open=True, high_open=True))
+    # bootstrap interval of the ratio of medians
+    confidence: float = attrs.field(default=0.99, validator=finite_in(0, 1, low_open=True, high_open=True))
+    resamples: int = attrs.field(default=2000, validator=finite_in(100))
+    min_samples: int = attrs.field(default=10, validator=finite_in(3))
+    # relative IQR above which a side is too noisy to judge
+    max_spread: float = attrs.field(default=0.10, validator=finite_in(0, 10, low_open=True))
 
 
 @attrs.frozen
@@ -66,6 +73,7 @@ def _side(evidence: Evidence) -> dict[str, Any]:
     capture = evidence.capture
     device = capture.measured.device if isinstance(capture.measured, Measured) else None
     return {"path": evidence.path, "digest": capture.digest.value if capture.digest else None,
+            "origin": evidence.origin, "origin_detail": evidence.origin_detail,
             "device": device.name if device else None, "fingerprint": device.fingerprint if device else None,
             "target": capture.target, "started_at": capture.provenance.started_at}
 
@@ -88,9 +96,18 @@ def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
     return f"framework flags differ: {k} {a.get(k)!r} -> {b.get(k)!r}{more}"
 
 
-def _violated(comparison: Comparison | None, name: str) -> bool:
-    row = comparison.workloads.get(name) if comparison else None
-    return bool(row and row.bound_check.verdict == "BOUND VIOLATION")
+def _recomputed_row(evidence: Evidence, name: str, row: Measurement):
+    """The workload's bound check and evidence quality recomputed from the capture's PREDICTED,
+    MEASURED and DIAGNOSTIC (never the recorded ones: the gate decides on what follows from the
+    raw samples). Only those two are used, and neither depends on the APE notes, so those
+    arguments are fixed."""
+    from ..capture.compare import compare_workload
+    from ..capture.sections.diagnostic import Diagnostic
+    capture = evidence.capture
+    calibrated = capture.predicted.calibrated
+    windows = capture.diagnostic.windows if isinstance(capture.diagnostic, Diagnostic) else {}
+    return compare_workload(name, None, calibrated.workload(name) if calibrated is not None else None, row,
+                            False, None, "no calibrated bound", windows.get(name))
 
 
 def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
@@ -108,22 +125,29 @@ def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, 
     if modes[0] != modes[1]:
         return f"measured differently: {' '.join(modes[0])} in the baseline, {' '.join(modes[1])} in the candidate"
     for role, evidence, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
-        n = len(row.samples_s)
-        if n < settings.min_samples:
-            return f"too few samples in the {role} ({n} < {settings.min_samples})"
-        spread = float(row.stats.rel_iqr)
+        if not row.samples_s:
+            return f"no raw samples in the {role}"
+        stats = summarize(row.samples_s)      # recomputed: the recorded summary is not trusted
+        if stats.n < settings.min_samples:
+            return f"too few samples in the {role} ({stats.n} < {settings.min_samples})"
+        spread = float(stats.rel_iqr)
         if spread > settings.max_spread:
             return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
                     f"{settings.max_spread * 100:.0f}%)")
-        if float(np.median(row.samples_s)) <= 0:
+        if stats.p50 <= 0:
             return f"p50 is 0 s in the {role} (below timer resolution): no ratio of medians to judge"
-        if _violated(evidence.capture.comparison, name):
+        recomputed = _recomputed_row(evidence, name, row)
+        if recomputed.bound_check.verdict == "BOUND VIOLATION":
             return (f"bound violation in the {role}: the model or the calibration is wrong there, "
                     "so the comparison is meaningless")
         slow = slowdowns(evidence.capture, name)
         if slow:
             reason, fraction = slow[0]
             return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
+        quality = recomputed.evidence_quality
+        assert quality is not None                 # samples exist (checked above), so it was assessed
+        for contention in (c for c in quality.checks if c.name == "contention" and c.ok is False):
+            return f"{contention.detail} in the {role}"
     return None
 
 
@@ -133,6 +157,25 @@ def _seed(base: Evidence, cand: Evidence, name: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def significant(p: float, low: float, high: float, settings: GateSettings) -> bool:
+    """Both tests agree: Mann-Whitney p < alpha AND the bootstrap interval excludes 1."""
+    return p < settings.alpha and (low > 1.0 or high < 1.0)
+
+
+def classify(ratio: float, p: float, low: float, high: float, settings: GateSettings) -> str:
+    """The verdict from the statistics alone (pure, so tests and mutation testing reach it):
+    a change counts only when BOTH the Mann-Whitney test (p < alpha) and the bootstrap interval
+    (excluding 1) are significant; then REGRESSION at ratio >= 1 + threshold, IMPROVEMENT at
+    ratio <= 1 / (1 + threshold) (the same effect in the other direction: 5% slower undone is
+    1/1.05 = 4.76% faster, not 5%), else PASS."""
+    changed = significant(p, low, high, settings)
+    if changed and ratio >= 1.0 + settings.threshold:
+        return REGRESSION
+    if changed and ratio <= 1.0 / (1.0 + settings.threshold):
+        return IMPROVEMENT
+    return PASS
+
+
 def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, settings) -> WorkloadVerdict:
     a, b = list(base_row.samples_s), list(cand_row.samples_s)
     p50a, p50b = float(np.median(a)), float(np.median(b))
@@ -140,21 +183,26 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
     _, p = mann_whitney(a, b)
     low, high = bootstrap_ratio_ci(a, b, resamples=settings.resamples,
                                    confidence=settings.confidence, seed=_seed(base, cand, name))
-    significant = p < settings.alpha and (low > 1.0 or high < 1.0)
     change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
-    if significant and ratio >= 1.0 + settings.threshold:
-        verdict, reason = REGRESSION, f"slower by {change}"
-    elif significant and ratio <= 1.0 / (1.0 + settings.threshold):
-        verdict, reason = IMPROVEMENT, f"faster by {change}"
-    elif significant:
-        verdict, reason = PASS, f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
+    verdict = classify(ratio, p, low, high, settings)
+    if verdict == REGRESSION:
+        reason = f"slower by {change}"
+    elif verdict == IMPROVEMENT:
+        reason = f"faster by {change}"
+    elif significant(p, low, high, settings):
+        reason = f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
     else:
-        verdict, reason = PASS, f"{change}: not significant"
+        reason = f"{change}: not significant"
     return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
 
 
 def _device_difference(base: Evidence, cand: Evidence) -> str | None:
     """Why no workload can be compared at all, or None."""
+    digests = [e.capture.digest.value if e.capture.digest else None for e in (base, cand)]
+    if digests[0] is not None and digests[0] == digests[1]:
+        # the same samples on both sides always look unchanged: that is no evidence of no change
+        return (f"baseline and candidate are the same capture (digest {digests[0][:16]}...): a capture "
+                "compared with itself is no evidence that nothing changed")
     a, b = base.capture.measured, cand.capture.measured
     if not isinstance(a, Measured):
         return f"baseline has no measurements: {a.reason}"
@@ -182,11 +230,11 @@ def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = G
                                             f"{base_specs[name]} vs {cand_specs[name]}"))
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
-        a, b = base_rows.get(name), cand_rows.get(name)
-        if missing or not (isinstance(a, Measurement) and isinstance(b, Measurement)):
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing or "not measured on both sides"))
-        else:
-            verdicts.append(_decide(name, a, b, base, cand, settings))
+        if missing:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
+        else:   # nothing missing: both sides are Measurements with samples (_missing_evidence checked)
+            verdicts.append(_decide(name, cast(Measurement, base_rows[name]), cast(Measurement, cand_rows[name]),
+                                    base, cand, settings))
     return verdicts
 
 
@@ -196,11 +244,13 @@ def result(base: Evidence, cand: Evidence, settings: GateSettings,
     counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
     if counts[REGRESSION]:
         status = EXIT_REGRESSION
-    elif counts[NO_VERDICT]:
+    elif counts[NO_VERDICT] or not verdicts:
+        # no workloads at all is no evidence either: never "exit 0" on nothing
         status = EXIT_NO_VERDICT
     else:
         status = EXIT_OK
-    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no workloads"
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or \
+        "NO VERDICT: neither capture has a workload to compare"
     return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)
 
 

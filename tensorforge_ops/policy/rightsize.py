@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from tensorforge.api import predict, seconds
+from tensorforge.api import TensorForgeError, finite_in, predict, seconds
 
 from ..capture.sections.measured import Measured, Measurement
 from .evidence import Evidence
@@ -20,8 +20,10 @@ MEETS, RULED_OUT, UNKNOWN = "MEETS", "RULED OUT", "UNKNOWN"
 
 @attrs.frozen
 class Objective:
-    kind: str          # 'latency' (seconds per execution, at most) or 'throughput' (executions/s, at least)
-    value: float
+    # 'latency' (seconds per execution, at most) or 'throughput' (executions/s, at least)
+    kind: str = attrs.field(validator=attrs.validators.in_(("latency", "throughput")))
+    # a NaN objective ruled every target out (nothing is <= NaN): finite and > 0, or refused
+    value: float = attrs.field(validator=finite_in(0, low_open=True))
 
     def met_by(self, seconds: float) -> bool:
         if self.kind == "latency":
@@ -40,7 +42,7 @@ class Cell:
     workload: str
     verdict: str
     reason: str
-    lower_bound_s: float
+    lower_bound_s: float | None           # None: the target cannot run the workload at all
     measured_p50_s: float | None = None
     evidence: str | None = None
 
@@ -61,11 +63,11 @@ def _same_workload(kind, params, spec: str) -> bool:
     head, _, rest = spec.partition(":")
     if head != kind.name:
         return False
+    from tensorforge.api import TensorForgeError, parse_fields
     try:
-        from tensorforge.api import parse_fields
         return kind.parse(parse_fields(rest, spec)) == params
-    except Exception:   # a spec this version cannot read is simply not this workload
-        return False
+    except TensorForgeError:   # a spec this version refuses is simply not this workload;
+        return False           # anything else is a bug, and must not read as "unknown"
 
 
 def _measured(captures: Sequence[Evidence], target, kind, params):
@@ -104,13 +106,23 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
                 bound, p50, path)
 
 
+def _runnable_cell(target, workload, kind, mappings, objective: Objective, captures) -> Cell:
+    """The cell of one workload on one target; a workload the target cannot run at all (a math
+    mode it declares no rate for, such as tf32 on a CPU) is RULED OUT there, saying why, instead
+    of failing the whole command (the default suite holds a tf32 GEMM)."""
+    try:
+        predicted = predict([(workload, kind)], target, mappings).workloads[0]
+    except TensorForgeError as exc:
+        return Cell(target.name, workload.name, RULED_OUT, f"cannot run on {target.name}: {exc}", None)
+    return _cell(target, predicted, kind, workload.params, objective, captures)
+
+
 def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Evidence],
               prices: dict[str, float]) -> list[TargetVerdict]:
     results = []
     for target in targets:
-        pred = predict(workloads, target, mappings)
-        cells = tuple(_cell(target, w, kind, workload.params, objective, captures)
-                      for w, (workload, kind) in zip(pred.workloads, workloads))
+        cells = tuple(_runnable_cell(target, workload, kind, mappings, objective, captures)
+                      for workload, kind in workloads)
         if any(c.verdict == RULED_OUT for c in cells):
             first = next(c for c in cells if c.verdict == RULED_OUT)
             verdict, reason = RULED_OUT, f"{first.workload}: {first.reason}"

@@ -3,7 +3,7 @@
 import attrs
 import click
 
-from tensorforge.api import canonical_json, pass_host
+from tensorforge.api import canonical_json, output_options, pass_host
 
 
 @click.command()
@@ -12,8 +12,7 @@ from tensorforge.api import canonical_json, pass_host
               help="html: a self-contained page (works offline); md: Markdown; json: the report's facts.")
 @click.option("--json", "as_json", is_flag=True,
               help="The same as --format json: the report's facts as JSON (sorted keys, byte-stable).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Where to write (default: next to the capture, CAPTURE.report.html/.md/.json; '-' for stdout).")
+@output_options("report", "next to the capture, CAPTURE.report.html/.md/.json")
 @click.option("--workload", "path_workload", default=None,
               help="Workload whose path from description to lower bound is shown (default: the primary).")
 @click.option("--primary", default=None,
@@ -24,7 +23,6 @@ from tensorforge.api import canonical_json, pass_host
               help="Workload whose per-operator view is shown (default: the one with the most operators traced).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
-@click.option("--force", is_flag=True, help="Overwrite an existing report file.")
 @pass_host
 def report(core, capture, fmt, as_json, output, path_workload, primary, contrast, operators_workload, baseline,
            force):
@@ -33,7 +31,18 @@ def report(core, capture, fmt, as_json, output, path_workload, primary, contrast
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
     verdicts, plots, and what the capture does not establish."""
     from pathlib import Path
-    from tensorforge.api import TensorForgeError, write_atomic
+    from tensorforge.api import claim
+
+    fmt = "json" if as_json else fmt
+    # Where it goes is checked before any work: a report that exists is refused at once.
+    destination = claim(output or Path(capture).with_suffix(f".report.{fmt}"), "report", force)
+    with destination:
+        _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline, operators_workload)
+    if destination.written_to and destination.written_to != "standard output":
+        click.echo(f"wrote {destination.written_to}", err=True)
+
+
+def _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline, operators_workload):
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
     from ..policy.builtin import GATE
@@ -42,7 +51,6 @@ def report(core, capture, fmt, as_json, output, path_workload, primary, contrast
     from ..policy.shown import as_data, other_verdicts, own_verdicts
     from .facts import build_facts
 
-    fmt = "json" if as_json else fmt
     ops = ops_host(core)
     evidence = load_evidence(capture, "report")
     base = load_evidence(baseline, "baseline") if baseline else None
@@ -65,13 +73,12 @@ def report(core, capture, fmt, as_json, output, path_workload, primary, contrast
         from .markdown import render_markdown
         text = render_markdown(facts)
     else:
-        from .html import report_page
+        from .html import NO_MATPLOTLIB, matplotlib_missing, report_page
+        if matplotlib_missing():
+            click.echo(f"warning: the report has no plots: {NO_MATPLOTLIB}", err=True)
         text = report_page(facts)
-    if output == "-":
+    if destination.is_stdout:
         click.echo(text, nl=False)
-        return
-    path = Path(output) if output else Path(capture).with_suffix(f".report.{fmt}")
-    if path.exists() and not force:
-        raise TensorForgeError(f"report {path} already exists; choose another --output or pass --force")
-    write_atomic(path, text)
-    click.echo(f"wrote {path}", err=True)
+        destination.written_to = "standard output"
+    else:
+        destination.write(text)

@@ -42,6 +42,10 @@ def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
             # both bounds' classifications, in the words of the summary and the README
             "bottleneck": bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
             "bound_check": r.bound_check.verdict if r else "no verdict",
+            # weak evidence makes APE and the bound check provisional (policy/evidence_quality.py)
+            "evidence": r.evidence_quality.verdict if r and r.evidence_quality else None,
+            "evidence_reasons": list(r.evidence_quality.reasons) if r and r.evidence_quality else [],
+            "provisional": bool(r and r.evidence_quality and not r.evidence_quality.sufficient),
             "status": "not measured" if m is None else m.status,
             "failure": m.reason if m is not None and stats is None else None,
             # the math mode of the operator doing most of the work (not, say, a norm's fp32)

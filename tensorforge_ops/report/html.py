@@ -21,7 +21,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .PREDICTED{background:#0969da}.MEASURED{background:#1a7f37}.CALIBRATED{background:#8250df}.DIAGNOSTIC{background:#9a6700}.POLICY{background:#cf222e}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,22rem),1fr));gap:1rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.8rem;min-width:0}
 .card h3{overflow-wrap:anywhere}.card .big{font-size:1.25rem;font-weight:600}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .8rem}
-.violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}
+.violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}.provisional{color:#9a6700;font-style:italic}
 .flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere}
 .flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0;max-width:100%} svg{max-width:100%;height:auto;display:block;margin:0 auto}
 figcaption{font-size:.82rem;color:#57606a} ol.key{columns:2 16rem;margin:.3rem 0;padding-left:2rem;overflow-wrap:anywhere}
@@ -85,11 +85,20 @@ def _workloads(facts) -> str:
         check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)
         measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else \
             f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
-        rows.append([_number(len(rows) + 1) + "&nbsp;" + breakable(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
+        ape_cal, ape_an = percent(r["ape_calibrated"]), percent(r["ape_analytical"])
+        evidence = escape(r.get("evidence") or "-")
+        if r.get("provisional"):
+            # weak evidence: the figures stay, marked, with the reasons one hover away
+            why = escape("; ".join(r["evidence_reasons"]))
+            mark = f' <span class="provisional" title="{why}">(provisional)</span>'
+            ape_cal, ape_an, check_html = ape_cal + mark, ape_an + mark, check_html + mark
+            evidence = f'<span class="violation" title="{why}">insufficient</span>'
+        rows.append([_number(len(rows) + 1) + "&nbsp;" + breakable(r["name"]), escape(si(r["flops"], "FLOP")),
+                     escape(si(r["compulsory_bytes"], "B")),
                      _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
-                     percent(r["ape_calibrated"]), percent(r["ape_analytical"]), escape(r["bottleneck"]), check_html])
+                     ape_cal, ape_an, escape(r["bottleneck"]), check_html, evidence])
     return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
-                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check"], rows,
+                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check", "evidence"], rows,
                   numeric=(1, 2, 3, 4, 5, 6, 7))
 
 
@@ -190,8 +199,25 @@ def _estimate(facts: dict[str, Any]) -> str:
     return html + "\n"
 
 
+# matplotlib is the `report` extra: `pip install -e .` without it still writes the report, with
+# this in place of each plot (and the command says so in one warning line).
+NO_MATPLOTLIB = "matplotlib is not installed (pip install 'tensorforge[report]' adds the plots)"
+
+
+def matplotlib_missing() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def report_page(facts: dict[str, Any]) -> str:
-    """The whole page: the facts with both plots drawn (matplotlib, imported when drawing)."""
+    """The whole page: the facts with both plots drawn (matplotlib, imported when drawing), or
+    without plots, saying why, when matplotlib is not installed."""
+    if matplotlib_missing():
+        return render_html(facts, {"predicted-vs-measured": None, "roofline": None},
+                           absent={"predicted-vs-measured": NO_MATPLOTLIB, "roofline": NO_MATPLOTLIB})
     from .plots import operator_bars, predicted_vs_measured, roofline
     ops = facts["measurement"]["operators"]
     return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
@@ -199,13 +225,15 @@ def report_page(facts: dict[str, Any]) -> str:
                        operator_bars(ops["rows"], ops["workload"]) if ops["available"] else None)
 
 
-def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None) -> str:
+def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None,
+                absent: dict[str, str] | None = None) -> str:
+    reasons = {**PLOT_ABSENT, **(absent or {})}
     labels = [[_label(l["label"]), escape(l["meaning"]), escape(l["source"])] for l in facts["labels"]]
     # A plot left out says why (the roofline still places predicted points when nothing was measured,
     # so an all-or-nothing note would never show for the empty predicted-vs-measured plot).
     figures = "".join(f'<figure id="plot-{key}">{svg}{_key(facts["workloads"], key)}</figure>' if svg else
                       f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
-                      f'{escape(PLOT_ABSENT.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
+                      f'{escape(reasons.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
         '<p class="empty">No plots: nothing was measured in this capture.</p>'
     limits = "".join(f"<li>{escape(s)}</li>" for s in facts["limits"])
     device = escape(facts["device"] or "no device")

@@ -24,12 +24,20 @@ def render_markdown(facts: dict[str, Any]) -> str:
         chosen = f" (Chosen as {facts[title]['chosen_by']}.)" if facts[title]["row"] else ""
         out.append(f"- **{title}**: {facts[title]['story']}{chosen}")
     out += ["", "## Every workload", "",
-            "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical | bottleneck* | bound check |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| workload | PREDICTED analytical | calibrated bound | MEASURED p50 | APE cal. | APE analytical "
+            "| bottleneck* | bound check | evidence |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    weak = []
     for r in facts["workloads"]:
         measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else (r["failure"] or r["status"])
+        mark = " (provisional)" if r.get("provisional") else ""
+        if mark:
+            weak.append(f"- PROVISIONAL {r['name']}: {'; '.join(r['evidence_reasons'])}")
         out.append(f"| {r['name']} | {_s(r['analytical_s'])} | {_s(r['calibrated_s'])} | {measured} | "
-                   f"{percent(r['ape_calibrated'])} | {percent(r['ape_analytical'])} | {r['bottleneck']} | {r['bound_check']} |")
+                   f"{percent(r['ape_calibrated'])}{mark} | {percent(r['ape_analytical'])}{mark} | {r['bottleneck']} | "
+                   f"{r['bound_check']}{mark} | {r.get('evidence') or '-'} |")
+    if weak:
+        out += ["", "Insufficient evidence: these APEs and bound checks are provisional.", ""] + weak
     out += ["", "\\" + facts["bottleneck_footnote"], "", "## Measured ceilings, not marketing peaks", "",
             "| ceiling | datasheet | CALIBRATED | ratio |", "|---|---|---|---|"]
     for c in facts["ceilings"]:

@@ -12,9 +12,12 @@ import json
 from typing import Any
 from collections.abc import Callable
 
+import attrs
+
 from tensorforge_ops.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 
 from . import peak_rss
+from .flush import FlushPlan, flush_cost, measure_pass_rates, nominal_cache_bytes, plan_flush, sweep_sizes
 from .isa import host_isa
 from .machine import Machine, read_machine
 from .target import NAME as TARGET_NAME
@@ -22,15 +25,12 @@ from .target import NAME as TARGET_NAME
 # The same evidence rules as torch-cuda: enough raw samples for the gate's significance test.
 MIN_SAMPLES = 25
 WARMUP_ITERS = 3
-# Several times everything the caches hold, so each timed call starts with operands in DRAM.
-FLUSH_CACHE_MULTIPLE = 4
-MIN_FLUSH_BYTES = 16 << 20
 MEASURABLE_MODES = ("fp32", "bf16", "fp16")
 
 
 def cache_bytes(machine: Machine) -> int:
     """All data and unified cache serving the usable CPUs, every instance counted."""
-    return sum(c.size_bytes for c in machine.caches)
+    return nominal_cache_bytes(machine)
 
 
 def fingerprint(details: dict[str, Any]) -> str:
@@ -96,9 +96,16 @@ class TorchCpuSession(Session):
         torch.set_num_threads(self.threads)
         self.device = torch.device("cpu")
         self.native_modes = tuple(sorted(host_isa(machine).flops_per_clock))
-        self.flush_bytes = max(FLUSH_CACHE_MULTIPLE * cache_bytes(machine), MIN_FLUSH_BYTES)
+        # Sized from what the cores can hold (a swept measurement, sysfs as the fallback) and
+        # its own cost measured once: a flush that dwarfs the workload starves its samples.
+        plan = plan_flush(machine, measure_pass_rates(torch, sweep_sizes(machine)))
+        self.flush_bytes = plan.bytes
         self._flush = None
+        self.flush_plan: FlushPlan = attrs.evolve(plan, seconds_p50=flush_cost(self.flush()))
         details = device_details(torch, machine, self.threads)
+        # Not in the fingerprint (its keys are fixed): a rerun may size the flush a little
+        # differently on the same machine.
+        details["flush"] = attrs.asdict(self.flush_plan)
         self.info = DeviceInfo(backend="torch-cpu", name=machine.model_name,
                                fingerprint=fingerprint(details), details=details)
 

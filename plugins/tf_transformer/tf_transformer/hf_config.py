@@ -53,6 +53,16 @@ def _read(path: Path) -> dict[str, Any]:
     return data["text_config"] if isinstance(data.get("text_config"), dict) else data
 
 
+def _whole_number(value: Any, key: str, path: Path) -> int:
+    """A config's size field as an int. Why here: a string, list, 1e400 or NaN reached `int()`
+    further on and ended in a traceback instead of a line naming the key."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (isinstance(value, float) and not value.is_integer()):
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise TensorForgeError(f"transformer config {path}: {key!r} must be a whole number, got {shown}")
+    return int(value)
+
+
 def _falcon(data: dict[str, Any], fields: dict[str, Any]) -> None:
     new_arch = bool(data.get("new_decoder_architecture", False))
     if new_arch:
@@ -72,7 +82,7 @@ def load_config(path: Path) -> dict[str, Any]:
     for field, keys in ALIASES.items():
         value = _first(data, keys)
         if value is not None:
-            fields[field] = value
+            fields[field] = _whole_number(value, next(k for k in keys if data.get(k) is not None), path)
     for required in ("hidden", "layers", "heads"):
         if required not in fields:
             raise TensorForgeError(f"transformer config {path}: missing {ALIASES[required][0]!r}")

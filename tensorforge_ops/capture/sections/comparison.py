@@ -24,6 +24,28 @@ class BoundCheck:
 
 
 @attrs.frozen(kw_only=True)
+class QualityCheck:
+    """One check of a measurement's evidence quality."""
+    name: str = field("'samples', 'spread', 'contention' or 'throttling'")
+    ok: bool | None = field("true: passed; false: failed; null: could not be checked (no telemetry for it)")
+    detail: str = field("the value found against the limit, in one line")
+
+
+@attrs.frozen(kw_only=True)
+class EvidenceQuality:
+    """Whether one workload's measurement is good enough to judge by (policy/evidence_quality.py):
+    enough samples, a narrow spread, no contention from other processes, no throttling.
+    Insufficient evidence makes its APE and bound check provisional."""
+    verdict: str = field("'sufficient' or 'insufficient'")
+    reasons: tuple[str, ...] = field("the failed checks' details; empty when sufficient")
+    checks: tuple[QualityCheck, ...] = field("every check, passed, failed or not checked")
+
+    @property
+    def sufficient(self) -> bool:
+        return self.verdict == "sufficient"
+
+
+@attrs.frozen(kw_only=True)
 class RegimeComparison:
     """One regime's timing of a workload against the calibrated bound of that regime."""
     mode: str = field("the mode compared: 'graph' (device time) where it exists, else 'eager'")
@@ -89,6 +111,9 @@ class ComparisonRow:
     ape_calibrated: float | None = field("|calibrated bound - p50| / p50; only on the predicted device", "1")
     ape_note: str | None = field("why APE is withheld; null when computed")
     bound_check: BoundCheck = field("measured p50 against the calibrated lower bound")
+    evidence_quality: EvidenceQuality | None = optional(
+        "whether the measurement is good enough to judge by; when insufficient, APE and the bound "
+        "check are provisional (absent when not measured, and in older captures)")
     regimes: Mapping[str, RegimeComparison] | None = optional(
         "per regime measured (burst, sustained, single): its timing against its own regime's bound")
     operators: OperatorsComparison | None = optional("per Core operator: trace time against its bound")

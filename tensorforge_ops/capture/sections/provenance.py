@@ -37,8 +37,21 @@ class Provenance:
 
 
 @attrs.frozen(kw_only=True)
+class Signature:
+    """Origin: an Ed25519 signature over the digest value, made with the key of whoever ran the
+    command (capture/signing.py, docs/security.md). Whether to trust that key is the reader's call."""
+    algorithm: str = field("'ed25519'")
+    public_key: str = field("base64 of the signer's 32-byte Ed25519 public key")
+    fingerprint: str = field("SHA256:<unpadded base64 of the SHA-256 of the public key>, as ssh prints it")
+    over: str = field("what was signed: the digest value with a fixed prefix")
+    value: str = field("base64 of the 64-byte signature")
+
+
+@attrs.frozen(kw_only=True)
 class Digest:
-    """Integrity: SHA-256 over the canonical JSON of the document without this record."""
+    """Integrity: SHA-256 over the canonical JSON of the document without this record; and, where
+    the capture was signed, the signature over that digest (the record is outside the hash)."""
     algorithm: str = field("'sha256'")
     over: str = field("what was hashed: \"canonical JSON without 'digest'\"")
     value: str = field("the hex digest")
+    signature: Signature | None = optional("who sealed it: an Ed25519 signature over the digest (absent: unsigned)")

@@ -278,3 +278,43 @@ def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
     assert all(re.search(rf"\n{name} .*  {re.escape(cell)}  ", summary) for name, cell in expected.items())
     facts = build_facts(capture)
     assert {r["name"]: r["bottleneck"] for r in facts["workloads"]} == expected
+
+
+# -- one overwrite rule for every command that writes --------------------------------------------------
+
+# A minimal invocation of every command with --output: a new writer must be added here to pass.
+WRITERS_ARGS = {
+    ("predict",): ("predict", "-t", "h200", "-w", "gemm_tiny", "--json"),
+    ("report",): ("report", str(H200), "--format", "md"),
+    ("run",): ("run", "-t", "h200", "-w", "gemm_tiny", "--no-telemetry", "--cooldown", "0", "--rest", "0",
+               "--backend", "torch-cuda"),
+}
+
+
+def test_every_command_that_writes_takes_output_and_force_from_one_declaration(commands):
+    _, found = commands
+    writers = {path: command for path, command in found.items()
+               if "--output" in {o for p in command.params for o in getattr(p, "opts", ())}}
+    assert set(writers) == set(WRITERS_ARGS)
+    for path, command in writers.items():
+        params = {p.name: p for p in command.params}
+        assert params["force"].help.startswith("Replace an existing ") and "never replaced otherwise" in \
+            params["force"].help, path
+        assert "an existing file only with --force" in params["output"].help, path
+
+
+@pytest.mark.parametrize("path", list(WRITERS_ARGS), ids=lambda p: " ".join(p))
+def test_every_command_that_writes_follows_the_same_overwrite_rule(tensorforge_exe, tmp_path, path):
+    """An existing file is refused in one line naming it, exit 2, untouched; --force replaces it."""
+    target = tmp_path / "out.file"
+    target.write_text("old contents\n", encoding="utf-8")
+    env = {"TENSORFORGE_HOME": str(tmp_path / "home")}
+    refused = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), env=env)
+    assert refused.returncode == 2
+    (line,) = refused.stderr.splitlines()
+    assert re.fullmatch(rf"error: \w[\w ]* {re.escape(str(target))} already exists; choose another path or pass "
+                        r"--force", line), line
+    assert target.read_text(encoding="utf-8") == "old contents\n"
+    forced = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), "--force", env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert target.read_text(encoding="utf-8") != "old contents\n"

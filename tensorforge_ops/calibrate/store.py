@@ -13,6 +13,7 @@ from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, collect
 
 from ..api import ProbeResult, Unavailable
 from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
+from ..progress import advance, plan
 
 
 def home() -> Path:
@@ -35,6 +36,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
+    plan(progress, len(probes), "calibration probes")
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
     # ceilings of burst probes run after them. Within a regime, ascending `order` (a long burst
     # sweep such as the estimate's runs after the ceiling probes), then the given order.
@@ -48,6 +50,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
+        advance(progress)
     compute: dict[str, dict[str, float]] = {}
     dram: dict[str, float | None] = {}
     floors: dict[str, float] = {}

@@ -265,3 +265,50 @@ def test_the_fastest_sample_is_the_samples_minimum_and_the_ratio_is_over_the_bou
     assert fastest_sample(m) == 2.0
     check = fastest_check(4.0, 2.0)
     assert (check.over_bound, check.margin, check.verdict) == (2.0, 1.0, "fastest sample within bound")
+
+
+def test_more_edges_of_the_recomputation(home):
+    assert close([1], 1) is False and close(1, [1]) is False and close({"a": 1}, 1) is False
+    cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home)
+    # a measured row without a prediction: named by verify's stray check, never a crash here
+    stray = attrs.evolve(cap, measured=attrs.evolve(cap.measured, workloads={
+        **cap.measured.workloads, "stray": cap.measured.workloads["gemm_tiny"]}))
+    assert measured_problems(stray) == ([], 2)
+    zero = make_capture({"gemm_tiny": (0.0,) * 12}, home=home)
+    forged = edit_measurement(zero, "gemm_tiny", throughput_flops_per_s=1.0)
+    assert measured_problems(forged)[0] == ["gemm_tiny: records a throughput although its measured p50 is 0 s"]
+    # without measurements the recorded rows no longer follow: named, never a crash
+    none = attrs.evolve(cap, measured=Unavailable(label="MEASURED", reason="no CUDA device"))
+    problems, count = comparison_problems(none)
+    assert count == 1 and problems[0].startswith("gemm_tiny: recorded comparison ")
+
+
+def test_the_fallback_note_of_a_capture_without_calibration(home):
+    from tensorforge_ops.capture.compare_row import comparison_row
+    cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home, calibrate=False)
+    pred = attrs.evolve(cap.predicted, calibrated_note=None)
+    w = pred.analytical.workload("gemm_tiny")
+    row = comparison_row(w, None, None, cap.measured.workloads["gemm_tiny"], True, None, "no calibrated bound",
+                         None, None)
+    assert row.bound_check.verdict == "no verdict: no calibrated bound"
+    older = attrs.evolve(cap, predicted=pred, comparison=attrs.evolve(cap.comparison, workloads={"gemm_tiny": row}),
+                         policy=attrs.evolve(cap.policy, bound_checks={"gemm_tiny": attrs.evolve(
+                             cap.policy.bound_checks["gemm_tiny"], verdict=row.bound_check.verdict)}))
+    assert comparison_problems(older) == ([], 1)
+
+
+def test_a_row_follows_from_the_samples_not_the_recorded_summary():
+    from tensorforge_ops.capture.compare import compare_workload
+    from tensorforge_ops.capture.sections.measured import Measurement
+    from tensorforge_ops.measure.stats import summarize
+    from types import SimpleNamespace as NS
+    stats = attrs.evolve(summarize([0.2, 0.4, 0.6]), p50=9.0)          # a summary that lies about the p50
+    m = Measurement(math_mode="fp32", samples_s=(0.2, 0.4, 0.6), stats=stats, stop_reason="stable",
+                    warmup_iters=0, flush_bytes=0, peak_memory_bytes=None, framework_flags={},
+                    throughput_flops_per_s=None, throughput_bytes_per_s=None)
+    row = compare_workload("w", NS(latency_s=0.2, bottleneck="compute"), NS(latency_s=0.3, bottleneck="compute"),
+                           m, True, None, "")
+    assert row.measured_p50_s == 0.4 and row.ape_analytical == pytest.approx(0.5)
+    assert row.ape_calibrated == pytest.approx(0.25)
+    bare = compare_workload("w", None, NS(latency_s=0.3, bottleneck="compute"), m, True, None, "")
+    assert bare.ape_analytical is None and bare.ape_calibrated == pytest.approx(0.25)

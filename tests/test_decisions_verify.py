@@ -4,6 +4,7 @@ finding. Captures come from capture_factory; edits are made on the typed capture
 changes exactly one thing) and the recomputation is asked directly."""
 
 import math
+from pathlib import Path
 
 import attrs
 import pytest
@@ -312,3 +313,28 @@ def test_a_row_follows_from_the_samples_not_the_recorded_summary():
     assert row.ape_calibrated == pytest.approx(0.25)
     bare = compare_workload("w", None, NS(latency_s=0.3, bottleneck="compute"), m, True, None, "")
     assert bare.ape_analytical is None and bare.ape_calibrated == pytest.approx(0.25)
+
+
+COMMITTED = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+def test_every_committed_capture_recomputes_cleanly(path):
+    """Real captures of every shape (regimes, sustained bounds, traces, estimates, several GPUs):
+    every derived figure follows from their data by the run's own functions."""
+    from tensorforge_ops.capture.document import read_capture
+    capture = read_capture(path)
+    assert measured_problems(capture)[0] == []
+    assert comparison_problems(capture)[0] == []
+
+
+def test_the_estimate_beside_the_bound_in_each_case():
+    from types import SimpleNamespace as NS
+    from tensorforge_ops.capture.compare import compare_workload
+    est = NS(eager_s=1.5, device_s=1.2)
+    with_estimate = NS(latency_s=1.0, bottleneck="compute", estimate=est)
+    without = NS(latency_s=1.0, bottleneck="compute")
+    # the calibrated prediction carries none: the analytical one's estimate is shown
+    row = compare_workload("w", with_estimate, without, None, True, None, "")
+    assert (row.predicted_estimate_s, row.estimate_regime) == (1.5, "eager")      # not measured: eager
+    assert compare_workload("w", without, without, None, True, None, "").predicted_estimate_s is None

@@ -36,7 +36,7 @@ def warn_broken(host: PluginHost) -> None:
 
 def emit(text: str, output: str | None, what: str, force: bool = False, screen: Screen = PLAIN) -> None:
     """`text` to standard output (in colour on a terminal), or to `output` by the one rule for
-    written files."""
+    written files (tensorforge/output.py)."""
     if output and output != STDOUT:
         written = write_output(output, text, what, force)
         click.echo(f"wrote {written}", err=True)
@@ -128,7 +128,7 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
         estimate = coefficients_in_document(ceilings_path, target.name) or True
     pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
                           estimate=estimate)
-    to_file = bool(output and output != STDOUT)
+    to_file = bool(output) and output != STDOUT
     screen = PLAIN if (to_file or as_json) else detect(wide)
     text = canonical_json(to_data(pred)) if as_json else \
         prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"

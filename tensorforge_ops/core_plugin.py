@@ -11,8 +11,9 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (FiniteFloat, PluginHost, json_option, operating_point_option, optional_target_option,
-                             output_options, pass_host, target_option, wide_option, workload_options)
+from tensorforge.api import (FiniteFloat, PluginHost, json_option, operating_point_option,
+                             optional_target_option, output_options, pass_host, target_option, wide_option,
+                             workload_options)
 from tensorforge.hookspecs import hookimpl
 
 from .capture.trust import trust_options
@@ -117,15 +118,12 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     progress = for_terminal()
     runner = Run(core, ops, opts, progress)
     with RunDestinations(output or _default_capture_path(target_name), force) as where:
-        try:
-            sealed = _execute(runner, where, progress, wide)
-        finally:
-            progress.close()
+        sealed = _execute(runner, where, progress, wide)
         export_all(sinks, sealed, where.capture.written_to or str(output), sink_options,
                    lambda line: click.echo(line, err=True))
 
 
-def _execute(runner, where, progress, wide: bool):
+def _execute(runner, where, progress, wide):
     """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
     gathered as an incomplete capture, then let the interruption end the command."""
     from tensorforge.api import canonical_json, detect, signal_name, signals_as_interrupts, signals_ignored
@@ -145,14 +143,15 @@ def _execute(runner, where, progress, wide: bool):
                 written = where.write_incomplete(canonical_json(to_document(partial)))
                 click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
-    progress.close()
+    finally:
+        progress.close()
     sealed = seal(capture, home())      # signed with the user's key (made on first use)
     captured = where.write_capture(canonical_json(to_document(sealed)))
-    text = summary_text(sealed)
+    text = summary_text(sealed)         # the file always gets full columns
     summary = where.write_summary(text)
-    # The summary is for people: on standard output, unless the capture itself went there; on a
-    # terminal it is laid out for the terminal's width (the file keeps full columns).
-    screen = detect(wide, stream=sys.stderr if where.to_stdout else sys.stdout)
+    # The summary is for people: on standard output (fitted to a terminal), unless the capture
+    # itself went there.
+    screen = detect(wide, stream=sys.stderr if where.to_stdout else None)
     screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False, err=where.to_stdout)
     click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
     return sealed
@@ -241,8 +240,8 @@ def calibrate(core, target_name, backend, device_index, as_json):
     from .home import require_writable_home
 
     ops = ops_host(core)
-    backend = _calibration_backend(ops, target_name, backend)
     require_writable_home()       # before the probes run, not when their result is stored
+    backend = _calibration_backend(ops, target_name, backend)
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:

@@ -59,16 +59,16 @@ def test_batch_size_adapts_to_slow_iterations():
 
 
 def test_policy_validation():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"max_iters \(5\) must be >= min_iters \(10\)"):
         TimingPolicy(min_iters=10, max_iters=5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="flush_bytes must be >= 0, got -1"):
         TimingPolicy(flush_bytes=-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="budget_s must be > 0, got 0"):
         TimingPolicy(budget_s=0)
 
 
 def test_timed_samples_rejects_unknown_stop_reason():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="stop_reason"):
         TimedSamples(samples_s=(1.0,), stats=summarize([1.0]), stop_reason="bored",
                      warmup_iters=0, flush_bytes=0)
 
@@ -143,14 +143,14 @@ def test_math_mode_restores_on_exception(restore_flags):
     torch.set_float32_matmul_precision("highest")
     torch.backends.cuda.matmul.allow_tf32 = False
     before = _legacy()
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="boom"):
         with math_mode("tf32"):
             raise KeyError("boom")
     assert _legacy() == before
 
 
 def test_math_mode_rejects_unknown():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="fp8"):
         with math_mode("fp8"):
             pass
 

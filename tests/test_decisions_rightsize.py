@@ -168,3 +168,13 @@ def test_a_spec_whose_value_holds_a_colon_is_still_the_same_workload(world, tmp_
     (workload, kind), = resolve(host, (spec,))
     assert _same_workload(kind, workload.params, workload.spec)
     assert ":" in workload.spec.partition(":")[2]
+
+
+def test_a_workload_the_target_cannot_run_is_ruled_out_there(world):
+    host, _, (fast, cheap, small), ev = world
+    tf32 = resolve(host, ("gemm_square_tf32",))
+    (result,) = rightsize(tf32, [fast], host.mappings(), Objective("latency", 1.0), [], {})
+    why = ("cannot run on toy-fast: workload 'gemm_square_tf32': target 'toy-fast' declares no tf32 rate "
+           "(operator 'matmul'); known modes: bf16, fp32")
+    assert result == TargetVerdict("toy-fast", RULED_OUT, f"gemm_square_tf32: {why}",
+                                   (Cell("toy-fast", "gemm_square_tf32", RULED_OUT, why, None),), None, None)

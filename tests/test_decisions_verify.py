@@ -4,6 +4,7 @@ finding. Captures come from capture_factory; edits are made on the typed capture
 changes exactly one thing) and the recomputation is asked directly."""
 
 import math
+from pathlib import Path
 
 import attrs
 import pytest
@@ -265,3 +266,75 @@ def test_the_fastest_sample_is_the_samples_minimum_and_the_ratio_is_over_the_bou
     assert fastest_sample(m) == 2.0
     check = fastest_check(4.0, 2.0)
     assert (check.over_bound, check.margin, check.verdict) == (2.0, 1.0, "fastest sample within bound")
+
+
+def test_more_edges_of_the_recomputation(home):
+    assert close([1], 1) is False and close(1, [1]) is False and close({"a": 1}, 1) is False
+    cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home)
+    # a measured row without a prediction: named by verify's stray check, never a crash here
+    stray = attrs.evolve(cap, measured=attrs.evolve(cap.measured, workloads={
+        **cap.measured.workloads, "stray": cap.measured.workloads["gemm_tiny"]}))
+    assert measured_problems(stray) == ([], 2)
+    zero = make_capture({"gemm_tiny": (0.0,) * 12}, home=home)
+    forged = edit_measurement(zero, "gemm_tiny", throughput_flops_per_s=1.0)
+    assert measured_problems(forged)[0] == ["gemm_tiny: records a throughput although its measured p50 is 0 s"]
+    # without measurements the recorded rows no longer follow: named, never a crash
+    none = attrs.evolve(cap, measured=Unavailable(label="MEASURED", reason="no CUDA device"))
+    problems, count = comparison_problems(none)
+    assert count == 1 and problems[0].startswith("gemm_tiny: recorded comparison ")
+
+
+def test_the_fallback_note_of_a_capture_without_calibration(home):
+    from tensorforge_ops.capture.compare_row import comparison_row
+    cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home, calibrate=False)
+    pred = attrs.evolve(cap.predicted, calibrated_note=None)
+    w = pred.analytical.workload("gemm_tiny")
+    row = comparison_row(w, None, None, cap.measured.workloads["gemm_tiny"], True, None, "no calibrated bound",
+                         None, None)
+    assert row.bound_check.verdict == "no verdict: no calibrated bound"
+    older = attrs.evolve(cap, predicted=pred, comparison=attrs.evolve(cap.comparison, workloads={"gemm_tiny": row}),
+                         policy=attrs.evolve(cap.policy, bound_checks={"gemm_tiny": attrs.evolve(
+                             cap.policy.bound_checks["gemm_tiny"], verdict=row.bound_check.verdict)}))
+    assert comparison_problems(older) == ([], 1)
+
+
+def test_a_row_follows_from_the_samples_not_the_recorded_summary():
+    from tensorforge_ops.capture.compare import compare_workload
+    from tensorforge_ops.capture.sections.measured import Measurement
+    from tensorforge_ops.measure.stats import summarize
+    from types import SimpleNamespace as NS
+    stats = attrs.evolve(summarize([0.2, 0.4, 0.6]), p50=9.0)          # a summary that lies about the p50
+    m = Measurement(math_mode="fp32", samples_s=(0.2, 0.4, 0.6), stats=stats, stop_reason="stable",
+                    warmup_iters=0, flush_bytes=0, peak_memory_bytes=None, framework_flags={},
+                    throughput_flops_per_s=None, throughput_bytes_per_s=None)
+    row = compare_workload("w", NS(latency_s=0.2, bottleneck="compute"), NS(latency_s=0.3, bottleneck="compute"),
+                           m, True, None, "")
+    assert row.measured_p50_s == 0.4 and row.ape_analytical == pytest.approx(0.5)
+    assert row.ape_calibrated == pytest.approx(0.25)
+    bare = compare_workload("w", None, NS(latency_s=0.3, bottleneck="compute"), m, True, None, "")
+    assert bare.ape_analytical is None and bare.ape_calibrated == pytest.approx(0.25)
+
+
+COMMITTED = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+def test_every_committed_capture_recomputes_cleanly(path):
+    """Real captures of every shape (regimes, sustained bounds, traces, estimates, several GPUs):
+    every derived figure follows from their data by the run's own functions."""
+    from tensorforge_ops.capture.document import read_capture
+    capture = read_capture(path)
+    assert measured_problems(capture)[0] == []
+    assert comparison_problems(capture)[0] == []
+
+
+def test_the_estimate_beside_the_bound_in_each_case():
+    from types import SimpleNamespace as NS
+    from tensorforge_ops.capture.compare import compare_workload
+    est = NS(eager_s=1.5, device_s=1.2)
+    with_estimate = NS(latency_s=1.0, bottleneck="compute", estimate=est)
+    without = NS(latency_s=1.0, bottleneck="compute")
+    # the calibrated prediction carries none: the analytical one's estimate is shown
+    row = compare_workload("w", with_estimate, without, None, True, None, "")
+    assert (row.predicted_estimate_s, row.estimate_regime) == (1.5, "eager")      # not measured: eager
+    assert compare_workload("w", without, without, None, True, None, "").predicted_estimate_s is None

@@ -124,7 +124,7 @@ def test_base64_with_junk_is_refused_not_skipped(tmp_path):
     junk_value = attrs.evolve(mine, value=mine.value[:10] + "!" + mine.value[10:])
     assert origin(junk_value, DIGEST, [mine.fingerprint]).detail == (
         "signature INVALID: signature or public key is not valid base64")
-    with pytest.raises(TensorForgeError):
+    with pytest.raises(TensorForgeError, match="expected a SHA256:... fingerprint or an ed25519 public key"):
         parse_key(mine.public_key[:10] + "!" + mine.public_key[10:], "--trusted-key")
 
 

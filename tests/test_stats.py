@@ -60,12 +60,13 @@ def test_accepts_generators_and_returns_plain_python_numbers():
         assert type(getattr(s, field.name)) is (int if field.name == "n" else float), field.name
 
 
-@pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")], [1.0, -1e-9]])
-def test_rejects_bad_samples(bad):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("bad, why", [([], "no samples to summarize"), ([1.0, float("nan")], "NaN or infinity"),
+                                      ([float("inf")], "NaN or infinity"), ([1.0, -1e-9], "negative durations")])
+def test_rejects_bad_samples(bad, why):
+    with pytest.raises(ValueError, match=why):
         summarize(bad)
 
 
 def test_rejects_two_dimensional():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one-dimensional"):
         summarize([[1.0, 2.0], [3.0, 4.0]])

@@ -93,6 +93,8 @@ def measured_problems(capture: Capture) -> tuple[list[str], int]:
                     problems.append(f"{name}{label}: recorded {field.name} {got} does not match its raw samples "
                                     f"({want})")
         predicted = capture.predicted.analytical.workload(name)
+        if stats.p50 <= 0 and (m.throughput_flops_per_s is not None or m.throughput_bytes_per_s is not None):
+            problems.append(f"{name}: records a throughput although its measured p50 is 0 s")
         if predicted is not None and stats.p50 > 0:
             for label, work, got in (("FLOP/s", predicted.flops, m.throughput_flops_per_s),
                                      ("bytes/s", predicted.compulsory_bytes, m.throughput_bytes_per_s)):

@@ -114,6 +114,8 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     estimate_modes = sorted({r.estimate_regime or "eager" for r in (comp.workloads.values() if comp else ())
                              if r.predicted_estimate_s is not None})
     estimate_head = f"ESTIMATE ({estimate_modes[0]})" if len(estimate_modes) == 1 else "ESTIMATE**"
+    # The evidence column is never dropped on a narrow screen: it says whether the APE and bound
+    # check beside it can be trusted (the PROVISIONAL lines below repeat the reasons).
     lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", primary,
                                 "APE cal", "APE analytical"]
                                + ([estimate_head, "APE est"] if estimated else [])
@@ -121,8 +123,8 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
                                optional=("fastest vs bound", "APE analytical", "APE est", "PREDICTED analytical",
                                          "APE cal"))]
     for name, reasons in weak.items():
-        lines.append(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
-                     "bound check may not hold on a rerun")
+        lines.append(screen.wrap(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
+                                 "bound check may not hold on a rerun"))
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")

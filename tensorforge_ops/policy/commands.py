@@ -5,7 +5,8 @@ import sys
 import attrs
 import click
 
-from tensorforge.api import FiniteFloat, canonical_json, detect, json_option, pass_host, seconds, wide_option, workload_options
+from tensorforge.api import (FiniteFloat, canonical_json, detect, json_option, pass_host, seconds, wide_option,
+                             workload_options)
 
 from ..capture.trust import trust_options
 
@@ -146,10 +147,10 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
         return
-    _print_rightsize(detect(wide), objective, len(workloads), results, as_text(ops, others), evidence)
+    _print_rightsize(detect(wide), objective, len(workloads), evidence, results, as_text(ops, others))
 
 
-def _print_rightsize(screen, objective, n_workloads, results, others_text, evidence) -> None:
+def _print_rightsize(screen, objective, n_workloads, evidence, results, others_text) -> None:
     """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
     from .rightsize import MEETS, RULED_OUT, UNKNOWN
     screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")

@@ -4,7 +4,6 @@ store, the signing key, matplotlib — and the commands whose success paths had 
 naming what is wrong, before any probe runs; each success says what it did."""
 
 import json
-import re
 import os
 import re
 import sys

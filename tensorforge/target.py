@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 
+from .energy import PowerFigures, validate_power
 from .errors import TensorForgeError, unknown
 from .interconnect import Interconnect, validate_interconnect
 from .precision import MATH_MODES, VECTOR_MODE, VECTOR_PRECISIONS
@@ -89,6 +90,9 @@ class Target:
     # they are linked (interconnect.py); a single device has devices=1 and no interconnect.
     devices: int = 1
     interconnect: Interconnect | None = None
+    # Declared power figures (TDP, power limits; energy.py's PowerFigures), each sourced under
+    # 'power.<figure>' in `sources`; None where the target declares none.
+    power: PowerFigures | None = None
 
     def matches_device(self, device_name: str) -> bool:
         name = device_name.strip().lower()
@@ -134,6 +138,10 @@ def validate_target(target) -> None:
                 )
             if not rate > 0:
                 raise ValueError(f"target {target.name!r}: {table}[{precision}] must be > 0, got {rate}")
+    if target.power is not None:
+        if not isinstance(target.power, PowerFigures):
+            raise ValueError(f"target {target.name!r}: power must be a tensorforge.energy.PowerFigures")
+        validate_power(target.power, f"target {target.name!r}")
     if not any(level.scope == "per_unit" for level in target.sram):
         raise ValueError(f"target {target.name!r}: needs a per_unit SRAM level to stage tiles")
     for level in target.sram:

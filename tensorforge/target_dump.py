@@ -109,6 +109,13 @@ def dump_target(target: Target, origin: str | None = None) -> str:
             ]
         lines.pop()
 
+    if target.power is not None:
+        lines += ["", "# declared power figures in watts (sources: power.<figure>); docs/energy.md", "[power]"]
+        lines += [
+            assignment(name, getattr(target.power, name))
+            for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w")
+            if getattr(target.power, name) is not None
+        ]
     if target.sources:
         lines += ["", "# where each figure comes from", "[sources]"]
         lines += [f"{key(name)} = {string(text)}" for name, text in target.sources.items()]

@@ -207,6 +207,28 @@ def _estimate(top: _Table, where: str) -> Any:
     return coefficients_from_data(data, f"{where}: [estimate]")
 
 
+POWER_KEYS = ["tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w"]
+
+
+def _power(top: _Table) -> Any:
+    """A declared [power] table (watts; docs/targets.md): the TDP and the power limits, each
+    sourced under 'power.<figure>' in [sources]."""
+    if "power" not in top.data:
+        return None
+    from .energy import PowerFigures
+
+    table = top.table("power", POWER_KEYS)
+    watts = "a number of watts > 0"
+    figures = PowerFigures(
+        tdp_w=float(table.get("tdp_w", _number, watts)),
+        **{k: (None if v is None else float(v)) for k in POWER_KEYS[1:] for v in [table.get(k, _number, watts, None)]},
+    )
+    low, high = figures.power_limit_min_w, figures.power_limit_max_w
+    if low is not None and high is not None and low > high:
+        raise table.fail("power_limit_min_w", low, f"at most power_limit_max_w ({high:g})")
+    return figures
+
+
 def _interconnect(top: _Table, devices: int) -> Interconnect | None:
     """[[interconnect]] tables, innermost tier first (interconnect.py says what each field means)."""
     if "interconnect" not in top.data:
@@ -266,6 +288,7 @@ def target_from_data(data: dict[str, Any], where: str) -> Target:
             "estimate",
             "devices",
             "interconnect",
+            "power",
         ],
     )
     name = top.get("name", _name, NAME)
@@ -302,6 +325,7 @@ def target_from_data(data: dict[str, Any], where: str) -> Target:
         estimate=_estimate(top, where),
         devices=devices,
         interconnect=interconnect,
+        power=_power(top),
     )
     try:  # the checks above cover today's rules; this keeps file and plugin targets in step
         validate_target(target)

@@ -4,6 +4,7 @@ the torch-cuda backend, its calibration probes and the NVML telemetry source."""
 from .calibrate.cuda_plugin import (
     CopyBandwidthProbe,
     CopyBandwidthSustainedProbe,
+    EnergyProbe,
     KernelFloorsProbe,
     MatmulCeilingProbe,
     MatmulCeilingSustainedProbe,
@@ -27,6 +28,7 @@ def tensorforge_ops_register_probes(register):
     register(KernelFloorsProbe())
     register(MatmulCeilingSustainedProbe())
     register(CopyBandwidthSustainedProbe())
+    register(EnergyProbe())  # sustained, order 200: after every other probe
     from .calibrate.estimate_probes import EstimateTermsProbe
 
     register(EstimateTermsProbe("torch-cuda"))

@@ -84,6 +84,14 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
 @click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
 @click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
+@click.option("--no-energy", is_flag=True, help="Skip the energy windows (the device's energy counter; docs/energy.md).")
+@click.option(
+    "--energy-seconds",
+    type=FiniteFloat(0.05, 60),
+    default=0.3,
+    show_default=True,
+    help="Least length of each workload's energy window (it ends on the counter's next update).",
+)
 @click.option(
     "--budget",
     "budget_s",
@@ -155,6 +163,8 @@ def run(
     no_graph,
     no_sustained,
     no_trace,
+    no_energy,
+    energy_seconds,
     budget_s,
     cooldown_s,
     rest_s,
@@ -196,6 +206,8 @@ def run(
         graph=not no_graph,
         sustained=not no_sustained,
         trace=not no_trace,
+        energy=not no_energy,
+        energy_s=energy_seconds,
         command=tuple(["tensorforge"] + sys.argv[1:]),
     )
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks

@@ -140,3 +140,29 @@ class CopyBandwidthSustainedProbe(CalibrationProbe):
             details={"buffer_bytes": probe.buffer_bytes},
             duration_s=seconds,
         )
+
+
+class EnergyProbe(CalibrationProbe):
+    """Energy coefficients (static power, J per FLOP per math mode, J per DRAM byte) from probe
+    windows under NVML's energy counter, and the enforced power limit (cuda_energy_probes)."""
+
+    name = "energy"
+    backend = "torch-cuda"
+    regime = "sustained"
+    order = 200  # last of all: its GEMM windows run at the power cap
+
+    def run(self, session) -> ProbeResult:
+        from ..capture.convert import to_document
+        from .cuda_energy_probes import probe_energy
+        from .store import now
+
+        calibration, seconds = _timed(
+            lambda: probe_energy(session.device, session.info.name, session.info.fingerprint, now())
+        )
+        return ProbeResult(
+            name=self.name,
+            regime="sustained",
+            method=calibration.method,
+            details={"energy": to_document(calibration)},
+            duration_s=seconds,
+        )

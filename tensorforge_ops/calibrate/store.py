@@ -83,6 +83,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     }
     # 'ceilings' keeps its meaning for every reader: the regime a device's probes run in by
     # default (burst on a GPU; the single regime of a device that has only one)
+    energy = next((r.details["energy"] for r in results if "energy" in r.details), None)
     base = by_regime.get("burst") or by_regime.get("single") or RegimeCeilings(compute={}, dram_bytes_per_s=None)
     return Calibration(
         fingerprint=session.info.fingerprint,
@@ -104,7 +105,8 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
                 compute=dict(r.compute),
                 dram_bytes_per_s=r.dram_bytes_per_s,
                 launch_floor_s=r.launch_floor_s,
-                details=dict(r.details),
+                # the energy probe's whole record is the calibration's 'energy', not repeated here
+                details={k: v for k, v in r.details.items() if k != "energy"},
                 regime=r.regime,
                 floors=dict(r.floors) or None,
                 collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None,
@@ -114,7 +116,18 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         failed_probes=failures,
         ceilings_by_regime=by_regime or None,
         floors=floors or None,
+        energy=_energy(energy),
     )
+
+
+def _energy(data):
+    """The energy probe's record, as the calibration's typed section."""
+    if data is None:
+        return None
+    from ..capture.convert import converter
+    from ..capture.sections.energy import EnergyCalibration
+
+    return converter.structure(data, EnergyCalibration)
 
 
 def _curves(data, where: str):

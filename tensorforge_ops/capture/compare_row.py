@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from .compare import compare_workload
+from .compare_energy import energy_row
 from .compare_operators import operator_rows as rank_operator_rows
 from .compare_regimes import operator_rows, regime_rows
 from .sections.comparison import ComparisonRow
@@ -28,6 +29,7 @@ def comparison_row(
     cal_note: str,
     sustained_note: str | None,
     window: TelemetryWindow | None,
+    energy: Any = None,
 ) -> ComparisonRow:
     """`w`, `cal`, `sustained`: the workload's analytical, calibrated and sustained-regime
     predictions (the last two None when absent); `m` its measurement; `window` its telemetry."""
@@ -44,4 +46,5 @@ def comparison_row(
     per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
         w, cal, m, same_device, burst.graph_p50_s if burst else None
     )
-    return attrs.evolve(row, regimes=regimes, operators=per_operator)
+    # `energy`: the workload's PREDICTED energy record (None without an energy calibration)
+    return attrs.evolve(row, regimes=regimes, operators=per_operator, energy=energy_row(energy, m))

@@ -145,6 +145,7 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
             cal_note,
             pred.calibrated_sustained_note,
             windows.get(name),
+            pred.energy.workloads.get(name) if pred.energy else None,
         )
         count += 1
         for key in sorted(set(_differences(to_document(row), to_document(expected))) - NOT_DERIVED):

@@ -69,6 +69,10 @@ class RunOptions:
     sustained: bool = True
     trace: bool = True
     trace_iterations: int = 5
+    # The energy window per workload (docs/energy.md): the device's energy counter, edge to edge,
+    # around >= energy_s of back-to-back executions, after the latency timings.
+    energy: bool = True
+    energy_s: float = attrs.field(default=0.3, validator=finite_in(0, low_open=True))
     command: tuple[str, ...] = ()
 
 
@@ -92,6 +96,10 @@ class Run:
         self.comparison: Comparison | None = None
         self.sustained_pred: Any = None  # the calibrated bound of the sustained regime
         self.sustained_note: str | None = "no device"
+        self.power: Any = None  # the GPU's energy counter while measuring (energy/nvml_power.py)
+        self.power_reason: str | None = None
+        self.rapl: Any = None
+        self.rapl_reason: str | None = None
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -170,6 +178,7 @@ class Run:
                     calibrated_note=note,
                 )
                 self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
+                self._energy_prediction(cal, calibrated_pred, device_target)
                 measurements = self._measure(session, workloads, analytical)
             finally:
                 session.close()
@@ -309,7 +318,38 @@ class Run:
             return f"no installed target describes the measuring device {device_name!r}"
         return None
 
+    def _energy_prediction(self, cal, calibrated_pred, device_target) -> None:
+        """PREDICTED energy from the calibration's energy coefficients and the calibrated bound."""
+        from .energy_prediction import energy_prediction
+
+        prediction, note = energy_prediction(cal, calibrated_pred, device_target, self.sustained_pred)
+        if self.predicted is not None:
+            self.predicted = attrs.evolve(self.predicted, energy=prediction, energy_note=note)
+
+    def _open_power(self, session):
+        """The GPU's energy counter for the energy windows, or why there is none."""
+        if not self.opts.energy:
+            return None, "energy windows disabled (--no-energy)"
+        if self.opts.backend != DEFAULT_BACKEND:
+            return None, f"NVML is read for the torch-cuda backend only, not {self.opts.backend!r}"
+        from ..energy.nvml_power import NvmlPower
+
+        index = getattr(getattr(session, "device", None), "index", None) or 0
+        return NvmlPower.open(index)
+
     def _measure(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
+        opts = self.opts
+        self.power, self.power_reason = self._open_power(session)
+        from ..energy.rapl import Rapl
+
+        self.rapl, self.rapl_reason = Rapl.open() if self.opts.energy else (None, None)
+        try:
+            return self._measure_all(session, workloads, analytical)
+        finally:
+            if self.power is not None:
+                self.power.close()
+
+    def _measure_all(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
         opts = self.opts
         sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
         results: dict[str, WorkloadMeasurement] = {}
@@ -403,6 +443,7 @@ class Run:
                     }
                     if sources:
                         windows[workload.name] = self._window(sources[0], session, prepared.fn)
+                energy = self._energy_window(session, prepared, fields, workload)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
@@ -412,6 +453,8 @@ class Run:
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
             return FailedMeasurement(math_mode=math_mode, reason=reason)
+        if energy is not None:
+            fields["energy"] = energy
         p50 = fields["stats"].p50
         # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
         # result check, the per-operator window), checked against the capture's classes
@@ -430,6 +473,43 @@ class Run:
             throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
             throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None,
         )
+
+    def _energy_window(self, session, prepared, fields, workload):
+        """MEASURED energy: a window of its own after the timings and telemetry (docs/energy.md);
+        None where no counter is open and energy windows are off; its failure costs the window."""
+        from ..energy.measure import measure_energy, unavailable
+
+        if not self.opts.energy:
+            return None
+        counter = self.power
+        if counter is None and self.opts.backend != DEFAULT_BACKEND:
+            # the host CPU is the measured device: RAPL is its counter, where readable
+            from ..energy.rapl import RaplCounter
+
+            if self.rapl is None:
+                return unavailable(f"host CPU: {self.rapl_reason}", self.opts.energy_s)
+            counter = RaplCounter(self.rapl)
+        elif counter is None:
+            return unavailable(str(self.power_reason), self.opts.energy_s)
+        sustained = [t.stats.p50 for t in fields.get("modes") or () if t.regime == "sustained" and t.mode == "eager"]
+        per_call = sustained[0] if sustained else fields["stats"].p50
+        params = workload.params
+        tokens = params.batch * params.seq if workload.kind == "transformer" else None
+        try:
+            return measure_energy(
+                prepared.fn,
+                getattr(session, "synchronize", lambda: None),
+                counter,
+                per_call,
+                min_s=self.opts.energy_s,
+                tokens=tokens,
+                rapl=self.rapl if self.power is not None else None,
+                rapl_reason=self.rapl_reason if self.power is not None else "the host CPU is the device measured",
+            )
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            return unavailable(f"energy window failed: {one_line(exc)}", self.opts.energy_s)
 
     def _window(self, source, session, run_once) -> TelemetryWindow:
         try:
@@ -467,6 +547,7 @@ class Run:
         cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
         windows = self.diagnostic.windows if isinstance(self.diagnostic, Diagnostic) else {}
+        energy = self.predicted.energy if self.predicted else None
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
             sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
@@ -480,6 +561,7 @@ class Run:
                 cal_note,
                 self.sustained_note,
                 windows.get(w.name),
+                energy.workloads.get(w.name) if energy else None,
             )
         self.comparison = Comparison(
             same_device=same_device,
@@ -496,6 +578,11 @@ class Run:
                     if x.bound_check.verdict == "BOUND VIOLATION"
                 )
             ),
+            energy_floor_violations=tuple(
+                sorted(n for n, r in rows.items() if r.energy and r.energy.floor_verdict == "FLOOR VIOLATION")
+            )
+            if any(r.energy for r in rows.values())
+            else None,
             operator_bound_violations=tuple(
                 sorted(
                     f"{n}: {op}"

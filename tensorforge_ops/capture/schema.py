@@ -135,6 +135,15 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "uses (e.g. 'nvidia-sm90'); empty when not declared",
         None,
     ),
+    "Target.power": (
+        "power figures the target declares (TDP, power limits), each sourced under 'power.<figure>'; "
+        "null when it declares none",
+        None,
+    ),
+    "PowerFigures.tdp_w": ("thermal design power from the datasheet", "W"),
+    "PowerFigures.power_limit_w": ("the default power limit where it differs from the TDP; null: the TDP", "W"),
+    "PowerFigures.power_limit_min_w": ("lowest power limit the part may be configured to", "W"),
+    "PowerFigures.power_limit_max_w": ("highest power limit the part may be configured to", "W"),
     "Target.estimate": (
         "estimate coefficients the target declares (a target file's 'estimate' table); null when it declares none",
         None,
@@ -220,6 +229,7 @@ CORE_CLASSES: dict[str, str] = {
     "OperatorEstimate": "One operator's expected time on a realistic mapping.",
     "Interconnect": "How the devices of a system target reach each other (docs/several-devices.md).",
     "LinkTier": "One tier of links of a system target.",
+    "PowerFigures": "Power figures a target declares (datasheet TDP and limits; docs/energy.md).",
     "CollectiveCeiling": "A calibrated collective curve: max(floor, alpha + S x factor / beta, envelope).",
 }
 

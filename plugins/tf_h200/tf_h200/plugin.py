@@ -33,6 +33,7 @@ must describe what runs:
     141 GB; fit decisions must use what an allocation can get.
 """
 
+from tensorforge.energy import PowerFigures
 from tensorforge.hookspecs import hookimpl
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
@@ -60,6 +61,10 @@ SOURCES = {
     "on the H200 measured here); no L2 bandwidth is published, so L2 traffic is "
     "reported, not timed",
     "dram_capacity_bytes": "140 GiB allocatable as reported by PyTorch on the device (datasheet: 141 GB HBM3e)",
+    "power.tdp_w": "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: Max Thermal Design Power (TDP) up to "
+    "700 W (configurable)",
+    "power.power_limit_w": "700 W: the datasheet's TDP, which NVML's enforced power limit "
+    "(nvmlDeviceGetEnforcedPowerLimit) reports on the lent H200; a calibration records the device's own",
     "operating_points": "HBM3e 4.8 TB/s (NVIDIA H200 datasheet); 1980 MHz max boost (device-reported "
     "max SM clock), 1830 MHz implied by the published tensor-core peaks",
 }
@@ -96,6 +101,7 @@ H200 = Target(
     notes=("dense peaks only", "figures shared with the H100 SXM except memory"),
     device_names=("NVIDIA H200",),
     architecture="nvidia-sm90",
+    power=PowerFigures(tdp_w=700.0, power_limit_w=700.0),
 )
 
 

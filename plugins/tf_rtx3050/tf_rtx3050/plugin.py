@@ -24,6 +24,7 @@ configurations): the fastest documented clock, so the prediction stays a lower b
 RTX 3050 Laptop; '35w' is the bottom of the range (1057 MHz).
 """
 
+from tensorforge.energy import PowerFigures
 from tensorforge.hookspecs import hookimpl
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
@@ -32,6 +33,10 @@ KiB = 1 << 10
 DRAM_BW = 128 / 8 * 12e9  # 128-bit bus at 12 Gbps per pin = 192 GB/s
 
 SOURCES = {
+    "power.tdp_w": "80 W: the top of the 35-80 W Graphics Power range of the GeForce RTX 3050 Laptop GPU "
+    "(NVIDIA GeForce RTX 30 Series Laptops specifications)",
+    "power.power_limit_min_w": "35 W, the bottom of that range: the laptop maker sets the limit within it",
+    "power.power_limit_max_w": "80 W, the top of that range",
     "pe_array.units": "16 SMs: 2048 CUDA cores / 128 per GA10x SM (NVIDIA GeForce RTX 3050 "
     "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
     "pe_array.flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
@@ -77,6 +82,8 @@ RTX3050_LAPTOP = Target(
     notes=("dense peaks only; the laptop's power limit and thermals decide the sustained clock",),
     device_names=("NVIDIA GeForce RTX 3050 Laptop GPU",),
     architecture="nvidia-sm86",
+    # the laptop maker fixes the limit within the range, so no single power_limit_w is declared
+    power=PowerFigures(tdp_w=80.0, power_limit_min_w=35.0, power_limit_max_w=80.0),
 )
 
 

@@ -12,6 +12,7 @@ import attrs
 from tensorforge.api import CollectiveCeiling
 
 from ..fields import const, field, optional
+from .energy import EnergyCalibration
 
 
 @attrs.frozen(kw_only=True)
@@ -80,6 +81,10 @@ class Calibration:
         "well each stage reproduced its probes), 'target', 'regime' (the regime the sweep ran in and "
         "the coefficients are for: 'burst' on a GPU, 'single' on a one-regime device; absent: burst); "
         "or 'error' when the fit failed (absent in older captures and where no such probe ran)"
+    )
+    energy: EnergyCalibration | None = optional(
+        "the energy probes' windows and the coefficients fitted to them (docs/energy.md); absent where "
+        "no energy probe ran"
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 import attrs
 
 from ..fields import field, optional
+from .energy import EnergyComparison
 
 
 @attrs.frozen(kw_only=True)
@@ -144,6 +145,9 @@ class ComparisonRow:
         "estimate's coefficients are calibrated in the burst regime"
     )
     ape_estimate: float | None = optional("|estimate - p50| / p50; only on the predicted device", "1")
+    energy: EnergyComparison | None = optional(
+        "MEASURED joules per execution against the PREDICTED energy floor and estimate (docs/energy.md)"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -160,4 +164,7 @@ class Comparison:
     )
     operator_bound_violations: tuple[str, ...] | None = optional(
         "'workload: operator' for every operator whose trace time beat its calibrated bound"
+    )
+    energy_floor_violations: tuple[str, ...] | None = optional(
+        "workloads whose measured joules per execution came in below their energy floor"
     )

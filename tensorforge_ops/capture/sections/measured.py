@@ -13,6 +13,7 @@ import attrs
 
 from ...measure.stats import SampleStats
 from ..fields import const, field, optional
+from .energy import EnergyMeasurement
 from .phases import GraphRecord, ModeTimingRecord, OperatorsRecord, SteadyRecord
 
 
@@ -140,6 +141,9 @@ class Measurement:
     notes: tuple[str, ...] | None = optional("what else a reader should know about these timings")
     operators: OperatorsRecord | None = optional(
         "the trace window: per Core operator its kernels, their count and time (eager calls and graph replays)"
+    )
+    energy: EnergyMeasurement | None = optional(
+        "the energy window: joules per execution from the device's energy counter (docs/energy.md)"
     )
 
 

@@ -7,6 +7,7 @@ import attrs
 from tensorforge.api import Prediction
 
 from ..fields import const, field, optional
+from .energy import EnergyPrediction
 
 
 @attrs.frozen(kw_only=True)
@@ -28,3 +29,8 @@ class Predicted:
         "lower bounds from the sustained regime's calibrated ceilings (the bound sustained timings are checked against)"
     )
     calibrated_sustained_note: str | None = optional("why there is no sustained-regime bound")
+    energy: EnergyPrediction | None = optional(
+        "energy per execution: the FLOOR (sound) and the ESTIMATE (expected) per workload, from the "
+        "calibrated energy coefficients (docs/energy.md); absent without an energy calibration"
+    )
+    energy_note: str | None = optional("why there is no energy prediction")

@@ -1,0 +1,206 @@
+"""PREDICTED energy: a floor and an estimate of the joules one execution of a workload costs, and
+the time the device's power limit allows it, from energy coefficients calibrated on the device.
+
+The model (docs/energy.md): a device draws a static power P_s while it runs anything, plus a
+dynamic energy per unit of work: e_m joules per FLOP in math mode m and e_b joules per byte moved
+to or from DRAM. One execution that takes t seconds costs
+
+    E = P_s * t + sum_m e_m * FLOP_m + e_b * B_dram
+
+Two claims come out of it, never confused:
+
+* the FLOOR (sound: no measurement may come in below it) uses the lower end of every coefficient's
+  uncertainty, the lower bound's time (nothing runs faster), and the DRAM bytes no cache can hold
+  (compulsory bytes beyond the last-level cache: executions run back to back, so a working set that
+  fits the cache may never touch DRAM). A math mode without a calibrated coefficient adds nothing
+  to the floor.
+* the ESTIMATE (expected) uses the fitted coefficients and the estimate's time (eager: kernels
+  launched one by one from Python), stretched to the time the power limit allows where the work
+  would draw more than the limit.
+
+The power limit: a device that would draw P_s + dynamic energy / t > P_limit is slowed until it
+does not, so t >= dynamic energy / (P_limit - P_s). With the floor's coefficients this is a sound
+lower bound on the time of the sustained regime (the power-limited bound); for a large GEMM it is
+the compute ceiling the limit allows, (P_limit - P_s) / e_m FLOP/s.
+
+Pure arithmetic on the Core's prediction: no device, no torch.
+"""
+
+from collections.abc import Mapping
+
+import attrs
+
+LABEL = "PREDICTED energy"
+
+
+@attrs.frozen(kw_only=True)
+class PowerFigures:
+    """Power figures a target declares (its datasheet), each with a source in the target's
+    `sources` ('power.tdp_w', 'power.power_limit_w'). Context and a fallback for the power limit
+    where no device reported its own; never a measurement."""
+
+    tdp_w: float
+    power_limit_w: float | None = None  # the default enforced limit, where it differs from the TDP
+    power_limit_min_w: float | None = None
+    power_limit_max_w: float | None = None
+
+    @property
+    def limit_w(self) -> float:
+        return self.power_limit_w if self.power_limit_w is not None else self.tdp_w
+
+
+def validate_power(figures: PowerFigures, where: str) -> None:
+    """Raise ValueError naming the first power figure that is not a positive number in order."""
+    for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w"):
+        value = getattr(figures, name)
+        if value is not None and not (isinstance(value, int | float) and value > 0 and value != float("inf")):
+            raise ValueError(f"{where}: power.{name} must be a positive number of watts, got {value!r}")
+    low, high = figures.power_limit_min_w, figures.power_limit_max_w
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"{where}: power.power_limit_min_w ({low:g}) is above power_limit_max_w ({high:g})")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyCoefficients:
+    """Calibrated energy coefficients of one device: fitted values and the lower ends the floor
+    uses (fit minus its uncertainty, never below zero)."""
+
+    static_w: float  # P_s fitted under load (clocks up)
+    static_w_low: float  # for the floor: min(idle power, fitted P_s's lower end)
+    idle_w: float | None  # measured with nothing running
+    joules_per_flop: Mapping[str, float]  # per math mode
+    joules_per_flop_low: Mapping[str, float]
+    joules_per_dram_byte: float
+    joules_per_dram_byte_low: float
+    power_limit_w: float | None  # the enforced limit the device reported (or a target's figure)
+    power_limit_source: str = ""
+    source: str = ""  # where the coefficients come from (device, fingerprint, when)
+
+
+@attrs.frozen(kw_only=True)
+class EnergyTerms:
+    """One energy figure split into its terms (J): static power x time, math, DRAM traffic."""
+
+    static_j: float
+    compute_j: float
+    dram_j: float
+    time_s: float  # the time the static term used
+    dram_bytes: float
+
+    @property
+    def total_j(self) -> float:
+        return self.static_j + self.compute_j + self.dram_j
+
+
+@attrs.frozen(kw_only=True)
+class OperatorEnergy:
+    name: str
+    floor_j: float  # x count, at the operator's share of the bound
+
+
+@attrs.frozen(kw_only=True)
+class WorkloadEnergy:
+    """One workload's predicted energy per execution: the floor and, where the estimate's time
+    exists, the estimate; and the power-limited bound on its sustained time."""
+
+    name: str
+    floor_j: float
+    floor_terms: EnergyTerms
+    estimate_j: float | None
+    estimate_terms: EnergyTerms | None
+    estimate_note: str | None  # why there is no estimate, or what it borrowed
+    power_limited_bound_s: float | None  # sound: dynamic floor energy / (P_limit - P_s low)
+    power_limited: bool  # the estimate's work would draw more than the limit at its own time
+    uncalibrated_modes: tuple[str, ...]  # math modes with no coefficient (0 J/FLOP in the floor)
+    operators: tuple[OperatorEnergy, ...]
+
+
+def dram_bytes_floor(compulsory_bytes: float, cache_bytes: float | None) -> float:
+    """DRAM bytes one execution must move when executions run back to back: whatever of the
+    compulsory traffic does not fit in the last-level cache."""
+    return max(0.0, float(compulsory_bytes) - float(cache_bytes or 0.0))
+
+
+def _dynamic(flops_by_mode: Mapping[str, float], per_flop: Mapping[str, float], byte_j: float, dram: float):
+    compute = sum(per_flop.get(mode, 0.0) * flops for mode, flops in flops_by_mode.items())
+    return compute, byte_j * dram
+
+
+def flops_by_mode(workload) -> dict[str, float]:
+    """A workload prediction's FLOPs summed per math mode of its operators."""
+    out: dict[str, float] = {}
+    for op in workload.operators:
+        out[op.math_mode] = out.get(op.math_mode, 0.0) + float(op.flops)
+    return out
+
+
+def power_limited_time(dynamic_j: float, static_w: float, limit_w: float | None) -> float | None:
+    """The least time the work can take without drawing more than the limit on average."""
+    if limit_w is None or not limit_w > static_w:
+        return None
+    return dynamic_j / (limit_w - static_w)
+
+
+def workload_energy(
+    workload, coefficients: EnergyCoefficients, cache_bytes: float | None, estimate_s: float | None = None
+) -> WorkloadEnergy:
+    """The floor and the estimate of one execution of a predicted workload (a WorkloadPrediction
+    of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate)."""
+    c = coefficients
+    modes = flops_by_mode(workload)
+    dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
+    missing = tuple(sorted(m for m, f in modes.items() if f > 0 and m not in c.joules_per_flop_low))
+    compute_low, dram_low = _dynamic(modes, c.joules_per_flop_low, c.joules_per_dram_byte_low, dram)
+    limited = power_limited_time(compute_low + dram_low, c.static_w_low, c.power_limit_w)
+    floor_time = max(float(workload.latency_s), limited or 0.0)
+    floor_terms = EnergyTerms(
+        static_j=c.static_w_low * floor_time, compute_j=compute_low, dram_j=dram_low, time_s=floor_time, dram_bytes=dram
+    )
+    estimate_terms, note, power_limited = None, None, False
+    if estimate_s is None:
+        note = "no estimate of the time"
+    else:
+        per_flop = dict(c.joules_per_flop)
+        if missing and c.joules_per_flop:
+            # the most expensive calibrated mode stands in, and the note says so
+            borrowed = max(c.joules_per_flop.values())
+            per_flop.update({m: borrowed for m in missing})
+            note = f"{', '.join(missing)}: J/FLOP borrowed from the costliest calibrated mode"
+        compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
+        at_limit = power_limited_time(compute + dram_j, c.static_w, c.power_limit_w)
+        time_s = float(estimate_s)
+        if at_limit is not None and at_limit > time_s:
+            time_s, power_limited = at_limit, True
+        estimate_terms = EnergyTerms(
+            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram
+        )
+    operators = tuple(
+        OperatorEnergy(
+            name=op.name,
+            floor_j=c.static_w_low * float(op.latency_s)
+            + c.joules_per_flop_low.get(op.math_mode, 0.0) * float(op.flops)
+            + c.joules_per_dram_byte_low * dram_bytes_floor(op.compulsory_bytes, cache_bytes),
+        )
+        for op in workload.operators
+    )
+    return WorkloadEnergy(
+        name=workload.name,
+        floor_j=floor_terms.total_j,
+        floor_terms=floor_terms,
+        estimate_j=estimate_terms.total_j if estimate_terms else None,
+        estimate_terms=estimate_terms,
+        estimate_note=note,
+        power_limited_bound_s=limited,
+        power_limited=power_limited,
+        uncalibrated_modes=missing,
+        operators=operators,
+    )
+
+
+def power_limited_ceilings(coefficients: EnergyCoefficients) -> dict[str, float]:
+    """Per math mode, the compute rate the power limit allows for pure math (FLOP/s), from the
+    floor's coefficients (so an upper bound on the rate, as a ceiling must be)."""
+    c = coefficients
+    if c.power_limit_w is None or not c.power_limit_w > c.static_w_low:
+        return {}
+    return {m: (c.power_limit_w - c.static_w_low) / e for m, e in c.joules_per_flop_low.items() if e > 0}

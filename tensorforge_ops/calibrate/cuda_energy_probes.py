@@ -1,0 +1,161 @@
+"""CALIBRATED energy: probe windows of different arithmetic intensity under the GPU's energy
+counter, and the fit of static power, energy per FLOP per math mode and energy per DRAM byte
+(energy/fit.py), with the enforced power limit NVML reports.
+
+Windows, each edge to edge on the counter (energy/window.py) after WARMUP_S of the same load so
+the power (and, for large GEMMs, the power cap's clock) has settled:
+  idle             nothing runs (sleep between counter reads): the idle power
+  launch-bound     a one-element add, back to back: static power with the clocks up, ~no work
+  copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
+  skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
+  square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
+Inputs are random (zeros draw less power). The probe runs last (a sustained probe: it leaves
+the device hot).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+from ..capture.sections.energy import EnergyCalibration, EnergyPoint
+from ..energy.fit import FitError, fit
+from ..energy.measure import counter_record, take_window
+from ..energy.nvml_power import NvmlPower
+
+WARMUP_S = 0.2
+WINDOW_S = 0.3
+SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
+SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
+
+METHOD = (
+    "energy probe windows (idle; a launch-bound loop of one-element adds; a device-to-device copy larger "
+    "than L2; a skinny bf16 GEMM; square GEMMs per math mode), each after {warm:g} s of the same load, "
+    "measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
+    "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
+    "(fit - 2 standard errors) x 0.95, never below 0, the static one also at most the idle power"
+)
+
+
+def _per_call(fn, sync, calls: int = 3) -> float:
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / calls
+
+
+def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float):
+    from ..energy.measure import chunk_runner
+
+    per_call = _per_call(fn, sync)
+    run_chunk = chunk_runner(fn, sync, per_call)
+    end = time.perf_counter() + WARMUP_S
+    while time.perf_counter() < end:
+        run_chunk()
+    window = take_window(run_chunk, power, min_s=WINDOW_S, rapl=None, rapl_reason="not read by the probes")
+    c = window.counter
+    if not c.ok or c.joules is None or not c.seconds:
+        raise RuntimeError(f"energy window {name!r}: {c.reason}")
+    n = c.executions
+    point = EnergyPoint(
+        name=name,
+        seconds=c.seconds,
+        joules=c.joules,
+        flops={m: f * n for m, f in flops_per_call.items()},
+        dram_bytes=bytes_per_call * n,
+        counter_agreement=window.integration.counter_agreement if window.integration else None,
+    )
+    return point, c
+
+
+def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) -> EnergyCalibration:
+    import torch
+
+    from ..measure.cuda_timing import cuda_device
+    from ..measure.precision import math_mode
+    from .cuda_probes import default_copy_bytes
+
+    dev = cuda_device(device)
+    power, reason = NvmlPower.open(dev.index or 0)
+    if power is None:
+        raise RuntimeError(reason)
+    try:
+        sync = lambda: torch.cuda.synchronize(dev)  # noqa: E731
+        points: list[EnergyPoint] = []
+        counters = []
+        with torch.cuda.device(dev):
+            torch.cuda.synchronize(dev)
+            idle, c = _window("idle", lambda: time.sleep(0.002), lambda: None, power, {}, 0.0)
+            counters.append(c)
+            one = torch.zeros(1, device=dev)
+            point, c = _window("launch-bound add", lambda: one.add_(1.0), sync, power, {}, 0.0)
+            points.append(point)
+            counters.append(c)
+            size = default_copy_bytes(dev)
+            src = torch.empty(size, dtype=torch.uint8, device=dev).random_()
+            dst = torch.empty_like(src)
+            point, c = _window(f"copy {size} B", lambda: dst.copy_(src), sync, power, {}, 2.0 * size)
+            points.append(point)
+            counters.append(c)
+            del src, dst
+            with math_mode("bf16") as dtype:
+                m, k, n = SKINNY
+                w = torch.randn(m, k, device=dev, dtype=dtype)
+                x = torch.randn(k, n, device=dev, dtype=dtype)
+                y = torch.empty(m, n, device=dev, dtype=dtype)
+                e = w.element_size()
+                point, c = _window(
+                    f"skinny gemm bf16 {m}x{k}x{n}",
+                    lambda: torch.matmul(w, x, out=y),
+                    sync,
+                    power,
+                    {"bf16": 2.0 * m * k * n},
+                    float(e * (m * k + k * n + m * n)),
+                )
+                points.append(point)
+                counters.append(c)
+                del w, x, y
+            for mode, size_n in SQUARE:
+                with math_mode(mode) as dtype:
+                    a = torch.randn(size_n, size_n, device=dev, dtype=dtype)
+                    b = torch.randn(size_n, size_n, device=dev, dtype=dtype)
+                    out = torch.empty(size_n, size_n, device=dev, dtype=dtype)
+                    e = a.element_size()
+                    point, c = _window(
+                        f"matmul {mode} {size_n}",
+                        lambda: torch.matmul(a, b, out=out),
+                        sync,
+                        power,
+                        {mode: 2.0 * size_n**3},
+                        float(3 * e * size_n * size_n),
+                    )
+                    points.append(point)
+                    counters.append(c)
+                    del a, b, out
+        limit = power.enforced_limit_w()
+    finally:
+        power.close()
+    idle_w = idle.joules / idle.seconds
+    longest = max(counters, key=lambda c: len(c.ticks))
+    source = f"calibrated on {device_name} ({fingerprint}) at {started}"
+    try:
+        record, errors, residuals = fit(
+            points, idle_w, limit, "nvmlDeviceGetEnforcedPowerLimit" if limit else "not reported", source
+        )
+        fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]
+        error = None
+    except FitError as exc:
+        record, errors, fitted, error = None, {}, points, str(exc)
+    return EnergyCalibration(
+        method=METHOD.format(warm=WARMUP_S, win=WINDOW_S),
+        coefficients=record,
+        error=error,
+        points=(idle, *fitted),
+        standard_errors=errors,
+        counter=counter_record(longest),
+    )

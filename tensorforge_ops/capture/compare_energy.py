@@ -1,0 +1,50 @@
+"""One workload's MEASURED energy against its PREDICTED floor and estimate, and its sustained
+timing against the power-limited sustained bound. Built by `run` and rebuilt by `verify`
+(recompute.py), so the row follows from PREDICTED and MEASURED alone.
+
+The floor check has no tolerance: the floor's coefficients already stand at the lower end of
+their uncertainty (energy/fit.py), so a measurement below it says the floor is not sound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .sections.comparison import EnergyComparison
+from .sections.energy import WorkloadEnergyRecord
+
+
+def sustained_p50(m: Any) -> float | None:
+    """The fastest p50 of the workload's sustained timings (eager or graph): the strictest
+    measurement a sustained bound is checked against."""
+    p50s = [t.stats.p50 for t in (getattr(m, "modes", None) or ()) if t.regime == "sustained"]
+    return min(p50s) if p50s else None
+
+
+def energy_row(pred: WorkloadEnergyRecord | None, m: Any) -> EnergyComparison | None:
+    measured_record = getattr(m, "energy", None)
+    if pred is None and measured_record is None:
+        return None
+    measured = measured_record.joules_per_execution if measured_record and measured_record.available else None
+    floor = pred.floor_j if pred else None
+    estimate = pred.estimate_j if pred else None
+    if measured is None:
+        why = measured_record.reason if measured_record is not None else "no energy window ran"
+        verdict = f"no verdict: no energy measurement ({why})"
+    elif floor is None:
+        verdict = "no verdict: no energy floor (no energy calibration)"
+    else:
+        verdict = "FLOOR VIOLATION" if measured < floor else "within floor"
+    bound = pred.sustained_bound_s if pred else None
+    p50 = sustained_p50(m)
+    return EnergyComparison(
+        measured_j=measured,
+        floor_j=floor,
+        estimate_j=estimate,
+        floor_verdict=verdict,
+        measured_over_floor=measured / floor if measured is not None and floor else None,
+        estimate_error=(estimate - measured) / measured if measured and estimate is not None else None,
+        power_limited_bound_s=bound,
+        sustained_p50_s=p50,
+        sustained_over_bound=p50 / bound if p50 is not None and bound else None,
+    )

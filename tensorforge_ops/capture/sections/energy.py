@@ -1,0 +1,167 @@
+"""Energy in the capture, each part under its own label (docs/energy.md):
+
+* MEASURED `EnergyMeasurement`: a workload's energy window (the device's counter, edge to edge,
+  around a continuous run of N executions), with the power integration that cross-checks it and
+  the host CPU's RAPL reading;
+* CALIBRATED `EnergyCalibration`: the energy coefficients the probes fitted, per device
+  fingerprint, with the points they came from;
+* PREDICTED `EnergyPrediction`: per workload the floor (sound) and the estimate (expected);
+* the comparison's `EnergyComparison`: measured against floor and estimate.
+"""
+
+from collections.abc import Mapping
+
+import attrs
+
+from ..fields import field, optional
+
+
+@attrs.frozen(kw_only=True)
+class CounterRecord:
+    """What is known about the energy counter the window read."""
+
+    source: str = field("the counter, e.g. 'nvmlDeviceGetTotalEnergyConsumption'")
+    unit_j: float = field("the counter's unit (its resolution by the API)", "J")
+    smallest_step_j: float | None = field("smallest increase seen between two of its updates", "J")
+    update_interval_s: float | None = field(
+        "median time between its updates, as seen between chunks (to within one chunk)", "s"
+    )
+    updates: int = field("updates seen inside the window", "count")
+
+
+@attrs.frozen(kw_only=True)
+class PowerIntegration:
+    """Power sampled over the same edges and integrated: the counter's cross-check."""
+
+    source: str = field("which power reading was integrated")
+    samples: int = field("samples inside the window", "count")
+    period_s: float | None = field("median time between samples", "s")
+    joules: float | None = field("trapezoidal integral over the window's edges", "J")
+    counter_agreement: float | None = field("integrated joules / counter joules - 1", "1")
+    averaged_power_w: float | None = optional(
+        "mean of nvmlDeviceGetPowerUsage over the window (a 1 s moving average on recent GPUs: context, not integrated)",
+        "W",
+    )
+
+
+@attrs.frozen(kw_only=True)
+class HostEnergy:
+    """The host CPU's energy over the same window (RAPL), or why not."""
+
+    available: bool = field("true when RAPL was read at both edges")
+    reason: str | None = field("why not; null when available")
+    source: str | None = optional("the RAPL domains summed")
+    joules: float | None = optional("host CPU packages' energy over the window", "J")
+    joules_per_execution: float | None = optional("joules / executions", "J")
+    mean_power_w: float | None = optional("joules / window seconds", "W")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyMeasurement:
+    """MEASURED: one workload's energy window, of its own, after its latency timings."""
+
+    available: bool = field("true when the counter gave a window")
+    reason: str | None = field("why there is no measurement; null when available")
+    regime: str = field("'sustained': executions back to back, the device loaded throughout")
+    method: str = field("exactly how the window was taken")
+    executions: int | None = field("executions completed between the counter's two edges", "count")
+    window_s: float | None = field("time between the edges", "s")
+    joules: float | None = field("counter at the end edge - counter at the start edge", "J")
+    joules_per_execution: float | None = field("joules / executions", "J")
+    seconds_per_execution: float | None = field("window_s / executions", "s")
+    mean_power_w: float | None = field("joules / window_s", "W")
+    tokens_per_execution: int | None = optional("tokens one execution processes (transformer workloads)", "count")
+    joules_per_token: float | None = optional("joules_per_execution / tokens_per_execution", "J")
+    counter: CounterRecord | None = field("the counter and what the window saw of it")
+    integration: PowerIntegration | None = field("the power integration over the same edges; null without samples")
+    power_limit_w: float | None = optional("the enforced power limit NVML reported for the window", "W")
+    host_cpu: HostEnergy | None = optional("the host CPU's energy over the same window")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyPoint:
+    """One calibration probe window: its work and the energy the counter gave."""
+
+    name: str = field("what ran (e.g. 'matmul bf16 8192', 'copy 1 GiB', 'idle')")
+    seconds: float = field("time between the counter's edges", "s")
+    joules: float = field("counter joules between the edges", "J")
+    flops: Mapping[str, float] = field("FLOPs per math mode in the window", "FLOP")
+    dram_bytes: float = field("DRAM bytes read + written in the window", "B")
+    counter_agreement: float | None = optional("integrated power / counter - 1 over the same edges", "1")
+    residual_w: float | None = optional("mean power of the window - the fit's power for it", "W")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyCoefficientsRecord:
+    """The fitted coefficients and the lower ends the floor uses (tensorforge.energy)."""
+
+    static_w: float = field("static power under load, fitted (P_s)", "W")
+    static_w_low: float = field("the floor's static power: min(idle power, P_s lower end)", "W")
+    idle_w: float | None = field("power with nothing running", "W")
+    joules_per_flop: Mapping[str, float] = field("fitted energy per FLOP, per math mode", "J/FLOP")
+    joules_per_flop_low: Mapping[str, float] = field("its lower end, per math mode (the floor's)", "J/FLOP")
+    joules_per_dram_byte: float = field("fitted energy per DRAM byte", "J/B")
+    joules_per_dram_byte_low: float = field("its lower end (the floor's)", "J/B")
+    power_limit_w: float | None = field("the enforced power limit (NVML), or the target's declared one", "W")
+    power_limit_source: str = field("where the power limit comes from")
+    source: str = field("device, fingerprint and time of the calibration")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyCalibration:
+    """CALIBRATED: the energy probes' windows and the coefficients fitted to them."""
+
+    method: str = field("the probes and the regression, in words")
+    coefficients: EnergyCoefficientsRecord | None = field("the fit; null when it failed (error says why)")
+    error: str | None = field("why there are no coefficients; null when fitted")
+    points: tuple[EnergyPoint, ...] = field("every probe window the fit used, in the order run")
+    standard_errors: Mapping[str, float] = field("standard error of each fitted coefficient, by name")
+    counter: CounterRecord | None = field("the energy counter as the probes saw it (resolution, update interval)")
+
+
+@attrs.frozen(kw_only=True)
+class WorkloadEnergyRecord:
+    """PREDICTED energy of one execution: the floor and the estimate, never confused."""
+
+    floor_j: float = field("energy FLOOR: no measurement may come in below it (sound by construction)", "J")
+    floor_terms: Mapping[str, float] = field(
+        "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B)",
+    )
+    estimate_j: float | None = field("energy ESTIMATE (expected); null without the estimate's time", "J")
+    estimate_terms: Mapping[str, float] | None = field("its terms, as floor_terms")
+    estimate_note: str | None = field("why no estimate, or what it borrowed")
+    power_limited_bound_s: float | None = field(
+        "sound lower bound on the time under the power limit: floor dynamic energy / (P_limit - P_s low)", "s"
+    )
+    power_limited: bool = field("true when the estimate's work would draw more than the limit at its own time")
+    uncalibrated_modes: tuple[str, ...] = field("math modes without a calibrated J/FLOP (0 in the floor)")
+    sustained_bound_s: float | None = optional(
+        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s)", "s"
+    )
+    operators: Mapping[str, float] | None = optional("energy floor per Core operator (x count)", "J")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyPrediction:
+    """PREDICTED energy per workload from the calibrated coefficients and the calibrated bound."""
+
+    label: str = field("'PREDICTED energy'")
+    coefficients_source: str = field("the calibration the coefficients come from")
+    cache_bytes: float | None = field("last-level cache the DRAM floor subtracts (executions run back to back)", "B")
+    time_basis: str = field("which times the floor and the estimate use")
+    workloads: Mapping[str, WorkloadEnergyRecord] = field("per workload name")
+
+
+@attrs.frozen(kw_only=True)
+class EnergyComparison:
+    """One workload's measured energy against its floor and estimate."""
+
+    measured_j: float | None = field("MEASURED joules per execution (the counter)", "J")
+    floor_j: float | None = field("PREDICTED energy floor", "J")
+    estimate_j: float | None = field("PREDICTED energy estimate", "J")
+    floor_verdict: str = field("'within floor', 'FLOOR VIOLATION' (measured below the floor) or 'no verdict: <why>'")
+    measured_over_floor: float | None = field("measured / floor", "1")
+    estimate_error: float | None = field("(estimate - measured) / measured", "1")
+    power_limited_bound_s: float | None = optional("the sustained bound with the power limit", "s")
+    sustained_p50_s: float | None = optional("MEASURED sustained p50 (eager) it is checked against", "s")
+    sustained_over_bound: float | None = optional("sustained p50 / power-limited sustained bound", "1")

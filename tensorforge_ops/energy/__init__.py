@@ -1,0 +1,1 @@
+"""Energy: the counter windows (MEASURED), the coefficient fit (CALIBRATED); docs/energy.md."""

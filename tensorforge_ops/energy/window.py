@@ -1,0 +1,165 @@
+"""MEASURED energy: one workload's energy window, of its own (never inside latency samples).
+
+The workload runs back to back in short chunks (a few ms of calls, then a synchronize) while an
+energy counter is read between chunks. A counter that updates every few tens of ms (NVML's: 20-100
+ms by the published accounts, measured here per window) makes a naive "read before, read after"
+wrong by up to one update interval at each end, so the window is aligned on the counter's own
+updates instead:
+
+1. run chunks until the counter changes: that change is the window's start edge (the device is
+   already loaded, so the energy counted from here is the workload's);
+2. count executions while running on, until at least `min_s` have passed AND the counter changes
+   again: the end edge;
+3. joules = end value - start value; executions = those completed between the two edges; the
+   window's time = time between the edges.
+
+The edges are seen when the counter is read, up to one chunk after the counter's update, at both
+ends alike, so the error is about one chunk over the window (a 2 ms chunk in a 300 ms window:
+under 1%). A sampler integrates power over the same edges as a cross-check (power.py).
+
+Pure logic over injected callables (the counter, the clock, the chunk), so it is tested without
+a device.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+
+
+@attrs.frozen
+class CounterTick:
+    t_s: float  # clock time at which the new value was first seen
+    joules: float
+
+
+@attrs.frozen
+class CounterWindow:
+    """What the counter saw between the two edges."""
+
+    ok: bool
+    reason: str | None
+    joules: float | None
+    executions: int
+    start_s: float | None  # clock time of the start edge
+    end_s: float | None
+    ticks: tuple[CounterTick, ...]
+    chunks: int
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.start_s is None or self.end_s is None else self.end_s - self.start_s
+
+    def update_interval_s(self) -> float | None:
+        """Median time between the counter's updates seen in the window (each seen up to one
+        chunk late, so this is the update interval to within a chunk)."""
+        gaps = [b.t_s - a.t_s for a, b in zip(self.ticks, self.ticks[1:])]
+        return statistics.median(gaps) if gaps else None
+
+    def smallest_step_j(self) -> float | None:
+        steps = [b.joules - a.joules for a, b in zip(self.ticks, self.ticks[1:]) if b.joules > a.joules]
+        return min(steps) if steps else None
+
+
+def counter_window(
+    run_chunk: Callable[[], int],
+    read_joules: Callable[[], float | None],
+    *,
+    min_s: float = 0.3,
+    max_s: float = 2.0,
+    clock: Callable[[], float] = time.perf_counter,
+    on_edge: Callable[[str], None] | None = None,
+) -> CounterWindow:
+    """Run `run_chunk` (runs some executions, waits for them, returns how many) under the
+    counter read by `read_joules`, edge to edge (module docstring)."""
+
+    def failed(reason: str, ticks=(), chunks=0) -> CounterWindow:
+        return CounterWindow(
+            ok=False,
+            reason=reason,
+            joules=None,
+            executions=0,
+            start_s=None,
+            end_s=None,
+            ticks=tuple(ticks),
+            chunks=chunks,
+        )
+
+    first = read_joules()
+    if first is None:
+        return failed("the energy counter could not be read")
+    began = clock()
+    last, chunks = first, 0
+    while True:  # find the start edge, the workload already running
+        run_chunk()
+        chunks += 1
+        value = read_joules()
+        now = clock()
+        if value is None:
+            return failed("the energy counter stopped answering", chunks=chunks)
+        if value != last:
+            break
+        if now - began > max_s:
+            return failed(f"the energy counter did not change in {max_s:g} s of load", chunks=chunks)
+    if value < last:
+        return failed("the energy counter went backwards (wrapped or reset)", chunks=chunks)
+    ticks = [CounterTick(t_s=now, joules=value)]
+    start, last, executions = now, value, 0
+    if on_edge is not None:
+        on_edge("start")
+    while True:
+        executions += run_chunk()
+        chunks += 1
+        value = read_joules()
+        now = clock()
+        if value is None:
+            return failed("the energy counter stopped answering", ticks, chunks)
+        if value < last:
+            return failed("the energy counter went backwards (wrapped or reset)", ticks, chunks)
+        if value != last:
+            ticks.append(CounterTick(t_s=now, joules=value))
+            last = value
+            if now - start >= min_s:
+                if on_edge is not None:
+                    on_edge("end")
+                break
+        if now - start > max_s:
+            return failed(f"no counter update ended the window within {max_s:g} s", ticks, chunks)
+    return CounterWindow(
+        ok=True,
+        reason=None,
+        joules=ticks[-1].joules - ticks[0].joules,
+        executions=executions,
+        start_s=start,
+        end_s=now,
+        ticks=tuple(ticks),
+        chunks=chunks,
+    )
+
+
+def calls_per_chunk(per_call_s: float | None, chunk_s: float = 0.002) -> int:
+    """Executions per chunk: about chunk_s of work between counter reads (at least one)."""
+    if per_call_s is None or not per_call_s > 0:
+        return 1
+    return max(1, min(10_000, round(chunk_s / per_call_s)))
+
+
+def integrate(samples: Sequence[tuple[float, float]], start_s: float, end_s: float) -> float | None:
+    """Trapezoidal integral (J) of (time s, power W) samples over [start_s, end_s], the ends
+    interpolated linearly; None when the samples do not cover both ends."""
+    pts = sorted(samples)
+    if len(pts) < 2 or pts[0][0] > start_s or pts[-1][0] < end_s or not end_s > start_s:
+        return None
+
+    def at(t: float) -> float:
+        for (t0, p0), (t1, p1) in zip(pts, pts[1:]):
+            if t0 <= t <= t1:
+                return p0 if t1 == t0 else p0 + (p1 - p0) * (t - t0) / (t1 - t0)
+        raise AssertionError("covered above")
+
+    inner = [(t, p) for t, p in pts if start_s < t < end_s]
+    path = [(start_s, at(start_s)), *inner, (end_s, at(end_s))]
+    return sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in zip(path, path[1:]))

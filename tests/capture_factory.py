@@ -58,6 +58,33 @@ def samples(center: float, n: int = 25, spread: float = 0.001) -> tuple[float, .
     return tuple(center * (1 + spread * ((i * 7) % 11 - 5)) for i in range(n))
 
 
+class SyntheticCounter:
+    """An energy counter that counts the synthetic workload's executions: joules = the chosen
+    J per execution x executions, updated every 5 executions (a counter with an update interval),
+    so an energy window's J per execution is exactly the chosen one on any machine."""
+
+    counter_source = "synthetic counter (executions x chosen J)"
+    unit_j = 0.001
+    instant_source = ""
+
+    def __init__(self, session):
+        self.session = session
+
+    def joules(self):
+        per = self.session.factory.energy.get(self.session.current)
+        n = self.session.executions
+        return None if per is None else per * (n - n % 5)
+
+    def instant_w(self):
+        return None
+
+    def averaged_w(self):
+        return None
+
+    def enforced_limit_w(self):
+        return 700.0
+
+
 class _Session(Session):
     def __init__(self, factory: _Plugin):
         self.factory = factory
@@ -65,11 +92,17 @@ class _Session(Session):
             backend="synthetic", name=factory.device_name, fingerprint=factory.fingerprint, details={}
         )
         self.current: Any = None
+        self.executions = 0
+        if factory.energy is not None:
+            self.energy_counter = lambda: SyntheticCounter(self)
+
+    def _call(self):
+        self.executions += 1
 
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode):
         self.current = params
-        yield Prepared(lambda: None, peak_memory_bytes=1, framework_flags=dict(self.factory.flags))
+        yield Prepared(self._call, peak_memory_bytes=1, framework_flags=dict(self.factory.flags))
 
     def time(self, fn, budget_s):
         chosen = self.factory.by_params[self.current]
@@ -104,6 +137,9 @@ class _Probe(CalibrationProbe):
     name = "synthetic-probe"
     backend = "synthetic"
 
+    def __init__(self, energy=None):
+        self.energy = energy
+
     def run(self, session):
         return ProbeResult(
             name=self.name,
@@ -112,7 +148,31 @@ class _Probe(CalibrationProbe):
             dram_bytes_per_s=CEILINGS["dram_bytes_per_s"],
             launch_floor_s=CEILINGS["launch_floor_s"],
             duration_s=0.1,
+            details={"energy": ENERGY_CALIBRATION} if self.energy is not None else {},
         )
+
+
+# The energy calibration a capture with `energy` carries: chosen coefficients (docs/energy.md).
+ENERGY_COEFFICIENTS = {
+    "static_w": 150.0,
+    "static_w_low": 100.0,
+    "idle_w": 100.0,
+    "joules_per_flop": {"bf16": 6e-13, "fp16": 6e-13, "tf32": 1.2e-12},
+    "joules_per_flop_low": {"bf16": 5e-13, "fp16": 5e-13, "tf32": 1e-12},
+    "joules_per_dram_byte": 5e-11,
+    "joules_per_dram_byte_low": 4e-11,
+    "power_limit_w": 700.0,
+    "power_limit_source": "chosen by the test",
+    "source": "synthetic energy calibration",
+}
+ENERGY_CALIBRATION = {
+    "method": "chosen coefficients",
+    "coefficients": ENERGY_COEFFICIENTS,
+    "error": None,
+    "points": [],
+    "standard_errors": {},
+    "counter": None,
+}
 
 
 class _Telemetry(TelemetrySource):
@@ -130,8 +190,9 @@ class _Telemetry(TelemetrySource):
 
 
 class _Plugin:
-    def __init__(self, by_params, windows, device_name, fingerprint, flags, calibrate=True):
+    def __init__(self, by_params, windows, device_name, fingerprint, flags, calibrate=True, energy=None):
         self.by_params, self.windows, self.calibrate = by_params, windows, calibrate
+        self.energy = energy
         self.device_name, self.fingerprint, self.flags = device_name, fingerprint, flags
 
     @hookimpl
@@ -146,7 +207,7 @@ class _Plugin:
     @hookimpl
     def tensorforge_ops_register_probes(self, register):
         if self.calibrate:
-            register(_Probe())
+            register(_Probe(self.energy))
 
     @hookimpl
     def tensorforge_ops_register_telemetry(self, register):
@@ -165,17 +226,29 @@ def make_capture(
     sign: bool = True,
     started_at: str | None = None,
     calibrate: bool = True,
+    energy: dict[str, float] | None = None,
 ):
     """A sealed capture of `measured` (workload spec -> samples) on a synthetic device.
-    `windows` (spec -> a telemetry record such as {"summary": {...}}) turns telemetry on."""
+    `windows` (spec -> a telemetry record such as {"summary": {...}}) turns telemetry on;
+    `energy` (spec -> joules per execution) the energy windows and the energy calibration."""
     host = core()
-    by_params, window_by_params = {}, {}
+    by_params, window_by_params, energy_by_params = {}, {}, {}
     for spec, chosen in measured.items():
         params = resolve_spec(host, spec)[0].params
         by_params[params] = tuple(chosen)
+        if energy and spec in energy:
+            energy_by_params[params] = energy[spec]
         if windows and spec in windows:
             window_by_params[params] = windows[spec]
-    plugin = _Plugin(by_params, window_by_params, device_name, fingerprint, flags or {"tf32": False}, calibrate)
+    plugin = _Plugin(
+        by_params,
+        window_by_params,
+        device_name,
+        fingerprint,
+        flags or {"tf32": False},
+        calibrate,
+        energy_by_params if energy is not None else None,
+    )
     ops = OpsHost(load_entry_points=False, extra_plugins=(("synthetic", plugin),))
     assert ops.broken() == [], ops.broken()
     saved = os.environ.get("TENSORFORGE_HOME")
@@ -190,6 +263,8 @@ def make_capture(
             telemetry=windows is not None,
             telemetry_s=0.0,
             recalibrate=True,
+            energy=energy is not None,
+            energy_s=0.02,
         )
         capture = Run(host, ops, options, progress=lambda line: None).execute()
     finally:

@@ -25,8 +25,8 @@ from ..energy.fit import FitError, fit
 from ..energy.measure import counter_record, take_window
 from ..energy.nvml_power import NvmlPower
 
-WARMUP_S = 0.2
-WINDOW_S = 0.3
+WARMUP_S = 0.15
+WINDOW_S = 0.25
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
@@ -57,7 +57,7 @@ def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], 
     end = time.perf_counter() + WARMUP_S
     while time.perf_counter() < end:
         run_chunk()
-    window = take_window(run_chunk, power, min_s=WINDOW_S, rapl=None, rapl_reason="not read by the probes")
+    window = take_window(run_chunk, power, min_s=WINDOW_S, rapl=None)
     c = window.counter
     if not c.ok or c.joules is None or not c.seconds:
         raise RuntimeError(f"energy window {name!r}: {c.reason}")

@@ -327,9 +327,16 @@ class Run:
             self.predicted = attrs.evolve(self.predicted, energy=prediction, energy_note=note)
 
     def _open_power(self, session):
-        """The GPU's energy counter for the energy windows, or why there is none."""
+        """The energy counter for the energy windows, or why there is none: the session's own
+        where its backend has one (`session.energy_counter()`), else NVML's on torch-cuda."""
         if not self.opts.energy:
             return None, "energy windows disabled (--no-energy)"
+        own = getattr(session, "energy_counter", None)
+        if own is not None:
+            try:
+                return own(), None
+            except Unavailable as exc:
+                return None, str(exc)
         if self.opts.backend != DEFAULT_BACKEND:
             return None, f"NVML is read for the torch-cuda backend only, not {self.opts.backend!r}"
         from ..energy.nvml_power import NvmlPower
@@ -338,7 +345,6 @@ class Run:
         return NvmlPower.open(index)
 
     def _measure(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
-        opts = self.opts
         self.power, self.power_reason = self._open_power(session)
         from ..energy.rapl import Rapl
 
@@ -346,7 +352,7 @@ class Run:
         try:
             return self._measure_all(session, workloads, analytical)
         finally:
-            if self.power is not None:
+            if self.power is not None and hasattr(self.power, "close"):
                 self.power.close()
 
     def _measure_all(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
@@ -482,6 +488,8 @@ class Run:
         if not self.opts.energy:
             return None
         counter = self.power
+        # the host CPU beside a GPU: RAPL at the same edges (not beside a backend's own counter)
+        beside = self.opts.backend == DEFAULT_BACKEND and counter is not None
         if counter is None and self.opts.backend != DEFAULT_BACKEND:
             # the host CPU is the measured device: RAPL is its counter, where readable
             from ..energy.rapl import RaplCounter
@@ -503,8 +511,8 @@ class Run:
                 per_call,
                 min_s=self.opts.energy_s,
                 tokens=tokens,
-                rapl=self.rapl if self.power is not None else None,
-                rapl_reason=self.rapl_reason if self.power is not None else "the host CPU is the device measured",
+                rapl=self.rapl if beside else None,
+                rapl_reason=self.rapl_reason if beside else None,
             )
         except KeyboardInterrupt:
             raise

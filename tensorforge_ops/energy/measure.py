@@ -88,9 +88,9 @@ def take_window(
     with PowerSampler(instant, power.averaged_w) as sampler:
         counter = counter_window(run_chunk, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge)
     integration = _integration(sampler.samples(), counter, source)
-    host = None
-    if rapl is None:
-        host = HostEnergy(available=False, reason=rapl_reason or "RAPL not opened")
+    host: HostEnergy | None = None
+    if rapl is None:  # no reason: the host is not measured beside this counter at all
+        host = HostEnergy(available=False, reason=rapl_reason) if rapl_reason else None
     elif counter.ok and edges.get("start") and edges.get("end") and counter.seconds:
         joules = rapl.joules_between(edges["start"], edges["end"])  # type: ignore[arg-type]
         host = HostEnergy(

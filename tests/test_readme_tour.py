@@ -92,7 +92,7 @@ EXPECTED: dict[str, Expect] = {
     ),
     "tensorforge rightsize -w gemm_large_square --latency-ms 2 --capture captures/h200-default-run.json "
     "--prices examples/prices.toml": Expect(
-        stdout=(r"\nh200 +MEETS +1\.543 +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")
+        stdout=(r"\nh200 +MEETS +1\.543 +- +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")
     ),
     "tensorforge report captures/host-cpu-2core.json -o host-cpu.report.html": Expect(
         stderr=(r"wrote \S*host-cpu\.report\.html",), files=("host-cpu.report.html",)

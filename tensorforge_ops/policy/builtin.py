@@ -60,6 +60,7 @@ class Question:
     targets: "tuple[Target, ...]"
     objective: "Objective"
     prices: tuple[tuple[str, float], ...] = ()
+    energy: Any = None  # rightsize.EnergyTerms: a price per kWh and a joules-per-request objective
 
 
 class RightSizing(Policy):
@@ -88,6 +89,7 @@ class RightSizing(Policy):
             question.objective,
             request.captures,
             dict(question.prices),
+            question.energy,
         )
         return [
             Verdict(RIGHTSIZING, r.target, r.verdict, r.reason, evidence=_evidence(r.cells), record=r)
@@ -102,6 +104,8 @@ def _evidence(cells: "Sequence[Cell]") -> tuple[str, ...]:
     for c in cells:
         if c.measured_p50_s is not None:
             out.append(f"MEASURED p50 of {c.workload} in {c.evidence}")
+            if c.measured_j is not None:
+                out.append(f"MEASURED joules per execution of {c.workload} in {c.evidence}")
         else:
             out.append(f"PREDICTED lower bound of {c.workload} on {c.target}")
     return tuple(out)

@@ -181,6 +181,19 @@ def _load_prices(path):
     default=None,
     help="TOML file: [prices] target = price per hour; ranks the targets that MEET.",
 )
+@click.option(
+    "--energy-price",
+    type=FiniteFloat(0),
+    default=None,
+    metavar="PER_KWH",
+    help="Price of energy per kWh (the prices' currency): the cost per 1M runs adds the MEASURED energy.",
+)
+@click.option(
+    "--max-joules",
+    type=FiniteFloat(0, min_open=True),
+    default=None,
+    help="Objective beside latency: each workload's MEASURED joules per execution at most this.",
+)
 @json_option("every verdict with its evidence")
 @wide_option
 @trust_options
@@ -194,6 +207,8 @@ def rightsize(
     target_names,
     captures,
     prices,
+    energy_price,
+    max_joules,
     as_json,
     wide,
     trusted_keys,
@@ -214,7 +229,7 @@ def rightsize(
     from ..core_plugin import ops_host
     from .builtin import RIGHTSIZING, Question
     from .evidence import load_evidence
-    from .rightsize import Objective
+    from .rightsize import EnergyTerms, Objective
     from .shown import as_data, as_text, other_verdicts, own_verdicts
 
     if (latency_ms is None) == (throughput is None):
@@ -229,24 +244,31 @@ def rightsize(
     evidence = [load_evidence(path, "evidence", trust) for path in captures]
     price_table = _load_prices(prices) if prices else {}
     ops = ops_host(core)
-    question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())))
+    energy = EnergyTerms(price_per_kwh=energy_price, max_joules=max_joules)
+    question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())), energy)
     request = PolicyRequest("rightsize", captures=tuple(evidence), core=core, settings={RIGHTSIZING: question})
     results = [v.record for v in own_verdicts(ops, RIGHTSIZING, request)]
     others = other_verdicts(ops, request, RIGHTSIZING, lambda line: click.echo(line, err=True))
     if as_json:
-        data = {"label": "POLICY", "objective": attrs.asdict(objective), "results": [attrs.asdict(r) for r in results]}
+        data = {
+            "label": "POLICY",
+            "objective": attrs.asdict(objective),
+            "energy": attrs.asdict(energy),
+            "results": [attrs.asdict(r) for r in results],
+        }
         if others:
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
         return
-    _print_rightsize(detect(wide), objective, len(workloads), evidence, results, as_text(ops, others))
+    _print_rightsize(detect(wide), objective, len(workloads), evidence, results, as_text(ops, others), energy)
 
 
-def _print_rightsize(screen, objective, n_workloads, evidence, results, others_text) -> None:
+def _print_rightsize(screen, objective, n_workloads, evidence, results, others_text, energy=None) -> None:
     """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
     from .rightsize import MEETS, RULED_OUT, UNKNOWN
 
-    screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")
+    wanted = objective.describe() + (f" and {energy.describe()}" if energy is not None and energy.describe() else "")
+    screen.echo(f"POLICY  right-sizing for {wanted} over {n_workloads} workload(s)")
     for item in evidence:
         screen.echo(screen.wrap(f"        evidence {item.path}: {item.origin_detail}", " " * 10))
     rows = []
@@ -254,8 +276,12 @@ def _print_rightsize(screen, objective, n_workloads, evidence, results, others_t
         deciding = {RULED_OUT: RULED_OUT, UNKNOWN: UNKNOWN}.get(r.verdict)
         by = ", ".join(c.workload for c in r.cells if c.verdict == deciding) if deciding else "every workload"
         cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"
-        rows.append([r.target, r.verdict, cost, by])
-    screen.echo(screen.table(["target", "verdict", "cost per 1M runs", "decided by"], rows))
+        joules = f"{r.energy_j_per_request:.4g}" if r.energy_j_per_request is not None else "-"
+        rows.append([r.target, r.verdict, cost, joules, by])
+    screen.echo(screen.table(["target", "verdict", "cost per 1M runs", "J per request", "decided by"], rows))
+    for r in results:
+        if r.cost_note:
+            screen.echo(screen.wrap(f"{r.target}: cost = {r.cost_note}"))
     meeting = [r for r in results if r.verdict == MEETS]
     if not meeting:
         screen.echo("no target is shown to meet the objective: no recommendation without evidence")

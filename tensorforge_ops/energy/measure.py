@@ -166,6 +166,7 @@ def measure_energy(
         joules_per_execution=per_exec,
         seconds_per_execution=c.seconds / c.executions,
         mean_power_w=c.joules / c.seconds,
+        samples_j=c.per_execution_samples() or None,
         tokens_per_execution=tokens,
         joules_per_token=per_exec / tokens if tokens else None,
         counter=counter_record(c, getattr(power, "counter_source", COUNTER_SOURCE), getattr(power, "unit_j", 0.001)),

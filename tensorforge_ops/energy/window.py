@@ -34,6 +34,7 @@ import attrs
 class CounterTick:
     t_s: float  # clock time at which the new value was first seen
     joules: float
+    executions: int = 0  # executions completed since the start edge when it was seen
 
 
 @attrs.frozen
@@ -58,6 +59,15 @@ class CounterWindow:
         chunk late, so this is the update interval to within a chunk)."""
         gaps = [b.t_s - a.t_s for a, b in zip(self.ticks, self.ticks[1:])]
         return statistics.median(gaps) if gaps else None
+
+    def per_execution_samples(self) -> tuple[float, ...]:
+        """Joules per execution between consecutive counter updates: one sample per update
+        interval (what the energy gate compares, as the latency gate compares timing samples)."""
+        return tuple(
+            (b.joules - a.joules) / (b.executions - a.executions)
+            for a, b in zip(self.ticks, self.ticks[1:])
+            if b.executions > a.executions
+        )
 
     def smallest_step_j(self) -> float | None:
         steps = [b.joules - a.joules for a, b in zip(self.ticks, self.ticks[1:]) if b.joules > a.joules]
@@ -120,7 +130,7 @@ def counter_window(
         if value < last:
             return failed("the energy counter went backwards (wrapped or reset)", ticks, chunks)
         if value != last:
-            ticks.append(CounterTick(t_s=now, joules=value))
+            ticks.append(CounterTick(t_s=now, joules=value, executions=executions))
             last = value
             if now - start >= min_s:
                 if on_edge is not None:

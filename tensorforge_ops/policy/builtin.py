@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from .rightsize import Cell, Objective
 
-GATE, RIGHTSIZING = "regression-gate", "right-sizing"
+GATE, RIGHTSIZING, ENERGY_GATE = "regression-gate", "right-sizing", "energy-gate"
 
 
 class RegressionGate(Policy):
@@ -49,6 +49,44 @@ class RegressionGate(Policy):
                 record=v,
             )
             for v in workload_verdicts(request.baseline, request.candidate, settings)
+        ]
+
+
+class EnergyGate(Policy):
+    """PASS / REGRESSION / IMPROVEMENT / NO VERDICT per workload on joules per execution, with the
+    latency gate's evidence rules (policy/energy_gate.py, docs/energy.md)."""
+
+    name = ENERGY_GATE
+    description = (
+        "per workload PASS, REGRESSION, IMPROVEMENT or NO VERDICT on MEASURED joules per execution "
+        "(the energy windows' per-update samples), with the latency gate's evidence rules"
+    )
+    requires = ("baseline", "candidate")
+    commands = ("gate",)
+
+    def decide(self, request: PolicyRequest) -> list[Verdict]:
+        from .energy_gate import energy_verdicts
+        from .gate import REGRESSION, GateSettings
+
+        # opt-in (`gate --energy`): captures before energy windows would otherwise turn every
+        # PASS into NO VERDICT
+        if not request.settings.get(ENERGY_GATE):
+            return []
+        settings = request.settings.get(GATE) or GateSettings()
+        roles = (f"baseline {request.baseline.path}", f"candidate {request.candidate.path}")
+        return [
+            Verdict(
+                ENERGY_GATE,
+                v.workload,
+                v.verdict,
+                v.reason,
+                evidence=()
+                if v.verdict == NO_VERDICT
+                else tuple(f"MEASURED energy samples of {v.workload} in the {role}" for role in roles),
+                fails=v.verdict == REGRESSION,
+                record=v,
+            )
+            for v in energy_verdicts(request.baseline, request.candidate, settings)
         ]
 
 
@@ -115,3 +153,4 @@ def _evidence(cells: "Sequence[Cell]") -> tuple[str, ...]:
 def tensorforge_ops_register_policies(register):
     register(RegressionGate())
     register(RightSizing())
+    register(EnergyGate())

@@ -51,6 +51,12 @@ from ..capture.trust import trust_options
     help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).",
 )
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
+@click.option(
+    "--energy",
+    "gate_energy",
+    is_flag=True,
+    help="Also gate joules per execution (the energy windows; same evidence rules): the energy-gate policy.",
+)
 @json_option("the result")
 @wide_option
 @trust_options
@@ -64,6 +70,7 @@ def gate(
     max_spread,
     min_samples,
     no_verdict_ok,
+    gate_energy,
     as_json,
     wide,
     trusted_keys,
@@ -83,7 +90,7 @@ def gate(
     """
     from ..api import PolicyRequest
     from ..core_plugin import ops_host
-    from .builtin import GATE
+    from .builtin import ENERGY_GATE, GATE
     from .evidence import load_evidence
     from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
     from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
@@ -95,7 +102,9 @@ def gate(
     base = load_evidence(baseline, "baseline", trust)
     cand = load_evidence(candidate, "candidate", trust)
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
-    request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings})
+    request = PolicyRequest(
+        "gate", candidate=cand, baseline=base, settings={GATE: settings, ENERGY_GATE: gate_energy}
+    )
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
     others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
     status, why = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)

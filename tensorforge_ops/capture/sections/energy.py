@@ -70,6 +70,9 @@ class EnergyMeasurement:
     joules_per_execution: float | None = field("joules / executions", "J")
     seconds_per_execution: float | None = field("window_s / executions", "s")
     mean_power_w: float | None = field("joules / window_s", "W")
+    samples_j: tuple[float, ...] | None = optional(
+        "joules per execution between consecutive counter updates, in order (what the energy gate compares)", "J"
+    )
     tokens_per_execution: int | None = optional("tokens one execution processes (transformer workloads)", "count")
     joules_per_token: float | None = optional("joules_per_execution / tokens_per_execution", "J")
     counter: CounterRecord | None = field("the counter and what the window saw of it")

@@ -1,0 +1,113 @@
+"""The energy gate: per workload PASS, REGRESSION, IMPROVEMENT or NO VERDICT on joules per
+execution, with the latency gate's evidence rules (policy/gate.py): the same device fingerprint
+and framework flags, enough samples, a narrow spread, and a change called only when the
+Mann-Whitney test and the bootstrap interval on the ratio of medians agree and the effect passes
+the threshold.
+
+Its samples are the energy window's joules per execution between consecutive counter updates
+(MEASURED `energy.samples_j`): one per update interval, so a short window holds few, and too few
+is NO VERDICT, never a guess.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..capture.sections.measured import Measurement
+from ..measure.stats import summarize
+from .evidence import Evidence
+from .gate import NO_VERDICT, GateSettings, WorkloadVerdict, _device_difference, _flag_difference, _rows, _seed
+from .gate import _specs, classify, significant
+from .statistics import bootstrap_ratio_ci, mann_whitney
+
+
+def _samples(row, role: str, settings: GateSettings) -> tuple[list[float] | None, str | None]:
+    if row is None:
+        return None, f"not measured in the {role}"
+    if not isinstance(row, Measurement):
+        return None, f"{role} measurement failed: {row.reason}"
+    energy = row.energy
+    if energy is None:
+        return None, f"no energy window in the {role}"
+    if not energy.available:
+        return None, f"no energy measurement in the {role}: {energy.reason}"
+    samples = list(energy.samples_j or ())
+    if len(samples) < settings.min_samples:
+        return None, f"too few energy samples in the {role} ({len(samples)} < {settings.min_samples})"
+    stats = summarize(samples)
+    if float(stats.rel_iqr) > settings.max_spread:
+        return None, (
+            f"energy spread too wide in the {role} (relative IQR {float(stats.rel_iqr) * 100:.1f}% > "
+            f"{settings.max_spread * 100:.0f}%)"
+        )
+    if stats.p50 <= 0:
+        return None, f"median joules per execution is 0 in the {role}"
+    return samples, None
+
+
+def _floor_violation(evidence: Evidence, name: str, row) -> bool:
+    """The energy floor check recomputed from the capture (never the recorded one)."""
+    from ..capture.compare_energy import energy_row
+
+    energy = evidence.capture.predicted.energy
+    check = energy_row(energy.workloads.get(name) if energy else None, row)
+    return check is not None and check.floor_verdict == "FLOOR VIOLATION"
+
+
+def energy_verdicts(
+    base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()
+) -> list[WorkloadVerdict]:
+    """Per workload of either capture: the energy verdict (p50 fields hold J per execution)."""
+    base_rows, cand_rows = _rows(base), _rows(cand)
+    base_specs, cand_specs = _specs(base), _specs(cand)
+    global_reason = _device_difference(base, cand)
+    out: list[WorkloadVerdict] = []
+    for name in sorted(set(base_specs) | set(cand_specs)):
+        if global_reason:
+            out.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
+            continue
+        if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
+            out.append(WorkloadVerdict(name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"))
+            continue
+        a, why = _samples(base_rows.get(name), "baseline", settings)
+        b, why_b = _samples(cand_rows.get(name), "candidate", settings) if a is not None else (None, None)
+        if a is None or b is None:
+            out.append(WorkloadVerdict(name, NO_VERDICT, why or why_b or "no energy samples"))
+            continue
+        violated = [
+            role
+            for role, ev, rows in (("baseline", base, base_rows), ("candidate", cand, cand_rows))
+            if _floor_violation(ev, name, rows[name])
+        ]
+        if violated:
+            out.append(
+                WorkloadVerdict(
+                    name,
+                    NO_VERDICT,
+                    f"energy floor violation in the {violated[0]}: the energy model or its calibration is wrong "
+                    "there, so the comparison is meaningless",
+                )
+            )
+            continue
+        flags = _flag_difference(base_rows[name].framework_flags, cand_rows[name].framework_flags)  # type: ignore[union-attr]
+        if flags:
+            out.append(WorkloadVerdict(name, NO_VERDICT, flags))
+            continue
+        p50a, p50b = float(np.median(a)), float(np.median(b))
+        ratio = p50b / p50a
+        _, p = mann_whitney(a, b)
+        low, high = bootstrap_ratio_ci(
+            a, b, resamples=settings.resamples, confidence=settings.confidence, seed=_seed(base, cand, "energy:" + name)
+        )
+        change = f"{(ratio - 1) * 100:+.1f}% J per execution (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
+        verdict = classify(ratio, p, low, high, settings)
+        if verdict == "REGRESSION":
+            reason = f"more energy: {change}"
+        elif verdict == "IMPROVEMENT":
+            reason = f"less energy: {change}"
+        elif significant(p, low, high, settings):
+            reason = f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
+        else:
+            reason = f"{change}: not significant"
+        out.append(WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b)))
+    return out

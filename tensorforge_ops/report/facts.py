@@ -15,6 +15,7 @@ from ..capture.sections.diagnostic import Diagnostic
 from ..capture.sections.measured import Measured, Measurement
 from ..telemetry.nvml import SLOWDOWN_REASONS
 from .choice import choose
+from .energy_section import energy_facts
 from .estimate_section import estimate_facts
 from .facts_measurement import measurement_facts
 
@@ -344,5 +345,7 @@ def build_facts(
         "plugins": to_document(prov.plugins),
         # the estimate beside the bound, read from the capture's own document
         "estimate": estimate_facts(to_document(capture)),
+        # measured energy beside the floor and the estimate (absent in captures without energy)
+        "energy": energy_facts(to_document(capture)),
         "measurement": measurement_facts(capture, operators_workload),
     }

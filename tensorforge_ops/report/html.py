@@ -294,6 +294,19 @@ def _estimate(facts: dict[str, Any]) -> str:
     return html + "\n"
 
 
+def _energy(facts: dict[str, Any]) -> str:
+    e = facts.get("energy")
+    if not e:
+        return ""
+    from .energy_section import HEADERS, intro, table_rows
+
+    return (
+        f'<h2 id="energy">Energy per execution</h2><p>{escape(intro(e))}</p>'
+        + _table(HEADERS, [[escape(c) for c in row] for row in table_rows(e)], numeric=(1, 2, 3, 4, 5, 7, 8, 9, 10))
+        + "\n"
+    )
+
+
 # matplotlib is the `report` extra: `pip install -e .` without it still writes the report, with
 # this in place of each plot (and the command says so in one warning line).
 NO_MATPLOTLIB = "matplotlib is not installed (pip install 'tensorforge[report]' adds the plots)"
@@ -368,7 +381,7 @@ TensorForge {escape(str(facts["tensorforge_version"]))}; capture digest <code id
 {_workloads(facts)}
 <p>{escape(facts["bottleneck_footnote"])}</p>
 {figures}
-{_estimate(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
+{_estimate(facts)}{_energy(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}{floors_section(facts["measurement"])}
 <h2>From workload description to lower bound</h2>
 {_path(facts)}

@@ -114,6 +114,10 @@ def render_markdown(facts: dict[str, Any]) -> str:
         from .estimate_section import markdown_lines
 
         out += markdown_lines(facts["estimate"])
+    if facts.get("energy"):
+        from .energy_section import markdown_lines as energy_lines
+
+        out += energy_lines(facts["energy"])
     t = facts["telemetry"]
     out += ["", "## What the device reported in a separate run", ""]
     out += [f"- {n}" for n in t["observations"]] if t["available"] else [f"DIAGNOSTIC unavailable: {t['reason']}"]

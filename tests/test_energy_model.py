@@ -1,0 +1,132 @@
+"""The Core's energy model (tensorforge/energy.py): the floor is sound against any device that
+obeys the model with coefficients at or above the floor's and a time at or above the bound; the
+estimate sits above the floor; the power limit stretches the time of work that would exceed
+it; a math mode without a coefficient adds nothing to the floor and is named."""
+
+import attrs
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tensorforge.energy import (
+    EnergyCoefficients,
+    PowerFigures,
+    dram_bytes_floor,
+    power_limited_ceilings,
+    power_limited_time,
+    workload_energy,
+)
+from tensorforge.plugins import PluginHost
+from tensorforge.suite import resolve
+from tensorforge.api import predict
+
+
+@pytest.fixture(scope="module")
+def predicted():
+    host = PluginHost()
+    workloads = resolve(
+        host, ("gemm_large_square", "gemm_tiny", "transformer_decode", "gemm_square_fp32", "conv_resnet50_3x3")
+    )
+    return predict(workloads, host.target("h200"), host.mappings(), estimate=True)
+
+
+COEFF = EnergyCoefficients(
+    static_w=150.0,
+    static_w_low=100.0,
+    idle_w=100.0,
+    joules_per_flop={"bf16": 6e-13, "tf32": 1.2e-12},
+    joules_per_flop_low={"bf16": 5e-13, "tf32": 1e-12},
+    joules_per_dram_byte=5e-11,
+    joules_per_dram_byte_low=4e-11,
+    power_limit_w=700.0,
+)
+L2 = 60 * 2**20
+
+
+def test_floor_terms_add_up_and_use_the_bound_time(predicted):
+    w = predicted.workload("gemm_large_square")
+    e = workload_energy(w, COEFF, L2, w.estimate.eager_s)
+    t = e.floor_terms
+    assert e.floor_j == pytest.approx(t.static_j + t.compute_j + t.dram_j)
+    assert t.compute_j == pytest.approx(5e-13 * w.flops)
+    assert t.time_s >= w.latency_s
+    assert t.dram_bytes == pytest.approx(max(0, w.compulsory_bytes - L2))
+    assert e.estimate_j > e.floor_j
+    assert e.operators and e.operators[0].floor_j > 0
+
+
+def test_power_limit_stretches_the_estimate_and_bounds_the_time(predicted):
+    w = predicted.workload("gemm_large_square")
+    capped = attrs.evolve(COEFF, power_limit_w=300.0)
+    e = workload_energy(w, capped, L2, w.estimate.eager_s)
+    assert e.power_limited
+    dynamic = e.estimate_terms.compute_j + e.estimate_terms.dram_j
+    assert e.estimate_terms.time_s == pytest.approx(dynamic / (300.0 - 150.0))
+    # mean power of the estimate is the limit
+    assert e.estimate_j / e.estimate_terms.time_s == pytest.approx(300.0)
+    low_dynamic = e.floor_terms.compute_j + e.floor_terms.dram_j
+    assert e.power_limited_bound_s == pytest.approx(low_dynamic / (300.0 - 100.0))
+    assert e.floor_terms.time_s == pytest.approx(max(w.latency_s, e.power_limited_bound_s))
+
+
+def test_no_limit_or_no_estimate():
+    assert power_limited_time(1.0, 100.0, None) is None
+    assert power_limited_time(1.0, 100.0, 90.0) is None
+    assert power_limited_ceilings(attrs.evolve(COEFF, power_limit_w=None)) == {}
+    assert power_limited_ceilings(COEFF)["bf16"] == pytest.approx(600.0 / 5e-13)
+
+
+def test_uncalibrated_mode_adds_nothing_to_the_floor_and_is_named(predicted):
+    w = predicted.workload("gemm_square_fp32")
+    e = workload_energy(w, COEFF, L2, w.estimate.eager_s)
+    assert e.uncalibrated_modes == ("fp32",)
+    assert e.floor_terms.compute_j == 0.0
+    assert "borrowed" in e.estimate_note
+    assert e.estimate_terms.compute_j == pytest.approx(1.2e-12 * w.flops)
+
+
+def test_no_estimate_time_no_estimate(predicted):
+    e = workload_energy(predicted.workload("gemm_tiny"), COEFF, L2, None)
+    assert e.estimate_j is None and e.estimate_note == "no estimate of the time"
+
+
+def test_dram_floor_subtracts_the_cache():
+    assert dram_bytes_floor(100.0, 60.0) == 40.0
+    assert dram_bytes_floor(10.0, 60.0) == 0.0
+    assert dram_bytes_floor(10.0, None) == 10.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(["gemm_large_square", "gemm_tiny", "transformer_decode", "conv_resnet50_3x3"]),
+    static_up=st.floats(1.0, 3.0),
+    flop_up=st.floats(1.0, 3.0),
+    byte_up=st.floats(1.0, 3.0),
+    slower=st.floats(1.0, 50.0),
+    cached=st.floats(0.0, 1.0),
+)
+def test_floor_is_sound_against_any_device_obeying_the_model(
+    predicted, name, static_up, flop_up, byte_up, slower, cached
+):
+    """A device with coefficients at or above the floor's, running no faster than the bound and
+    within its power limit, moving at least the bytes no cache holds, never spends less."""
+    w = predicted.workload(name)
+    e = workload_energy(w, COEFF, L2, None)
+    dyn = sum(COEFF.joules_per_flop_low.get(op.math_mode, 0) * op.flops for op in w.operators) * flop_up
+    dram = dram_bytes_floor(w.compulsory_bytes, L2) + cached * L2
+    dyn += COEFF.joules_per_dram_byte_low * byte_up * dram
+    static = COEFF.static_w_low * static_up
+    t = w.latency_s * slower
+    t = max(t, dyn / (COEFF.power_limit_w - static)) if COEFF.power_limit_w > static else t
+    assert static * t + dyn >= e.floor_j * (1 - 1e-12)
+
+
+def test_power_figures_validate():
+    from tensorforge.energy import validate_power
+
+    validate_power(PowerFigures(tdp_w=700.0), "t")
+    with pytest.raises(ValueError, match="power.tdp_w"):
+        validate_power(PowerFigures(tdp_w=-1.0), "t")
+    with pytest.raises(ValueError, match="power_limit_min_w"):
+        validate_power(PowerFigures(tdp_w=80.0, power_limit_min_w=90.0, power_limit_max_w=80.0), "t")
+    assert PowerFigures(tdp_w=80.0).limit_w == 80.0
+    assert PowerFigures(tdp_w=80.0, power_limit_w=60.0).limit_w == 60.0

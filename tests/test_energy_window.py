@@ -1,0 +1,120 @@
+"""The energy window's logic (tensorforge_ops/energy/window.py) on a simulated counter and clock:
+edge alignment makes joules per execution exact where a naive before/after read is off by up to
+an update interval; a counter that never moves, stops answering or runs backwards gives a reason,
+never a number; the trapezoid integral; chunk sizing."""
+
+import pytest
+
+from tensorforge_ops.energy.window import calls_per_chunk, counter_window, integrate
+
+
+class Device:
+    """A simulated device: each execution takes `per_exec_s` at `power_w`; the counter (mJ
+    resolution) is refreshed every `interval_s` of simulated time, as NVML's is."""
+
+    def __init__(self, power_w=500.0, per_exec_s=0.001, interval_s=0.02, calls=2):
+        self.t, self.power, self.per, self.interval, self.calls = 0.0, power_w, per_exec_s, interval_s, calls
+        self.reads = 0
+
+    def run_chunk(self):
+        self.t += self.calls * self.per
+        return self.calls
+
+    def joules(self):
+        self.reads += 1
+        updated_at = self.t - (self.t % self.interval)
+        return round(updated_at * self.power, 3)  # 1 mJ resolution
+
+    def clock(self):
+        return self.t
+
+
+@pytest.mark.parametrize("interval", [0.01, 0.02, 0.05, 0.1])
+def test_edge_to_edge_gives_the_energy_of_one_execution(interval):
+    d = Device(interval_s=interval)
+    w = counter_window(d.run_chunk, d.joules, min_s=0.3, max_s=5.0, clock=d.clock)
+    assert w.ok and w.reason is None
+    assert w.joules / w.executions == pytest.approx(d.power * d.per, rel=0.02)
+    assert w.seconds >= 0.3
+    assert w.update_interval_s() == pytest.approx(interval, abs=d.calls * d.per)
+    assert w.smallest_step_j() == pytest.approx(interval * d.power, rel=0.05)
+    # every sample between updates is close to the true J per execution
+    assert all(s == pytest.approx(0.5, rel=0.1) for s in w.per_execution_samples())
+
+
+def test_a_naive_before_after_read_would_be_off_by_an_update_interval():
+    """The reason for the edges: reading the counter before and after 0.3 s of load with a
+    100 ms update interval misses up to a third of the energy."""
+    d = Device(interval_s=0.1)
+    d.t = 0.001  # just after an update; ~0.3 s of load ending just before another
+    before = d.joules()
+    for _ in range(149):
+        d.run_chunk()
+    naive = (d.joules() - before) / 298
+    assert naive == pytest.approx(0.5 * 2 / 3, rel=0.02)  # one interval of the three missed
+    w = counter_window(d.run_chunk, d.joules, min_s=0.3, clock=d.clock)
+    assert w.joules / w.executions == pytest.approx(0.5, rel=0.02)
+
+
+def test_edges_call_back_in_order():
+    d = Device()
+    seen = []
+    counter_window(d.run_chunk, d.joules, min_s=0.1, clock=d.clock, on_edge=lambda e: seen.append((e, d.t)))
+    assert [e for e, _ in seen] == ["start", "end"]
+    assert seen[1][1] - seen[0][1] >= 0.1
+
+
+def test_a_counter_that_never_moves_is_a_reason_not_a_number():
+    d = Device()
+    w = counter_window(d.run_chunk, lambda: 42.0, min_s=0.1, max_s=0.5, clock=d.clock)
+    assert not w.ok and w.joules is None and "did not change" in w.reason
+
+
+def test_an_unreadable_counter_is_a_reason():
+    d = Device()
+    w = counter_window(d.run_chunk, lambda: None, clock=d.clock)
+    assert not w.ok and "could not be read" in w.reason
+
+
+def test_a_counter_that_stops_answering_mid_window_is_a_reason():
+    d = Device()
+    values = iter([0.0, 1.0, 2.0])
+    w = counter_window(d.run_chunk, lambda: next(values, None), min_s=10, clock=d.clock)
+    assert not w.ok and "stopped answering" in w.reason
+
+
+def test_a_counter_running_backwards_is_refused():
+    d = Device()
+    values = iter([5.0, 6.0, 7.0, 1.0])
+    w = counter_window(d.run_chunk, lambda: next(values), min_s=10, clock=d.clock)
+    assert not w.ok and "backwards" in w.reason
+
+
+def test_a_window_without_an_end_edge_is_refused():
+    d = Device(interval_s=0.6)
+    d.t = 0.59  # the start edge comes at 0.6, the next update only at 1.2
+    w = counter_window(d.run_chunk, d.joules, min_s=0.3, max_s=0.5, clock=d.clock)
+    assert not w.ok and "no counter update ended the window" in w.reason
+
+
+def test_integral_of_constant_and_ramp():
+    flat = [(t / 10, 100.0) for t in range(11)]
+    assert integrate(flat, 0.25, 0.75) == pytest.approx(50.0)
+    ramp = [(0.0, 0.0), (1.0, 100.0)]
+    assert integrate(ramp, 0.0, 1.0) == pytest.approx(50.0)
+    assert integrate(ramp, 0.5, 1.0) == pytest.approx(37.5)
+
+
+def test_integral_needs_samples_covering_both_edges():
+    samples = [(0.1, 5.0), (0.2, 5.0)]
+    assert integrate(samples, 0.0, 0.2) is None
+    assert integrate(samples, 0.1, 0.3) is None
+    assert integrate(samples[:1], 0.1, 0.1) is None
+
+
+def test_calls_per_chunk():
+    assert calls_per_chunk(None) == 1
+    assert calls_per_chunk(0.0) == 1
+    assert calls_per_chunk(0.01) == 1
+    assert calls_per_chunk(0.0005) == 4
+    assert calls_per_chunk(1e-9) == 10_000

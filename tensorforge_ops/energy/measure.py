@@ -7,6 +7,7 @@ calibration probe for each of its windows.
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -75,6 +76,7 @@ def take_window(
     max_s: float = 2.0,
     rapl: Rapl | None = None,
     rapl_reason: str | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Window:
     """One window: the counter edge to edge, power integrated over it, RAPL at its edges."""
     edges: dict[str, tuple[int, ...] | None] = {}
@@ -85,8 +87,8 @@ def take_window(
 
     instant = power.instant_w if power.instant_source else power.averaged_w  # (the fallback is said below)
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
-    with PowerSampler(instant, power.averaged_w) as sampler:
-        counter = counter_window(run_chunk, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge)
+    with PowerSampler(instant, power.averaged_w, clock=clock) as sampler:
+        counter = counter_window(run_chunk, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock)
     integration = _integration(sampler.samples(), counter, source)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
@@ -145,11 +147,12 @@ def measure_energy(
     tokens: int | None = None,
     rapl: Rapl | None = None,
     rapl_reason: str | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> EnergyMeasurement:
     """A workload's MEASURED energy window (module docstring). `power`: an NvmlPower, or a
     RaplCounter where the host CPU is the measured device."""
     window = take_window(
-        chunk_runner(fn, synchronize, per_call_s), power, min_s=min_s, rapl=rapl, rapl_reason=rapl_reason
+        chunk_runner(fn, synchronize, per_call_s), power, min_s=min_s, rapl=rapl, rapl_reason=rapl_reason, clock=clock
     )
     c = window.counter
     if not c.ok or not c.executions or not c.seconds or c.joules is None:

@@ -149,6 +149,11 @@ class PowerSampler:
             if self._stop.wait(self.period_s):
                 return
 
+    def _one(self) -> None:
+        w = self.instant()
+        if w is not None:
+            self._instant.append((self.clock(), w))
+
     def __enter__(self) -> PowerSampler:
         self._thread.start()
         return self
@@ -156,6 +161,7 @@ class PowerSampler:
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
         self._thread.join()
+        self._one()  # one after the window's end edge, so the integral covers it
 
     def samples(self) -> PowerSamples:
         return PowerSamples(instant=tuple(self._instant), averaged=tuple(self._averaged))

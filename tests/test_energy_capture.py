@@ -1,0 +1,229 @@
+"""Energy through a whole run and the commands that read it, on the synthetic backend of
+capture_factory (its counter counts executions, so every figure is one the test chose):
+MEASURED joules per execution and per token; PREDICTED floor and estimate; the floor check and
+its recomputation by `verify`; the energy gate; right-sizing with an energy price and a joules
+objective; the report's energy section; a target file's [power] table."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+from capture_factory import ENERGY_COEFFICIENTS, core, make_capture, samples, write
+from tensorforge.suite import resolve
+from tensorforge.target_dump import dump_target
+from tensorforge.target_file import target_from_toml
+from tensorforge_ops.capture.convert import to_document
+from tensorforge_ops.capture.document import seal
+from tensorforge_ops.policy.evidence import Evidence
+from tensorforge_ops.policy.gate import GateSettings
+from tensorforge_ops.policy.energy_gate import energy_verdicts
+from tensorforge_ops.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, EnergyTerms, Objective, rightsize
+
+TF = str(Path(sys.executable).with_name("tensorforge"))  # the console script of this environment
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("clean_plugin_env")]
+
+# decode's chunks (200 calls at 10 us) are a multiple of the synthetic counter's update (every 5
+# executions), so its per-update samples are exact; at 1 ms (chunks of 2) they would alias
+SPECS = {"gemm_large_square": samples(1.4e-3), "transformer_decode": samples(1e-5)}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def capture(home):
+    return make_capture(SPECS, home=home, energy={"gemm_large_square": 1.0, "transformer_decode": 0.2})
+
+
+def test_measured_energy_is_the_counters(capture):
+    rows = capture.measured.workloads
+    large, decode = rows["gemm_large_square"].energy, rows["transformer_decode"].energy
+    assert large.available and large.joules_per_execution == pytest.approx(1.0)
+    assert large.regime == "sustained" and "edge" in large.method
+    assert large.joules_per_token is None
+    assert decode.tokens_per_execution == 8  # batch 8 x seq 1
+    assert decode.joules_per_token == pytest.approx(0.2 / 8, rel=1e-9)
+    assert len(large.samples_j) >= 10 and all(s == pytest.approx(1.0) for s in large.samples_j)
+
+
+def test_predicted_energy_uses_the_calibrated_coefficients(capture):
+    energy = capture.predicted.energy
+    assert energy is not None and energy.label == "PREDICTED energy"
+    assert "700 W" in energy.coefficients_source
+    row = energy.workloads["gemm_large_square"]
+    flops = capture.predicted.calibrated.workload("gemm_large_square").flops
+    assert row.floor_terms["compute_j"] == pytest.approx(ENERGY_COEFFICIENTS["joules_per_flop_low"]["bf16"] * flops)
+    assert row.floor_j < row.estimate_j
+    assert capture.calibrated.energy.coefficients.static_w == 150.0
+
+
+def test_floor_check_and_its_recomputation(capture, home, tmp_path):
+    row = capture.comparison.workloads["gemm_large_square"].energy
+    assert row.floor_verdict == "within floor" and row.measured_over_floor > 1
+    assert row.estimate_error == pytest.approx((row.estimate_j - 1.0) / 1.0)
+    assert capture.comparison.energy_floor_violations == ()
+    path = write(tmp_path / "a.json", capture)
+    assert subprocess.run([TF, "verify", str(path)], capture_output=True).returncode == 0
+    # a measurement below the floor is a FLOOR VIOLATION, and verify recomputes it
+    low = make_capture(SPECS, home=home, energy={"gemm_large_square": 0.01, "transformer_decode": 0.2})
+    assert low.comparison.energy_floor_violations == ("gemm_large_square",)
+    assert low.comparison.workloads["gemm_large_square"].energy.floor_verdict == "FLOOR VIOLATION"
+    # a recorded verdict that does not follow from PREDICTED and MEASURED fails verification
+    rows = dict(low.comparison.workloads)
+    rows["gemm_large_square"] = attrs.evolve(
+        rows["gemm_large_square"], energy=attrs.evolve(rows["gemm_large_square"].energy, floor_verdict="within floor")
+    )
+    forged = seal(attrs.evolve(low, comparison=attrs.evolve(low.comparison, workloads=rows), digest=None), home)
+    proc = subprocess.run(
+        [TF, "verify", str(write(tmp_path / "forged.json", forged))],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1 and "energy" in proc.stdout
+
+
+def test_no_energy_calibration_no_prediction_and_no_verdict(home):
+    cap = make_capture({"gemm_tiny": samples(5e-6)}, home=home)
+    assert cap.predicted.energy is None
+    assert cap.measured.workloads["gemm_tiny"].energy is None
+
+
+def test_energy_gate_calls_a_change_only_with_evidence(capture, home):
+    more = make_capture(SPECS, home=home, energy={"gemm_large_square": 1.2, "transformer_decode": 0.2})
+    verdicts = {v.workload: v for v in energy_verdicts(Evidence("a", capture), Evidence("b", more), GateSettings())}
+    assert verdicts["gemm_large_square"].verdict == "REGRESSION"
+    assert verdicts["gemm_large_square"].ratio == pytest.approx(1.2)
+    assert verdicts["transformer_decode"].verdict == "PASS"
+    few = energy_verdicts(Evidence("a", capture), Evidence("b", more), GateSettings(min_samples=100000))
+    assert all(v.verdict == "NO VERDICT" and "too few energy samples" in v.reason for v in few)
+    none = make_capture(SPECS, home=home)
+    missing = energy_verdicts(Evidence("a", capture), Evidence("b", none), GateSettings())
+    assert all(v.verdict == "NO VERDICT" and "no energy window" in v.reason for v in missing)
+
+
+def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
+    more = make_capture(SPECS, home=home, energy={"gemm_large_square": 1.2, "transformer_decode": 0.2})
+    a, b = write(tmp_path / "a.json", capture), write(tmp_path / "b.json", more)
+    plain = subprocess.run([TF, "gate", str(a), str(b)], capture_output=True, text=True)
+    assert "energy-gate" not in plain.stdout
+    asked = subprocess.run(
+        [TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True
+    )
+    assert asked.returncode == 1 and "energy-gate" in asked.stdout and "more energy" in asked.stdout
+
+
+def test_rightsize_adds_measured_energy_to_the_cost(capture):
+    host = core()
+    workloads = resolve(host, ("gemm_large_square",))
+    h200 = host.target("h200")
+    ev = [Evidence("cap.json", capture)]
+    plain = rightsize(workloads, [h200], host.mappings(), Objective("latency", 1.0), ev, {"h200": 3.6})[0]
+    priced = rightsize(
+        workloads, [h200], host.mappings(), Objective("latency", 1.0), ev, {"h200": 3.6}, EnergyTerms(0.36, None)
+    )[0]
+    assert plain.verdict == priced.verdict == MEETS
+    assert priced.energy_j_per_request == pytest.approx(1.0)
+    # 1 J x 1e6 requests = 1e6 J = 0.2778 kWh, at 0.36 per kWh
+    assert priced.energy_cost_per_million == pytest.approx(0.1)
+    assert priced.cost_per_million == pytest.approx(plain.cost_per_million + 0.1)
+    assert "MEASURED energy" in priced.cost_note
+    meets = rightsize(workloads, [h200], host.mappings(), Objective("latency", 1.0), ev, {}, EnergyTerms(None, 2.0))
+    assert meets[0].verdict == MEETS and "meets energy <= 2 J" in meets[0].cells[0].reason
+    out = rightsize(workloads, [h200], host.mappings(), Objective("latency", 1.0), ev, {}, EnergyTerms(None, 0.5))
+    assert out[0].verdict == RULED_OUT and "misses energy <= 0.5 J" in out[0].cells[0].reason
+
+
+def test_rightsize_energy_objective_without_an_energy_window_is_unknown(home):
+    cap = make_capture({"gemm_large_square": samples(1.4e-3)}, home=home)
+    host = core()
+    r = rightsize(
+        resolve(host, ("gemm_large_square",)),
+        [host.target("h200")],
+        host.mappings(),
+        Objective("latency", 1.0),
+        [Evidence("old.json", cap)],
+        {"h200": 3.6},
+        EnergyTerms(0.2, 2.0),
+    )[0]
+    assert r.verdict == UNKNOWN and "no energy window" in r.cells[0].reason
+
+
+def test_rightsize_command_shows_joules_and_what_the_cost_includes(capture, tmp_path):
+    path = write(tmp_path / "cap.json", capture)
+    prices = tmp_path / "prices.toml"
+    prices.write_text("[prices]\nh200 = 3.6\n")
+    proc = subprocess.run(
+        [TF, "rightsize", "-w", "gemm_large_square", "--latency-ms", "1000",
+         "--capture", str(path), "--prices", str(prices), "--energy-price", "0.36", "--targets", "h200"],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "J per request" in proc.stdout and "MEASURED energy at the given price" in proc.stdout
+
+
+def test_report_has_the_energy_section(capture, tmp_path):
+    path = write(tmp_path / "cap.json", capture)
+    md = subprocess.run(
+        [TF, "report", str(path), "--format", "md", "-o", "-"],
+        capture_output=True,
+        text=True,
+    )
+    assert md.returncode == 0
+    section = md.stdout[md.stdout.index("## Energy per execution") :]
+    assert "| gemm_large_square | 1 J |" in section and "within floor" in section
+    facts = json.loads(
+        subprocess.run(
+            [TF, "report", str(path), "--json", "-o", "-"],
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    assert {r["name"] for r in facts["energy"]["rows"]} == set(SPECS)
+
+
+POWER_TOML = """
+[power]
+tdp_w = 350
+power_limit_w = 300
+power_limit_min_w = 100
+power_limit_max_w = 400
+"""
+
+
+def test_target_file_power_table_round_trips():
+    host = core()
+    text = dump_target(host.target("h200"))
+    assert "[power]" in text and "tdp_w = 700" in text and "power.tdp_w" in text
+    again = target_from_toml(text, "dump")
+    assert again.power == host.target("h200").power
+    laptop = host.target("rtx3050-laptop")
+    assert laptop.power.power_limit_min_w == 35.0 and "power.tdp_w" in laptop.sources
+    edited = target_from_toml(text.replace("[power]\ntdp_w = 700.0\npower_limit_w = 700.0", POWER_TOML), "edited")
+    assert edited.power.limit_w == 300.0 and edited.power.power_limit_max_w == 400.0
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("[power]\ntdp_w = -5\n", "field 'power.tdp_w' = -5: expected a number of watts > 0"),
+        ("[power]\npower_limit_w = 5\n", "field 'power.tdp_w' is missing"),
+        ("[power]\ntdp_w = 5\nwatts = 3\n", "unknown field 'power.watts'"),
+        ("[power]\ntdp_w = 5\npower_limit_min_w = 9\npower_limit_max_w = 8\n", "power.power_limit_min_w"),
+    ],
+)
+def test_target_file_power_mistakes_are_one_line(table, message):
+    from tensorforge.errors import TensorForgeError
+
+    text = dump_target(core().target("rtx3050-laptop"))
+    start = text.index("[power]")
+    end = text.index("\n\n", start)
+    with pytest.raises(TensorForgeError) as err:
+        target_from_toml(text[:start] + table + text[end:], "t.toml")
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -84,7 +84,9 @@ def _default_capture_path(target: str) -> Path:
 @click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
 @click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
 @click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
-@click.option("--no-energy", is_flag=True, help="Skip the energy windows (the device's energy counter; docs/energy.md).")
+@click.option(
+    "--no-energy", is_flag=True, help="Skip the energy windows (the device's energy counter; docs/energy.md)."
+)
 @click.option(
     "--energy-seconds",
     type=FiniteFloat(0.05, 60),

@@ -16,7 +16,6 @@ from capture_factory import ENERGY_COEFFICIENTS, core, make_capture, samples, wr
 from tensorforge.suite import resolve
 from tensorforge.target_dump import dump_target
 from tensorforge.target_file import target_from_toml
-from tensorforge_ops.capture.convert import to_document
 from tensorforge_ops.capture.document import seal
 from tensorforge_ops.policy.evidence import Evidence
 from tensorforge_ops.policy.gate import GateSettings
@@ -112,9 +111,7 @@ def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
     a, b = write(tmp_path / "a.json", capture), write(tmp_path / "b.json", more)
     plain = subprocess.run([TF, "gate", str(a), str(b)], capture_output=True, text=True)
     assert "energy-gate" not in plain.stdout
-    asked = subprocess.run(
-        [TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True
-    )
+    asked = subprocess.run([TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True)
     assert asked.returncode == 1 and "energy-gate" in asked.stdout and "more energy" in asked.stdout
 
 

@@ -102,7 +102,6 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             point, c = _window(f"copy {size} B", lambda: dst.copy_(src), sync, power, {}, 2.0 * size)
             points.append(point)
             counters.append(c)
-            del src, dst
             with math_mode("bf16") as dtype:
                 m, k, n = SKINNY
                 w = torch.randn(m, k, device=dev, dtype=dtype)
@@ -119,7 +118,6 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                 )
                 points.append(point)
                 counters.append(c)
-                del w, x, y
             for mode, size_n in SQUARE:
                 with math_mode(mode) as dtype:
                     a = torch.randn(size_n, size_n, device=dev, dtype=dtype)
@@ -136,7 +134,6 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                     )
                     points.append(point)
                     counters.append(c)
-                    del a, b, out
         limit = power.enforced_limit_w()
     finally:
         power.close()

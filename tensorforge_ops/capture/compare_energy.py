@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .sections.comparison import EnergyComparison
-from .sections.energy import WorkloadEnergyRecord
+from .sections.energy import EnergyComparison, WorkloadEnergyRecord
 
 
 def sustained_p50(m: Any) -> float | None:

@@ -68,11 +68,14 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
         EnergyPrediction(
             label="PREDICTED energy",
             coefficients_source=coefficients.source
-            + (f"; power limit {coefficients.power_limit_w:g} W ({coefficients.power_limit_source})" if coefficients.power_limit_w else ""),
+            + (
+                f"; power limit {coefficients.power_limit_w:g} W ({coefficients.power_limit_source})"
+                if coefficients.power_limit_w
+                else ""
+            ),
             cache_bytes=cache_bytes,
             time_basis=TIME_BASIS,
             workloads=rows,
         ),
         None,
     )
-

@@ -45,9 +45,7 @@ def fit(
     names = ["static_w", *(f"joules_per_flop.{m}" for m in modes), "joules_per_dram_byte"]
     if len(loaded) < len(names):
         raise FitError(f"{len(loaded)} probe windows for {len(names)} coefficients")
-    x = np.array(
-        [[1.0, *(p.flops.get(m, 0.0) / p.seconds for m in modes), p.dram_bytes / p.seconds] for p in loaded]
-    )
+    x = np.array([[1.0, *(p.flops.get(m, 0.0) / p.seconds for m in modes), p.dram_bytes / p.seconds] for p in loaded])
     y = np.array([p.joules / p.seconds for p in loaded])
     scale = np.linalg.norm(x, axis=0)
     if not np.all(scale > 0):

@@ -102,9 +102,7 @@ def gate(
     base = load_evidence(baseline, "baseline", trust)
     cand = load_evidence(candidate, "candidate", trust)
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
-    request = PolicyRequest(
-        "gate", candidate=cand, baseline=base, settings={GATE: settings, ENERGY_GATE: gate_energy}
-    )
+    request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings, ENERGY_GATE: gate_energy})
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
     others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
     status, why = exit_status(result.exit_status, others, EXIT_REGRESSION, EXIT_NO_VERDICT, EXIT_OK)

@@ -54,10 +54,10 @@ def _floor_violation(evidence: Evidence, name: str, row) -> bool:
     return check is not None and check.floor_verdict == "FLOOR VIOLATION"
 
 
-def energy_verdicts(
-    base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()
-) -> list[WorkloadVerdict]:
+def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | None = None) -> list[WorkloadVerdict]:
     """Per workload of either capture: the energy verdict (p50 fields hold J per execution)."""
+    settings = settings or GateSettings()
+    settings = settings or GateSettings()
     base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
     global_reason = _device_difference(base, cand)
@@ -67,7 +67,11 @@ def energy_verdicts(
             out.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
             continue
         if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
-            out.append(WorkloadVerdict(name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"))
+            out.append(
+                WorkloadVerdict(
+                    name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"
+                )
+            )
             continue
         a, why = _samples(base_rows.get(name), "baseline", settings)
         b, why_b = _samples(cand_rows.get(name), "candidate", settings) if a is not None else (None, None)

@@ -154,8 +154,7 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures, e
                 target.name,
                 name,
                 UNKNOWN,
-                f"{met}; no energy window in {path}: run it again with the energy counter to judge "
-                f"{energy.describe()}",
+                f"{met}; no energy window in {path}: run it again with the energy counter to judge {energy.describe()}",
                 bound,
                 p50,
                 path,
@@ -239,9 +238,7 @@ def rightsize(
         cost = per_request = energy_cost = note = None
         if verdict == MEETS:  # MEETS: every cell was measured
             cost, per_request, energy_cost, note = _costs(cells, price, energy)
-        results.append(
-            TargetVerdict(target.name, verdict, reason, cells, price, cost, per_request, energy_cost, note)
-        )
+        results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost, per_request, energy_cost, note))
     order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
     return sorted(
         results,

@@ -92,9 +92,7 @@ def table_rows(e: dict[str, Any]) -> list[list[str]]:
 
 def intro(e: dict[str, Any]) -> str:
     basis = f"coefficients: {e['source']}" if e["source"] else f"no energy prediction: {e['note']}"
-    violations = (
-        f"FLOOR VIOLATIONS: {', '.join(e['violations'])}" if e["violations"] else "no energy floor violations"
-    )
+    violations = f"FLOOR VIOLATIONS: {', '.join(e['violations'])}" if e["violations"] else "no energy floor violations"
     return (
         "MEASURED joules per execution from the device's energy counter, in a window of its own; the PREDICTED "
         f"floor is sound (no measurement may come in below it), the ESTIMATE is expected, not a bound ({basis}); "

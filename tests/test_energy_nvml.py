@@ -166,7 +166,9 @@ def test_rapl_beside_the_gpu_window(tmp_path):
         state["uj"] += 50_000
         (pkg / "energy_uj").write_text(f"{state['uj']}\n")
 
-    window = take_window(lambda: (fn(), 1)[1], power, min_s=0.05, rapl=rapl, clock=clock)
+    from tensorforge_ops.energy.window import cumulative
+
+    window = take_window(cumulative(lambda: (fn(), 1)[1]), power, min_s=0.05, rapl=rapl, clock=clock)
     assert window.host.available and window.host.mean_power_w == pytest.approx(50.0)
 
 
@@ -184,3 +186,87 @@ def test_rapl_as_the_counter_of_a_cpu_device(tmp_path):
     assert m.available and m.joules_per_execution == pytest.approx(0.02)
     assert m.integration is None and m.power_limit_w is None
     assert "RAPL" in m.counter.source
+
+
+class FakeEvent:
+    """A device event on a simulated queue: completes once the device's clock passes the time
+    its chunk finishes (the device runs the queued chunks one after another)."""
+
+    def __init__(self, device):
+        self.device, self.at = device, None
+
+    def record(self):
+        self.at = self.device.enqueue_marker()
+
+    def query(self):
+        return self.device.clock.t >= self.at
+
+    def synchronize(self):
+        self.device.clock.t = max(self.device.clock.t, self.at)
+        self.device.waits += 1
+
+
+class QueueDevice:
+    """Executions take `per_exec_s` of device time, queued behind each other; the host's own
+    time passes only when it waits, or by `host_s` per call (the launch)."""
+
+    def __init__(self, clock, per_exec_s=0.001, host_s=1e-5):
+        self.clock, self.per, self.host = clock, per_exec_s, host_s
+        self.busy_until = 0.0
+        self.waits = 0
+
+    def call(self):
+        self.clock.t += self.host
+        self.busy_until = max(self.busy_until, self.clock.t) + self.per
+
+    def enqueue_marker(self):
+        return self.busy_until
+
+
+def test_queued_steps_keep_the_device_busy_and_count_completions():
+    from tensorforge_ops.energy.measure import QueuedSteps
+
+    clock = SimClock()
+    dev = QueueDevice(clock)
+    steps = QueuedSteps(dev.call, lambda: FakeEvent(dev), 0.001)
+    assert steps.calls == 2 and steps.depth == 15  # 2 ms chunks, 30 ms ahead
+    done = [steps() for _ in range(200)]
+    assert done == sorted(done) and done[-1] > 0
+    # the device never waited for the host: its busy time equals the clock (within the queue)
+    assert dev.busy_until - clock.t <= steps.depth * steps.calls * 0.001 + 1e-9
+    assert done[-1] == pytest.approx(clock.t / 0.001, abs=2 * steps.calls)
+    steps.drain()
+    assert not steps.pending
+
+
+def test_window_with_queued_steps_on_a_slow_counter():
+    """A counter read that costs the host 4 ms (as NVML's did on an H200) must not idle the
+    device: joules per execution stay those of back-to-back executions."""
+    clock = SimClock()
+    dev = QueueDevice(clock)
+    nvml = FakeNvml(clock, watts=700.0, interval_s=0.1)
+    read = nvml.nvmlDeviceGetTotalEnergyConsumption
+
+    def slow_read(handle):
+        clock.t += 0.004
+        return read(handle)
+
+    nvml.nvmlDeviceGetTotalEnergyConsumption = slow_read
+    power, _ = NvmlPower.open(0, nvml)
+    m = measure_energy(dev.call, lambda: None, power, 0.001, min_s=0.3, clock=clock, event=lambda: FakeEvent(dev))
+    assert m.available and "queued" in m.method
+    assert m.seconds_per_execution == pytest.approx(0.001, rel=0.03)
+    assert m.joules_per_execution == pytest.approx(0.7, rel=0.03)
+    # synchronous chunks on the same slow counter: the device idles during every read
+    clock2 = SimClock()
+    dev2 = QueueDevice(clock2)
+    nvml2 = FakeNvml(clock2, watts=700.0, interval_s=0.1)
+    read2 = nvml2.nvmlDeviceGetTotalEnergyConsumption
+    nvml2.nvmlDeviceGetTotalEnergyConsumption = lambda h: (setattr(clock2, "t", clock2.t + 0.004), read2(h))[1]
+    power2, _ = NvmlPower.open(0, nvml2)
+
+    def sync2():
+        clock2.t = max(clock2.t, dev2.busy_until)
+
+    slow = measure_energy(dev2.call, sync2, power2, 0.001, min_s=0.3, clock=clock2)
+    assert slow.seconds_per_execution > 2.5e-3  # 2 ms of work per 6 ms step

@@ -5,7 +5,7 @@ never a number; the trapezoid integral; chunk sizing."""
 
 import pytest
 
-from tensorforge_ops.energy.window import calls_per_chunk, counter_window, integrate
+from tensorforge_ops.energy.window import calls_per_chunk, counter_window, cumulative, integrate
 
 
 class Device:
@@ -32,7 +32,7 @@ class Device:
 @pytest.mark.parametrize("interval", [0.01, 0.02, 0.05, 0.1])
 def test_edge_to_edge_gives_the_energy_of_one_execution(interval):
     d = Device(interval_s=interval)
-    w = counter_window(d.run_chunk, d.joules, min_s=0.3, max_s=5.0, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.3, max_s=5.0, clock=d.clock)
     assert w.ok and w.reason is None
     assert w.joules / w.executions == pytest.approx(d.power * d.per, rel=0.02)
     assert w.seconds >= 0.3
@@ -52,48 +52,48 @@ def test_a_naive_before_after_read_would_be_off_by_an_update_interval():
         d.run_chunk()
     naive = (d.joules() - before) / 298
     assert naive == pytest.approx(0.5 * 2 / 3, rel=0.02)  # one interval of the three missed
-    w = counter_window(d.run_chunk, d.joules, min_s=0.3, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.3, clock=d.clock)
     assert w.joules / w.executions == pytest.approx(0.5, rel=0.02)
 
 
 def test_edges_call_back_in_order():
     d = Device()
     seen = []
-    counter_window(d.run_chunk, d.joules, min_s=0.1, clock=d.clock, on_edge=lambda e: seen.append((e, d.t)))
+    counter_window(cumulative(d.run_chunk), d.joules, min_s=0.1, clock=d.clock, on_edge=lambda e: seen.append((e, d.t)))
     assert [e for e, _ in seen] == ["start", "end"]
     assert seen[1][1] - seen[0][1] >= 0.1
 
 
 def test_a_counter_that_never_moves_is_a_reason_not_a_number():
     d = Device()
-    w = counter_window(d.run_chunk, lambda: 42.0, min_s=0.1, max_s=0.5, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), lambda: 42.0, min_s=0.1, max_s=0.5, clock=d.clock)
     assert not w.ok and w.joules is None and "did not change" in w.reason
 
 
 def test_an_unreadable_counter_is_a_reason():
     d = Device()
-    w = counter_window(d.run_chunk, lambda: None, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), lambda: None, clock=d.clock)
     assert not w.ok and "could not be read" in w.reason
 
 
 def test_a_counter_that_stops_answering_mid_window_is_a_reason():
     d = Device()
     values = iter([0.0, 1.0, 2.0])
-    w = counter_window(d.run_chunk, lambda: next(values, None), min_s=10, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), lambda: next(values, None), min_s=10, clock=d.clock)
     assert not w.ok and "stopped answering" in w.reason
 
 
 def test_a_counter_running_backwards_is_refused():
     d = Device()
     values = iter([5.0, 6.0, 7.0, 1.0])
-    w = counter_window(d.run_chunk, lambda: next(values), min_s=10, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), lambda: next(values), min_s=10, clock=d.clock)
     assert not w.ok and "backwards" in w.reason
 
 
 def test_a_window_without_an_end_edge_is_refused():
     d = Device(interval_s=0.6)
     d.t = 0.59  # the start edge comes at 0.6, the next update only at 1.2
-    w = counter_window(d.run_chunk, d.joules, min_s=0.3, max_s=0.5, clock=d.clock)
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.3, max_s=0.5, clock=d.clock)
     assert not w.ok and "no counter update ended the window" in w.reason
 
 

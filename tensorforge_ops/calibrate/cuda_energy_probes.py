@@ -33,9 +33,9 @@ SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 METHOD = (
     "energy probe windows (idle; a launch-bound loop of one-element adds; a device-to-device copy larger "
     "than L2; a skinny bf16 GEMM; square GEMMs per math mode), each after {warm:g} s of the same load, "
-    "measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
+    "executions kept queued on the device, measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
-    "(fit - 2 standard errors) x 0.95, never below 0, the static one also at most the idle power"
+    "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power"
 )
 
 
@@ -49,15 +49,21 @@ def _per_call(fn, sync, calls: int = 3) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float):
-    from ..energy.measure import chunk_runner
+def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float, event=None):
+    """One probe window: WARMUP_S of the same load, then the counter edge to edge; executions
+    kept queued on the device (QueuedSteps) where `event` is given, as the workloads' windows."""
+    from ..energy.measure import QueuedSteps, chunk_runner
 
     per_call = _per_call(fn, sync)
-    run_chunk = chunk_runner(fn, sync, per_call)
-    end = time.perf_counter() + WARMUP_S
-    while time.perf_counter() < end:
-        run_chunk()
-    window = take_window(run_chunk, power, min_s=WINDOW_S, rapl=None)
+    step = QueuedSteps(fn, event, per_call) if event is not None else chunk_runner(fn, sync, per_call)
+    try:
+        end = time.perf_counter() + WARMUP_S
+        while time.perf_counter() < end:
+            step()
+        window = take_window(step, power, min_s=WINDOW_S, rapl=None)
+    finally:
+        if isinstance(step, QueuedSteps):
+            step.drain()
     c = window.counter
     if not c.ok or c.joules is None or not c.seconds:
         raise RuntimeError(f"energy window {name!r}: {c.reason}")
@@ -86,6 +92,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
         raise RuntimeError(reason)
     try:
         sync = lambda: torch.cuda.synchronize(dev)  # noqa: E731
+        event = torch.cuda.Event
         points: list[EnergyPoint] = []
         counters = []
         with torch.cuda.device(dev):
@@ -93,13 +100,13 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             idle, c = _window("idle", lambda: time.sleep(0.002), lambda: None, power, {}, 0.0)
             counters.append(c)
             one = torch.zeros(1, device=dev)
-            point, c = _window("launch-bound add", lambda: one.add_(1.0), sync, power, {}, 0.0)
+            point, c = _window("launch-bound add", lambda: one.add_(1.0), sync, power, {}, 0.0, event)
             points.append(point)
             counters.append(c)
             size = default_copy_bytes(dev)
             src = torch.empty(size, dtype=torch.uint8, device=dev).random_()
             dst = torch.empty_like(src)
-            point, c = _window(f"copy {size} B", lambda: dst.copy_(src), sync, power, {}, 2.0 * size)
+            point, c = _window(f"copy {size} B", lambda: dst.copy_(src), sync, power, {}, 2.0 * size, event)
             points.append(point)
             counters.append(c)
             with math_mode("bf16") as dtype:
@@ -115,6 +122,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                     power,
                     {"bf16": 2.0 * m * k * n},
                     float(e * (m * k + k * n + m * n)),
+                    event,
                 )
                 points.append(point)
                 counters.append(c)
@@ -131,6 +139,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                         power,
                         {mode: 2.0 * size_n**3},
                         float(3 * e * size_n * size_n),
+                        event,
                     )
                     points.append(point)
                     counters.append(c)

@@ -45,6 +45,13 @@ from .workload_measurement import measure_phases
 DEFAULT_BACKEND = "torch-cuda"
 
 
+def _cuda_event():
+    """torch.cuda.Event, for energy windows that keep executions queued (imported only there)."""
+    import torch
+
+    return torch.cuda.Event
+
+
 @attrs.frozen
 class RunOptions:
     target: str
@@ -511,6 +518,8 @@ class Run:
                 per_call,
                 min_s=self.opts.energy_s,
                 tokens=tokens,
+                # on a GPU the executions stay queued while the host reads the counter
+                event=_cuda_event() if self.opts.backend == DEFAULT_BACKEND else None,
                 rapl=self.rapl if beside else None,
                 rapl_reason=self.rapl_reason if beside else None,
             )

@@ -9,7 +9,14 @@ it is the lowest power the device draws and the floor's static power cannot exce
 
 Lower ends, for the floor: each coefficient minus twice its standard error, less a further
 LOWER_MARGIN of itself (the counter and the power integration agree to about 2%, and a workload's
-kernels may be more frugal than the probes'), never below zero. Why not the fit itself: a floor
+kernels may be more frugal than the probes'), never below zero.
+
+Which operating point the coefficients describe: the probe windows run the work back to back, so
+the large GEMMs run at the power cap, at the lowest clock and voltage the device uses for math,
+where energy per FLOP is lowest (the first H200 session, whose windows idled between executions
+and so ran at full clock, fitted 21% more J per bf16 FLOP than the capped runs' telemetry
+implies). Lowest is what the floor and the power-limited bound need; an estimate for work that
+runs at full clock comes out low by about that much. Why not the fit itself: a floor
 built on fitted values is exceeded by every workload that runs a little more efficiently than
 the probes did.
 """
@@ -24,7 +31,7 @@ from tensorforge.energy import EnergyCoefficients
 
 from ..capture.sections.energy import EnergyCoefficientsRecord, EnergyPoint
 
-LOWER_MARGIN = 0.05
+LOWER_MARGIN = 0.03
 SIGMAS = 2.0
 
 

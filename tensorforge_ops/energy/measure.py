@@ -6,6 +6,7 @@ calibration probe for each of its windows.
 
 from __future__ import annotations
 
+import collections
 import statistics
 import time
 from collections.abc import Callable
@@ -16,15 +17,15 @@ import attrs
 from ..capture.sections.energy import CounterRecord, EnergyMeasurement, HostEnergy, PowerIntegration
 from .nvml_power import PowerSampler
 from .rapl import Rapl
-from .window import CounterWindow, calls_per_chunk, counter_window, integrate
+from .window import CounterWindow, calls_per_chunk, counter_window, cumulative, integrate
 
 COUNTER_SOURCE = "nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded)"
 DEFAULT_MIN_S = 0.3
 CHUNK_S = 0.002
 
 METHOD = (
-    "the workload ran back to back in chunks of ~{chunk_ms:g} ms of calls (then a synchronize), no cache "
-    "flush; the energy counter was read after every chunk, and the window runs from one counter update "
+    "the workload ran back to back, {how}, no cache flush; "
+    "the energy counter was read between steps, and the window runs from one counter update "
     "(the start edge, the device already loaded) to the first update after >= {min_s:g} s (the end edge); "
     "joules = counter difference, executions = those completed between the edges; instantaneous power was "
     "sampled on a thread and integrated over the same edges as a cross-check. A window of its own, after "
@@ -69,7 +70,7 @@ def _integration(samples, window: CounterWindow, source: str) -> PowerIntegratio
 
 
 def take_window(
-    run_chunk: Callable[[], int],
+    step: Callable[[], int],
     power: Any,
     *,
     min_s: float = DEFAULT_MIN_S,
@@ -88,7 +89,7 @@ def take_window(
     instant = power.instant_w if power.instant_source else power.averaged_w  # (the fallback is said below)
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
     with PowerSampler(instant, power.averaged_w, clock=clock) as sampler:
-        counter = counter_window(run_chunk, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock)
+        counter = counter_window(step, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock)
     integration = _integration(sampler.samples(), counter, source)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
@@ -108,7 +109,16 @@ def take_window(
     return Window(counter=counter, integration=integration, host=host)
 
 
+SYNC_HOW = "in chunks of ~{chunk_ms:g} ms of calls, each followed by a synchronize"
+QUEUED_HOW = (
+    "queued on the device in chunks of ~{chunk_ms:g} ms of calls, each followed by an event, at most "
+    "~{ahead_ms:g} ms of work ahead (executions completed = chunks whose event completed)"
+)
+AHEAD_S = 0.03
+
+
 def chunk_runner(fn: Callable[[], Any], synchronize: Callable[[], None], per_call_s: float | None) -> Callable[[], int]:
+    """Steps of synchronous chunks (a device whose calls return when done, or a test's fake)."""
     calls = calls_per_chunk(per_call_s, CHUNK_S)
 
     def run_chunk() -> int:
@@ -117,7 +127,45 @@ def chunk_runner(fn: Callable[[], Any], synchronize: Callable[[], None], per_cal
         synchronize()
         return calls
 
-    return run_chunk
+    return cumulative(run_chunk)
+
+
+class QueuedSteps:
+    """Steps that keep the device busy while the host reads counters: chunks of calls, each
+    followed by an event, up to AHEAD_S of work queued; a step tops the queue up, waits for the
+    oldest chunk only when the queue is full, and returns the executions whose chunk's event has
+    completed. `event()` makes a recordable event (torch.cuda.Event: record(), query(),
+    synchronize())."""
+
+    def __init__(self, fn: Callable[[], Any], event: Callable[[], Any], per_call_s: float | None):
+        self.fn, self.event = fn, event
+        self.calls = calls_per_chunk(per_call_s, CHUNK_S)
+        chunk_s = self.calls * per_call_s if per_call_s else CHUNK_S
+        self.depth = max(2, min(64, round(AHEAD_S / max(chunk_s, 1e-6))))
+        self.pending: collections.deque[Any] = collections.deque()
+        self.done = 0
+
+    def _retire(self, wait: bool) -> None:
+        if wait and self.pending:
+            self.pending[0].synchronize()
+        while self.pending and self.pending[0].query():
+            self.pending.popleft()
+            self.done += self.calls
+
+    def __call__(self) -> int:
+        self._retire(wait=len(self.pending) >= self.depth)
+        while len(self.pending) < self.depth:
+            for _ in range(self.calls):
+                self.fn()
+            ev = self.event()
+            ev.record()
+            self.pending.append(ev)
+        self._retire(wait=False)
+        return self.done
+
+    def drain(self) -> None:
+        while self.pending:
+            self.pending.popleft().synchronize()
 
 
 def unavailable(reason: str, min_s: float = DEFAULT_MIN_S) -> EnergyMeasurement:
@@ -125,7 +173,7 @@ def unavailable(reason: str, min_s: float = DEFAULT_MIN_S) -> EnergyMeasurement:
         available=False,
         reason=reason,
         regime="sustained",
-        method=METHOD.format(chunk_ms=CHUNK_S * 1e3, min_s=min_s),
+        method=METHOD.format(how=SYNC_HOW.format(chunk_ms=CHUNK_S * 1e3), min_s=min_s),
         executions=None,
         window_s=None,
         joules=None,
@@ -148,21 +196,33 @@ def measure_energy(
     rapl: Rapl | None = None,
     rapl_reason: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    event: Callable[[], Any] | None = None,
 ) -> EnergyMeasurement:
     """A workload's MEASURED energy window (module docstring). `power`: an NvmlPower, or a
-    RaplCounter where the host CPU is the measured device."""
-    window = take_window(
-        chunk_runner(fn, synchronize, per_call_s), power, min_s=min_s, rapl=rapl, rapl_reason=rapl_reason, clock=clock
-    )
+    RaplCounter where the host CPU is the measured device. `event`: a device event factory
+    (torch.cuda.Event) to keep executions queued (QueuedSteps); None: synchronous chunks."""
+    if event is not None:
+        queued = QueuedSteps(fn, event, per_call_s)
+        step: Callable[[], int] = queued
+        how = QUEUED_HOW.format(chunk_ms=CHUNK_S * 1e3, ahead_ms=AHEAD_S * 1e3)
+    else:
+        queued, step = None, chunk_runner(fn, synchronize, per_call_s)
+        how = SYNC_HOW.format(chunk_ms=CHUNK_S * 1e3)
+    try:
+        window = take_window(step, power, min_s=min_s, rapl=rapl, rapl_reason=rapl_reason, clock=clock)
+    finally:
+        if queued is not None:
+            queued.drain()
+    method = METHOD.format(how=how, min_s=min_s)
     c = window.counter
     if not c.ok or not c.executions or not c.seconds or c.joules is None:
-        return attrs.evolve(unavailable(c.reason or "no execution completed inside the window", min_s))
+        return attrs.evolve(unavailable(c.reason or "no execution completed inside the window", min_s), method=method)
     per_exec = c.joules / c.executions
     return EnergyMeasurement(
         available=True,
         reason=None,
         regime="sustained",
-        method=METHOD.format(chunk_ms=CHUNK_S * 1e3, min_s=min_s),
+        method=method,
         executions=c.executions,
         window_s=c.seconds,
         joules=c.joules,

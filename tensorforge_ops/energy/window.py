@@ -1,7 +1,7 @@
 """MEASURED energy: one workload's energy window, of its own (never inside latency samples).
 
-The workload runs back to back in short chunks (a few ms of calls, then a synchronize) while an
-energy counter is read between chunks. A counter that updates every few tens of ms (NVML's: 20-100
+The workload runs back to back, kept queued on the device (a step tops the queue up and says how
+many executions have completed so far), while an energy counter is read between steps. A counter that updates every few tens of ms (NVML's: 20-100
 ms by the published accounts, measured here per window) makes a naive "read before, read after"
 wrong by up to one update interval at each end, so the window is aligned on the counter's own
 updates instead:
@@ -13,9 +13,15 @@ updates instead:
 3. joules = end value - start value; executions = those completed between the two edges; the
    window's time = time between the edges.
 
-The edges are seen when the counter is read, up to one chunk after the counter's update, at both
-ends alike, so the error is about one chunk over the window (a 2 ms chunk in a 300 ms window:
-under 1%). A sampler integrates power over the same edges as a cross-check (power.py).
+The edges are seen when the counter is read, up to one step after the counter's update, at both
+ends alike, so the error is about one step over the window (a few ms in a 300 ms window: about
+1%). A sampler integrates power over the same edges as a cross-check (nvml_power.py).
+
+Why queued, not "run a chunk, synchronize, read": on an H200 a read of NVML's energy counter took
+milliseconds, and a loop that synchronised before each read left the GPU idle most of the time (a
+1.7 ms GEMM came out at one execution per 5.9 ms, 330 W instead of the 690 W it draws under
+continuous load; captures/h200-energy-first-session.json). With executions queued ahead (QueuedSteps
+in measure.py) the device never waits for the host's reads.
 
 Pure logic over injected callables (the counter, the clock, the chunk), so it is tested without
 a device.
@@ -74,8 +80,21 @@ class CounterWindow:
         return min(steps) if steps else None
 
 
+def cumulative(run_chunk: Callable[[], int]) -> Callable[[], int]:
+    """A step from a synchronous chunk (runs some executions, waits for them, returns how many):
+    the executions completed so far."""
+    done = 0
+
+    def step() -> int:
+        nonlocal done
+        done += run_chunk()
+        return done
+
+    return step
+
+
 def counter_window(
-    run_chunk: Callable[[], int],
+    step: Callable[[], int],
     read_joules: Callable[[], float | None],
     *,
     min_s: float = 0.3,
@@ -83,8 +102,8 @@ def counter_window(
     clock: Callable[[], float] = time.perf_counter,
     on_edge: Callable[[str], None] | None = None,
 ) -> CounterWindow:
-    """Run `run_chunk` (runs some executions, waits for them, returns how many) under the
-    counter read by `read_joules`, edge to edge (module docstring)."""
+    """Run `step` (tops up the work, returns the executions completed so far) under the counter
+    read by `read_joules`, edge to edge (module docstring)."""
 
     def failed(reason: str, ticks=(), chunks=0) -> CounterWindow:
         return CounterWindow(
@@ -104,7 +123,7 @@ def counter_window(
     began = clock()
     last, chunks = first, 0
     while True:  # find the start edge, the workload already running
-        run_chunk()
+        done = step()
         chunks += 1
         value = read_joules()
         now = clock()
@@ -117,11 +136,11 @@ def counter_window(
     if value < last:
         return failed("the energy counter went backwards (wrapped or reset)", chunks=chunks)
     ticks = [CounterTick(t_s=now, joules=value)]
-    start, last, executions = now, value, 0
+    start, last, first_done, executions = now, value, done, 0
     if on_edge is not None:
         on_edge("start")
     while True:
-        executions += run_chunk()
+        executions = step() - first_done
         chunks += 1
         value = read_joules()
         now = clock()

@@ -1,0 +1,60 @@
+"""Score captures against issue 15's targets (docs/energy.md), reading only what they hold:
+
+  floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
+  estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads)
+  counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
+  power-limited bound   sustained p50 / power-limited sustained bound for workloads at the cap
+                        (SwPowerCap in the sustained telemetry window): >= 1 and <= 1.05
+
+    python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
+"""
+
+import json
+import sys
+
+
+def rows(path):
+    doc = json.load(open(path))
+    windows = (doc.get("diagnostic") or {}).get("windows") or {}
+    for name, m in doc["measured"]["workloads"].items():
+        e = m.get("energy") or {}
+        c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
+        capped = dict((windows.get(name) or {}).get("clock_event_fractions") or []).get("SwPowerCap", 0) > 0.5
+        yield name, e, c, capped
+
+
+def main(paths):
+    n = floor_bad = est_ok = int_ok = int_n = 0
+    capped_rows = []
+    print(f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}")
+    for path in paths:
+        for name, e, c, capped in rows(path):
+            if not e.get("available"):
+                print(f"{name:34s} no energy measurement: {e.get('reason')}")
+                continue
+            n += 1
+            floor_bad += c.get("floor_verdict") == "FLOOR VIOLATION"
+            err = c.get("estimate_error")
+            est_ok += err is not None and abs(err) <= 0.10
+            agree = (e.get("integration") or {}).get("counter_agreement")
+            if agree is not None:
+                int_n += 1
+                int_ok += abs(agree) <= 0.02
+            if capped and c.get("sustained_over_bound") is not None:
+                capped_rows.append((name, c["sustained_over_bound"]))
+            print(
+                f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
+                f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
+            )
+    print(f"\nworkloads with an energy window: {n}")
+    print(f"floor violations: {floor_bad}")
+    print(f"estimate within 10% of the counter: {est_ok} of {n}")
+    print(f"counter and power integral within 2%: {int_ok} of {int_n}")
+    ok = [r for r in capped_rows if 1.0 <= r[1] <= 1.05]
+    print(f"power-capped workloads, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(capped_rows)}")
+    for name, ratio in capped_rows:
+        print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

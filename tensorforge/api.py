@@ -23,6 +23,7 @@ from .cli_options import (
 )
 from .collectives import CollectiveCeiling
 from .collectives import ceilings_from_data as collective_ceilings
+from .energy import EnergyCoefficients, PowerFigures, power_limited_ceilings, workload_energy
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
 from .estimate.basis import coefficients_for
@@ -110,6 +111,11 @@ __all__ = [
     "workload_options",
     "write_atomic",
     "VECTOR_EXECUTES",
+    # energy (tensorforge.energy): the energy probe's fit feeds it, `run` predicts with it
+    "EnergyCoefficients",
+    "PowerFigures",
+    "power_limited_ceilings",
+    "workload_energy",
     # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
     "EstimateCoefficients",
     "Evaluation",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorforge.energy import workload_energy
+from tensorforge.api import workload_energy
 
 from ..energy.fit import to_core
 from .sections.energy import EnergyPrediction, WorkloadEnergyRecord

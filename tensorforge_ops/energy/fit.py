@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from tensorforge.energy import EnergyCoefficients
+from tensorforge.api import EnergyCoefficients
 
 from ..capture.sections.energy import EnergyCoefficientsRecord, EnergyPoint
 

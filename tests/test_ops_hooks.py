@@ -362,6 +362,7 @@ def test_real_entry_points(real_ops):
         "cpu-estimate-terms",
         "cpu-matmul-ceiling",
         "cpu-memory-bandwidth",
+        "energy",
         "estimate-terms",
         "kernel-floors",
         "matmul-ceiling",
@@ -370,7 +371,7 @@ def test_real_entry_points(real_ops):
     ]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     # the gate and right-sizing are policies registered through the same hook as a stranger's
-    assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
+    assert real_ops.names("policies") == ["energy-gate", "regression-gate", "right-sizing"]
     assert real_ops.owner("policies", "regression-gate") == real_ops.owner("policies", "right-sizing") == "policies"
     # tf-mlflow is optional (requirements.txt installs it): its sink is there exactly when it is
     mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
@@ -408,7 +409,7 @@ def test_list_plugins_shows_ops_rows():
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
     assert (
-        "backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, estimate-terms, "
+        "backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, energy, estimate-terms, "
         "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml"
     ) in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]

@@ -100,7 +100,7 @@ def test_pip_installed_it_outside_this_environment(site):
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()[2:]}
     assert "tf-tail-latency 0.1.0" in rows["tail-latency"] and "policies: tail-latency" in rows["tail-latency"]
     # the built-ins arrive through the same hook
-    assert "policies: regression-gate, right-sizing" in rows["policies"]
+    assert "policies: energy-gate, regression-gate, right-sizing" in rows["policies"]
 
 
 def test_its_verdicts_show_up_in_gate_beside_the_regression_gate(site):

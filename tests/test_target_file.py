@@ -249,7 +249,7 @@ BAD = {
         ('[[sram]]\nname = "l2"', '[[srams]]\nname = "l2"'),
         "unknown field 'srams' (did you mean 'sram'?); known here: name, description, pe_array, "
         "sram, dram_capacity_bytes, operating_points, default_operating_point, sources, notes, "
-        "device_names, architecture, estimate, devices, interconnect",
+        "device_names, architecture, estimate, devices, interconnect, power",
     ),
     "notes not strings": (
         ("notes = [", "notes = [1, "),

@@ -497,7 +497,7 @@ class Run:
         counter = self.power
         # the host CPU beside a GPU: RAPL at the same edges (not beside a backend's own counter)
         beside = self.opts.backend == DEFAULT_BACKEND and counter is not None
-        if counter is None and self.opts.backend != DEFAULT_BACKEND:
+        if counter is None and self.opts.backend == "torch-cpu":
             # the host CPU is the measured device: RAPL is its counter, where readable
             from ..energy.rapl import RaplCounter
 

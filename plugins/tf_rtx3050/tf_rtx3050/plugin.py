@@ -33,10 +33,6 @@ KiB = 1 << 10
 DRAM_BW = 128 / 8 * 12e9  # 128-bit bus at 12 Gbps per pin = 192 GB/s
 
 SOURCES = {
-    "power.tdp_w": "80 W: the top of the 35-80 W Graphics Power range of the GeForce RTX 3050 Laptop GPU "
-    "(NVIDIA GeForce RTX 30 Series Laptops specifications)",
-    "power.power_limit_min_w": "35 W, the bottom of that range: the laptop maker sets the limit within it",
-    "power.power_limit_max_w": "80 W, the top of that range",
     "pe_array.units": "16 SMs: 2048 CUDA cores / 128 per GA10x SM (NVIDIA GeForce RTX 3050 "
     "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
     "pe_array.flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
@@ -56,6 +52,10 @@ SOURCES = {
     "operating_points": "boost clock 1057-1740 MHz across 35-80 W TGP configurations (NVIDIA "
     "GeForce RTX 3050 Laptop GPU specifications); memory 128-bit at 12 Gbps "
     "= 192 GB/s (TechPowerUp GPU Database, GeForce RTX 3050 Mobile)",
+    "power.tdp_w": "80 W: the top of the 35-80 W Graphics Power range of the GeForce RTX 3050 Laptop GPU "
+    "(NVIDIA GeForce RTX 30 Series Laptops specifications)",
+    "power.power_limit_min_w": "35 W, the bottom of that range: the laptop maker sets the limit within it",
+    "power.power_limit_max_w": "80 W, the top of that range",
 }
 
 RTX3050_LAPTOP = Target(

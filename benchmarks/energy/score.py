@@ -1,12 +1,12 @@
 """Score captures against issue 15's targets (docs/energy.md), reading only what they hold:
 
-  floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
-  estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads)
-  counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
-  power-limited bound   sustained p50 / power-limited sustained bound for workloads at the cap
-                        (SwPowerCap in the sustained telemetry window): >= 1 and <= 1.05
+floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
+estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads)
+counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
+power-limited bound   sustained p50 / power-limited sustained bound for workloads at the cap
+                      (SwPowerCap in the sustained telemetry window): >= 1 and <= 1.05
 
-    python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
+  python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
 """
 
 import json

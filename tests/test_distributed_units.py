@@ -286,3 +286,15 @@ def test_the_eager_small_message_is_the_longer_of_host_cost_and_device_median():
     assert eager_small_message_s({"p50_s": 10e-6, "host_call_s": 32e-6}) == 32e-6
     assert eager_small_message_s({"p50_s": 10e-6, "host_call_s": 4e-6}) == 10e-6
     assert eager_small_message_s({"p50_s": 10e-6}) == 10e-6  # a sweep without the host measurement
+
+
+def test_a_build_without_the_spin_kernel_times_without_the_wait():
+    local = _gpu_local()
+
+    def missing(cycles):
+        raise AttributeError("module 'torch._C' has no attribute '_cuda_sleep'")
+
+    local.torch.cuda._sleep = missing
+    local.hold()
+    local.hold()
+    assert local.hold_s is None and local._hold_cycles == 0

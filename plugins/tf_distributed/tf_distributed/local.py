@@ -83,16 +83,21 @@ class LocalDevice:
             return
         torch = self.torch
         if self._hold_cycles is None:
-            torch.cuda._sleep(1000)  # load the kernel before timing it
-            trial = 1_000_000
-            start = self.marker()
-            torch.cuda._sleep(trial)
-            end = self.marker()
-            torch.cuda.synchronize(self.device)
+            try:
+                torch.cuda._sleep(1000)  # load the kernel before timing it
+                trial = 1_000_000
+                start = self.marker()
+                torch.cuda._sleep(trial)
+                end = self.marker()
+                torch.cuda.synchronize(self.device)
+            except (AttributeError, RuntimeError):  # a build without the spin kernel: no wait
+                self._hold_cycles = 0
+                return
             cycles_per_s = trial / max(self.elapsed_s(start, end), 1e-9)
             self._hold_cycles = max(1, int(HOLD_S * cycles_per_s))
             self.hold_s = self._hold_cycles / cycles_per_s
-        torch.cuda._sleep(self._hold_cycles)
+        if self._hold_cycles:
+            torch.cuda._sleep(self._hold_cycles)
 
     def synchronize(self) -> None:
         if self.kind == "cuda":

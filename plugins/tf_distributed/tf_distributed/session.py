@@ -170,7 +170,14 @@ class DistributedSession(Session):
         hold = reply.get("hold_s")
         self.last.update(
             {
-                "aggregation": AGGREGATION + (f" (the wait measured {hold * 1e6:.1f} us)" if hold else ""),
+                "aggregation": AGGREGATION
+                + (
+                    f" (the wait measured {hold * 1e6:.1f} us)"
+                    if hold
+                    else " (no device-side wait: torch.cuda._sleep unavailable)"
+                    if self.kind == "cuda"
+                    else ""
+                ),
                 "per_rank_samples_s": reply["per_rank_samples_s"],
                 "per_rank_p50_s": [summarize(s).p50 for s in reply["per_rank_samples_s"]],
                 "operators": reply["operators"],

@@ -201,6 +201,9 @@ class CollectiveCeiling:
     # between two knots: "chord" (time concave in size: NCCL on GPUs) or "step" (time only
     # non-decreasing: the smaller knot; gloo on a CPU, whose caches make time convex in size)
     interpolation: str = "step"
+    # the sweep's median time per swept size (bytes, seconds), unlowered: what the estimate
+    # expects (CALIBRATED context, never part of the bound); empty in curves made before it
+    typical: tuple[tuple[int, float], ...] = ()
 
     def seconds(self, nbytes: float) -> float:
         """Inside the sweep the envelope (the line adds nothing under a chord, and where time is
@@ -227,6 +230,21 @@ class CollectiveCeiling:
             return self.points[0][1]
         return 0.0
 
+    def expected_s(self, nbytes: float) -> float | None:
+        """The estimate's expected time (not a bound): between two swept sizes the chord of
+        their medians, below the sweep the smallest size's median, beyond it the largest's plus
+        the extra bytes at beta; None for a curve without medians."""
+        pts = self.typical
+        if not pts:
+            return None
+        if nbytes <= pts[0][0]:
+            return pts[0][1]
+        for (b1, t1), (b2, t2) in zip(pts, pts[1:]):
+            if b1 <= nbytes <= b2:
+                return t1 + (t2 - t1) * (nbytes - b1) / (b2 - b1) if b2 > b1 else t1
+        b, t = pts[-1]
+        return t + bus_factor(self.op, self.ranks) * (nbytes - b) / self.bus_bytes_per_s
+
 
 def ceiling_key(op: str, ranks: int) -> str:
     return f"{op}/{ranks}"
@@ -246,6 +264,7 @@ def fit_ceiling(
     drift: float = DRIFT,
     resolution_s: float = RESOLUTION_S,
     interpolation: str = "chord",
+    typical: Sequence[tuple[int, float]] = (),
 ) -> CollectiveCeiling:
     """The calibrated curve from swept (bytes, fastest seconds) points, each lowered by the
     allowance and to the fastest larger size first: see the module docstring. Every point lies
@@ -279,6 +298,7 @@ def fit_ceiling(
         drift=drift,
         resolution_s=resolution_s,
         interpolation=interpolation,
+        typical=tuple(sorted((int(b), float(t)) for b, t in typical if t > 0)),
     )
 
 
@@ -309,6 +329,7 @@ def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
                 drift=float(c.get("drift", 0.0)),
                 resolution_s=float(c.get("resolution_s", 0.0)),
                 interpolation=str(c.get("interpolation", "step")),
+                typical=tuple((int(b), float(t)) for b, t in c.get("typical") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise TensorForgeError(f"{here} is malformed ({type(exc).__name__}: {exc})") from None

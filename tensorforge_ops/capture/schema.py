@@ -121,6 +121,11 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "fastest larger size",
         None,
     ),
+    "CollectiveCeiling.typical": (
+        "the sweep's median (bytes, seconds) per swept size, unlowered: what the estimate expects (never "
+        "part of the bound)",
+        None,
+    ),
     "CollectiveCeiling.interpolation": (
         "between two knots: 'chord' (time concave in size, NCCL) or 'step' (the smaller knot)",
         None,

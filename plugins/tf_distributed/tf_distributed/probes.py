@@ -109,6 +109,7 @@ class CollectiveSweepProbe(CalibrationProbe):
                     source=f"collective-sweep on {session.info.name}",
                     eager_floor_s=eager_small_message_s(points[0]) if points else None,
                     interpolation=INTERPOLATION[kind],
+                    typical=[(p["bytes"], p["p50_s"]) for p in points],
                 )
             except ValueError as exc:
                 details[op]["fit"] = f"no curve: {exc}"

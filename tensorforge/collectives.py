@@ -34,7 +34,7 @@ smaller of the two knots: `interpolation`); beyond the sweep only the line holds
 Why the chord is a lower bound: NCCL runs each message with the fastest of its algorithm and
 protocol choices, each of them latency + size / bandwidth, and a minimum of lines is concave: it
 lies on or above every chord between two of its points. Why an envelope at all: NCCL's bus
-bandwidth keeps rising from 64 MiB to 4 GiB on two H200s (270 to 350 GB/s), so no single line
+bandwidth keeps rising from 48 MiB to 3 GiB on two H200s (264 to 349 GB/s), so no single line
 is within 10% of the measurements across that range; the chords follow them. The sweep's sizes
 (3 x 2^k bytes) are none of the default suite's (powers of two), so the suite's collectives are
 bounded at sizes no probe measured.

@@ -35,7 +35,8 @@ class MatmulCeilingProbe(CalibrationProbe):
             details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
         return ProbeResult(
             name=self.name,
-            method="square matmul size sweep per math mode; rate = 2n^3 / fastest sample; best size wins",
+            method="square matmul size sweep per math mode in the burst regime (<= 5 ms stretches at "
+            "<= 50% duty, as workloads' burst timings); rate = 2n^3 / fastest sample; best size wins",
             compute=compute,
             details=details,
             duration_s=time.perf_counter() - start,

@@ -80,6 +80,20 @@ def _settle(phases):
     return state.reached
 
 
+def _ours_with_calls(phases, fn, calls, torch):
+    """Our sustained graph timing (replays back to back, flush-alone median subtracted) on a graph
+    of `calls` unrolled [flush -> fn]: {calls, p50_s}."""
+    from tensorforge_ops.measure.cuda_graph import capture
+
+    graph = capture(torch, fn, phases.flush, calls, torch.device("cuda", torch.cuda.current_device()))
+    try:
+        flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
+        work = [graph.queue_replay() for _ in range(10)]
+        return {"calls": calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+    finally:
+        graph.close()
+
+
 def compare_one(session, prepared, args, triton_testing, torch):
     from tensorforge_ops.measure.phases import PhasePlan
 
@@ -93,7 +107,7 @@ def compare_one(session, prepared, args, triton_testing, torch):
             triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
         )
         ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
-        default_rep = []
+        default_rep, same_n = [], []
         rep = graph_rep_ms((phases.burst_eager_s or 1e-4) + phases.flush_s)
         for r in range(args.rounds):
 
@@ -123,6 +137,11 @@ def compare_one(session, prepared, args, triton_testing, torch):
                             "rep_ms": rep,
                         }
                     )
+                    if r == 0 and n_both > 0:
+                        # our harness on a graph of as many calls as the reference's: does the per-call
+                        # device time depend on how many calls one graph unrolls?
+                        steady.append(_settle(phases))
+                        same_n.append(_ours_with_calls(phases, prepared.fn, n_both, torch))
                     if r == 0:  # triton's default rep, once: how much of it is the replay's lead-in
                         steady.append(_settle(phases))
                         both20, n20 = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0)
@@ -151,6 +170,7 @@ def compare_one(session, prepared, args, triton_testing, torch):
                 cudagraph_reference_s=graph_ref,
                 cudagraph_raw=raw,
                 cudagraph_default_rep=default_rep,
+                ours_with_reference_calls=same_n,
                 flush_s=phases.flush_s,
                 graph_calls=phases.graph.calls,
                 graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,

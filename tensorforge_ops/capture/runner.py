@@ -277,9 +277,9 @@ class Run:
         def start(provisional) -> None:
             from ..calibrate.background_fit import BackgroundFit
 
-            device_target = self._device_target(self.target, session.info.name)
-            point = self.opts.operating_point if device_target is self.target else None
             try:
+                device_target = self._device_target(self.target, session.info.name)
+                point = self.opts.operating_point if device_target is self.target else None
                 self.background_fit = BackgroundFit.start(
                     provisional, device_target, calibration.to_ceilings(provisional), point
                 )

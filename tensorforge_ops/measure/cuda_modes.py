@@ -166,10 +166,12 @@ class CudaPhases:
             # The flushes alone first (their time, to subtract; they also keep the device busy
             # while the host launches the first workload replay), then the workload replays
             # back to back: the same continuous [flush -> fn] load do_bench_cudagraph replays.
-            # Why not alternating pairs as in the burst phase: under a power cap, every other
-            # replay being a memory-bound flush run lowered the average power, so the clock
-            # rose and compute-bound calls ran 3-5% faster than in a continuous load
-            # (H200: tf32 4096^3 388 vs 403 us, batched fp16 112 vs 118 us).
+            # Why not alternating pairs as in the burst phase: under a power cap the clock follows
+            # the average power, and every other replay being a memory-bound flush run made the
+            # load lighter than the one do_bench_cudagraph times. With the loads now alike by
+            # construction, the H200's power-capped GEMMs still read 2.1-2.4% faster than the
+            # reference (tf32 375 vs 384 us): the pairs were not the whole difference
+            # (docs/measurement.md, "Against triton").
             if calls.flushes is not None:
                 flush_replays = [calls.queue_replay(flushes=True) for _ in range(self.FLUSH_REPLAYS)]
             replay_s = calls.calls * ((self.graph_call_s or 1e-4) + self.flush_s)

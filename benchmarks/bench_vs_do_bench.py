@@ -12,20 +12,20 @@
   flush, so it is run on `flush + fn` (after the steadying load) and on `flush` alone, and the
   difference is the reference (the same int32 flush of the same buffer TensorForge uses).
   Compared with TensorForge's sustained graph window; the burst graph p50 is shown beside.
-  Like with like, two choices (docs/measurement.md, "Against triton"):
-  - do_bench_cudagraph synchronises before each of its 10 replays, so each replay's event pair
-    also holds the graph's launch onto an idle device (a lead-in of ~0.3 ms for a graph of ~1000
-    kernels), shared by the n calls of the graph. n is rep / (eager time of one call): for a
-    host-bound call (the decode transformer: ~2 ms eager, 0.37 ms on the device) triton's
-    default rep=20 leaves ~10 calls and adds ~10% per call. The reference here takes
-    rep = 100 eager calls (20-250 ms), so the lead-in is <= 1% of a call; n is counted (calls of
-    fn during capture) and kept, and the default-rep result is kept beside it.
+  Like with like (docs/measurement.md, "Against triton"):
+  - do_bench_cudagraph synchronises before each of its 10 replays, so each replay also holds the
+    graph's launch onto an idle device, shared by the n calls of the graph, and n = rep / (eager
+    time of one call) is small for a host-bound call (14 for the decode step at rep=20). The
+    reference here takes rep = 100 eager calls (20-250 ms); n is counted (calls of fn during the
+    capture) and kept, with the default rep=20 result beside it, and our harness is run once on a
+    graph of the reference's n. On the H200 (2026-11-30) n did not matter (decode: 408 us at
+    n = 14 and at n = 190, ours 407 us at n = 187): the lead-in is not the decode step's gap.
   - TensorForge's sustained graph window replays [flush -> fn] back to back (the same
     continuous load as do_bench_cudagraph) and subtracts the flushes' time measured apart.
 * host-bound rows (burst eager p50 >= 1.5 x graph p50: the host's launches, not the device,
   set the eager time): the eager p50 of both harnesses is the host's Python and launch rate,
-  which on the H200's host moved by up to 2x between rounds seconds apart (do_bench alone:
-  1.36-2.52 ms for the decode step). Such rows are judged against do_bench's own spread over
+  which on the H200's host moved by up to 1.8x between rounds seconds apart (do_bench alone:
+  1.36-2.52 and 1.18-1.74 ms for the decode step in two sessions). Such rows are judged against do_bench's own spread over
   the rounds and labelled so, never against the 2% that device-bound rows meet.
 Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [-o results.json]
 """

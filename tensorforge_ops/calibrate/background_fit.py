@@ -22,7 +22,7 @@ from .estimate_fit import fit_estimate, probe_points
 
 
 def _fit(document: dict[str, Any], target, ceilings, operating_point: str | None) -> dict[str, Any] | None:
-    from tensorforge.plugins import PluginHost
+    from tensorforge.api import PluginHost
 
     return fit_estimate(document, PluginHost(), target, ceilings, operating_point)
 

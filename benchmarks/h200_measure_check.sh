@@ -31,7 +31,7 @@ tail -4 "$OUT/capture-$TARGET.log"
 grep -E "calibrated:|cooling|run took|VIOLATION|BELOW|violations" "$OUT/capture-$TARGET.log" "$OUT/capture-$TARGET.summary.txt" 2>/dev/null
 
 echo "== against triton on the workloads that missed 2% (and a control)"
-timeout -s INT "${BENCH_LIMIT:-70}" python3 benchmarks/bench_vs_do_bench.py --rounds 3 \
+timeout -s INT "${BENCH_LIMIT:-70}" python3 benchmarks/bench_vs_do_bench.py --rounds 3 --diagnose \
   -w transformer_decode -w gemm_square_tf32 -w gemm_batched_fp16 -w gemm_tiny -w gemm_large_square \
   -o "$OUT/do_bench.json" 2>&1 | quiet | tail -16
 ls -la "$OUT"

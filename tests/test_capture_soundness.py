@@ -59,7 +59,9 @@ from tensorforge_ops.capture.compare import fastest_sample as _fastest
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 
-CAPTURES = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+ROOT = Path(__file__).resolve().parent.parent
+# the committed captures, and the runs a device session left among the benchmark results
+CAPTURES = sorted((ROOT / "captures").glob("*.json")) + sorted((ROOT / "benchmarks" / "results").glob("*-run.json"))
 MACHINE_DEPENDENT_TARGETS = {"host-cpu"}
 
 # (capture, workload) -> fastest sample / recorded calibrated bound - 1, measured in that capture.

@@ -58,6 +58,11 @@ class KernelCosts:
     host_slack_s: eager: host time hidden behind the timing harness's cache flush.
     graph_launch_s: a kernel's fixed cost inside a CUDA graph replay (no launch latency between
         kernels); 0 = not measured, launch_s is used.
+    graph_harness_s: once per call in the device-time regime: what a CUDA-graph sample holds
+        beyond its kernels' intervals (a graph sample is (T[flush, fn]*n - T[flush]*n) / n, with
+        no event pair: the intercept of the graph-timed kernel chains).
+    graph_timed: the probes were also timed as CUDA graphs, and graph_launch_s / graph_harness_s
+        come from those chains; False (older calibrations, the host CPU): harness_s is used.
     """
 
     harness_s: float = attrs.field(validator=_non_negative)
@@ -65,10 +70,18 @@ class KernelCosts:
     host_per_kernel_s: float = attrs.field(validator=_non_negative)
     host_slack_s: float = attrs.field(default=0.0, validator=_non_negative)
     graph_launch_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_harness_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_timed: bool = False
 
     @property
     def device_launch_s(self) -> float:
+        if self.graph_timed and self.graph_launch_s:
+            return self.graph_launch_s  # graph-timed chains: the device's own cost per kernel
         return min(self.graph_launch_s, self.launch_s) if self.graph_launch_s else self.launch_s
+
+    @property
+    def device_harness_s(self) -> float:
+        return self.graph_harness_s if self.graph_timed else self.harness_s
 
 
 @attrs.frozen
@@ -81,13 +94,20 @@ class GemmCoefficients:
     stream_efficiency: achieved fraction of the DRAM ceiling when a GEMM streams its operands
         (skinny and GEMV shapes).
     unaligned_efficiency: rate fraction of the fallback kernels that run when a leading
-        dimension is not a multiple of 16 bytes (no TMA / vectorised loads)."""
+        dimension is not a multiple of 16 bytes (no TMA / vectorised loads).
+    prologue_s: once per GEMM kernel, beyond a tiny kernel's cost: the first operand tiles
+        fetched from DRAM before any math, and the last wave's epilogue drained after it. Paid
+        once, not per wave: Hopper's warp-specialised kernels prefetch the next tile during the
+        current one's epilogue. Why it exists: graph-timed H200 GEMMs of one wave (128x128x192:
+        2.96 us) take ~2 us more than a tiny elementwise kernel (0.9-1.4 us per kernel in a graph),
+        and charging that per wave instead made a 12-wave GEMM 20 us too slow."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
     tile_overhead_s: float = attrs.field(validator=_non_negative)
     stream_efficiency: float = attrs.field(validator=_fraction)
     unaligned_efficiency: float = attrs.field(validator=_fraction)
+    prologue_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

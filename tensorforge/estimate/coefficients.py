@@ -143,13 +143,18 @@ class AttentionCoefficients:
     step (few queries over a long KV cache) streams the cache at this DRAM fraction;
     decode_cache_multiple: where the query heads of a KV head run as separate blocks (grouped-
     query attention without head folding), each re-reads the KV head from the shared cache at
-    this multiple of the DRAM ceiling."""
+    this multiple of the DRAM ceiling; decode_fixed_s: once per decode call, the time before
+    the KV stream runs at its rate (the first wave's loads at full DRAM latency, the combine of
+    split-KV partials). Why: graph-timed H200 decode probes ran 6-10 us longer than their KV bytes
+    at any one bandwidth explain, whatever their size (25-270 MB), so a bandwidth fraction alone
+    made the large ones 35% slow and the small ones 20% fast."""
 
     prefill_efficiency: float = attrs.field(validator=_fraction)
     causal_efficiency: float = attrs.field(validator=_fraction)
     decode_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     block_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     decode_cache_multiple: float = attrs.field(default=10.0, validator=_resident)
+    decode_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 def _patterns(_inst, attr, value):

@@ -429,7 +429,11 @@ def fit_coefficients(
         f,
         "attn-decode",
         by_group("attn-decode"),
-        [("attention", "decode_bandwidth_efficiency", 0.02, 1.5), ("attention", "decode_cache_multiple", 0.2, 10.0)],
+        [
+            ("attention", "decode_bandwidth_efficiency", 0.02, 1.5),
+            ("attention", "decode_cache_multiple", 0.2, 10.0),
+            ("attention", "decode_fixed_s", 1e-8, 3e-5),
+        ],
     )
 
     # last: the host's share is what the eager samples hold beyond the device time every stage

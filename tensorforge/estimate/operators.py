@@ -19,7 +19,7 @@ from ..mappings.base import ceil_div
 from ..problems import AttentionProblem, MatmulProblem, StreamProblem
 from . import gemm
 from .coefficients import EstimateCoefficients
-from .implementation import Implementation
+from .implementation import Implementation, rate_pattern
 from .menus import Menu, menu_for
 
 INF = float("inf")
@@ -236,8 +236,8 @@ def estimate_attention(
     items = p.batch * heads * qblocks
     kv_blocks = ceil_div(p.kv_len, tkv)
     splits = 1
-    if decode and items < 0.8 * d.units and kv_blocks > 1:
-        splits = max(1, min(128, kv_blocks, ceil_div(d.units, items)))
+    if decode and items < menu.attention_split_below * d.units and kv_blocks > 1:
+        splits = max(2, min(128, kv_blocks, ceil_div(d.units, items)))
     # keys each query block computes, padded to key blocks (causal: up to the block's last row);
     # summed in closed form so a long sequence costs no memory
     per_block = 4.0 * tq * p.head_dim
@@ -273,6 +273,8 @@ def estimate_attention(
         # each query head's block reads its KV head: the group re-reads it from the shared cache
         kv = float(p.k.nbytes + p.v.nbytes)
         memory = max(memory, group * kv / (d.dram_bytes_per_s * c.attention.decode_cache_multiple))
+    if decode:
+        memory += c.attention.decode_fixed_s
     compute = quantized / (unit_rate * eff) + overhead
     total, terms = _waterfall(
         bound,
@@ -338,7 +340,7 @@ def estimate_stream(
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
     moved = compulsory * impl.traffic_factor + impl.layout_copy_bytes
     compute = p.flops / d.rate(p.math_mode if p.math_mode in d.compute else d.vector_mode)
-    eff = c.stream.bandwidth_efficiency[pattern]
+    eff = c.stream.bandwidth_efficiency[rate_pattern(pattern)]
     # the share of the bytes a previous operator left in the shared cache (the bound's residency)
     # moves at the calibrated cache-resident rate
     resident = min(max(resident, 0.0), 1.0)

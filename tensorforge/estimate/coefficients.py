@@ -100,7 +100,11 @@ class GemmCoefficients:
         once, not per wave: Hopper's warp-specialised kernels prefetch the next tile during the
         current one's epilogue. Why it exists: graph-timed H200 GEMMs of one wave (128x128x192:
         2.96 us) take ~2 us more than a tiny elementwise kernel (0.9-1.4 us per kernel in a graph),
-        and charging that per wave instead made a 12-wave GEMM 20 us too slow."""
+        and charging that per wave instead made a 12-wave GEMM 20 us too slow.
+    stream_fixed_s: once per memory-bound GEMM kernel (skinny, GEMV): the time before its operand
+        stream runs at the streaming rate. Why: graph-timed H200 GEMVs of 75 MB and 134 MB of
+        weights ran 27 and 41 us, a fixed ~9 us plus the bytes at ~98% of the copy ceiling, the
+        same shape as the decode-attention probes (a read-dominated stream after the L2 flush)."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
@@ -108,6 +112,7 @@ class GemmCoefficients:
     stream_efficiency: float = attrs.field(validator=_fraction)
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     prologue_s: float = attrs.field(default=0.0, validator=_non_negative)
+    stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

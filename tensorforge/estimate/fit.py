@@ -341,6 +341,7 @@ def fit_coefficients(
                 tile_overhead_s=float(math.exp(x[2])),
                 stream_efficiency=float(min(1.5, math.exp(x[3]))),
                 prologue_s=float(min(2e-5, math.exp(x[4]))),
+                stream_fixed_s=float(min(3e-5, math.exp(x[5]))),
             )
 
         def loss(x):
@@ -354,10 +355,11 @@ def fit_coefficients(
                 math.log(max(g.tile_overhead_s, 1e-8)),
                 math.log(g.stream_efficiency),
                 math.log(max(g.prologue_s, 2e-7)),
+                math.log(max(g.stream_fixed_s, 1e-6)),
             ]
         )
-        best = _nelder_mead(loss, start, np.array([0.15, 0.5, 0.7, 0.15, 0.7]), iterations=320)
-        best = _nelder_mead(loss, best, np.array([0.05, 0.2, 0.3, 0.05, 0.3]), iterations=320)
+        best = _nelder_mead(loss, start, np.array([0.15, 0.5, 0.7, 0.15, 0.7, 0.7]), iterations=400)
+        best = _nelder_mead(loss, best, np.array([0.05, 0.2, 0.3, 0.05, 0.3, 0.3]), iterations=400)
         f.c = make(best)
         f.note(
             "gemm",
@@ -368,6 +370,7 @@ def fit_coefficients(
                 "gemm.tile_overhead_s": f.c.gemm.tile_overhead_s,
                 "gemm.stream_efficiency": f.c.gemm.stream_efficiency,
                 "gemm.prologue_s": f.c.gemm.prologue_s,
+                "gemm.stream_fixed_s": f.c.gemm.stream_fixed_s,
             },
         )
     else:

@@ -122,6 +122,7 @@ class GemmRates:
     stream_bytes_per_s: float
     launch_s: float
     prologue_s: float = 0.0  # once per kernel: first operand fetch + last epilogue
+    stream_fixed_s: float = 0.0  # once per kernel, memory-bound side only
 
 
 def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
@@ -131,7 +132,7 @@ def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
         + r.tile_overhead_s
     )
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
-    memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s  # a streaming kernel pays it too
+    memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
     return {"compute": compute, "memory": memory, "total": total}
 

@@ -122,6 +122,7 @@ def gemm_rates(
         stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
         launch_s=0.0,
         prologue_s=c.gemm.prologue_s if efficiency else 0.0,
+        stream_fixed_s=c.gemm.stream_fixed_s if bandwidth else 0.0,
     )
 
 

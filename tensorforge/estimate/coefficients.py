@@ -129,7 +129,11 @@ class ConvCoefficients:
     depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
         of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
     tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
-        (filter and activation address set-up) on top of the GEMM's."""
+        (filter and activation address set-up) on top of the GEMM's.
+    direct_efficiency: unaligned channels with a small filter (a C=3 3x3 stem) run a direct
+        convolution engine on the CUDA cores: its multiply-adds at this fraction of the vector
+        (fp32) rate. unaligned_efficiency is then the rate of the padded tensor-core path the
+        larger filters take (menus.Menu.conv_direct_max_taps)."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -138,6 +142,7 @@ class ConvCoefficients:
     depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
+    direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
 
 
 @attrs.frozen

@@ -389,7 +389,12 @@ def fit_coefficients(
         [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)],
     )
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
-    f.fit_1d("conv-unaligned", by_group("conv-unaligned"), "conv", "unaligned_efficiency", lo=0.005)
+    _fit_nd(
+        f,
+        "conv-unaligned",
+        by_group("conv-unaligned"),
+        [("conv", "unaligned_efficiency", 0.005, 1.5), ("conv", "direct_efficiency", 0.005, 1.5)],
+    )
     depthwise = by_group("conv-depthwise")
     if len(depthwise) >= 2:  # bandwidth and per-tap arithmetic together
         measured = [p.measured_s for p in depthwise]

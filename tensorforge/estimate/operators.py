@@ -141,6 +141,8 @@ def estimate_matmul(
     if impl.conv_depthwise:
         return _estimate_depthwise(p, impl, bound, d, c)
     s = _gemm_shape(p, impl, menu)
+    if s.conv and not s.conv_aligned and max(1, impl.conv_taps) <= menu.conv_direct_max_taps:
+        return _estimate_direct(p, impl, bound, d, c)
     menu = gemm_menu(s, d.family)
     geo = gemm.geometry(s, menu, d.units, d.cache_bytes)
     full = gemm_rates(s, d, c)
@@ -178,6 +180,16 @@ def estimate_matmul(
         total += extra
         kernels += 3 if taps > 1 else 2
         notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
+    base_menu = menu_for(d.family)
+    if s.conv and not s.conv_aligned and base_menu.conv_pad_kernels:
+        # the input copied into channel-padded form twice (two nhwcAddPaddingKernel in the
+        # traces, each reading the input and writing its padded copy), and two memsets
+        padded = float(p.a.nbytes) * s.k_run / max(1, p.k)
+        extra = 2.0 * (p.a.nbytes + padded) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
+        terms["alignment_padding"] = terms.get("alignment_padding", 0.0) + extra
+        total += extra
+        kernels += base_menu.conv_pad_kernels
+        notes.append("channel-padding copies before the tensor-core kernel")
     total = _launches(total, terms, kernels, c)
     if not s.aligned:
         notes.append(
@@ -191,6 +203,27 @@ def estimate_matmul(
         )
     label = f"{menu.family} {gemm.describe(geo, i)}"
     return total, terms, kernels, label, tuple(notes)
+
+
+def _estimate_direct(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
+    """A direct convolution engine on the CUDA cores (channels too few for the tensor-core path
+    and a small filter): the real multiply-adds at the direct engine's share of the vector rate,
+    input and output streamed once."""
+    nbytes = float(p.a.nbytes + p.b.nbytes + p.c.nbytes)
+    compute = p.flops / d.rate(d.vector_mode)
+    memory = nbytes / (d.dram_bytes_per_s * c.gemm.stream_efficiency)
+    total, terms = _waterfall(
+        bound,
+        [
+            ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
+            ("achieved_bandwidth", max(compute, memory)),
+            ("alignment_padding", max(compute / c.conv.direct_efficiency, memory)),
+        ],
+    )
+    kernels = max(1, impl.kernels)
+    total = _launches(total, terms, kernels, c)
+    note = f"{impl.conv_channels} channels per group (not a multiple of 16 bytes), {impl.conv_taps} taps"
+    return total, terms, kernels, "direct convolution engine (CUDA cores)", (note,)
 
 
 def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):

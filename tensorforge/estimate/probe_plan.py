@@ -177,6 +177,12 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(768, 1536, 384),
             _gemm(1024, 512, 2048),
             _gemm(896, 896, 896, dtype="fp16"),
+            # streaming GEMVs from 19 to 268 MB of weights: a fixed time per kernel against the
+            # streaming rate (the 2026-11-30 13:01 sweep had them all at 52-75 MB, which cannot
+            # tell the two apart)
+            _gemm(1, 3072, 3072),
+            _gemm(2, 16384, 8192),
+            _gemm(16, 8192, 12288),
         ),
     )
     + _items(
@@ -222,6 +228,10 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(16, 128, 28, 28, 128, 3, padding=1),
             _conv(8, 64, 112, 112, 64, 3, padding=1),
             _conv(32, 256, 7, 7, 256, 3, padding=1),
+            # several waves of the deep-channel tiles (the 13:01 sweep's kxk probes ran 1-4 waves)
+            _conv(48, 128, 28, 28, 128, 3, padding=1),
+            _conv(24, 256, 14, 14, 256, 3, padding=1),
+            _conv(32, 512, 7, 7, 512, 3, padding=1),
         ),
     )
     + _items(

@@ -2,8 +2,9 @@
 from the results and a test can prove the probes never touch an evaluation shape).
 
 Each probe item informs one group of coefficients:
-  launch      chains of 1..8 tiny kernels, timed as a workload is: harness and per-kernel cost
-  graph       a CUDA graph of tiny kernels replayed: the device-side cost per kernel (reported)
+  launch      chains of 1..16 tiny kernels, timed as a workload is: harness and per-kernel cost,
+              eager and (on CUDA, like every item) as CUDA graphs: the device-time regime's
+  graph       a CUDA graph of tiny kernels replayed eagerly (kept for older fits)
   host        tiny transformer blocks launched eagerly: host time per kernel, flush slack
   stream      elementwise / norm / copy / concat sweeps over sizes: achieved bandwidth
   gemm        GEMMs over tile/wave structures and aspect ratios (16-bit): mainloop, feed,

@@ -468,11 +468,15 @@ def fit_coefficients(
             # before), and every single-kernel probe then waits 20 us for the host: the GEMM
             # and convolution stages pushed their efficiencies onto the limits to make up.
             single = min((s for n, s in chains if n == 1), default=None)
+            # what the lone kernel's chain held beyond its event pair and launch: the most it can
+            # have waited for the host (the 13:01 session's chain: 3.49 us = 1.24 + 2.30, no wait;
+            # a floor of `single` itself let the fit make every lone kernel wait 3.5 us)
+            waited = max(0.0, single - f.c.kernel.harness_s - f.c.kernel.launch_s) if single is not None else None
 
             def host_pair(x):
                 per = float(math.exp(x[0]))
                 slack = float(math.exp(x[1]))
-                return per, (max(slack, per - single) if single is not None else slack)
+                return per, (max(slack, per - waited) if waited is not None else slack)
 
             def make(x):
                 per, slack = host_pair(x)

@@ -79,7 +79,9 @@ def estimate_workload(
     device_launches = kernels * k.device_launch_s
     body = sum(r.estimate_s for r in results) - eager_launches
     device_s = body + device_launches + k.device_harness_s
+    # never below the device time: an eager call runs the same kernels and adds host and events
     eager_s = max(
+        device_s,
         body + eager_launches + k.harness_s,
         eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s,
     )

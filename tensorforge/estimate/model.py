@@ -30,6 +30,8 @@ def device_for(
         cache_bytes=float(cache.capacity_bytes if cache else 0),
         compute=compute,
         dram_bytes_per_s=dram,
+        devices=getattr(target, "devices", 1),
+        collectives=dict(ceilings.collectives or {}),
     )
 
 

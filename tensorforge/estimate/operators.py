@@ -12,9 +12,12 @@ estimate never falls below the bound):
 """
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
+from ..collectives import CollectiveProblem, calibrated_for
 from ..mappings.base import ceil_div
 from ..problems import AttentionProblem, MatmulProblem, StreamProblem
 from . import gemm
@@ -36,6 +39,8 @@ class Device:
     compute: dict[str, float]  # FLOP/s per math mode (achievable ceilings)
     dram_bytes_per_s: float
     vector_mode: str = "fp32"
+    devices: int = 1  # a system's device count (collectives over every device resolve against it)
+    collectives: Mapping[str, Any] = attrs.field(factory=dict, hash=False)  # calibrated curves by op/ranks
 
     def rate(self, mode: str) -> float:
         return self.compute.get(mode) or self.compute[self.vector_mode]
@@ -393,7 +398,31 @@ def estimate_stream(
     return total, terms, kernels, label, ()
 
 
-ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attention, StreamProblem: estimate_stream}
+def estimate_collective(
+    p: CollectiveProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+):
+    """A collective at the median the calibration sweep measured at its size (the chord between
+    the two swept sizes around it: CollectiveCeiling.expected_s), as achieved bandwidth over the
+    bound; the sweep's medians were timed like a workload, so the timing harness the workload
+    adds is taken off here. Without a calibrated curve that has medians: bound + launch."""
+    n = p.ranks or d.devices
+    curve = calibrated_for(p, n, d.collectives) if n >= 2 else None
+    expected = curve.expected_s(p.bytes) if curve is not None else None
+    if expected is None:
+        return estimate_unknown(p, impl, bound, d, c, resident)
+    kernels = max(1, impl.kernels)
+    device = expected - c.kernel.harness_s - kernels * c.kernel.launch_s
+    total, terms = _waterfall(bound, [("achieved_bandwidth", device)])
+    total = _launches(total, terms, kernels, c)
+    return total, terms, kernels, f"the {p.op} sweep's median at {p.bytes} B over {n} ranks", ()
+
+
+ESTIMATORS = {
+    MatmulProblem: estimate_matmul,
+    AttentionProblem: estimate_attention,
+    StreamProblem: estimate_stream,
+    CollectiveProblem: estimate_collective,
+}
 
 
 def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0):

@@ -146,6 +146,7 @@ class EstimateTermsProbe(CalibrationProbe):
         device = session.device if session.device is not None else torch.device("cpu")
         points: list[dict[str, Any]] = []
         for item in plan_for(self.backend):
+            item_start = time.perf_counter()
             row: dict[str, Any] = {
                 "name": item.name,
                 "group": item.group,
@@ -180,6 +181,8 @@ class EstimateTermsProbe(CalibrationProbe):
                 row["error"] = f"unavailable: {exc}"
             except Exception as exc:  # an OOM or unsupported shape costs one point, not the sweep
                 row["error"] = one_line(exc)
+            # the item's whole wall time (preparation, first call, timing): where a sweep's time goes
+            row["wall_s"] = round(time.perf_counter() - item_start, 4)
             points.append(row)
         failed = sum(1 for p in points if "error" in p)
         method = (

@@ -173,6 +173,7 @@ class Run:
                 same_device = device_target is target
                 ceilings = calibration.to_ceilings(cal) if cal else None
                 note = self._calibrated_note(ceilings, device_target, session.info.name)
+                coefficients = None
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
                     coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
@@ -186,7 +187,7 @@ class Run:
                     calibrated_target=device_target.name if device_target else None,
                     calibrated_note=note,
                 )
-                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
+                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note, coefficients)
                 self._energy_prediction(cal, calibrated_pred, device_target)
                 measurements = self._measure(session, workloads, analytical)
             finally:
@@ -593,8 +594,9 @@ class Run:
         except Exception as exc:  # a telemetry source's failure costs its window, never the run
             return TelemetryWindow(available=False, reason=one_line(exc))
 
-    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
-        """The calibrated bound of the sustained regime, from the sustained probes' ceilings."""
+    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note, coefficients=None) -> None:
+        """The calibrated bound of the sustained regime, from the sustained probes' ceilings, and
+        beside it the burst-calibrated estimate carried onto those ceilings (sustained_estimate)."""
         if note is not None or cal is None:
             self.sustained_note = note or "no calibration"
         elif "sustained" not in calibration.regimes(cal):
@@ -602,7 +604,8 @@ class Run:
         else:
             ceilings = calibration.to_ceilings(cal, "sustained")
             point = self.opts.operating_point if same_device else None
-            self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
+            estimate = sustained_estimate(coefficients) if coefficients is not None else True
+            self.sustained_pred = self._predict(workloads, device_target, mappings, point, ceilings, estimate)
             self.sustained_note = None
         if self.predicted is not None and "sustained" in (calibration.regimes(cal) if cal else []):
             self.predicted = attrs.evolve(
@@ -676,3 +679,16 @@ class Run:
             },
             note="bound checks only; regression and right-sizing verdicts come from policy commands reading captures",
         )
+
+
+def sustained_estimate(coefficients):
+    """The estimate of the sustained regime: the burst-calibrated coefficients on the sustained
+    ceilings. Rates are stored as fractions of the ceilings in force, so compute and bandwidth
+    terms scale by the calibrated sustained/burst ceiling ratio; fixed costs (launches, harness,
+    prologues) stay as calibrated in burst. The basis says so: no probe ran in this regime."""
+    return coefficients.relabel(
+        coefficients.basis_kind,
+        f"{coefficients.basis}; sustained regime: burst-calibrated coefficients on the sustained "
+        "ceilings (rates scaled by the calibrated sustained/burst ceiling ratio, fixed costs as in "
+        "burst; no estimate probe ran sustained)",
+    )

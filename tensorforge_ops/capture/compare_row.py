@@ -33,3 +33,14 @@ def comparison_row(w: Any, cal: Any, sustained: Any, m: WorkloadMeasurement | No
     per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
         w, cal, m, same_device, burst.graph_p50_s if burst else None)
     return attrs.evolve(row, regimes=regimes, operators=per_operator)
+
+
+def violations(rows: dict[str, ComparisonRow]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(workloads, 'NAME (REGIME MODE)'s, 'NAME: OPERATOR's) whose measurement beat its
+    calibrated bound: the primary p50, every regime and mode against its own regime's bound, and
+    every operator against its own."""
+    return (tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
+            tuple(sorted(f"{n} ({regime} {x.mode})" for n, r in rows.items()
+                         for regime, x in (r.regimes or {}).items() if x.bound_check.verdict == "BOUND VIOLATION")),
+            tuple(sorted(f"{n}: {op}" for n, r in rows.items()
+                         for op in ((r.operators.violations or ()) if r.operators else ()))))

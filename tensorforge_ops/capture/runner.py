@@ -20,7 +20,7 @@ from tensorforge.api import TensorForgeError, finite_in, one_line, predict, reso
 from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..telemetry.nvml import CAVEAT
-from .compare_row import comparison_row
+from .compare_row import comparison_row, violations
 from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
@@ -401,13 +401,9 @@ class Run:
         self.comparison = Comparison(
             same_device=same_device, device_note=device_note,
             calibrated_target=device_target.name if device_target else None, workloads=rows,
-            bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
             # every regime and mode against its own regime's bound, and every operator against its own
-            regime_bound_violations=tuple(sorted(
-                f"{n} ({regime} {x.mode})" for n, r in rows.items() for regime, x in (r.regimes or {}).items()
-                if x.bound_check.verdict == "BOUND VIOLATION")),
-            operator_bound_violations=tuple(sorted(
-                f"{n}: {op}" for n, r in rows.items() for op in ((r.operators.violations or ()) if r.operators else ()))))
+            **dict(zip(("bound_violations", "regime_bound_violations", "operator_bound_violations"),
+                       violations(rows))))
         self.policy = PolicyRecord(
             bound_checks={n: RecordedBoundCheck(verdict=r.bound_check.verdict,
                                                 evidence=("MEASURED p50", "CALIBRATED lower bound"))

@@ -12,10 +12,13 @@ from typing import Any
 from .cli_options import (
     CliState,
     core_host,
+    json_option,
     operating_point_option,
+    optional_target_option,
     output_options,
     pass_host,
     target_option,
+    wide_option,
     workload_options,
 )
 from .collectives import CollectiveCeiling
@@ -40,6 +43,7 @@ from .plugin_options import PluginOptions
 from .plugins import BaseHost, PluginHost, PluginReport
 from .precision import VECTOR_EXECUTES
 from .render import table
+from .screen import PLAIN, Screen, detect, paint
 from .results import Prediction
 from .serialize import canonical_json, converter, to_data
 from .suite import parse_fields, resolve, resolve_spec
@@ -50,13 +54,14 @@ from .workload import Workload, WorkloadKind
 __all__ = [
     "STDOUT", "Claim", "claim", "output_options", "write_output",
     "signal_name", "signals_as_interrupts", "signals_ignored", "FiniteFloat", "finite_in", "finite_number",
-    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PluginError", "PluginHost", "PluginOptions",
+    "BaseHost", "Ceilings", "CliState", "CollectiveCeiling", "PLAIN", "PluginError", "PluginHost", "PluginOptions",
     "PluginReport", "collective_ceilings",
-    "Prediction", "Target", "TensorForgeError", "Workload", "WorkloadKind",
-    "canonical_json", "closest", "core_host", "one_line", "operating_point_option", "parse_fields",
+    "Prediction", "Screen", "Target", "TensorForgeError", "Workload", "WorkloadKind",
+    "canonical_json", "closest", "core_host", "detect", "json_option", "one_line", "operating_point_option",
+    "optional_target_option", "paint", "parse_fields",
     "parse_json", "parse_toml", "pass_host", "percent", "predict", "read_document", "read_json",
     "read_text", "read_toml", "resolve", "run_prediction", "seconds", "si", "table", "target_option",
-    "to_data", "unknown", "workload_options", "write_atomic",
+    "to_data", "unknown", "wide_option", "workload_options", "write_atomic",
     "VECTOR_EXECUTES",
     # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
     "EstimateCoefficients", "Evaluation", "Row", "STREAM_OPS", "TERMS", "TERM_LABELS", "WorkloadPoint",

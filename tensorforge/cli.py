@@ -17,13 +17,13 @@ import attrs
 import click
 
 from . import __version__
-from .cli_options import (CliState, operating_point_option, output_options, pass_host, target_option,
-                          workload_options)
+from .cli_options import (CliState, complete_target, json_option, operating_point_option, output_options, pass_host,
+                          target_option, wide_option, workload_options)
 from .errors import TensorForgeError, shorten
 from .output import STDOUT, claim, write_output
 from .plugin_options import DISABLE, ONLY, TRACE, PluginOptions
 from .plugins import PluginHost, PluginReport
-from .render import table
+from .screen import PLAIN, Screen, detect
 from .serialize import canonical_json, to_data
 
 
@@ -34,13 +34,14 @@ def warn_broken(host: PluginHost) -> None:
         click.echo(f"warning: {line}", err=True)
 
 
-def emit(text: str, output: str | None, what: str, force: bool = False) -> None:
-    """`text` to standard output, or to `output` by the one rule for written files."""
+def emit(text: str, output: str | None, what: str, force: bool = False, screen: Screen = PLAIN) -> None:
+    """`text` to standard output (in colour on a terminal), or to `output` by the one rule for
+    written files (tensorforge/output.py)."""
     if output and output != STDOUT:
         written = write_output(output, text, what, force)
         click.echo(f"wrote {written}", err=True)
     else:
-        click.echo(text, nl=False)
+        screen.echo(text, nl=False)
 
 
 # -- list-plugins ------------------------------------------------------------------------------
@@ -56,9 +57,10 @@ def _plugin_row(report: PluginReport) -> list[str]:
 
 
 @click.command("list-plugins")
-@click.option("--json", "as_json", is_flag=True, help="Print the same information as JSON.")
+@json_option("the same information")
+@wide_option
 @pass_host
-def list_plugins(host: PluginHost, as_json: bool) -> None:
+def list_plugins(host: PluginHost, as_json: bool, wide: bool) -> None:
     """List installed plugins: distribution, version, side (core/ops), hooks implemented,
     what each registered, and the error of any plugin that failed to load.
 
@@ -74,8 +76,9 @@ def list_plugins(host: PluginHost, as_json: bool) -> None:
     if as_json:
         click.echo(canonical_json(to_data(reports)), nl=False)
         return
-    click.echo(table(["plugin", "side", "distribution", "hooks", "registered"],
-                     [_plugin_row(r) for r in reports]))
+    screen = detect(wide)
+    screen.echo(screen.table(["plugin", "side", "distribution", "hooks", "registered"],
+                             [_plugin_row(r) for r in reports]))
 
 
 # -- predict -----------------------------------------------------------------------------------
@@ -96,12 +99,13 @@ def list_plugins(host: PluginHost, as_json: bool) -> None:
                    "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
                    "a space gives a labelled relaxation: a looser bound, never a higher one.")
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
-@click.option("--json", "as_json", is_flag=True, help="Write the deterministic JSON result.")
+@json_option("the prediction")
+@wide_option
 @output_options("prediction", "standard output")
 @pass_host
 def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: tuple[str, ...],
             operating_point: str | None, ceilings_path: str | None, force_ceilings: bool,
-            max_candidates: int | None, detail: bool, as_json: bool, output: str | None,
+            max_candidates: int | None, detail: bool, as_json: bool, wide: bool, output: str | None,
             force: bool) -> None:
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
@@ -110,21 +114,25 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     """
     from .api import run_prediction
     from .ceilings_file import load_ceilings
-    from .render import prediction_text
+    from .render import memory_level_names, prediction_text
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
     if output and output != STDOUT:
         claim(output, "prediction", force).release()      # refused before the work, not after
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
+    target = host.target(target_name)
     estimate: object = True
     if ceilings_path:   # a calibration or capture with the estimate's calibrated coefficients
         from .estimate.store import coefficients_in_document
-        estimate = coefficients_in_document(ceilings_path, host.target(target_name).name) or True
+        estimate = coefficients_in_document(ceilings_path, target.name) or True
     pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
                           estimate=estimate)
-    text = canonical_json(to_data(pred)) if as_json else prediction_text(pred, detail) + "\n"
-    emit(text, output, "prediction", force)
+    to_file = bool(output) and output != STDOUT
+    screen = PLAIN if (to_file or as_json) else detect(wide)
+    text = canonical_json(to_data(pred)) if as_json else \
+        prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
+    emit(text, output, "prediction", force, screen)
 
 
 # -- targets -----------------------------------------------------------------------------------
@@ -135,11 +143,16 @@ def targets() -> None:
 
 
 @targets.command("list")
+@json_option("every target's full description (as `targets show --json`)")
+@wide_option
 @pass_host
-def targets_list(host: PluginHost) -> None:
+def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
     """List targets with their PE array, memory and operating points."""
     from .target import datasheet_ceilings
     from .units import binary_bytes, si
+    if as_json:
+        click.echo(canonical_json([to_data(host.target(n)) for n in host.names("targets")]), nl=False)
+        return
     rows = []
     for name in host.names("targets"):
         t = host.target(name)
@@ -150,7 +163,9 @@ def targets_list(host: PluginHost) -> None:
                      si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
                      ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
                                for p in t.operating_points)])
-    click.echo(table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"], rows))
+    screen = detect(wide)
+    screen.echo(screen.table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"],
+                             rows))
 
 
 def _target_origin(host: PluginHost, name: str) -> str:
@@ -164,19 +179,20 @@ def _target_origin(host: PluginHost, name: str) -> str:
 
 
 @targets.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_target)
 @click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True,
               help="toml: the target file format that `--target FILE` reads back; json: the "
                    "same fields as data.")
+@json_option("the target (the same as --format json)")
 @pass_host
-def targets_show(host: PluginHost, name: str, fmt: str) -> None:
+def targets_show(host: PluginHost, name: str, fmt: str, as_json: bool) -> None:
     """Print a target's full description with the source of every figure.
 
     NAME is an installed target or a target file. The TOML output is a target file: save it,
     edit it, and pass it to `predict --target ./FILE.toml`.
     """
     target = host.target(name)
-    if fmt == "json":
+    if fmt == "json" or as_json:
         click.echo(canonical_json(to_data(target)), nl=False)
         return
     from .target_dump import dump_target
@@ -185,17 +201,30 @@ def targets_show(host: PluginHost, name: str, fmt: str) -> None:
 
 # -- workloads ---------------------------------------------------------------------------------
 
+def _workload_data(host: PluginHost, name: str) -> dict[str, Any]:
+    kind = host.workload_kind(name)
+    return {"name": name, "description": kind.description,
+            "parameters": [f.name for f in attrs.fields(kind.params_type)],
+            "presets": {p: kind.spec(kind.parse(kind.presets[p])) for p in sorted(kind.presets)},
+            "default_suite": sorted(kind.default_suite)}
+
+
 @click.command()
+@json_option("the kinds, their parameters and presets")
 @pass_host
-def workloads(host: PluginHost) -> None:
+def workloads(host: PluginHost, as_json: bool) -> None:
     """List workload kinds, their parameters and presets (* = in the default suite)."""
-    for name in host.names("workloads"):
-        kind = host.workload_kind(name)
-        params = ", ".join(f.name for f in attrs.fields(kind.params_type))
-        click.echo(f"{name}: {kind.description}\n  parameters: {params}")
-        for preset in sorted(kind.presets):
-            mark = "*" if preset in kind.default_suite else " "
-            click.echo(f"  {mark} {preset}: {kind.spec(kind.parse(kind.presets[preset]))}")
+    kinds = [_workload_data(host, name) for name in host.names("workloads")]
+    if as_json:
+        click.echo(canonical_json(kinds), nl=False)
+        return
+    screen = detect()
+    for kind in kinds:
+        screen.echo(f"{kind['name']}: {kind['description']}")
+        screen.echo(screen.wrap(f"  parameters: {', '.join(kind['parameters'])}", "    "))
+        for preset, spec in kind["presets"].items():
+            mark = "*" if preset in kind["default_suite"] else " "
+            screen.echo(screen.wrap(f"  {mark} {preset}: {spec}", "      "))
 
 
 CORE_COMMANDS: tuple[click.Command, ...] = (list_plugins, predict, targets, workloads)
@@ -286,6 +315,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except TensorForgeError as exc:
         click.echo(f"error: {shorten(str(exc))}", err=True)
         sys.exit(2)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # `tensorforge` alone asks what there is: the help, as `--help` prints it, not an error.
+        click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        sys.exit(0)
     except click.exceptions.Abort as exc:
         # click turns a KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP during `run`) into Abort
         from .interrupts import exit_status, signal_name

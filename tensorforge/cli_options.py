@@ -3,7 +3,8 @@ options several commands take.
 
 The options are declared once here, so `predict`, `run` and `rightsize` (the last two come
 from the Ops side through tensorforge.api) spell and explain `--target`, `--workload`,
-`--suite` and `--operating-point` the same way. The plugins are loaded once per invocation,
+`--suite`, `--operating-point`, `--wide` and `--json` the same way, and complete target and
+preset names in the shell the same way (`tensorforge completion`). The plugins are loaded once per invocation,
 after click has parsed the root options that choose them; every command reaches them through
 `pass_host` or `core_host`, never through a global.
 """
@@ -64,12 +65,72 @@ def pass_host(command: Callable[Concatenate[PluginHost, P], R]) -> Callable[P, R
     return with_host
 
 
+# -- shell completion --------------------------------------------------------------------------
+# Completion runs in a fresh process for every Tab: it loads the installed plugins (a fraction of
+# a second), and never fails loudly (a broken plugin costs its names, not the shell's prompt).
+
+def _installed(kind: str) -> list[str]:
+    try:
+        host = PluginHost(options=PluginOptions.from_env())
+        if kind == "targets":
+            return list(host.names("targets"))
+        names: list[str] = []
+        for name in host.names("workloads"):
+            workload_kind = host.workload_kind(name)
+            names += [f"{name}:"] + sorted(workload_kind.presets)
+        return names
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the prompt
+        return []
+
+
+def complete_target(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Installed target names; a path (anything with '/' or '.') completes as a file."""
+    from click.shell_completion import CompletionItem
+    if "/" in incomplete or incomplete.startswith("."):
+        return [CompletionItem(incomplete, type="file")]
+    return [CompletionItem(n) for n in _installed("targets") if n.startswith(incomplete)]
+
+
+def complete_workload(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Preset names and workload kinds (as 'kind:' to start an inline spec)."""
+    from click.shell_completion import CompletionItem
+    return [CompletionItem(n) for n in _installed("workloads") if n.startswith(incomplete)]
+
+
+# -- options -----------------------------------------------------------------------------------
+
+def _target(required: bool, help: str) -> Callable[[F], F]:
+    # No explicit default: click then reports a missing required --target itself.
+    return click.option("--target", "-t", "target_name", required=required,
+                        shell_complete=complete_target, help=help)
+
+
 def target_option(command: F) -> F:
     """--target/-t: an installed target or a target file."""
+    return _target(True, "Target name (see `targets list`) or a target file (./my-npu.toml; see `targets show`).")(
+        command)
+
+
+def optional_target_option(what_it_chooses: str) -> Callable[[F], F]:
+    """--target/-t where a command can do without one; the help says what the target chooses."""
+    return _target(False, what_it_chooses)
+
+
+def wide_option(command: F) -> F:
+    """--wide: every table in full, whatever the terminal's width."""
     return click.option(
-        "--target", "-t", "target_name", required=True,
-        help="Target name (see `targets list`) or a target file (./my-npu.toml; see `targets show`).",
+        "--wide", is_flag=True,
+        help="Print every column in full, however wide (default: fit tables to the terminal; "
+             "files and pipes always get full columns).",
     )(command)
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    """--json: the same information as deterministic JSON (sorted keys), for machines."""
+    def decorate(command: F) -> F:
+        return click.option("--json", "as_json", is_flag=True,
+                            help=f"Print {what} as JSON (sorted keys, byte-stable) instead of text.")(command)
+    return decorate
 
 
 def workload_options(default: str) -> Callable[[F], F]:
@@ -80,7 +141,7 @@ def workload_options(default: str) -> Callable[[F], F]:
             help="A TOML or JSON suite file of [[workload]] tables. Repeatable.",
         )(command)
         return click.option(
-            "--workload", "-w", "specs", multiple=True,
+            "--workload", "-w", "specs", multiple=True, shell_complete=complete_workload,
             help="Preset name, preset with overrides (gemm_tiny:dtype=fp16) or inline spec "
                  f"(gemm:m=8192,n=8192,k=8192,dtype=bf16). Repeatable. Default: {default}.",
         )(command)

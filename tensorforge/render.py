@@ -1,18 +1,41 @@
-"""Plain-text tables for people; JSON is for machines."""
+"""The prediction as text for people; JSON is for machines. Tables go through a Screen
+(screen.py), so they fit the terminal they are printed on and stay whole in files."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 
-from .results import Prediction
+from .results import OperatorPrediction, Prediction
+from .screen import PLAIN, Screen, table
 from .units import seconds, si
 
+__all__ = ["memory_cell", "memory_level_names", "prediction_text", "table"]
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
-    out = [line(headers), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in rows)
-    return "\n".join(out)
+
+def memory_level_names(target) -> dict[str, str]:
+    """What the mappings' memory levels are called on `target`: 'unit_sram' is its per-unit
+    SRAM (shared memory on a GPU), 'cache_to_unit' the path from its shared cache (L2)."""
+    names = {"dram": "DRAM"}
+    try:
+        names["unit_sram"] = target.tile_level().name
+        cache = target.cache_level()
+        if cache is not None:
+            names["cache_to_unit"] = f"{cache.name} to unit"
+    except (AttributeError, ValueError):
+        pass
+    return names
+
+
+def _level(ops: Iterable[OperatorPrediction], names: Mapping[str, str]) -> str:
+    """The memory level(s) that bound the memory time of `ops`, named; several joined by '+'."""
+    levels = sorted({o.mapping.memory_level for o in ops if o.memory_s > 0})
+    return "+".join(names.get(level, level) for level in levels)
+
+
+def memory_cell(memory_s: float, ops: Iterable[OperatorPrediction], names: Mapping[str, str]) -> str:
+    """A memory time with the level that set it: '1.028 ms (shared_memory)'. The binding level
+    is not always DRAM: a large GEMM's tiles stream through shared memory faster than DRAM
+    could deliver them, and that time can be the larger one."""
+    level = _level(ops, names)
+    return f"{seconds(memory_s)} ({level})" if level else seconds(memory_s)
 
 
 def mapping_text(op) -> str:
@@ -42,7 +65,11 @@ def search_text(pred: Prediction) -> str:
     return text
 
 
-def prediction_text(pred: Prediction, detail: bool = False) -> str:
+def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLAIN,
+                    levels: Mapping[str, str] | None = None) -> str:
+    """The prediction for people: its ceilings, one row per workload (every operator with
+    `detail`), the search, the notes. `levels` names the memory levels (memory_level_names)."""
+    names = dict(levels or {"dram": "DRAM"})
     c = pred.ceilings
     ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
     if c.vector:
@@ -54,7 +81,7 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
     lines: list[str] = [
         f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
         f"({pred.clock_mhz:g} MHz)",
-        f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}",
+        screen.wrap(f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}"),
         "",
     ]
     estimated = any(w.estimate is not None for w in pred.workloads)
@@ -63,42 +90,41 @@ def prediction_text(pred: Prediction, detail: bool = False) -> str:
         main = max(w.operators, key=lambda o: o.latency_s)
         row = [w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
                mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
-               seconds(w.compute_s), seconds(w.memory_s), seconds(w.latency_s), w.bottleneck,
-               "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search]
+               seconds(w.compute_s), memory_cell(w.memory_s, w.operators, names), seconds(w.latency_s),
+               w.bottleneck, "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search]
         if estimated:
             e = w.estimate
             row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
         rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
-    headers = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory",
+    headers = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)",
                "lower bound", "bottleneck", "ceilings", "search"]
     headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
-    lines.append(table(headers + [""], rows))
+    lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
     if estimated:
         from .estimate.render import basis_line
         lines += ["", basis_line(pred)]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
-            lines.append(table(
-                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory", "latency", "bound by",
-                 "search"],
+            lines.append(screen.table(
+                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory (level)", "latency",
+                 "bound by", "search"],
                 [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
-                  seconds(o.compute_s), seconds(o.memory_s), seconds(o.latency_s),
-                  o.bottleneck if o.bottleneck == "compute" else f"{o.bottleneck} ({o.mapping.memory_level})",
-                  o.mapping.search]
-                 for o in w.operators]))
+                  seconds(o.compute_s), memory_cell(o.memory_s, (o,), names), seconds(o.latency_s),
+                  o.bottleneck, o.mapping.search]
+                 for o in w.operators], optional=("search", "mapping", "FLOPs", "x", "compute")))
             if w.estimate is not None:
                 from .estimate.render import OPERATOR_HEADERS, operator_rows, waterfall_lines
                 lines.append("")
-                lines.append(table(OPERATOR_HEADERS, operator_rows(w)))
+                lines.append(screen.table(OPERATOR_HEADERS, operator_rows(w)))
                 lines += waterfall_lines(w)
     lines += ["", f"{pred.candidates} mapping candidates evaluated "
                   f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
-    lines.append(search_text(pred))
-    lines += [f"note: {n}" for n in pred.notes]
+    lines.append(screen.wrap(search_text(pred)))
+    lines += [screen.wrap(f"note: {n}") for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
     if estimated:
         lines.append("note: the estimate is the expected time (a sum of calibrated, named terms on top of "
                      "the bound; device = kernels back to back, eager = launched one by one from "
                      "Python); it is not a bound and may be beaten")
-    return "\n".join(lines)
+    return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))

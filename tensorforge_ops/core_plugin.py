@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (FiniteFloat, PluginHost, output_options, operating_point_option, pass_host, target_option,
+from tensorforge.api import (FiniteFloat, PluginHost, json_option, operating_point_option,
+                             optional_target_option, output_options, pass_host, target_option, wide_option,
                              workload_options)
 from tensorforge.hookspecs import hookimpl
 
@@ -48,7 +49,8 @@ def _default_capture_path(target: str) -> Path:
 @operating_point_option
 @click.option("--backend", default=None, help="Measurement backend [default: the one that measures "
               "the target natively (torch-cpu for host-cpu), else torch-cuda].")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True, help="Device index.")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
+              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
 @click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=0.5, show_default=True,
@@ -73,13 +75,16 @@ def _default_capture_path(target: str) -> Path:
 # The MLflow issue names `run --mlflow`: shorthands for the generic sink options above. The
 # sink itself is the separate tf-mlflow plugin; without it, --mlflow fails like --export mlflow.
 @click.option("--mlflow", "to_mlflow", is_flag=True,
-              help="Shorthand for --export mlflow (the tf-mlflow plugin).")
+              help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI (or "
+                   "MLFLOW_TRACKING_URI) MLflow's defaults apply: the run goes to ./mlflow.db and its "
+                   "artifacts to ./mlruns/ in the current folder.")
 @click.option("--mlflow-tracking-uri", default=None, metavar="URI",
               help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
+@wide_option
 @pass_host
 def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
         no_telemetry, telemetry_seconds, no_graph, no_sustained, no_trace, budget_s, cooldown_s, rest_s,
-        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri):
+        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri, wide):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -109,17 +114,19 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
             export_options = tuple(export_options) + (f"tracking_uri={mlflow_tracking_uri}",)
     sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
-    runner = Run(core, ops, opts, lambda line: click.echo(line, err=True))
+    from .progress import for_terminal
+    progress = for_terminal()
+    runner = Run(core, ops, opts, progress)
     with RunDestinations(output or _default_capture_path(target_name), force) as where:
-        sealed = _execute(runner, where)
+        sealed = _execute(runner, where, progress, wide)
         export_all(sinks, sealed, where.capture.written_to or str(output), sink_options,
                    lambda line: click.echo(line, err=True))
 
 
-def _execute(runner, where):
+def _execute(runner, where, progress, wide):
     """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
     gathered as an incomplete capture, then let the interruption end the command."""
-    from tensorforge.api import canonical_json, signal_name, signals_as_interrupts, signals_ignored
+    from tensorforge.api import canonical_json, detect, signal_name, signals_as_interrupts, signals_ignored
     from .capture.convert import to_document
     from .capture.document import seal
     from .home import home
@@ -129,18 +136,23 @@ def _execute(runner, where):
         with signals_as_interrupts():
             capture = runner.execute()
     except KeyboardInterrupt as exc:
+        progress.close()
         if runner.started:
             with signals_ignored():        # a second signal must not cut this write short
                 partial = seal(runner.capture(), home())
                 written = where.write_incomplete(canonical_json(to_document(partial)))
                 click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
+    finally:
+        progress.close()
     sealed = seal(capture, home())      # signed with the user's key (made on first use)
     captured = where.write_capture(canonical_json(to_document(sealed)))
-    text = summary_text(sealed)
+    text = summary_text(sealed)         # the file always gets full columns
     summary = where.write_summary(text)
-    # The summary is for people: on standard output, unless the capture itself went there.
-    click.echo(text, nl=False, err=where.to_stdout)
+    # The summary is for people: on standard output (fitted to a terminal), unless the capture
+    # itself went there.
+    screen = detect(wide, stream=sys.stderr if where.to_stdout else None)
+    screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False, err=where.to_stdout)
     click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
     return sealed
 
@@ -163,6 +175,30 @@ def export_command(core, capture, sink_names, options):
         sys.exit(1)
 
 
+DEFAULT_BACKEND = "torch-cuda"
+
+
+def _calibration_backend(ops, target_name: str | None, backend: str | None) -> str:
+    """As `run` chooses: --backend, else the backend that measures --target natively
+    (torch-cpu for host-cpu), else the GPU's."""
+    if backend:
+        return backend
+    if target_name:
+        from tensorforge.api import core_host
+        return ops.default_backend(core_host().target(target_name).name, DEFAULT_BACKEND)
+    return DEFAULT_BACKEND
+
+
+def _cpu_hint(ops) -> str:
+    """How to calibrate this machine's CPU instead, where a backend for it is installed."""
+    cpu = [b for b in ops.values("backends") if getattr(b, "targets", ())]
+    if not cpu:
+        return ""
+    backend = cpu[0]
+    return (f"; to calibrate this machine's CPU instead: tensorforge calibrate --target {backend.targets[0]} "
+            f"(backend {backend.name})")
+
+
 def _attach_estimate(core, cal):
     """The calibration with the estimate's coefficients fitted for the installed target that
     describes the calibrated device (as `run` does), so `predict --ceilings CALIBRATION.json`
@@ -180,66 +216,79 @@ def _attach_estimate(core, cal):
 
 
 @click.command()
-@click.option("--backend", default="torch-cuda", show_default=True, help="Measurement backend.")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the calibration document as JSON.")
+@optional_target_option("Calibrate the device that measures this target, choosing the backend as `run` does "
+                        "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
+@click.option("--backend", default=None,
+              help="Measurement backend (overrides the choice from --target) [default: torch-cuda].")
+@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
+              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
+@json_option("the calibration document (what `predict --ceilings` reads)")
 @pass_host
-def calibrate(core, backend, device_index, as_json):
+def calibrate(core, target_name, backend, device_index, as_json):
     """Run the calibration probes alone and store the result for this device (CALIBRATED).
 
     `run` reuses the stored calibration for the same device fingerprint unless --recalibrate.
-    Exit status 3 when no device is available.
+    Without a GPU, `calibrate --target host-cpu` calibrates the CPU. Exit status 3 when the
+    device is not available.
     """
-    from tensorforge.api import canonical_json, seconds, si
+    from tensorforge.api import canonical_json
     from .calibrate import store as calibration
     from .api import Unavailable
     from .capture.convert import to_document
+    from .progress import for_terminal
 
     from .home import require_writable_home
 
     ops = ops_host(core)
     require_writable_home()       # before the probes run, not when their result is stored
+    backend = _calibration_backend(ops, target_name, backend)
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:
-        click.echo(f"error: cannot calibrate: {exc}", err=True)
+        hint = _cpu_hint(ops) if backend == DEFAULT_BACKEND else ""
+        click.echo(f"error: cannot calibrate with {backend}: {exc}{hint}", err=True)
         sys.exit(3)
+    progress = for_terminal()
     try:
-        cal = calibration.run_probes(session, ops.for_backend("probes", backend),
-                                     lambda line: click.echo(line, err=True))
+        cal = calibration.run_probes(session, ops.for_backend("probes", backend), progress)
     finally:
+        progress.close()
         session.close()
     cal = _attach_estimate(core, cal)
     path = calibration.save(cal)
     if as_json:
         click.echo(canonical_json(to_document(cal)), nl=False)
     else:
-        from .capture.summary_regimes import FLOOR_NAMES
-        click.echo(f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}")
-        by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or \
-            {"burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)}
-        for regime, (compute, dram) in sorted(by_regime.items()):
-            for mode, rate in sorted(compute.items()):
-                click.echo(f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}")
-            if dram:
-                click.echo(f"  {regime} memory bandwidth (bytes read + written): {si(dram, 'B/s')}")
-        floors = cal.floors or {}
-        for key, label in FLOOR_NAMES:
-            if floors.get(key) is not None:
-                click.echo(f"  {label}: {seconds(floors[key])}")
-        if not floors and cal.ceilings.launch_floor_s:
-            click.echo(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
-        for name, why in sorted(cal.failed_probes.items()):
-            click.echo(f"  probe {name} failed: {why}")
-        fit = cal.estimate or {}
-        if "report" in fit:
-            s = fit["report"]["summary"]
-            click.echo(f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
-                       "the probes reproduced to "
-                       f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
-        elif "error" in fit:
-            click.echo(f"  estimate fit failed: {fit['error']}")
+        _print_calibration(cal)
     click.echo(f"stored {path}", err=True)
+
+
+def _print_calibration(cal) -> None:
+    """The ceilings per regime and the named floors, for people (labels in colour on a terminal)."""
+    from tensorforge.api import detect, seconds, si
+    from .capture.summary_regimes import FLOOR_NAMES
+    lines = [f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}"]
+    by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or \
+        {"burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)}
+    for regime, (compute, dram) in sorted(by_regime.items()):
+        lines += [f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}" for mode, rate in sorted(compute.items())]
+        if dram:
+            lines.append(f"  {regime} memory bandwidth (bytes read + written): {si(dram, 'B/s')}")
+    floors = cal.floors or {}
+    lines += [f"  {label}: {seconds(floors[key])}" for key, label in FLOOR_NAMES if floors.get(key) is not None]
+    if not floors and cal.ceilings.launch_floor_s:
+        lines.append(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
+    lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal.failed_probes.items())]
+    fit = cal.estimate or {}
+    if "report" in fit:
+        s = fit["report"]["summary"]
+        lines.append(f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
+                     "the probes reproduced to "
+                     f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
+    elif "error" in fit:
+        lines.append(f"  estimate fit failed: {fit['error']}")
+    screen = detect()
+    screen.echo("\n".join(screen.wrap(line, "    ") for line in lines))
 
 
 @click.command()
@@ -264,17 +313,16 @@ def verify(capture, as_json, trusted_keys, trusted_key_files, require_trusted):
         click.echo(canonical_json({**attrs.asdict(report), "trust_required": trust.required,
                                    "trusted_keys": list(trust.fingerprints)}), nl=False)
     else:
-        for check in report.checks:
-            click.echo(f"ok    {check}")
-        for problem in report.problems:
-            click.echo(f"FAIL  {problem}")
-        click.echo(f"integrity: {'holds' if report.ok else 'FAILS'}")
-        click.echo(f"origin: {report.origin_detail}" + ("" if trust.required or report.origin == "trusted" else
-                                                        " (not required: pass --require-trusted)"))
+        from tensorforge.api import detect
+        lines = [f"ok    {check}" for check in report.checks] + [f"FAIL  {problem}" for problem in report.problems]
+        lines.append(f"integrity: {'holds' if report.ok else 'FAILS'}")
+        lines.append(f"origin: {report.origin_detail}" + ("" if trust.required or report.origin == "trusted" else
+                                                          " (not required: pass --require-trusted)"))
         verdict = "VERIFIED" if report.ok and refused is None else "NOT VERIFIED"
         if report.ok and refused is not None:
             verdict += ": integrity holds, but it is not signed by a trusted key"
-        click.echo(f"{capture}: {verdict}")
+        lines.append(f"{capture}: {verdict}")
+        detect().echo("\n".join(lines))
     if not report.ok or refused is not None:
         sys.exit(1)
 

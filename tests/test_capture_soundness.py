@@ -33,6 +33,16 @@ calibrated floor was the p10 of the sweep's 4 KiB samples (11.4 us) while the sa
 from 9 us to over 100 us (host launch included); the fastest sample of the measurement lies
 17-19% below it. The collective sweep now takes each size's fastest sample less an allowance (tensorforge.collectives),
 so a new capture should clear these entries (re-fitting these captures' own sweep with today's curve puts every fastest sample above it: benchmarks/refit_collectives.py).
+
+The final H200 captures (h200-final-*, h200-estimate-eval-final) add eight of a fourth kind: their
+ceiling was already the matmul-ceiling probe's fastest sample (bf16 783, fp16 755 TFLOP/s), yet
+other shapes run faster (the estimate sweep's 7168^3 bf16 point at 814 TFLOP/s by its p10; a
+held-out 8192x4096x8192 fp16 GEMM at 779). Calibration now takes each mode's ceiling as the highest
+rate any of its probes observed, the sweep's GEMM points included (tensorforge_ops/calibrate/
+sweep_rates.py), and the sweep has a 7168^3 fp16 point. Recomputed offline from these captures' own
+data (benchmarks/ceiling_check.py, the sweep's p10 as the older points hold no fastest sample) the
+seven bf16 entries clear, by 1.8-3.5%; the fp16 one stays (-3.2%: no fp16 point of that sweep ran
+faster than the square probe), which the new fp16 sweep point addresses in a new capture.
 """
 
 import json
@@ -74,6 +84,16 @@ KNOWN_BELOW = {
     ("host-cpu-estimate-eval", "sdpa-decode-b8-2048"): -0.0328,
     ("h200x2-default-run", "all_reduce_4k"): -0.1857,
     ("h200x2-rerun-reused-calibration", "all_reduce_4k"): -0.1660,
+    # the final H200 session (2026-11-30): compute ceiling = matmul-ceiling's fastest sample (bf16
+    # 783, fp16 755 TFLOP/s), below rates other shapes reach; see the docstring's last paragraph
+    ("h200-final-run", "gemm_large_square"): -0.0051,
+    ("h200-final-rerun-1", "gemm_large_square"): -0.0067,
+    ("h200-final-rerun-2", "gemm_large_square"): -0.0070,
+    ("h200-estimate-eval-final", "gemm-large-4096-bf16"): -0.0152,
+    ("h200-estimate-eval-final", "gemm-large-llama3-ffn-up"): -0.0091,
+    ("h200-estimate-eval-final", "gemm-large-8192x4096x8192-fp16"): -0.0317,
+    ("h200-estimate-eval-final", "gemm-large-10240"): -0.0212,
+    ("h200-estimate-eval-final", "gemm-transposed-a-4096"): -0.0148,
 }
 
 
@@ -106,7 +126,7 @@ def measured_workloads():
 def _param(path, name, i):
     known = KNOWN_BELOW.get((path.stem, name))
     marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
-                               "bound: p10-based ceiling (see module docstring)")] if known else []
+                               "bound: a ceiling below a rate the device reaches (see module docstring)")] if known else []
     return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
 
 

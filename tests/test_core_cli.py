@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 SUITES = Path(__file__).resolve().parent / "fixtures" / "suites"
 HF = Path(__file__).resolve().parent / "fixtures" / "hf"
 TARGET = ["-t", "rtx3050-laptop"]
-COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory", "lower bound",
+COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)", "lower bound",
            "bottleneck", "ceilings", "search"]
 
 
@@ -141,9 +141,12 @@ def test_predict_default_suite_text(cli, host):
         for col, nxt in (("ESTIMATE device", "ESTIMATE eager"),):
             value, unit = cell(col, nxt).split()    # the estimate has its own columns
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
-        for col, nxt in (("compute", "memory"), ("memory", "lower bound"), ("lower bound", "bottleneck")):
-            value, unit = cell(col, nxt).split()
+        for col, nxt in (("compute", "memory (level)"), ("memory (level)", "lower bound"),
+                         ("lower bound", "bottleneck")):
+            value, unit, *level = cell(col, nxt).split()
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
+            # the memory time names the level that set it (DRAM, shared memory, ...)
+            assert level == ([] if col != "memory (level)" else [level[0]]) and (not level or level[0][0] == "(")
         assert cell("FLOPs", "compulsory").endswith("FLOP") and cell("compulsory", "mapping").endswith("B")
     assert "m256xn256xk32, 1024 tiles, 64 waves" in rows["gemm_large_square"]
     assert "ops; top: " in rows["transformer_prefill"]

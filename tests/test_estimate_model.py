@@ -169,6 +169,40 @@ def test_the_fit_recovers_coefficients_it_generated(host):
     assert report["stages"]["gemm"]["status"].startswith("not probed")
 
 
+def test_a_host_bound_launch_chain_does_not_set_the_launch_cost():
+    """The final H200 calibration of 2026-11-30 ran eager chains of 1, 2, 4, 8 tiny adds in 3.6,
+    5.9, 18.8, 25.3 us: the chain of 4 waited for the host. The launch cost comes from the chains
+    that lie on the line of the shortest two (2.3 us a kernel), not 5.3 us through all three."""
+    from tensorforge.estimate.fit import fit_launch
+    harness, launch = fit_launch([(1, 3.584e-6), (2, 5.92e-6), (4, 18.752e-6), (8, 25.344e-6)])
+    assert math.isclose(launch, 2.336e-6, rel_tol=1e-3)
+    assert math.isclose(harness, 1.248e-6, rel_tol=1e-2)
+    # device-bound chains all count (the earlier calibration: 4.0, 6.5, 10.7 us; 8 host-bound)
+    harness, launch = fit_launch([(1, 4.0e-6), (2, 6.5e-6), (4, 10.69e-6), (8, 39.42e-6)])
+    assert 2.0e-6 < launch < 2.4e-6
+
+
+def test_the_host_fit_never_makes_a_lone_kernel_wait_for_the_host(host):
+    """Host points that alone would fit no flush head start (slack 0) cannot make a one-kernel
+    probe wait for the host: the one-kernel launch chain bounds per-kernel host time - slack."""
+    from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
+    from tensorforge.estimate.probe_plan import CUDA_PLAN
+    ceilings = Ceilings(origin="calibrated", compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14,
+                                                     "fp32": 5.1e13}, dram_bytes_per_s=4.2e12)
+    base = shipped()["nvidia-sm90"]
+    items = [i for i in CUDA_PLAN if i.group == "host"]
+    chosen = [resolve_spec(host, i.spec) for i in items]
+    bound = predict(chosen, host.target("h200"), host.mappings(), None, ceilings, estimate=False)
+    measured = (353.1e-6, 1061.7e-6, 902.3e-6)   # the final H200 calibration's host points
+    points = [WorkloadPoint(i.name, i.group, wp, tuple(k.operators(w.params)), k, w.params, t)
+              for i, (w, k), wp, t in zip(items, chosen, bound.workloads, measured)]
+    chains = [{"name": f"c{n}", "group": "launch", "kernels": n, "p50_s": t}
+              for n, t in ((1, 3.584e-6), (2, 5.92e-6), (4, 18.752e-6), (8, 25.344e-6))]
+    fitted, _ = fit_coefficients(base, host.target("h200"), bound.ceilings, chains, points, "test")
+    k = fitted.kernel
+    assert k.host_per_kernel_s - k.host_slack_s <= 3.584e-6 + 1e-12
+
+
 def test_a_three_channel_stem_is_padded(host):
     (stem,) = _predict(host, "h200", ["conv_stem_7x7"]).workloads
     op = stem.estimate.operators[0]

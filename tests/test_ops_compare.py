@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tensorforge.units import seconds, si
+from tensorforge_ops.capture.bottleneck import FOOTNOTE
 from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
 from tensorforge_ops.capture.convert import to_document
 from tensorforge_ops.capture.document import read_capture
@@ -214,7 +215,7 @@ def test_summary_of_real_capture(real_doc):
     for name, fraction in capped.items():
         line = next(line for line in lines if line.startswith(f"  {name}: SM "))
         assert f"SwPowerCap {fraction * 100:.0f}%" in line
-    assert "* predicted bottleneck: an analytical classification; telemetry does not prove it" in lines
+    assert FOOTNOTE in lines and "telemetry does not prove it" in FOOTNOTE
     assert f"  {CAVEAT}" in lines
     assert CAVEAT == ("NVML telemetry is diagnostic context from a separate execution window; it does "
                       "not prove a bottleneck and never decides a verdict.")

@@ -173,7 +173,7 @@ def test_calibrate_without_device_exits_3_with_one_line(cli, home):
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: cannot calibrate: no CUDA device: torch.cuda.is_available() is False")
+    assert lines[0].startswith("error: cannot calibrate with torch-cuda: no CUDA device: torch.cuda.is_available() is False")
     assert not home.exists()
 
 
@@ -183,7 +183,7 @@ def test_calibrate_without_device_via_console_script(tensorforge_exe, home):
                           timeout=120, env=env)
     assert proc.returncode == 3
     assert proc.stdout == "" and proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith("error: cannot calibrate: no CUDA device")
+    assert proc.stderr.startswith("error: cannot calibrate with torch-cuda: no CUDA device")
 
 
 def test_calibrate_unknown_backend_is_one_line(cli):

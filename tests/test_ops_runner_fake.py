@@ -520,3 +520,31 @@ def test_all_zero_samples_complete_the_run_and_verify(core, tmp_path):
     assert doc["measured"]["workloads"]["gemm_tiny"]["throughput_flops_per_s"] is None
     write_capture(tmp_path / "zero.json", from_document(doc))
     assert verify(tmp_path / "zero.json").ok
+
+
+def test_progress_steps_cover_every_probe_and_workload(core, samples):
+    """A Progress (the bar on a terminal) is told how many steps lie ahead and when each is done:
+    one per calibration probe and one per workload, failed ones included."""
+
+    class Steps(list):
+        def __init__(self):
+            super().__init__()
+            self.planned: list[tuple[int, str]] = []
+            self.done = 0
+
+        def __call__(self, line):
+            self.append(line)
+
+        def plan(self, steps, what):
+            self.planned.append((steps, what))
+
+        def advance(self):
+            self.done += 1
+
+    steps = Steps()
+    plugin = FakePlugin(samples)
+    opts = RunOptions(target="h200", specs=SPECS, backend="fake", cooldown_s=0.0, rest_s=0.0)
+    Run(core, make_ops(plugin), opts, progress=steps).execute()
+    assert steps.planned == [(1, "calibration probes"), (len(SPECS), "workloads")]
+    assert steps.done == 1 + len(SPECS)
+    assert any(line.endswith(f"measuring {SPECS[-1]} ({len(SPECS)}/{len(SPECS)})") for line in steps)

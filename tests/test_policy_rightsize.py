@@ -18,6 +18,7 @@ from tensorforge.cli import make_cli
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
+from tensorforge.units import seconds
 from tensorforge_ops.capture.document import verify
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
@@ -113,12 +114,12 @@ def test_measured_h200_meets_and_laptop_is_ruled_out_by_its_bound():
     assert cell["measured_p50_s"] == measured
     assert cell["evidence"] == str(BASE)
     assert cell["lower_bound_s"] == pytest.approx(bound("h200", "gemm_large_square").latency_s)
-    assert f"MEASURED p50 {measured * 1e3:.4g} ms meets latency <= 2 ms" == cell["reason"]
+    assert f"MEASURED p50 {seconds(measured)} meets latency <= 2 ms" == cell["reason"]
     assert laptop["verdict"] == "RULED OUT"
     (cell,) = laptop["cells"]
     lower = bound("rtx3050-laptop", "gemm_large_square").latency_s
     assert lower > 0.002 and cell["lower_bound_s"] == pytest.approx(lower)
-    assert cell["reason"] == f"PREDICTED lower bound {lower * 1e3:.4g} ms already misses latency <= 2 ms"
+    assert cell["reason"] == f"PREDICTED lower bound {seconds(lower)} already misses latency <= 2 ms"
     assert cell["measured_p50_s"] is None and cell["evidence"] is None
     assert [r["target"] for r in doc["results"]] == ["h200", "rtx3050-laptop"]   # MEETS first
 
@@ -132,7 +133,12 @@ def test_table_names_the_same_verdicts():
     lines = {line.split()[0]: line for line in out.splitlines()[4:6]}
     assert "MEETS" in lines["h200"] and "RULED OUT" in lines["rtx3050-laptop"]
     measured = p50(BASE, "gemm_large_square")
-    assert f"  h200 / gemm_large_square: MEETS: MEASURED p50 {measured * 1e3:.4g} ms meets latency <= 2 ms" in out
+    cells = out.split("\n\n")[1].splitlines()
+    assert cells[0].split() == ["target", "workload", "verdict", "why"]
+    assert f"h200            gemm_large_square  MEETS      MEASURED p50 {seconds(measured)} meets latency <= 2 ms" in cells
+    # each fact once: the reason appears in the workload table only, not again in the target table
+    assert out.count(f"MEASURED p50 {seconds(measured)}") == 1
+    assert out.count("already misses") == 1
 
 
 def test_workload_that_does_not_fit_the_laptop():
@@ -159,7 +165,7 @@ def test_unmeasured_workload_is_unknown_with_the_command_that_settles_it():
         assert results[target]["verdict"] == "UNKNOWN"
         assert cell["verdict"] == "UNKNOWN" and cell["measured_p50_s"] is None
         assert f"run `tensorforge run --target {target} -w {w.spec}` there" in cell["reason"]
-        assert f"lower bound {w.latency_s * 1e3:.4g} ms would allow it" in cell["reason"]
+        assert f"lower bound {seconds(w.latency_s)} would allow it" in cell["reason"]
         assert results[target]["reason"] == f"no measurement on {target} for: {w.name}"
     # the suggested spec is one the CLI accepts
     hint = bound("h200", spec).spec
@@ -184,7 +190,7 @@ def test_objective_the_measurement_misses_is_ruled_out_by_the_measurement():
     (cell,) = results["h200"]["cells"]
     assert results["h200"]["verdict"] == "RULED OUT"
     assert cell["verdict"] == "RULED OUT" and cell["measured_p50_s"] == measured
-    assert cell["reason"].startswith(f"MEASURED p50 {measured * 1e3:.4g} ms misses latency <= ")
+    assert cell["reason"].startswith(f"MEASURED p50 {seconds(measured)} misses latency <= ")
     # the same objective without the capture: the bound alone cannot decide
     _, results = rightsize("-w", "gemm_large_square", "--latency-ms", repr(objective_ms))
     assert results["h200"]["verdict"] == "UNKNOWN"
@@ -200,10 +206,10 @@ def test_throughput_objective():
     assert doc["objective"] == {"kind": "throughput", "value": pytest.approx(meets)}
     assert results["h200"]["verdict"] == "MEETS"
     assert results["h200"]["cells"][0]["reason"] == \
-        f"MEASURED p50 {measured * 1e3:.4g} ms meets throughput >= {meets:g} per second"
+        f"MEASURED p50 {seconds(measured)} meets throughput >= {meets:g} per second"
     _, results = rightsize("-w", "gemm_large_square", "--throughput", repr(misses), "--capture", BASE)
     assert results["h200"]["verdict"] == "RULED OUT"
-    assert results["h200"]["cells"][0]["reason"].startswith(f"MEASURED p50 {measured * 1e3:.4g} ms misses throughput")
+    assert results["h200"]["cells"][0]["reason"].startswith(f"MEASURED p50 {seconds(measured)} misses throughput")
     _, results = rightsize("-w", "gemm_large_square", "--throughput", repr(impossible), "--capture", BASE)
     assert results["h200"]["verdict"] == "RULED OUT"
     assert results["h200"]["cells"][0]["reason"].startswith("PREDICTED lower bound")

@@ -47,3 +47,40 @@ def test_the_shipped_estimate_probe_is_ordered_after_ceilings_in_its_backend_reg
     assert calibration.regimes(cal) == ["single"] and cal.ceilings.compute == {"fp32": 1e12}
     assert probe_regime(cal) == "single"
     assert EstimateTermsProbe("torch-cpu", regime="single").regime == "single"
+
+
+class RateProbe(CalibrationProbe):
+    def __init__(self, name, compute, order=0):
+        self.name, self.compute, self.order, self.regime = name, compute, order, "burst"
+
+    def run(self, session):
+        return ProbeResult(name=self.name, method="test", compute=self.compute, dram_bytes_per_s=1e11)
+
+
+def test_a_modes_ceiling_is_the_highest_rate_any_probe_observed():
+    """The estimate sweep runs after matmul-ceiling; a faster GEMM rate it saw raises the mode's
+    ceiling, a slower one never lowers it (a bound on a lower ceiling is unsound)."""
+    probes = [RateProbe("matmul-ceiling", {"bf16": 7.83e14, "fp16": 7.55e14}),
+              RateProbe("estimate-terms", {"bf16": 8.14e14, "fp16": 7.25e14}, order=100)]
+    cal = calibration.run_probes(session(), probes)
+    assert cal.ceilings.compute == {"bf16": 8.14e14, "fp16": 7.55e14}
+    assert cal.probes["estimate-terms"].compute["bf16"] == 8.14e14   # which probe set it
+
+
+def test_sweep_gemm_rates_take_each_modes_fastest_gemm_point():
+    from tensorforge_ops.calibrate.sweep_rates import sweep_gemm_rates
+    points = [
+        {"group": "gemm", "name": "a", "spec": "gemm:m=7168,n=7168,k=7168,dtype=bf16", "p10_s": 9.0e-4,
+         "min_s": 8.8e-4},
+        {"group": "gemm", "name": "b", "spec": "gemm:m=3072,n=3072,k=3072,dtype=bf16", "p10_s": 7.7e-5},
+        {"group": "gemm", "name": "c", "spec": "gemm:m=2048,n=2048,k=512,dtype=fp16,batch=8", "p10_s": 5.7e-5},
+        {"group": "gemm-mode", "name": "d", "spec": "gemm:m=3072,n=3072,k=3072,dtype=fp32,math_mode=tf32",
+         "p10_s": 1.8e-4},
+        {"group": "gemm", "name": "e", "spec": "gemm:m=64,n=64,k=64,dtype=fp32", "p10_s": 1e-9},  # mode unknown
+        {"group": "conv-kxk", "name": "f", "spec": "conv2d:n=1,c=3,h=8,w=8,k=8,r=3,s=3", "p10_s": 1e-9},
+    ]
+    rates = sweep_gemm_rates(points)
+    assert set(rates) == {"bf16", "fp16", "tf32"}
+    assert rates["bf16"] == (2 * 7168 ** 3 / 8.8e-4, "a", "min_s")
+    assert rates["fp16"][0] == 2 * 2048 * 2048 * 512 * 8 / 5.7e-5
+    assert rates["tf32"][1:] == ("d", "p10_s")

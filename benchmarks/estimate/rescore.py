@@ -1,7 +1,7 @@
 """Refit the estimate's coefficients from a calibration's probe points with the current code, and
 score the refitted estimate on a capture's measurements (per class, as `tensorforge evaluate`).
 
-    python benchmarks/estimate/rescore.py CALIBRATION.json CAPTURE.json [--coefficients OUT.json]
+    python benchmarks/estimate/rescore.py CALIBRATION.json|CAPTURE.json CAPTURE.json [--coefficients OUT.json]
         [--json OUT.json] [--rows]
 
 Why it exists: the device session is short; when the estimate's code changes after a session
@@ -32,9 +32,13 @@ def main(argv=None):
     ap.add_argument("--coefficients", help="write the refitted coefficients here")
     ap.add_argument("--json", dest="json_out", help="write the evaluation here")
     ap.add_argument("--rows", action="store_true")
+    ap.add_argument("--shipped", metavar="FAMILY",
+                    help="score the shipped coefficients of FAMILY instead of refitting (a baseline)")
     args = ap.parse_args(argv)
 
     cal = json.load(open(args.calibration, encoding="utf-8"))
+    if "ceilings" not in cal and isinstance(cal.get("calibrated"), dict):
+        cal = cal["calibrated"]   # a capture: its CALIBRATED section holds the probe points
     doc = json.load(open(args.capture, encoding="utf-8"))
     host = PluginHost()
     target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])
@@ -42,7 +46,12 @@ def main(argv=None):
     ceilings = Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
                         dram_bytes_per_s=float(c["dram_bytes_per_s"]),
                         source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}")
-    fitted = fit_estimate(cal, host, target, ceilings)
+    if args.shipped:
+        from tensorforge.estimate.shipped import shipped
+        fitted = {"coefficients": to_data(shipped()[args.shipped]),
+                  "report": {"summary": f"shipped {args.shipped} coefficients, no refit"}}
+    else:
+        fitted = fit_estimate(cal, host, target, ceilings)
     if fitted is None or "error" in fitted:
         sys.exit(f"fit failed: {fitted}")
     coefficients = coefficients_from_data(fitted["coefficients"], "refitted coefficients")
@@ -74,8 +83,9 @@ def main(argv=None):
                         estimate_s=est.eager_s if regime == "eager" else est.device_s, terms=terms,
                         tolerance=max(0.02, rel_iqr)))
     ev = evaluate(rows)
-    source = (f"{args.capture}: measurements re-scored with coefficients refitted from the probe "
-              f"points of {args.calibration} by the current code; basis: {coefficients.basis}")
+    how = (f"the shipped {args.shipped} coefficients" if args.shipped else
+           f"coefficients refitted from the probe points of {args.calibration} by the current code")
+    source = f"{args.capture}: measurements re-scored with {how}; basis: {coefficients.basis}"
     print(evaluation_text(ev, source, args.rows), end="")
     print("fit:", json.dumps(fitted["report"]["summary"]))
     if args.json_out:

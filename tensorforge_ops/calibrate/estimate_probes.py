@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tensorforge.api import one_line
 
 from ..api import CalibrationProbe, ProbeResult, Unavailable
+from .sweep_rates import sweep_gemm_rates
 
 ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.2}
 
@@ -84,7 +85,7 @@ def _graph_fn(torch, item, device):
 
 def _record(item, timed) -> dict[str, Any]:
     s = timed.stats
-    return {"p50_s": float(s.p50), "p10_s": float(s.p10), "n": int(s.n),
+    return {"p50_s": float(s.p50), "p10_s": float(s.p10), "min_s": float(s.min), "n": int(s.n),
             "rel_iqr": float(s.rel_iqr), "stop_reason": timed.stop_reason}
 
 
@@ -145,5 +146,14 @@ class EstimateTermsProbe(CalibrationProbe):
                   f"budget {budget} s per item); p50 per item; workload-shaped items through the "
                   "workloads' own builders; coefficients are fitted from these points by "
                   "tensorforge.estimate.fit once the device's target is known")
-        return ProbeResult(name=self.name, method=method, details={"points": points}, regime=self.regime,
+        # the GEMM points' fastest rates per math mode: the calibration's compute ceiling of a
+        # mode is the highest any probe observed (store.run_probes takes the maximum)
+        rates = sweep_gemm_rates(points)
+        method += ("; compute: per math mode the highest nominal GEMM rate of its GEMM points "
+                   "(2*m*n*k*batch / fastest sample)")
+        return ProbeResult(name=self.name, method=method, regime=self.regime,
+                           compute={mode: rate for mode, (rate, _, _) in rates.items()},
+                           details={"points": points,
+                                    "gemm_rates": {mode: {"flops_per_s": rate, "point": name, "sample": which}
+                                                   for mode, (rate, name, which) in rates.items()}},
                            duration_s=time.perf_counter() - start)

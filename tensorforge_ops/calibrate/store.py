@@ -13,6 +13,7 @@ from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, collect
 
 from ..api import ProbeResult, Unavailable
 from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
+from ..progress import advance, plan
 
 
 def home() -> Path:
@@ -35,6 +36,7 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
+    plan(progress, len(probes), "calibration probes")
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
     # ceilings of burst probes run after them. Within a regime, ascending `order` (a long burst
     # sweep such as the estimate's runs after the ceiling probes), then the given order.
@@ -48,13 +50,19 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
+        advance(progress)
     compute: dict[str, dict[str, float]] = {}
     dram: dict[str, float | None] = {}
     floors: dict[str, float] = {}
     collectives: dict[str, Any] = {}
     launch = None
     for result in results:
-        compute.setdefault(result.regime, {}).update(result.compute)
+        # a mode's ceiling is the highest rate ANY probe of the regime observed (the matmul
+        # sweep's and the estimate sweep's GEMMs): the device reached it, so a bound built on a
+        # lower one is unsound for shapes that run faster. probes[name].compute says who set it.
+        regime = compute.setdefault(result.regime, {})
+        for mode, rate in result.compute.items():
+            regime[mode] = max(float(rate), regime.get(mode, 0.0))
         dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
         floors.update(result.floors)
         collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none

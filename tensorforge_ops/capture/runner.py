@@ -19,6 +19,7 @@ from tensorforge.api import TensorForgeError, finite_in, one_line, predict, reso
 
 from ..api import Unavailable
 from ..calibrate import store as calibration
+from ..progress import Relay, advance, plan
 from ..telemetry.nvml import CAVEAT
 from .compare_row import comparison_row, violations
 from .convert import converter
@@ -211,7 +212,7 @@ class Run:
                 self.calibrated = UnavailableSection(label="CALIBRATED",
                                                      reason=f"no calibration probes installed for {opts.backend}")
                 return None
-            cal = calibration.run_probes(session, probes, self.say)
+            cal = calibration.run_probes(session, probes, Relay(self.say, self.progress))
             reused = False
             calibration.save(cal)
             if opts.cooldown_s:
@@ -276,6 +277,7 @@ class Run:
         results: dict[str, WorkloadMeasurement] = {}
         windows: dict[str, TelemetryWindow] = {}
         burst_windows: dict[str, TelemetryWindow] = {}
+        plan(self.progress, len(workloads), "workloads")
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
@@ -289,6 +291,7 @@ class Run:
                          f"over {row.stats.n} samples ({row.stop_reason})" + (f"; {others}" if others else ""))
             else:
                 self.say(f"  failed: {row.reason}")
+            advance(self.progress)
         if not opts.telemetry:
             self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason="telemetry disabled (--no-telemetry)",
                                                  caveat=self.caveat)

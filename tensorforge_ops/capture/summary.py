@@ -1,8 +1,9 @@
 """A readable summary of a capture, from the capture alone."""
 
 
-from tensorforge.api import percent, seconds, si, table
+from tensorforge.api import PLAIN, Screen, percent, seconds, si
 
+from .bottleneck import FOOTNOTE, HEADER, bottleneck_cell
 from .compare import FASTEST_BELOW, FastestCheck, fastest_check, fastest_sample
 from .model import Capture
 from .sections.calibrated import Calibrated
@@ -51,7 +52,8 @@ def _provisional(cell: str) -> str:
     return cell if cell == "-" else f"{cell} (provisional)"
 
 
-def summary_text(capture: Capture) -> str:
+def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
+    """The summary written beside the capture (PLAIN: full columns) or shown on `screen`."""
     pred = capture.predicted
     measured, cal, comp = capture.measured, capture.calibrated, capture.comparison
     lines = [f"TensorForge capture  target {capture.target} @ {capture.operating_point}"
@@ -102,8 +104,8 @@ def summary_text(capture: Capture) -> str:
                      ape_cal, ape_an]
                     + ([seconds(r.predicted_estimate_s) if r and r.predicted_estimate_s else "-",
                         percent(r.ape_estimate if r else None)] if estimated else [])
-                    + [w.bottleneck, check, _fastest_cell(fastest[w.name]),
-                       quality.verdict if quality is not None else "-"])
+                    + [bottleneck_cell(w.bottleneck, r.bottleneck if r else None), check,
+                       _fastest_cell(fastest[w.name]), quality.verdict if quality is not None else "-"])
     primary = "MEASURED p50"
     if any(isinstance(m, Measurement) and m.mode == "graph" for m in measured_rows.values()):
         primary = "MEASURED p50 (burst, graph*)"
@@ -112,13 +114,17 @@ def summary_text(capture: Capture) -> str:
     estimate_modes = sorted({r.estimate_regime or "eager" for r in (comp.workloads.values() if comp else ())
                              if r.predicted_estimate_s is not None})
     estimate_head = f"ESTIMATE ({estimate_modes[0]})" if len(estimate_modes) == 1 else "ESTIMATE**"
-    lines += ["", table(["workload", "PREDICTED analytical", "calibrated bound", primary,
-                         "APE cal", "APE analytical"]
-                        + ([estimate_head, "APE est"] if estimated else [])
-                        + ["bottleneck*", "bound check", "fastest vs bound", "evidence"], rows)]
+    # The evidence column is never dropped on a narrow screen: it says whether the APE and bound
+    # check beside it can be trusted (the PROVISIONAL lines below repeat the reasons).
+    lines += ["", screen.table(["workload", "PREDICTED analytical", "calibrated bound", primary,
+                                "APE cal", "APE analytical"]
+                               + ([estimate_head, "APE est"] if estimated else [])
+                               + [HEADER, "bound check", "fastest vs bound", "evidence"], rows,
+                               optional=("fastest vs bound", "APE analytical", "APE est", "PREDICTED analytical",
+                                         "APE cal"))]
     for name, reasons in weak.items():
-        lines.append(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
-                     "bound check may not hold on a rerun")
+        lines.append(screen.wrap(f"PROVISIONAL {name}: insufficient evidence ({'; '.join(reasons)}): its APE and "
+                                 "bound check may not hold on a rerun"))
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")
@@ -133,7 +139,7 @@ def summary_text(capture: Capture) -> str:
     lines.append(f"BOUND VIOLATIONS: {', '.join(violations)}" if violations else
                  "bound violations: none" if measured.available else "bound checks: no verdict (nothing measured)")
     lines += operator_lines(comp)
-    lines.append("* predicted bottleneck: an analytical classification; telemetry does not prove it")
+    lines.append(FOOTNOTE)
     if primary != "MEASURED p50":
         lines.append("* graph: the burst-regime CUDA-graph device time where the workload was captured, "
                      "else its eager time")
@@ -148,4 +154,4 @@ def summary_text(capture: Capture) -> str:
     duration = capture.provenance.duration_s
     digest = capture.digest.value[:16] if capture.digest else "-"
     lines.append(f"\nrun took {duration if duration is not None else '-'} s; digest {digest}...")
-    return "\n".join(lines) + "\n"
+    return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n")) + "\n"

@@ -5,7 +5,8 @@ import sys
 import attrs
 import click
 
-from tensorforge.api import FiniteFloat, canonical_json, pass_host, seconds, table, workload_options
+from tensorforge.api import (FiniteFloat, canonical_json, detect, json_option, pass_host, seconds, wide_option,
+                             workload_options)
 
 from ..capture.trust import trust_options
 
@@ -19,12 +20,14 @@ from ..capture.trust import trust_options
               show_default=True, help="Significance level of the Mann-Whitney U test.")
 @click.option("--max-spread", type=FiniteFloat(0, 10, min_open=True), default=0.10, show_default=True,
               help="Relative IQR above which a measurement is too noisy to judge.")
-@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True)
+@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True,
+              help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).")
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option("the result")
+@wide_option
 @trust_options
 @pass_host
-def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json,
+def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json, wide,
          trusted_keys, trusted_key_files, require_trusted):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
@@ -61,19 +64,20 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
     else:
-        click.echo(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
-                   f"-> candidate {candidate} ({result.candidate['device']})")
-        click.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
-                   f"{max_spread * 100:g}%, min samples {min_samples}")
+        screen = detect(wide)
+        screen.echo(screen.wrap(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
+                                f"-> candidate {candidate} ({result.candidate['device']})", " " * 8))
+        screen.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
+                    f"{max_spread * 100:g}%, min samples {min_samples}")
         for role, evidence in (("baseline", base), ("candidate", cand)):
-            click.echo(f"        {role} origin: {evidence.origin_detail}")
+            screen.echo(screen.wrap(f"        {role} origin: {evidence.origin_detail}", " " * 10))
         rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
                  seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
                  f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
-        click.echo(table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
+        screen.echo(screen.table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
         for line in as_text(ops, others):
-            click.echo(line)
-        click.echo(f"{result.summary}; {why + '; ' if why else ''}exit {status}")
+            screen.echo(screen.wrap(line))
+        screen.echo(f"{result.summary}; {why + '; ' if why else ''}exit {status}")
     sys.exit(status)
 
 
@@ -100,10 +104,11 @@ def _load_prices(path):
               help="Capture(s) with measurements: the only evidence that a target MEETS the objective.")
 @click.option("--prices", type=click.Path(dir_okay=False), default=None,
               help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("every verdict with its evidence")
+@wide_option
 @trust_options
 @pass_host
-def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json,
+def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json, wide,
               trusted_keys, trusted_key_files, require_trusted):
     """Which targets meet a latency or throughput objective for these workloads?
 
@@ -119,7 +124,7 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
     from ..core_plugin import ops_host
     from .builtin import RIGHTSIZING, Question
     from .evidence import load_evidence
-    from .rightsize import MEETS, Objective
+    from .rightsize import Objective
     from .shown import as_data, as_text, other_verdicts, own_verdicts
 
     if (latency_ms is None) == (throughput is None):
@@ -142,22 +147,32 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
         return
-    click.echo(f"POLICY  right-sizing for {objective.describe()} over {len(workloads)} workload(s)")
+    _print_rightsize(detect(wide), objective, len(workloads), evidence, results, as_text(ops, others))
+
+
+def _print_rightsize(screen, objective, n_workloads, evidence, results, others_text) -> None:
+    """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
+    from .rightsize import MEETS, RULED_OUT, UNKNOWN
+    screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")
     for item in evidence:
-        click.echo(f"        evidence {item.path}: {item.origin_detail}")
+        screen.echo(screen.wrap(f"        evidence {item.path}: {item.origin_detail}", " " * 10))
     rows = []
     for r in results:
+        deciding = {RULED_OUT: RULED_OUT, UNKNOWN: UNKNOWN}.get(r.verdict)
+        by = ", ".join(c.workload for c in r.cells if c.verdict == deciding) if deciding else "every workload"
         cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"
-        rows.append([r.target, r.verdict, cost, r.reason])
-    click.echo(table(["target", "verdict", "cost per 1M runs", "why"], rows))
+        rows.append([r.target, r.verdict, cost, by])
+    screen.echo(screen.table(["target", "verdict", "cost per 1M runs", "decided by"], rows))
     meeting = [r for r in results if r.verdict == MEETS]
     if not meeting:
-        click.echo("no target is shown to meet the objective: no recommendation without evidence")
+        screen.echo("no target is shown to meet the objective: no recommendation without evidence")
     elif any(r.cost_per_million is not None for r in meeting):
         best = min((r for r in meeting if r.cost_per_million is not None), key=lambda r: r.cost_per_million)
-        click.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
-    for r in results:
-        for c in r.cells:
-            click.echo(f"  {r.target} / {c.workload}: {c.verdict}: {c.reason}")
-    for line in as_text(ops, others):
-        click.echo(line)
+        screen.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
+    screen.echo("")
+    screen.echo(screen.table(["target", "workload", "verdict", "why"],
+                             [[c.target, c.workload, c.verdict, c.reason] for r in results for c in r.cells]))
+    screen.echo(screen.wrap("a target MEETS only where a capture measured every workload on it; one workload "
+                            "RULED OUT rules the target out; otherwise UNKNOWN"))
+    for line in others_text:
+        screen.echo(screen.wrap(line))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from tensorforge.api import TensorForgeError, finite_in, predict
+from tensorforge.api import TensorForgeError, finite_in, predict, seconds
 
 from ..capture.sections.measured import Measured, Measurement
 from .evidence import Evidence
@@ -92,17 +92,17 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
                     f"{target.name} has {target.dram_capacity_bytes / 2**30:.2f} GiB", bound)
     if not objective.met_by(bound):
         return Cell(target.name, name, RULED_OUT,
-                    f"PREDICTED lower bound {bound * 1e3:.4g} ms already misses {objective.describe()}", bound)
+                    f"PREDICTED lower bound {seconds(bound)} already misses {objective.describe()}", bound)
     p50, path = _measured(captures, target, kind, params)
     if p50 is None:
         return Cell(target.name, name, UNKNOWN,
-                    f"lower bound {bound * 1e3:.4g} ms would allow it; no capture measures it on "
+                    f"PREDICTED lower bound {seconds(bound)} would allow it; no capture measures it on "
                     f"{target.name}: run `tensorforge run --target {target.name} -w {workload_pred.spec}` there",
                     bound)
     if objective.met_by(p50):
-        return Cell(target.name, name, MEETS, f"MEASURED p50 {p50 * 1e3:.4g} ms meets {objective.describe()}",
+        return Cell(target.name, name, MEETS, f"MEASURED p50 {seconds(p50)} meets {objective.describe()}",
                     bound, p50, path)
-    return Cell(target.name, name, RULED_OUT, f"MEASURED p50 {p50 * 1e3:.4g} ms misses {objective.describe()}",
+    return Cell(target.name, name, RULED_OUT, f"MEASURED p50 {seconds(p50)} misses {objective.describe()}",
                 bound, p50, path)
 
 

@@ -8,7 +8,10 @@ from tensorforge.api import canonical_json, output_options, pass_host
 
 @click.command()
 @click.argument("capture", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True,
+              help="html: a self-contained page (works offline); md: Markdown; json: the report's facts.")
+@click.option("--json", "as_json", is_flag=True,
+              help="The same as --format json: the report's facts as JSON (sorted keys, byte-stable).")
 @output_options("report", "next to the capture, CAPTURE.report.html/.md/.json")
 @click.option("--workload", "path_workload", default=None,
               help="Workload whose path from description to lower bound is shown (default: the primary).")
@@ -21,7 +24,8 @@ from tensorforge.api import canonical_json, output_options, pass_host
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Also show the regression gate's verdicts against this baseline capture.")
 @pass_host
-def report(core, capture, fmt, output, path_workload, primary, contrast, operators_workload, baseline, force):
+def report(core, capture, fmt, as_json, output, path_workload, primary, contrast, operators_workload, baseline,
+           force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -29,6 +33,7 @@ def report(core, capture, fmt, output, path_workload, primary, contrast, operato
     from pathlib import Path
     from tensorforge.api import claim
 
+    fmt = "json" if as_json else fmt
     # Where it goes is checked before any work: a report that exists is refused at once.
     destination = claim(output or Path(capture).with_suffix(f".report.{fmt}"), "report", force)
     with destination:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from tensorforge.api import VECTOR_EXECUTES, seconds
 
+from ..capture.bottleneck import FOOTNOTE, bottleneck_cell
 from ..capture.convert import to_document
 from ..capture.labels import LABELS
 from ..capture.model import Capture
@@ -38,8 +39,8 @@ def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
             "measured_p50_s": p50, "p10_s": stats.p10 if stats else None, "p90_s": stats.p90 if stats else None,
             "n": stats.n if stats else None,
             "ape_analytical": r.ape_analytical if r else None, "ape_calibrated": r.ape_calibrated if r else None,
-            # the calibrated bound's classification where there is one, as in the path section
-            "bottleneck": (r.bottleneck if r else None) or w.bottleneck,
+            # both bounds' classifications, in the words of the summary and the README
+            "bottleneck": bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
             "bound_check": r.bound_check.verdict if r else "no verdict",
             # weak evidence makes APE and the bound check provisional (policy/evidence_quality.py)
             "evidence": r.evidence_quality.verdict if r and r.evidence_quality else None,
@@ -244,6 +245,7 @@ def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
         "ceilings": _ceilings(capture),
         "launch_floor_s": cal.ceilings.launch_floor_s if isinstance(cal, Calibrated) else None,
         "path": _path(capture, path_workload, chosen["primary"].name),
+        "bottleneck_footnote": FOOTNOTE,
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
                                 f"{_telemetry_name(capture)} does not prove this classification.",
         "telemetry": _telemetry(capture),

@@ -7,21 +7,36 @@ from typing import Any
 from tensorforge.api import percent, seconds, si
 
 from .html_measurement import floors_section, measurement_sections
+from .html_table import breakable, table
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45;overflow-wrap:break-word}
 h1{font-size:1.6rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-.meta{color:#57606a;font-size:.9rem} table{border-collapse:collapse;width:100%;font-size:.86rem;margin:.6rem 0}
+.meta{color:#57606a;font-size:.9rem} code{overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%;font-size:.86rem;margin:.6rem 0}
 th,td{border:1px solid #d0d7de;padding:.3rem .45rem;text-align:left;vertical-align:top} th{background:#f6f8fa}
+td:first-child{overflow-wrap:break-word;min-width:7rem}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .label{display:inline-block;font-size:.72rem;font-weight:700;letter-spacing:.04em;padding:.1rem .4rem;border-radius:3px;color:#fff}
 .PREDICTED{background:#0969da}.MEASURED{background:#1a7f37}.CALIBRATED{background:#8250df}.DIAGNOSTIC{background:#9a6700}.POLICY{background:#cf222e}
-.cards{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.8rem}
-.card .big{font-size:1.25rem;font-weight:600}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .8rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,22rem),1fr));gap:1rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.8rem;min-width:0}
+.card h3{overflow-wrap:anywhere}.card .big{font-size:1.25rem;font-weight:600}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .8rem}
 .violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}.provisional{color:#9a6700;font-style:italic}
-.flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem}
-.flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0} svg{max-width:100%;height:auto}
+.flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere}
+.flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0;max-width:100%} svg{max-width:100%;height:auto;display:block;margin:0 auto}
+figcaption{font-size:.82rem;color:#57606a} ol.key{columns:2 16rem;margin:.3rem 0;padding-left:2rem;overflow-wrap:anywhere}
 ul.limits li{margin:.2rem 0}
+.n{display:inline-block;min-width:1.3em;padding:0 .25em;border-radius:1em;background:#eaeef2;color:#57606a;font-size:.75rem;text-align:center;font-variant-numeric:tabular-nums}
+@media (max-width:760px){
+body{margin:1rem auto;padding:0 .7rem}
+table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:auto}
+table.rows thead{display:none}
+table.rows tr{border:1px solid #d0d7de;border-radius:6px;margin:.6rem 0;padding:.15rem .5rem}
+table.rows td{border:none;border-bottom:1px solid #eaeef2;display:flex;justify-content:space-between;gap:1rem;text-align:right;min-width:0;white-space:normal;overflow-wrap:anywhere}
+table.rows td:last-child{border-bottom:none}
+table.rows td::before{content:attr(data-label);font-weight:600;color:#57606a;text-align:left;flex:0 0 42%;overflow-wrap:anywhere}
+table.rows td:first-child{font-weight:600}
+}
 """
 
 
@@ -39,17 +54,14 @@ def _s(value: float | None) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]], numeric=()) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return table(headers, rows, numeric)
 
 
 def _card(title: str, part: dict[str, Any]) -> str:
     row = part["row"]
     if row is None:
         return f'<div class="card"><h3>{escape(title)}</h3><p class="empty">{escape(part["story"])}</p></div>'
-    return (f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {escape(row["name"])}</h3>'
+    return (f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {breakable(row["name"])}</h3>'
             f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
             f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
             f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
@@ -67,7 +79,7 @@ def _sections_notice(facts) -> str:
 
 
 def _workloads(facts) -> str:
-    rows = []
+    rows: list[list[str]] = []
     for r in facts["workloads"]:
         check = r["bound_check"]
         check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)
@@ -81,7 +93,7 @@ def _workloads(facts) -> str:
             mark = f' <span class="provisional" title="{why}">(provisional)</span>'
             ape_cal, ape_an, check_html = ape_cal + mark, ape_an + mark, check_html + mark
             evidence = f'<span class="violation" title="{why}">insufficient</span>'
-        rows.append([escape(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
+        rows.append([_number(len(rows) + 1) + "&nbsp;" + breakable(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
                      _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
                      ape_cal, ape_an, escape(r["bottleneck"]), check_html, evidence])
     return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
@@ -133,7 +145,7 @@ def _telemetry(facts) -> str:
 
 def _policy(facts) -> str:
     checks = facts["policy"]["bound_checks"]
-    rows = [[escape(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
+    rows = [[breakable(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
             for name, v in checks.items()]
     html = _table(["workload", "bound check (needs MEASURED p50 and a CALIBRATED bound)"], rows)
     gate = facts["policy"].get("gate")
@@ -151,12 +163,27 @@ def _policy(facts) -> str:
     return html
 
 
+# Which workloads each plot places (its key lists them by their number in the workload table).
+PLOTTED = {"predicted-vs-measured": lambda r: bool(r["measured_p50_s"]), "roofline": lambda r: bool(r["intensity"])}
+
+
+def _number(i: int) -> str:
+    return f'<span class="n" title="number in the plots">{i}</span>'
+
+
+def _key(rows: list[dict[str, Any]], plot: str) -> str:
+    """The names behind a plot's numbered points."""
+    shown = PLOTTED.get(plot, lambda r: True)
+    items = "".join(f'<li value="{i}">{breakable(r["name"])}</li>' for i, r in enumerate(rows, 1) if shown(r))
+    return f'<figcaption>Points are numbered as in the workload table:<ol class="key">{items}</ol></figcaption>'
+
+
 def _estimate(facts: dict[str, Any]) -> str:
     e = facts.get("estimate")
     if not e:
         return ""
     from .evaluate import HEADERS
-    rows = [[escape(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
+    rows = [[breakable(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
              _s(r["measured_p50_s"]), escape(percent(r["ape_estimate"])), escape(", ".join(r["top_terms"]) or "-")]
             for r in e["rows"]]
     html = (f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
@@ -200,11 +227,10 @@ def report_page(facts: dict[str, Any]) -> str:
 def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None,
                 absent: dict[str, str] | None = None) -> str:
     reasons = {**PLOT_ABSENT, **(absent or {})}
-    labels = "".join(f"<tr><td>{_label(l['label'])}</td><td>{escape(l['meaning'])}</td><td>{escape(l['source'])}</td></tr>"
-                     for l in facts["labels"])
+    labels = [[_label(l["label"]), escape(l["meaning"]), escape(l["source"])] for l in facts["labels"]]
     # A plot left out says why (the roofline still places predicted points when nothing was measured,
     # so an all-or-nothing note would never show for the empty predicted-vs-measured plot).
-    figures = "".join(f'<figure id="plot-{key}">{svg}</figure>' if svg else
+    figures = "".join(f'<figure id="plot-{key}">{svg}{_key(facts["workloads"], key)}</figure>' if svg else
                       f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
                       f'{escape(reasons.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
         '<p class="empty">No plots: nothing was measured in this capture.</p>'
@@ -220,12 +246,12 @@ def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_s
 TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id="digest">{escape(facts['digest'])}</code> (verified).</p>
 {_sections_notice(facts)}
 <h2>Five labels. Five different claims.</h2>
-<table><tbody>{labels}</tbody></table>
+{_table(["label", "what it is", "where it comes from"], labels)}
 <h2>The model is useful because its boundary is measurable</h2>
 <div class="cards">{_card('Primary', facts['primary'])}{_card('Contrast', facts['contrast'])}</div>
 <h2>Every workload</h2>
 {_workloads(facts)}
-<p>* {escape(facts['bottleneck_statement'])}</p>
+<p>{escape(facts['bottleneck_footnote'])}</p>
 {figures}
 {_estimate(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}{floors_section(facts["measurement"])}

@@ -6,6 +6,8 @@ from typing import Any
 
 from tensorforge.api import percent, seconds
 
+from .html_table import breakable, table
+
 FLOOR_LABELS = {"kernel_interval_s": "kernel interval, graph replay (duration + gap)",
                 "kernel_duration_s": "kernel duration (trivial kernel, profiler)",
                 "kernel_gap_s": "gap between back-to-back kernels (profiler)",
@@ -22,16 +24,13 @@ def _check(verdict: str) -> str:
 
 
 def _table(headers, rows, numeric=()) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>"
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return table(headers, rows, numeric)
 
 
 def regimes_section(m: dict[str, Any]) -> str:
     if not m["regimes"]:
         return '<p class="empty">No timings by regime in this capture.</p>'
-    rows = [[escape(r["workload"]), escape(r["regime"]), _s(r["graph_p50_s"]), _s(r["eager_p50_s"]),
+    rows = [[breakable(r["workload"]), escape(r["regime"]), _s(r["graph_p50_s"]), _s(r["eager_p50_s"]),
              _s(r["host_overhead_s"]), _s(r["bound_s"]), percent(r["ape"]), _check(r["check"])] for r in m["regimes"]]
     violations = m["regime_bound_violations"]
     return ("<p>Every timing is compared with the calibrated bound of its own regime: <b>burst</b> (short "

@@ -38,7 +38,7 @@ def render_markdown(facts: dict[str, Any]) -> str:
                    f"{r['bound_check']}{mark} | {r.get('evidence') or '-'} |")
     if weak:
         out += ["", "Insufficient evidence: these APEs and bound checks are provisional.", ""] + weak
-    out += ["", f"\\* {facts['bottleneck_statement']}", "", "## Measured ceilings, not marketing peaks", "",
+    out += ["", "\\" + facts["bottleneck_footnote"], "", "## Measured ceilings, not marketing peaks", "",
             "| ceiling | datasheet | CALIBRATED | ratio |", "|---|---|---|---|"]
     for c in facts["ceilings"]:
         out.append(f"| {c['what']} | {si(c['datasheet'], c['unit'])} | "

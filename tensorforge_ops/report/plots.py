@@ -5,6 +5,8 @@ import io
 import re
 from typing import Any
 
+from .plot_labels import place_labels
+
 MODE_COLOURS = {"bf16": "#1f77b4", "fp16": "#2ca02c", "tf32": "#9467bd", "fp32": "#d62728",
                 "fp16_acc16": "#17becf", "fp8": "#8c564b", "int8": "#7f7f7f"}
 
@@ -30,6 +32,16 @@ def _svg(fig, prefix: str) -> str:
     return re.sub(r'href="#', f'href="#{prefix}-', text)
 
 
+def numbers(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Each workload's number in the plots: its place in the report's workload table."""
+    return {r["name"]: i for i, r in enumerate(rows, 1)}
+
+
+def _legend_below(ax, columns: int = 2) -> None:
+    """The legend under the axes, where it can cover neither points nor their labels."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=columns, fontsize=7, frameon=False)
+
+
 def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     """Log-log: measured p50 (x) against the calibrated and analytical bounds (y). A lower bound
     belongs on or below the diagonal; above it is a bound violation."""
@@ -48,9 +60,6 @@ def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     if cal:
         ax.scatter([r["measured_p50_s"] for r in cal], [r["calibrated_s"] for r in cal], color="#1f77b4",
                    label="calibrated lower bound")
-    for r in points:
-        ax.annotate(r["name"], (r["measured_p50_s"], r["calibrated_s"] or r["analytical_s"]),
-                    fontsize=7, xytext=(4, -3), textcoords="offset points")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -58,7 +67,10 @@ def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     ax.set_xlabel("MEASURED p50 (s)")
     ax.set_ylabel("predicted lower bound (s)")
     ax.set_title("Predicted lower bound vs measured p50")
-    ax.legend(loc="upper left", fontsize=7)
+    _legend_below(ax)
+    number = numbers(rows)
+    place_labels(ax, [(r["measured_p50_s"], r["calibrated_s"] or r["analytical_s"], str(number[r["name"]]))
+                      for r in points], avoid=[(r["measured_p50_s"], r["analytical_s"]) for r in points])
     svg = _svg(fig, "pvm")
     plt.close(fig)
     return svg
@@ -88,18 +100,21 @@ def roofline(rows: list[dict[str, Any]], ceilings: list[dict[str, Any]]) -> str 
             ax.plot(grid, [min(peak, bandwidth * x) for x in grid], style, linewidth=1,
                     color=MODE_COLOURS.get(mode, "#333333"), alpha=0.9 if source == "calibrated" else 0.45,
                     label=f"{source} {mode} roof")
+    labels = []
+    number = numbers(rows)
     for r in placed:
         measured = r["achieved_flops_per_s"]
         y = measured or r["flops"] / (r["calibrated_s"] or r["analytical_s"])
         ax.scatter([r["intensity"]], [y], color=MODE_COLOURS.get(r["math_mode"], "#333333"),
                    marker="o" if measured else "x", zorder=3)
-        ax.annotate(r["name"], (r["intensity"], y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        labels.append((r["intensity"], y, str(number[r["name"]])))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP per compulsory byte)")
     ax.set_ylabel("FLOP/s")
     ax.set_title("Roofline: workloads at measured (o) or predicted (x) throughput")
-    ax.legend(loc="lower right", fontsize=6)
+    _legend_below(ax, columns=3)
+    place_labels(ax, labels)
     svg = _svg(fig, "roof")
     plt.close(fig)
     return svg

@@ -1,0 +1,218 @@
+"""Output for people: tables that fit the terminal, colour for the five labels and the verdicts.
+
+A table is laid out in two steps. First the plain layout (`table`): every cell in full,
+the layout files and pipes get, byte for byte what they always got. Only when that is wider
+than the screen, and only on a screen of known width (a terminal, or $COLUMNS), is it fitted:
+columns whose value is the same in every row are stated once above the table, then the widest
+text columns wrap inside their cell while short cells (numbers, units, verdicts) stay whole.
+`--wide` turns the fitting off and `--json` never comes here, so machines keep full detail.
+
+Hand-written rather than rich's Table: rich shrinks every column alike, so numbers break in the
+middle ("comput|e"), and at narrow widths it drops whole columns without a word. A number cut in
+two or a column silently gone misleads; a wrapped sentence does not.
+
+Colour is applied after layout (zero-width escape codes), so it never moves a column. It is on
+only on a terminal, never with NO_COLOR set (https://no-color.org), and FORCE_COLOR turns it on
+for a pipe (a pager that shows colour, or a test). The colours follow the report's.
+"""
+
+import functools
+import os
+import re
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import IO
+
+import attrs
+import click
+
+GAP = "  "
+# A column narrower than this is never wrapped: numbers with units, verdicts, short names.
+KEEP_WHOLE = 12
+# A wrapped text column keeps at least this many characters per line, and its longest word
+# whole up to LONG_WORD characters (a tile like m256xn128xk32, a level like shared_memory).
+MIN_TEXT = 10
+LONG_WORD = 16
+
+RESET = "\x1b[0m"
+# The five labels, as in the report (blue, green, purple, amber, red) ...
+LABEL_STYLES = {"PREDICTED": "1;34", "MEASURED": "1;32", "CALIBRATED": "1;35", "DIAGNOSTIC": "1;33",
+                "POLICY": "1;31"}
+# ... and the verdicts: green for a claim the evidence supports, red for one it contradicts,
+# yellow where evidence is missing or a target is set aside.
+VERDICT_STYLES = {
+    "within bound": "32", "PASS": "32", "IMPROVEMENT": "32", "MEETS": "32", "VERIFIED": "32",
+    "BOUND VIOLATION": "1;31", "REGRESSION": "1;31", "NOT VERIFIED": "1;31", "FAIL": "1;31",
+    "DOES NOT FIT": "1;31", "BELOW": "1;31", "FASTEST SAMPLE BELOW THE CALIBRATED BOUND": "1;31",
+    "NO VERDICT": "33", "no verdict": "33", "UNKNOWN": "33", "RULED OUT": "33", "unavailable": "33",
+    "INCOMPLETE": "1;33",
+}
+STYLES = {**LABEL_STYLES, **VERDICT_STYLES}
+# Longest first, so 'NOT VERIFIED' is painted as one verdict and not as 'NOT ' + 'VERIFIED'.
+_WORDS = re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(STYLES, key=len, reverse=True))
+                    + r")(?![\w-])")
+
+
+def paint(text: str) -> str:
+    """`text` with each label and verdict in its colour (ANSI escape codes)."""
+    return _WORDS.sub(lambda m: f"\x1b[{STYLES[m.group(1)]}m{m.group(1)}{RESET}", text)
+
+
+@attrs.frozen
+class Screen:
+    """Where human output goes: its width (None: unlimited, as in a file or a pipe) and
+    whether it shows colour."""
+    width: int | None = None
+    colour: bool = False
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], optional: Sequence[str] = ()) -> str:
+        return fit_table(headers, rows, self.width, optional)
+
+    def wrap(self, line: str, indent: str = "  ") -> str:
+        """A long line of prose broken at the screen's width, continuation lines indented."""
+        if self.width is None or len(line) <= self.width:
+            return line
+        return "\n".join(textwrap.wrap(line, self.width, subsequent_indent=indent,
+                                       break_long_words=True, break_on_hyphens=False)) or line
+
+    def echo(self, text: str, nl: bool = True, err: bool = False) -> None:
+        click.echo(paint(text) if self.colour else text, nl=nl, err=err, color=self.colour)
+
+
+PLAIN = Screen()
+
+
+def _columns_env() -> int | None:
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) >= 20 else None
+
+
+def detect(wide: bool = False, stream: IO[str] | None = None) -> Screen:
+    """The screen behind `stream` (standard output by default). Width: unlimited with `wide`,
+    else $COLUMNS, else the terminal's, else unlimited (a file or a pipe)."""
+    stream = stream if stream is not None else sys.stdout
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    colour = (not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+              and (tty or bool(os.environ.get("FORCE_COLOR"))))
+    width: int | None = None
+    if not wide:
+        width = _columns_env() or (shutil.get_terminal_size().columns if tty else None)
+    return Screen(width=width, colour=colour)
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """The plain layout: every cell in full, columns two spaces apart, a rule under the header."""
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(headers), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in rows)
+    return "\n".join(out)
+
+
+def _lift_constant_columns(headers: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]], str]:
+    """Columns with one value in every row (of two or more), said once above the table; a
+    column empty in every row (a flag column nobody raised) is dropped."""
+    if len(rows) < 2:
+        return headers, rows, ""
+    constant = [i for i in range(1, len(headers)) if len({r[i] for r in rows}) == 1]
+    keep = [i for i in range(len(headers)) if i not in constant]
+    said = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if headers[i] and rows[0][i])
+    return ([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
+            f"every row: {said}" if said else "")
+
+
+def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
+    natural = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def longest_word(texts: Sequence[str]) -> int:
+        return max((len(word) for text in texts for word in text.split()), default=0)
+
+    def floor_of(i: int) -> int:
+        if i == 0:   # the first column names the row: it stays whole, so every row is found by name
+            return natural[i]
+        cells = [r[i] for r in rows]
+        longest_cell = max((len(c) for c in cells), default=0)
+        cell = longest_cell if longest_cell <= KEEP_WHOLE else max(MIN_TEXT, min(longest_word(cells), LONG_WORD))
+        return max(cell, longest_word([headers[i]]))   # a header wraps between its words
+
+    floor = [floor_of(i) for i in range(len(headers))]
+    widths = list(natural)
+    room = width - len(GAP) * (len(headers) - 1)
+    cells = [[headers[i], *(r[i] for r in rows)] for i in range(len(headers))]
+
+    @functools.cache
+    def lines(i: int, w: int) -> tuple[int, ...]:
+        return tuple(len(_cell_lines(text, w)) for text in cells[i])
+
+    def height(ws: list[int]) -> int:
+        return sum(max(per_row) for per_row in zip(*(lines(i, w) for i, w in enumerate(ws))))
+
+    # Greedy: narrow, one character at a time, the column whose narrowing adds the fewest lines
+    # to the table (ties: the widest), so long prose wraps before short labels break.
+    while sum(widths) > room:
+        shrinkable = [i for i, w in enumerate(widths) if w > floor[i]]
+        if not shrinkable:
+            break   # even the whole cells do not fit: the terminal wraps the rest
+        best = min(shrinkable, key=lambda i: (height(widths[:i] + [widths[i] - 1] + widths[i + 1:]),
+                                              -widths[i], i))
+        widths[best] -= 1
+    return widths
+
+
+def _cell_lines(text: str, width: int) -> list[str]:
+    if len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def _block(cells: Sequence[str], widths: list[int]) -> list[str]:
+    wrapped = [_cell_lines(c, w) for c, w in zip(cells, widths)]
+    height = max(len(w) for w in wrapped)
+    return [GAP.join((w[k] if k < len(w) else "").ljust(width) for w, width in zip(wrapped, widths)).rstrip()
+            for k in range(height)]
+
+
+def _fits(lines: list[str], width: int) -> bool:
+    return max((len(line) for line in lines), default=0) <= width
+
+
+def _layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
+    widths = _widths(headers, rows, width)
+    lines = _block(headers, widths)
+    lines.append(GAP.join("-" * w for w in widths))
+    for row in rows:
+        lines += _block(row, widths)
+    return lines
+
+
+def fit_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None,
+              optional: Sequence[str] = ()) -> str:
+    """The plain table when it fits in `width` (or `width` is None); else the fitted one.
+    `optional` names columns, least needed first, that may be left out when wrapping alone
+    cannot make the table fit; a line then says which, and that --wide shows them."""
+    plain = table(headers, rows)
+    if width is None or _fits(plain.splitlines(), width):
+        return plain
+    heads, body, said = _lift_constant_columns([str(h) for h in headers], [[str(c) for c in r] for r in rows])
+    lines = _layout(heads, body, width)
+    left_out: list[str] = []
+    for name in optional:
+        if _fits(lines, width):
+            break
+        if name in heads[1:]:
+            i = heads.index(name)
+            heads, body = heads[:i] + heads[i + 1:], [r[:i] + r[i + 1:] for r in body]
+            left_out.append(name)
+            lines = _layout(heads, body, width)
+    notes = [said] if said else []
+    if left_out:
+        notes.append(f"not shown to fit the terminal (--wide shows them): {', '.join(left_out)}")
+    return "\n".join([Screen(width).wrap(n) for n in notes] + lines)

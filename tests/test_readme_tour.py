@@ -1,0 +1,180 @@
+"""The README's tour, run exactly as printed: each line of the code block under "## A tour" goes
+to bash, in order, from a folder holding copies of the repository's examples/ and captures/
+(so nothing the tour writes lands in the clone), with TensorForge's state in a fresh home. Each
+line's exit status and key output are checked against EXPECTED below, and every tour line must
+have an entry there, so a line added to the README without a check fails here. Lines that need
+a CUDA device are skipped without one, with the reason."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+@attrs.frozen
+class Expect:
+    status: int = 0
+    stdout: tuple[str, ...] = ()          # regular expressions that must match standard output
+    stderr: tuple[str, ...] = ()          # ... and standard error
+    files: tuple[str, ...] = ()           # files the line leaves in the folder
+    gpu: bool = False                     # needs a CUDA device
+
+
+EXPECTED: dict[str, Expect] = {
+    "tensorforge": Expect(stdout=(r"^Usage: tensorforge", r"\n  predict +Predict the lower-bound latency",
+                                  r"\n  run +")),
+    "tensorforge list-plugins": Expect(stdout=(r"^plugin +side +distribution", r"\nh200 +core +tf-h200",
+                                               r"\ntorch-cpu +ops +tf-cpu")),
+    "tensorforge workloads": Expect(stdout=(r"gemm: dense matrix multiply", r"\* gemm_tiny: gemm:m=64,n=64,k=64")),
+    "tensorforge targets list": Expect(stdout=(r"\nh200 +132 SM", r"\nrtx3050-laptop +16 SM", r"\nhost-cpu ")),
+    "tensorforge targets show h200 > my-npu.toml": Expect(files=("my-npu.toml",)),
+    "tensorforge predict --target ./my-npu.toml": Expect(stdout=(r"^PREDICTED  analytical lower bound on h200",)),
+    "tensorforge --disable-plugins rtx3050 --trace-hooks targets list": Expect(
+        stdout=(r"\nh200 ",), stderr=(r"tensorforge_register_targets",)),
+    "tensorforge predict --target rtx3050-laptop": Expect(
+        stdout=(r"^PREDICTED  analytical lower bound on rtx3050-laptop", r"\ngemm_large_square ")),
+    "tensorforge predict -t h200 -w gemm:m=8192,n=8192,k=8192,dtype=bf16 --detail": Expect(
+        stdout=(r"memory \(level\)", r"1\.028 ms \(shared_memory\)", r"\nmatmul +1 ")),
+    "tensorforge predict -t h200 --max-candidates 50": Expect(stdout=(r"relaxation",)),
+    "tensorforge predict -t h200 -w gemm_tiny:dtype=fp16 -w transformer:config=examples/configs/llama-3-8b,"
+    "batch=1,seq=512": Expect(stdout=(r"\ngemm_tiny:dtype=fp16 ", r"\ntransformer:config=examples/configs/llama-3-8b")),
+    "tensorforge predict -t examples/targets/a100-sxm4-80gb.toml": Expect(
+        stdout=(r"^PREDICTED  analytical lower bound on a100-sxm4-80gb",)),
+    "tensorforge predict -t rtx3050-laptop --suite examples/suites/first-hour.toml --json -o prediction.json":
+        Expect(stderr=(r"wrote prediction\.json",), files=("prediction.json",)),
+    "tensorforge predict -t h200 --ceilings examples/calibration/h200-2026-11-30.json": Expect(
+        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; bf16 799")),
+    "tensorforge predict -t h200 --ceilings captures/h200-default-run.json": Expect(
+        stdout=(r"^PREDICTED  calibrated lower bound on h200",)),
+    "tensorforge calibrate --target host-cpu --json > cal.json": Expect(
+        stderr=(r"calibrating: cpu-matmul-ceiling", r"stored "), files=("cal.json",)),
+    "tensorforge predict -t host-cpu --ceilings cal.json --suite examples/suites/first-hour.toml": Expect(
+        stdout=(r"^PREDICTED  calibrated lower bound on host-cpu",)),
+    "tensorforge run --target host-cpu --suite examples/suites/first-hour.toml -o first.json": Expect(
+        stdout=(r"MEASURED    on .* with torch-cpu", r"\ngemm_1024_fp32 ", r"bound violations: none|BOUND VIOLATIONS"),
+        stderr=(r"measuring tiny_fp32 \(1/4\)", r"wrote first\.json and first\.summary\.txt"),
+        files=("first.json", "first.summary.txt")),
+    "tensorforge verify first.json": Expect(stdout=(r"first\.json: VERIFIED$",)),
+    "tensorforge report first.json": Expect(stderr=(r"wrote first\.report\.html",), files=("first.report.html",)),
+    "tensorforge run --target h200 -o h200.json": Expect(
+        stdout=(r"TensorForge capture  target h200", r"\nMEASURED    (on NVIDIA H200|unavailable: )"),
+        files=("h200.json",)),
+    "tensorforge calibrate": Expect(gpu=True, stdout=(r"CALIBRATED on NVIDIA",)),
+    "tensorforge verify captures/h200-default-run.json": Expect(stdout=(r"h200-default-run\.json: VERIFIED$",)),
+    "tensorforge gate captures/h200-default-run.json captures/h200-rerun-reused-calibration.json": Expect(
+        status=3, stdout=(r"POLICY  regression gate", r"\ngemm_large_square +PASS", r"8 PASS, 2 NO VERDICT; exit 3")),
+    "tensorforge rightsize -w gemm_large_square --latency-ms 2 --capture captures/h200-default-run.json "
+    "--prices examples/prices.toml": Expect(
+        stdout=(r"\nh200 +MEETS +1\.543 +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")),
+    "tensorforge report captures/host-cpu-2core.json -o host-cpu.report.html": Expect(
+        stderr=(r"wrote host-cpu\.report\.html",), files=("host-cpu.report.html",)),
+    "tensorforge evaluate captures/h200-estimate-eval.json --rows": Expect(
+        stdout=(r"^EVALUATION  captures/h200-estimate-eval\.json", r"\ngemm-large ")),
+    "tensorforge predict -t h200x8 -w all_reduce_1g -w transformer:config=examples/configs/llama-3-8b,seq=4096,tp=8":
+        Expect(stdout=(r"\nall_reduce_1g .* \(nvlink\)", r"tp=8 ")),
+    "tensorforge run --target host-cpu-x2 -o cpu-x2.json": Expect(
+        stdout=(r"TensorForge capture  target host-cpu-x2",), files=("cpu-x2.json",)),
+    "tensorforge run --target h200x2 -o h200x2.json": Expect(
+        stdout=(r"TensorForge capture  target h200x2",), files=("h200x2.json",)),
+    "tensorforge run --target host-cpu -w gemm:m=512,n=512,k=512,dtype=fp32 --mlflow -o tracked.json": Expect(
+        stderr=(r"exported to mlflow: run \w+ in experiment",), files=("tracked.json", "mlflow.db", "mlruns")),
+    "tensorforge export first.json --to mlflow --option tracking_uri=sqlite:///mlflow.db": Expect(
+        stderr=(r"exported to mlflow: run \w+ in experiment",)),
+}
+
+
+def tour_lines() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## A tour\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```\n(.*?)\n```", section, flags=re.S)
+    # a line holding only a comment continues the comment of the line above
+    return [line for line in block.splitlines() if command_of(line)]
+
+
+def command_of(line: str) -> str:
+    """The command without its comment (no tour command contains '#')."""
+    return line.split("#", 1)[0].strip()
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="module")
+def tour(tmp_path_factory):
+    """Every line run in order, as bash runs it: {command: (line, CompletedProcess or skip reason)}."""
+    folder = tmp_path_factory.mktemp("tour")
+    for name in ("examples", "captures"):
+        shutil.copytree(ROOT / name, folder / name)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TENSORFORGE_", "MLFLOW_")) and k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
+    env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", TENSORFORGE_HOME=str(folder / "home"),
+               HOME=str(folder / "home"))
+    gpu = cuda_available()
+    results = {}
+    for line in tour_lines():
+        command = command_of(line)
+        expect = EXPECTED.get(command)
+        if expect is not None and expect.gpu and not gpu:
+            results[command] = (line, "needs a CUDA device, and this machine has none")
+            continue
+        results[command] = (line, subprocess.run(["bash", "-c", line], cwd=folder, env=env, capture_output=True,
+                                                 text=True, timeout=600))
+    return folder, results
+
+
+def test_every_tour_line_has_expectations_and_every_expectation_a_line():
+    commands = [command_of(line) for line in tour_lines()]
+    assert len(commands) == len(set(commands))
+    assert sorted(set(commands) - set(EXPECTED)) == []
+    assert sorted(set(EXPECTED) - set(commands)) == []
+
+
+@pytest.mark.parametrize("command", list(EXPECTED), ids=lambda c: c[12:60])
+def test_tour_line(tour, command):
+    folder, results = tour
+    line, proc = results[command]
+    if isinstance(proc, str):
+        pytest.skip(proc)
+    expect = EXPECTED[command]
+    assert proc.returncode == expect.status, f"{line}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr
+    for pattern in expect.stdout:
+        assert re.search(pattern, proc.stdout, flags=re.M), (pattern, proc.stdout[-3000:])
+    for pattern in expect.stderr:
+        assert re.search(pattern, proc.stderr, flags=re.M), (pattern, proc.stderr[-3000:])
+    for name in expect.files:
+        assert (folder / name).exists(), name
+
+
+def test_the_tour_writes_nothing_into_the_examples_or_captures(tour):
+    folder, _ = tour
+    for name in ("examples", "captures"):
+        copied = sorted(p.relative_to(folder / name) for p in (folder / name).rglob("*"))
+        original = sorted(p.relative_to(ROOT / name) for p in (ROOT / name).rglob("*"))
+        assert copied == original, name
+
+
+def test_the_example_calibration_is_the_committed_h200_captures():
+    """examples/calibration holds the CALIBRATED section of the H200 capture the README reports,
+    without the capture's bookkeeping: a real device's probes, as `calibrate --json` prints them."""
+    import json
+    from tensorforge.serialize import canonical_json
+    section = json.loads((ROOT / "captures" / "h200-default-run.json").read_text(encoding="utf-8"))["calibrated"]
+    text = (ROOT / "examples" / "calibration" / "h200-2026-11-30.json").read_text(encoding="utf-8")
+    document = json.loads(text)
+    assert text == canonical_json(document)
+    assert document == {k: v for k, v in section.items() if k not in ("available", "reason", "reused", "stored_at")}
+    assert document["label"] == "CALIBRATED" and document["device"] == "NVIDIA H200"

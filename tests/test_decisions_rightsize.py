@@ -6,6 +6,8 @@ add up to a target's verdict; prices; the order of the answer."""
 import attrs
 import pytest
 
+from tensorforge.api import seconds
+
 from capture_factory import core, make_capture, samples
 from tensorforge.suite import resolve
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
@@ -60,10 +62,10 @@ def test_every_branch_of_a_cell_and_how_cells_add_up(world):
     p50_tiny, p50_large = float(sorted(samples(4e-6))[12]), float(sorted(samples(3e-3))[12])
     assert by["toy-cheap"] == TargetVerdict(
         "toy-cheap", MEETS, "every workload measured on this device meets the objective",
-        (Cell("toy-cheap", "gemm_tiny", MEETS, f"MEASURED p50 {p50_tiny * 1e3:.4g} ms meets latency <= 10 ms",
+        (Cell("toy-cheap", "gemm_tiny", MEETS, f"MEASURED p50 {seconds(p50_tiny)} meets latency <= 10 ms",
               b["gemm_tiny"].latency_s, p50_tiny, "cheap.json"),
          Cell("toy-cheap", "gemm_large_square", MEETS,
-              f"MEASURED p50 {p50_large * 1e3:.4g} ms meets latency <= 10 ms",
+              f"MEASURED p50 {seconds(p50_large)} meets latency <= 10 ms",
               b["gemm_large_square"].latency_s, p50_large, "cheap.json")),
         3.6, pytest.approx(3.6 / 3600 * (p50_tiny + p50_large) * 1e6, rel=1e-12))
     assert by["toy-fast"].cost_per_million == pytest.approx(2 * by["toy-cheap"].cost_per_million, rel=1e-12)
@@ -71,10 +73,10 @@ def test_every_branch_of_a_cell_and_how_cells_add_up(world):
     assert by["h200"] == TargetVerdict(
         "h200", UNKNOWN, "no measurement on h200 for: gemm_large_square",
         (Cell("h200", "gemm_tiny", MEETS,
-              f"MEASURED p50 {float(sorted(samples(5e-6))[12]) * 1e3:.4g} ms meets latency <= 10 ms",
+              f"MEASURED p50 {seconds(float(sorted(samples(5e-6))[12]))} meets latency <= 10 ms",
               hb["gemm_tiny"].latency_s, float(sorted(samples(5e-6))[12]), "h200.json"),
          Cell("h200", "gemm_large_square", UNKNOWN,
-              f"lower bound {hb['gemm_large_square'].latency_s * 1e3:.4g} ms would allow it; no capture measures "
+              f"PREDICTED lower bound {seconds(hb['gemm_large_square'].latency_s)} would allow it; no capture measures "
               f"it on h200: run `tensorforge run --target h200 -w {hb['gemm_large_square'].spec}` there",
               hb["gemm_large_square"].latency_s)),
         None, None)
@@ -97,14 +99,14 @@ def test_a_bound_or_a_measurement_that_misses_rules_out(world):
     result = rightsize(workloads, [fast], host.mappings(), tight, [ev["fast"]], {"toy-fast": 1.0})[0]
     p50 = float(sorted(samples(3e-3))[12])
     assert result.verdict == RULED_OUT and result.cost_per_million is None
-    assert result.reason == f"gemm_large_square: MEASURED p50 {p50 * 1e3:.4g} ms misses latency <= 2.9 ms"
+    assert result.reason == f"gemm_large_square: MEASURED p50 {seconds(p50)} misses latency <= 2.9 ms"
     assert result.cells[1] == Cell("toy-fast", "gemm_large_square", RULED_OUT,
-                                   f"MEASURED p50 {p50 * 1e3:.4g} ms misses latency <= 2.9 ms",
+                                   f"MEASURED p50 {seconds(p50)} misses latency <= 2.9 ms",
                                    b["gemm_large_square"].latency_s, p50, "fast.json")
     impossible = Objective("latency", b["gemm_tiny"].latency_s / 2)
     cell = rightsize(workloads[:1], [fast], host.mappings(), impossible, [ev["fast"]], {})[0].cells[0]
     assert cell == Cell("toy-fast", "gemm_tiny", RULED_OUT,
-                        f"PREDICTED lower bound {b['gemm_tiny'].latency_s * 1e3:.4g} ms already misses "
+                        f"PREDICTED lower bound {seconds(b['gemm_tiny'].latency_s)} already misses "
                         f"{impossible.describe()}", b["gemm_tiny"].latency_s)
 
 

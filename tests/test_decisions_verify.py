@@ -360,3 +360,15 @@ def test_a_sustained_regime_without_its_bound_says_why(home):
     assert sustained and all(s.bound_check.verdict == f"no verdict: {note}" for s in sustained)
     edited = attrs.evolve(cap, predicted=pred, comparison=attrs.evolve(cap.comparison, workloads=rows))
     assert comparison_problems(edited)[0] == []
+
+
+def test_the_regime_and_operator_violation_lists_are_named_when_edited():
+    from tensorforge_ops.capture.document import read_capture
+    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json")
+    c = cap.comparison
+    regimes = attrs.evolve(cap, comparison=attrs.evolve(c, regime_bound_violations=("x (burst graph)",)))
+    assert comparison_problems(regimes)[0] == [
+        f"recorded regime bound violations ['x (burst graph)'] are not the rows' ({list(c.regime_bound_violations)})"]
+    operators = attrs.evolve(cap, comparison=attrs.evolve(c, operator_bound_violations=("x: y",)))
+    assert comparison_problems(operators)[0] == [
+        f"recorded operator bound violations ['x: y'] are not the rows' ({list(c.operator_bound_violations)})"]

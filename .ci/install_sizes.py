@@ -30,13 +30,15 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # resolution: torch from PyTorch's CPU index, everything else from PyPI.
 ROUTES = {
     "main": (["-r", "requirements.txt"], [PYPI]),
-    "cpu": (["--index-url", CPU_INDEX, "--extra-index-url", PYPI, "torch", "-r", "requirements.txt"],
-            [CPU_INDEX, PYPI]),
+    "cpu": (
+        ["--index-url", CPU_INDEX, "--extra-index-url", PYPI, "torch", "-r", "requirements.txt"],
+        [CPU_INDEX, PYPI],
+    ),
     "test": (["-r", "requirements-test.txt"], [PYPI, CPU_INDEX]),
 }
 CUDA_PREFIXES = ("nvidia-", "cuda-", "triton")
-NOT_CUDA = {"nvidia-ml-py"}   # the NVML binding: a few hundred kB of Python, no CUDA libraries
-TOLERANCE = 0.25              # package releases move sizes; the README rounds
+NOT_CUDA = {"nvidia-ml-py"}  # the NVML binding: a few hundred kB of Python, no CUDA libraries
+TOLERANCE = 0.25  # package releases move sizes; the README rounds
 
 
 def reachable(url: str) -> bool:
@@ -49,7 +51,7 @@ def reachable(url: str) -> bool:
 
 def content_length(url: str) -> int:
     if not url.startswith("http"):
-        return 0   # the repository's own packages, installed from the clone
+        return 0  # the repository's own packages, installed from the clone
     with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as response:
         return int(response.headers.get("Content-Length") or 0)
 
@@ -57,9 +59,25 @@ def content_length(url: str) -> int:
 def resolve(python: str, args: list[str]) -> list[dict]:
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
-        subprocess.run([python, "-m", "pip", "--isolated", "install", "--dry-run", "--ignore-installed",
-                        "--quiet", "--use-feature=fast-deps", "--report", str(report), *args],
-                       cwd=ROOT, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                python,
+                "-m",
+                "pip",
+                "--isolated",
+                "install",
+                "--dry-run",
+                "--ignore-installed",
+                "--quiet",
+                "--use-feature=fast-deps",
+                "--report",
+                str(report),
+                *args,
+            ],
+            cwd=ROOT,
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         return json.loads(report.read_text(encoding="utf-8"))["install"]
 
 
@@ -78,10 +96,14 @@ def measure(python: str, route: str) -> dict:
         sizes = list(pool.map(content_length, urls))
     names = [i["metadata"]["name"] for i in installs]
     torch = next((i["metadata"]["version"] for i in installs if i["metadata"]["name"] == "torch"), None)
-    return {"route": route, "packages": len(installs), "torch": torch,
-            "download_bytes": sum(sizes),
-            "cuda_bytes": sum(s for n, s in zip(names, sizes) if is_cuda(n)),
-            "cuda_packages": sorted(n for n in names if is_cuda(n))}
+    return {
+        "route": route,
+        "packages": len(installs),
+        "torch": torch,
+        "download_bytes": sum(sizes),
+        "cuda_bytes": sum(s for n, s in zip(names, sizes) if is_cuda(n)),
+        "cuda_packages": sorted(n for n in names if is_cuda(n)),
+    }
 
 
 def readme_figures(readme: Path) -> dict[str, float]:
@@ -107,9 +129,11 @@ def main() -> int:
         if "skipped" in r:
             print(f"{r['route']:5}  skipped: {r['skipped']}")
         else:
-            print(f"{r['route']:5}  {r['packages']:3} packages  torch {r['torch']}  download "
-                  f"{r['download_bytes'] / 1e9:.2f} GB, of which CUDA libraries {r['cuda_bytes'] / 1e9:.2f} GB "
-                  f"({len(r['cuda_packages'])} packages)")
+            print(
+                f"{r['route']:5}  {r['packages']:3} packages  torch {r['torch']}  download "
+                f"{r['download_bytes'] / 1e9:.2f} GB, of which CUDA libraries {r['cuda_bytes'] / 1e9:.2f} GB "
+                f"({len(r['cuda_packages'])} packages)"
+            )
     if not args.check:
         return 0
     stated, failures = readme_figures(args.check), []
@@ -121,8 +145,10 @@ def main() -> int:
             continue
         ratio = r["download_bytes"] / stated[r["route"]]
         if abs(ratio - 1) > TOLERANCE:
-            failures.append(f"route {r['route']}: {args.check} says {stated[r['route']] / 1e9:.2f} GB, "
-                            f"pip resolves {r['download_bytes'] / 1e9:.2f} GB")
+            failures.append(
+                f"route {r['route']}: {args.check} says {stated[r['route']] / 1e9:.2f} GB, "
+                f"pip resolves {r['download_bytes'] / 1e9:.2f} GB"
+            )
         if r["route"] in ("cpu", "test") and r["cuda_packages"]:
             failures.append(f"route {r['route']} pulls CUDA packages: {', '.join(r['cuda_packages'])}")
     for line in failures:

@@ -30,14 +30,17 @@ def main() -> None:
     plan = session.flush_plan
     flush = session.flush()
     double = make_flush(torch, 2 * plan.bytes)
-    results = {"plan": attrs.asdict(plan), "threads": session.threads,
-               "double_flush_seconds_p50": flush_cost(double), "buffers": {}}
+    results = {
+        "plan": attrs.asdict(plan),
+        "threads": session.threads,
+        "double_flush_seconds_p50": flush_cost(double),
+        "buffers": {},
+    }
     for mib in (4, 16, 32):
         data = torch.ones((mib << 20) // 4, dtype=torch.float32)
         times = {"warm": [], "after flush": [], "after 2x flush": []}
         for _ in range(args.rounds):
-            for name, before in (("warm", lambda: data.sum()), ("after flush", flush),
-                                 ("after 2x flush", double)):
+            for name, before in (("warm", lambda: data.sum()), ("after flush", flush), ("after 2x flush", double)):
                 before()
                 # The read on one thread: a parallel region on a busy machine waits for its
                 # slowest thread to be scheduled, which would hide the cache effect.
@@ -48,8 +51,10 @@ def main() -> None:
                 torch.set_num_threads(session.threads)
         results["buffers"][f"{mib} MiB"] = {k: statistics.median(v) for k, v in times.items()}
     session.close()
-    print(f"flush: {plan.bytes / 2**20:.1f} MiB, {plan.seconds_p50 * 1e3:.2f} ms per call "
-          f"(2x: {results['double_flush_seconds_p50'] * 1e3:.2f} ms); basis: {plan.basis}")
+    print(
+        f"flush: {plan.bytes / 2**20:.1f} MiB, {plan.seconds_p50 * 1e3:.2f} ms per call "
+        f"(2x: {results['double_flush_seconds_p50'] * 1e3:.2f} ms); basis: {plan.basis}"
+    )
     for name, row in results["buffers"].items():
         print(f"  read {name:>6}: " + ", ".join(f"{k} {v * 1e6:8.1f} us" for k, v in row.items()))
     if args.json:

@@ -39,8 +39,10 @@ def main() -> int:
             predict(workloads, target, mappings, estimate=estimate)
             runs[label].append(time.perf_counter() - start)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    print(f"{len(workloads)} workloads of {Path(args.suite).name} on {args.target}, {cores} core(s) "
-          f"available, {args.repeat} cold runs each")
+    print(
+        f"{len(workloads)} workloads of {Path(args.suite).name} on {args.target}, {cores} core(s) "
+        f"available, {args.repeat} cold runs each"
+    )
     for label, times in runs.items():
         print(f"  {label:17s} best {min(times) * 1e3:7.1f} ms   median {statistics.median(times) * 1e3:7.1f} ms")
     return 0

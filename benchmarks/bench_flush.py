@@ -28,10 +28,16 @@ def main() -> int:
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)
-    base = TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
-                        budget_s=1.0, flush_bytes=session.flush_bytes, max_duty=MAX_DUTY)
-    modes = {"none": attrs.evolve(base, flush_bytes=0), "write": base,
-             "read": attrs.evolve(base, flush_mode="read")}
+    base = TimingPolicy(
+        warmup_iters=5,
+        min_iters=MIN_SAMPLES,
+        max_iters=1000,
+        target_rel_iqr=0.02,
+        budget_s=1.0,
+        flush_bytes=session.flush_bytes,
+        max_duty=MAX_DUTY,
+    )
+    modes = {"none": attrs.evolve(base, flush_bytes=0), "write": base, "read": attrs.evolve(base, flush_mode="read")}
     rows = []
     for workload, _ in resolve(core, tuple(args.workload)):
         builder = ops.builder(workload.kind, "torch-cuda")
@@ -39,11 +45,13 @@ def main() -> int:
             row = {"workload": workload.name}
             for name, policy in modes.items():
                 row[f"p50_{name}_s"] = time_cuda(prep.fn, policy, session.device).stats.p50
-            row["do_bench_median_s"] = triton.testing.do_bench(prep.fn, warmup=25, rep=100,
-                                                               return_mode="median") * 1e-3
+            row["do_bench_median_s"] = triton.testing.do_bench(prep.fn, warmup=25, rep=100, return_mode="median") * 1e-3
         rows.append(row)
-        print(f"{workload.name:40s} " + "  ".join(f"{k[:-2]} {v * 1e6:9.2f} us" for k, v in row.items()
-                                                  if k.endswith("_s")), flush=True)
+        print(
+            f"{workload.name:40s} "
+            + "  ".join(f"{k[:-2]} {v * 1e6:9.2f} us" for k, v in row.items() if k.endswith("_s")),
+            flush=True,
+        )
     if args.output:
         with open(args.output, "w") as handle:
             json.dump({"device": session.info.name, "rows": rows}, handle, indent=2, sort_keys=True)

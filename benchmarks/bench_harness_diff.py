@@ -56,8 +56,9 @@ def main() -> int:
                 "ours+int32-flush": lambda: our_loop(prep.fn, n, int32_flush, 5, torch),
                 "ours+25ms-warmup": lambda: our_loop(prep.fn, n, uint8_flush, long_warmup, torch),
                 "ours+both": lambda: our_loop(prep.fn, n, int32_flush, long_warmup, torch),
-                "do_bench": lambda: triton.testing.do_bench(prep.fn, warmup=25, rep=args.window * 1e3,
-                                                            return_mode="median") * 1e-3,
+                "do_bench": lambda: (
+                    triton.testing.do_bench(prep.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+                ),
             }
             results = {k: [] for k in variants}
             for r in range(args.rounds):

@@ -22,8 +22,9 @@ def main() -> int:
     args = parser.parse_args()
     host = PluginHost()
     target = host.target(args.target)
-    if args.target == "host-cpu":   # the shared suite has tf32; run/predict use the CPU-sized one
+    if args.target == "host-cpu":  # the shared suite has tf32; run/predict use the CPU-sized one
         from tf_cpu.backend import TorchCpuBackend
+
         workloads = resolve(host, TorchCpuBackend().default_suite)
     else:
         workloads = resolve(host, ())
@@ -34,10 +35,12 @@ def main() -> int:
         pred = predict(workloads, target, mappings)
         suite_times.append(time.perf_counter() - start)
     suite, best = statistics.median(suite_times), min(suite_times)
-    search = getattr(pred, "search", "bounded")   # older Cores did not say
-    print(f"default suite on {args.target}: {len(workloads)} workloads, {pred.candidates} candidates "
-          f"({search} search), median {suite * 1e3:.1f} ms, best {best * 1e3:.1f} ms over {args.repeat} "
-          f"runs -> {pred.candidates / suite:,.0f} candidates/s (median), {pred.candidates / best:,.0f} (best)")
+    search = getattr(pred, "search", "bounded")  # older Cores did not say
+    print(
+        f"default suite on {args.target}: {len(workloads)} workloads, {pred.candidates} candidates "
+        f"({search} search), median {suite * 1e3:.1f} ms, best {best * 1e3:.1f} ms over {args.repeat} "
+        f"runs -> {pred.candidates / suite:,.0f} candidates/s (median), {pred.candidates / best:,.0f} (best)"
+    )
     ceilings = datasheet_ceilings(target)
     machine = machine_for(target, ceilings)
     for workload, kind in workloads:
@@ -47,8 +50,10 @@ def main() -> int:
             result = predict_workload(workload, kind, target, ceilings, mappings, machine)  # fresh memo
             times.append(time.perf_counter() - start)
         t = statistics.median(times)
-        print(f"  {workload.name:22s} {t * 1e3:7.2f} ms  {result.candidates:6d} candidates  "
-              f"{result.candidates / t:12,.0f} candidates/s")
+        print(
+            f"  {workload.name:22s} {t * 1e3:7.2f} ms  {result.candidates:6d} candidates  "
+            f"{result.candidates / t:12,.0f} candidates/s"
+        )
     return 0
 
 

@@ -32,32 +32,37 @@ def _cudagraph_ms(triton_testing, torch, fn, rep_ms):
     with torch.cuda.stream(torch.cuda.Stream()):
         try:
             return float(triton_testing.do_bench_cudagraph(fn, rep=rep_ms, return_mode="median"))
-        except TypeError:   # older Triton: no return_mode (mean of its retries)
+        except TypeError:  # older Triton: no return_mode (mean of its retries)
             return float(triton_testing.do_bench_cudagraph(fn, rep=rep_ms))
 
 
 def _settle(phases):
     """The continuous load TensorForge's sustained phase starts with, until steady; drained."""
     from tensorforge_ops.measure.cuda_sustained import ContinuousLoad, reach_steady
+
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
-    state, pending, _ = reach_steady(load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s,
-                                     phases.plan.steady)
+    state, pending, _ = reach_steady(
+        load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s, phases.plan.steady
+    )
     load.read(pending)
     return state.reached
 
 
 def compare_one(session, prepared, args, triton_testing, torch):
     from tensorforge_ops.measure.phases import PhasePlan
+
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
     with session.phases(prepared.fn, plan) as phases:
         burst = {t.mode: t.timed.stats.p50 for t in phases.burst().timings}
         row["burst_p50_s"] = burst
         row["graph_capture"] = phases.graph_note or "ok"
-        row["do_bench_cold_median_s"] = triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3,
-                                                                return_mode="median") * 1e-3
+        row["do_bench_cold_median_s"] = (
+            triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+        )
         ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
         for r in range(args.rounds):
+
             def run_ours():
                 result = phases.sustained()
                 steady.append(result.steady.reached)
@@ -66,8 +71,9 @@ def compare_one(session, prepared, args, triton_testing, torch):
 
             def run_ref():
                 steady.append(_settle(phases))
-                ref.append(triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3,
-                                                   return_mode="median") * 1e-3)
+                ref.append(
+                    triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+                )
                 if phases.graph is not None:
                     flush = phases.flush
                     steady.append(_settle(phases))
@@ -75,16 +81,25 @@ def compare_one(session, prepared, args, triton_testing, torch):
                     alone = _cudagraph_ms(triton_testing, torch, flush, args.graph_rep)
                     graph_ref.append((both - alone) * 1e-3)
                     raw.append([both * 1e-3, alone * 1e-3])
-            for step in ((run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours)):
+
+            for step in (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours):
                 step()
-        row.update(sustained_eager_p50_s=ours_eager, do_bench_median_s=ref, steady_reached=steady,
-                   sustained_ratio=statistics.median(ours_eager) / statistics.median(ref))
+        row.update(
+            sustained_eager_p50_s=ours_eager,
+            do_bench_median_s=ref,
+            steady_reached=steady,
+            sustained_ratio=statistics.median(ours_eager) / statistics.median(ref),
+        )
         if graph_ref:
             reference = statistics.median(graph_ref)
-            row.update(sustained_graph_p50_s=ours_graph, cudagraph_reference_s=graph_ref,
-                       cudagraph_flush_and_fn_and_flush_alone_s=raw, flush_s=phases.flush_s,
-                       graph_calls=phases.graph.calls,
-                       graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None)
+            row.update(
+                sustained_graph_p50_s=ours_graph,
+                cudagraph_reference_s=graph_ref,
+                cudagraph_flush_and_fn_and_flush_alone_s=raw,
+                flush_s=phases.flush_s,
+                graph_calls=phases.graph.calls,
+                graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,
+            )
     return row
 
 
@@ -106,31 +121,49 @@ def main() -> int:
         builder = ops.builder(workload.kind, "torch-cuda")
         mode = getattr(workload.params, "math_mode", "fp32")
         with session.prepared(builder, workload.params, mode) as prepared:
-            row = {"workload": workload.name, "kind": workload.kind, **compare_one(session, prepared, args,
-                                                                                  triton_testing, torch)}
+            row = {
+                "workload": workload.name,
+                "kind": workload.kind,
+                **compare_one(session, prepared, args, triton_testing, torch),
+            }
         rows.append(row)
         graph = row.get("graph_ratio")
-        print(f"{workload.name:22s} sustained {statistics.median(row['sustained_eager_p50_s']) * 1e3:9.4f} ms "
-              f"do_bench {statistics.median(row['do_bench_median_s']) * 1e3:9.4f} ms ratio "
-              f"{row['sustained_ratio']:.4f} | graph "
-              + (f"{statistics.median(row['sustained_graph_p50_s']) * 1e3:9.4f} ms cudagraph+flush "
-                 f"{statistics.median(row['cudagraph_reference_s']) * 1e3:9.4f} ms ratio {graph:.4f}" if graph else
-                 f"n/a ({row['graph_capture']})")
-              + f" | burst eager {row['burst_p50_s']['eager'] * 1e3:.4f} ms, do_bench cold "
-                f"{row['do_bench_cold_median_s'] * 1e3:.4f} ms", flush=True)
+        print(
+            f"{workload.name:22s} sustained {statistics.median(row['sustained_eager_p50_s']) * 1e3:9.4f} ms "
+            f"do_bench {statistics.median(row['do_bench_median_s']) * 1e3:9.4f} ms ratio "
+            f"{row['sustained_ratio']:.4f} | graph "
+            + (
+                f"{statistics.median(row['sustained_graph_p50_s']) * 1e3:9.4f} ms cudagraph+flush "
+                f"{statistics.median(row['cudagraph_reference_s']) * 1e3:9.4f} ms ratio {graph:.4f}"
+                if graph
+                else f"n/a ({row['graph_capture']})"
+            )
+            + f" | burst eager {row['burst_p50_s']['eager'] * 1e3:.4f} ms, do_bench cold "
+            f"{row['do_bench_cold_median_s'] * 1e3:.4f} ms",
+            flush=True,
+        )
     judged = [r for r in rows if r["kind"] in GEMM_AND_TRANSFORMER]
     worst = max((abs(r["sustained_ratio"] - 1), r["workload"]) for r in judged) if judged else None
-    worst_g = max((abs(r["graph_ratio"] - 1), r["workload"]) for r in judged if r.get("graph_ratio")) \
-        if any(r.get("graph_ratio") for r in judged) else None
+    worst_g = (
+        max((abs(r["graph_ratio"] - 1), r["workload"]) for r in judged if r.get("graph_ratio"))
+        if any(r.get("graph_ratio") for r in judged)
+        else None
+    )
     if worst:
         print(f"GEMM/transformer: largest sustained deviation from do_bench {worst[0] * 100:.2f}% ({worst[1]})")
     if worst_g:
-        print(f"GEMM/transformer: largest graph deviation from do_bench_cudagraph+flush "
-              f"{worst_g[0] * 100:.2f}% ({worst_g[1]}) on {session.info.name}")
+        print(
+            f"GEMM/transformer: largest graph deviation from do_bench_cudagraph+flush "
+            f"{worst_g[0] * 100:.2f}% ({worst_g[1]}) on {session.info.name}"
+        )
     if args.output:
         with open(args.output, "w") as handle:
-            json.dump({"device": session.info.name, "window_s": args.window, "rounds": args.rounds,
-                       "rows": rows}, handle, indent=2, sort_keys=True)
+            json.dump(
+                {"device": session.info.name, "window_s": args.window, "rounds": args.rounds, "rows": rows},
+                handle,
+                indent=2,
+                sort_keys=True,
+            )
     return 0
 
 

@@ -24,18 +24,25 @@ def pct(value):
 def main(path: str) -> int:
     capture = read_capture(path)
     rows = capture.comparison.workloads if capture.comparison else {}
-    print("| workload | PREDICTED analytical | calibrated lower bound | MEASURED p50 | APE (calibrated) "
-          "| APE (analytical) | predicted bottleneck | bound check |")
+    print(
+        "| workload | PREDICTED analytical | calibrated lower bound | MEASURED p50 | APE (calibrated) "
+        "| APE (analytical) | predicted bottleneck | bound check |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for w in capture.predicted.analytical.workloads:
         r = rows[w.name]
-        print(f"| {w.name} | {fmt(r.predicted_analytical_s)} | {fmt(r.predicted_calibrated_s)} | "
-              f"{fmt(r.measured_p50_s)} | {pct(r.ape_calibrated)} | {pct(r.ape_analytical)} | "
-              f"{w.bottleneck} | {r.bound_check.verdict} |")
+        print(
+            f"| {w.name} | {fmt(r.predicted_analytical_s)} | {fmt(r.predicted_calibrated_s)} | "
+            f"{fmt(r.measured_p50_s)} | {pct(r.ape_calibrated)} | {pct(r.ape_analytical)} | "
+            f"{w.bottleneck} | {r.bound_check.verdict} |"
+        )
     if isinstance(capture.calibrated, Calibrated):
         c = capture.calibrated.ceilings
-        print("\nceilings: " + ", ".join(f"{m} {v / 1e12:.1f} TFLOP/s" for m, v in sorted(c.compute.items()))
-              + f"; copy {(c.dram_bytes_per_s or 0) / 1e12:.2f} TB/s; launch floor {fmt(c.launch_floor_s)}")
+        print(
+            "\nceilings: "
+            + ", ".join(f"{m} {v / 1e12:.1f} TFLOP/s" for m, v in sorted(c.compute.items()))
+            + f"; copy {(c.dram_bytes_per_s or 0) / 1e12:.2f} TB/s; launch floor {fmt(c.launch_floor_s)}"
+        )
     violations = capture.comparison.bound_violations if capture.comparison else ()
     print(f"run took {capture.provenance.duration_s} s; bound violations: {', '.join(violations) or 'none'}")
     return 0

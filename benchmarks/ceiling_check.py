@@ -38,8 +38,10 @@ def check(path: str, host: PluginHost) -> None:
     for mode, (rate, point, sample) in sorted(rates.items()):
         was = float(compute.get(mode, 0.0))
         setter = "estimate-terms " + point if rate > was else "matmul-ceiling"
-        print(f"  {mode}: matmul-ceiling {was / 1e12:.1f} TFLOP/s, sweep {rate / 1e12:.1f} ({point}, {sample})"
-              f" -> ceiling {max(rate, was) / 1e12:.1f}, set by {setter}")
+        print(
+            f"  {mode}: matmul-ceiling {was / 1e12:.1f} TFLOP/s, sweep {rate / 1e12:.1f} ({point}, {sample})"
+            f" -> ceiling {max(rate, was) / 1e12:.1f}, set by {setter}"
+        )
         compute[mode] = max(rate, was)
     new = ceilings_from_data({**data, "compute": compute}, f"{path} CALIBRATED, sweep-raised")
     target = host.target(cal["target"])
@@ -59,19 +61,25 @@ def check(path: str, host: PluginHost) -> None:
         if fastest < b_old or fastest < b_new or any(s in w["name"] for s in LARGE):
             rows.append((w["name"], timed[0], fastest, b_old, b_new))
     for key in ("old", "new"):
-        print(f"  bound above the fastest sample: {below[key][0]}, above the p50: {below[key][1]} "
-              f"({'recorded ceilings' if key == 'old' else 'sweep-raised ceilings'})")
-    print(f"  {'workload':34s} {'p50':>10s} {'fastest':>10s} {'bound':>10s} {'raised':>10s}"
-          f"  fastest/bound-1 (before -> after)  p50/bound-1 (before -> after)")
+        print(
+            f"  bound above the fastest sample: {below[key][0]}, above the p50: {below[key][1]} "
+            f"({'recorded ceilings' if key == 'old' else 'sweep-raised ceilings'})"
+        )
+    print(
+        f"  {'workload':34s} {'p50':>10s} {'fastest':>10s} {'bound':>10s} {'raised':>10s}"
+        f"  fastest/bound-1 (before -> after)  p50/bound-1 (before -> after)"
+    )
     for name, p50, fastest, b_old, b_new in rows:
-        print(f"  {name:34s} {p50 * 1e6:10.2f} {fastest * 1e6:10.2f} {b_old * 1e6:10.2f} {b_new * 1e6:10.2f}"
-              f"  {(fastest / b_old - 1) * 100:+6.2f}% -> {(fastest / b_new - 1) * 100:+6.2f}%"
-              f"            {(p50 / b_old - 1) * 100:+6.2f}% -> {(p50 / b_new - 1) * 100:+6.2f}%")
+        print(
+            f"  {name:34s} {p50 * 1e6:10.2f} {fastest * 1e6:10.2f} {b_old * 1e6:10.2f} {b_new * 1e6:10.2f}"
+            f"  {(fastest / b_old - 1) * 100:+6.2f}% -> {(fastest / b_new - 1) * 100:+6.2f}%"
+            f"            {(p50 / b_old - 1) * 100:+6.2f}% -> {(p50 / b_new - 1) * 100:+6.2f}%"
+        )
 
 
 def main(argv=None) -> None:
     host = PluginHost()
-    for path in (argv if argv is not None else sys.argv[1:]):
+    for path in argv if argv is not None else sys.argv[1:]:
         check(path, host)
 
 

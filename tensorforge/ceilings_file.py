@@ -29,8 +29,7 @@ OVERRIDE = "--force-ceilings"
 
 
 def _number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 \
-        and value != float("inf")
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and value != float("inf")
 
 
 def _section(data: Any, where: str) -> tuple[dict[str, Any], str]:
@@ -50,8 +49,10 @@ def _section(data: Any, where: str) -> tuple[dict[str, Any], str]:
         return data, "calibration"
     if "compute" in data:
         return data, "ceilings"
-    raise TensorForgeError(f"{where}: neither a calibration document (tensorforge calibrate --json), "
-                           "a capture, nor a {\"compute\": ..., \"dram_bytes_per_s\": ...} object")
+    raise TensorForgeError(
+        f"{where}: neither a calibration document (tensorforge calibrate --json), "
+        'a capture, nor a {"compute": ..., "dram_bytes_per_s": ...} object'
+    )
 
 
 def ceilings_from_data(data, where: str) -> Ceilings:
@@ -73,14 +74,20 @@ def ceilings_from_data(data, where: str) -> Ceilings:
     device = section.get("device")
     device = device.strip() if isinstance(device, str) else ""
     if device:
-        source = (f"calibrated on {device} at {section.get('measured_at', 'an unrecorded time')} "
-                  f"({section.get('fingerprint', 'no fingerprint')}), from {kind} {where}")
+        source = (
+            f"calibrated on {device} at {section.get('measured_at', 'an unrecorded time')} "
+            f"({section.get('fingerprint', 'no fingerprint')}), from {kind} {where}"
+        )
     else:
         source = str(section.get("source") or f"{kind} {where}")
-    return Ceilings(origin=str(values.get("origin", "calibrated")),
-                    compute={k: float(v) for k, v in compute.items()},
-                    dram_bytes_per_s=float(dram), source=source, device=device,
-                    collectives=collective_ceilings(values.get("collectives"), where))
+    return Ceilings(
+        origin=str(values.get("origin", "calibrated")),
+        compute={k: float(v) for k, v in compute.items()},
+        dram_bytes_per_s=float(dram),
+        source=source,
+        device=device,
+        collectives=collective_ceilings(values.get("collectives"), where),
+    )
 
 
 def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_device: bool) -> None:
@@ -89,12 +96,16 @@ def check_device(ceilings: Ceilings, target: Target, where: str, allow_other_dev
     if allow_other_device:
         return
     if not ceilings.device:
-        raise TensorForgeError(f"{where} does not name the device it was measured on, so it cannot be "
-                               f"checked against target {target.name!r}; pass {OVERRIDE} to use it anyway")
+        raise TensorForgeError(
+            f"{where} does not name the device it was measured on, so it cannot be "
+            f"checked against target {target.name!r}; pass {OVERRIDE} to use it anyway"
+        )
     if not target.matches_device(ceilings.device):
         known = ", ".join(target.device_names) or "no device names"
-        raise TensorForgeError(f"{where} was measured on {ceilings.device!r}, not on target {target.name!r} "
-                               f"(which matches: {known}); pass {OVERRIDE} to use it anyway")
+        raise TensorForgeError(
+            f"{where} was measured on {ceilings.device!r}, not on target {target.name!r} "
+            f"(which matches: {known}); pass {OVERRIDE} to use it anyway"
+        )
 
 
 def load_ceilings(path, target: Target | None = None, allow_other_device: bool = False) -> Ceilings:

@@ -17,8 +17,17 @@ import attrs
 import click
 
 from . import __version__
-from .cli_options import (CliState, complete_target, json_option, operating_point_option, output_options, pass_host,
-                          target_option, wide_option, workload_options)
+from .cli_options import (
+    CliState,
+    complete_target,
+    json_option,
+    operating_point_option,
+    output_options,
+    pass_host,
+    target_option,
+    wide_option,
+    workload_options,
+)
 from .errors import TensorForgeError, shorten
 from .output import STDOUT, claim, write_output
 from .plugin_options import DISABLE, ONLY, TRACE, PluginOptions
@@ -46,9 +55,9 @@ def emit(text: str, output: str | None, what: str, force: bool = False, screen: 
 
 # -- list-plugins ------------------------------------------------------------------------------
 
+
 def _plugin_row(report: PluginReport) -> list[str]:
-    registered = "; ".join(f"{kind}: {', '.join(names)}"
-                           for kind, names in sorted(report.registered.items()) if names)
+    registered = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in sorted(report.registered.items()) if names)
     cell = f"ERROR: {report.error}" if report.error else (registered or "-")
     cell += "".join(f"; WARNING: {w}" for w in report.warnings)
     dist = f"{report.distribution} {report.version}" if report.distribution else "-"
@@ -77,36 +86,61 @@ def list_plugins(host: PluginHost, as_json: bool, wide: bool) -> None:
         click.echo(canonical_json(to_data(reports)), nl=False)
         return
     screen = detect(wide)
-    screen.echo(screen.table(["plugin", "side", "distribution", "hooks", "registered"],
-                             [_plugin_row(r) for r in reports]))
+    screen.echo(
+        screen.table(["plugin", "side", "distribution", "hooks", "registered"], [_plugin_row(r) for r in reports])
+    )
 
 
 # -- predict -----------------------------------------------------------------------------------
+
 
 @click.command()
 @target_option
 @workload_options(default="every plugin's default suite")
 @operating_point_option
-@click.option("--ceilings", "ceilings_path", type=click.Path(dir_okay=False), default=None,
-              help="Calibrated ceilings: a calibration document (`tensorforge calibrate --json "
-                   "> cal.json`) or a capture (its CALIBRATED section); gives a 'calibrated' "
-                   "lower bound. Refused unless measured on a device the target describes.")
-@click.option("--force-ceilings", is_flag=True,
-              help="Use --ceilings even if they were measured on another device (or name none); "
-                   "the prediction then says whose ceilings it used.")
-@click.option("--max-candidates", type=click.IntRange(1, 1_000_000), default=None,
-              help="Evaluate at most N mapping candidates per operator and strategy (default "
-                   "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
-                   "a space gives a labelled relaxation: a looser bound, never a higher one.")
+@click.option(
+    "--ceilings",
+    "ceilings_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Calibrated ceilings: a calibration document (`tensorforge calibrate --json "
+    "> cal.json`) or a capture (its CALIBRATED section); gives a 'calibrated' "
+    "lower bound. Refused unless measured on a device the target describes.",
+)
+@click.option(
+    "--force-ceilings",
+    is_flag=True,
+    help="Use --ceilings even if they were measured on another device (or name none); "
+    "the prediction then says whose ceilings it used.",
+)
+@click.option(
+    "--max-candidates",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="Evaluate at most N mapping candidates per operator and strategy (default "
+    "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
+    "a space gives a labelled relaxation: a looser bound, never a higher one.",
+)
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @json_option("the prediction")
 @wide_option
 @output_options("prediction", "standard output")
 @pass_host
-def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: tuple[str, ...],
-            operating_point: str | None, ceilings_path: str | None, force_ceilings: bool,
-            max_candidates: int | None, detail: bool, as_json: bool, wide: bool, output: str | None,
-            force: bool) -> None:
+def predict(
+    host: PluginHost,
+    target_name: str,
+    specs: tuple[str, ...],
+    suites: tuple[str, ...],
+    operating_point: str | None,
+    ceilings_path: str | None,
+    force_ceilings: bool,
+    max_candidates: int | None,
+    detail: bool,
+    as_json: bool,
+    wide: bool,
+    output: str | None,
+    force: bool,
+) -> None:
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
@@ -115,27 +149,34 @@ def predict(host: PluginHost, target_name: str, specs: tuple[str, ...], suites: 
     from .api import run_prediction
     from .ceilings_file import load_ceilings
     from .render import memory_level_names, prediction_text
+
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
     if output and output != STDOUT:
-        claim(output, "prediction", force).release()      # refused before the work, not after
+        claim(output, "prediction", force).release()  # refused before the work, not after
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     target = host.target(target_name)
     estimate: object = True
-    if ceilings_path:   # a calibration or capture with the estimate's calibrated coefficients
+    if ceilings_path:  # a calibration or capture with the estimate's calibrated coefficients
         from .estimate.store import coefficients_in_document
+
         estimate = coefficients_in_document(ceilings_path, target.name) or True
-    pred = run_prediction(host, target_name, specs, suites, operating_point, ceilings, max_candidates,
-                          estimate=estimate)
+    pred = run_prediction(
+        host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate
+    )
     to_file = bool(output) and output != STDOUT
     screen = PLAIN if (to_file or as_json) else detect(wide)
-    text = canonical_json(to_data(pred)) if as_json else \
-        prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
+    text = (
+        canonical_json(to_data(pred))
+        if as_json
+        else prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
+    )
     emit(text, output, "prediction", force, screen)
 
 
 # -- targets -----------------------------------------------------------------------------------
+
 
 @click.group()
 def targets() -> None:
@@ -150,6 +191,7 @@ def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
     """List targets with their PE array, memory and operating points."""
     from .target import datasheet_ceilings
     from .units import binary_bytes, si
+
     if as_json:
         click.echo(canonical_json([to_data(host.target(n)) for n in host.names("targets")]), nl=False)
         return
@@ -158,14 +200,19 @@ def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
         t = host.target(name)
         c = datasheet_ceilings(t)
         best = max(c.compute.items(), key=lambda kv: kv[1])
-        system = f"{t.devices} x " if t.devices > 1 else ""   # a system: per-device figures
-        rows.append([name, f"{system}{t.pe_array.units} {t.pe_array.unit_name}", binary_bytes(t.dram_capacity_bytes),
-                     si(c.dram_bytes_per_s, "B/s"), f"{best[0]} {si(best[1], 'FLOP/s')}",
-                     ", ".join(p.name + ("*" if p.name == t.default_operating_point else "")
-                               for p in t.operating_points)])
+        system = f"{t.devices} x " if t.devices > 1 else ""  # a system: per-device figures
+        rows.append(
+            [
+                name,
+                f"{system}{t.pe_array.units} {t.pe_array.unit_name}",
+                binary_bytes(t.dram_capacity_bytes),
+                si(c.dram_bytes_per_s, "B/s"),
+                f"{best[0]} {si(best[1], 'FLOP/s')}",
+                ", ".join(p.name + ("*" if p.name == t.default_operating_point else "") for p in t.operating_points),
+            ]
+        )
     screen = detect(wide)
-    screen.echo(screen.table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"],
-                             rows))
+    screen.echo(screen.table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"], rows))
 
 
 def _target_origin(host: PluginHost, name: str) -> str:
@@ -180,9 +227,14 @@ def _target_origin(host: PluginHost, name: str) -> str:
 
 @targets.command("show")
 @click.argument("name", shell_complete=complete_target)
-@click.option("--format", "fmt", type=click.Choice(["toml", "json"]), default="toml", show_default=True,
-              help="toml: the target file format that `--target FILE` reads back; json: the "
-                   "same fields as data.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["toml", "json"]),
+    default="toml",
+    show_default=True,
+    help="toml: the target file format that `--target FILE` reads back; json: the same fields as data.",
+)
 @json_option("the target (the same as --format json)")
 @pass_host
 def targets_show(host: PluginHost, name: str, fmt: str, as_json: bool) -> None:
@@ -196,17 +248,22 @@ def targets_show(host: PluginHost, name: str, fmt: str, as_json: bool) -> None:
         click.echo(canonical_json(to_data(target)), nl=False)
         return
     from .target_dump import dump_target
+
     click.echo(dump_target(target, _target_origin(host, name)), nl=False)
 
 
 # -- workloads ---------------------------------------------------------------------------------
 
+
 def _workload_data(host: PluginHost, name: str) -> dict[str, Any]:
     kind = host.workload_kind(name)
-    return {"name": name, "description": kind.description,
-            "parameters": [f.name for f in attrs.fields(kind.params_type)],
-            "presets": {p: kind.spec(kind.parse(kind.presets[p])) for p in sorted(kind.presets)},
-            "default_suite": sorted(kind.default_suite)}
+    return {
+        "name": name,
+        "description": kind.description,
+        "parameters": [f.name for f in attrs.fields(kind.params_type)],
+        "presets": {p: kind.spec(kind.parse(kind.presets[p])) for p in sorted(kind.presets)},
+        "default_suite": sorted(kind.default_suite),
+    }
 
 
 @click.command()
@@ -250,14 +307,32 @@ def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> No
 def _root_options() -> list[click.Parameter]:
     # Eager, so that they are parsed before --help lists the plugins' commands.
     return [
-        click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
-                     callback=_show_version, help="Show the version and exit."),
-        click.Option(["--plugins", "only"], metavar="NAMES", is_eager=True,
-                     help=f"Load only these plugins (entry-point names, comma-separated); overrides {ONLY}."),
-        click.Option(["--disable-plugins", "disable"], metavar="NAMES", is_eager=True,
-                     help=f"Never load these plugins (comma-separated); overrides {DISABLE}."),
-        click.Option(["--trace-hooks", "trace"], is_flag=True, is_eager=True,
-                     help=f"Print each plugin load and hook call with its duration on stderr; as {TRACE}=1."),
+        click.Option(
+            ["--version"],
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_show_version,
+            help="Show the version and exit.",
+        ),
+        click.Option(
+            ["--plugins", "only"],
+            metavar="NAMES",
+            is_eager=True,
+            help=f"Load only these plugins (entry-point names, comma-separated); overrides {ONLY}.",
+        ),
+        click.Option(
+            ["--disable-plugins", "disable"],
+            metavar="NAMES",
+            is_eager=True,
+            help=f"Never load these plugins (comma-separated); overrides {DISABLE}.",
+        ),
+        click.Option(
+            ["--trace-hooks", "trace"],
+            is_flag=True,
+            is_eager=True,
+            help=f"Print each plugin load and hook call with its duration on stderr; as {TRACE}=1.",
+        ),
     ]
 
 
@@ -267,8 +342,13 @@ class TensorForgeGroup(click.Group):
     exit status 2, for every command (plugins' too), also under click's CliRunner."""
 
     def __init__(self, host_factory: Callable[[], PluginHost] | None = None) -> None:
-        super().__init__("cli", commands=CORE_COMMANDS, params=_root_options(), help=ROOT_HELP,
-                         context_settings={"help_option_names": ["-h", "--help"]})
+        super().__init__(
+            "cli",
+            commands=CORE_COMMANDS,
+            params=_root_options(),
+            help=ROOT_HELP,
+            context_settings={"help_option_names": ["-h", "--help"]},
+        )
         self.host_factory = host_factory
 
     def state(self, ctx: click.Context) -> CliState:
@@ -276,7 +356,8 @@ class TensorForgeGroup(click.Group):
         root = ctx.find_root()
         if not isinstance(root.obj, CliState):
             options = PluginOptions.from_env().overridden(
-                root.params.get("only"), root.params.get("disable"), bool(root.params.get("trace")))
+                root.params.get("only"), root.params.get("disable"), bool(root.params.get("trace"))
+            )
             root.obj = CliState(options, self.host_factory)
         return root.obj
 
@@ -322,10 +403,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Abort as exc:
         # click turns a KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP during `run`) into Abort
         from .interrupts import exit_status, signal_name
+
         cause = exc.__cause__ if isinstance(exc.__cause__, KeyboardInterrupt) else None
         try:
             click.echo(f"interrupted ({signal_name(cause)})" if cause else "aborted", err=True)
-        except OSError:            # SIGHUP: the terminal may be gone
+        except OSError:  # SIGHUP: the terminal may be gone
             pass
         sys.exit(exit_status(cause) if cause else 130)
     except click.ClickException as exc:
@@ -335,8 +417,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt as exc:
         # Ctrl-C 130, SIGTERM 143, SIGHUP 129: as a shell reports a process a signal ended.
         from .interrupts import exit_status, signal_name
+
         try:
             click.echo(f"interrupted ({signal_name(exc)})", err=True)
-        except OSError:            # SIGHUP: the terminal may be gone
+        except OSError:  # SIGHUP: the terminal may be gone
             pass
         sys.exit(exit_status(exc))

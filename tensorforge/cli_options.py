@@ -28,6 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class CliState:
     """One command line's plugins: the Core host, built on first use with the root options'
     selection (or by the factory a test hands to make_cli), and the commands plugins add."""
+
     options: PluginOptions
     factory: Callable[[], PluginHost] | None = None
     _host: PluginHost | None = attrs.field(default=None, init=False)
@@ -59,15 +60,18 @@ def core_host(ctx: click.Context | None = None) -> PluginHost:
 
 def pass_host(command: Callable[Concatenate[PluginHost, P], R]) -> Callable[P, R]:
     """Decorator: call the command with the Core's plugin host as its first argument."""
+
     @functools.wraps(command)
     def with_host(*args: P.args, **kwargs: P.kwargs) -> R:
         return command(core_host(), *args, **kwargs)
+
     return with_host
 
 
 # -- shell completion --------------------------------------------------------------------------
 # Completion runs in a fresh process for every Tab: it loads the installed plugins (a fraction of
 # a second), and never fails loudly (a broken plugin costs its names, not the shell's prompt).
+
 
 def _installed(kind: str) -> list[str]:
     try:
@@ -86,6 +90,7 @@ def _installed(kind: str) -> list[str]:
 def complete_target(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Installed target names; a path (anything with '/' or '.') completes as a file."""
     from click.shell_completion import CompletionItem
+
     if "/" in incomplete or incomplete.startswith("."):
         return [CompletionItem(incomplete, type="file")]
     return [CompletionItem(n) for n in _installed("targets") if n.startswith(incomplete)]
@@ -94,21 +99,23 @@ def complete_target(ctx: click.Context, param: click.Parameter, incomplete: str)
 def complete_workload(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Preset names and workload kinds (as 'kind:' to start an inline spec)."""
     from click.shell_completion import CompletionItem
+
     return [CompletionItem(n) for n in _installed("workloads") if n.startswith(incomplete)]
 
 
 # -- options -----------------------------------------------------------------------------------
 
+
 def _target(required: bool, help: str) -> Callable[[F], F]:
     # No explicit default: click then reports a missing required --target itself.
-    return click.option("--target", "-t", "target_name", required=required,
-                        shell_complete=complete_target, help=help)
+    return click.option("--target", "-t", "target_name", required=required, shell_complete=complete_target, help=help)
 
 
 def target_option(command: F) -> F:
     """--target/-t: an installed target or a target file."""
     return _target(True, "Target name (see `targets list`) or a target file (./my-npu.toml; see `targets show`).")(
-        command)
+        command
+    )
 
 
 def optional_target_option(what_it_chooses: str) -> Callable[[F], F]:
@@ -119,54 +126,74 @@ def optional_target_option(what_it_chooses: str) -> Callable[[F], F]:
 def wide_option(command: F) -> F:
     """--wide: every table in full, whatever the terminal's width."""
     return click.option(
-        "--wide", is_flag=True,
+        "--wide",
+        is_flag=True,
         help="Print every column in full, however wide (default: fit tables to the terminal; "
-             "files and pipes always get full columns).",
+        "files and pipes always get full columns).",
     )(command)
 
 
 def json_option(what: str) -> Callable[[F], F]:
     """--json: the same information as deterministic JSON (sorted keys), for machines."""
+
     def decorate(command: F) -> F:
-        return click.option("--json", "as_json", is_flag=True,
-                            help=f"Print {what} as JSON (sorted keys, byte-stable) instead of text.")(command)
+        return click.option(
+            "--json", "as_json", is_flag=True, help=f"Print {what} as JSON (sorted keys, byte-stable) instead of text."
+        )(command)
+
     return decorate
 
 
 def workload_options(default: str) -> Callable[[F], F]:
     """--workload/-w and --suite; `default` says what runs when neither is given."""
+
     def decorate(command: F) -> F:
         command = click.option(
-            "--suite", "suites", multiple=True, type=click.Path(dir_okay=False),
+            "--suite",
+            "suites",
+            multiple=True,
+            type=click.Path(dir_okay=False),
             help="A TOML or JSON suite file of [[workload]] tables. Repeatable.",
         )(command)
         return click.option(
-            "--workload", "-w", "specs", multiple=True, shell_complete=complete_workload,
+            "--workload",
+            "-w",
+            "specs",
+            multiple=True,
+            shell_complete=complete_workload,
             help="Preset name, preset with overrides (gemm_tiny:dtype=fp16) or inline spec "
-                 f"(gemm:m=8192,n=8192,k=8192,dtype=bf16). Repeatable. Default: {default}.",
+            f"(gemm:m=8192,n=8192,k=8192,dtype=bf16). Repeatable. Default: {default}.",
         )(command)
+
     return decorate
 
 
 def operating_point_option(command: F) -> F:
     """--operating-point/-p: one of the target's operating points."""
-    return click.option("--operating-point", "-p", default=None,
-                        help="Target operating point (default: the target's).")(command)
+    return click.option(
+        "--operating-point", "-p", default=None, help="Target operating point (default: the target's)."
+    )(command)
 
 
 def output_options(what: str, default: str) -> Callable[[F], F]:
     """--output/-o and --force, for every command that writes a file (tensorforge/output.py has
     the rule); `what` names the file ('prediction', 'report'), `default` says where it goes
     without -o."""
+
     def decorate(command: F) -> F:
         command = click.option(
-            "--force", is_flag=True,
+            "--force",
+            is_flag=True,
             help=f"Replace an existing {what} file (it is never replaced otherwise).",
         )(command)
         return click.option(
-            "--output", "-o", default=None, metavar="PATH",
+            "--output",
+            "-o",
+            default=None,
+            metavar="PATH",
             help=f"Where to write the {what}: a file (written atomically; an existing file only with "
-                 f"--force), '-' for standard output, or a device such as /dev/null (written in "
-                 f"place). Default: {default}.",
+            f"--force), '-' for standard output, or a device such as /dev/null (written in "
+            f"place). Default: {default}.",
         )(command)
+
     return decorate

@@ -64,6 +64,7 @@ class CollectiveProblem:
     """A collective over `ranks` devices (0: every device of the target), consecutive ranks
     `stride` devices apart (1 for tensor parallelism; a pipeline's neighbouring stages are tp
     apart). `input`/`output` name the tensors it reads and writes on each device."""
+
     op: str
     bytes: int
     ranks: int
@@ -71,7 +72,7 @@ class CollectiveProblem:
     input: Tensor
     output: Tensor
     stride: int = 1
-    math_mode: str = VECTOR_MODE      # the reduction's arithmetic runs on the vector units
+    math_mode: str = VECTOR_MODE  # the reduction's arithmetic runs on the vector units
 
     @property
     def flops(self) -> float:
@@ -92,8 +93,8 @@ class CollectiveProblem:
 @attrs.frozen
 class TierTraffic:
     tier: str
-    groups: int              # k: groups of ranks this tier joins (inside one of its domains)
-    ranks_per_group: int     # g: ranks sharing one group's links
+    groups: int  # k: groups of ranks this tier joins (inside one of its domains)
+    ranks_per_group: int  # g: ranks sharing one group's links
     bytes_per_device: float
     seconds: float
     formula: str
@@ -102,13 +103,16 @@ class TierTraffic:
 def resolve_ranks(problem: CollectiveProblem, devices: int) -> int:
     n = problem.ranks or devices
     if n < 2:
-        raise TensorForgeError(f"{problem.op} over every device of a one-device target moves nothing: "
-                               "choose a system target (e.g. h200x2 or h200x8)")
+        raise TensorForgeError(
+            f"{problem.op} over every device of a one-device target moves nothing: "
+            "choose a system target (e.g. h200x2 or h200x8)"
+        )
     last = (n - 1) * problem.stride
     if last >= devices:
         raise TensorForgeError(
             f"{problem.op} over {n} ranks{f' {problem.stride} devices apart' if problem.stride > 1 else ''} "
-            f"needs {last + 1} devices; the target has {devices} (choose a system target, e.g. h200x2 or h200x8)")
+            f"needs {last + 1} devices; the target has {devices} (choose a system target, e.g. h200x2 or h200x8)"
+        )
     return n
 
 
@@ -121,7 +125,7 @@ def _tier_bytes(op: str, S: float, k: int, g: int, n_domain: int, n: int, in_swi
         return (k - 1) / k * S / g, "(k-1)/k*S/g"
     if op == "all_to_all":
         return S * (n_domain - g) / n, "S*(n_domain-g)/n"
-    return S / g, "S/g"      # broadcast, send_recv: each group needs the data once
+    return S / g, "S/g"  # broadcast, send_recv: each group needs the data once
 
 
 def tier_traffic(problem: CollectiveProblem, interconnect: Interconnect | None, devices: int) -> list[TierTraffic]:
@@ -145,8 +149,7 @@ def tier_traffic(problem: CollectiveProblem, interconnect: Interconnect | None, 
         k, n_domain = len(busiest), sum(busiest.values())
         g = max(busiest.values())
         if k >= 2:
-            nbytes, formula = _tier_bytes(problem.op, float(problem.bytes), k, g, n_domain, n,
-                                          tier.in_switch_reduction)
+            nbytes, formula = _tier_bytes(problem.op, float(problem.bytes), k, g, n_domain, n, tier.in_switch_reduction)
             out.append(TierTraffic(tier.name, k, g, nbytes, nbytes / tier.bytes_per_s, formula))
         if len(domains) == 1:
             break
@@ -154,8 +157,9 @@ def tier_traffic(problem: CollectiveProblem, interconnect: Interconnect | None, 
     return out
 
 
-def analytical_seconds(problem: CollectiveProblem, interconnect: Interconnect | None,
-                       devices: int) -> tuple[float, float, str, list[TierTraffic]]:
+def analytical_seconds(
+    problem: CollectiveProblem, interconnect: Interconnect | None, devices: int
+) -> tuple[float, float, str, list[TierTraffic]]:
     """(latency term, transfer term, the tier that bounds it, per-tier traffic) from the links."""
     traffic = tier_traffic(problem, interconnect, devices)
     if not traffic or interconnect is None:
@@ -172,17 +176,18 @@ class CollectiveCeiling:
     `points`: (bytes, fastest seconds) of every swept size; `eager_floor_s`: the median time of
     the smallest swept message, what an eager small collective typically costs (host included:
     context for estimates and readers, never part of the bound)."""
+
     op: str
     ranks: int
-    bus_bytes_per_s: float          # beta
-    latency_s: float                # alpha
-    floor_s: float                  # the fastest message of the sweep
+    bus_bytes_per_s: float  # beta
+    latency_s: float  # alpha
+    floor_s: float  # the fastest message of the sweep
     min_bytes: int
     max_bytes: int
     source: str = ""
     points: tuple[tuple[int, float], ...] = ()
     eager_floor_s: float | None = None
-    drift: float = 0.0              # the allowance taken off each swept time (see the module docstring)
+    drift: float = 0.0  # the allowance taken off each swept time (see the module docstring)
     resolution_s: float = 0.0
 
     def seconds(self, nbytes: float) -> float:
@@ -210,9 +215,15 @@ DRIFT = 0.02
 RESOLUTION_S = 1e-6
 
 
-def fit_ceiling(op: str, ranks: int, points: Sequence[tuple[int, float]], source: str = "",
-                eager_floor_s: float | None = None, drift: float = DRIFT,
-                resolution_s: float = RESOLUTION_S) -> CollectiveCeiling:
+def fit_ceiling(
+    op: str,
+    ranks: int,
+    points: Sequence[tuple[int, float]],
+    source: str = "",
+    eager_floor_s: float | None = None,
+    drift: float = DRIFT,
+    resolution_s: float = RESOLUTION_S,
+) -> CollectiveCeiling:
     """The calibrated curve from swept (bytes, fastest seconds) points, each lowered by the
     allowance first: see the module docstring. Every point lies above the curve it returns."""
     pts = sorted((int(b), float(t) * (1.0 - drift) - resolution_s) for b, t in points if t > 0)
@@ -228,9 +239,20 @@ def fit_ceiling(op: str, ranks: int, points: Sequence[tuple[int, float]], source
     beta = max(best, slope)
     alpha = max(0.0, min(t - factor * b / beta for b, t in pts))
     floor = min(t for _, t in pts)
-    return CollectiveCeiling(op=op, ranks=ranks, bus_bytes_per_s=beta, latency_s=alpha, floor_s=floor,
-                             min_bytes=pts[0][0], max_bytes=pts[-1][0], source=source, points=tuple(pts),
-                             eager_floor_s=eager_floor_s, drift=drift, resolution_s=resolution_s)
+    return CollectiveCeiling(
+        op=op,
+        ranks=ranks,
+        bus_bytes_per_s=beta,
+        latency_s=alpha,
+        floor_s=floor,
+        min_bytes=pts[0][0],
+        max_bytes=pts[-1][0],
+        source=source,
+        points=tuple(pts),
+        eager_floor_s=eager_floor_s,
+        drift=drift,
+        resolution_s=resolution_s,
+    )
 
 
 def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
@@ -247,16 +269,26 @@ def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
             raise TensorForgeError(f"{here} must be an object")
         try:
             curve = CollectiveCeiling(
-                op=str(c["op"]), ranks=int(c["ranks"]), bus_bytes_per_s=float(c["bus_bytes_per_s"]),
-                latency_s=float(c["latency_s"]), floor_s=float(c["floor_s"]), min_bytes=int(c["min_bytes"]),
-                max_bytes=int(c["max_bytes"]), source=str(c.get("source", "")),
+                op=str(c["op"]),
+                ranks=int(c["ranks"]),
+                bus_bytes_per_s=float(c["bus_bytes_per_s"]),
+                latency_s=float(c["latency_s"]),
+                floor_s=float(c["floor_s"]),
+                min_bytes=int(c["min_bytes"]),
+                max_bytes=int(c["max_bytes"]),
+                source=str(c.get("source", "")),
                 points=tuple((int(b), float(t)) for b, t in c.get("points") or ()),
                 eager_floor_s=float(c["eager_floor_s"]) if c.get("eager_floor_s") is not None else None,
-                drift=float(c.get("drift", 0.0)), resolution_s=float(c.get("resolution_s", 0.0)))
+                drift=float(c.get("drift", 0.0)),
+                resolution_s=float(c.get("resolution_s", 0.0)),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise TensorForgeError(f"{here} is malformed ({type(exc).__name__}: {exc})") from None
-        if curve.op not in OPS or curve.ranks < 2 or not (curve.bus_bytes_per_s > 0 and curve.floor_s > 0
-                                                           and curve.latency_s >= 0):
+        if (
+            curve.op not in OPS
+            or curve.ranks < 2
+            or not (curve.bus_bytes_per_s > 0 and curve.floor_s > 0 and curve.latency_s >= 0)
+        ):
             raise TensorForgeError(f"{here}: needs a known op, ranks >= 2, positive bandwidth and floor")
         if key != ceiling_key(curve.op, curve.ranks):
             raise TensorForgeError(f"{here}: key must be {ceiling_key(curve.op, curve.ranks)!r}")
@@ -264,8 +296,9 @@ def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
     return out
 
 
-def calibrated_for(problem: CollectiveProblem, n: int,
-                   ceilings: Mapping[str, CollectiveCeiling]) -> CollectiveCeiling | None:
+def calibrated_for(
+    problem: CollectiveProblem, n: int, ceilings: Mapping[str, CollectiveCeiling]
+) -> CollectiveCeiling | None:
     """The calibrated curve that applies: same operation, same rank count, neighbouring devices."""
     if problem.stride != 1:
         return None

@@ -37,7 +37,9 @@ def unknown(what: str, name: str, choices) -> TensorForgeError:
 def shorten(message: str) -> str:
     """`message` with every run of more than LONG_RUN non-space characters cut in the middle,
     saying how much was cut; the start and end of each run (where names and values sit) stay."""
+
     def cut(match):
         text = match.group(0)
         return f"{text[:60]}...[{len(text) - 80} characters cut]...{text[-20:]}"
+
     return _LONG.sub(cut, message)

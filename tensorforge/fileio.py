@@ -24,10 +24,13 @@ from typing import Any
 from .errors import TensorForgeError
 
 # What a path names when it is not a regular file, for the one-line refusal.
-_NOT_REGULAR = {stat.S_IFDIR: "Is a directory", stat.S_IFIFO: "not a regular file (a FIFO)",
-                stat.S_IFCHR: "not a regular file (a character device)",
-                stat.S_IFBLK: "not a regular file (a block device)",
-                stat.S_IFSOCK: "not a regular file (a socket)"}
+_NOT_REGULAR = {
+    stat.S_IFDIR: "Is a directory",
+    stat.S_IFIFO: "not a regular file (a FIFO)",
+    stat.S_IFCHR: "not a regular file (a character device)",
+    stat.S_IFBLK: "not a regular file (a block device)",
+    stat.S_IFSOCK: "not a regular file (a socket)",
+}
 
 
 def read_text(path: str | os.PathLike[str], what: str) -> str:
@@ -47,7 +50,7 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
             why = _NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
             raise TensorForgeError(f"cannot read {what} {path}: {why}")
         with os.fdopen(fd, "rb") as handle:
-            fd = -1                       # the handle owns it now
+            fd = -1  # the handle owns it now
             data = handle.read()
     except OSError as exc:
         raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None

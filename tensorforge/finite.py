@@ -28,8 +28,9 @@ def _range_text(low: float | None, high: float | None, low_open: bool, high_open
     return " and ".join(parts)
 
 
-def out_of_range(value: Any, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False) -> str | None:
+def out_of_range(
+    value: Any, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False
+) -> str | None:
     """Why `value` is not a finite number in the range, or None when it is."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, got {value!r}"
@@ -42,8 +43,14 @@ def out_of_range(value: Any, low: float | None = None, high: float | None = None
     return None
 
 
-def finite_number(value: Any, where: str, low: float | None = None, high: float | None = None,
-                  low_open: bool = False, high_open: bool = False) -> float:
+def finite_number(
+    value: Any,
+    where: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """`value` as a float, or a TensorForgeError '{where} must be ...' (for values read from files)."""
     why = out_of_range(value, low, high, low_open, high_open)
     if why is not None:
@@ -51,13 +58,14 @@ def finite_number(value: Any, where: str, low: float | None = None, high: float 
     return float(value)
 
 
-def finite_in(low: float | None = None, high: float | None = None, low_open: bool = False,
-              high_open: bool = False):
+def finite_in(low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False):
     """An attrs validator: the field is a finite number in the range (ValueError otherwise)."""
+
     def validate(_inst, attribute, value):
         why = out_of_range(value, low, high, low_open, high_open)
         if why is not None:
             raise ValueError(f"{attribute.name} {why}")
+
     return validate
 
 
@@ -68,9 +76,9 @@ class FiniteFloat(click.FloatRange):
 
     def convert(self, value, param, ctx):
         try:
-            given = float(value)          # '1e400' is a float too: inf
+            given = float(value)  # '1e400' is a float too: inf
         except (TypeError, ValueError):
-            given = 0.0                   # not a number at all: click's own message
+            given = 0.0  # not a number at all: click's own message
         if not math.isfinite(given):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         number = super().convert(value, param, ctx)

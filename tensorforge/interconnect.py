@@ -14,7 +14,6 @@ the convention of nccl-tests' bus bandwidth, so a collective's per-device bytes 
 directly. Latency is one hop across the tier, a lower bound on any message that crosses it.
 """
 
-
 import attrs
 
 # switch: every device of a domain reaches every other through switches at full rate (NVSwitch,
@@ -29,6 +28,7 @@ class LinkTier:
     where no trustworthy figure exists: the bound stays a bound, only looser);
     `in_switch_reduction` says the tier's switches can add the data passing through them
     (NVLink SHARP in third-generation NVSwitch, SHARP in InfiniBand switches)."""
+
     name: str
     span: int
     bytes_per_s: float
@@ -60,7 +60,9 @@ def validate_interconnect(name: str, devices: int, interconnect: Interconnect | 
     for tier in interconnect.tiers:
         where = f"target {name!r}: interconnect tier {tier.name!r}"
         if not tier.name or tier.name != tier.name.strip() or tier.name in seen:
-            raise ValueError(f"target {name!r}: interconnect tier names must be non-empty and unique, got {tier.name!r}")
+            raise ValueError(
+                f"target {name!r}: interconnect tier names must be non-empty and unique, got {tier.name!r}"
+            )
         seen.add(tier.name)
         if tier.topology not in TOPOLOGIES:
             raise ValueError(f"{where}: topology must be one of {', '.join(TOPOLOGIES)}, got {tier.topology!r}")
@@ -69,9 +71,12 @@ def validate_interconnect(name: str, devices: int, interconnect: Interconnect | 
         if not (tier.latency_s >= 0):
             raise ValueError(f"{where}: latency_s must be >= 0, got {tier.latency_s!r}")
         if tier.span <= previous or tier.span % previous:
-            raise ValueError(f"{where}: span {tier.span} must be a multiple of the previous tier's "
-                             f"span ({previous}) and larger than it")
+            raise ValueError(
+                f"{where}: span {tier.span} must be a multiple of the previous tier's "
+                f"span ({previous}) and larger than it"
+            )
         previous = tier.span
     if previous != devices:
-        raise ValueError(f"target {name!r}: the outermost interconnect tier spans {previous} devices; "
-                         f"the target has {devices}")
+        raise ValueError(
+            f"target {name!r}: the outermost interconnect tier spans {previous} devices; the target has {devices}"
+        )

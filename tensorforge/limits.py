@@ -34,22 +34,26 @@ def _dims(where: str, **dims: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             raise TensorForgeError(f"{where}: {name} must be an integer, got {value!r}")
         if not 1 <= value <= MAX_DIM:
-            raise TensorForgeError(f"{where}: {name}={value} is outside 1..{MAX_DIM} (2^31 - 1), "
-                                   "the range the Core computes exactly")
+            raise TensorForgeError(
+                f"{where}: {name}={value} is outside 1..{MAX_DIM} (2^31 - 1), the range the Core computes exactly"
+            )
 
 
 def _elements(where: str, **counts: int) -> None:
     for name, value in counts.items():
         if value > MAX_ELEMENTS:
-            raise TensorForgeError(f"{where}: {name} holds {value} elements, more than the "
-                                   f"{MAX_ELEMENTS} (2^48) the Core computes exactly")
+            raise TensorForgeError(
+                f"{where}: {name} holds {value} elements, more than the {MAX_ELEMENTS} (2^48) the Core computes exactly"
+            )
 
 
 def _tensors(where: str, problem) -> None:
     for t in problem.reads() + problem.writes():
         if isinstance(t.nbytes, bool) or not isinstance(t.nbytes, int) or not 0 <= t.nbytes <= MAX_TENSOR_BYTES:
-            raise TensorForgeError(f"{where}: tensor {t.name!r} has {t.nbytes!r} bytes; the Core "
-                                   f"accepts an integer in 0..{MAX_TENSOR_BYTES} (2^53)")
+            raise TensorForgeError(
+                f"{where}: tensor {t.name!r} has {t.nbytes!r} bytes; the Core "
+                f"accepts an integer in 0..{MAX_TENSOR_BYTES} (2^53)"
+            )
 
 
 def check_problem(where: str, problem) -> None:
@@ -61,15 +65,22 @@ def check_problem(where: str, problem) -> None:
         _elements(where, A=p.batch * p.m * p.k, B=p.batch * p.k * p.n, C=p.batch * p.m * p.n)
     elif isinstance(problem, AttentionProblem):
         a = problem
-        _dims(where, batch=a.batch, heads=a.heads, kv_heads=a.kv_heads, q_len=a.q_len,
-              kv_len=a.kv_len, head_dim=a.head_dim)
+        _dims(
+            where,
+            batch=a.batch,
+            heads=a.heads,
+            kv_heads=a.kv_heads,
+            q_len=a.q_len,
+            kv_len=a.kv_len,
+            head_dim=a.head_dim,
+        )
         if a.heads % a.kv_heads:
             raise TensorForgeError(f"{where}: heads={a.heads} is not a multiple of kv_heads={a.kv_heads}")
         if a.q_len > a.kv_len:
-            raise TensorForgeError(f"{where}: q_len={a.q_len} exceeds kv_len={a.kv_len} "
-                                   "(queries sit at the end of the key sequence)")
-        _elements(where, Q=a.batch * a.heads * a.q_len * a.head_dim,
-                  KV=a.batch * a.kv_heads * a.kv_len * a.head_dim)
+            raise TensorForgeError(
+                f"{where}: q_len={a.q_len} exceeds kv_len={a.kv_len} (queries sit at the end of the key sequence)"
+            )
+        _elements(where, Q=a.batch * a.heads * a.q_len * a.head_dim, KV=a.batch * a.kv_heads * a.kv_len * a.head_dim)
     elif isinstance(problem, StreamProblem):
         flops = problem.flops
         try:
@@ -83,5 +94,7 @@ def check_problem(where: str, problem) -> None:
 
 def check_units(target_name: str, units: int) -> None:
     if not 1 <= units <= MAX_UNITS:
-        raise TensorForgeError(f"target {target_name!r}: pe_array.units={units} is outside "
-                               f"1..{MAX_UNITS} (2^31 - 1), the range the Core computes exactly")
+        raise TensorForgeError(
+            f"target {target_name!r}: pe_array.units={units} is outside "
+            f"1..{MAX_UNITS} (2^31 - 1), the range the Core computes exactly"
+        )

@@ -45,8 +45,12 @@ STDOUT = "-"
 # truncate or append); written through the descriptor, never reopened or renamed over.
 _DESCRIPTOR_NAMES = {"/dev/stdout": 1, "/dev/stderr": 2, "/dev/stdin": 0}
 _DESCRIPTOR_RE = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-          stat.S_IFSOCK: "a socket"}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def _reason(exc: OSError) -> str:
@@ -57,14 +61,22 @@ class Claim:
     """A destination checked and (for regular files) locked; `write` once, then `release`.
     Also a context manager that releases on exit."""
 
-    def __init__(self, given: str, what: str, mode: str, path: Path | None, lock: IO | None = None,
-                 fd: int | None = None, owns_fd: bool = False):
-        self.given = given            # as the user wrote it, for messages
-        self.what = what              # 'capture', 'summary', 'report', ...
-        self.mode = mode              # 'stdout' | 'descriptor' | 'in-place' | 'new' | 'replace'
-        self.path = path              # the file written (symlinks resolved for regular files)
-        self.fd = fd                  # for 'descriptor'
-        self._owns_fd = owns_fd       # a FIFO opened by claim(): closed on release
+    def __init__(
+        self,
+        given: str,
+        what: str,
+        mode: str,
+        path: Path | None,
+        lock: IO | None = None,
+        fd: int | None = None,
+        owns_fd: bool = False,
+    ):
+        self.given = given  # as the user wrote it, for messages
+        self.what = what  # 'capture', 'summary', 'report', ...
+        self.mode = mode  # 'stdout' | 'descriptor' | 'in-place' | 'new' | 'replace'
+        self.path = path  # the file written (symlinks resolved for regular files)
+        self.fd = fd  # for 'descriptor'
+        self._owns_fd = owns_fd  # a FIFO opened by claim(): closed on release
         self._lock = lock
         self.written_to: str | None = None
 
@@ -105,7 +117,7 @@ class Claim:
                 raise TensorForgeError(f"cannot write {self.what} to standard output: {_reason(exc)}") from None
             self.written_to = "standard output"
         elif self.mode == "descriptor":
-            assert self.fd is not None            # set for this mode by claim()
+            assert self.fd is not None  # set for this mode by claim()
             _write_fd(self.fd, text, self.what, self.given)
             self.written_to = str(self.given)
         elif self.mode == "in-place":
@@ -134,7 +146,7 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
         return Claim(text, what, "descriptor", None, fd=fd)
     path = Path(text)
     try:
-        info = os.stat(path)                  # follows symlinks to what they name
+        info = os.stat(path)  # follows symlinks to what they name
     except FileNotFoundError:
         info = None
     except OSError as exc:
@@ -146,7 +158,7 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
             # held open from here to the write: closing it would hand the reader an early EOF
             return Claim(text, what, "descriptor", path, fd=_open_fifo(path, what), owns_fd=True)
         return Claim(text, what, "in-place", path)
-    real = Path(os.path.realpath(path))       # a symlink to a file: replace the file, keep the link
+    real = Path(os.path.realpath(path))  # a symlink to a file: replace the file, keep the link
     folder = real.parent
     if not folder.is_dir():
         raise TensorForgeError(f"cannot write {what} {text}: folder {folder} does not exist")
@@ -162,14 +174,16 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
     return Claim(text, what, "replace" if force else "new", real, lock)
 
 
-def write_output(given: str | os.PathLike[str], text: str, what: str, force: bool = False,
-                 stream: IO[str] | None = None) -> str:
+def write_output(
+    given: str | os.PathLike[str], text: str, what: str, force: bool = False, stream: IO[str] | None = None
+) -> str:
     """claim + write + release, for commands that produce their text at once."""
     with claim(given, what, force) as destination:
         return destination.write(text, stream)
 
 
 # -- the pieces ------------------------------------------------------------------------------------
+
 
 def _descriptor(text: str) -> int | None:
     if text in _DESCRIPTOR_NAMES:
@@ -188,7 +202,7 @@ def _write_fd(fd: int, text: str, what: str, given: str) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _lock_path(path: Path) -> Path:
@@ -208,14 +222,16 @@ def _lock(path: Path, what: str, given: str) -> IO:
             holder = _holder(handle)
             handle.close()
             if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise TensorForgeError(f"{what} {given} is being written by another tensorforge command"
-                                       f"{holder}; wait for it or choose another path") from None
+                raise TensorForgeError(
+                    f"{what} {given} is being written by another tensorforge command"
+                    f"{holder}; wait for it or choose another path"
+                ) from None
             raise TensorForgeError(f"cannot lock {what} {given}: {_reason(exc)}") from None
         try:
             same = os.fstat(handle.fileno()).st_ino == os.stat(lock_path).st_ino
         except FileNotFoundError:
             same = False
-        if same:          # not a lock file its holder unlinked while we were opening it
+        if same:  # not a lock file its holder unlinked while we were opening it
             handle.seek(0)
             handle.truncate()
             handle.write(f"{os.getpid()}\n")
@@ -258,7 +274,7 @@ def _write_in_place(path: Path, text: str, what: str) -> None:
         raise TensorForgeError(f"cannot write {what} {path}: {_reason(exc)}") from None
     try:
         if stat.S_ISFIFO(info.st_mode):
-            os.set_blocking(fd, True)        # the reader is there; now wait for it like a pipe
+            os.set_blocking(fd, True)  # the reader is there; now wait for it like a pipe
         _write_all(fd, text.encode("utf-8"))
     except OSError as exc:
         raise TensorForgeError(f"cannot write {what} {path}: {_reason(exc)}") from None

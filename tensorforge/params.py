@@ -61,7 +61,8 @@ def _coerce(kind: str, field: attrs.Attribute, value: Any) -> Any:
     choices = meta.get("choices")
     if choices and text.lower() not in choices:
         raise TensorForgeError(
-            f"{where} must be one of {', '.join(choices)}, got {value!r}{closest(text.lower(), choices)}")
+            f"{where} must be one of {', '.join(choices)}, got {value!r}{closest(text.lower(), choices)}"
+        )
     return text.lower() if choices else text
 
 
@@ -71,7 +72,8 @@ def build_params(kind: str, cls: type, fields: Mapping[str, Any]):
     for name in fields:
         if name not in known:
             raise TensorForgeError(
-                f"{kind}: unknown parameter {name!r}{closest(name, known)}; known: {', '.join(known)}")
+                f"{kind}: unknown parameter {name!r}{closest(name, known)}; known: {', '.join(known)}"
+            )
     values = {}
     for name, field in known.items():
         if name in fields:
@@ -90,6 +92,7 @@ def build_params(kind: str, cls: type, fields: Mapping[str, Any]):
 def params_spec(kind: str, params) -> str:
     """The canonical inline spec, e.g. 'gemm:m=8192,n=8192,k=8192,dtype=bf16'."""
     from .precision import default_math_mode
+
     parts = []
     dtype = getattr(params, "dtype", None)
     for field in attrs.fields(type(params)):

@@ -30,12 +30,13 @@ def operators_of(kind, params, workload_name: str) -> tuple[Operator, ...]:
     try:
         result = kind.operators(params)
     except TensorForgeError:
-        raise                       # the plugin's own one-line refusal of these params
+        raise  # the plugin's own one-line refusal of these params
     except Exception as exc:
         raise PluginError(f"{who}: operators() raised {one_line(exc)} (workload {workload_name!r})") from None
     if isinstance(result, (str, bytes)) or not isinstance(result, Sequence):
-        raise PluginError(f"{who}: operators() returned a {type(result).__name__}; expected a tuple of "
-                          "tensorforge.problems.Operator")
+        raise PluginError(
+            f"{who}: operators() returned a {type(result).__name__}; expected a tuple of tensorforge.problems.Operator"
+        )
     for index, op in enumerate(result):
         problem = _operator_problem(op, index)
         if problem is not None:
@@ -75,8 +76,12 @@ def footprint_of(kind, params, workload_name: str) -> int:
         raise
     except Exception as exc:
         raise PluginError(f"{who}: footprint_bytes() raised {one_line(exc)} (workload {workload_name!r})") from None
-    if isinstance(footprint, bool) or not isinstance(footprint, (int, float)) or not math.isfinite(footprint) \
-            or footprint < 0:
+    if (
+        isinstance(footprint, bool)
+        or not isinstance(footprint, (int, float))
+        or not math.isfinite(footprint)
+        or footprint < 0
+    ):
         raise PluginError(f"{who}: footprint_bytes() must return an integer >= 0, got {footprint!r}")
     return int(footprint)
 

@@ -37,7 +37,7 @@ def _names(text: str | None) -> frozenset[str] | None:
 
 @attrs.frozen
 class PluginOptions:
-    only: frozenset[str] | None = None      # None: every installed plugin
+    only: frozenset[str] | None = None  # None: every installed plugin
     disabled: frozenset[str] = frozenset()
     trace: bool = False
     slow_import_s: float = DEFAULT_SLOW_IMPORT_S
@@ -53,22 +53,27 @@ class PluginOptions:
                 slow = math.nan
             if not (slow >= 0 and math.isfinite(slow)):
                 raise TensorForgeError(f"{SLOW_IMPORT}={slow_text!r}: expected a number of seconds >= 0")
-        return cls(only=_names(environ.get(ONLY)), disabled=_names(environ.get(DISABLE)) or frozenset(),
-                   trace=environ.get(TRACE, "").strip().lower() not in _OFF, slow_import_s=slow)
+        return cls(
+            only=_names(environ.get(ONLY)),
+            disabled=_names(environ.get(DISABLE)) or frozenset(),
+            trace=environ.get(TRACE, "").strip().lower() not in _OFF,
+            slow_import_s=slow,
+        )
 
     def selects(self, name: str) -> bool:
         if self.only is not None and name not in self.only:
             return False
         return name not in self.disabled
 
-    def overridden(self, only: str | None = None, disable: str | None = None,
-                   trace: bool = False) -> "PluginOptions":
+    def overridden(self, only: str | None = None, disable: str | None = None, trace: bool = False) -> "PluginOptions":
         """These options with the command line's choices on top: a name list given there
         replaces the environment's, and --trace-hooks turns tracing on."""
         return attrs.evolve(
-            self, only=_names(only) if only is not None else self.only,
+            self,
+            only=_names(only) if only is not None else self.only,
             disabled=(_names(disable) or frozenset()) if disable is not None else self.disabled,
-            trace=self.trace or trace)
+            trace=self.trace or trace,
+        )
 
     def named(self) -> frozenset[str]:
         """Every entry-point name the user typed, to check for typos."""

@@ -36,8 +36,9 @@ REGISTRATION_HOOKS = {
 # registers one of them is the one in error, whatever the entry-point order (a stranger's
 # target called 'h200' with 1 SM once replaced the shipped 132-SM one with a warning line and
 # exit 0). A name two other plugins both register is an error for both: neither is used.
-SHIPPED_DISTRIBUTIONS = frozenset({"tensorforge", "tf-gemm", "tf-conv2d", "tf-transformer", "tf-rtx3050",
-                                   "tf-h200", "tf-cpu", "tf-mlflow"})
+SHIPPED_DISTRIBUTIONS = frozenset(
+    {"tensorforge", "tf-gemm", "tf-conv2d", "tf-transformer", "tf-rtx3050", "tf-h200", "tf-cpu", "tf-mlflow"}
+)
 
 
 def _normal(distribution: str | None) -> str:
@@ -45,9 +46,17 @@ def _normal(distribution: str | None) -> str:
 
 
 # How one registered thing of each kind is named in messages.
-SINGULAR = {"workloads": "workload", "targets": "target", "mappings": "mapping",
-            "backends": "backend", "builders": "builder", "probes": "probe",
-            "telemetry": "telemetry source", "policies": "policy", "presets": "preset"}
+SINGULAR = {
+    "workloads": "workload",
+    "targets": "target",
+    "mappings": "mapping",
+    "backends": "backend",
+    "builders": "builder",
+    "probes": "probe",
+    "telemetry": "telemetry source",
+    "policies": "policy",
+    "presets": "preset",
+}
 
 
 def singular(kind: str) -> str:
@@ -57,8 +66,9 @@ def singular(kind: str) -> str:
 @attrs.frozen
 class PluginReport:
     """What `list-plugins` shows for one plugin."""
+
     name: str
-    side: str                      # 'core' or 'ops'
+    side: str  # 'core' or 'ops'
     distribution: str | None
     version: str | None
     module: str
@@ -72,6 +82,7 @@ class PluginReport:
 @attrs.frozen
 class Registered:
     """One registered thing and the plugin that registered it."""
+
     value: Any
     plugin: str
 
@@ -85,14 +96,14 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin) -> list[str]:
                 continue
             if hookcaller.spec is None:
                 if not impl.opts.get("optionalhook"):
-                    known = [name for name, caller in vars(pm.hook).items()
-                             if getattr(caller, "spec", None) is not None]
+                    known = [
+                        name for name, caller in vars(pm.hook).items() if getattr(caller, "spec", None) is not None
+                    ]
                     problems.append(f"unknown hook {hookcaller.name!r}{closest(hookcaller.name, known)}")
             else:
                 extra = set(impl.argnames) - set(hookcaller.spec.argnames)
                 if extra:
-                    problems.append(f"hook {hookcaller.name!r} takes unknown argument(s) "
-                                    f"{', '.join(sorted(extra))}")
+                    problems.append(f"hook {hookcaller.name!r} takes unknown argument(s) {', '.join(sorted(extra))}")
     return problems
 
 
@@ -104,6 +115,7 @@ def _outcome(staged: list[Any]) -> Callable[[Any], str]:
 class BaseHost:
     """Loads one side's plugins from its entry-point group and holds what they registered.
     The Core's PluginHost and the Ops side's host differ only in the class attributes."""
+
     project = hookspecs.PROJECT
     group = hookspecs.ENTRY_POINT_GROUP
     side = "core"
@@ -111,8 +123,12 @@ class BaseHost:
     registration_hooks: dict[str, str] = REGISTRATION_HOOKS
     expected_types: dict[str, type] = {}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
-                 options: PluginOptions | None = None):
+    def __init__(
+        self,
+        load_entry_points: bool = True,
+        extra_plugins: tuple[tuple[str, Any], ...] = (),
+        options: PluginOptions | None = None,
+    ):
         self.pm = pluggy.PluginManager(self.project)
         for module in self.spec_modules:
             self.pm.add_hookspecs(module)
@@ -123,8 +139,7 @@ class BaseHost:
         self.tracer = Tracer(self.side, self.options.trace)
         self.tracer.monitor(self.pm)
         self.reports: dict[str, PluginReport] = {}
-        self._registered: dict[str, dict[str, Registered]] = {
-            kind: {} for kind in self.registration_hooks.values()}
+        self._registered: dict[str, dict[str, Registered]] = {kind: {} for kind in self.registration_hooks.values()}
         # (namespace, name) -> the two plugins that both registered it: the name is unusable.
         self._conflicts: dict[tuple[str, str], list[str]] = {}
         if load_entry_points:
@@ -136,8 +151,7 @@ class BaseHost:
 
     # -- loading ---------------------------------------------------------------------------
     def _load_entry_points(self) -> None:
-        entry_points = sorted(metadata.entry_points(group=self.group),
-                              key=lambda ep: ep.name)
+        entry_points = sorted(metadata.entry_points(group=self.group), key=lambda ep: ep.name)
         for ep in entry_points:
             if not self.options.selects(ep.name) or ep.name in self.reports:
                 continue
@@ -152,8 +166,7 @@ class BaseHost:
                     raise
                 error = f"failed to load: {one_line(exc)}"
                 self.tracer.load(ep.name, ep.value, time.perf_counter() - start, error)
-                self.reports[ep.name] = PluginReport(
-                    ep.name, self.side, dist_name, version, ep.value, error=error)
+                self.reports[ep.name] = PluginReport(ep.name, self.side, dist_name, version, ep.value, error=error)
                 continue
             seconds = time.perf_counter() - start
             self.tracer.load(ep.name, ep.value, seconds)
@@ -161,9 +174,11 @@ class BaseHost:
             if seconds > self.options.slow_import_s:
                 # Slow is not broken: the plugin stays, and list-plugins names it.
                 report = self.reports[ep.name]
-                self.reports[ep.name] = attrs.evolve(report, warnings=report.warnings + (
-                    f"slow to import: {seconds:.2f} s (threshold {self.options.slow_import_s:g} s, "
-                    f"{SLOW_IMPORT})",))
+                self.reports[ep.name] = attrs.evolve(
+                    report,
+                    warnings=report.warnings
+                    + (f"slow to import: {seconds:.2f} s (threshold {self.options.slow_import_s:g} s, {SLOW_IMPORT})",),
+                )
 
     def _add(self, name, plugin, dist_name, version, module) -> None:
         try:
@@ -171,18 +186,22 @@ class BaseHost:
         except Exception as exc:
             # pluggy's validation message puts the culprit (e.g. the unknown argument) on its
             # later lines: keep them, joined into one line.
-            text = (f"{type(exc).__name__}: " + "; ".join(
-                        line.strip() for line in str(exc).splitlines() if line.strip())
-                    if isinstance(exc, pluggy.PluginValidationError) else one_line(exc))
-            self.reports[name] = PluginReport(name, self.side, dist_name, version, module,
-                                              error=f"failed to register: {text}")
+            text = (
+                f"{type(exc).__name__}: " + "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+                if isinstance(exc, pluggy.PluginValidationError)
+                else one_line(exc)
+            )
+            self.reports[name] = PluginReport(
+                name, self.side, dist_name, version, module, error=f"failed to register: {text}"
+            )
             return
         problems = _unknown_hooks(self.pm, plugin)
         hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or []))
         if problems:
             self.pm.unregister(plugin)
-            self.reports[name] = PluginReport(name, self.side, dist_name, version, module, hooks,
-                                              error="; ".join(problems))
+            self.reports[name] = PluginReport(
+                name, self.side, dist_name, version, module, hooks, error="; ".join(problems)
+            )
             return
         self.reports[name] = PluginReport(name, self.side, dist_name, version, module, hooks)
 
@@ -199,13 +218,17 @@ class BaseHost:
                     continue
                 staged: list[Any] = []
                 try:
-                    self.tracer.call(plugin_name, hook_name, impl.function,
-                                     {arg: staged.append for arg in impl.argnames}, _outcome(staged))
+                    self.tracer.call(
+                        plugin_name,
+                        hook_name,
+                        impl.function,
+                        {arg: staged.append for arg in impl.argnames},
+                        _outcome(staged),
+                    )
                     accepted = [self._validate(kind, value, plugin_name) for value in staged]
                     self._settle_duplicates(kind, accepted, plugin_name)
                 except Exception as exc:
-                    message = str(exc) if isinstance(exc, PluginError) else \
-                        f"{hook_name} raised {one_line(exc)}"
+                    message = str(exc) if isinstance(exc, PluginError) else f"{hook_name} raised {one_line(exc)}"
                     self._fail(plugin_name, message)
                     continue
                 for value in accepted:
@@ -213,8 +236,7 @@ class BaseHost:
                     self._accepted(kind, value, plugin_name)
                 report = self.reports[plugin_name]
                 names = tuple(sorted(report.registered.get(kind, ()) + tuple(v.name for v in accepted)))
-                self.reports[plugin_name] = attrs.evolve(
-                    report, registered={**report.registered, kind: names})
+                self.reports[plugin_name] = attrs.evolve(report, registered={**report.registered, kind: names})
 
     def _name_of(self, plugin: object) -> str:
         """The name a registered plugin was registered under (every plugin here has one)."""
@@ -229,8 +251,7 @@ class BaseHost:
             for key in [k for k, reg in kind.items() if reg.plugin == plugin_name]:
                 del kind[key]
         self._forget(plugin_name)
-        self.reports[plugin_name] = attrs.evolve(self.reports[plugin_name], registered={},
-                                                 error=message)
+        self.reports[plugin_name] = attrs.evolve(self.reports[plugin_name], registered={}, error=message)
         # ...nor its other hooks (commands, reports): it is listed with its error, nothing more.
         plugin = self.pm.get_plugin(plugin_name)
         if plugin is not None:
@@ -248,12 +269,16 @@ class BaseHost:
     def _validate(self, kind: str, value, plugin: str):
         expected = self.expected_types[kind]
         if not isinstance(value, expected):
-            raise PluginError(f"plugin {plugin!r} registered a {type(value).__name__} as a "
-                              f"{singular(kind)}; expected {expected.__module__}.{expected.__name__}")
+            raise PluginError(
+                f"plugin {plugin!r} registered a {type(value).__name__} as a "
+                f"{singular(kind)}; expected {expected.__module__}.{expected.__name__}"
+            )
         name = getattr(value, "name", "")
         if not isinstance(name, str) or not name or name != name.strip() or name.lower() != name:
-            raise PluginError(f"plugin {plugin!r} registered a {singular(kind)} with invalid name {name!r} "
-                              "(must be a non-empty lowercase string)")
+            raise PluginError(
+                f"plugin {plugin!r} registered a {singular(kind)} with invalid name {name!r} "
+                "(must be a non-empty lowercase string)"
+            )
         if name in self._registered[kind] and self._registered[kind][name].plugin == plugin:
             raise PluginError(f"plugin {plugin!r} registered {singular(kind)} {name!r} twice")
         self._check(kind, value, plugin)
@@ -292,22 +317,31 @@ class BaseHost:
                 seen.add((namespace, name))
                 taken = self._conflicts.get((namespace, name))
                 if taken:
-                    raise PluginError(f"{self._describe(plugin)} registered {what} {name!r}, which "
-                                      f"{' and '.join(taken)} also registered: neither is used")
+                    raise PluginError(
+                        f"{self._describe(plugin)} registered {what} {name!r}, which "
+                        f"{' and '.join(taken)} also registered: neither is used"
+                    )
                 other = self._holder(namespace, name)
                 if other is None or other == plugin:
                     continue
                 if self._shipped(other) and not self._shipped(plugin):
-                    raise PluginError(f"{self._describe(plugin)} registered {what} {name!r}, a name "
-                                      f"reserved by the shipped {self._describe(other)}")
+                    raise PluginError(
+                        f"{self._describe(plugin)} registered {what} {name!r}, a name "
+                        f"reserved by the shipped {self._describe(other)}"
+                    )
                 if self._shipped(plugin) and not self._shipped(other):
-                    self._fail(other, f"{self._describe(other)} registered {what} {name!r}, a name "
-                                      f"reserved by the shipped {self._describe(plugin)}")
+                    self._fail(
+                        other,
+                        f"{self._describe(other)} registered {what} {name!r}, a name "
+                        f"reserved by the shipped {self._describe(plugin)}",
+                    )
                     continue
                 both = [self._describe(other), self._describe(plugin)]
                 self._conflicts[(namespace, name)] = both
-                message = (f"{what} {name!r} is registered by both {both[0]} and {both[1]}: neither "
-                           f"is used; uninstall one, or leave one out with --disable-plugins")
+                message = (
+                    f"{what} {name!r} is registered by both {both[0]} and {both[1]}: neither "
+                    f"is used; uninstall one, or leave one out with --disable-plugins"
+                )
                 self._fail(other, message)
                 raise PluginError(message)
 
@@ -349,8 +383,12 @@ class BaseHost:
         entry point has, on either side (both read them): most likely a typo."""
         if not self.options.named():
             return []
-        installed = {ep.name for dist in metadata.distributions() for ep in dist.entry_points
-                     if ep.group == self.group or ep.group.startswith(hookspecs.ENTRY_POINT_GROUP + "_")}
+        installed = {
+            ep.name
+            for dist in metadata.distributions()
+            for ep in dist.entry_points
+            if ep.group == self.group or ep.group.startswith(hookspecs.ENTRY_POINT_GROUP + "_")
+        }
         lines = []
         for name in sorted(self.options.named() - installed):
             variable = ONLY if name in (self.options.only or ()) else DISABLE
@@ -360,11 +398,16 @@ class BaseHost:
 
 class PluginHost(BaseHost):
     """Loads Core-side plugins (group 'tensorforge') and holds what they registered."""
+
     expected_types = {"workloads": WorkloadKind, "targets": Target, "mappings": MappingStrategy}
 
-    def __init__(self, load_entry_points: bool = True, extra_plugins: tuple[tuple[str, Any], ...] = (),
-                 options: PluginOptions | None = None):
-        self._presets: dict[str, tuple[str, str]] = {}   # preset name -> (kind name, plugin)
+    def __init__(
+        self,
+        load_entry_points: bool = True,
+        extra_plugins: tuple[tuple[str, Any], ...] = (),
+        options: PluginOptions | None = None,
+    ):
+        self._presets: dict[str, tuple[str, str]] = {}  # preset name -> (kind name, plugin)
         self._companions: dict[str, Any] = {}
         super().__init__(load_entry_points, extra_plugins, options)
 
@@ -407,8 +450,9 @@ class PluginHost(BaseHost):
         if kind == "workloads":
             missing = [p for p in value.default_suite if p not in value.presets]
             if missing:
-                raise PluginError(f"plugin {plugin!r}: workload {name!r} lists unknown preset "
-                                  f"{missing[0]!r} in its default suite")
+                raise PluginError(
+                    f"plugin {plugin!r}: workload {name!r} lists unknown preset {missing[0]!r} in its default suite"
+                )
         if kind == "mappings" and not value.problem_types:
             raise PluginError(f"plugin {plugin!r}: mapping {name!r} declares no problem types")
 
@@ -418,6 +462,7 @@ class PluginHost(BaseHost):
     def target(self, name: str) -> Target:
         """An installed target by name, or a target file (a path: see target_file.py)."""
         from .target_file import load_target_file, looks_like_path
+
         if looks_like_path(name):
             return load_target_file(name)
         return self.get("targets", name)
@@ -447,11 +492,26 @@ class PluginHost(BaseHost):
         for impl in self.pm.hook.tensorforge_plugin_reports.get_hookimpls():
             name = self._name_of(impl.plugin)
             try:
-                extra = self.tracer.call(name, "tensorforge_plugin_reports", impl.function,
-                                         {"host": self} if "host" in impl.argnames else {}) or []
+                extra = (
+                    self.tracer.call(
+                        name,
+                        "tensorforge_plugin_reports",
+                        impl.function,
+                        {"host": self} if "host" in impl.argnames else {},
+                    )
+                    or []
+                )
             except Exception as exc:
-                reports.append(PluginReport(name + ":reports", "ops", None, None, name,
-                                            error=f"tensorforge_plugin_reports raised {one_line(exc)}"))
+                reports.append(
+                    PluginReport(
+                        name + ":reports",
+                        "ops",
+                        None,
+                        None,
+                        name,
+                        error=f"tensorforge_plugin_reports raised {one_line(exc)}",
+                    )
+                )
                 continue
             reports.extend(r for r in extra if isinstance(r, PluginReport))
         return sorted(reports, key=lambda r: (r.side, r.name))
@@ -463,4 +523,5 @@ class PluginHost(BaseHost):
                 self.tracer.call(name, "tensorforge_add_commands", impl.function, {"cli": cli})
             except Exception as exc:
                 self.reports[name] = attrs.evolve(
-                    self.reports[name], error=f"tensorforge_add_commands raised {one_line(exc)}")
+                    self.reports[name], error=f"tensorforge_add_commands raised {one_line(exc)}"
+                )

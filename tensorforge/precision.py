@@ -11,10 +11,15 @@ from .errors import TensorForgeError, closest
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 DTYPE_ALIASES = {
-    "float32": "fp32", "float": "fp32", "f32": "fp32",
-    "float16": "fp16", "half": "fp16", "f16": "fp16",
+    "float32": "fp32",
+    "float": "fp32",
+    "f32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "f16": "fp16",
     "bfloat16": "bf16",
-    "float8": "fp8", "fp8_e4m3": "fp8",
+    "float8": "fp8",
+    "fp8_e4m3": "fp8",
 }
 
 # Math modes a target can declare a rate for. fp16 means fp16 operands with fp32 accumulate
@@ -37,8 +42,15 @@ VECTOR_MODE = "fp32"
 VECTOR_PRECISIONS = ("fp32", "fp16", "bf16")
 
 # The storage type of a math mode's operands (a tf32 GEMM stores fp32).
-ELEMENT_TYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "fp16_acc16": "fp16",
-                "bf16": "bf16", "fp8": "fp8", "int8": "int8"}
+ELEMENT_TYPE = {
+    "fp32": "fp32",
+    "tf32": "fp32",
+    "fp16": "fp16",
+    "fp16_acc16": "fp16",
+    "bf16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+}
 
 # Vector precisions that hold every value of a storage type exactly, so elementwise work on
 # that type may legitimately run at any of their rates; the bound takes the fastest declared.
@@ -56,8 +68,7 @@ def parse_dtype(value) -> str:
     name = str(value).strip().lower()
     name = DTYPE_ALIASES.get(name, name)
     if name not in DTYPE_BYTES:
-        raise TensorForgeError(
-            f"unknown dtype {value!r}{closest(name, DTYPE_BYTES)}; known: {', '.join(DTYPE_BYTES)}")
+        raise TensorForgeError(f"unknown dtype {value!r}{closest(name, DTYPE_BYTES)}; known: {', '.join(DTYPE_BYTES)}")
     return name
 
 
@@ -72,8 +83,10 @@ def parse_math_mode(value, dtype: str) -> str:
     mode = str(value).strip().lower()
     if mode not in MATH_MODES:
         raise TensorForgeError(
-            f"unknown math mode {value!r}{closest(mode, MATH_MODES)}; known: {', '.join(MATH_MODES)}")
+            f"unknown math mode {value!r}{closest(mode, MATH_MODES)}; known: {', '.join(MATH_MODES)}"
+        )
     if mode not in ALLOWED_MODES[dtype]:
         raise TensorForgeError(
-            f"math mode {mode!r} cannot execute {dtype} operands; allowed: {', '.join(ALLOWED_MODES[dtype])}")
+            f"math mode {mode!r} cannot execute {dtype} operands; allowed: {', '.join(ALLOWED_MODES[dtype])}"
+        )
     return mode

@@ -5,18 +5,18 @@ tensors they read and write (with their distinct bytes in device memory) so the 
 compulsory traffic from traffic that a producer left in the shared cache.
 """
 
-
 from typing import TYPE_CHECKING, Union
 
 import attrs
 
-if TYPE_CHECKING:   # collectives.py builds on Tensor from here: no import at run time
+if TYPE_CHECKING:  # collectives.py builds on Tensor from here: no import at run time
     from .collectives import CollectiveProblem
 
 
 @attrs.frozen
 class Tensor:
     """A named operand and the distinct bytes it occupies in device memory."""
+
     name: str
     nbytes: int
 
@@ -28,6 +28,7 @@ class MatmulProblem:
     `a`, `b`, `c` give the operands' distinct bytes in device memory; for an implicit-GEMM
     convolution `a` is the input activation, smaller than the logical m*k matrix it expands to.
     """
+
     batch: int
     m: int
     n: int
@@ -59,6 +60,7 @@ class AttentionProblem:
     problem covers prefill (q_len == kv_len) and decode (q_len small, reading a KV cache).
     Grouped-query attention: `heads` query heads share `kv_heads` key/value heads.
     """
+
     batch: int
     heads: int
     kv_heads: int
@@ -116,13 +118,14 @@ class StreamProblem:
     `math_mode` is the precision of the elements (a dtype such as 'bf16'): the vector work may
     run at the rate of any precision that holds them exactly (precision.VECTOR_EXECUTES).
     """
+
     flops: float
     read_tensors: tuple[Tensor, ...]
     write_tensors: tuple[Tensor, ...]
     math_mode: str = "fp32"
     special_ops: float = 0.0
 
-    on_vector_units = True   # no tensor (matrix) math mode needs to be declared for it
+    on_vector_units = True  # no tensor (matrix) math mode needs to be declared for it
 
     def reads(self) -> tuple[Tensor, ...]:
         return self.read_tensors
@@ -137,6 +140,7 @@ Problem = Union[MatmulProblem, AttentionProblem, StreamProblem, "CollectiveProbl
 @attrs.frozen
 class Operator:
     """One step of a workload: a named problem executed `count` times in sequence."""
+
     name: str
     problem: Problem
     count: int = 1

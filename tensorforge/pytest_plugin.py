@@ -29,6 +29,7 @@ def tensorforge_clean_env(monkeypatch):
 @pytest.fixture
 def tensorforge_host(tensorforge_clean_env):
     from .testing import fresh_host
+
     return fresh_host
 
 

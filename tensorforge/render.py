@@ -55,9 +55,11 @@ def search_text(pred: Prediction) -> str:
     cut = [o for o in ops if o.mapping.search == "relaxation"]
     unstated = sorted({o.mapping.strategy for o in ops if o.mapping.search == "unstated"})
     if cut:
-        text = (f"search: --max-candidates {pred.max_candidates_per_operator} cut the search of "
-                f"{len(cut)} of {len(ops)} operators; their bound is a relaxation (peak FLOP rate, "
-                "compulsory traffic), <= every mapping of the full space but looser than the minimum")
+        text = (
+            f"search: --max-candidates {pred.max_candidates_per_operator} cut the search of "
+            f"{len(cut)} of {len(ops)} operators; their bound is a relaxation (peak FLOP rate, "
+            "compulsory traffic), <= every mapping of the full space but looser than the minimum"
+        )
     else:
         text = "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)"
     if unstated:
@@ -65,8 +67,9 @@ def search_text(pred: Prediction) -> str:
     return text
 
 
-def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLAIN,
-                    levels: Mapping[str, str] | None = None) -> str:
+def prediction_text(
+    pred: Prediction, detail: bool = False, screen: Screen = PLAIN, levels: Mapping[str, str] | None = None
+) -> str:
     """The prediction for people: its ceilings, one row per workload (every operator with
     `detail`), the search, the notes. `levels` names the memory levels (memory_level_names)."""
     names = dict(levels or {"dram": "DRAM"})
@@ -79,8 +82,7 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
     if c.vector_origin and c.vector_origin != c.origin:
         ceil += f" ({c.vector_origin})"
     lines: list[str] = [
-        f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} "
-        f"({pred.clock_mhz:g} MHz)",
+        f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} ({pred.clock_mhz:g} MHz)",
         screen.wrap(f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}"),
         "",
     ]
@@ -88,43 +90,93 @@ def prediction_text(pred: Prediction, detail: bool = False, screen: Screen = PLA
     rows = []
     for w in pred.workloads:
         main = max(w.operators, key=lambda o: o.latency_s)
-        row = [w.name, si(w.flops, "FLOP"), si(w.compulsory_bytes, "B"),
-               mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
-               seconds(w.compute_s), memory_cell(w.memory_s, w.operators, names), seconds(w.latency_s),
-               w.bottleneck, "/".join(sorted({o.ceiling_origin for o in w.operators})), w.search]
+        row = [
+            w.name,
+            si(w.flops, "FLOP"),
+            si(w.compulsory_bytes, "B"),
+            mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
+            seconds(w.compute_s),
+            memory_cell(w.memory_s, w.operators, names),
+            seconds(w.latency_s),
+            w.bottleneck,
+            "/".join(sorted({o.ceiling_origin for o in w.operators})),
+            w.search,
+        ]
         if estimated:
             e = w.estimate
             row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
         rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
-    headers = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)",
-               "lower bound", "bottleneck", "ceilings", "search"]
+    headers = [
+        "workload",
+        "FLOPs",
+        "compulsory",
+        "mapping",
+        "compute",
+        "memory (level)",
+        "lower bound",
+        "bottleneck",
+        "ceilings",
+        "search",
+    ]
     headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
     lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
     if estimated:
         from .estimate.render import basis_line
+
         lines += ["", basis_line(pred)]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
-            lines.append(screen.table(
-                ["operator", "x", "FLOPs", "mapping", "DRAM traffic", "compute", "memory (level)", "latency",
-                 "bound by", "search"],
-                [[o.name, o.count, si(o.flops, "FLOP"), mapping_text(o), si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
-                  seconds(o.compute_s), memory_cell(o.memory_s, (o,), names), seconds(o.latency_s),
-                  o.bottleneck, o.mapping.search]
-                 for o in w.operators], optional=("search", "mapping", "FLOPs", "x", "compute")))
+            lines.append(
+                screen.table(
+                    [
+                        "operator",
+                        "x",
+                        "FLOPs",
+                        "mapping",
+                        "DRAM traffic",
+                        "compute",
+                        "memory (level)",
+                        "latency",
+                        "bound by",
+                        "search",
+                    ],
+                    [
+                        [
+                            o.name,
+                            o.count,
+                            si(o.flops, "FLOP"),
+                            mapping_text(o),
+                            si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
+                            seconds(o.compute_s),
+                            memory_cell(o.memory_s, (o,), names),
+                            seconds(o.latency_s),
+                            o.bottleneck,
+                            o.mapping.search,
+                        ]
+                        for o in w.operators
+                    ],
+                    optional=("search", "mapping", "FLOPs", "x", "compute"),
+                )
+            )
             if w.estimate is not None:
                 from .estimate.render import OPERATOR_HEADERS, operator_rows, waterfall_lines
+
                 lines.append("")
                 lines.append(screen.table(OPERATOR_HEADERS, operator_rows(w)))
                 lines += waterfall_lines(w)
-    lines += ["", f"{pred.candidates} mapping candidates evaluated "
-                  f"(at most {pred.max_candidates_per_operator} per operator and strategy)"]
+    lines += [
+        "",
+        f"{pred.candidates} mapping candidates evaluated "
+        f"(at most {pred.max_candidates_per_operator} per operator and strategy)",
+    ]
     lines.append(screen.wrap(search_text(pred)))
     lines += [screen.wrap(f"note: {n}") for n in pred.notes]
     lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
     if estimated:
-        lines.append("note: the estimate is the expected time (a sum of calibrated, named terms on top of "
-                     "the bound; device = kernels back to back, eager = launched one by one from "
-                     "Python); it is not a bound and may be beaten")
+        lines.append(
+            "note: the estimate is the expected time (a sum of calibrated, named terms on top of "
+            "the bound; device = kernels back to back, eager = launched one by one from "
+            "Python); it is not a bound and may be beaten"
+        )
     return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))

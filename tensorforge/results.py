@@ -18,11 +18,11 @@ class OperatorPrediction:
     problem_type: str
     problem: dict[str, Any]
     math_mode: str
-    ceiling_origin: str          # 'datasheet' or 'calibrated': which rate timed this operator
-    flops: float                 # all `count` executions
-    compulsory_bytes: float      # each tensor of the operator read or written once, x count
-    mapping: MappingChoice       # one execution
-    compute_s: float             # x count
+    ceiling_origin: str  # 'datasheet' or 'calibrated': which rate timed this operator
+    flops: float  # all `count` executions
+    compulsory_bytes: float  # each tensor of the operator read or written once, x count
+    mapping: MappingChoice  # one execution
+    compute_s: float  # x count
     memory_s: float
     latency_s: float
     bottleneck: str
@@ -34,15 +34,15 @@ class WorkloadPrediction:
     kind: str
     spec: str
     flops: float
-    compulsory_bytes: float      # workload inputs read once + final outputs written once
+    compulsory_bytes: float  # workload inputs read once + final outputs written once
     footprint_bytes: int
     fits_in_memory: bool
     compute_s: float
     memory_s: float
-    latency_s: float             # the lower bound
+    latency_s: float  # the lower bound
     bottleneck: str
     candidates: int
-    search: str                  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
+    search: str  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
     operators: tuple[OperatorPrediction, ...]
     # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
     estimate: WorkloadEstimate | None = None
@@ -55,14 +55,14 @@ class WorkloadPrediction:
 @attrs.frozen
 class Prediction:
     label: str
-    bound: str                   # 'analytical' (datasheet ceilings) or 'calibrated'
+    bound: str  # 'analytical' (datasheet ceilings) or 'calibrated'
     target: str
     operating_point: str
     clock_mhz: float
     ceilings: Ceilings
     max_candidates_per_operator: int
     candidates: int
-    search: str                  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
+    search: str  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
     workloads: tuple[WorkloadPrediction, ...]
     notes: tuple[str, ...] = ()
     # Where the estimate's coefficients come from (None: no estimate was made).

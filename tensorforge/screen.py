@@ -38,21 +38,34 @@ LONG_WORD = 16
 
 RESET = "\x1b[0m"
 # The five labels, as in the report (blue, green, purple, amber, red) ...
-LABEL_STYLES = {"PREDICTED": "1;34", "MEASURED": "1;32", "CALIBRATED": "1;35", "DIAGNOSTIC": "1;33",
-                "POLICY": "1;31"}
+LABEL_STYLES = {"PREDICTED": "1;34", "MEASURED": "1;32", "CALIBRATED": "1;35", "DIAGNOSTIC": "1;33", "POLICY": "1;31"}
 # ... and the verdicts: green for a claim the evidence supports, red for one it contradicts,
 # yellow where evidence is missing or a target is set aside.
 VERDICT_STYLES = {
-    "within bound": "32", "PASS": "32", "IMPROVEMENT": "32", "MEETS": "32", "VERIFIED": "32",
-    "BOUND VIOLATION": "1;31", "REGRESSION": "1;31", "NOT VERIFIED": "1;31", "FAIL": "1;31",
-    "DOES NOT FIT": "1;31", "BELOW": "1;31", "FASTEST SAMPLE BELOW THE CALIBRATED BOUND": "1;31",
-    "NO VERDICT": "33", "no verdict": "33", "UNKNOWN": "33", "RULED OUT": "33", "unavailable": "33",
+    "within bound": "32",
+    "PASS": "32",
+    "IMPROVEMENT": "32",
+    "MEETS": "32",
+    "VERIFIED": "32",
+    "BOUND VIOLATION": "1;31",
+    "REGRESSION": "1;31",
+    "NOT VERIFIED": "1;31",
+    "FAIL": "1;31",
+    "DOES NOT FIT": "1;31",
+    "BELOW": "1;31",
+    "FASTEST SAMPLE BELOW THE CALIBRATED BOUND": "1;31",
+    "NO VERDICT": "33",
+    "no verdict": "33",
+    "UNKNOWN": "33",
+    "RULED OUT": "33",
+    "unavailable": "33",
     "INCOMPLETE": "1;33",
 }
 STYLES = {**LABEL_STYLES, **VERDICT_STYLES}
 # Longest first, so 'NOT VERIFIED' is painted as one verdict and not as 'NOT ' + 'VERIFIED'.
-_WORDS = re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(STYLES, key=len, reverse=True))
-                    + r")(?![\w-])")
+_WORDS = re.compile(
+    r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(STYLES, key=len, reverse=True)) + r")(?![\w-])"
+)
 
 
 def paint(text: str) -> str:
@@ -64,6 +77,7 @@ def paint(text: str) -> str:
 class Screen:
     """Where human output goes: its width (None: unlimited, as in a file or a pipe) and
     whether it shows colour."""
+
     width: int | None = None
     colour: bool = False
 
@@ -74,8 +88,12 @@ class Screen:
         """A long line of prose broken at the screen's width, continuation lines indented."""
         if self.width is None or len(line) <= self.width:
             return line
-        return "\n".join(textwrap.wrap(line, self.width, subsequent_indent=indent,
-                                       break_long_words=True, break_on_hyphens=False)) or line
+        return (
+            "\n".join(
+                textwrap.wrap(line, self.width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False)
+            )
+            or line
+        )
 
     def echo(self, text: str, nl: bool = True, err: bool = False) -> None:
         click.echo(paint(text) if self.colour else text, nl=nl, err=err, color=self.colour)
@@ -97,8 +115,11 @@ def detect(wide: bool = False, stream: IO[str] | None = None) -> Screen:
         tty = stream.isatty()
     except (AttributeError, ValueError):
         tty = False
-    colour = (not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-              and (tty or bool(os.environ.get("FORCE_COLOR"))))
+    colour = (
+        not os.environ.get("NO_COLOR")
+        and os.environ.get("TERM") != "dumb"
+        and (tty or bool(os.environ.get("FORCE_COLOR")))
+    )
     width: int | None = None
     if not wide:
         width = _columns_env() or (shutil.get_terminal_size().columns if tty else None)
@@ -107,10 +128,10 @@ def detect(wide: bool = False, stream: IO[str] | None = None) -> Screen:
 
 # -- tables ------------------------------------------------------------------------------------
 
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """The plain layout: every cell in full, columns two spaces apart, a rule under the header."""
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(headers)]
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
     out = [line(headers), line(["-" * w for w in widths])]
     out.extend(line(r) for r in rows)
@@ -125,8 +146,7 @@ def _lift_constant_columns(headers: list[str], rows: list[list[str]]) -> tuple[l
     constant = [i for i in range(1, len(headers)) if len({r[i] for r in rows}) == 1]
     keep = [i for i in range(len(headers)) if i not in constant]
     said = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if headers[i] and rows[0][i])
-    return ([headers[i] for i in keep], [[r[i] for i in keep] for r in rows],
-            f"every row: {said}" if said else "")
+    return ([headers[i] for i in keep], [[r[i] for i in keep] for r in rows], f"every row: {said}" if said else "")
 
 
 def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
@@ -136,12 +156,12 @@ def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
         return max((len(word) for text in texts for word in text.split()), default=0)
 
     def floor_of(i: int) -> int:
-        if i == 0:   # the first column names the row: it stays whole, so every row is found by name
+        if i == 0:  # the first column names the row: it stays whole, so every row is found by name
             return natural[i]
         cells = [r[i] for r in rows]
         longest_cell = max((len(c) for c in cells), default=0)
         cell = longest_cell if longest_cell <= KEEP_WHOLE else max(MIN_TEXT, min(longest_word(cells), LONG_WORD))
-        return max(cell, longest_word([headers[i]]))   # a header wraps between its words
+        return max(cell, longest_word([headers[i]]))  # a header wraps between its words
 
     floor = [floor_of(i) for i in range(len(headers))]
     widths = list(natural)
@@ -160,9 +180,8 @@ def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
     while sum(widths) > room:
         shrinkable = [i for i, w in enumerate(widths) if w > floor[i]]
         if not shrinkable:
-            break   # even the whole cells do not fit: the terminal wraps the rest
-        best = min(shrinkable, key=lambda i: (height(widths[:i] + [widths[i] - 1] + widths[i + 1:]),
-                                              -widths[i], i))
+            break  # even the whole cells do not fit: the terminal wraps the rest
+        best = min(shrinkable, key=lambda i: (height(widths[:i] + [widths[i] - 1] + widths[i + 1 :]), -widths[i], i))
         widths[best] -= 1
     return widths
 
@@ -176,8 +195,10 @@ def _cell_lines(text: str, width: int) -> list[str]:
 def _block(cells: Sequence[str], widths: list[int]) -> list[str]:
     wrapped = [_cell_lines(c, w) for c, w in zip(cells, widths)]
     height = max(len(w) for w in wrapped)
-    return [GAP.join((w[k] if k < len(w) else "").ljust(width) for w, width in zip(wrapped, widths)).rstrip()
-            for k in range(height)]
+    return [
+        GAP.join((w[k] if k < len(w) else "").ljust(width) for w, width in zip(wrapped, widths)).rstrip()
+        for k in range(height)
+    ]
 
 
 def _fits(lines: list[str], width: int) -> bool:
@@ -193,8 +214,9 @@ def _layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
     return lines
 
 
-def fit_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None,
-              optional: Sequence[str] = ()) -> str:
+def fit_table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None, optional: Sequence[str] = ()
+) -> str:
     """The plain table when it fits in `width` (or `width` is None); else the fitted one.
     `optional` names columns, least needed first, that may be left out when wrapping alone
     cannot make the table fit; a line then says which, and that --wide shows them."""
@@ -209,7 +231,7 @@ def fit_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: i
             break
         if name in heads[1:]:
             i = heads.index(name)
-            heads, body = heads[:i] + heads[i + 1:], [r[:i] + r[i + 1:] for r in body]
+            heads, body = heads[:i] + heads[i + 1 :], [r[:i] + r[i + 1 :] for r in body]
             left_out.append(name)
             lines = _layout(heads, body, width)
     notes = [said] if said else []

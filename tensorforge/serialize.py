@@ -26,5 +26,4 @@ def to_data(value: Any) -> Any:
 
 
 def canonical_json(data: Any, indent: int = 2) -> str:
-    return json.dumps(_clean(data), sort_keys=True, indent=indent, allow_nan=False,
-                      ensure_ascii=False) + "\n"
+    return json.dumps(_clean(data), sort_keys=True, indent=indent, allow_nan=False, ensure_ascii=False) + "\n"

@@ -26,8 +26,9 @@ def parse_fields(text: str, where: str) -> dict[str, str]:
     return fields
 
 
-def _make(host: PluginHost, name: str, kind: WorkloadKind, fields: dict[str, Any],
-          base_dir: Path | None) -> tuple[Workload, WorkloadKind]:
+def _make(
+    host: PluginHost, name: str, kind: WorkloadKind, fields: dict[str, Any], base_dir: Path | None
+) -> tuple[Workload, WorkloadKind]:
     params = kind.parse(fields, base_dir=base_dir)
     return Workload(name=name, kind=kind.name, params=params, spec=kind.spec(params)), kind
 
@@ -46,6 +47,7 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Path | None = None):
         return _make(host, text, host.workload_kind(head), overrides, base_dir)
     choices = host.preset_names() + host.names("workloads")
     from .errors import unknown
+
     error = unknown("workload or preset", head, choices)
     raise TensorForgeError(str(error) + host.broken_hint())
 

@@ -28,6 +28,7 @@ class PEArray:
     special-function units. Both are optional: vector fp32 defaults to the fp32 math mode's
     rate, and without special-function units a transcendental runs on the vector units.
     """
+
     units: int
     unit_name: str
     flops_per_clock: Mapping[str, float]
@@ -47,6 +48,7 @@ class MemoryLevel:
     `shared` level (L2) is where concurrently running tiles reuse operands.
     `bytes_per_clock` is per unit for per_unit levels and total for shared ones; None when no
     trustworthy figure is published (the level's traffic is then reported but not timed)."""
+
     name: str
     capacity_bytes: int
     scope: str
@@ -56,6 +58,7 @@ class MemoryLevel:
 @attrs.frozen
 class OperatingPoint:
     """A clock and memory configuration the part is sold or run at."""
+
     name: str
     clock_mhz: float
     dram_bandwidth_bytes_per_s: float
@@ -96,8 +99,7 @@ class Target:
         for point in self.operating_points:
             if point.name == wanted:
                 return point
-        raise unknown(f"operating point for target {self.name!r}", wanted,
-                      [p.name for p in self.operating_points])
+        raise unknown(f"operating point for target {self.name!r}", wanted, [p.name for p in self.operating_points])
 
     def tile_level(self) -> MemoryLevel:
         return next(level for level in self.sram if level.scope == "per_unit")
@@ -126,8 +128,10 @@ def validate_target(target) -> None:
     for table in ("vector_flops_per_clock", "special_per_clock"):
         for precision, rate in getattr(pe, table).items():
             if precision not in VECTOR_PRECISIONS:
-                raise ValueError(f"target {target.name!r}: unknown precision {precision!r} in {table}; "
-                                 f"known: {', '.join(VECTOR_PRECISIONS)}")
+                raise ValueError(
+                    f"target {target.name!r}: unknown precision {precision!r} in {table}; "
+                    f"known: {', '.join(VECTOR_PRECISIONS)}"
+                )
             if not rate > 0:
                 raise ValueError(f"target {target.name!r}: {table}[{precision}] must be > 0, got {rate}")
     if not any(level.scope == "per_unit" for level in target.sram):
@@ -143,10 +147,13 @@ def validate_target(target) -> None:
         raise ValueError(f"target {target.name!r}: declares no operating point")
     for point in target.operating_points:
         if not (point.clock_mhz > 0 and point.dram_bandwidth_bytes_per_s > 0):
-            raise ValueError(f"target {target.name!r}: operating point {point.name!r} needs positive clock and bandwidth")
+            raise ValueError(
+                f"target {target.name!r}: operating point {point.name!r} needs positive clock and bandwidth"
+            )
     if target.default_operating_point not in {p.name for p in target.operating_points}:
-        raise ValueError(f"target {target.name!r}: default operating point "
-                         f"{target.default_operating_point!r} is not declared")
+        raise ValueError(
+            f"target {target.name!r}: default operating point {target.default_operating_point!r} is not declared"
+        )
     validate_interconnect(target.name, target.devices, target.interconnect)
 
 
@@ -162,6 +169,7 @@ class Ceilings:
     device: the device the ceilings were measured on, where known (calibration documents and
     captures say it), so a prediction can tell ceilings that do not describe its target.
     """
+
     origin: str
     compute: Mapping[str, float]
     dram_bytes_per_s: float
@@ -188,17 +196,22 @@ class Ceilings:
 def datasheet_ceilings(target: Target, operating_point: str | None = None) -> Ceilings:
     point = target.operating_point(operating_point)
     hz = point.clock_mhz * 1e6
-    compute = {mode: target.pe_array.units * rate * hz
-               for mode, rate in sorted(target.pe_array.flops_per_clock.items())}
-    sram = {level.name: level.bytes_per_clock * hz
-            for level in target.sram if level.bytes_per_clock}
+    compute = {
+        mode: target.pe_array.units * rate * hz for mode, rate in sorted(target.pe_array.flops_per_clock.items())
+    }
+    sram = {level.name: level.bytes_per_clock * hz for level in target.sram if level.bytes_per_clock}
     pe = target.pe_array
     vector = {p: pe.units * rate * hz for p, rate in sorted(pe.vector_rates().items())}
     special = {p: pe.units * rate * hz for p, rate in sorted(pe.special_per_clock.items())}
-    return Ceilings(origin="datasheet", compute=compute,
-                    dram_bytes_per_s=point.dram_bandwidth_bytes_per_s, sram_bytes_per_s=sram,
-                    source=f"{target.name} datasheet at operating point {point.name!r} "
-                           f"({point.clock_mhz:g} MHz)", vector=vector, special=special)
+    return Ceilings(
+        origin="datasheet",
+        compute=compute,
+        dram_bytes_per_s=point.dram_bandwidth_bytes_per_s,
+        sram_bytes_per_s=sram,
+        source=f"{target.name} datasheet at operating point {point.name!r} ({point.clock_mhz:g} MHz)",
+        vector=vector,
+        special=special,
+    )
 
 
 def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
@@ -227,11 +240,19 @@ def merge_ceilings(calibrated: Ceilings, fallback: Ceilings) -> Ceilings:
             vector = {p: rate * scale for p, rate in vector.items()}
             special = {p: rate * max(1.0, scale) for p, rate in special.items()}
             vector_origin = calibrated.origin
-    return Ceilings(origin=calibrated.origin, compute=compute,
-                    dram_bytes_per_s=calibrated.dram_bytes_per_s, sram_bytes_per_s=sram,
-                    source=calibrated.source, compute_origin=origins, vector=vector,
-                    special=special, vector_origin=vector_origin, device=calibrated.device,
-                    collectives=dict(calibrated.collectives))
+    return Ceilings(
+        origin=calibrated.origin,
+        compute=compute,
+        dram_bytes_per_s=calibrated.dram_bytes_per_s,
+        sram_bytes_per_s=sram,
+        source=calibrated.source,
+        compute_origin=origins,
+        vector=vector,
+        special=special,
+        vector_origin=vector_origin,
+        device=calibrated.device,
+        collectives=dict(calibrated.collectives),
+    )
 
 
 def vector_scale(calibrated: Ceilings, fallback: Ceilings) -> float | None:
@@ -255,6 +276,5 @@ def check_ceilings(ceilings: Ceilings) -> None:
 
 def ceiling_for(ceilings: Ceilings, mode: str) -> float:
     if mode not in ceilings.compute:
-        raise TensorForgeError(f"target declares no {mode} rate; known modes: "
-                               f"{', '.join(sorted(ceilings.compute))}")
+        raise TensorForgeError(f"target declares no {mode} rate; known modes: {', '.join(sorted(ceilings.compute))}")
     return ceilings.compute[mode]

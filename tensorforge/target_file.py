@@ -43,6 +43,7 @@ def _show(item: Any) -> str:
 
 # -- checks: each returns the value to keep, or None when it does not qualify --------------
 
+
 def _integer(v):
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
 
@@ -80,8 +81,9 @@ class _Table:
         self.where, self.path, self.data = where, path, data
         for name in data:
             if name not in keys:
-                raise TensorForgeError(f"{where}: unknown field '{self._at(name)}'"
-                                       f"{closest(name, keys)}; known here: {', '.join(keys)}")
+                raise TensorForgeError(
+                    f"{where}: unknown field '{self._at(name)}'{closest(name, keys)}; known here: {', '.join(keys)}"
+                )
 
     def _at(self, name: str) -> str:
         return f"{self.path}.{name}" if self.path else name
@@ -105,8 +107,9 @@ class _Table:
 
     def tables(self, name: str, keys: list[str], what: str) -> list["_Table"]:
         expected = f"one or more [[{self._at(name)}]] tables ({what})"
-        items = self.get(name, lambda v: v if isinstance(v, list) and v and
-                         all(isinstance(t, dict) for t in v) else None, expected)
+        items = self.get(
+            name, lambda v: v if isinstance(v, list) and v and all(isinstance(t, dict) for t in v) else None, expected
+        )
         return [_Table(self.where, f"{self._at(name)}[{i}]", t, keys) for i, t in enumerate(items)]
 
 
@@ -125,47 +128,66 @@ def _optional_rates(pe: _Table, name: str, what: str) -> dict[str, float]:
 
 
 def _pe_array(top: _Table) -> PEArray:
-    pe = top.table("pe_array", ["units", "unit_name", "flops_per_clock", "vector_flops_per_clock",
-                                "special_per_clock"])
+    pe = top.table("pe_array", ["units", "unit_name", "flops_per_clock", "vector_flops_per_clock", "special_per_clock"])
     units = pe.get("units", _integer, INTEGER)
     unit_name = pe.get("unit_name", _text, TEXT)
     rates = pe.table("flops_per_clock", list(MATH_MODES))
     if not rates.data or "fp32" not in rates.data:
-        raise pe.fail("flops_per_clock", rates.data, "a table of math mode = FLOPs per clock per "
-                      "unit that includes fp32 (vector work runs there)")
+        raise pe.fail(
+            "flops_per_clock",
+            rates.data,
+            "a table of math mode = FLOPs per clock per unit that includes fp32 (vector work runs there)",
+        )
     flops = {mode: rates.get(mode, _number, NUMBER) for mode in rates.data}
-    return PEArray(units=units, unit_name=unit_name, flops_per_clock=flops,
-                   vector_flops_per_clock=_optional_rates(pe, "vector_flops_per_clock",
-                                                          "vector FLOPs per clock per unit"),
-                   special_per_clock=_optional_rates(pe, "special_per_clock",
-                                                     "transcendental results per clock per unit"))
+    return PEArray(
+        units=units,
+        unit_name=unit_name,
+        flops_per_clock=flops,
+        vector_flops_per_clock=_optional_rates(pe, "vector_flops_per_clock", "vector FLOPs per clock per unit"),
+        special_per_clock=_optional_rates(pe, "special_per_clock", "transcendental results per clock per unit"),
+    )
 
 
 def _sram(top: _Table) -> tuple:
-    tables = top.tables("sram", ["name", "capacity_bytes", "scope", "bytes_per_clock"],
-                        "name, capacity_bytes, scope, optional bytes_per_clock")
-    levels = tuple(MemoryLevel(
-        name=t.get("name", _name, NAME),
-        capacity_bytes=t.get("capacity_bytes", _integer, INTEGER),
-        scope=t.get("scope", lambda v: v if v in SCOPES else None, f"one of {', '.join(SCOPES)}"),
-        bytes_per_clock=t.get("bytes_per_clock", _number, NUMBER + " (omit it when unknown)", None))
-        for t in tables)
+    tables = top.tables(
+        "sram",
+        ["name", "capacity_bytes", "scope", "bytes_per_clock"],
+        "name, capacity_bytes, scope, optional bytes_per_clock",
+    )
+    levels = tuple(
+        MemoryLevel(
+            name=t.get("name", _name, NAME),
+            capacity_bytes=t.get("capacity_bytes", _integer, INTEGER),
+            scope=t.get("scope", lambda v: v if v in SCOPES else None, f"one of {', '.join(SCOPES)}"),
+            bytes_per_clock=t.get("bytes_per_clock", _number, NUMBER + " (omit it when unknown)", None),
+        )
+        for t in tables
+    )
     _unique(tables, [level.name for level in levels], "sram level")
     if not any(level.scope == "per_unit" for level in levels):
-        raise top.fail("sram", [level.name for level in levels],
-                       'at least one level with scope = "per_unit" (where tiles are staged)')
+        raise top.fail(
+            "sram",
+            [level.name for level in levels],
+            'at least one level with scope = "per_unit" (where tiles are staged)',
+        )
     return levels
 
 
 def _operating_points(top: _Table) -> tuple:
-    tables = top.tables("operating_points", ["name", "clock_mhz", "dram_bandwidth_bytes_per_s", "description"],
-                        "name, clock_mhz, dram_bandwidth_bytes_per_s, optional description")
-    points = tuple(OperatingPoint(
-        name=t.get("name", _name, NAME),
-        clock_mhz=t.get("clock_mhz", _number, NUMBER),
-        dram_bandwidth_bytes_per_s=t.get("dram_bandwidth_bytes_per_s", _number, NUMBER),
-        description=t.get("description", _text, TEXT, ""))
-        for t in tables)
+    tables = top.tables(
+        "operating_points",
+        ["name", "clock_mhz", "dram_bandwidth_bytes_per_s", "description"],
+        "name, clock_mhz, dram_bandwidth_bytes_per_s, optional description",
+    )
+    points = tuple(
+        OperatingPoint(
+            name=t.get("name", _name, NAME),
+            clock_mhz=t.get("clock_mhz", _number, NUMBER),
+            dram_bandwidth_bytes_per_s=t.get("dram_bandwidth_bytes_per_s", _number, NUMBER),
+            description=t.get("description", _text, TEXT, ""),
+        )
+        for t in tables
+    )
     _unique(tables, [p.name for p in points], "operating point")
     return points
 
@@ -177,6 +199,7 @@ def _estimate(top: _Table, where: str) -> Any:
     if table is None:
         return None
     from .estimate.coefficients import coefficients_from_data
+
     data = dict(table)
     data.setdefault("basis_kind", "declared")
     data.setdefault("basis", f"declared in {where}")
@@ -190,17 +213,26 @@ def _interconnect(top: _Table, devices: int) -> Interconnect | None:
         if devices > 1:
             raise top.fail("devices", devices, "1, or [[interconnect]] tables that say how the devices are linked")
         return None
-    tables = top.tables("interconnect", ["name", "span", "bytes_per_s", "latency_s", "topology",
-                                         "in_switch_reduction"],
-                        "name, span, bytes_per_s, optional latency_s, topology, in_switch_reduction")
-    tiers = tuple(LinkTier(
-        name=t.get("name", _name, NAME),
-        span=t.get("span", lambda v: v if _integer(v) and v >= 2 else None, "an integer >= 2 (devices one domain joins)"),
-        bytes_per_s=t.get("bytes_per_s", _number, NUMBER + " (per device per direction)"),
-        latency_s=t.get("latency_s", _non_negative, "a number >= 0 (one hop)", 0.0),
-        topology=t.get("topology", lambda v: v if v in TOPOLOGIES else None, f"one of {', '.join(TOPOLOGIES)}", "switch"),
-        in_switch_reduction=t.get("in_switch_reduction", _boolean, "true or false", False))
-        for t in tables)
+    tables = top.tables(
+        "interconnect",
+        ["name", "span", "bytes_per_s", "latency_s", "topology", "in_switch_reduction"],
+        "name, span, bytes_per_s, optional latency_s, topology, in_switch_reduction",
+    )
+    tiers = tuple(
+        LinkTier(
+            name=t.get("name", _name, NAME),
+            span=t.get(
+                "span", lambda v: v if _integer(v) and v >= 2 else None, "an integer >= 2 (devices one domain joins)"
+            ),
+            bytes_per_s=t.get("bytes_per_s", _number, NUMBER + " (per device per direction)"),
+            latency_s=t.get("latency_s", _non_negative, "a number >= 0 (one hop)", 0.0),
+            topology=t.get(
+                "topology", lambda v: v if v in TOPOLOGIES else None, f"one of {', '.join(TOPOLOGIES)}", "switch"
+            ),
+            in_switch_reduction=t.get("in_switch_reduction", _boolean, "true or false", False),
+        )
+        for t in tables
+    )
     _unique(tables, [t.name for t in tiers], "interconnect tier")
     previous = 1
     for table, tier in zip(tables, tiers):
@@ -208,14 +240,34 @@ def _interconnect(top: _Table, devices: int) -> Interconnect | None:
             raise table.fail("span", tier.span, f"a multiple of the previous tier's span ({previous}), larger than it")
         previous = tier.span
     if previous != devices:
-        raise tables[-1].fail("span", previous, f"the target's device count ({devices}): the outermost tier joins them all")
+        raise tables[-1].fail(
+            "span", previous, f"the target's device count ({devices}): the outermost tier joins them all"
+        )
     return Interconnect(tiers)
 
 
 def target_from_data(data: dict[str, Any], where: str) -> Target:
-    top = _Table(where, "", data, ["name", "description", "pe_array", "sram", "dram_capacity_bytes",
-                                   "operating_points", "default_operating_point", "sources", "notes",
-                                   "device_names", "architecture", "estimate", "devices", "interconnect"])
+    top = _Table(
+        where,
+        "",
+        data,
+        [
+            "name",
+            "description",
+            "pe_array",
+            "sram",
+            "dram_capacity_bytes",
+            "operating_points",
+            "default_operating_point",
+            "sources",
+            "notes",
+            "device_names",
+            "architecture",
+            "estimate",
+            "devices",
+            "interconnect",
+        ],
+    )
     name = top.get("name", _name, NAME)
     description = top.get("description", _text, TEXT, "")
     pe_array = _pe_array(top)
@@ -223,22 +275,34 @@ def target_from_data(data: dict[str, Any], where: str) -> Target:
     dram = top.get("dram_capacity_bytes", _integer, INTEGER)
     points = _operating_points(top)
     names = [p.name for p in points]
-    default = top.get("default_operating_point", lambda v: v if v in names else None,
-                      f"one of the operating_points: {', '.join(names)}", names[0])
-    sources_table = top.get("sources", lambda v: v if isinstance(v, dict) else None,
-                            "a table of figure = where it comes from", {})
+    default = top.get(
+        "default_operating_point",
+        lambda v: v if v in names else None,
+        f"one of the operating_points: {', '.join(names)}",
+        names[0],
+    )
+    sources_table = top.get(
+        "sources", lambda v: v if isinstance(v, dict) else None, "a table of figure = where it comes from", {}
+    )
     sources = _Table(where, "sources", sources_table, list(sources_table))
     devices = top.get("devices", _integer, INTEGER, 1)
     interconnect = _interconnect(top, devices)
     target = Target(
-        name=name, description=description, pe_array=pe_array, sram=sram,
-        dram_capacity_bytes=dram, operating_points=points, default_operating_point=default,
+        name=name,
+        description=description,
+        pe_array=pe_array,
+        sram=sram,
+        dram_capacity_bytes=dram,
+        operating_points=points,
+        default_operating_point=default,
         sources={k: sources.get(k, _text, TEXT) for k in sources_table},
         notes=top.get("notes", _texts, TEXTS, ()),
         device_names=top.get("device_names", _texts, TEXTS, ()),
         architecture=top.get("architecture", _name, NAME, ""),
         estimate=_estimate(top, where),
-        devices=devices, interconnect=interconnect)
+        devices=devices,
+        interconnect=interconnect,
+    )
     try:  # the checks above cover today's rules; this keeps file and plugin targets in step
         validate_target(target)
     except ValueError as exc:

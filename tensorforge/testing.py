@@ -53,17 +53,22 @@ def _plugin_name(plugin: Any) -> str:
 #: so check_workload_kind can time any operator a kind produces; a system of 8 such devices on
 #: one switch, so collectives (and tensor-parallel layers) can be timed too.
 REFERENCE_TARGET = Target(
-    name="reference", description="reference target for plugin tests (every math mode, 8 devices)",
+    name="reference",
+    description="reference target for plugin tests (every math mode, 8 devices)",
     pe_array=PEArray(16, "unit", {mode: 512 if mode != "fp32" else 128 for mode in MATH_MODES}),
     sram=(MemoryLevel("smem", 128 * 1024, "per_unit", 128), MemoryLevel("cache", 8 << 20, "shared", 1024)),
     dram_capacity_bytes=1 << 40,
-    operating_points=(OperatingPoint("base", 1000, 500e9),), default_operating_point="base",
+    operating_points=(OperatingPoint("base", 1000, 500e9),),
+    default_operating_point="base",
     sources={"pe_array.units": "test fixture"},
-    devices=8, interconnect=Interconnect((LinkTier("switch", 8, 100e9, 1e-6, "switch"),)))
+    devices=8,
+    interconnect=Interconnect((LinkTier("switch", 8, 100e9, 1e-6, "switch"),)),
+)
 
 
 def _builtin_strategies() -> list:
     from .mappings.plugin import CollectiveMapping, FlashAttention, Streaming, TiledMatmul, VectorMatmul
+
     return [TiledMatmul(), FlashAttention(), Streaming(), VectorMatmul(), CollectiveMapping()]
 
 
@@ -89,6 +94,7 @@ def fresh_host(*plugins: Any, entry_points: bool = False) -> PluginHost:
     pairs = [p if isinstance(p, tuple) else (_plugin_name(p), p) for p in plugins]
     if not entry_points:
         from .mappings import plugin as builtin
+
         pairs[:0] = [("builtin-mappings", builtin), ("reference-target", _ReferenceTargetPlugin)]
     return PluginHost(load_entry_points=entry_points, extra_plugins=tuple(pairs))
 
@@ -105,10 +111,12 @@ def assert_loaded(host: PluginHost, name: str) -> PluginReport:
 
 # -- workloads ----------------------------------------------------------------------------------
 
+
 def command_names(cli: Any) -> set[str]:
     """The commands of a root from `tensorforge.cli.make_cli`, those plugins add included
     (they are collected when a command line starts, so `cli.commands` holds the Core's only)."""
     import click
+
     return set(cli.list_commands(click.Context(cli)))
 
 
@@ -142,6 +150,7 @@ def _check_operator(where: str, op: Any) -> float:
 
 def _spec_round_trips(kind: WorkloadKind, params: Any, where: str) -> None:
     from .suite import parse_fields
+
     spec = kind.spec(params)
     head, _, rest = spec.partition(":")
     if head != kind.name:
@@ -154,9 +163,13 @@ def _spec_round_trips(kind: WorkloadKind, params: Any, where: str) -> None:
         _fail(f"{where}: spec {spec!r} parses back to different parameters: {again!r} != {params!r}")
 
 
-def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None, *,
-                        target: Target | None = None,
-                        mappings: Sequence[MappingStrategy] = ()) -> list[WorkloadPrediction]:
+def check_workload_kind(
+    kind: WorkloadKind,
+    params: Iterable[Any] | None = None,
+    *,
+    target: Target | None = None,
+    mappings: Sequence[MappingStrategy] = (),
+) -> list[WorkloadPrediction]:
     """Check a workload kind the way the host and the model will use it.
 
     `params`: parameter sets to check, each a params instance or a dict of fields (as a user
@@ -167,6 +180,7 @@ def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None,
     strategies plus `mappings`. Returns the predictions, for your own assertions.
     """
     from .model import predict
+
     name = getattr(kind, "name", None)
     if not isinstance(kind, WorkloadKind):
         _fail(f"{kind!r} is not an instance of a tensorforge.workload.WorkloadKind subclass")
@@ -195,8 +209,7 @@ def check_workload_kind(kind: WorkloadKind, params: Iterable[Any] | None = None,
         total = sum(_check_operator(where, op) for op in operators)
         moves = any(isinstance(op.problem, CollectiveProblem) for op in operators)
         if not (total > 0 or moves):
-            _fail(f"{where}: the workload does no arithmetic and moves nothing between devices "
-                  f"(total FLOPs {total})")
+            _fail(f"{where}: the workload does no arithmetic and moves nothing between devices (total FLOPs {total})")
         footprint = kind.footprint_bytes(p)
         if not isinstance(footprint, int) or footprint < 0:
             _fail(f"{where}: footprint_bytes must be an integer >= 0, got {footprint!r}")
@@ -225,20 +238,65 @@ def _probe_operators(target: Target):
     for mode, elem in _modes_with_bytes().items():
         if mode in target.pe_array.flops_per_clock:
             m = n = k = 512
-            ops.append(Operator(f"matmul_{mode}", MatmulProblem(
-                batch=1, m=m, n=n, k=k, math_mode=mode, a_elem_bytes=elem, b_elem_bytes=elem,
-                c_elem_bytes=elem, a=Tensor(f"A_{mode}", m * k * elem), b=Tensor(f"B_{mode}", k * n * elem),
-                c=Tensor(f"C_{mode}", m * n * elem))))
+            ops.append(
+                Operator(
+                    f"matmul_{mode}",
+                    MatmulProblem(
+                        batch=1,
+                        m=m,
+                        n=n,
+                        k=k,
+                        math_mode=mode,
+                        a_elem_bytes=elem,
+                        b_elem_bytes=elem,
+                        c_elem_bytes=elem,
+                        a=Tensor(f"A_{mode}", m * k * elem),
+                        b=Tensor(f"B_{mode}", k * n * elem),
+                        c=Tensor(f"C_{mode}", m * n * elem),
+                    ),
+                )
+            )
     q = 4 * 256 * 64 * 4
-    ops.append(Operator("attention", AttentionProblem(
-        batch=1, heads=4, kv_heads=4, q_len=256, kv_len=256, head_dim=64, causal=True, math_mode="fp32",
-        elem_bytes=4, q=Tensor("Q", q), k=Tensor("K", q), v=Tensor("V", q), o=Tensor("O", q))))
-    ops.append(Operator("stream", StreamProblem(flops=1e6, read_tensors=(Tensor("x", 4_000_000),),
-                                                write_tensors=(Tensor("y", 4_000_000),))))
-    if target.devices > 1:   # a system: an all-reduce over every device crosses every tier
-        ops.append(Operator("all_reduce", CollectiveProblem(
-            op="all_reduce", bytes=1 << 24, ranks=0, elem_bytes=2, input=Tensor("g", 1 << 24),
-            output=Tensor("g", 1 << 24))))
+    ops.append(
+        Operator(
+            "attention",
+            AttentionProblem(
+                batch=1,
+                heads=4,
+                kv_heads=4,
+                q_len=256,
+                kv_len=256,
+                head_dim=64,
+                causal=True,
+                math_mode="fp32",
+                elem_bytes=4,
+                q=Tensor("Q", q),
+                k=Tensor("K", q),
+                v=Tensor("V", q),
+                o=Tensor("O", q),
+            ),
+        )
+    )
+    ops.append(
+        Operator(
+            "stream",
+            StreamProblem(flops=1e6, read_tensors=(Tensor("x", 4_000_000),), write_tensors=(Tensor("y", 4_000_000),)),
+        )
+    )
+    if target.devices > 1:  # a system: an all-reduce over every device crosses every tier
+        ops.append(
+            Operator(
+                "all_reduce",
+                CollectiveProblem(
+                    op="all_reduce",
+                    bytes=1 << 24,
+                    ranks=0,
+                    elem_bytes=2,
+                    input=Tensor("g", 1 << 24),
+                    output=Tensor("g", 1 << 24),
+                ),
+            )
+        )
     return tuple(ops)
 
 
@@ -264,6 +322,7 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
     from .serialize import to_data
     from .target_dump import dump_target
     from .target_file import target_from_toml
+
     try:
         validate_target(target)
     except ValueError as exc:
@@ -285,11 +344,14 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
         # SRAM level by its name or its scope ('sram.l2' or 'sram.per_unit').
         sourced = lambda *keys: any(g == k or g.startswith(k + ".") for g in given for k in keys)
         missing = [key for key in KEY_SOURCES if not sourced(key)]
-        missing += [f"sram.{level.name}" for level in target.sram
-                    if not sourced(f"sram.{level.name}", f"sram.{level.scope}")]
+        missing += [
+            f"sram.{level.name}" for level in target.sram if not sourced(f"sram.{level.name}", f"sram.{level.scope}")
+        ]
         if missing:
-            _fail(f"target {name!r}: no source for {', '.join(missing)} (sources[...] says where "
-                  "each datasheet figure comes from)")
+            _fail(
+                f"target {name!r}: no source for {', '.join(missing)} (sources[...] says where "
+                "each datasheet figure comes from)"
+            )
     try:
         again = target_from_toml(dump_target(target), f"target {name!r} written as a target file")
     except TensorForgeError as exc:
@@ -298,8 +360,9 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
         _fail(f"target {name!r} does not survive a round trip through the target file format")
     probe = _Probe(target)
     for point in target.operating_points:
-        prediction = predict([(Workload("probe", probe.name, None, probe.name), probe)], target,
-                             _builtin_strategies(), point.name)
+        prediction = predict(
+            [(Workload("probe", probe.name, None, probe.name), probe)], target, _builtin_strategies(), point.name
+        )
         for op in prediction.workloads[0].operators:
             if not (math.isfinite(op.latency_s) and op.latency_s > 0):
                 _fail(f"target {name!r} at {point.name!r}: operator {op.name} predicts {op.latency_s!r}")
@@ -307,10 +370,15 @@ def check_target(target: Target, *, require_sources: bool = True) -> None:
 
 # -- mapping strategies -------------------------------------------------------------------------
 
-def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Machine,
-                           residency: Residency | None = None,
-                           limits: Sequence[int] = (1, 7, 64, 1000, 20000),
-                           brute_force_up_to: int = 64) -> list[MappingChoice]:
+
+def check_mapping_strategy(
+    strategy: MappingStrategy,
+    problem: Any,
+    machine: Machine,
+    residency: Residency | None = None,
+    limits: Sequence[int] = (1, 7, 64, 1000, 20000),
+    brute_force_up_to: int = 64,
+) -> list[MappingChoice]:
     """Check that `strategy` gives a sound bound for `problem` on `machine` at every limit.
 
     At each limit (`machine.max_candidates`): a deterministic choice with a known `search`
@@ -324,6 +392,7 @@ def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Mac
     import numpy as np
 
     from .mappings.search import GridStrategy
+
     name = getattr(strategy, "name", type(strategy).__name__)
     residency = Residency() if residency is None else residency
     choices: list[MappingChoice] = []
@@ -337,13 +406,20 @@ def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Mac
             _fail(f"mapping strategy {name!r}: search {choice.search!r} is not one of {SEARCH_KINDS}")
         if choice.candidates > limit:
             _fail(f"mapping strategy {name!r}: evaluated {choice.candidates} candidates at limit {limit}")
-        if not (math.isfinite(choice.latency_s) and choice.latency_s > 0
-                and choice.latency_s == max(choice.compute_s, choice.memory_s)):
-            _fail(f"mapping strategy {name!r}: latency {choice.latency_s!r} is not max(compute "
-                  f"{choice.compute_s!r}, memory {choice.memory_s!r}) > 0")
+        if not (
+            math.isfinite(choice.latency_s)
+            and choice.latency_s > 0
+            and choice.latency_s == max(choice.compute_s, choice.memory_s)
+        ):
+            _fail(
+                f"mapping strategy {name!r}: latency {choice.latency_s!r} is not max(compute "
+                f"{choice.compute_s!r}, memory {choice.memory_s!r}) > 0"
+            )
         if choices and choice.latency_s > choices[-1].latency_s:
-            _fail(f"mapping strategy {name!r}: lowering the limit from {ordered[i - 1]} to {limit} "
-                  f"raised the bound from {choices[-1].latency_s!r} to {choice.latency_s!r}")
+            _fail(
+                f"mapping strategy {name!r}: lowering the limit from {ordered[i - 1]} to {limit} "
+                f"raised the bound from {choices[-1].latency_s!r} to {choice.latency_s!r}"
+            )
         choices.append(choice)
     if not isinstance(strategy, GridStrategy):
         return choices
@@ -351,20 +427,32 @@ def check_mapping_strategy(strategy: MappingStrategy, problem: Any, machine: Mac
     size = len(space[0])
     every = strategy.evaluate(problem, machine, residency, space).latency
     if size <= brute_force_up_to:
-        one_by_one = np.array([strategy.evaluate(problem, machine, residency, [a[i:i + 1] for a in space]).latency[0]
-                               for i in range(size)])
+        one_by_one = np.array(
+            [
+                strategy.evaluate(problem, machine, residency, [a[i : i + 1] for a in space]).latency[0]
+                for i in range(size)
+            ]
+        )
         if not np.array_equal(one_by_one, every):
-            _fail(f"mapping strategy {name!r}: evaluating its {size} mappings one by one disagrees "
-                  "with evaluating them together")
+            _fail(
+                f"mapping strategy {name!r}: evaluating its {size} mappings one by one disagrees "
+                "with evaluating them together"
+            )
     minimum = float(every.min())
     for limit, choice in zip(ordered, choices):
         if choice.latency_s > minimum:
-            _fail(f"mapping strategy {name!r}: bound {choice.latency_s!r} at limit {limit} exceeds the "
-                  f"latency {minimum!r} of a mapping of its full space ({size} mappings)")
+            _fail(
+                f"mapping strategy {name!r}: bound {choice.latency_s!r} at limit {limit} exceeds the "
+                f"latency {minimum!r} of a mapping of its full space ({size} mappings)"
+            )
         if limit >= size and (choice.search != EXHAUSTIVE or choice.latency_s != minimum):
-            _fail(f"mapping strategy {name!r}: the limit {limit} covers its {size} mappings but the "
-                  f"choice is {choice.search} at {choice.latency_s!r}, not the minimum {minimum!r}")
+            _fail(
+                f"mapping strategy {name!r}: the limit {limit} covers its {size} mappings but the "
+                f"choice is {choice.search} at {choice.latency_s!r}, not the minimum {minimum!r}"
+            )
         if limit < size and choice.search != RELAXATION:
-            _fail(f"mapping strategy {name!r}: the limit {limit} cuts its {size} mappings but the "
-                  f"choice says {choice.search!r}")
+            _fail(
+                f"mapping strategy {name!r}: the limit {limit} cuts its {size} mappings but the "
+                f"choice says {choice.search!r}"
+            )
     return choices

@@ -18,7 +18,7 @@ def string(text: str) -> str:
     for ch in text:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:   # other control characters must be escaped
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:  # other control characters must be escaped
             out.append(f"\\u{ord(ch):04X}")
         else:
             out.append(ch)

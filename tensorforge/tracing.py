@@ -30,8 +30,14 @@ class Tracer:
         if self.enabled:
             self._write(f"load {name} ({module}) {_ms(seconds)}" + (f" -> {error}" if error else ""))
 
-    def call(self, plugin: str, hook: str, function: Callable, kwargs: dict,
-             outcome: Callable[[Any], str] = lambda result: "") -> Any:
+    def call(
+        self,
+        plugin: str,
+        hook: str,
+        function: Callable,
+        kwargs: dict,
+        outcome: Callable[[Any], str] = lambda result: "",
+    ) -> Any:
         """Call one plugin's implementation of `hook`, tracing it when enabled."""
         if not self.enabled:
             return function(**kwargs)
@@ -39,8 +45,7 @@ class Tracer:
         try:
             result = function(**kwargs)
         except BaseException as exc:
-            self._write(f"call {plugin} {hook} {_ms(time.perf_counter() - start)} -> raised "
-                        f"{type(exc).__name__}")
+            self._write(f"call {plugin} {hook} {_ms(time.perf_counter() - start)} -> raised {type(exc).__name__}")
             raise
         note = outcome(result)
         self._write(f"call {plugin} {hook} {_ms(time.perf_counter() - start)}" + (f" -> {note}" if note else ""))

@@ -28,7 +28,7 @@ def seconds(value: float) -> str:
 
 
 def binary_bytes(value: float) -> str:
-    for scale, unit in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if value >= scale:
             return f"{value / scale:.3g} {unit}"
     return f"{value:.0f} B"

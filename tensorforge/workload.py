@@ -17,6 +17,7 @@ class WorkloadKind:
     `min`/`choices` metadata), `presets` (preset name -> fields) and `default_suite` (the
     preset names `predict` runs when no workload is given), and implement `operators`.
     """
+
     name: str = ""
     description: str = ""
     params_type: type = object
@@ -45,6 +46,7 @@ class WorkloadKind:
 @attrs.frozen
 class Workload:
     """A named, fully specified workload: which kind, with which params."""
+
     name: str
     kind: str
     params: Any

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-if TYPE_CHECKING:   # api.py is imported by every Ops plugin; these only by their readers
+if TYPE_CHECKING:  # api.py is imported by every Ops plugin; these only by their readers
     from .capture.model import Capture
     from .capture.sections.diagnostic import TelemetryWindow
     from .measure.timing import TimedSamples
@@ -20,18 +20,18 @@ class Unavailable(Exception):
 @attrs.frozen
 class DeviceInfo:
     backend: str
-    name: str                    # as the device reports it, e.g. 'NVIDIA H200'
-    fingerprint: str             # stable across runs on the same device + software stack
+    name: str  # as the device reports it, e.g. 'NVIDIA H200'
+    fingerprint: str  # stable across runs on the same device + software stack
     details: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 class Session:
     """An open device. Backends subclass this."""
+
     info: DeviceInfo
     device: Any = None
 
-    def prepared(self, builder: "WorkloadBuilder", params: Any,
-                 math_mode: str) -> AbstractContextManager["Prepared"]:
+    def prepared(self, builder: "WorkloadBuilder", params: Any, math_mode: str) -> AbstractContextManager["Prepared"]:
         """Context manager yielding a Prepared workload (inputs allocated, one run done)."""
         raise NotImplementedError
 
@@ -46,7 +46,7 @@ class Session:
 @attrs.frozen
 class Prepared:
     fn: Callable[[], Any]
-    peak_memory_bytes: int | None          # None when the backend cannot see it (method says why)
+    peak_memory_bytes: int | None  # None when the backend cannot see it (method says why)
     framework_flags: Mapping[str, Any]
     # How peak memory was obtained (devices differ: allocator bytes on a GPU, resident pages on
     # a CPU); recorded beside the number so nobody compares the two unknowingly.
@@ -70,9 +70,9 @@ class MeasurementBackend:
 
 
 class WorkloadBuilder:
-    kind: str = ""               # Core workload kind name
-    backend: str = ""            # one backend by name, or
-    framework: str = ""          # every backend of this framework (e.g. 'torch')
+    kind: str = ""  # Core workload kind name
+    backend: str = ""  # one backend by name, or
+    framework: str = ""  # every backend of this framework (e.g. 'torch')
 
     @property
     def name(self) -> str:
@@ -86,7 +86,7 @@ class WorkloadBuilder:
 class ProbeResult:
     name: str
     method: str
-    compute: Mapping[str, float] = attrs.field(factory=dict)    # FLOP/s per math mode
+    compute: Mapping[str, float] = attrs.field(factory=dict)  # FLOP/s per math mode
     dram_bytes_per_s: float | None = None
     launch_floor_s: float | None = None
     details: Mapping[str, Any] = attrs.field(factory=dict)
@@ -121,11 +121,14 @@ class TelemetrySource:
     name: str = ""
     backend: str = ""
     # Shown with every window of this source: what the numbers are, and that they decide nothing.
-    caveat: str = ("telemetry is diagnostic context from a separate execution window; "
-                   "it does not prove a bottleneck and never decides a verdict.")
+    caveat: str = (
+        "telemetry is diagnostic context from a separate execution window; "
+        "it does not prove a bottleneck and never decides a verdict."
+    )
 
-    def collect(self, session: Session, run_once: Callable[[], Any],
-                duration_s: float) -> "TelemetryWindow | Mapping[str, Any]":
+    def collect(
+        self, session: Session, run_once: Callable[[], Any], duration_s: float
+    ) -> "TelemetryWindow | Mapping[str, Any]":
         """The window: a TelemetryWindow, or the source's own JSON-ready record (see the hook spec)."""
         raise NotImplementedError
 
@@ -152,19 +155,22 @@ def _named(_inst: Any, attribute: Any, value: str) -> None:
 class Verdict:
     """One POLICY verdict. A verdict other than NO VERDICT exists only with its evidence: it
     names what it was decided on, or it cannot be made."""
+
     policy: str = attrs.field(validator=_named)
-    subject: str                  # what it is about: a workload, a target ('' for the whole)
-    verdict: str = attrs.field(validator=_named)    # e.g. PASS, REGRESSION, MEETS, or NO VERDICT
-    reason: str = attrs.field(validator=_named)     # why, in one line; for NO VERDICT what is missing
+    subject: str  # what it is about: a workload, a target ('' for the whole)
+    verdict: str = attrs.field(validator=_named)  # e.g. PASS, REGRESSION, MEETS, or NO VERDICT
+    reason: str = attrs.field(validator=_named)  # why, in one line; for NO VERDICT what is missing
     evidence: tuple[str, ...] = attrs.field(default=(), converter=_strings)
-    fails: bool = False           # true: this verdict fails a gate (exit status 1)
-    record: Any = attrs.field(default=None, eq=False)   # the policy's own typed result, for its command
+    fails: bool = False  # true: this verdict fails a gate (exit status 1)
+    record: Any = attrs.field(default=None, eq=False)  # the policy's own typed result, for its command
 
     @evidence.validator
     def _evidence(self, _attribute: Any, value: tuple[str, ...]) -> None:
         if self.verdict != NO_VERDICT and not [e for e in value if isinstance(e, str) and e.strip()]:
-            raise ValueError(f"verdict {self.verdict!r} of policy {self.policy!r} names no evidence; "
-                             "a verdict exists only with its evidence")
+            raise ValueError(
+                f"verdict {self.verdict!r} of policy {self.policy!r} names no evidence; "
+                "a verdict exists only with its evidence"
+            )
         if self.fails and self.verdict == NO_VERDICT:
             raise ValueError("NO VERDICT cannot fail a gate: it decides nothing")
 
@@ -174,10 +180,11 @@ class PolicyRequest:
     """What a command hands a policy: the verified captures (each a
     tensorforge_ops.policy.evidence.Evidence: path + typed capture), the Core host for policies
     that predict, and settings keyed by policy name."""
+
     command: str
-    candidate: Any = None                 # gate's CANDIDATE, report's CAPTURE
-    baseline: Any = None                  # gate's BASELINE, report's --baseline
-    captures: tuple[Any, ...] = ()        # rightsize's --capture evidence
+    candidate: Any = None  # gate's CANDIDATE, report's CAPTURE
+    baseline: Any = None  # gate's BASELINE, report's --baseline
+    captures: tuple[Any, ...] = ()  # rightsize's --capture evidence
     core: Any = None
     settings: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -186,6 +193,7 @@ class Policy:
     """A POLICY plugin. `requires` names the evidence it needs (from POLICY_EVIDENCE); the
     commands call `decide` only when that evidence exists and otherwise show NO VERDICT with what
     is missing. `commands` says which commands run it (POLICY_COMMANDS)."""
+
     name: str = ""
     description: str = ""
     requires: tuple[str, ...] = ()
@@ -199,21 +207,24 @@ class Policy:
 @attrs.frozen
 class ExportResult:
     """What a sink did with a capture: where it went, or why it did not."""
+
     sink: str
     ok: bool
-    location: str | None = None    # e.g. an MLflow run URI
-    error: str | None = None       # one line, shown to the user when ok is False
+    location: str | None = None  # e.g. an MLflow run URI
+    error: str | None = None  # one line, shown to the user when ok is False
 
 
 class CaptureSink:
     """Somewhere captures are sent after they are written (experiment trackers and the like).
     `export` must not raise for an unreachable or rejecting destination: it returns
     ExportResult(ok=False, error=...) and the capture on disk stays the record."""
+
     name: str = ""
     description: str = ""
 
-    def export(self, capture: "Capture", capture_path: str, report_html: str | None,
-               options: Mapping[str, str]) -> ExportResult:
+    def export(
+        self, capture: "Capture", capture_path: str, report_html: str | None, options: Mapping[str, str]
+    ) -> ExportResult:
         """`capture` is the typed, verified capture (tensorforge_ops.capture.model.Capture);
         `capture_path` the file it was read from, which is the record to store."""
         raise NotImplementedError

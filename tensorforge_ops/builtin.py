@@ -1,8 +1,13 @@
 """Ops built-ins, registered through the 'tensorforge_ops' entry-point group like any plugin:
 the torch-cuda backend, its calibration probes and the NVML telemetry source."""
 
-from .calibrate.cuda_plugin import (CopyBandwidthProbe, CopyBandwidthSustainedProbe, KernelFloorsProbe,
-                                    MatmulCeilingProbe, MatmulCeilingSustainedProbe)
+from .calibrate.cuda_plugin import (
+    CopyBandwidthProbe,
+    CopyBandwidthSustainedProbe,
+    KernelFloorsProbe,
+    MatmulCeilingProbe,
+    MatmulCeilingSustainedProbe,
+)
 from .hookspecs import hookimpl
 from .measure.torch_cuda import TorchCudaBackend
 from .telemetry.nvml_source import NvmlTelemetry
@@ -23,6 +28,7 @@ def tensorforge_ops_register_probes(register):
     register(MatmulCeilingSustainedProbe())
     register(CopyBandwidthSustainedProbe())
     from .calibrate.estimate_probes import EstimateTermsProbe
+
     register(EstimateTermsProbe("torch-cuda"))
 
 

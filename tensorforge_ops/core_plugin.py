@@ -11,9 +11,18 @@ from pathlib import Path
 
 import click
 
-from tensorforge.api import (FiniteFloat, PluginHost, json_option, operating_point_option,
-                             optional_target_option, output_options, pass_host, target_option, wide_option,
-                             workload_options)
+from tensorforge.api import (
+    FiniteFloat,
+    PluginHost,
+    json_option,
+    operating_point_option,
+    optional_target_option,
+    output_options,
+    pass_host,
+    target_option,
+    wide_option,
+    workload_options,
+)
 from tensorforge.hookspecs import hookimpl
 
 from .capture.trust import trust_options
@@ -21,6 +30,7 @@ from .capture.trust import trust_options
 
 def _build_ops_host(core: PluginHost):
     from .host import OpsHost
+
     return OpsHost(options=core.options)
 
 
@@ -44,47 +54,118 @@ def _default_capture_path(target: str) -> Path:
 
 @click.command()
 @target_option
-@workload_options(default="the measurement backend's own suite if it has one (host-cpu), else every "
-                          "plugin's default suite")
+@workload_options(
+    default="the measurement backend's own suite if it has one (host-cpu), else every plugin's default suite"
+)
 @operating_point_option
-@click.option("--backend", default=None, help="Measurement backend [default: the one that measures "
-              "the target natively (torch-cpu for host-cpu), else torch-cuda].")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
-              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
+@click.option(
+    "--backend",
+    default=None,
+    help="Measurement backend [default: the one that measures "
+    "the target natively (torch-cpu for host-cpu), else torch-cuda].",
+)
+@click.option(
+    "--device",
+    "device_index",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).",
+)
 @click.option("--recalibrate", is_flag=True, help="Run the calibration probes even if a stored calibration exists.")
 @click.option("--no-telemetry", is_flag=True, help="Skip the telemetry windows (NVML on GPUs).")
-@click.option("--telemetry-seconds", type=FiniteFloat(0.05, 60), default=0.5, show_default=True,
-              help="Length of each workload's sustained-regime telemetry window (the burst one: "
-                   "at most 0.3 s).")
+@click.option(
+    "--telemetry-seconds",
+    type=FiniteFloat(0.05, 60),
+    default=0.5,
+    show_default=True,
+    help="Length of each workload's sustained-regime telemetry window (the burst one: at most 0.3 s).",
+)
 @click.option("--no-graph", is_flag=True, help="Skip CUDA-graph replay timing (device time).")
 @click.option("--no-sustained", is_flag=True, help="Skip the sustained regime (steady clock, continuous load).")
 @click.option("--no-trace", is_flag=True, help="Skip the per-operator kernel trace window.")
-@click.option("--budget", "budget_s", type=FiniteFloat(0.01, 600), default=2.0, show_default=True,
-              help="Time budget per workload's latency measurement (seconds).")
-@click.option("--cooldown", "cooldown_s", type=FiniteFloat(0, 60), default=2.0, show_default=True,
-              help="Idle seconds between the calibration probes and the first measurement.")
-@click.option("--rest", "rest_s", type=FiniteFloat(0, 10), default=0.2, show_default=True,
-              help="Idle seconds before each workload's timing.")
-@output_options("capture (and its NAME.summary.txt, NAME.incomplete.json)",
-                "tensorforge-capture-TARGET-TIME.json here")
-@click.option("--export", "exports", multiple=True,
-              help="Send the capture to this sink after writing it (e.g. mlflow; see list-plugins). "
-                   "Default: $TENSORFORGE_EXPORT (comma list).")
-@click.option("--export-option", "export_options", multiple=True, metavar="KEY=VALUE",
-              help="An option for the sinks, e.g. experiment=tensorforge.")
+@click.option(
+    "--budget",
+    "budget_s",
+    type=FiniteFloat(0.01, 600),
+    default=2.0,
+    show_default=True,
+    help="Time budget per workload's latency measurement (seconds).",
+)
+@click.option(
+    "--cooldown",
+    "cooldown_s",
+    type=FiniteFloat(0, 60),
+    default=2.0,
+    show_default=True,
+    help="Idle seconds between the calibration probes and the first measurement.",
+)
+@click.option(
+    "--rest",
+    "rest_s",
+    type=FiniteFloat(0, 10),
+    default=0.2,
+    show_default=True,
+    help="Idle seconds before each workload's timing.",
+)
+@output_options("capture (and its NAME.summary.txt, NAME.incomplete.json)", "tensorforge-capture-TARGET-TIME.json here")
+@click.option(
+    "--export",
+    "exports",
+    multiple=True,
+    help="Send the capture to this sink after writing it (e.g. mlflow; see list-plugins). "
+    "Default: $TENSORFORGE_EXPORT (comma list).",
+)
+@click.option(
+    "--export-option",
+    "export_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option for the sinks, e.g. experiment=tensorforge.",
+)
 # The MLflow issue names `run --mlflow`: shorthands for the generic sink options above. The
 # sink itself is the separate tf-mlflow plugin; without it, --mlflow fails like --export mlflow.
-@click.option("--mlflow", "to_mlflow", is_flag=True,
-              help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI (or "
-                   "MLFLOW_TRACKING_URI) MLflow's defaults apply: the run goes to ./mlflow.db and its "
-                   "artifacts to ./mlruns/ in the current folder.")
-@click.option("--mlflow-tracking-uri", default=None, metavar="URI",
-              help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.")
+@click.option(
+    "--mlflow",
+    "to_mlflow",
+    is_flag=True,
+    help="Shorthand for --export mlflow (the tf-mlflow plugin). Without a tracking URI (or "
+    "MLFLOW_TRACKING_URI) MLflow's defaults apply: the run goes to ./mlflow.db and its "
+    "artifacts to ./mlruns/ in the current folder.",
+)
+@click.option(
+    "--mlflow-tracking-uri",
+    default=None,
+    metavar="URI",
+    help="Implies --mlflow; shorthand for --export-option tracking_uri=URI.",
+)
 @wide_option
 @pass_host
-def run(core, target_name, specs, suites, operating_point, backend, device_index, recalibrate,
-        no_telemetry, telemetry_seconds, no_graph, no_sustained, no_trace, budget_s, cooldown_s, rest_s,
-        output, force, exports, export_options, to_mlflow, mlflow_tracking_uri, wide):
+def run(
+    core,
+    target_name,
+    specs,
+    suites,
+    operating_point,
+    backend,
+    device_index,
+    recalibrate,
+    no_telemetry,
+    telemetry_seconds,
+    no_graph,
+    no_sustained,
+    no_trace,
+    budget_s,
+    cooldown_s,
+    rest_s,
+    output,
+    force,
+    exports,
+    export_options,
+    to_mlflow,
+    mlflow_tracking_uri,
+    wide,
+):
     """Predict the suite, and where a device is present calibrate, measure, collect telemetry,
     and write one capture (JSON) plus a readable summary.
 
@@ -99,28 +180,46 @@ def run(core, target_name, specs, suites, operating_point, backend, device_index
     # before minutes of probes, not after: the home, and the key the capture will be signed with
     # (made on first use; refused now if others can reach it)
     load_or_create_key(require_writable_home())
-    opts = RunOptions(target=target_name, specs=tuple(specs), suites=tuple(suites),
-                      operating_point=operating_point, backend=backend, device_index=device_index,
-                      recalibrate=recalibrate, telemetry=not no_telemetry,
-                      telemetry_s=telemetry_seconds, budget_s=budget_s,
-                      cooldown_s=cooldown_s, rest_s=rest_s,
-                      graph=not no_graph, sustained=not no_sustained, trace=not no_trace,
-                      command=tuple(["tensorforge"] + sys.argv[1:]))
+    opts = RunOptions(
+        target=target_name,
+        specs=tuple(specs),
+        suites=tuple(suites),
+        operating_point=operating_point,
+        backend=backend,
+        device_index=device_index,
+        recalibrate=recalibrate,
+        telemetry=not no_telemetry,
+        telemetry_s=telemetry_seconds,
+        budget_s=budget_s,
+        cooldown_s=cooldown_s,
+        rest_s=rest_s,
+        graph=not no_graph,
+        sustained=not no_sustained,
+        trace=not no_trace,
+        command=tuple(["tensorforge"] + sys.argv[1:]),
+    )
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks
+
     ops = ops_host(core)
     if to_mlflow or mlflow_tracking_uri:
         exports = tuple(exports) + ("mlflow",)
         if mlflow_tracking_uri:
             export_options = tuple(export_options) + (f"tracking_uri={mlflow_tracking_uri}",)
-    sinks = resolve_sinks(ops, requested_sinks(exports))   # a misspelled sink fails before the run
+    sinks = resolve_sinks(ops, requested_sinks(exports))  # a misspelled sink fails before the run
     sink_options = parse_options(export_options)
     from .progress import for_terminal
+
     progress = for_terminal()
     runner = Run(core, ops, opts, progress)
     with RunDestinations(output or _default_capture_path(target_name), force) as where:
         sealed = _execute(runner, where, progress, wide)
-        export_all(sinks, sealed, where.capture.written_to or str(output), sink_options,
-                   lambda line: click.echo(line, err=True))
+        export_all(
+            sinks,
+            sealed,
+            where.capture.written_to or str(output),
+            sink_options,
+            lambda line: click.echo(line, err=True),
+        )
 
 
 def _execute(runner, where, progress, wide):
@@ -138,16 +237,16 @@ def _execute(runner, where, progress, wide):
     except KeyboardInterrupt as exc:
         progress.close()
         if runner.started:
-            with signals_ignored():        # a second signal must not cut this write short
+            with signals_ignored():  # a second signal must not cut this write short
                 partial = seal(runner.capture(), home())
                 written = where.write_incomplete(canonical_json(to_document(partial)))
                 click.echo(f"interrupted ({signal_name(exc)}): wrote incomplete capture {written}", err=True)
         raise
     finally:
         progress.close()
-    sealed = seal(capture, home())      # signed with the user's key (made on first use)
+    sealed = seal(capture, home())  # signed with the user's key (made on first use)
     captured = where.write_capture(canonical_json(to_document(sealed)))
-    text = summary_text(sealed)         # the file always gets full columns
+    text = summary_text(sealed)  # the file always gets full columns
     summary = where.write_summary(text)
     # The summary is for people: on standard output (fitted to a terminal), unless the capture
     # itself went there.
@@ -170,7 +269,9 @@ def export_command(core, capture, sink_names, options):
 
     sinks = resolve_sinks(ops_host(core), sink_names)
     evidence = load_evidence(capture, "export")
-    results = export_all(sinks, evidence.capture, capture, parse_options(options), lambda line: click.echo(line, err=True))
+    results = export_all(
+        sinks, evidence.capture, capture, parse_options(options), lambda line: click.echo(line, err=True)
+    )
     if not all(r.ok for r in results):
         sys.exit(1)
 
@@ -185,6 +286,7 @@ def _calibration_backend(ops, target_name: str | None, backend: str | None) -> s
         return backend
     if target_name:
         from tensorforge.api import core_host
+
         return ops.default_backend(core_host().target(target_name).name, DEFAULT_BACKEND)
     return DEFAULT_BACKEND
 
@@ -195,8 +297,10 @@ def _cpu_hint(ops) -> str:
     if not cpu:
         return ""
     backend = cpu[0]
-    return (f"; to calibrate this machine's CPU instead: tensorforge calibrate --target {backend.targets[0]} "
-            f"(backend {backend.name})")
+    return (
+        f"; to calibrate this machine's CPU instead: tensorforge calibrate --target {backend.targets[0]} "
+        f"(backend {backend.name})"
+    )
 
 
 def _attach_estimate(core, cal):
@@ -206,8 +310,10 @@ def _attach_estimate(core, cal):
     import attrs
     from .calibrate import store as calibration
     from .calibrate.estimate_fit import fit_estimate
-    target = next((core.target(n) for n in core.names("targets")
-                   if core.target(n).matches_device(cal.device or "")), None)
+
+    target = next(
+        (core.target(n) for n in core.names("targets") if core.target(n).matches_device(cal.device or "")), None
+    )
     ceilings = calibration.to_ceilings(cal)
     if target is None or ceilings is None:
         return cal
@@ -216,12 +322,21 @@ def _attach_estimate(core, cal):
 
 
 @click.command()
-@optional_target_option("Calibrate the device that measures this target, choosing the backend as `run` does "
-                        "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda).")
-@click.option("--backend", default=None,
-              help="Measurement backend (overrides the choice from --target) [default: torch-cuda].")
-@click.option("--device", "device_index", type=click.IntRange(0), default=0, show_default=True,
-              help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).")
+@optional_target_option(
+    "Calibrate the device that measures this target, choosing the backend as `run` does "
+    "(host-cpu: this machine's CPU with torch-cpu). Default: the GPU (torch-cuda)."
+)
+@click.option(
+    "--backend", default=None, help="Measurement backend (overrides the choice from --target) [default: torch-cuda]."
+)
+@click.option(
+    "--device",
+    "device_index",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Index of the device the backend opens (the GPU's CUDA index; 0 on a CPU).",
+)
 @json_option("the calibration document (what `predict --ceilings` reads)")
 @pass_host
 def calibrate(core, target_name, backend, device_index, as_json):
@@ -240,7 +355,7 @@ def calibrate(core, target_name, backend, device_index, as_json):
     from .home import require_writable_home
 
     ops = ops_host(core)
-    require_writable_home()       # before the probes run, not when their result is stored
+    require_writable_home()  # before the probes run, not when their result is stored
     backend = _calibration_backend(ops, target_name, backend)
     try:
         session = ops.backend(backend).open(device_index)
@@ -267,9 +382,11 @@ def _print_calibration(cal) -> None:
     """The ceilings per regime and the named floors, for people (labels in colour on a terminal)."""
     from tensorforge.api import detect, seconds, si
     from .capture.summary_regimes import FLOOR_NAMES
+
     lines = [f"CALIBRATED on {cal.device} ({cal.fingerprint}) at {cal.measured_at}"]
-    by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or \
-        {"burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)}
+    by_regime = {r: (c.compute, c.dram_bytes_per_s) for r, c in (cal.ceilings_by_regime or {}).items()} or {
+        "burst": (cal.ceilings.compute, cal.ceilings.dram_bytes_per_s)
+    }
     for regime, (compute, dram) in sorted(by_regime.items()):
         lines += [f"  {regime} compute {mode}: {si(rate, 'FLOP/s')}" for mode, rate in sorted(compute.items())]
         if dram:
@@ -282,9 +399,11 @@ def _print_calibration(cal) -> None:
     fit = cal.estimate or {}
     if "report" in fit:
         s = fit["report"]["summary"]
-        lines.append(f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
-                     "the probes reproduced to "
-                     f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)")
+        lines.append(
+            f"  estimate coefficients for {fit['target']} ({fit.get('regime') or 'burst'} regime): "
+            "the probes reproduced to "
+            f"{s.get('median_ape', 0) * 100:.1f}% median APE ({s.get('workload_points', 0)} points)"
+        )
     elif "error" in fit:
         lines.append(f"  estimate fit failed: {fit['error']}")
     screen = detect()
@@ -310,14 +429,21 @@ def verify(capture, as_json, trusted_keys, trusted_key_files, require_trusted):
     report = verify_capture(capture, trust.fingerprints)
     refused = trust.refusal("it", report.origin, report.origin_detail)
     if as_json:
-        click.echo(canonical_json({**attrs.asdict(report), "trust_required": trust.required,
-                                   "trusted_keys": list(trust.fingerprints)}), nl=False)
+        click.echo(
+            canonical_json(
+                {**attrs.asdict(report), "trust_required": trust.required, "trusted_keys": list(trust.fingerprints)}
+            ),
+            nl=False,
+        )
     else:
         from tensorforge.api import detect
+
         lines = [f"ok    {check}" for check in report.checks] + [f"FAIL  {problem}" for problem in report.problems]
         lines.append(f"integrity: {'holds' if report.ok else 'FAILS'}")
-        lines.append(f"origin: {report.origin_detail}" + ("" if trust.required or report.origin == "trusted" else
-                                                          " (not required: pass --require-trusted)"))
+        lines.append(
+            f"origin: {report.origin_detail}"
+            + ("" if trust.required or report.origin == "trusted" else " (not required: pass --require-trusted)")
+        )
         verdict = "VERIFIED" if report.ok and refused is None else "NOT VERIFIED"
         if report.ok and refused is not None:
             verdict += ": integrity holds, but it is not signed by a trusted key"
@@ -331,6 +457,7 @@ def verify(capture, as_json, trusted_keys, trusted_key_files, require_trusted):
 def tensorforge_add_commands(cli):
     from .policy.commands import gate, rightsize
     from .report.commands import report
+
     cli.add_command(run)
     cli.add_command(calibrate)
     cli.add_command(verify)
@@ -339,4 +466,5 @@ def tensorforge_add_commands(cli):
     cli.add_command(report)
     cli.add_command(export_command)
     from .report.evaluate import evaluate_command
+
     cli.add_command(evaluate_command)

@@ -38,8 +38,7 @@ def require_writable_home() -> Path:
         fd, probe = tempfile.mkstemp(prefix=".tensorforge-write-check.", dir=existing)
     except OSError as exc:
         verb = "is not writable" if existing == root else f"cannot be created in {existing}"
-        raise TensorForgeError(f"{where} {verb}: {exc.strerror or exc}; set {VARIABLE} to a "
-                               "writable folder") from None
+        raise TensorForgeError(f"{where} {verb}: {exc.strerror or exc}; set {VARIABLE} to a writable folder") from None
     os.close(fd)
     os.unlink(probe)
     return root

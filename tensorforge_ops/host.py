@@ -3,8 +3,16 @@
 from tensorforge.api import BaseHost, PluginError, TensorForgeError
 
 from . import hookspecs
-from .api import (POLICY_COMMANDS, POLICY_EVIDENCE, CalibrationProbe, CaptureSink, MeasurementBackend, Policy,
-                  TelemetrySource, WorkloadBuilder)
+from .api import (
+    POLICY_COMMANDS,
+    POLICY_EVIDENCE,
+    CalibrationProbe,
+    CaptureSink,
+    MeasurementBackend,
+    Policy,
+    TelemetrySource,
+    WorkloadBuilder,
+)
 
 HOOKS = {
     "tensorforge_ops_register_backends": "backends",
@@ -22,9 +30,14 @@ class OpsHost(BaseHost):
     side = "ops"
     spec_modules = (hookspecs,)
     registration_hooks = HOOKS
-    expected_types = {"backends": MeasurementBackend, "builders": WorkloadBuilder,
-                      "probes": CalibrationProbe, "telemetry": TelemetrySource, "policies": Policy,
-                      "sinks": CaptureSink}
+    expected_types = {
+        "backends": MeasurementBackend,
+        "builders": WorkloadBuilder,
+        "probes": CalibrationProbe,
+        "telemetry": TelemetrySource,
+        "policies": Policy,
+        "sinks": CaptureSink,
+    }
 
     def backend(self, name: str) -> MeasurementBackend:
         return self.get("backends", name)
@@ -34,8 +47,9 @@ class OpsHost(BaseHost):
 
     def _check(self, kind, value, plugin):
         if kind == "builders" and not (value.kind and (value.backend or value.framework)):
-            raise PluginError(f"plugin {plugin!r}: builder {value.name!r} needs a workload kind and "
-                              "a backend or a framework")
+            raise PluginError(
+                f"plugin {plugin!r}: builder {value.name!r} needs a workload kind and a backend or a framework"
+            )
         if kind == "policies":
             self._check_policy(value, plugin)
 
@@ -46,11 +60,13 @@ class OpsHost(BaseHost):
         where = f"plugin {plugin!r}: policy {policy.name!r}"
         commands, requires = getattr(policy, "commands", None), getattr(policy, "requires", None)
         if not isinstance(commands, tuple) or not commands or not set(commands) <= set(POLICY_COMMANDS):
-            raise PluginError(f"{where} must declare commands as a non-empty tuple of "
-                              f"{', '.join(POLICY_COMMANDS)}; got {commands!r}")
+            raise PluginError(
+                f"{where} must declare commands as a non-empty tuple of {', '.join(POLICY_COMMANDS)}; got {commands!r}"
+            )
         if not isinstance(requires, tuple) or not set(requires) <= set(POLICY_EVIDENCE):
-            raise PluginError(f"{where} must declare requires as a tuple of {', '.join(POLICY_EVIDENCE)}; "
-                              f"got {requires!r}")
+            raise PluginError(
+                f"{where} must declare requires as a tuple of {', '.join(POLICY_EVIDENCE)}; got {requires!r}"
+            )
         if type(policy).decide is Policy.decide:
             raise PluginError(f"{where} does not implement decide(request)")
 
@@ -79,8 +95,9 @@ class OpsHost(BaseHost):
 
         claims = [b.name for b in self.values("backends") if claimed(b)]
         if len(claims) > 1:
-            raise TensorForgeError(f"backends {', '.join(claims)} all measure target {name!r}: "
-                                   "choose one with --backend")
+            raise TensorForgeError(
+                f"backends {', '.join(claims)} all measure target {name!r}: choose one with --backend"
+            )
         return claims[0] if claims else fallback
 
     def for_backend(self, kind: str, backend: str):

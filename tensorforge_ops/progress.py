@@ -73,17 +73,33 @@ class BarProgress:
 
     def __init__(self, stream: IO[str], colour: bool) -> None:
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.colour = colour
         console = Console(file=stream, highlight=False, no_color=not colour, force_terminal=True)
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("remaining"),
-                            TimeRemainingColumn(), console=console, transient=True)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("remaining"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
         self.task: Any = None
 
     def __call__(self, line: str) -> None:
         from rich.text import Text
+
         text = Text.from_ansi(paint(line)) if self.colour else Text(line)
         self.bar.console.print(text, soft_wrap=True)
 

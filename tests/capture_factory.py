@@ -21,8 +21,16 @@ from typing import Any
 from tensorforge.plugins import PluginHost
 from tensorforge.serialize import canonical_json
 from tensorforge.suite import resolve_spec
-from tensorforge_ops.api import (CalibrationProbe, DeviceInfo, MeasurementBackend, Prepared, ProbeResult, Session,
-                                 TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.api import (
+    CalibrationProbe,
+    DeviceInfo,
+    MeasurementBackend,
+    Prepared,
+    ProbeResult,
+    Session,
+    TelemetrySource,
+    WorkloadBuilder,
+)
 from tensorforge_ops.capture.convert import to_document
 from tensorforge_ops.capture.document import seal
 from tensorforge_ops.capture.runner import Run, RunOptions
@@ -31,8 +39,11 @@ from tensorforge_ops.host import OpsHost
 from tensorforge_ops.measure.stats import summarize
 from tensorforge_ops.measure.timing import TimedSamples
 
-CEILINGS = {"compute": {"bf16": 600e12, "fp32": 50e12, "tf32": 300e12, "fp16": 600e12},
-            "dram_bytes_per_s": 4.0e12, "launch_floor_s": 5e-6}
+CEILINGS = {
+    "compute": {"bf16": 600e12, "fp32": 50e12, "tf32": 300e12, "fp16": 600e12},
+    "dram_bytes_per_s": 4.0e12,
+    "launch_floor_s": 5e-6,
+}
 _CORE: list[PluginHost] = []
 
 
@@ -50,8 +61,9 @@ def samples(center: float, n: int = 25, spread: float = 0.001) -> tuple[float, .
 class _Session(Session):
     def __init__(self, factory: _Plugin):
         self.factory = factory
-        self.info = DeviceInfo(backend="synthetic", name=factory.device_name, fingerprint=factory.fingerprint,
-                               details={})
+        self.info = DeviceInfo(
+            backend="synthetic", name=factory.device_name, fingerprint=factory.fingerprint, details={}
+        )
         self.current: Any = None
 
     @contextlib.contextmanager
@@ -93,9 +105,14 @@ class _Probe(CalibrationProbe):
     backend = "synthetic"
 
     def run(self, session):
-        return ProbeResult(name=self.name, method="chosen ceilings", compute=dict(CEILINGS["compute"]),
-                           dram_bytes_per_s=CEILINGS["dram_bytes_per_s"], launch_floor_s=CEILINGS["launch_floor_s"],
-                           duration_s=0.1)
+        return ProbeResult(
+            name=self.name,
+            method="chosen ceilings",
+            compute=dict(CEILINGS["compute"]),
+            dram_bytes_per_s=CEILINGS["dram_bytes_per_s"],
+            launch_floor_s=CEILINGS["launch_floor_s"],
+            duration_s=0.1,
+        )
 
 
 class _Telemetry(TelemetrySource):
@@ -136,10 +153,19 @@ class _Plugin:
         register(_Telemetry(self))
 
 
-def make_capture(measured: dict[str, tuple[float, ...]], *, home: Path, target: str = "h200",
-                 device_name: str = "NVIDIA H200", fingerprint: str = "synthetic-1", flags: dict | None = None,
-                 windows: dict[str, dict] | None = None, sign: bool = True, started_at: str | None = None,
-                 calibrate: bool = True):
+def make_capture(
+    measured: dict[str, tuple[float, ...]],
+    *,
+    home: Path,
+    target: str = "h200",
+    device_name: str = "NVIDIA H200",
+    fingerprint: str = "synthetic-1",
+    flags: dict | None = None,
+    windows: dict[str, dict] | None = None,
+    sign: bool = True,
+    started_at: str | None = None,
+    calibrate: bool = True,
+):
     """A sealed capture of `measured` (workload spec -> samples) on a synthetic device.
     `windows` (spec -> a telemetry record such as {"summary": {...}}) turns telemetry on."""
     host = core()
@@ -155,8 +181,16 @@ def make_capture(measured: dict[str, tuple[float, ...]], *, home: Path, target: 
     saved = os.environ.get("TENSORFORGE_HOME")
     os.environ["TENSORFORGE_HOME"] = str(home)
     try:
-        options = RunOptions(target=target, specs=tuple(measured), backend="synthetic", cooldown_s=0.0, rest_s=0.0,
-                             telemetry=windows is not None, telemetry_s=0.0, recalibrate=True)
+        options = RunOptions(
+            target=target,
+            specs=tuple(measured),
+            backend="synthetic",
+            cooldown_s=0.0,
+            rest_s=0.0,
+            telemetry=windows is not None,
+            telemetry_s=0.0,
+            recalibrate=True,
+        )
         capture = Run(host, ops, options, progress=lambda line: None).execute()
     finally:
         if saved is None:
@@ -165,6 +199,7 @@ def make_capture(measured: dict[str, tuple[float, ...]], *, home: Path, target: 
             os.environ["TENSORFORGE_HOME"] = saved
     if started_at is not None:
         import attrs
+
         capture = attrs.evolve(capture, provenance=attrs.evolve(capture.provenance, started_at=started_at))
     return seal(capture, home if sign else None)
 

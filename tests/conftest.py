@@ -21,8 +21,7 @@ collect_ignore = ["plugins_external"]
 @pytest.fixture
 def clean_plugin_env(monkeypatch):
     """Plugin selection comes from the environment; start every test from none."""
-    for name in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "TENSORFORGE_TRACE",
-                 "TENSORFORGE_SLOW_IMPORT_S"):
+    for name in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "TENSORFORGE_TRACE", "TENSORFORGE_SLOW_IMPORT_S"):
         # setenv first: monkeypatch records only what it changes, and a test (or the CLI's
         # --plugins options) may set the variable later; it must not outlive the test.
         monkeypatch.setenv(name, "")
@@ -46,8 +45,7 @@ def make_plugin(tmp_path, monkeypatch):
         site = tmp_path / f"site_{module}"
         info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8")
         (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n", encoding="utf-8")
         (site / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
         monkeypatch.syspath_prepend(str(site))

@@ -33,15 +33,16 @@ Content = str | bytes | Callable[[Path], None]
 @attrs.frozen
 class Case:
     """One entry of the catalogue."""
-    name: str                                   # what it checks, in words (the test id)
-    argv: tuple[str, ...]                       # '{tmp}' is replaced by the case's folder
-    files: Mapping[str, Content] = attrs.field(factory=dict)   # created before the run
-    code: int = 2                               # the exit status it must end with
-    error: str | None = None                 # regex the 'error: ...' line must match (code 2)
-    out: str | None = None                   # regex stdout must match
-    may_write: tuple[str, ...] = ()             # files (relative) it may create or change
-    must_write: tuple[str, ...] = ()            # files it must create
-    subprocess: bool = False                    # needs a real process
+
+    name: str  # what it checks, in words (the test id)
+    argv: tuple[str, ...]  # '{tmp}' is replaced by the case's folder
+    files: Mapping[str, Content] = attrs.field(factory=dict)  # created before the run
+    code: int = 2  # the exit status it must end with
+    error: str | None = None  # regex the 'error: ...' line must match (code 2)
+    out: str | None = None  # regex stdout must match
+    may_write: tuple[str, ...] = ()  # files (relative) it may create or change
+    must_write: tuple[str, ...] = ()  # files it must create
+    subprocess: bool = False  # needs a real process
     stdin: bytes | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
 
@@ -91,6 +92,7 @@ def _expand(argv: Sequence[str], folder: Path) -> list:
 
 def run_in_process(argv: Sequence[str], folder: Path, env: Mapping[str, str]) -> Outcome:
     from tensorforge.cli import main
+
     out, err = io.StringIO(), io.StringIO()
     saved_env = {k: os.environ.get(k) for k in env}
     old_cwd = os.getcwd()
@@ -103,8 +105,9 @@ def run_in_process(argv: Sequence[str], folder: Path, env: Mapping[str, str]) ->
                 main(list(argv))
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            except Exception as exc:      # what a user would see as a traceback
+            except Exception as exc:  # what a user would see as a traceback
                 import traceback
+
                 trace = "".join(traceback.format_exception(exc))
                 code = 1
     finally:
@@ -117,12 +120,14 @@ def run_in_process(argv: Sequence[str], folder: Path, env: Mapping[str, str]) ->
     return Outcome(code, out.getvalue(), err.getvalue(), trace)
 
 
-def run_subprocess(argv: Sequence[str], folder: Path, env: Mapping[str, str], stdin: bytes | None,
-                   timeout: float = 120) -> Outcome:
+def run_subprocess(
+    argv: Sequence[str], folder: Path, env: Mapping[str, str], stdin: bytes | None, timeout: float = 120
+) -> Outcome:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     full_env.update(env)
-    proc = subprocess.run([TENSORFORGE, *argv], input=stdin, capture_output=True, cwd=folder,
-                          env=full_env, timeout=timeout)
+    proc = subprocess.run(
+        [TENSORFORGE, *argv], input=stdin, capture_output=True, cwd=folder, env=full_env, timeout=timeout
+    )
     stderr = proc.stderr.decode("utf-8", "replace")
     trace = stderr if "Traceback (most recent call last)" in stderr else None
     return Outcome(proc.returncode, proc.stdout.decode("utf-8", "replace"), stderr, trace)
@@ -157,8 +162,9 @@ def check(case: Case, tmp_path: Path) -> Outcome:
     after = _snapshot(folder)
     allowed = set(case.may_write) | set(case.must_write)
 
-    def may(rel: str) -> bool:              # a folder named in may_write covers what is inside it
+    def may(rel: str) -> bool:  # a folder named in may_write covers what is inside it
         return any(rel == a or rel.startswith(a.rstrip("/") + "/") for a in allowed)
+
     for rel, (kind, data) in before.items():
         if may(rel):
             continue

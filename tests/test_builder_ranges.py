@@ -19,12 +19,15 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 # and decode, a decode step of several tokens with its mask, GQA, gated and GELU MLPs, both norms,
 # no RoPE, an LM head, the parallel blocks, no final norm).
 CASES = {
-    "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32",
-             "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
-    "conv2d": ["conv2d:n=1,c=4,h=6,w=6,k=4,padding=1,dtype=fp32",
-               "conv2d:n=2,c=4,h=6,w=6,k=4,groups=4,stride=2,dtype=fp32"],
-    "sdpa": ["sdpa:batch=2,heads=4,kv_heads=2,q_len=6,kv_len=6,head_dim=8,causal=true,dtype=fp32",
-             "sdpa:batch=2,heads=4,kv_heads=4,q_len=1,kv_len=9,head_dim=8,dtype=fp32"],
+    "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32", "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
+    "conv2d": [
+        "conv2d:n=1,c=4,h=6,w=6,k=4,padding=1,dtype=fp32",
+        "conv2d:n=2,c=4,h=6,w=6,k=4,groups=4,stride=2,dtype=fp32",
+    ],
+    "sdpa": [
+        "sdpa:batch=2,heads=4,kv_heads=2,q_len=6,kv_len=6,head_dim=8,causal=true,dtype=fp32",
+        "sdpa:batch=2,heads=4,kv_heads=4,q_len=1,kv_len=9,head_dim=8,dtype=fp32",
+    ],
     "transformer": [
         "transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=48,seq=5,dtype=fp32",
         "transformer:hidden=32,layers=3,heads=4,kv_heads=1,seq=1,batch=2,phase=decode,context=7,dtype=fp32",
@@ -36,8 +39,10 @@ CASES = {
         "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
     ],
     # every op the builder branches on, on a one-process gloo group (ranks=0: every rank of it)
-    "collective": [f"collective:op={op},count=64,dtype=fp32"
-                   for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")],
+    "collective": [
+        f"collective:op={op},count=64,dtype=fp32"
+        for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+    ],
 }
 
 
@@ -49,6 +54,7 @@ def process_group(kind):
         yield
         return
     import torch.distributed as dist
+
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
         yield
@@ -94,14 +100,14 @@ def entered_without_nesting():
 @pytest.mark.parametrize("spec", [s for specs in CASES.values() for s in specs])
 def test_ranges_match_core_operators_one_to_one(hosts, spec):
     core, ops = hosts
-    (workload, kind), = resolve(core, (spec,))
+    ((workload, kind),) = resolve(core, (spec,))
     builder = torch_builders(ops)[workload.kind]
     expected = Counter()
     for op in kind.operators(workload.params):
         expected[op.name] += op.count
     with torch.inference_mode(), process_group(workload.kind):
         fn = builder.build(workload.params, torch.device("cpu"))
-        for _ in range(2):   # the second call too: nothing is marked only on a first call
+        for _ in range(2):  # the second call too: nothing is marked only on a first call
             with entered_without_nesting() as names:
                 fn()
             assert Counter(names) == expected
@@ -113,7 +119,7 @@ def test_ranges_cost_nothing_outside_a_recording():
         with op_ranges.operator_range("matmul"):
             pass
     assert names == ["matmul"]
-    assert op_ranges._recorder is None   # restored
+    assert op_ranges._recorder is None  # restored
 
 
 def test_operator_of_strips_only_our_prefix():

@@ -24,8 +24,9 @@ TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
 def tf(*args, home, cwd, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     env["TENSORFORGE_HOME"] = str(home)
-    return subprocess.run([TENSORFORGE, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd,
-                          timeout=240, input=stdin)
+    return subprocess.run(
+        [TENSORFORGE, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=240, input=stdin
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +34,22 @@ def signed(tmp_path_factory):
     """A capture signed by 'me', the forger's home, and my public key's fingerprint."""
     folder = tmp_path_factory.mktemp("origin")
     me, forger = folder / "me", folder / "forger"
-    proc = tf("run", "-t", "h200", "-w", "gemm_tiny", "--no-telemetry", "--cooldown", "0", "--rest", "0",
-              "-o", "cap.json", home=me, cwd=folder)
+    proc = tf(
+        "run",
+        "-t",
+        "h200",
+        "-w",
+        "gemm_tiny",
+        "--no-telemetry",
+        "--cooldown",
+        "0",
+        "--rest",
+        "0",
+        "-o",
+        "cap.json",
+        home=me,
+        cwd=folder,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((folder / "cap.json").read_text())
     fingerprint = doc["digest"]["signature"]["fingerprint"]
@@ -49,10 +64,15 @@ def forge(folder: Path, name: str, edit, resign_home=None) -> Path:
     doc = seal_document({k: v for k, v in doc.items() if k != "digest"})
     if resign_home is not None:
         new = sign_digest(doc["digest"]["value"], resign_home)
-        doc["digest"]["signature"] = {"algorithm": new.algorithm, "public_key": new.public_key,
-                                      "fingerprint": new.fingerprint, "over": new.over, "value": new.value}
+        doc["digest"]["signature"] = {
+            "algorithm": new.algorithm,
+            "public_key": new.public_key,
+            "fingerprint": new.fingerprint,
+            "over": new.over,
+            "value": new.value,
+        }
     elif signature is not None:
-        doc["digest"]["signature"] = signature        # the old signature, over the old digest
+        doc["digest"]["signature"] = signature  # the old signature, over the old digest
     path = folder / name
     path.write_text(canonical_json(doc), encoding="utf-8")
     return path
@@ -69,7 +89,7 @@ def test_run_signs_with_a_key_made_on_first_use(signed):
     sig = doc["digest"]["signature"]
     assert sig["algorithm"] == "ed25519" and sig["fingerprint"].startswith("SHA256:")
     assert (me / "keys" / PUBLIC_NAME).read_text().split()[1] == sig["public_key"]
-    assert doc["digest"]["value"] == content_digest(doc)      # the signature is outside the hash
+    assert doc["digest"]["value"] == content_digest(doc)  # the signature is outside the hash
     assert oct((me / "keys" / "capture-signing.key").stat().st_mode & 0o777) == "0o600"
 
 
@@ -78,15 +98,16 @@ def test_verify_reports_integrity_and_origin_separately(signed):
     mine = tf("verify", "cap.json", home=me, cwd=folder)
     assert mine.returncode == 0, mine.stdout
     assert "integrity: holds" in mine.stdout
-    assert f"origin: signed by trusted key {fingerprint}" in mine.stdout     # my own key
-    theirs = tf("verify", "cap.json", home=forger, cwd=folder)              # someone without my key
+    assert f"origin: signed by trusted key {fingerprint}" in mine.stdout  # my own key
+    theirs = tf("verify", "cap.json", home=forger, cwd=folder)  # someone without my key
     assert theirs.returncode == 0
     assert f"origin: signed by key {fingerprint}, which is not among the trusted keys" in theirs.stdout
     assert "(not required: pass --require-trusted)" in theirs.stdout
     required = tf("verify", "cap.json", "--require-trusted", home=forger, cwd=folder)
     assert required.returncode == 1
-    assert required.stdout.splitlines()[-1] == ("cap.json: NOT VERIFIED: integrity holds, but it is not "
-                                                "signed by a trusted key")
+    assert required.stdout.splitlines()[-1] == (
+        "cap.json: NOT VERIFIED: integrity holds, but it is not signed by a trusted key"
+    )
     given = tf("verify", "cap.json", "--trusted-key", fingerprint, home=forger, cwd=folder)
     assert given.returncode == 0 and given.stdout.splitlines()[-1] == "cap.json: VERIFIED"
     by_file = tf("verify", "cap.json", "--trusted-key", me / "keys" / PUBLIC_NAME, home=forger, cwd=folder)
@@ -98,8 +119,10 @@ def test_a_forged_and_resealed_capture_fails_verify_with_a_trusted_key(signed):
     forged = forge(folder, "resealed.json", relabel)
     proc = tf("verify", forged, "--trusted-key", fingerprint, home=me, cwd=folder)
     assert proc.returncode == 1
-    assert ("FAIL  signature INVALID: signature does not match the digest (the capture was changed after "
-            "signing, or re-sealed)") in proc.stdout
+    assert (
+        "FAIL  signature INVALID: signature does not match the digest (the capture was changed after "
+        "signing, or re-sealed)"
+    ) in proc.stdout
     assert proc.stdout.splitlines()[-1].endswith("NOT VERIFIED")
 
 
@@ -107,7 +130,7 @@ def test_a_capture_re_signed_by_another_key_is_untrusted(signed):
     folder, me, forger, fingerprint = signed
     forged = forge(folder, "resigned.json", relabel, resign_home=forger)
     plain = tf("verify", forged, home=me, cwd=folder)
-    assert plain.returncode == 0 and "which is not among the trusted keys" in plain.stdout   # honest label
+    assert plain.returncode == 0 and "which is not among the trusted keys" in plain.stdout  # honest label
     proc = tf("verify", forged, "--trusted-key", fingerprint, home=me, cwd=folder)
     assert proc.returncode == 1 and "not signed by a trusted key" in proc.stdout
 
@@ -128,8 +151,19 @@ def test_gate_and_rightsize_refuse_untrusted_evidence_when_trust_is_required(sig
     assert gate.returncode == 2, gate.stdout + gate.stderr
     assert gate.stderr.strip().splitlines()[-1].startswith(f"error: candidate capture {forged} ")
     assert why in gate.stderr
-    right = tf("rightsize", "-w", "gemm_tiny", "--latency-ms", "1", "--capture", forged,
-               "--trusted-key", fingerprint, home=me, cwd=folder)
+    right = tf(
+        "rightsize",
+        "-w",
+        "gemm_tiny",
+        "--latency-ms",
+        "1",
+        "--capture",
+        forged,
+        "--trusted-key",
+        fingerprint,
+        home=me,
+        cwd=folder,
+    )
     assert right.returncode == 2 and why in right.stderr
 
 
@@ -137,7 +171,7 @@ def test_without_required_trust_the_gate_labels_each_origin(signed):
     folder, me, forger, fingerprint = signed
     unsigned = forge(folder, "l-unsigned.json", lambda d: d["digest"].pop("signature"))
     gate = tf("gate", "cap.json", unsigned, home=me, cwd=folder)
-    assert gate.returncode == 3          # nothing measured here: NO VERDICT, with the origins on record
+    assert gate.returncode == 3  # nothing measured here: NO VERDICT, with the origins on record
     assert f"baseline origin: signed by trusted key {fingerprint}" in gate.stdout
     assert "candidate origin: unsigned: nothing shows who produced it" in gate.stdout
     data = json.loads(tf("gate", "cap.json", unsigned, "--json", home=me, cwd=folder).stdout)

@@ -29,8 +29,10 @@ def validator():
 
 def test_published_schema_and_field_reference_match_the_classes():
     stale = schema.drifted()
-    assert stale == [], (f"{[str(p) for p in stale]} drifted from the capture classes: "
-                         "run python -m tensorforge_ops.capture.schema --write")
+    assert stale == [], (
+        f"{[str(p) for p in stale]} drifted from the capture classes: "
+        "run python -m tensorforge_ops.capture.schema --write"
+    )
 
 
 def test_every_field_is_described_with_a_unit_where_it_has_one():
@@ -82,8 +84,8 @@ def test_every_committed_capture_reads_round_trips_and_validates(path, validator
     current = upgrade(raw)
     capture = from_document(current)
     again = to_document(capture)
-    assert from_document(again) == capture                 # the typed object round-trips exactly
-    _covers(again, current)                                # and loses nothing the file said
+    assert from_document(again) == capture  # the typed object round-trips exactly
+    _covers(again, current)  # and loses nothing the file said
     assert list(validator.iter_errors(again)) == []
     assert verify(path).ok
 
@@ -101,23 +103,28 @@ def test_captures_written_now_validate_and_read_back(tmp_path, validator):
 
 def test_a_capture_without_a_device_validates(tmp_path, validator, cli):
     from click.testing import CliRunner
+
     out = tmp_path / "nodevice.json"
-    result = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--backend",
-                                      "torch-cuda", "-o", str(out)])
+    result = CliRunner().invoke(
+        cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--backend", "torch-cuda", "-o", str(out)]
+    )
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text(encoding="utf-8"))
     assert list(validator.iter_errors(written)) == []
 
 
-@pytest.mark.parametrize("edit, where", [
-    (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(energy_j=1.0), "energy_j"),
-    (lambda d: d["diagnostic"]["windows"]["gemm_tiny"].pop("data"), "data"),
-    (lambda d: d["calibrated"].update(label="MEASURED"), "CALIBRATED"),
-    (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(status="maybe"), "maybe"),
-])
+@pytest.mark.parametrize(
+    "edit, where",
+    [
+        (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(energy_j=1.0), "energy_j"),
+        (lambda d: d["diagnostic"]["windows"]["gemm_tiny"].pop("data"), "data"),
+        (lambda d: d["calibrated"].update(label="MEASURED"), "CALIBRATED"),
+        (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(status="maybe"), "maybe"),
+    ],
+)
 def test_the_schema_is_as_strict_as_the_reader(tmp_path, validator, edit, where):
     doc = to_document(read_capture(ROOT / "captures" / "h200-default-run.json"))
     edit(doc)
-    assert list(validator.iter_errors(doc)), where          # the schema refuses it
+    assert list(validator.iter_errors(doc)), where  # the schema refuses it
     with pytest.raises((cattrs.BaseValidationError, ValueError)):
-        from_document(doc)                                  # and so do the classes
+        from_document(doc)  # and so do the classes

@@ -125,8 +125,17 @@ def measured_workloads():
 
 def _param(path, name, i):
     known = KNOWN_BELOW.get((path.stem, name))
-    marks = [pytest.mark.xfail(strict=True, reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
-                               "bound: a ceiling below a rate the device reaches (see module docstring)")] if known else []
+    marks = (
+        [
+            pytest.mark.xfail(
+                strict=True,
+                reason=f"fastest sample {known * 100:+.2f}% vs the calibrated "
+                "bound: a ceiling below a rate the device reaches (see module docstring)",
+            )
+        ]
+        if known
+        else []
+    )
     return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
 
 
@@ -145,8 +154,10 @@ def test_recorded_calibrated_bound_is_at_most_the_fastest_sample(path, name, ind
     doc = _load(path)
     bound = doc["predicted"]["calibrated"]["workloads"][index]["latency_s"]
     fastest = fastest_sample(doc["measured"]["workloads"][name])
-    assert fastest >= bound, f"{path.name}: {name}: fastest sample {fastest!r} s < calibrated bound {bound!r} s " \
-                             f"({(fastest / bound - 1) * 100:+.3f}%)"
+    assert fastest >= bound, (
+        f"{path.name}: {name}: fastest sample {fastest!r} s < calibrated bound {bound!r} s "
+        f"({(fastest / bound - 1) * 100:+.3f}%)"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -168,13 +179,20 @@ def test_current_core_bound_from_the_captures_ceilings_is_at_most_the_fastest_sa
         # vocabulary that adds an LM head): comparing bounds of different workloads proves nothing
         pytest.skip(f"{name}: its spec decomposes differently today than when it was measured")
     ceilings = ceilings_from_data(doc["calibrated"]["ceilings"], f"{path.name} CALIBRATED")
-    pred = predict([workload], host.target(cal["target"]), host.mappings(),
-                   operating_point=cal["operating_point"], ceilings=ceilings)
+    pred = predict(
+        [workload],
+        host.target(cal["target"]),
+        host.mappings(),
+        operating_point=cal["operating_point"],
+        ceilings=ceilings,
+    )
     bound = pred.workloads[0].latency_s
     fastest = fastest_sample(doc["measured"]["workloads"][name])
     assert pred.bound == "calibrated" and pred.workloads[0].search == "exhaustive"
-    assert fastest >= bound, f"{path.name}: {name}: fastest sample {fastest!r} s < current calibrated bound " \
-                             f"{bound!r} s ({(fastest / bound - 1) * 100:+.3f}%)"
+    assert fastest >= bound, (
+        f"{path.name}: {name}: fastest sample {fastest!r} s < current calibrated bound "
+        f"{bound!r} s ({(fastest / bound - 1) * 100:+.3f}%)"
+    )
 
 
 def test_known_exceptions_state_their_true_margin():

@@ -43,12 +43,16 @@ def test_a_capture_in_the_current_layout_gives_its_calibrated_section(host, tmp_
     """A capture written now (schema 'tensorforge.capture', schema_version beside it) is read
     like a version-1 one: the CALIBRATED section has the same layout in both."""
     from tensorforge_ops.capture.document import read_capture, write_capture
+
     path = tmp_path / "current.json"
     write_capture(path, read_capture(H200_CAPTURE))
     assert json.loads(path.read_text())["schema"] == "tensorforge.capture"
     current, original = (load_ceilings(p, host.target("h200")) for p in (path, H200_CAPTURE))
-    assert (current.compute, current.dram_bytes_per_s, current.device) == \
-        (original.compute, original.dram_bytes_per_s, original.device)
+    assert (current.compute, current.dram_bytes_per_s, current.device) == (
+        original.compute,
+        original.dram_bytes_per_s,
+        original.device,
+    )
     assert current.source == original.source.replace(str(H200_CAPTURE), str(path))
 
 
@@ -61,8 +65,11 @@ def test_a_calibration_document_is_accepted(host, tmp_path):
     path.write_text(json.dumps(document))
     from_document = load_ceilings(path, host.target("h200"))
     from_capture = load_ceilings(H200_CAPTURE, host.target("h200"))
-    assert (from_document.compute, from_document.dram_bytes_per_s, from_document.device) == \
-        (from_capture.compute, from_capture.dram_bytes_per_s, from_capture.device)
+    assert (from_document.compute, from_document.dram_bytes_per_s, from_document.device) == (
+        from_capture.compute,
+        from_capture.dram_bytes_per_s,
+        from_capture.device,
+    )
 
 
 def test_a_calibrated_prediction_from_a_capture(cli):
@@ -77,8 +84,10 @@ def test_a_calibrated_prediction_from_a_capture(cli):
 
 def test_a_host_cpu_capture_is_refused_for_the_h200(cli):
     line = one_error_line(run(cli, "-t", "h200", "--ceilings", str(CPU_CAPTURE)))
-    assert line == (f"error: ceilings file {CPU_CAPTURE} was measured on 'AMD EPYC', not on target "
-                    "'h200' (which matches: NVIDIA H200); pass --force-ceilings to use it anyway")
+    assert line == (
+        f"error: ceilings file {CPU_CAPTURE} was measured on 'AMD EPYC', not on target "
+        "'h200' (which matches: NVIDIA H200); pass --force-ceilings to use it anyway"
+    )
 
 
 def test_an_h200_capture_is_refused_for_another_gpu(cli):
@@ -89,8 +98,10 @@ def test_an_h200_capture_is_refused_for_another_gpu(cli):
 def test_forcing_foreign_ceilings_says_so_in_the_prediction(cli):
     result = run(cli, "-t", "h200", "-w", "gemm_tiny", "--ceilings", str(CPU_CAPTURE), "--force-ceilings")
     assert result.exit_code == 0, result.output
-    assert "note: ceilings measured on 'AMD EPYC', which is not target 'h200': this bound does not " \
-           "describe h200" in result.stdout
+    assert (
+        "note: ceilings measured on 'AMD EPYC', which is not target 'h200': this bound does not "
+        "describe h200" in result.stdout
+    )
     assert result.stdout.startswith("PREDICTED  calibrated lower bound on h200")
 
 
@@ -98,8 +109,10 @@ def test_ceilings_naming_no_device_need_the_override(cli, tmp_path):
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps({"compute": {"bf16": 5e14}, "dram_bytes_per_s": 3e12}))
     line = one_error_line(run(cli, "-t", "h200", "--ceilings", str(bare)))
-    assert line == (f"error: ceilings file {bare} does not name the device it was measured on, so it "
-                    "cannot be checked against target 'h200'; pass --force-ceilings to use it anyway")
+    assert line == (
+        f"error: ceilings file {bare} does not name the device it was measured on, so it "
+        "cannot be checked against target 'h200'; pass --force-ceilings to use it anyway"
+    )
     result = run(cli, "-t", "h200", "-w", "gemm_tiny", "--ceilings", str(bare), "--force-ceilings", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["ceilings"]["compute"]["bf16"] == 5e14
@@ -114,19 +127,26 @@ def test_a_capture_without_calibration_is_refused(cli, tmp_path):
     assert line == f"error: ceilings file {path}: capture has no calibrated ceilings (no device)"
 
 
-CALIBRATED = '{{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {{"compute": {compute}, ' \
-             '"dram_bytes_per_s": {dram}}}}}'
+CALIBRATED = (
+    '{{"label": "CALIBRATED", "device": "NVIDIA H200", "ceilings": {{"compute": {compute}, '
+    '"dram_bytes_per_s": {dram}}}}}'
+)
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"schema": "tensorforge.capture/1"}', "capture has no CALIBRATED section"),
-    ('{"hello": 1}', "neither a calibration document"),
-    ('[1, 2]', "expected a JSON object"),
-    (CALIBRATED.format(compute='{"bf16": -1}', dram="1e12"), "compute[bf16] must be a positive number, got -1"),
-    (CALIBRATED.format(compute='{"bf16": 1e14}', dram="null"),
-     "'dram_bytes_per_s' must be a positive number, got None"),
-    (CALIBRATED.format(compute='{"fp64": 1e14}', dram="1e12"), "compute has unknown math mode 'fp64'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"schema": "tensorforge.capture/1"}', "capture has no CALIBRATED section"),
+        ('{"hello": 1}', "neither a calibration document"),
+        ("[1, 2]", "expected a JSON object"),
+        (CALIBRATED.format(compute='{"bf16": -1}', dram="1e12"), "compute[bf16] must be a positive number, got -1"),
+        (
+            CALIBRATED.format(compute='{"bf16": 1e14}', dram="null"),
+            "'dram_bytes_per_s' must be a positive number, got None",
+        ),
+        (CALIBRATED.format(compute='{"fp64": 1e14}', dram="1e12"), "compute has unknown math mode 'fp64'"),
+    ],
+)
 def test_malformed_documents_are_one_line(cli, tmp_path, content, message):
     path = tmp_path / "c.json"
     path.write_text(content)
@@ -142,6 +162,7 @@ def test_force_without_ceilings_is_an_error(cli):
 def test_a_target_file_matches_by_its_device_names(host, tmp_path):
     # a TOML target file that names the device accepts that device's ceilings
     from tensorforge.target_dump import dump_target
+
     path = tmp_path / "mine.toml"
     path.write_text(dump_target(host.target("h200")).replace('name = "h200"', 'name = "mine"'))
     ceilings = load_ceilings(H200_CAPTURE, host.target(str(path)))

@@ -32,10 +32,14 @@ def _sources(package: str):
 
 # -- module-level commands ---------------------------------------------------------------------
 
+
 def test_no_function_in_cli_py_is_longer_than_60_lines():
     tree = ast.parse((REPO / "tensorforge" / "cli.py").read_text(encoding="utf-8"))
-    lengths = {node.name: node.end_lineno - node.lineno + 1 for node in ast.walk(tree)
-               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    lengths = {
+        node.name: node.end_lineno - node.lineno + 1
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
     assert lengths, "no functions found: the check would pass vacuously"
     too_long = {name: n for name, n in lengths.items() if n > MAX_FUNCTION_LINES}
     assert too_long == {}
@@ -60,8 +64,16 @@ def test_the_ops_commands_are_module_level_too():
     from tensorforge_ops import core_plugin
     from tensorforge_ops.policy import commands
     from tensorforge_ops.report import commands as report_commands
-    for command in (core_plugin.run, core_plugin.calibrate, core_plugin.verify, core_plugin.export_command,
-                    commands.gate, commands.rightsize, report_commands.report):
+
+    for command in (
+        core_plugin.run,
+        core_plugin.calibrate,
+        core_plugin.verify,
+        core_plugin.export_command,
+        commands.gate,
+        commands.rightsize,
+        report_commands.report,
+    ):
         assert isinstance(command, click.Command)
 
 
@@ -77,6 +89,7 @@ def test_a_plugin_cannot_replace_a_core_command(host):
         @tensorforge.hookspecs.hookimpl
         def tensorforge_add_commands(cli):
             cli.add_command(click.Command("predict", callback=lambda: click.echo("hijacked")))
+
     hijacking = PluginHost(extra_plugins=(("hijack", Hijack),))
     result = CliRunner().invoke(make_cli(lambda: hijacking), ["predict", "-t", "h200", "-w", "gemm_tiny"])
     assert result.exit_code == 0 and "hijacked" not in result.stdout and "gemm_tiny" in result.stdout
@@ -85,8 +98,7 @@ def test_a_plugin_cannot_replace_a_core_command(host):
 # -- options declared once ---------------------------------------------------------------------
 
 # option -> the parameter name the shared declaration gives it
-SHARED = {"--target": "target_name", "--workload": "specs", "--suite": "suites",
-          "--operating-point": "operating_point"}
+SHARED = {"--target": "target_name", "--workload": "specs", "--suite": "suites", "--operating-point": "operating_point"}
 
 
 def _declarations(option: str):
@@ -97,10 +109,13 @@ def _declarations(option: str):
     for path in _sources("tensorforge") + _sources("tensorforge_ops"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-                    "option", "Option"):
+                "option",
+                "Option",
+            ):
                 names = [a.value for a in node.args if isinstance(a, ast.Constant)]
-                names += [v.value for a in node.args if isinstance(a, ast.List) for v in a.elts
-                          if isinstance(v, ast.Constant)]
+                names += [
+                    v.value for a in node.args if isinstance(a, ast.List) for v in a.elts if isinstance(v, ast.Constant)
+                ]
                 dest = [n for n in names if not n.startswith("-")]
                 if option in names and dest in ([], [SHARED[option]]):
                     found.append(path.relative_to(REPO).as_posix())
@@ -126,13 +141,14 @@ def test_predict_run_and_rightsize_explain_the_shared_options_alike(host):
     for option in ("--target", "--suite", "--operating-point"):
         assert predict[option].help == run[option].help, option
     assert predict["--suite"].help == rightsize["--suite"].help
-    assert "--target" not in rightsize          # it takes --targets, a list, instead
+    assert "--target" not in rightsize  # it takes --targets, a list, instead
     for params in (predict, run, rightsize):
         assert params["--workload"].help.startswith("Preset name, preset with overrides")
         assert (params["--workload"].name, params["--suite"].name) == ("specs", "suites")
 
 
 # -- plugin selection: one value, never the environment ----------------------------------------
+
 
 def test_root_options_never_touch_the_environment(monkeypatch):
     before = dict(os.environ)
@@ -142,14 +158,18 @@ def test_root_options_never_touch_the_environment(monkeypatch):
         host = PluginHost(**kwargs)
         seen["options"] = host.options
         return host
+
     monkeypatch.setattr(tensorforge.cli_options, "PluginHost", spy)
-    result = CliRunner().invoke(make_cli(), ["--plugins", "gemm,rtx3050,builtin-mappings", "--disable-plugins",
-                                             "gemm", "--trace-hooks", "workloads"])
+    result = CliRunner().invoke(
+        make_cli(),
+        ["--plugins", "gemm,rtx3050,builtin-mappings", "--disable-plugins", "gemm", "--trace-hooks", "workloads"],
+    )
     assert result.exit_code == 0, result.output
     assert dict(os.environ) == before
-    assert seen["options"] == PluginOptions(only=frozenset({"gemm", "rtx3050", "builtin-mappings"}),
-                                            disabled=frozenset({"gemm"}), trace=True)
-    assert result.stdout == ""                  # gemm is disabled: no workload kinds at all
+    assert seen["options"] == PluginOptions(
+        only=frozenset({"gemm", "rtx3050", "builtin-mappings"}), disabled=frozenset({"gemm"}), trace=True
+    )
+    assert result.stdout == ""  # gemm is disabled: no workload kinds at all
 
 
 def test_command_line_options_override_the_environment(monkeypatch):
@@ -159,7 +179,8 @@ def test_command_line_options_override_the_environment(monkeypatch):
     assert env.overridden() == env
     assert env.overridden(disable="conv2d") == PluginOptions(disabled=frozenset({"conv2d"}), slow_import_s=5.0)
     assert env.overridden(only="a, b", trace=True) == PluginOptions(
-        only=frozenset({"a", "b"}), disabled=frozenset({"gemm"}), trace=True, slow_import_s=5.0)
+        only=frozenset({"a", "b"}), disabled=frozenset({"gemm"}), trace=True, slow_import_s=5.0
+    )
     result = CliRunner().invoke(make_cli(), ["workloads"])
     assert "gemm:" not in result.stdout and "conv2d:" in result.stdout
     result = CliRunner().invoke(make_cli(), ["--disable-plugins", "conv2d", "workloads"])
@@ -168,6 +189,7 @@ def test_command_line_options_override_the_environment(monkeypatch):
 
 def test_the_ops_side_loads_the_core_selection():
     from tensorforge_ops.core_plugin import ops_host
+
     core = PluginHost(options=PluginOptions(disabled=frozenset({"gemm-torch"})))
     ops = ops_host(core)
     assert ops.options == core.options
@@ -176,24 +198,41 @@ def test_the_ops_side_loads_the_core_selection():
 
 # -- the Ops side loads once -------------------------------------------------------------------
 
+
 @pytest.fixture
 def count_ops_hosts(monkeypatch):
     from tensorforge_ops.host import OpsHost
+
     built = []
     original = OpsHost.__init__
 
     def counting(self, *args, **kwargs):
         built.append(self)
         original(self, *args, **kwargs)
+
     monkeypatch.setattr(OpsHost, "__init__", counting)
     return built
 
 
 def test_run_loads_the_ops_plugins_once(count_ops_hosts, tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")       # no device: PREDICTED only, quickly
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no device: PREDICTED only, quickly
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(make_cli(), ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--backend",
-                                             "torch-cuda", "--cooldown", "0", "-o", str(out)])
+    result = CliRunner().invoke(
+        make_cli(),
+        [
+            "run",
+            "-t",
+            "rtx3050-laptop",
+            "-w",
+            "gemm_tiny",
+            "--backend",
+            "torch-cuda",
+            "--cooldown",
+            "0",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     # `run` needs the Ops host for its backends and again for the capture's provenance
     assert len(count_ops_hosts) == 1
@@ -209,6 +248,7 @@ def test_list_plugins_loads_the_ops_plugins_once(count_ops_hosts):
 
 def test_one_ops_host_per_core_host():
     from tensorforge_ops.core_plugin import ops_host
+
     core, other = PluginHost(), PluginHost()
     assert ops_host(core) is ops_host(core)
     assert ops_host(other) is not ops_host(core)
@@ -224,29 +264,43 @@ def test_ops_imports_the_core_only_through_its_api():
     reached = []
     for path in _sources("tensorforge_ops"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
-                    node.module.split(".")[0] == "tensorforge" and node.module not in ALLOWED_CORE_MODULES:
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and node.module
+                and node.module.split(".")[0] == "tensorforge"
+                and node.module not in ALLOWED_CORE_MODULES
+            ):
                 reached.append(f"{path.relative_to(REPO)}: from {node.module} import ...")
             if isinstance(node, ast.Import):
-                reached += [f"{path.relative_to(REPO)}: import {a.name}" for a in node.names
-                            if a.name.split(".")[0] == "tensorforge" and a.name not in ALLOWED_CORE_MODULES]
+                reached += [
+                    f"{path.relative_to(REPO)}: import {a.name}"
+                    for a in node.names
+                    if a.name.split(".")[0] == "tensorforge" and a.name not in ALLOWED_CORE_MODULES
+                ]
             if isinstance(node, ast.ImportFrom) and node.module == "tensorforge":
-                reached += [f"{path.relative_to(REPO)}: from tensorforge import {a.name}" for a in node.names
-                            if a.name != "__version__"]
+                reached += [
+                    f"{path.relative_to(REPO)}: from tensorforge import {a.name}"
+                    for a in node.names
+                    if a.name != "__version__"
+                ]
     assert reached == []
 
 
 def test_ops_touches_no_private_state_of_the_core_hosts():
     private = ("_registered", "_broken_hint", "_get", "_presets", "_companions")
-    touched = [f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}"
-               for path in _sources("tensorforge_ops")
-               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-               if isinstance(node, ast.Attribute) and node.attr in private]
+    touched = [
+        f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}"
+        for path in _sources("tensorforge_ops")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in private
+    ]
     assert touched == []
 
 
 def test_the_api_lists_what_it_exports():
     import tensorforge.api as api
+
     assert sorted(api.__all__) == sorted(set(api.__all__))
     for name in api.__all__:
         assert hasattr(api, name), name

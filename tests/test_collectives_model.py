@@ -7,8 +7,15 @@ import random
 
 import pytest
 
-from tensorforge.collectives import (CollectiveCeiling, CollectiveProblem, analytical_seconds, bus_factor,
-                                     ceiling_key, fit_ceiling, tier_traffic)
+from tensorforge.collectives import (
+    CollectiveCeiling,
+    CollectiveProblem,
+    analytical_seconds,
+    bus_factor,
+    ceiling_key,
+    fit_ceiling,
+    tier_traffic,
+)
 from tensorforge.errors import TensorForgeError
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
@@ -22,8 +29,8 @@ from tensorforge.testing import check_target
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 GiB, MiB = 1 << 30, 1 << 20
-NVLINK = 450e9      # H200: 18 NVLink 4 links x 25 GB/s per direction
-NDR = 50e9          # one 400 Gb/s ConnectX-7 per GPU
+NVLINK = 450e9  # H200: 18 NVLink 4 links x 25 GB/s per direction
+NDR = 50e9  # one 400 Gb/s ConnectX-7 per GPU
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +39,15 @@ def host():
 
 
 def problem(op, nbytes, ranks=0, stride=1):
-    return CollectiveProblem(op=op, bytes=nbytes, ranks=ranks, elem_bytes=2, stride=stride,
-                             input=Tensor("in", nbytes), output=Tensor("out", nbytes))
+    return CollectiveProblem(
+        op=op,
+        bytes=nbytes,
+        ranks=ranks,
+        elem_bytes=2,
+        stride=stride,
+        input=Tensor("in", nbytes),
+        output=Tensor("out", nbytes),
+    )
 
 
 def test_bus_factors_are_nccl_tests_conventions():
@@ -47,7 +61,7 @@ def test_two_gpus_all_reduce_moves_the_buffer_once_per_device(host):
     system = host.target("h200x2")
     (tier,) = tier_traffic(problem("all_reduce", GiB), system.interconnect, system.devices)
     assert (tier.tier, tier.groups, tier.ranks_per_group) == ("nvlink", 2, 1)
-    assert tier.bytes_per_device == GiB          # 2(n-1)/n x S = S, and S with in-switch reduction too
+    assert tier.bytes_per_device == GiB  # 2(n-1)/n x S = S, and S with in-switch reduction too
     latency, transfer, bound_by, _ = analytical_seconds(problem("all_reduce", GiB), system.interconnect, 2)
     assert (latency, bound_by) == (0.47e-6, "nvlink")
     assert transfer == pytest.approx(GiB / NVLINK)
@@ -56,7 +70,7 @@ def test_two_gpus_all_reduce_moves_the_buffer_once_per_device(host):
 def test_eight_gpus_take_the_in_switch_formula_for_all_reduce_only(host):
     system = host.target("h200x8")
     (reduce,) = tier_traffic(problem("all_reduce", GiB), system.interconnect, 8)
-    assert reduce.bytes_per_device == GiB and "in-switch" in reduce.formula   # not 1.75 x S: NVSwitch can add
+    assert reduce.bytes_per_device == GiB and "in-switch" in reduce.formula  # not 1.75 x S: NVSwitch can add
     (gather,) = tier_traffic(problem("all_gather", GiB), system.interconnect, 8)
     assert gather.bytes_per_device == pytest.approx(7 / 8 * GiB)
     (a2a,) = tier_traffic(problem("all_to_all", GiB), system.interconnect, 8)
@@ -65,6 +79,7 @@ def test_eight_gpus_take_the_in_switch_formula_for_all_reduce_only(host):
 
 def test_without_in_switch_reduction_all_reduce_is_the_ring_bound(host):
     import attrs
+
     system = host.target("h200x8")
     tiers = tuple(attrs.evolve(t, in_switch_reduction=False) for t in system.interconnect.tiers)
     (tier,) = tier_traffic(problem("all_reduce", GiB), attrs.evolve(system.interconnect, tiers=tiers), 8)
@@ -76,7 +91,7 @@ def test_two_nodes_add_an_infiniband_tier_that_bounds_the_all_reduce(host):
     nvlink, ib = tier_traffic(problem("all_reduce", GiB), system.interconnect, 16)
     assert (nvlink.tier, nvlink.groups, nvlink.ranks_per_group) == ("nvlink", 8, 1)
     assert (ib.tier, ib.groups, ib.ranks_per_group) == ("infiniband", 2, 8)
-    assert ib.bytes_per_device == pytest.approx(GiB / 8)     # each node's NICs share S (SHARP reduces)
+    assert ib.bytes_per_device == pytest.approx(GiB / 8)  # each node's NICs share S (SHARP reduces)
     latency, transfer, bound_by, _ = analytical_seconds(problem("all_reduce", GiB), system.interconnect, 16)
     assert bound_by == "infiniband" and latency == 2.7e-6
     assert transfer == pytest.approx(GiB / 8 / NDR)
@@ -137,7 +152,7 @@ def test_fitted_curve_is_under_every_swept_point(seed):
     c = fit_ceiling(op, n, pts)
     assert c.bus_bytes_per_s >= max(bus_factor(op, n) * b / t for b, t in pts) * (1 - 1e-12)
     for b, t in pts:
-        assert c.seconds(b) <= t * (1 - c.drift) - c.resolution_s + 1e-15   # under every point, with the allowance
+        assert c.seconds(b) <= t * (1 - c.drift) - c.resolution_s + 1e-15  # under every point, with the allowance
 
 
 def test_the_envelope_follows_the_swept_points_and_the_line_holds_beyond():
@@ -145,9 +160,9 @@ def test_the_envelope_follows_the_swept_points_and_the_line_holds_beyond():
     pts = [(64 * MiB, 250e-6), (128 * MiB, 465e-6), (256 * MiB, 885e-6), (512 * MiB, 1690e-6)]
     c = fit_ceiling("all_reduce", 2, pts, eager_floor_s=40e-6, drift=0.0, resolution_s=0.0)
     for b, t in pts:
-        assert c.seconds(b) == t                                   # a swept size: its fastest time
-    assert c.envelope(96 * MiB) == 250e-6 and c.envelope(200 * MiB) == 465e-6   # the smaller neighbour
-    line = lambda b: c.latency_s + b / c.bus_bytes_per_s          # noqa: E731
+        assert c.seconds(b) == t  # a swept size: its fastest time
+    assert c.envelope(96 * MiB) == 250e-6 and c.envelope(200 * MiB) == 465e-6  # the smaller neighbour
+    line = lambda b: c.latency_s + b / c.bus_bytes_per_s  # noqa: E731
     assert c.seconds(96 * MiB) == max(line(96 * MiB), 250e-6)
     beyond = c.seconds(GiB)
     assert beyond == pytest.approx(c.latency_s + GiB / c.bus_bytes_per_s) and beyond < 2 * 1690e-6
@@ -157,6 +172,7 @@ def test_the_envelope_follows_the_swept_points_and_the_line_holds_beyond():
 def test_curves_read_back_from_json_are_checked():
     from tensorforge.collectives import ceilings_from_data
     from tensorforge.serialize import to_data
+
     curve = fit_ceiling("all_gather", 2, _points(10e-6, 300e9, "all_gather"))
     assert (curve.drift, curve.resolution_s) == (0.02, 1e-6)
     again = ceilings_from_data({"all_gather/2": to_data(curve)}, "x")
@@ -174,25 +190,34 @@ def test_fit_refuses_too_few_points():
 
 def test_calibrated_curve_replaces_the_links_only_where_it_was_measured(host):
     import attrs
+
     system = host.target("h200x2")
-    curve = CollectiveCeiling(op="all_reduce", ranks=2, bus_bytes_per_s=350e9, latency_s=25e-6,
-                              floor_s=30e-6, min_bytes=4096, max_bytes=4 * GiB)
+    curve = CollectiveCeiling(
+        op="all_reduce",
+        ranks=2,
+        bus_bytes_per_s=350e9,
+        latency_s=25e-6,
+        floor_s=30e-6,
+        min_bytes=4096,
+        max_bytes=4 * GiB,
+    )
     sheet = datasheet_ceilings(system)
     ceilings = attrs.evolve(sheet, origin="calibrated", collectives={ceiling_key("all_reduce", 2): curve})
-    pred = predict(resolve(host, ("all_reduce_4k", "all_reduce_1g", "all_gather_1g")), system,
-                   host.mappings(), ceilings=ceilings)
+    pred = predict(
+        resolve(host, ("all_reduce_4k", "all_reduce_1g", "all_gather_1g")), system, host.mappings(), ceilings=ceilings
+    )
     small, big, gather = pred.workloads
-    assert small.latency_s == 30e-6                                    # the floor
-    assert big.latency_s == pytest.approx(25e-6 + GiB / 350e9)         # alpha + S x 1 / beta
+    assert small.latency_s == 30e-6  # the floor
+    assert big.latency_s == pytest.approx(25e-6 + GiB / 350e9)  # alpha + S x 1 / beta
     assert big.operators[0].ceiling_origin == "calibrated"
-    assert gather.operators[0].ceiling_origin == "datasheet"           # no curve for all_gather/2
+    assert gather.operators[0].ceiling_origin == "datasheet"  # no curve for all_gather/2
     assert any("no calibrated curve for all_gather" in n for n in gather.operators[0].mapping.notes)
 
 
 @pytest.mark.parametrize("name", ["h200x2", "h200x8", "h200x16-2node", "host-cpu-x2"])
 def test_shipped_systems_pass_the_target_check_and_round_trip(host, name):
     target = host.target(name)
-    check_target(target)      # sources, the TOML round trip, and an all-reduce over every device
+    check_target(target)  # sources, the TOML round trip, and an all-reduce over every device
     assert target.devices == target.interconnect.tiers[-1].span
     assert all(f"interconnect.{t.name}" in target.sources for t in target.interconnect.tiers)
     assert target.device_names[0].startswith(f"{target.devices} x ")
@@ -202,7 +227,10 @@ def test_system_target_file_errors_are_one_line(tmp_path):
     text = dump_target(PluginHost().target("h200x16-2node"))
     assert "[[interconnect]]" in text and "devices = 16" in text
     cases = {
-        "span = 16": ("span = 12", "field 'interconnect[1].span' = 12: expected a multiple of the previous tier's span (8)"),
+        "span = 16": (
+            "span = 12",
+            "field 'interconnect[1].span' = 12: expected a multiple of the previous tier's span (8)",
+        ),
         "devices = 16": ("devices = 32", "field 'interconnect[1].span' = 16: expected the target's device count (32)"),
         'topology = "switch"': ('topology = "torus"', "field 'interconnect[0].topology' = \"torus\": expected one of"),
     }

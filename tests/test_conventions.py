@@ -46,18 +46,28 @@ def commands(host):
 
 def tf(exe, *args, env=None, **kwargs):
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, env={**base, **(env or {})},
-                          cwd=str(ROOT), timeout=120, **kwargs)
+    return subprocess.run(
+        [str(exe), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=str(ROOT),
+        timeout=120,
+        **kwargs,
+    )
 
 
 # -- every option explains itself ----------------------------------------------------------------
 
+
 def test_every_option_of_every_command_has_help(commands):
     cli, found = commands
-    missing = [f"{' '.join(path)} {param.opts[0]}"
-               for path, command in [((), cli), *found.items()]
-               for param in command.params
-               if isinstance(param, click.Option) and not (param.help or "").strip()]
+    missing = [
+        f"{' '.join(path)} {param.opts[0]}"
+        for path, command in [((), cli), *found.items()]
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.help or "").strip()
+    ]
     assert missing == []
 
 
@@ -68,11 +78,16 @@ def test_every_command_has_a_one_line_summary(commands):
 
 # -- --json everywhere, byte-stable ------------------------------------------------------------
 
+
 def test_every_listing_and_reporting_command_has_json(commands):
     _, found = commands
-    lacking = [" ".join(path) for path, command in found.items()
-               if not isinstance(command, click.Group) and path[0] not in WRITERS
-               and "--json" not in {o for p in command.params for o in getattr(p, "opts", ())}]
+    lacking = [
+        " ".join(path)
+        for path, command in found.items()
+        if not isinstance(command, click.Group)
+        and path[0] not in WRITERS
+        and "--json" not in {o for p in command.params for o in getattr(p, "opts", ())}
+    ]
     assert lacking == []
 
 
@@ -91,8 +106,9 @@ JSON_COMMANDS = [
 @pytest.mark.parametrize("args", JSON_COMMANDS, ids=lambda a: " ".join(a[:2]))
 def test_json_is_the_same_bytes_on_any_screen(tensorforge_exe, args):
     """A narrow terminal, forced colour or --wide never reach JSON."""
-    outputs = [tf(tensorforge_exe, *args, env=env) for env in
-               ({}, {"COLUMNS": "40"}, {"FORCE_COLOR": "1", "COLUMNS": "60"})]
+    outputs = [
+        tf(tensorforge_exe, *args, env=env) for env in ({}, {"COLUMNS": "40"}, {"FORCE_COLOR": "1", "COLUMNS": "60"})
+    ]
     for proc in outputs:
         assert proc.returncode == 0, proc.stderr
     assert outputs[0].stdout == outputs[1].stdout == outputs[2].stdout
@@ -101,8 +117,10 @@ def test_json_is_the_same_bytes_on_any_screen(tensorforge_exe, args):
 
 
 def test_targets_show_json_is_format_json(tensorforge_exe):
-    assert tf(tensorforge_exe, "targets", "show", "h200", "--json").stdout == \
-        tf(tensorforge_exe, "targets", "show", "h200", "--format", "json").stdout
+    assert (
+        tf(tensorforge_exe, "targets", "show", "h200", "--json").stdout
+        == tf(tensorforge_exe, "targets", "show", "h200", "--format", "json").stdout
+    )
 
 
 def test_workloads_json_lists_kinds_parameters_and_presets(tensorforge_exe):
@@ -140,7 +158,7 @@ def test_tables_fit_the_terminal_width(tensorforge_exe, args, width):
     fitted = tf(tensorforge_exe, *args, env={"COLUMNS": str(width)})
     assert fitted.returncode == full.returncode and fitted.returncode in (0, 3), fitted.stderr
     if max(len(line) for line in full.stdout.splitlines()) <= width:
-        assert fitted.stdout == full.stdout                                  # it fits: nothing changes
+        assert fitted.stdout == full.stdout  # it fits: nothing changes
         return
     too_wide = [line for line in fitted.stdout.splitlines() if len(line) > width]
     assert too_wide == []
@@ -152,24 +170,25 @@ def test_tables_fit_the_terminal_width(tensorforge_exe, args, width):
     names = [line.split()[0] for line in full.stdout.splitlines() if line[:1].isalpha()]
     assert all(name in fitted.stdout for name in names)
     wide = tf(tensorforge_exe, *args, "--wide", env={"COLUMNS": str(width)})
-    assert wide.stdout == full.stdout                                        # --wide: the full layout
+    assert wide.stdout == full.stdout  # --wide: the full layout
 
 
 def test_a_pipe_gets_the_full_layout_and_no_colour(tensorforge_exe):
     proc = tf(tensorforge_exe, "predict", "-t", "h200")
     assert "\x1b[" not in proc.stdout
     header = next(line for line in proc.stdout.splitlines() if line.startswith("workload "))
-    assert "ceilings" in header and "search" in header                     # nothing lifted out
+    assert "ceilings" in header and "search" in header  # nothing lifted out
 
 
 # -- colour: labels and verdicts, never with NO_COLOR ---------------------------------------------
+
 
 def test_colour_marks_labels_and_verdicts_only_when_asked(tensorforge_exe):
     coloured = tf(tensorforge_exe, "gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1"})
     assert "\x1b[1;31mPOLICY\x1b[0m" in coloured.stdout
     assert "\x1b[32mPASS\x1b[0m" in coloured.stdout and "\x1b[33mNO VERDICT\x1b[0m" in coloured.stdout
     plain = tf(tensorforge_exe, "gate", str(H200), str(RERUN))
-    assert ANSI.sub("", coloured.stdout) == plain.stdout                    # colour moves nothing
+    assert ANSI.sub("", coloured.stdout) == plain.stdout  # colour moves nothing
     assert coloured.returncode == plain.returncode == 3
     no_colour = tf(tensorforge_exe, "gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert no_colour.stdout == plain.stdout
@@ -184,6 +203,7 @@ def test_colour_on_the_prediction_and_the_verification(tensorforge_exe):
 
 # -- help, completion -------------------------------------------------------------------------
 
+
 def test_tensorforge_alone_prints_help_not_an_error(tensorforge_exe):
     proc = tf(tensorforge_exe)
     assert proc.returncode == 0
@@ -194,21 +214,23 @@ def test_tensorforge_alone_prints_help_not_an_error(tensorforge_exe):
 
 def _complete(exe, line: str) -> list[str]:
     words = line.split(" ")
-    proc = tf(exe, env={"_TENSORFORGE_COMPLETE": "bash_complete", "COMP_WORDS": line,
-                        "COMP_CWORD": str(len(words) - 1)})
+    proc = tf(
+        exe, env={"_TENSORFORGE_COMPLETE": "bash_complete", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
+    )
     assert proc.returncode == 0, proc.stderr
     return [item.split(",", 1)[1] for item in proc.stdout.splitlines()]
 
 
 def test_shell_completion_offers_targets_presets_and_commands(tensorforge_exe, host):
-    assert _complete(tensorforge_exe, "tensorforge predict --target h") == \
-        sorted(n for n in host.names("targets") if n.startswith("h"))
+    assert _complete(tensorforge_exe, "tensorforge predict --target h") == sorted(
+        n for n in host.names("targets") if n.startswith("h")
+    )
     assert _complete(tensorforge_exe, "tensorforge targets show rtx") == ["rtx3050-laptop"]
     presets = _complete(tensorforge_exe, "tensorforge predict -t h200 -w gemm_")
     assert "gemm_large_square" in presets and "gemm_tiny" in presets
     assert "gemm:" in _complete(tensorforge_exe, "tensorforge rightsize -w gem")
     assert "host-cpu" in _complete(tensorforge_exe, "tensorforge calibrate --target ho")
-    assert _complete(tensorforge_exe, "tensorforge ru") == ["run"]          # a plugin's command too
+    assert _complete(tensorforge_exe, "tensorforge ru") == ["run"]  # a plugin's command too
 
 
 def test_the_readme_says_how_to_turn_completion_on():
@@ -218,6 +240,7 @@ def test_the_readme_says_how_to_turn_completion_on():
 
 # -- calibrate chooses its backend as run does ------------------------------------------------------
 
+
 def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tensorforge_exe, tmp_path):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
@@ -226,8 +249,9 @@ def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tensorforge_exe, 
     assert proc.returncode == 3 and proc.stdout == ""
     (line,) = proc.stderr.splitlines()
     assert line.startswith("error: cannot calibrate with torch-cuda: ")
-    assert line.endswith("to calibrate this machine's CPU instead: tensorforge calibrate --target host-cpu "
-                         "(backend torch-cpu)")
+    assert line.endswith(
+        "to calibrate this machine's CPU instead: tensorforge calibrate --target host-cpu (backend torch-cpu)"
+    )
     assert not (tmp_path / "calibrations").exists()
 
 
@@ -235,15 +259,17 @@ def test_calibrate_target_picks_the_backend_that_measures_it(host):
     from tensorforge.cli_options import CliState
     from tensorforge.plugin_options import PluginOptions
     from tensorforge_ops.core_plugin import _calibration_backend, ops_host
+
     ops = ops_host(host)
     with click.Context(click.Command("calibrate"), obj=CliState(PluginOptions(), lambda: host)):
         assert _calibration_backend(ops, "host-cpu", None) == "torch-cpu"
         assert _calibration_backend(ops, "h200", None) == "torch-cuda"
         assert _calibration_backend(ops, None, None) == "torch-cuda"
-        assert _calibration_backend(ops, "host-cpu", "torch-cuda") == "torch-cuda"   # --backend wins
+        assert _calibration_backend(ops, "host-cpu", "torch-cuda") == "torch-cuda"  # --backend wins
 
 
 # -- what run --mlflow leaves behind ---------------------------------------------------------------
+
 
 def test_mlflow_files_are_stated_and_ignored(commands):
     _, found = commands
@@ -257,6 +283,7 @@ def test_mlflow_files_are_stated_and_ignored(commands):
 
 # -- words that mean one thing -----------------------------------------------------------------------
 
+
 def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
     """One source for the bottleneck word: the README's H200 table, the run summary and the
     report all show bottleneck_cell(analytical, calibrated) for each workload."""
@@ -264,10 +291,13 @@ def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
     from tensorforge_ops.capture.document import read_capture
     from tensorforge_ops.capture.summary import summary_text
     from tensorforge_ops.report.facts import build_facts
+
     capture = read_capture(H200)
-    expected = {w.name: bottleneck_cell(w.bottleneck, capture.comparison.workloads[w.name].bottleneck)
-                for w in capture.predicted.analytical.workloads}
-    assert expected["gemm_tiny"] == "compute; calibrated: memory"          # the case that used to differ
+    expected = {
+        w.name: bottleneck_cell(w.bottleneck, capture.comparison.workloads[w.name].bottleneck)
+        for w in capture.predicted.analytical.workloads
+    }
+    assert expected["gemm_tiny"] == "compute; calibrated: memory"  # the case that used to differ
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Results on a real GPU", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
@@ -278,3 +308,63 @@ def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
     assert all(re.search(rf"\n{name} .*  {re.escape(cell)}  ", summary) for name, cell in expected.items())
     facts = build_facts(capture)
     assert {r["name"]: r["bottleneck"] for r in facts["workloads"]} == expected
+
+
+# -- one overwrite rule for every command that writes --------------------------------------------------
+
+# A minimal invocation of every command with --output: a new writer must be added here to pass.
+WRITERS_ARGS = {
+    ("predict",): ("predict", "-t", "h200", "-w", "gemm_tiny", "--json"),
+    ("report",): ("report", str(H200), "--format", "md"),
+    ("run",): (
+        "run",
+        "-t",
+        "h200",
+        "-w",
+        "gemm_tiny",
+        "--no-telemetry",
+        "--cooldown",
+        "0",
+        "--rest",
+        "0",
+        "--backend",
+        "torch-cuda",
+    ),
+}
+
+
+def test_every_command_that_writes_takes_output_and_force_from_one_declaration(commands):
+    _, found = commands
+    writers = {
+        path: command
+        for path, command in found.items()
+        if "--output" in {o for p in command.params for o in getattr(p, "opts", ())}
+    }
+    assert set(writers) == set(WRITERS_ARGS)
+    for path, command in writers.items():
+        params = {p.name: p for p in command.params}
+        assert (
+            params["force"].help.startswith("Replace an existing ")
+            and "never replaced otherwise" in params["force"].help
+        ), path
+        assert "an existing file only with --force" in params["output"].help, path
+
+
+@pytest.mark.parametrize("path", list(WRITERS_ARGS), ids=lambda p: " ".join(p))
+def test_every_command_that_writes_follows_the_same_overwrite_rule(tensorforge_exe, tmp_path, path):
+    """An existing file is refused in one line naming it, exit 2, untouched; --force replaces it."""
+    target = tmp_path / "out.file"
+    target.write_text("old contents\n", encoding="utf-8")
+    env = {"TENSORFORGE_HOME": str(tmp_path / "home")}
+    refused = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), env=env)
+    assert refused.returncode == 2
+    (line,) = refused.stderr.splitlines()
+    assert re.fullmatch(
+        rf"error: \w[\w ]* {re.escape(str(target))} already exists; choose another path or pass "
+        r"--force",
+        line,
+    ), line
+    assert target.read_text(encoding="utf-8") == "old contents\n"
+    forced = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), "--force", env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert target.read_text(encoding="utf-8") != "old contents\n"

@@ -25,7 +25,9 @@ REAL = ("builtin-mappings", "conv2d", "gemm", "rtx3050", "transformer")
 
 HEADER = "from tensorforge.hookspecs import hookimpl\n"
 
-TOY_TARGET = HEADER + """
+TOY_TARGET = (
+    HEADER
+    + """
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
 def toy(name, units=4, flops=None, sram=None, default="base"):
@@ -35,6 +37,7 @@ def toy(name, units=4, flops=None, sram=None, default="base"):
         sram=sram if sram is not None else (MemoryLevel("smem", 64 * 1024, "per_unit", 64),),
         operating_points=(OperatingPoint("base", 1000, 100e9),), default_operating_point=default)
 """
+)
 
 
 def assert_real_plugins_work(host: PluginHost) -> None:
@@ -42,8 +45,7 @@ def assert_real_plugins_work(host: PluginHost) -> None:
     for name in REAL:
         assert host.reports[name].error is None, host.reports[name]
     assert host.target("rtx3050-laptop").pe_array.units == 16
-    pred = run_prediction(host, "rtx3050-laptop",
-                          ["gemm_tiny", "conv_resnet50_1x1", "transformer_decode"])
+    pred = run_prediction(host, "rtx3050-laptop", ["gemm_tiny", "conv_resnet50_1x1", "transformer_decode"])
     assert [w.name for w in pred.workloads] == ["gemm_tiny", "conv_resnet50_1x1", "transformer_decode"]
     assert all(w.latency_s > 0 for w in pred.workloads)
 
@@ -58,14 +60,22 @@ def broken_only(host: PluginHost, name: str) -> str:
 
 # -- import-time failures ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("source, error", [
-    ('raise RuntimeError("kaboom: libfoo missing\\nsecond line of detail")',
-     "failed to load: RuntimeError: kaboom: libfoo missing"),
-    ("import tfcore_no_such_module_xyz",
-     "failed to load: ModuleNotFoundError: No module named 'tfcore_no_such_module_xyz'"),
-    ("import sys\nsys.exit(3)", "failed to load: SystemExit: 3"),
-    ("def broken(:\n    pass", "failed to load: SyntaxError: "),
-])
+
+@pytest.mark.parametrize(
+    "source, error",
+    [
+        (
+            'raise RuntimeError("kaboom: libfoo missing\\nsecond line of detail")',
+            "failed to load: RuntimeError: kaboom: libfoo missing",
+        ),
+        (
+            "import tfcore_no_such_module_xyz",
+            "failed to load: ModuleNotFoundError: No module named 'tfcore_no_such_module_xyz'",
+        ),
+        ("import sys\nsys.exit(3)", "failed to load: SystemExit: 3"),
+        ("def broken(:\n    pass", "failed to load: SyntaxError: "),
+    ],
+)
 def test_plugin_whose_import_raises(make_plugin, source, error):
     make_plugin("import-fails", source, dist="tf-import-fails")
     host = PluginHost()
@@ -78,21 +88,29 @@ def test_plugin_whose_import_raises(make_plugin, source, error):
 
 
 def test_misspelled_hook_name(make_plugin):
-    make_plugin("misspelt", HEADER + """
+    make_plugin(
+        "misspelt",
+        HEADER
+        + """
 @hookimpl
 def tensorforge_register_workload(register):   # missing the final 's'
     raise AssertionError("never called")
-""")
+""",
+    )
     host = PluginHost()
-    assert broken_only(host, "misspelt") == ("unknown hook 'tensorforge_register_workload' "
-                                             "(did you mean 'tensorforge_register_workloads'?)")
+    assert broken_only(host, "misspelt") == (
+        "unknown hook 'tensorforge_register_workload' (did you mean 'tensorforge_register_workloads'?)"
+    )
     assert host.reports["misspelt"].hooks == ("tensorforge_register_workload",)
-    assert host.pm.get_plugin("misspelt") is None          # unregistered, so check_pending passes
+    assert host.pm.get_plugin("misspelt") is None  # unregistered, so check_pending passes
     assert_real_plugins_work(host)
 
 
 def test_misspelled_hook_rejects_the_whole_plugin(make_plugin):
-    make_plugin("half-right", TOY_TARGET + """
+    make_plugin(
+        "half-right",
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-half"))
@@ -100,79 +118,113 @@ def tensorforge_register_targets(register):
 @hookimpl
 def tensorforge_register_mapping(register):
     pass
-""")
+""",
+    )
     host = PluginHost()
-    assert broken_only(host, "half-right") == ("unknown hook 'tensorforge_register_mapping' "
-                                               "(did you mean 'tensorforge_register_mappings'?)")
+    assert broken_only(host, "half-right") == (
+        "unknown hook 'tensorforge_register_mapping' (did you mean 'tensorforge_register_mappings'?)"
+    )
     assert "toy-half" not in host.names("targets")
     assert_real_plugins_work(host)
 
 
 def test_hookimpl_with_an_argument_not_in_the_spec(make_plugin):
-    make_plugin("extra-arg", HEADER + """
+    make_plugin(
+        "extra-arg",
+        HEADER
+        + """
 @hookimpl
 def tensorforge_register_targets(register, registry):
     pass
-""")
+""",
+    )
     host = PluginHost()
     error = broken_only(host, "extra-arg")
-    assert error.startswith("failed to register: PluginValidationError: Plugin 'extra-arg' "
-                            "for hook 'tensorforge_register_targets'")
+    assert error.startswith(
+        "failed to register: PluginValidationError: Plugin 'extra-arg' for hook 'tensorforge_register_targets'"
+    )
     # the culprit argument is named, on the same single line
     assert "registry" in error and "\n" not in error
     assert_real_plugins_work(host)
 
 
-@pytest.mark.parametrize("hook, value, error", [
-    ("tensorforge_register_targets", "{'name': 'rtx3050-laptop'}",
-     "plugin 'wrong-type' registered a dict as a target; expected tensorforge.target.Target"),
-    ("tensorforge_register_workloads", "'gemm'",
-     "plugin 'wrong-type' registered a str as a workload; expected tensorforge.workload.WorkloadKind"),
-    ("tensorforge_register_mappings", "object()",
-     "plugin 'wrong-type' registered a object as a mapping; expected "
-     "tensorforge.mappings.base.MappingStrategy"),
-])
+@pytest.mark.parametrize(
+    "hook, value, error",
+    [
+        (
+            "tensorforge_register_targets",
+            "{'name': 'rtx3050-laptop'}",
+            "plugin 'wrong-type' registered a dict as a target; expected tensorforge.target.Target",
+        ),
+        (
+            "tensorforge_register_workloads",
+            "'gemm'",
+            "plugin 'wrong-type' registered a str as a workload; expected tensorforge.workload.WorkloadKind",
+        ),
+        (
+            "tensorforge_register_mappings",
+            "object()",
+            "plugin 'wrong-type' registered a object as a mapping; expected tensorforge.mappings.base.MappingStrategy",
+        ),
+    ],
+)
 def test_plugin_registers_a_wrong_type(make_plugin, hook, value, error):
-    make_plugin("wrong-type", HEADER + f"""
+    make_plugin(
+        "wrong-type",
+        HEADER
+        + f"""
 @hookimpl
 def {hook}(register):
     register({value})
-""")
+""",
+    )
     host = PluginHost()
     assert broken_only(host, "wrong-type") == error
     assert_real_plugins_work(host)
 
 
-IMPOSTOR = TOY_TARGET + """
+IMPOSTOR = (
+    TOY_TARGET
+    + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("rtx3050-laptop", units=1))
 """
+)
 
 
-@pytest.mark.parametrize("entry_point", ["zz-dup-target", "aa-dup-target"],
-                         ids=["sorting after the shipped plugin", "sorting before the shipped plugin"])
+@pytest.mark.parametrize(
+    "entry_point",
+    ["zz-dup-target", "aa-dup-target"],
+    ids=["sorting after the shipped plugin", "sorting before the shipped plugin"],
+)
 def test_a_shipped_name_is_reserved_whatever_the_entry_point_order(make_plugin, entry_point):
     make_plugin(entry_point, IMPOSTOR)
     host = PluginHost()
     assert broken_only(host, entry_point) == (
         f"plugin {entry_point!r} (distribution tfcore-test-{entry_point} 0.1) registered target "
-        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' (distribution tf-rtx3050 0.1.0)")
-    assert_real_plugins_work(host)     # the real 16-SM target, never the impostor's 1 unit
+        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' (distribution tf-rtx3050 0.1.0)"
+    )
+    assert_real_plugins_work(host)  # the real 16-SM target, never the impostor's 1 unit
 
 
 def test_a_name_two_third_party_plugins_register_is_used_by_neither(make_plugin):
-    source = TOY_TARGET + """
+    source = (
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-contested", units=%d))
 """
+    )
     make_plugin("contest-b", source % 2)
     make_plugin("contest-a", source % 1)
     host = PluginHost()
-    message = ("target 'toy-contested' is registered by both plugin 'contest-a' (distribution "
-               "tfcore-test-contest-a 0.1) and plugin 'contest-b' (distribution tfcore-test-contest-b 0.1): "
-               "neither is used; uninstall one, or leave one out with --disable-plugins")
+    message = (
+        "target 'toy-contested' is registered by both plugin 'contest-a' (distribution "
+        "tfcore-test-contest-a 0.1) and plugin 'contest-b' (distribution tfcore-test-contest-b 0.1): "
+        "neither is used; uninstall one, or leave one out with --disable-plugins"
+    )
     assert {r.name: r.error for r in host.broken()} == {"contest-a": message, "contest-b": message}
     assert "toy-contested" not in host.names("targets")
     with pytest.raises(TensorForgeError, match="unknown target 'toy-contested'.*neither is used"):
@@ -181,18 +233,25 @@ def tensorforge_register_targets(register):
 
 
 def test_a_plugin_registering_one_name_twice_is_its_own_error(make_plugin):
-    make_plugin("twice", TOY_TARGET + """
+    make_plugin(
+        "twice",
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-twice"))
     register(toy("toy-twice"))
-""")
+""",
+    )
     host = PluginHost()
     assert broken_only(host, "twice") == "plugin 'twice' registered target 'toy-twice' twice"
 
 
 def test_duplicate_preset_name(make_plugin):
-    make_plugin("zz-dup-preset", HEADER + """
+    make_plugin(
+        "zz-dup-preset",
+        HEADER
+        + """
 import attrs
 from tensorforge.workload import WorkloadKind
 
@@ -209,87 +268,119 @@ class Other(WorkloadKind):
 @hookimpl
 def tensorforge_register_workloads(register):
     register(Other())
-""")
+""",
+    )
     host = PluginHost()
     assert broken_only(host, "zz-dup-preset") == (
         "plugin 'zz-dup-preset' (distribution tfcore-test-zz-dup-preset 0.1) registered preset 'gemm_tiny', "
-        "a name reserved by the shipped plugin 'gemm' (distribution tf-gemm 0.1.0)")
+        "a name reserved by the shipped plugin 'gemm' (distribution tf-gemm 0.1.0)"
+    )
     assert "other" not in host.names("workloads") and "other_ok" not in host.preset_names()
     assert host.preset("gemm_tiny")[0].name == "gemm"
     assert_real_plugins_work(host)
 
 
 def test_registration_hook_that_raises(make_plugin):
-    make_plugin("raises", TOY_TARGET + """
+    make_plugin(
+        "raises",
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-before-the-crash"))      # half a plugin is worse than none: dropped
     raise ValueError("cannot parse my board table")
-""")
+""",
+    )
     host = PluginHost()
     assert broken_only(host, "raises") == (
-        "tensorforge_register_targets raised ValueError: cannot parse my board table")
+        "tensorforge_register_targets raised ValueError: cannot parse my board table"
+    )
     assert "toy-before-the-crash" not in host.names("targets")
     assert_real_plugins_work(host)
 
 
-@pytest.mark.parametrize("call, error", [
-    ('toy("toy-zero", units=0)', "target 'toy-zero': pe_array.units must be >= 1, got 0"),
-    ('toy("toy-mode", flops={"fp32": 64, "fp4": 1})',
-     "target 'toy-mode': unknown math mode 'fp4' in flops_per_clock"),
-    ('toy("toy-nofp32", flops={"bf16": 64})',
-     "target 'toy-nofp32': flops_per_clock must declare fp32 (vector work runs there)"),
-    ('toy("toy-rate", flops={"fp32": 0})', "target 'toy-rate': flops_per_clock[fp32] must be > 0, got 0"),
-    ('toy("toy-nosmem", sram=())', "target 'toy-nosmem': needs a per_unit SRAM level to stage tiles"),
-    ('toy("toy-op", default="turbo")',
-     "target 'toy-op': default operating point 'turbo' is not declared"),
-    ('toy("Toy-Upper")', None),
-])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        ('toy("toy-zero", units=0)', "target 'toy-zero': pe_array.units must be >= 1, got 0"),
+        (
+            'toy("toy-mode", flops={"fp32": 64, "fp4": 1})',
+            "target 'toy-mode': unknown math mode 'fp4' in flops_per_clock",
+        ),
+        (
+            'toy("toy-nofp32", flops={"bf16": 64})',
+            "target 'toy-nofp32': flops_per_clock must declare fp32 (vector work runs there)",
+        ),
+        ('toy("toy-rate", flops={"fp32": 0})', "target 'toy-rate': flops_per_clock[fp32] must be > 0, got 0"),
+        ('toy("toy-nosmem", sram=())', "target 'toy-nosmem': needs a per_unit SRAM level to stage tiles"),
+        ('toy("toy-op", default="turbo")', "target 'toy-op': default operating point 'turbo' is not declared"),
+        ('toy("Toy-Upper")', None),
+    ],
+)
 def test_target_failing_validation(make_plugin, call, error):
-    make_plugin("bad-target", TOY_TARGET + f"""
+    make_plugin(
+        "bad-target",
+        TOY_TARGET
+        + f"""
 @hookimpl
 def tensorforge_register_targets(register):
     register({call})
-""")
+""",
+    )
     host = PluginHost()
     got = broken_only(host, "bad-target")
-    if error is None:   # names must be lowercase
-        assert got == ("plugin 'bad-target' registered a target with invalid name 'Toy-Upper' "
-                       "(must be a non-empty lowercase string)")
+    if error is None:  # names must be lowercase
+        assert got == (
+            "plugin 'bad-target' registered a target with invalid name 'Toy-Upper' "
+            "(must be a non-empty lowercase string)"
+        )
     else:
         assert got == f"plugin 'bad-target': {error}"
     assert_real_plugins_work(host)
 
 
 def test_a_valid_third_party_target_works_next_to_the_real_one(make_plugin):
-    make_plugin("good-target", TOY_TARGET + """
+    make_plugin(
+        "good-target",
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-good"))
-""", dist="tf-good-target")
+""",
+        dist="tf-good-target",
+    )
     host = PluginHost()
     assert host.broken() == []
     report = host.reports["good-target"]
     assert (report.distribution, report.version, report.registered) == (
-        "tf-good-target", "0.1", {"targets": ("toy-good",)})
+        "tf-good-target",
+        "0.1",
+        {"targets": ("toy-good",)},
+    )
     pred = run_prediction(host, "toy-good", ["gemm_tiny"])
     assert pred.target == "toy-good" and pred.workloads[0].latency_s > 0
     assert_real_plugins_work(host)
 
 
 def test_unknown_target_error_mentions_the_broken_plugin(make_plugin):
-    make_plugin("zero-units", TOY_TARGET + """
+    make_plugin(
+        "zero-units",
+        TOY_TARGET
+        + """
 @hookimpl
 def tensorforge_register_targets(register):
     register(toy("toy-zero", units=0))
-""")
+""",
+    )
     host = PluginHost()
     with pytest.raises(TensorForgeError) as info:
         host.target("toy-zero")
     assert str(info.value).startswith("unknown target 'toy-zero'")
     assert re.search(r"; known: [^;]*\brtx3050-laptop\b", str(info.value))
-    assert str(info.value).endswith("; broken plugins: zero-units (plugin 'zero-units': target 'toy-zero': " \
-           "pe_array.units must be >= 1, got 0)")
+    assert str(info.value).endswith(
+        "; broken plugins: zero-units (plugin 'zero-units': target 'toy-zero': pe_array.units must be >= 1, got 0)"
+    )
 
 
 # -- selecting plugins through the environment -------------------------------------------------
@@ -302,7 +393,7 @@ def test_tensorforge_plugins_loads_only_the_listed_ones(make_plugin, monkeypatch
     monkeypatch.setenv("TENSORFORGE_PLUGINS", " gemm, rtx3050 ,builtin-mappings")
     host = PluginHost()
     assert sorted(host.reports) == ["builtin-mappings", "gemm", "rtx3050"]
-    assert host.broken() == []                       # 'boom' was never imported
+    assert host.broken() == []  # 'boom' was never imported
     assert host.names("workloads") == ["gemm"]
     assert run_prediction(host, "rtx3050-laptop").workloads[0].name == "gemm_large_square"
     with pytest.raises(TensorForgeError, match=r"^unknown workload or preset 'conv_resnet50_3x3'"):
@@ -329,6 +420,7 @@ def test_without_the_env_vars_the_broken_plugin_is_loaded_and_listed(make_plugin
 
 # -- through the command line ------------------------------------------------------------------
 
+
 def test_cli_list_plugins_shows_the_error(make_plugin):
     make_plugin("boom", BOOM, dist="tf-boom")
     result = CliRunner().invoke(make_cli(), ["list-plugins"])
@@ -353,7 +445,7 @@ def test_cli_predict_warns_in_one_line_and_succeeds(make_plugin, extra):
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == ["warning: plugin 'boom' is not loaded: failed to load: RuntimeError: kaboom"]
     if extra:
-        assert json.loads(result.stdout)["workloads"][0]["name"] == "gemm_tiny"   # stdout stays clean
+        assert json.loads(result.stdout)["workloads"][0]["name"] == "gemm_tiny"  # stdout stays clean
     else:
         assert result.stdout.startswith("PREDICTED") and "gemm_tiny" in result.stdout
 
@@ -361,8 +453,13 @@ def test_cli_predict_warns_in_one_line_and_succeeds(make_plugin, extra):
 def test_console_script_predict_warns_in_one_line_and_succeeds(make_plugin, tensorforge_exe, tmp_path):
     make_plugin("boom", BOOM)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if str(tmp_path) in p))
-    proc = subprocess.run([str(tensorforge_exe), "predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny",
-                           "--json"], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [str(tensorforge_exe), "predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == ["warning: plugin 'boom' is not loaded: failed to load: RuntimeError: kaboom"]
     assert json.loads(proc.stdout)["workloads"][0]["name"] == "gemm_tiny"
@@ -370,7 +467,10 @@ def test_console_script_predict_warns_in_one_line_and_succeeds(make_plugin, tens
 
 def test_a_plugin_that_failed_registration_adds_no_command_and_no_reports(make_plugin):
     # Half a plugin is worse than none: once its registration fails, its other hooks are gone too.
-    make_plugin("half-plugin", TOY_TARGET + """
+    make_plugin(
+        "half-plugin",
+        TOY_TARGET
+        + """
 import click
 from tensorforge.plugins import PluginReport
 
@@ -385,13 +485,14 @@ def tensorforge_add_commands(cli):
 @hookimpl
 def tensorforge_plugin_reports():
     return [PluginReport("half-ops", "ops", None, None, "x")]
-""")
+""",
+    )
     host = PluginHost()
     assert broken_only(host, "half-plugin").startswith("plugin 'half-plugin': target 'toy-zero'")
     cli = make_cli(lambda: host)
     assert "half-command" not in command_names(cli)
     assert "half-ops" not in {r.name for r in host.all_reports()}
-    assert CliRunner().invoke(cli, ["half-command"]).exit_code == 2      # no such command
+    assert CliRunner().invoke(cli, ["half-command"]).exit_code == 2  # no such command
     assert_real_plugins_work(host)
 
 
@@ -411,7 +512,9 @@ def test_cli_respects_the_selection_env_vars(make_plugin, monkeypatch):
 
 # -- plugin code that fails while predicting, not while registering ----------------------------
 
-BAD_KIND = HEADER + """
+BAD_KIND = (
+    HEADER
+    + """
 import attrs
 from tensorforge.problems import MatmulProblem, Operator, Tensor
 from tensorforge.workload import WorkloadKind
@@ -436,20 +539,34 @@ class Bad(WorkloadKind):
 def tensorforge_register_workloads(register):
     register(Bad())
 """
+)
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("body, error", [
-    ('raise RuntimeError("shape table missing")', "operators() raised RuntimeError: shape table missing"),
-    ('return None', "operators() returned a NoneType; expected a tuple of tensorforge.problems.Operator"),
-    ('return "mm"', "operators() returned a str; expected a tuple"),
-    ('return ["mm"]', "operators() item 0: a str, not a tensorforge.problems.Operator"),
-    ('return (Operator("mm", good_op().problem, count=0),)', "operator 'mm': count must be an integer >= 1, got 0"),
-    ('return (Operator("mm", object()),)', "operator 'mm': its problem object is unusable"),
-    ('import attrs; return (attrs.evolve(good_op(), problem=attrs.evolve(good_op().problem, m=float("nan"))),)',
-     "operator 'mm': flops must be a finite number >= 0, got nan"),
-], ids=["operators raises", "returns None", "returns a string", "returns strings",
-        "count 0", "a problem without reads", "NaN flops"])
+@pytest.mark.parametrize(
+    "body, error",
+    [
+        ('raise RuntimeError("shape table missing")', "operators() raised RuntimeError: shape table missing"),
+        ("return None", "operators() returned a NoneType; expected a tuple of tensorforge.problems.Operator"),
+        ('return "mm"', "operators() returned a str; expected a tuple"),
+        ('return ["mm"]', "operators() item 0: a str, not a tensorforge.problems.Operator"),
+        ('return (Operator("mm", good_op().problem, count=0),)', "operator 'mm': count must be an integer >= 1, got 0"),
+        ('return (Operator("mm", object()),)', "operator 'mm': its problem object is unusable"),
+        (
+            'import attrs; return (attrs.evolve(good_op(), problem=attrs.evolve(good_op().problem, m=float("nan"))),)',
+            "operator 'mm': flops must be a finite number >= 0, got nan",
+        ),
+    ],
+    ids=[
+        "operators raises",
+        "returns None",
+        "returns a string",
+        "returns strings",
+        "count 0",
+        "a problem without reads",
+        "NaN flops",
+    ],
+)
 def test_a_workload_kind_that_fails_while_predicting_is_named_in_one_line(make_plugin, body, error):
     make_plugin("bad-kind", BAD_KIND.format(body=body), dist="tf-bad-kind")
     result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "badkind_one"])
@@ -459,4 +576,4 @@ def test_a_workload_kind_that_fails_while_predicting_is_named_in_one_line(make_p
     assert last.startswith(f"error: workload kind 'badkind' ({module}): ") and error in last, last
     assert "Traceback" not in result.output
     good = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
-    assert good.exit_code == 0                  # the other plugins still predict
+    assert good.exit_code == 0  # the other plugins still predict

@@ -21,8 +21,18 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 SUITES = Path(__file__).resolve().parent / "fixtures" / "suites"
 HF = Path(__file__).resolve().parent / "fixtures" / "hf"
 TARGET = ["-t", "rtx3050-laptop"]
-COLUMNS = ["workload", "FLOPs", "compulsory", "mapping", "compute", "memory (level)", "lower bound",
-           "bottleneck", "ceilings", "search"]
+COLUMNS = [
+    "workload",
+    "FLOPs",
+    "compulsory",
+    "mapping",
+    "compute",
+    "memory (level)",
+    "lower bound",
+    "bottleneck",
+    "ceilings",
+    "search",
+]
 
 
 def invoke(cli, *args):
@@ -36,6 +46,7 @@ def predict_json(cli, *args) -> dict:
 
 
 # -- help and listing --------------------------------------------------------------------------
+
 
 def _command_paths(group: click.Group, prefix=()):
     # Through list_commands: the root collects the plugins' commands when a command line starts.
@@ -77,8 +88,17 @@ def test_every_subcommand_has_help(cli):
 
 def test_predict_help_documents_the_options(cli):
     text = invoke(cli, "predict", "--help").stdout
-    for option in ("--target", "--workload", "--suite", "--operating-point", "--ceilings",
-                   "--max-candidates", "--detail", "--json", "--output"):
+    for option in (
+        "--target",
+        "--workload",
+        "--suite",
+        "--operating-point",
+        "--ceilings",
+        "--max-candidates",
+        "--detail",
+        "--json",
+        "--output",
+    ):
         assert option in text
 
 
@@ -106,7 +126,7 @@ def test_list_plugins_text_and_json_agree(cli):
 def test_targets_and_workloads_commands(cli):
     listing = invoke(cli, "targets", "list")
     assert listing.exit_code == 0
-    row, = [l for l in listing.stdout.splitlines() if l.startswith("rtx3050-laptop")]
+    (row,) = [l for l in listing.stdout.splitlines() if l.startswith("rtx3050-laptop")]
     assert "16 SM" in row and "4 GiB" in row and "192 GB/s" in row and "80w*, 35w" in row
     shown = json.loads(invoke(cli, "targets", "show", "rtx3050-laptop", "--format", "json").stdout)
     assert shown["pe_array"]["units"] == 16 and shown["default_operating_point"] == "80w"
@@ -114,10 +134,11 @@ def test_targets_and_workloads_commands(cli):
     kinds = invoke(cli, "workloads").stdout
     assert "gemm: dense matrix multiply" in kinds
     assert "  * gemm_tiny: gemm:m=64,n=64,k=64,dtype=bf16" in kinds
-    assert "    gemm_square_fp32: " in kinds          # a preset outside the default suite
+    assert "    gemm_square_fp32: " in kinds  # a preset outside the default suite
 
 
 # -- predict -----------------------------------------------------------------------------------
+
 
 def test_predict_default_suite_text(cli, host):
     result = invoke(cli, "predict", *TARGET)
@@ -129,20 +150,29 @@ def test_predict_default_suite_text(cli, host):
     header = lines[3]
     positions = [header.index(c) for c in COLUMNS]
     assert positions == sorted(positions)
-    rows = {line.split()[0]: line for line in lines[5:5 + len(host.default_suite())]}
+    rows = {line.split()[0]: line for line in lines[5 : 5 + len(host.default_suite())]}
     assert list(rows) == host.default_suite()
-    for name in ("gemm_large_square", "gemm_tiny", "conv_resnet50_3x3", "conv_depthwise_3x3",
-                 "transformer_prefill", "transformer_decode"):
+    for name in (
+        "gemm_large_square",
+        "gemm_tiny",
+        "conv_resnet50_3x3",
+        "conv_depthwise_3x3",
+        "transformer_prefill",
+        "transformer_decode",
+    ):
         row = rows[name]
-        cell = lambda col, nxt: row[header.index(col):header.index(nxt)].strip()
+        cell = lambda col, nxt: row[header.index(col) : header.index(nxt)].strip()
         assert cell("bottleneck", "ceilings") in ("compute", "memory")
         assert cell("ceilings", "search") == "datasheet"
         assert cell("search", "ESTIMATE device") == "exhaustive"
         for col, nxt in (("ESTIMATE device", "ESTIMATE eager"),):
-            value, unit = cell(col, nxt).split()    # the estimate has its own columns
+            value, unit = cell(col, nxt).split()  # the estimate has its own columns
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
-        for col, nxt in (("compute", "memory (level)"), ("memory (level)", "lower bound"),
-                         ("lower bound", "bottleneck")):
+        for col, nxt in (
+            ("compute", "memory (level)"),
+            ("memory (level)", "lower bound"),
+            ("lower bound", "bottleneck"),
+        ):
             value, unit, *level = cell(col, nxt).split()
             assert float(value) > 0 and unit in ("ns", "us", "ms", "s"), row
             # the memory time names the level that set it (DRAM, shared memory, ...)
@@ -178,7 +208,7 @@ def test_predict_inline_spec(cli):
     inline, preset = data["workloads"]
     assert inline["name"] == "gemm:m=8192,n=8192,k=8192,dtype=bf16"
     assert inline["kind"] == "gemm"
-    assert inline["flops"] == 2 * 8192 ** 3
+    assert inline["flops"] == 2 * 8192**3
     assert inline["compulsory_bytes"] == 3 * 8192 * 8192 * 2
     assert inline["spec"] == preset["spec"] == "gemm:m=8192,n=8192,k=8192,dtype=bf16"
     # the same problem as the preset: the same bound
@@ -186,37 +216,37 @@ def test_predict_inline_spec(cli):
 
 
 def test_predict_preset_with_override(cli):
-    w, = predict_json(cli, "-w", "gemm_tiny:dtype=fp16")["workloads"]
+    (w,) = predict_json(cli, "-w", "gemm_tiny:dtype=fp16")["workloads"]
     assert w["name"] == "gemm_tiny:dtype=fp16"
     assert w["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16"
     assert w["operators"][0]["math_mode"] == "fp16"
     assert w["compulsory_bytes"] == 3 * 64 * 64 * 2
-    assert w["flops"] == 2 * 64 ** 3
+    assert w["flops"] == 2 * 64**3
 
 
 def _check_suite_result(data):
     by_name = {w["name"]: w for w in data["workloads"]}
     assert list(by_name) == ["tiny_fp16", "square_512", "conv_small", "llama_tiny_prefill"]
     assert by_name["tiny_fp16"]["spec"] == "gemm:m=64,n=64,k=64,dtype=fp16"
-    assert by_name["square_512"]["flops"] == 2 * 512 ** 3
+    assert by_name["square_512"]["flops"] == 2 * 512**3
     assert by_name["conv_small"]["kind"] == "conv2d"
     llama = by_name["llama_tiny_prefill"]
     # read from fixtures/suites/config.json, relative to the suite file, not the cwd
     assert f"config={SUITES / 'config.json'}" in llama["spec"]
-    attention, = [o for o in llama["operators"] if o["name"] == "attention"]
+    (attention,) = [o for o in llama["operators"] if o["name"] == "attention"]
     assert (attention["problem"]["heads"], attention["problem"]["kv_heads"]) == (8, 2)
-    assert attention["count"] == 2            # num_hidden_layers
+    assert attention["count"] == 2  # num_hidden_layers
     assert attention["problem"]["q_len"] == 128
 
 
 @pytest.mark.parametrize("suite", ["core_suite.toml", "core_suite.json"])
 def test_predict_suite_files(cli, suite, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)                   # anywhere but the suite's folder
+    monkeypatch.chdir(tmp_path)  # anywhere but the suite's folder
     _check_suite_result(predict_json(cli, "--suite", str(SUITES / suite)))
 
 
 def test_toml_and_json_suites_give_identical_results(cli, monkeypatch):
-    monkeypatch.chdir(SUITES.parent)              # relative suite paths work too
+    monkeypatch.chdir(SUITES.parent)  # relative suite paths work too
     toml = invoke(cli, "predict", *TARGET, "--json", "--suite", "suites/core_suite.toml")
     as_json = invoke(cli, "predict", *TARGET, "--json", "--suite", "suites/core_suite.json")
     assert toml.exit_code == as_json.exit_code == 0
@@ -225,7 +255,7 @@ def test_toml_and_json_suites_give_identical_results(cli, monkeypatch):
 
 def test_json_output_is_byte_identical_across_runs(cli):
     first = invoke(cli, "predict", *TARGET, "--json")
-    second = invoke(make_cli(), "predict", *TARGET, "--json")      # a fresh host too
+    second = invoke(make_cli(), "predict", *TARGET, "--json")  # a fresh host too
     assert first.exit_code == second.exit_code == 0
     assert first.stdout == second.stdout
     data = json.loads(first.stdout)
@@ -234,14 +264,29 @@ def test_json_output_is_byte_identical_across_runs(cli):
 
 def test_json_output_is_byte_identical_across_processes(cli, tensorforge_exe):
     """Different hash seeds, different processes: still the same bytes (no set ordering leaks)."""
-    args = [str(tensorforge_exe), "predict", *TARGET, "--json", "-w", "transformer_decode",
-            "-w", "conv_resnet50_1x1", "-w", "gemm_tiny"]
-    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env=dict(os.environ, PYTHONHASHSEED=seed)) for seed in ("1", "2")]
+    args = [
+        str(tensorforge_exe),
+        "predict",
+        *TARGET,
+        "--json",
+        "-w",
+        "transformer_decode",
+        "-w",
+        "conv_resnet50_1x1",
+        "-w",
+        "gemm_tiny",
+    ]
+    procs = [
+        subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, PYTHONHASHSEED=seed)
+        )
+        for seed in ("1", "2")
+    ]
     outs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    in_process = invoke(cli, "predict", *TARGET, "--json", "-w", "transformer_decode",
-                        "-w", "conv_resnet50_1x1", "-w", "gemm_tiny").stdout
+    in_process = invoke(
+        cli, "predict", *TARGET, "--json", "-w", "transformer_decode", "-w", "conv_resnet50_1x1", "-w", "gemm_tiny"
+    ).stdout
     assert outs[0][0].decode() == outs[1][0].decode() == in_process
 
 
@@ -250,7 +295,7 @@ def test_output_file_is_written_atomically(cli, tmp_path):
     out.write_text("old contents\n")
     old_inode = out.stat().st_ino
     refused = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out))
-    assert refused.exit_code == 2 and out.read_text() == "old contents\n"      # not without --force
+    assert refused.exit_code == 2 and out.read_text() == "old contents\n"  # not without --force
     assert refused.stderr == f"error: prediction {out} already exists; choose another path or pass --force\n"
     result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out), "--force")
     assert result.exit_code == 0, result.output
@@ -280,15 +325,22 @@ def test_failed_write_leaves_the_existing_file_and_no_debris(cli, tmp_path, monk
 
 def test_calibrated_ceilings_file(cli, tmp_path):
     ceilings = tmp_path / "cal.json"
-    ceilings.write_text(json.dumps({"label": "CALIBRATED", "device": "NVIDIA GeForce RTX 3050 Laptop GPU",
-                                    "ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9}}))
+    ceilings.write_text(
+        json.dumps(
+            {
+                "label": "CALIBRATED",
+                "device": "NVIDIA GeForce RTX 3050 Laptop GPU",
+                "ceilings": {"compute": {"bf16": 7e12}, "dram_bytes_per_s": 150e9},
+            }
+        )
+    )
     data = predict_json(cli, "-w", "gemm_large_square", "-w", "transformer_decode", "--ceilings", str(ceilings))
     assert data["bound"] == "calibrated"
     assert data["ceilings"]["compute"]["bf16"] == 7e12
-    assert data["ceilings"]["compute"]["fp32"] == 16 * 256 * 1740e6          # datasheet fill-in
+    assert data["ceilings"]["compute"]["fp32"] == 16 * 256 * 1740e6  # datasheet fill-in
     assert data["ceilings"]["compute_origin"]["fp32"] == "datasheet"
     gemm, decode = data["workloads"]
-    assert gemm["compute_s"] == pytest.approx(2 * 8192 ** 3 / 7e12, rel=0.05)
+    assert gemm["compute_s"] == pytest.approx(2 * 8192**3 / 7e12, rel=0.05)
     assert {o["ceiling_origin"] for o in decode["operators"]} == {"calibrated", "datasheet"}
     text = invoke(cli, "predict", *TARGET, "-w", "transformer_decode", "--ceilings", str(ceilings)).stdout
     assert text.startswith("PREDICTED  calibrated lower bound on rtx3050-laptop")
@@ -296,6 +348,7 @@ def test_calibrated_ceilings_file(cli, tmp_path):
 
 
 # -- bad input ---------------------------------------------------------------------------------
+
 
 def _files(tmp: Path) -> None:
     (tmp / "bad.toml").write_text('[[workload]\nname = "x"\n')
@@ -320,54 +373,88 @@ BAD_INPUT = {
     "non-numeric dim": (W + ["gemm:m=eight,n=8,k=8"], ["gemm: m must be an integer, got 'eight'"]),
     "conv zero channels": (W + ["conv2d:n=1,c=0,h=8,w=8,k=8"], ["conv2d: c must be >= 1, got 0"]),
     "unknown dtype": (W + ["gemm:m=8,n=8,k=8,dtype=fp13"], ["unknown dtype 'fp13'", "fp32"]),
-    "unknown math mode": (W + ["gemm:m=8,n=8,k=8,math_mode=tf33"],
-                          ["unknown math mode 'tf33' (did you mean 'tf32'?)"]),
-    "tf32 on bf16": (W + ["gemm:m=8,n=8,k=8,dtype=bf16,math_mode=tf32"],
-                     ["math mode 'tf32' cannot execute bf16 operands; allowed: bf16"]),
-    "mode the target lacks": (W + ["gemm:m=8,n=8,k=8,dtype=fp8"],
-                              ["target 'rtx3050-laptop' declares no fp8 rate"]),
-    "unknown target": (["predict", "-t", "rtx3050", "-w", "gemm_tiny"],
-                       ["unknown target 'rtx3050' (did you mean 'rtx3050-laptop'?)"]),
-    "unknown operating point": (W + ["gemm_tiny", "-p", "100w"],
-                                ["unknown operating point for target 'rtx3050-laptop' '100w'", "80w"]),
-    "unknown workload": (W + ["gemm_tinyy"],
-                         ["unknown workload or preset 'gemm_tinyy' (did you mean 'gemm_tiny'?)"]),
-    "unknown parameter": (W + ["gemm:m=8,n=8,k=8,kk=8"],
-                          ["gemm: unknown parameter 'kk' (did you mean 'k'?)"]),
-    "unknown preset override": (W + ["gemm_tiny:dtyp=fp16"],
-                                ["gemm: unknown parameter 'dtyp' (did you mean 'dtype'?)"]),
+    "unknown math mode": (W + ["gemm:m=8,n=8,k=8,math_mode=tf33"], ["unknown math mode 'tf33' (did you mean 'tf32'?)"]),
+    "tf32 on bf16": (
+        W + ["gemm:m=8,n=8,k=8,dtype=bf16,math_mode=tf32"],
+        ["math mode 'tf32' cannot execute bf16 operands; allowed: bf16"],
+    ),
+    "mode the target lacks": (W + ["gemm:m=8,n=8,k=8,dtype=fp8"], ["target 'rtx3050-laptop' declares no fp8 rate"]),
+    "unknown target": (
+        ["predict", "-t", "rtx3050", "-w", "gemm_tiny"],
+        ["unknown target 'rtx3050' (did you mean 'rtx3050-laptop'?)"],
+    ),
+    "unknown operating point": (
+        W + ["gemm_tiny", "-p", "100w"],
+        ["unknown operating point for target 'rtx3050-laptop' '100w'", "80w"],
+    ),
+    "unknown workload": (W + ["gemm_tinyy"], ["unknown workload or preset 'gemm_tinyy' (did you mean 'gemm_tiny'?)"]),
+    "unknown parameter": (W + ["gemm:m=8,n=8,k=8,kk=8"], ["gemm: unknown parameter 'kk' (did you mean 'k'?)"]),
+    "unknown preset override": (
+        W + ["gemm_tiny:dtyp=fp16"],
+        ["gemm: unknown parameter 'dtyp' (did you mean 'dtype'?)"],
+    ),
     "not key=value": (W + ["gemm:m"], ["gemm:m: expected key=value, got 'm'"]),
-    "bad boolean": (W + ["gemm:m=8,n=8,k=8,transpose_a=maybe"],
-                    ["gemm: transpose_a must be true or false, got 'maybe'"]),
+    "bad boolean": (
+        W + ["gemm:m=8,n=8,k=8,transpose_a=maybe"],
+        ["gemm: transpose_a must be true or false, got 'maybe'"],
+    ),
     "workload twice": (W + ["gemm_tiny", "-w", "gemm_tiny"], ["workload 'gemm_tiny' given twice"]),
-    "malformed toml": (["predict", *TARGET, "--suite", "{tmp}/bad.toml"],
-                       ["suite file {tmp}/bad.toml: not valid TOML"]),
-    "malformed json suite": (["predict", *TARGET, "--suite", "{tmp}/bad.json"],
-                             ["suite file {tmp}/bad.json: not valid JSON"]),
-    "toml suite without workload": (["predict", *TARGET, "--suite", "{tmp}/nowl.toml"],
-                                    ["suite file {tmp}/nowl.toml: expected a non-empty list 'workload'"]),
-    "json suite without workload": (["predict", *TARGET, "--suite", "{tmp}/nowl.json"],
-                                    ["suite file {tmp}/nowl.json: expected a non-empty list 'workload'"]),
-    "suite entry without kind": (["predict", *TARGET, "--suite", "{tmp}/nokind.toml"],
-                                 ["suite file {tmp}/nokind.toml, workload #1: needs 'preset' or 'kind'"]),
-    "missing suite file": (["predict", *TARGET, "--suite", "{tmp}/absent.toml"],
-                           ["cannot read suite file {tmp}/absent.toml"]),
-    "malformed hf config": (["predict", *TARGET, "--suite", "{tmp}/hfsuite.toml"],
-                            ["transformer config {tmp}/hf/config.json: not valid JSON"]),
-    "hf config missing hidden": (W + ["transformer:config={tmp}/nohidden.json"],
-                                 ["transformer config {tmp}/nohidden.json: missing 'hidden_size'"]),
-    "conv filter does not fit": (W + ["conv2d:n=1,c=4,h=2,w=2,k=4,r=3,s=3"],
-                                 ["conv2d: the 3x3 filter (dilation 1) does not fit the 2x2 input"]),
-    "conv dilated filter does not fit": (W + ["conv2d:n=1,c=4,h=8,w=8,k=4,r=3,s=3,dilation=4"],
-                                         ["conv2d: the 3x3 filter (dilation 4) does not fit"]),
-    "groups not dividing c": (W + ["conv2d:n=1,c=6,h=8,w=8,k=8,groups=4"],
-                              ["conv2d: groups=4 must divide c=6 and k=8"]),
-    "kv_heads not dividing heads": (W + ["transformer:hidden=64,layers=1,heads=4,kv_heads=3"],
-                                    ["transformer: kv_heads=3 must divide heads=4"]),
-    "decode without context": (W + ["transformer:hidden=64,layers=1,heads=4,phase=decode"],
-                               ["transformer: phase=decode needs context >= 1"]),
-    "malformed ceilings": (W + ["gemm_tiny", "--ceilings", "{tmp}/cal.json"],
-                           ["ceilings file {tmp}/cal.json: not valid JSON"]),
+    "malformed toml": (
+        ["predict", *TARGET, "--suite", "{tmp}/bad.toml"],
+        ["suite file {tmp}/bad.toml: not valid TOML"],
+    ),
+    "malformed json suite": (
+        ["predict", *TARGET, "--suite", "{tmp}/bad.json"],
+        ["suite file {tmp}/bad.json: not valid JSON"],
+    ),
+    "toml suite without workload": (
+        ["predict", *TARGET, "--suite", "{tmp}/nowl.toml"],
+        ["suite file {tmp}/nowl.toml: expected a non-empty list 'workload'"],
+    ),
+    "json suite without workload": (
+        ["predict", *TARGET, "--suite", "{tmp}/nowl.json"],
+        ["suite file {tmp}/nowl.json: expected a non-empty list 'workload'"],
+    ),
+    "suite entry without kind": (
+        ["predict", *TARGET, "--suite", "{tmp}/nokind.toml"],
+        ["suite file {tmp}/nokind.toml, workload #1: needs 'preset' or 'kind'"],
+    ),
+    "missing suite file": (
+        ["predict", *TARGET, "--suite", "{tmp}/absent.toml"],
+        ["cannot read suite file {tmp}/absent.toml"],
+    ),
+    "malformed hf config": (
+        ["predict", *TARGET, "--suite", "{tmp}/hfsuite.toml"],
+        ["transformer config {tmp}/hf/config.json: not valid JSON"],
+    ),
+    "hf config missing hidden": (
+        W + ["transformer:config={tmp}/nohidden.json"],
+        ["transformer config {tmp}/nohidden.json: missing 'hidden_size'"],
+    ),
+    "conv filter does not fit": (
+        W + ["conv2d:n=1,c=4,h=2,w=2,k=4,r=3,s=3"],
+        ["conv2d: the 3x3 filter (dilation 1) does not fit the 2x2 input"],
+    ),
+    "conv dilated filter does not fit": (
+        W + ["conv2d:n=1,c=4,h=8,w=8,k=4,r=3,s=3,dilation=4"],
+        ["conv2d: the 3x3 filter (dilation 4) does not fit"],
+    ),
+    "groups not dividing c": (
+        W + ["conv2d:n=1,c=6,h=8,w=8,k=8,groups=4"],
+        ["conv2d: groups=4 must divide c=6 and k=8"],
+    ),
+    "kv_heads not dividing heads": (
+        W + ["transformer:hidden=64,layers=1,heads=4,kv_heads=3"],
+        ["transformer: kv_heads=3 must divide heads=4"],
+    ),
+    "decode without context": (
+        W + ["transformer:hidden=64,layers=1,heads=4,phase=decode"],
+        ["transformer: phase=decode needs context >= 1"],
+    ),
+    "malformed ceilings": (
+        W + ["gemm_tiny", "--ceilings", "{tmp}/cal.json"],
+        ["ceilings file {tmp}/cal.json: not valid JSON"],
+    ),
     "missing target option": (["predict", "-w", "gemm_tiny"], ["Missing option '--target'"]),
     "max candidates zero": (W + ["gemm_tiny", "--max-candidates", "0"], ["--max-candidates", "0"]),
     "unknown option": (W + ["gemm_tiny", "--bogus"], ["No such option", "--bogus"]),
@@ -398,7 +485,7 @@ def test_bad_input_is_one_error_line_exit_2_and_overwrites_nothing(case, tmp_pat
     out.write_bytes(b'{"keep": "me"}\n')
     before = sorted(p.name for p in tmp_path.rglob("*"))
     if argv[0] == "predict":
-        argv = argv + ["--json", "-o", str(out), "--force"]   # replaceable, yet kept on bad input
+        argv = argv + ["--json", "-o", str(out), "--force"]  # replaceable, yet kept on bad input
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
@@ -415,8 +502,7 @@ def test_main_succeeds_with_exit_status_zero(capsys):
 
 
 # A sample in real processes (main() in-process above covers every case).
-SUBPROCESS_CASES = ["negative dim", "unknown target", "malformed toml", "malformed hf config",
-                    "missing target option"]
+SUBPROCESS_CASES = ["negative dim", "unknown target", "malformed toml", "malformed hf config", "missing target option"]
 
 
 def test_console_script_bad_input_is_one_line_without_traceback(tensorforge_exe, tmp_path):
@@ -429,8 +515,9 @@ def test_console_script_bad_input_is_one_line_without_traceback(tensorforge_exe,
         argv = _expand(BAD_INPUT[case][0], tmp_path)
         if case == "malformed hf config":
             argv += ["-o", str(out), "--force"]
-        procs[case] = subprocess.Popen([str(tensorforge_exe), *argv], stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+        procs[case] = subprocess.Popen(
+            [str(tensorforge_exe), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path)
+        )
     for case, proc in procs.items():
         stdout, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 2, (case, stderr)

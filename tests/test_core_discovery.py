@@ -16,20 +16,27 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 # entry-point name -> (distribution, module, hooks, what it registers)
 EXPECTED = {
-    "gemm": ("tf-gemm", "tf_gemm.plugin", ("tensorforge_register_workloads",),
-             {"workloads": ("gemm",)}),
-    "conv2d": ("tf-conv2d", "tf_conv2d.plugin", ("tensorforge_register_workloads",),
-               {"workloads": ("conv2d",)}),
-    "transformer": ("tf-transformer", "tf_transformer.plugin", ("tensorforge_register_workloads",),
-                    {"workloads": ("sdpa", "transformer")}),
-    "rtx3050": ("tf-rtx3050", "tf_rtx3050.plugin", ("tensorforge_register_targets",),
-                {"targets": ("rtx3050-laptop",)}),
-    "builtin-mappings": ("tensorforge", "tensorforge.mappings.plugin",
-                         ("tensorforge_register_mappings",),
-                         {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul",
-                                       "vector-matmul")}),
-    "collective": ("tf-collective", "tf_collective.plugin", ("tensorforge_register_workloads",),
-                   {"workloads": ("collective",)}),
+    "gemm": ("tf-gemm", "tf_gemm.plugin", ("tensorforge_register_workloads",), {"workloads": ("gemm",)}),
+    "conv2d": ("tf-conv2d", "tf_conv2d.plugin", ("tensorforge_register_workloads",), {"workloads": ("conv2d",)}),
+    "transformer": (
+        "tf-transformer",
+        "tf_transformer.plugin",
+        ("tensorforge_register_workloads",),
+        {"workloads": ("sdpa", "transformer")},
+    ),
+    "rtx3050": ("tf-rtx3050", "tf_rtx3050.plugin", ("tensorforge_register_targets",), {"targets": ("rtx3050-laptop",)}),
+    "builtin-mappings": (
+        "tensorforge",
+        "tensorforge.mappings.plugin",
+        ("tensorforge_register_mappings",),
+        {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul", "vector-matmul")},
+    ),
+    "collective": (
+        "tf-collective",
+        "tf_collective.plugin",
+        ("tensorforge_register_workloads",),
+        {"workloads": ("collective",)},
+    ),
 }
 
 
@@ -60,21 +67,22 @@ def test_plugin_metadata_matches_its_own_pyproject(host, package):
     """Each plugin is its own distribution: name, version and entry point as its pyproject
     declares them (so an editable install of the plugin is what the host found)."""
     project = _pyproject(REPO / "plugins" / package / "pyproject.toml")["project"]
-    (ep_name, ep_value), = project["entry-points"][ENTRY_POINT_GROUP].items()
+    ((ep_name, ep_value),) = project["entry-points"][ENTRY_POINT_GROUP].items()
     report = host.reports[ep_name]
     assert report.distribution == project["name"]
     assert report.version == project["version"] == "0.1.0"
     assert report.module == ep_value
     # and it really is an entry point of that distribution, not something injected
-    dist_eps = {ep.name: ep.value for ep in metadata.distribution(project["name"]).entry_points
-                if ep.group == ENTRY_POINT_GROUP}
+    dist_eps = {
+        ep.name: ep.value for ep in metadata.distribution(project["name"]).entry_points if ep.group == ENTRY_POINT_GROUP
+    }
     assert dist_eps == {ep_name: ep_value}
 
 
 def test_builtin_mappings_come_from_the_tensorforge_distribution(host):
     project = _pyproject(REPO / "pyproject.toml")["project"]
     assert project["entry-points"][ENTRY_POINT_GROUP]["builtin-mappings"] == "tensorforge.mappings.plugin"
-    ep, = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == "builtin-mappings"]
+    (ep,) = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == "builtin-mappings"]
     assert ep.dist.metadata["Name"] == "tensorforge"
     assert host.reports["builtin-mappings"].version == metadata.version("tensorforge")
 
@@ -94,7 +102,7 @@ def test_host_indexes_what_the_plugins_registered(host):
     target = host.target("rtx3050-laptop")
     assert target.pe_array.units == 16
     assert target.pe_array.flops_per_clock["bf16"] == 512
-    assert target.dram_capacity_bytes == 4 * 1024 ** 3
+    assert target.dram_capacity_bytes == 4 * 1024**3
     # presets are indexed across plugins, each pointing at the kind that owns it
     assert {"gemm_tiny", "gemm_large_square", "conv_resnet50_3x3", "transformer_decode"} <= set(host.preset_names())
     kind, fields = host.preset("gemm_large_square")

@@ -36,17 +36,20 @@ KNOWN_HOOKS = {
 def _spec_functions():
     """(module, name, function) for every function marked as a hook spec."""
     marker = f"{hookspecs.PROJECT}_spec"
-    return [(module, name, fn) for module in hookspecs.SPEC_MODULES
-            for name, fn in inspect.getmembers(module, inspect.isfunction)
-            if hasattr(fn, marker)]
+    return [
+        (module, name, fn)
+        for module in hookspecs.SPEC_MODULES
+        for name, fn in inspect.getmembers(module, inspect.isfunction)
+        if hasattr(fn, marker)
+    ]
 
 
 def host_with(*plugins, load_entry_points=True) -> PluginHost:
-    return PluginHost(load_entry_points=load_entry_points,
-                      extra_plugins=tuple((p.PLUGIN_NAME, p) for p in plugins))
+    return PluginHost(load_entry_points=load_entry_points, extra_plugins=tuple((p.PLUGIN_NAME, p) for p in plugins))
 
 
 # -- the specs themselves ----------------------------------------------------------------------
+
 
 def test_the_plugin_manager_knows_exactly_the_documented_hooks():
     pm = PluginHost(load_entry_points=False).pm
@@ -68,8 +71,7 @@ def test_each_hook_spec_has_a_docstring_for_plugin_authors(module, name, fn):
 def test_each_hook_is_exercised_by_a_core_test():
     """A hook nobody tests is a hook nobody knows works: each is implemented by a plugin in
     some tests/test_core_*.py (a `def <hook>(`, as a plugin author writes it)."""
-    sources = "\n".join(p.read_text(encoding="utf-8")
-                        for p in Path(__file__).parent.glob("test_core_*.py"))
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_core_*.py"))
     for hook in KNOWN_HOOKS:
         assert re.search(rf"\bdef {hook}\(", sources), hook
 
@@ -81,6 +83,7 @@ def test_hookimpl_and_hookspec_markers_belong_to_the_core_project():
 
 # -- the three registration hooks, through one plugin ------------------------------------------
 
+
 @attrs.frozen
 class ScaleParams:
     n: int = attrs.field(metadata={"min": 1})
@@ -89,6 +92,7 @@ class ScaleParams:
 @attrs.frozen
 class ConstProblem:
     """A problem type only the test's own mapping strategy knows."""
+
     seconds: float
     math_mode: str = "fp32"
     flops: float = 0.0
@@ -108,9 +112,15 @@ class Scale(WorkloadKind):
     default_suite = ("scale_small",)
 
     def operators(self, p):
-        return (Operator("scale", StreamProblem(
-            flops=float(p.n), read_tensors=(Tensor("x", 4 * p.n),), write_tensors=(Tensor("y", 4 * p.n),))),
-            Operator("fixed", ConstProblem(seconds=1e-6)))
+        return (
+            Operator(
+                "scale",
+                StreamProblem(
+                    flops=float(p.n), read_tensors=(Tensor("x", 4 * p.n),), write_tensors=(Tensor("y", 4 * p.n),)
+                ),
+            ),
+            Operator("fixed", ConstProblem(seconds=1e-6)),
+        )
 
 
 class ConstMapping(MappingStrategy):
@@ -118,18 +128,34 @@ class ConstMapping(MappingStrategy):
     problem_types = (ConstProblem,)
 
     def explore(self, problem, machine, residency):
-        return finish(self.name, tile={}, split=1, tiles=1, concurrent=1, waves=1, traffic={},
-                      compute_s=problem.seconds, memory_terms={}, candidates=1)
+        return finish(
+            self.name,
+            tile={},
+            split=1,
+            tiles=1,
+            concurrent=1,
+            waves=1,
+            traffic={},
+            compute_s=problem.seconds,
+            memory_terms={},
+            candidates=1,
+        )
 
 
-TOY = Target(name="toy-4pe", description="four processing elements",
-             pe_array=PEArray(4, "PE", {"fp32": 16}),
-             sram=(MemoryLevel("smem", 16 * 1024, "per_unit"),), dram_capacity_bytes=1 << 30,
-             operating_points=(OperatingPoint("base", 1000, 4e9),), default_operating_point="base")
+TOY = Target(
+    name="toy-4pe",
+    description="four processing elements",
+    pe_array=PEArray(4, "PE", {"fp32": 16}),
+    sram=(MemoryLevel("smem", 16 * 1024, "per_unit"),),
+    dram_capacity_bytes=1 << 30,
+    operating_points=(OperatingPoint("base", 1000, 4e9),),
+    default_operating_point="base",
+)
 
 
 class RegistersAll:
     """A plugin implementing all three registration hooks."""
+
     PLUGIN_NAME = "registers-all"
 
     @staticmethod
@@ -152,9 +178,15 @@ def test_registration_hooks_register_a_workload_a_target_and_a_mapping():
     host = host_with(RegistersAll, load_entry_points=False)
     assert host.broken() == []
     assert host.reports["registers-all"].registered == {
-        "workloads": ("scale",), "targets": ("toy-4pe",), "mappings": ("const",)}
+        "workloads": ("scale",),
+        "targets": ("toy-4pe",),
+        "mappings": ("const",),
+    }
     assert host.reports["registers-all"].hooks == (
-        "tensorforge_register_mappings", "tensorforge_register_targets", "tensorforge_register_workloads")
+        "tensorforge_register_mappings",
+        "tensorforge_register_targets",
+        "tensorforge_register_workloads",
+    )
     assert host.reports["registers-all"].distribution is None
 
 
@@ -176,6 +208,7 @@ def test_what_the_registration_hooks_registered_predicts_with_the_builtin_mappin
 
 
 # -- tensorforge_add_commands ------------------------------------------------------------------
+
 
 class AddsCommands:
     PLUGIN_NAME = "adds-commands"
@@ -217,8 +250,7 @@ def test_add_commands_adds_a_command_the_cli_runs():
     assert "rtx3050-laptop" in result.stdout
     help_text = CliRunner().invoke(cli, ["--help"]).stdout
     assert re.search(r"^\s+hello\s+Greet, and count", help_text, re.MULTILINE)
-    row = [l for l in CliRunner().invoke(cli, ["list-plugins"]).stdout.splitlines()
-           if l.startswith("adds-commands")]
+    row = [l for l in CliRunner().invoke(cli, ["list-plugins"]).stdout.splitlines() if l.startswith("adds-commands")]
     assert len(row) == 1 and "add_commands" in row[0]
 
 
@@ -233,23 +265,29 @@ def test_a_plugin_command_error_is_one_line_and_exit_2():
 def test_add_commands_that_raises_marks_that_plugin_and_the_cli_still_works():
     host = host_with(AddCommandsRaises, AddsCommands)
     cli = make_cli(lambda: host)
-    assert "hello" in command_names(cli)           # the commands are collected: the hooks ran
-    assert host.reports["add-commands-raises"].error == \
-        "tensorforge_add_commands raised RuntimeError: click too old"
+    assert "hello" in command_names(cli)  # the commands are collected: the hooks ran
+    assert host.reports["add-commands-raises"].error == "tensorforge_add_commands raised RuntimeError: click too old"
     assert host.reports["adds-commands"].error is None
     assert CliRunner().invoke(cli, ["hello"]).exit_code == 0
     result = CliRunner().invoke(cli, ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
         "warning: plugin 'add-commands-raises' is not loaded: "
-        "tensorforge_add_commands raised RuntimeError: click too old"]
+        "tensorforge_add_commands raised RuntimeError: click too old"
+    ]
 
 
 # -- tensorforge_plugin_reports ----------------------------------------------------------------
 
-OPS_REPORT = PluginReport(name="zz-measure-backend", side="ops", distribution="tf-measure",
-                          version="9.9.1", module="tf_measure.backend",
-                          hooks=("ops_register_backends",), registered={"backends": ("fake-cuda",)})
+OPS_REPORT = PluginReport(
+    name="zz-measure-backend",
+    side="ops",
+    distribution="tf-measure",
+    version="9.9.1",
+    module="tf_measure.backend",
+    hooks=("ops_register_backends",),
+    registered={"backends": ("fake-cuda",)},
+)
 
 
 class ReportsOps:
@@ -286,15 +324,22 @@ def test_plugin_reports_are_listed_by_list_plugins():
     cli = make_cli(lambda: host)
     result = CliRunner().invoke(cli, ["list-plugins"])
     assert result.exit_code == 0
-    row, = [l for l in result.stdout.splitlines() if l.startswith("zz-measure-backend")]
+    (row,) = [l for l in result.stdout.splitlines() if l.startswith("zz-measure-backend")]
     assert row.split()[:4] == ["zz-measure-backend", "ops", "tf-measure", "9.9.1"]
     assert "ops_register_backends" in row and "backends: fake-cuda" in row
     data = json.loads(CliRunner().invoke(cli, ["list-plugins", "--json"]).stdout)
-    entry, = [r for r in data if r["name"] == "zz-measure-backend"]
-    assert entry == {"name": "zz-measure-backend", "side": "ops", "distribution": "tf-measure",
-                     "version": "9.9.1", "module": "tf_measure.backend",
-                     "hooks": ["ops_register_backends"], "registered": {"backends": ["fake-cuda"]},
-                     "error": None, "warnings": []}
+    (entry,) = [r for r in data if r["name"] == "zz-measure-backend"]
+    assert entry == {
+        "name": "zz-measure-backend",
+        "side": "ops",
+        "distribution": "tf-measure",
+        "version": "9.9.1",
+        "module": "tf_measure.backend",
+        "hooks": ["ops_register_backends"],
+        "registered": {"backends": ["fake-cuda"]},
+        "error": None,
+        "warnings": [],
+    }
     # core rows first, then ops rows; each side sorted by name
     keys = [(r["side"], r["name"]) for r in data]
     assert keys == sorted(keys)
@@ -306,10 +351,10 @@ def test_plugin_reports_that_raise_are_listed_with_the_error():
     failed = reports["reports-raise:reports"]
     assert (failed.side, failed.module) == ("ops", "reports-raise")
     assert failed.error == "tensorforge_plugin_reports raised OSError: ops registry unreadable"
-    assert OPS_REPORT in reports.values()                 # the others still report
+    assert OPS_REPORT in reports.values()  # the others still report
     result = CliRunner().invoke(make_cli(lambda: host), ["list-plugins"])
     assert result.exit_code == 0
-    row, = [l for l in result.stdout.splitlines() if l.startswith("reports-raise:reports")]
+    (row,) = [l for l in result.stdout.splitlines() if l.startswith("reports-raise:reports")]
     assert "ERROR: tensorforge_plugin_reports raised OSError: ops registry unreadable" in row
 
 
@@ -318,5 +363,6 @@ def test_a_math_mode_the_target_lacks_is_one_clear_error():
     host = host_with(RegistersAll)
     with pytest.raises(TensorForgeError) as info:
         run_prediction(host, "toy-4pe", ["gemm_tiny"])
-    assert str(info.value) == ("workload 'gemm_tiny': target 'toy-4pe' declares no bf16 rate "
-                               "(operator 'matmul'); known modes: fp32")
+    assert str(info.value) == (
+        "workload 'gemm_tiny': target 'toy-4pe' declares no bf16 rate (operator 'matmul'); known modes: fp32"
+    )

@@ -16,8 +16,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FORBIDDEN = ("torch", "pynvml", "mlflow", "tensorforge_ops")
-PLUGIN_CORE_MODULES = ("tf_gemm.plugin", "tf_conv2d.plugin", "tf_transformer.plugin",
-                       "tf_rtx3050.plugin", "tf_cpu.plugin")
+PLUGIN_CORE_MODULES = (
+    "tf_gemm.plugin",
+    "tf_conv2d.plugin",
+    "tf_transformer.plugin",
+    "tf_rtx3050.plugin",
+    "tf_cpu.plugin",
+)
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -86,16 +91,19 @@ CHILD = textwrap.dedent(r'''
         "cli_workloads": [w["name"] for w in json.loads(cli_result.stdout)["workloads"]]
                          if cli_result.exit_code == 0 else cli_result.output,
     }))
-''') % {"forbidden": FORBIDDEN, "plugins": list(PLUGIN_CORE_MODULES),
-        "plugin_packages": tuple(m.split(".")[0] for m in PLUGIN_CORE_MODULES)}
+''') % {
+    "forbidden": FORBIDDEN,
+    "plugins": list(PLUGIN_CORE_MODULES),
+    "plugin_packages": tuple(m.split(".")[0] for m in PLUGIN_CORE_MODULES),
+}
 
 
 @pytest.fixture(scope="module")
 def child_report():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "PYTHONPATH")}
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
-                          cwd=str(REPO), env=env, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE", "PYTHONPATH")}
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -109,15 +117,28 @@ def test_every_core_module_and_plugin_core_side_imports_without_them(child_repor
     assert child_report["errors"] == []
     imported = set(child_report["imported"])
     # The walk really covered the package, its subpackages and the plugins' Core sides.
-    expected = {"tensorforge", "tensorforge.cli", "tensorforge.plugins", "tensorforge.model",
-                "tensorforge.serialize", "tensorforge.suite", "tensorforge.params",
-                "tensorforge.hookspecs", "tensorforge.hookspecs.commands",
-                "tensorforge.mappings.base", "tensorforge.mappings.matmul",
-                "tensorforge.mappings.attention", "tensorforge.mappings.streaming",
-                "tensorforge.mappings.plugin", *PLUGIN_CORE_MODULES}
+    expected = {
+        "tensorforge",
+        "tensorforge.cli",
+        "tensorforge.plugins",
+        "tensorforge.model",
+        "tensorforge.serialize",
+        "tensorforge.suite",
+        "tensorforge.params",
+        "tensorforge.hookspecs",
+        "tensorforge.hookspecs.commands",
+        "tensorforge.mappings.base",
+        "tensorforge.mappings.matmul",
+        "tensorforge.mappings.attention",
+        "tensorforge.mappings.streaming",
+        "tensorforge.mappings.plugin",
+        *PLUGIN_CORE_MODULES,
+    }
     assert expected <= imported
-    on_disk = {".".join(p.relative_to(REPO).with_suffix("").parts).replace(".__init__", "")
-               for p in (REPO / "tensorforge").rglob("*.py")}
+    on_disk = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts).replace(".__init__", "")
+        for p in (REPO / "tensorforge").rglob("*.py")
+    }
     assert on_disk <= imported
 
 
@@ -134,8 +155,7 @@ def test_no_forbidden_import_attempted_or_left_in_sys_modules(child_report):
     # listed as broken, and nothing forbidden stays behind.
     ops_side = {module.split(":")[0] for module, _ in child_report["broken"].values()}
     assert all(_forbidden_root(m) for m in ops_side)
-    assert all(a in ops_side or any(m.startswith(a + ".") for m in ops_side)
-               for a in child_report["attempts"])
+    assert all(a in ops_side or any(m.startswith(a + ".") for m in ops_side) for a in child_report["attempts"])
     assert child_report["leaked"] == []
 
 
@@ -147,19 +167,30 @@ def test_plugin_host_and_prediction_work_in_isolation(child_report):
         assert error.startswith("failed to load: ImportError: ") and "forbidden" in error
     assert {"builtin-mappings", "gemm", "conv2d", "transformer", "rtx3050"} <= set(child_report["loaded"])
     assert child_report["workloads"] == [
-        "conv_resnet50_3x3", "conv_resnet50_1x1", "conv_depthwise_3x3", "gemm_large_square",
-        "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32", "gemm_batched_fp16",
-        "transformer_prefill", "transformer_decode"]
+        "conv_resnet50_3x3",
+        "conv_resnet50_1x1",
+        "conv_depthwise_3x3",
+        "gemm_large_square",
+        "gemm_tiny",
+        "gemm_skinny_decode",
+        "gemm_square_tf32",
+        "gemm_batched_fp16",
+        "transformer_prefill",
+        "transformer_decode",
+    ]
     assert all(isinstance(t, float) and t > 0 for t in child_report["latencies"])
     assert child_report["cli_exit"] == 0
     assert child_report["cli_workloads"] == ["transformer_decode"]
 
 
 IMPORT_TEXT = re.compile(
-    r"^\s*(?:import|from)\s+(?:{n})\b"                      # import torch / from torch.x import
-    r"|\bimport\s+[\w., ]*\b(?:{n})\b"                     # import os, torch
-    r"|(?:import_module|__import__)\(\s*['\"](?:{n})\b"    # importlib.import_module("torch")
-    .format(n="|".join(FORBIDDEN)), re.MULTILINE)
+    r"^\s*(?:import|from)\s+(?:{n})\b"  # import torch / from torch.x import
+    r"|\bimport\s+[\w., ]*\b(?:{n})\b"  # import os, torch
+    r"|(?:import_module|__import__)\(\s*['\"](?:{n})\b".format(  # importlib.import_module("torch")
+        n="|".join(FORBIDDEN)
+    ),
+    re.MULTILINE,
+)
 
 
 def test_static_no_forbidden_import_text(child_report):
@@ -170,23 +201,39 @@ def test_static_no_forbidden_import_text(child_report):
     assert not any("torch" in f.name for f in plugin_files)
     files = sorted((REPO / "tensorforge").rglob("*.py")) + plugin_files
     assert len(files) >= 30
-    offenders = [f"{path}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0).strip()}"
-                 for path in files
-                 for text in [path.read_text(encoding="utf-8")]
-                 for m in IMPORT_TEXT.finditer(text)]
+    offenders = [
+        f"{path}:{text[: m.start()].count(chr(10)) + 1}: {m.group(0).strip()}"
+        for path in files
+        for text in [path.read_text(encoding="utf-8")]
+        for m in IMPORT_TEXT.finditer(text)
+    ]
     assert offenders == []
 
 
-@pytest.mark.parametrize("line", ["import torch", "  from torch.nn import functional",
-                                  "import os, pynvml", "from mlflow import log_metric",
-                                  "importlib.import_module('tensorforge_ops.measure.cuda_timing')",
-                                  "import tensorforge_ops"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import torch",
+        "  from torch.nn import functional",
+        "import os, pynvml",
+        "from mlflow import log_metric",
+        "importlib.import_module('tensorforge_ops.measure.cuda_timing')",
+        "import tensorforge_ops",
+    ],
+)
 def test_static_pattern_catches_the_forms_it_must(line):
     assert IMPORT_TEXT.search(line)
 
 
-@pytest.mark.parametrize("line", ["import tensorforge", "# it never imports torch",
-                                  "from tensorforge.ops_report import x", "import torchvisionish_not"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import tensorforge",
+        "# it never imports torch",
+        "from tensorforge.ops_report import x",
+        "import torchvisionish_not",
+    ],
+)
 def test_static_pattern_ignores_innocent_text(line):
     # 'torchvisionish_not' would be a different package; \b keeps 'torch' from matching it.
     assert not IMPORT_TEXT.search(line)

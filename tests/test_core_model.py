@@ -37,15 +37,22 @@ def strategies(host):
     return host.mappings()
 
 
-def toy_target(units=4, fp32=64, bf16=256, dram_bw=100e9, smem=64 * 1024, smem_bpc=128,
-               l2=256 * 1024, l2_bpc=512, name="toy") -> Target:
+def toy_target(
+    units=4, fp32=64, bf16=256, dram_bw=100e9, smem=64 * 1024, smem_bpc=128, l2=256 * 1024, l2_bpc=512, name="toy"
+) -> Target:
     """4 processing units at 1 GHz: bf16 4*256*1e9 = 1.024 TFLOP/s, fp32 256 GFLOP/s."""
     sram = [MemoryLevel("smem", smem, "per_unit", smem_bpc)]
     if l2:
         sram.append(MemoryLevel("l2", l2, "shared", l2_bpc))
-    return Target(name=name, description="synthetic", pe_array=PEArray(units, "PE", {"fp32": fp32, "bf16": bf16}),
-                  sram=tuple(sram), dram_capacity_bytes=1 << 34,
-                  operating_points=(OperatingPoint("base", 1000, dram_bw),), default_operating_point="base")
+    return Target(
+        name=name,
+        description="synthetic",
+        pe_array=PEArray(units, "PE", {"fp32": fp32, "bf16": bf16}),
+        sram=tuple(sram),
+        dram_capacity_bytes=1 << 34,
+        operating_points=(OperatingPoint("base", 1000, dram_bw),),
+        default_operating_point="base",
+    )
 
 
 def workloads(host, *specs):
@@ -58,18 +65,33 @@ def latencies(host, strategies, target, *specs, **kw):
 
 
 def gemm_problem(m, n, k, elem=4, mode="fp32", batch=1) -> MatmulProblem:
-    return MatmulProblem(batch=batch, m=m, n=n, k=k, math_mode=mode, a_elem_bytes=elem,
-                         b_elem_bytes=elem, c_elem_bytes=elem,
-                         a=Tensor("A", batch * m * k * elem), b=Tensor("B", batch * k * n * elem),
-                         c=Tensor("C", batch * m * n * elem))
+    return MatmulProblem(
+        batch=batch,
+        m=m,
+        n=n,
+        k=k,
+        math_mode=mode,
+        a_elem_bytes=elem,
+        b_elem_bytes=elem,
+        c_elem_bytes=elem,
+        a=Tensor("A", batch * m * k * elem),
+        b=Tensor("B", batch * k * n * elem),
+        c=Tensor("C", batch * m * n * elem),
+    )
 
 
 def machine(units=4, unit_flops=1e9, dram=1e15, cache=0, max_candidates=MAX_CANDIDATES, **kw) -> Machine:
     """Rates chosen for round numbers: each unit does 1 GFLOP/s in fp32, 1 TFLOP/s in bf16."""
-    return Machine(units=units, unit_sram_bytes=64 * 1024, unit_sram_bytes_per_s=kw.get("sram_bw"),
-                   cache_bytes=cache, cache_bytes_per_s=kw.get("cache_bw"), dram_bytes_per_s=dram,
-                   compute={"fp32": units * unit_flops, "bf16": units * unit_flops * 1000},
-                   max_candidates=max_candidates)
+    return Machine(
+        units=units,
+        unit_sram_bytes=64 * 1024,
+        unit_sram_bytes_per_s=kw.get("sram_bw"),
+        cache_bytes=cache,
+        cache_bytes_per_s=kw.get("cache_bw"),
+        dram_bytes_per_s=dram,
+        compute={"fp32": units * unit_flops, "bf16": units * unit_flops * 1000},
+        max_candidates=max_candidates,
+    )
 
 
 @pytest.fixture
@@ -95,16 +117,23 @@ def test_more_flops_never_predicts_less_time(host, strategies, dim, other):
     assert times[-1] > times[0]
 
 
-SHAPES = ["gemm:m=1,n=4096,k=4096", "gemm:m=129,n=129,k=64", "gemm:m=2048,n=2048,k=2048",
-          "gemm:m=1000,n=77,k=3000", "conv_resnet50_1x1", "conv2d:n=2,c=16,h=32,w=32,k=32,padding=1",
-          "transformer_decode", "transformer:hidden=512,layers=2,heads=8,kv_heads=2,seq=256"]
+SHAPES = [
+    "gemm:m=1,n=4096,k=4096",
+    "gemm:m=129,n=129,k=64",
+    "gemm:m=2048,n=2048,k=2048",
+    "gemm:m=1000,n=77,k=3000",
+    "conv_resnet50_1x1",
+    "conv2d:n=2,c=16,h=32,w=32,k=32,padding=1",
+    "transformer_decode",
+    "transformer:hidden=512,layers=2,heads=8,kv_heads=2,seq=256",
+]
 
 
 def test_more_dram_bandwidth_never_predicts_more_time(host, strategies):
     runs = [latencies(host, strategies, toy_target(dram_bw=bw), *SHAPES) for bw in (1e9, 25e9, 100e9, 400e9, 3e12)]
     for shape, times in zip(SHAPES, zip(*runs)):
         assert all(b <= a for a, b in zip(times, times[1:])), (shape, times)
-        assert times[-1] < times[0], shape        # every shape moves some DRAM bytes
+        assert times[-1] < times[0], shape  # every shape moves some DRAM bytes
 
 
 def test_more_compute_rate_never_predicts_more_time(host, strategies):
@@ -134,7 +163,7 @@ def test_latency_is_max_of_compute_and_memory_per_operator_summed(host, strategi
         for op in w.operators:
             assert op.latency_s == max(op.compute_s, op.memory_s)
             assert op.bottleneck == ("compute" if op.compute_s >= op.memory_s else "memory")
-            if op.problem_type == "MatmulProblem":        # flops are for all `count` executions
+            if op.problem_type == "MatmulProblem":  # flops are for all `count` executions
                 q = op.problem
                 assert op.flops == op.count * 2.0 * q["batch"] * q["m"] * q["n"] * q["k"]
         assert w.latency_s == pytest.approx(sum(o.latency_s for o in w.operators), rel=1e-12)
@@ -142,6 +171,7 @@ def test_latency_is_max_of_compute_and_memory_per_operator_summed(host, strategi
 
 
 # -- bounded exploration -----------------------------------------------------------------------
+
 
 def test_exploration_respects_max_candidates():
     p = gemm_problem(1000, 1000, 1000, elem=2, mode="bf16")
@@ -156,15 +186,28 @@ def test_exploration_respects_max_candidates():
         # the first `bound` candidates of the same deterministic enumeration
         assert all((b == f[:bound]).all() for b, f in zip(bounded, full))
         assert TiledMatmul().explore(p, m, Residency()).candidates == bound
-    attention = AttentionProblem(batch=1, heads=8, kv_heads=8, q_len=512, kv_len=512, head_dim=64,
-                                 causal=True, math_mode="bf16", elem_bytes=2,
-                                 q=Tensor("q", 1), k=Tensor("k", 1), v=Tensor("v", 1), o=Tensor("o", 1))
+    attention = AttentionProblem(
+        batch=1,
+        heads=8,
+        kv_heads=8,
+        q_len=512,
+        kv_len=512,
+        head_dim=64,
+        causal=True,
+        math_mode="bf16",
+        elem_bytes=2,
+        q=Tensor("q", 1),
+        k=Tensor("k", 1),
+        v=Tensor("v", 1),
+        o=Tensor("o", 1),
+    )
     assert FlashAttention().explore(attention, machine(max_candidates=9), Residency()).candidates == 9
 
 
 def test_predict_records_and_applies_the_bound(host, strategies):
-    pred = predict(workloads(host, "gemm_large_square", "transformer_decode"), toy_target(), strategies,
-                   max_candidates=5)
+    pred = predict(
+        workloads(host, "gemm_large_square", "transformer_decode"), toy_target(), strategies, max_candidates=5
+    )
     assert pred.max_candidates_per_operator == 5
     for w in pred.workloads:
         for op in w.operators:
@@ -191,6 +234,7 @@ def test_best_of_the_grid_is_no_worse_than_any_one_candidate(monkeypatch):
 
 # -- tile and wave quantization, worked by hand -------------------------------------------------
 
+
 def test_tile_and_wave_quantization_hand_worked(single_tile):
     # M = N = 129, K = 64, fp32 (4 B), 4 units at 1 GFLOP/s each, 64x64 tiles, k-slice 32:
     #   tiles  = ceil(129/64) * ceil(129/64) = 3 * 3 = 9     (the 129th row/col pads a whole tile)
@@ -204,7 +248,7 @@ def test_tile_and_wave_quantization_hand_worked(single_tile):
     assert (choice.tiles, choice.concurrent, choice.waves, choice.split) == (9, 4, 3, 1)
     assert choice.compute_s == 1.572864e-3
     assert p.flops / 4e9 == 0.532512e-3
-    assert choice.candidates == 3            # one tile shape x wave-block rows (1, 2, 4)
+    assert choice.candidates == 3  # one tile shape x wave-block rows (1, 2, 4)
     # Per-level traffic, by hand:
     #   unit SRAM: 9 tiles * (64 + 64) * 64 * 4 B = 294912 B
     #   cache->unit: that + the 9 output tiles 64*64*4 B = 147456 B -> 442368 B
@@ -257,22 +301,24 @@ def test_returned_choice_obeys_the_quantization_formulas(m, n, k):
     assert c.waves == ceil(c.tiles, 6)
     assert c.concurrent == min(6, c.tiles)
     assert c.compute_s == pytest.approx(c.waves * 2 * tm * tn * kpad / mach.unit_rate("bf16"), rel=1e-15)
-    assert c.compute_s >= p.flops / mach.compute["bf16"]       # padding only ever adds work
+    assert c.compute_s >= p.flops / mach.compute["bf16"]  # padding only ever adds work
 
 
 def test_vector_matmul_has_no_tile_padding():
     p = gemm_problem(129, 1, 9, elem=2, mode="bf16")
     c = VectorMatmul().explore(p, machine(dram=1e9), Residency())
-    assert c.compute_s == p.flops / 4e9                       # the fp32 vector rate
+    assert c.compute_s == p.flops / 4e9  # the fp32 vector rate
     assert c.memory_s == (p.a.nbytes + p.b.nbytes + p.c.nbytes) / 1e9
 
 
 # -- streaming ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("flops, dram_bw", [(1e6, 100e9), (1e3, 100e9), (5e5, 1e10)])
 def test_streaming_is_max_of_vector_time_and_dram_time_exactly(flops, dram_bw):
-    p = StreamProblem(flops=flops, read_tensors=(Tensor("x", 4_000_000), Tensor("w", 1024)),
-                      write_tensors=(Tensor("y", 2_000_000),))
+    p = StreamProblem(
+        flops=flops, read_tensors=(Tensor("x", 4_000_000), Tensor("w", 1024)), write_tensors=(Tensor("y", 2_000_000),)
+    )
     m = machine(dram=dram_bw)
     c = Streaming().explore(p, m, Residency())
     bytes_moved = 4_000_000 + 1024 + 2_000_000
@@ -290,11 +336,23 @@ def test_streaming_is_max_of_vector_time_and_dram_time_exactly(flops, dram_bw):
 
 # -- attention ---------------------------------------------------------------------------------
 
+
 def _attention(b=2, h=8, kv=2, q=100, kv_len=100, d=64, causal=True, e=2):
-    return AttentionProblem(batch=b, heads=h, kv_heads=kv, q_len=q, kv_len=kv_len, head_dim=d,
-                            causal=causal, math_mode="bf16", elem_bytes=e,
-                            q=Tensor("q", b * h * q * d * e), k=Tensor("k", b * kv * kv_len * d * e),
-                            v=Tensor("v", b * kv * kv_len * d * e), o=Tensor("o", b * h * q * d * e))
+    return AttentionProblem(
+        batch=b,
+        heads=h,
+        kv_heads=kv,
+        q_len=q,
+        kv_len=kv_len,
+        head_dim=d,
+        causal=causal,
+        math_mode="bf16",
+        elem_bytes=e,
+        q=Tensor("q", b * h * q * d * e),
+        k=Tensor("k", b * kv * kv_len * d * e),
+        v=Tensor("v", b * kv * kv_len * d * e),
+        o=Tensor("o", b * h * q * d * e),
+    )
 
 
 def test_attention_flops():
@@ -309,8 +367,8 @@ def test_attention_flops():
 
 def test_transformer_prefill_attention_flops(host, strategies):
     # transformer_prefill: batch 4, seq 2048, 16 heads of 128, 4 layers, causal
-    w, = predict(workloads(host, "transformer_prefill"), toy_target(), strategies).workloads
-    attention, = [o for o in w.operators if o.name == "attention"]
+    (w,) = predict(workloads(host, "transformer_prefill"), toy_target(), strategies).workloads
+    (attention,) = [o for o in w.operators if o.name == "attention"]
     assert attention.count == 4
     assert attention.flops == 4 * (4 * 4 * 16 * 128 * 2048 * 2049 / 2)
 
@@ -329,32 +387,40 @@ def test_decode_with_gqa_reads_the_kv_cache(host, strategies):
     assert gqa.memory_s >= 2 * cache_bytes / 192e9
     # 16 KV heads (no grouping) read 4x the cache
     assert mha.mapping.traffic["dram"] == 4 * gqa.mapping.traffic["dram"]
-    assert gqa.flops == mha.flops == 4 * (4 * 8 * 16 * 128 * 2049)   # layers * per-layer
+    assert gqa.flops == mha.flops == 4 * (4 * 8 * 16 * 128 * 2049)  # layers * per-layer
 
 
 # -- residency ---------------------------------------------------------------------------------
 
+
 class TwoStep(WorkloadKind):
     """x -> produce -> t -> consume -> y: t is an intermediate of `t_bytes`."""
+
     name = "twostep"
 
     def operators(self, t_bytes):
-        return (Operator("produce", StreamProblem(flops=1.0, read_tensors=(Tensor("x", 4096),),
-                                                  write_tensors=(Tensor("t", t_bytes),))),
-                Operator("consume", StreamProblem(flops=1.0, read_tensors=(Tensor("t", t_bytes),),
-                                                  write_tensors=(Tensor("y", 1024),))))
+        return (
+            Operator(
+                "produce",
+                StreamProblem(flops=1.0, read_tensors=(Tensor("x", 4096),), write_tensors=(Tensor("t", t_bytes),)),
+            ),
+            Operator(
+                "consume",
+                StreamProblem(flops=1.0, read_tensors=(Tensor("t", t_bytes),), write_tensors=(Tensor("y", 1024),)),
+            ),
+        )
 
 
 @pytest.mark.parametrize("l2, resident", [(1 << 20, True), (32 * 1024, False)])
 def test_intermediate_costs_dram_only_when_it_does_not_fit_in_l2(strategies, l2, resident):
     t = 64 * 1024
-    w, = predict([(Workload("two", "twostep", t, "twostep"), TwoStep())], toy_target(l2=l2), strategies).workloads
+    (w,) = predict([(Workload("two", "twostep", t, "twostep"), TwoStep())], toy_target(l2=l2), strategies).workloads
     produce, consume = w.operators
     if resident:
         assert (produce.mapping.traffic["dram"], consume.mapping.traffic["dram"]) == (4096, 1024)
     else:
         assert (produce.mapping.traffic["dram"], consume.mapping.traffic["dram"]) == (4096 + t, t + 1024)
-    assert w.compulsory_bytes == 4096 + 1024             # inputs once + final outputs once, either way
+    assert w.compulsory_bytes == 4096 + 1024  # inputs once + final outputs once, either way
 
 
 @pytest.mark.parametrize("l2", [64 << 20, 1024])
@@ -362,7 +428,7 @@ def test_transformer_activations_stay_on_chip_when_they_fit(host, strategies, l2
     # tokens T = 2 * 64 = 128, intermediate 1376 (gated: up is 2 * 1376 wide), bf16:
     #   up = 128 * 2752 * 2 = 704512 B, mlp_act = 128 * 1376 * 2 = 352256 B
     spec = f"transformer:config={HF / 'llama'},batch=2,seq=64"
-    w, = predict(workloads(host, spec), toy_target(l2=l2), strategies).workloads
+    (w,) = predict(workloads(host, spec), toy_target(l2=l2), strategies).workloads
     act = [o for o in w.operators if o.name == "mlp_act"][0]
     up = [o for o in w.operators if o.name == "mlp_up"][0]
     expected_act = 0.0 if l2 > 1 << 20 else 704512 + 352256
@@ -373,11 +439,11 @@ def test_transformer_activations_stay_on_chip_when_they_fit(host, strategies, l2
 
 # -- ceilings ----------------------------------------------------------------------------------
 
+
 def test_calibrated_ceilings_label_the_bound_and_each_operator(host, strategies):
     target = host.target("rtx3050-laptop")
     sheet = datasheet_ceilings(target)
-    calibrated = Ceilings(origin="calibrated", compute={"bf16": 10e12}, dram_bytes_per_s=150e9,
-                          source="probe run 1")
+    calibrated = Ceilings(origin="calibrated", compute={"bf16": 10e12}, dram_bytes_per_s=150e9, source="probe run 1")
     chosen = workloads(host, "gemm_large_square", "transformer_decode")
     pred = predict(chosen, target, strategies, ceilings=calibrated)
     assert pred.bound == "calibrated" and pred.ceilings.origin == "calibrated"
@@ -390,7 +456,7 @@ def test_calibrated_ceilings_label_the_bound_and_each_operator(host, strategies)
     assert {o.ceiling_origin for o in gemm.operators} == {"calibrated"}
     origins = {o.name: o.ceiling_origin for o in decode.operators}
     assert origins["qkv_proj"] == origins["attention"] == origins["mlp_down"] == "calibrated"
-    assert origins["norm_attn"] == origins["mlp_act"] == "datasheet"     # fp32 vector work
+    assert origins["norm_attn"] == origins["mlp_act"] == "datasheet"  # fp32 vector work
     # same mapping, slower calibrated rate: compute time scales by the rate ratio
     analytical = predict(chosen, target, strategies)
     assert analytical.bound == "analytical"
@@ -403,8 +469,13 @@ def test_calibrated_ceilings_label_the_bound_and_each_operator(host, strategies)
 def test_calibrating_every_mode_leaves_no_datasheet_origin(host, strategies):
     target = host.target("rtx3050-laptop")
     sheet = datasheet_ceilings(target)
-    full = Ceilings(origin="calibrated", compute=dict(sheet.compute), dram_bytes_per_s=1e11,
-                    vector=dict(sheet.vector), special=dict(sheet.special))
+    full = Ceilings(
+        origin="calibrated",
+        compute=dict(sheet.compute),
+        dram_bytes_per_s=1e11,
+        vector=dict(sheet.vector),
+        special=dict(sheet.special),
+    )
     pred = predict(workloads(host, "transformer_decode"), target, strategies, ceilings=full)
     assert {o.ceiling_origin for o in pred.workloads[0].operators} == {"calibrated"}
     # calibrated fp32 scales the vector rates (calibrated origin) ...
@@ -434,16 +505,17 @@ def test_datasheet_ceilings_follow_the_operating_point(host):
 
 # -- transformer from a Hugging Face config ----------------------------------------------------
 
+
 def test_llama_style_config(host):
     kind = host.workload_kind("transformer")
-    p = kind.parse({"config": str(HF / "llama"), "seq": 16})            # a folder finds config.json
+    p = kind.parse({"config": str(HF / "llama"), "seq": 16})  # a folder finds config.json
     assert (p.hidden, p.layers, p.heads, p.kv_heads, p.head_dim, p.intermediate) == (512, 2, 8, 2, 64, 1376)
     assert (p.mlp, p.norm) == ("gated", "rmsnorm")
     assert p.config == str(HF / "llama" / "config.json")
     ops = {o.name: o for o in kind.operators(p)}
-    assert ops["qkv_proj"].problem.n == (8 + 2 * 2) * 64                # GQA: 2 KV heads
-    assert ops["mlp_up"].problem.n == 2 * 1376                          # gate and up together
-    assert ops["norm_attn"].problem.flops == 4 * 16 * 512               # rmsnorm: 4 per element
+    assert ops["qkv_proj"].problem.n == (8 + 2 * 2) * 64  # GQA: 2 KV heads
+    assert ops["mlp_up"].problem.n == 2 * 1376  # gate and up together
+    assert ops["norm_attn"].problem.flops == 4 * 16 * 512  # rmsnorm: 4 per element
     assert ops["attention"].problem.kv_heads == 2 and ops["attention"].count == 2
 
 
@@ -455,31 +527,48 @@ def test_gpt2_style_config(host, tmp_path):
     ops = {o.name: o for o in kind.operators(p)}
     assert "rope" not in ops
     assert ops["mlp_up"].problem.n == 1024
-    assert ops["mlp_act"].problem.flops == 8 * 32 * 1024               # tanh-gelu: 8 per element
-    assert ops["norm_mlp"].problem.flops == 7 * 32 * 256               # layernorm: 7 per element
+    assert ops["mlp_act"].problem.flops == 8 * 32 * 1024  # tanh-gelu: 8 per element
+    assert ops["norm_mlp"].problem.flops == 7 * 32 * 256  # layernorm: 7 per element
 
 
 def test_explicit_fields_override_the_config_and_nested_text_config(host, tmp_path):
     kind = host.workload_kind("transformer")
     assert kind.parse({"config": str(HF / "llama"), "layers": 1}).layers == 1
     nested = tmp_path / "config.json"
-    nested.write_text(json.dumps({"model_type": "llava", "text_config": {
-        "model_type": "mistral", "hidden_size": 256, "num_hidden_layers": 1,
-        "num_attention_heads": 4, "num_key_value_heads": 1}}))
+    nested.write_text(
+        json.dumps(
+            {
+                "model_type": "llava",
+                "text_config": {
+                    "model_type": "mistral",
+                    "hidden_size": 256,
+                    "num_hidden_layers": 1,
+                    "num_attention_heads": 4,
+                    "num_key_value_heads": 1,
+                },
+            }
+        )
+    )
     p = kind.parse({"config": str(tmp_path)})
     assert (p.hidden, p.kv_heads, p.mlp, p.norm, p.intermediate) == (256, 1, "gated", "rmsnorm", 1024)
 
 
 # -- conv2d as an implicit GEMM ----------------------------------------------------------------
 
-@pytest.mark.parametrize("fields, pq", [
-    # P = (H + 2*pad - dil*(R-1) - 1) // stride + 1
-    ({"n": 32, "c": 3, "h": 224, "w": 224, "k": 64, "r": 7, "s": 7, "stride": 2, "padding": 3}, (112, 112)),
-    ({"n": 1, "c": 8, "h": 32, "w": 32, "k": 8, "r": 3, "s": 3, "dilation": 2}, (28, 28)),   # 32-4-1+1
-    ({"n": 1, "c": 8, "h": 17, "w": 20, "k": 8, "r": 3, "s": 1, "stride": 2, "padding": 2, "dilation": 2},
-     (9, 12)),                                     # (17+4-4-1)//2+1 = 9; (20+4-0-1)//2+1 = 12
-    ({"n": 1, "c": 8, "h": 5, "w": 5, "k": 8, "r": 5, "s": 5}, (1, 1)),
-])
+
+@pytest.mark.parametrize(
+    "fields, pq",
+    [
+        # P = (H + 2*pad - dil*(R-1) - 1) // stride + 1
+        ({"n": 32, "c": 3, "h": 224, "w": 224, "k": 64, "r": 7, "s": 7, "stride": 2, "padding": 3}, (112, 112)),
+        ({"n": 1, "c": 8, "h": 32, "w": 32, "k": 8, "r": 3, "s": 3, "dilation": 2}, (28, 28)),  # 32-4-1+1
+        (
+            {"n": 1, "c": 8, "h": 17, "w": 20, "k": 8, "r": 3, "s": 1, "stride": 2, "padding": 2, "dilation": 2},
+            (9, 12),
+        ),  # (17+4-4-1)//2+1 = 9; (20+4-0-1)//2+1 = 12
+        ({"n": 1, "c": 8, "h": 5, "w": 5, "k": 8, "r": 5, "s": 5}, (1, 1)),
+    ],
+)
 def test_conv_output_size(host, fields, pq):
     p = host.workload_kind("conv2d").parse(fields)
     assert (p.p, p.q) == pq
@@ -505,5 +594,5 @@ def test_grouped_and_depthwise_conv_dims(host):
     (dw,) = kind.operators(kind.parse(depthwise))
     assert (dw.problem.batch, dw.problem.m, dw.problem.n, dw.problem.k) == (256, 32 * 56 * 56, 1, 9)
     # and a thin per-group GEMM is not charged tensor-tile padding: the vector mapping wins
-    w, = predict(workloads(host, "conv_depthwise_3x3"), host.target("rtx3050-laptop"), host.mappings()).workloads
+    (w,) = predict(workloads(host, "conv_depthwise_3x3"), host.target("rtx3050-laptop"), host.mappings()).workloads
     assert w.operators[0].mapping.strategy == "vector-matmul"

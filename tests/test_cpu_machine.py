@@ -20,19 +20,32 @@ def snapshot(name, **kw) -> Machine:
     return read_machine(root=str(SNAPSHOTS / name), **kw)
 
 
-@pytest.mark.parametrize("text, cpus", [("0", (0,)), ("0-3", (0, 1, 2, 3)), ("0,2", (0, 2)),
-                                        ("0-1,4-5\n", (0, 1, 4, 5)), ("", ()), ("0-x", ())])
+@pytest.mark.parametrize(
+    "text, cpus",
+    [("0", (0,)), ("0-3", (0, 1, 2, 3)), ("0,2", (0, 2)), ("0-1,4-5\n", (0, 1, 4, 5)), ("", ()), ("0-x", ())],
+)
 def test_parse_cpu_list(text, cpus):
     assert parse_cpu_list(text) == cpus
 
 
-@pytest.mark.parametrize("text, size", [("32K", 32 * KiB), ("1024K\n", MiB), ("2M", 2 * MiB),
-                                        ("32768 KB", 32 * MiB), ("1G", GiB), ("lots", None), ("", None)])
+@pytest.mark.parametrize(
+    "text, size",
+    [
+        ("32K", 32 * KiB),
+        ("1024K\n", MiB),
+        ("2M", 2 * MiB),
+        ("32768 KB", 32 * MiB),
+        ("1G", GiB),
+        ("lots", None),
+        ("", None),
+    ],
+)
 def test_parse_size(text, size):
     assert parse_size(text) == size
 
 
 # -- the recorded snapshot: the development VM ---------------------------------------------------
+
 
 def test_recorded_epyc_vm():
     m = snapshot("epyc-2core-vm")
@@ -41,9 +54,12 @@ def test_recorded_epyc_vm():
     assert m.max_mhz is None and m.base_mhz is None and m.reported_mhz == 2596.146
     assert m.has("avx512f", "avx512_bf16") and not m.has("avx512_fp16")
     assert [(c.level, c.kind, c.size_bytes, c.cpus, c.per_core) for c in m.caches] == [
-        (1, "Data", 32 * KiB, (0,), True), (1, "Data", 32 * KiB, (1,), True),
-        (2, "Unified", MiB, (0,), True), (2, "Unified", MiB, (1,), True),
-        (3, "Unified", 32 * MiB, (0, 1), False)]
+        (1, "Data", 32 * KiB, (0,), True),
+        (1, "Data", 32 * KiB, (1,), True),
+        (2, "Unified", MiB, (0,), True),
+        (2, "Unified", MiB, (1,), True),
+        (3, "Unified", 32 * MiB, (0, 1), False),
+    ]
     assert m.levels(per_core=True) == [(1, 32 * KiB, 2), (2, MiB, 2)]
     assert m.levels(per_core=False) == [(3, 32 * MiB, 1)]
     assert m.memory_bytes > 16 * GiB
@@ -59,8 +75,10 @@ def test_recorded_epyc_vm_target():
     # Zen 4 runs AVX-512 as two 256-bit halves: 32 fp32 FLOP/clock; avx512_bf16 doubles it;
     # no avx512_fp16, so fp16 is not declared (predict says so rather than invent a peak)
     assert dict(t.pe_array.flops_per_clock) == {"fp32": 32.0, "bf16": 64.0}
-    assert [(s.name, s.capacity_bytes, s.scope) for s in t.sram] == [("l2", MiB, "per_unit"),
-                                                                      ("l3", 32 * MiB, "shared")]
+    assert [(s.name, s.capacity_bytes, s.scope) for s in t.sram] == [
+        ("l2", MiB, "per_unit"),
+        ("l3", 32 * MiB, "shared"),
+    ]
     assert [(p.name, p.clock_mhz) for p in t.operating_points] == [("reported", 2596.146)]
     assert t.default_operating_point == "reported"
     assert t.operating_points[0].dram_bandwidth_bytes_per_s == ASSUMED_DRAM_BYTES_PER_S == 76.8e9
@@ -70,10 +88,11 @@ def test_recorded_epyc_vm_target():
     assert any("l1 32 KiB" in n for n in t.notes)
     ceilings = datasheet_ceilings(t)
     assert ceilings.compute["fp32"] == pytest.approx(2 * 32 * 2596.146e6)
-    check_target(t)   # the checks every shipped target passes (sources, round trip, model)
+    check_target(t)  # the checks every shipped target passes (sources, round trip, model)
 
 
 # -- constructed snapshots -----------------------------------------------------------------------
+
 
 def test_xeon_with_smt_cpufreq_and_amx():
     m = snapshot("xeon-smt")
@@ -86,15 +105,15 @@ def test_xeon_with_smt_cpufreq_and_amx():
     assert isa.vector == "avx512"
     assert isa.flops_per_clock == {"fp32": 64.0, "bf16": 1024.0, "fp16": 128.0}
     t = host_target(m)
-    assert t.pe_array.units == 2   # SMT threads share the FMA units: cores, not CPUs
+    assert t.pe_array.units == 2  # SMT threads share the FMA units: cores, not CPUs
     assert [(p.name, p.clock_mhz) for p in t.operating_points] == [("max", 3800.0), ("base", 2000.0)]
-    assert t.default_operating_point == "max"   # the fastest clock keeps the bound a bound
+    assert t.default_operating_point == "max"  # the fastest clock keeps the bound a bound
     assert t.device_names == ("Intel(R) Xeon(R) Platinum 8480+",)
     check_target(t)
 
 
 def test_affinity_limits_the_cores():
-    m = snapshot("xeon-smt", affinity={0, 2})   # one core's two SMT threads
+    m = snapshot("xeon-smt", affinity={0, 2})  # one core's two SMT threads
     assert m.cpus == (0, 2) and m.cores == 1 and m.threads_per_core == 2
     assert host_target(m).pe_array.units == 1
     assert m.sources["cpus"] == "given by the caller"
@@ -111,8 +130,10 @@ def test_arm_without_caches_or_clock_falls_back_and_says_so():
     assert host_isa(m).flops_per_clock == {"fp32": 16.0, "bf16": 64.0, "fp16": 32.0}
     t = host_target(m)
     assert [(p.name, p.clock_mhz) for p in t.operating_points] == [("assumed", 3000.0)]
-    assert [(s.name, s.capacity_bytes, s.scope) for s in t.sram] == [("l2", 2 * MiB, "per_unit"),
-                                                                      ("l3", 16 * MiB, "shared")]
+    assert [(s.name, s.capacity_bytes, s.scope) for s in t.sram] == [
+        ("l2", 2 * MiB, "per_unit"),
+        ("l3", 16 * MiB, "shared"),
+    ]
     assert t.sources["sram.per_unit"].startswith("ASSUMED")
     assert t.sources["sram.l3"].startswith("ASSUMED")
     assert sum(n.startswith("fell back: ") for n in t.notes) == 3
@@ -125,7 +146,7 @@ def test_bare_cpuinfo_only():
     assert m.model_name == "Intel(R) Core(TM) i7-4770 CPU @ 3.40GHz"
     assert m.base_mhz == 3400.0 and m.sources["clock.base"] == "the model name's '@ 3.40GHz'"
     assert m.memory_bytes is None
-    assert host_isa(m).flops_per_clock == {"fp32": 32.0}   # avx2 + fma; no bf16/fp16
+    assert host_isa(m).flops_per_clock == {"fp32": 32.0}  # avx2 + fma; no bf16/fp16
     t = host_target(m)
     assert [(p.name, p.clock_mhz) for p in t.operating_points] == [("base", 3400.0)]
     assert t.dram_capacity_bytes == 16 * GiB and t.sources["dram_capacity_bytes"].startswith("ASSUMED")
@@ -156,19 +177,35 @@ def test_empty_root_never_raises(tmp_path):
     assert dict(t.pe_array.flops_per_clock) == {"fp32": 16.0}
 
 
-@pytest.mark.parametrize("flags, vendor, family, fp32", [
-    ("sse sse2", "GenuineIntel", 6, 8.0),
-    ("sse2 avx", "GenuineIntel", 6, 16.0),
-    ("sse2 avx avx2 fma", "AuthenticAMD", 23, 32.0),
-    ("avx2 fma avx512f", "GenuineIntel", 6, 64.0),
-    ("avx2 fma avx512f", "AuthenticAMD", 25, 32.0),    # Zen 4: 2 x 256-bit
-    ("avx2 fma avx512f", "AuthenticAMD", 26, 64.0),    # Zen 5: full 512-bit datapath
-    ("mmx", "GenuineIntel", 6, 16.0),                  # nothing recognised: assumed 128-bit x 2
-])
+@pytest.mark.parametrize(
+    "flags, vendor, family, fp32",
+    [
+        ("sse sse2", "GenuineIntel", 6, 8.0),
+        ("sse2 avx", "GenuineIntel", 6, 16.0),
+        ("sse2 avx avx2 fma", "AuthenticAMD", 23, 32.0),
+        ("avx2 fma avx512f", "GenuineIntel", 6, 64.0),
+        ("avx2 fma avx512f", "AuthenticAMD", 25, 32.0),  # Zen 4: 2 x 256-bit
+        ("avx2 fma avx512f", "AuthenticAMD", 26, 64.0),  # Zen 5: full 512-bit datapath
+        ("mmx", "GenuineIntel", 6, 16.0),  # nothing recognised: assumed 128-bit x 2
+    ],
+)
 def test_isa_rules(flags, vendor, family, fp32):
-    m = Machine(model_name="x", vendor=vendor, family=family, model=1, arch="x86_64",
-                flags=tuple(flags.split()), cpus=(0,), cores=1, threads_per_core=1, max_mhz=None,
-                base_mhz=None, reported_mhz=None, caches=(), memory_bytes=None)
+    m = Machine(
+        model_name="x",
+        vendor=vendor,
+        family=family,
+        model=1,
+        arch="x86_64",
+        flags=tuple(flags.split()),
+        cpus=(0,),
+        cores=1,
+        threads_per_core=1,
+        max_mhz=None,
+        base_mhz=None,
+        reported_mhz=None,
+        caches=(),
+        memory_bytes=None,
+    )
     assert host_isa(m).flops_per_clock["fp32"] == fp32
 
 

@@ -38,8 +38,7 @@ TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
 def tf(*args, home: Path, timeout=300):
     env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
     env["TENSORFORGE_HOME"] = str(home)
-    return subprocess.run([TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=str(ROOT))
+    return subprocess.run([TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +49,20 @@ def runs(tmp_path_factory):
     # A budget that holds MIN_SAMPLES of every CI workload even on a busy 2-core machine (a
     # 512^3 GEMM took 16 ms plus a 6 ms flush per sample with two other processes running);
     # the loop still stops as soon as the spread is small.
-    common = ("--target", "host-cpu", "--suite", str(SUITE), "--telemetry-seconds", "0.2",
-              "--cooldown", "0", "--rest", "0", "--budget", "6")
+    common = (
+        "--target",
+        "host-cpu",
+        "--suite",
+        str(SUITE),
+        "--telemetry-seconds",
+        "0.2",
+        "--cooldown",
+        "0",
+        "--rest",
+        "0",
+        "--budget",
+        "6",
+    )
     first = tf("run", *common, "-o", str(folder / "first.json"), home=home)
     assert first.returncode == 0, first.stderr
     # telemetry on both, so the gate can see contention on either side (another process on
@@ -74,7 +85,7 @@ def test_run_fills_all_five_sections(runs):
     assert doc["predicted"]["calibrated"] is not None and doc["predicted"]["calibrated_target"] == "host-cpu"
     assert set(doc["policy"]["bound_checks"]) == set(WORKLOADS)
     for check in doc["policy"]["bound_checks"].values():
-        assert check["verdict"] in ("within bound", "BOUND VIOLATION")   # evidence was there
+        assert check["verdict"] in ("within bound", "BOUND VIOLATION")  # evidence was there
 
 
 def test_measured_on_this_cpu_without_naming_a_backend(runs):
@@ -88,8 +99,9 @@ def test_measured_on_this_cpu_without_naming_a_backend(runs):
     # the flush covers what the cores hold (never more than twice what sysfs reports, never
     # under the minimum), and its own cost is on record
     flush = details["flush"]
-    assert flush["bytes"] >= FLUSH_MULTIPLE * min(flush["private_cache_bytes"] + (flush["measured_reach_bytes"] or 0),
-                                                  flush["nominal_cache_bytes"])
+    assert flush["bytes"] >= FLUSH_MULTIPLE * min(
+        flush["private_cache_bytes"] + (flush["measured_reach_bytes"] or 0), flush["nominal_cache_bytes"]
+    )
     assert MIN_FLUSH_BYTES <= flush["bytes"] <= max(FLUSH_MULTIPLE * flush["nominal_cache_bytes"], MIN_FLUSH_BYTES)
     assert flush["seconds_p50"] > 0 and flush["basis"]
     for name in WORKLOADS:
@@ -108,7 +120,7 @@ def test_measured_on_this_cpu_without_naming_a_backend(runs):
             assert row["peak_memory_bytes"] > 0 and row["peak_memory_method"].startswith("resident set")
     gemm = measured["workloads"]["gemm_512_fp32"]
     if gemm["peak_memory_bytes"] is not None:
-        assert gemm["peak_memory_bytes"] >= 512 * 512 * 4   # at least the output it wrote
+        assert gemm["peak_memory_bytes"] >= 512 * 512 * 4  # at least the output it wrote
 
 
 def test_one_regime_one_mode_and_operators_on_the_cpu(runs):
@@ -120,7 +132,7 @@ def test_one_regime_one_mode_and_operators_on_the_cpu(runs):
         assert (row["regime"], row["mode"], row["modes"]) == ("single", "eager", [])
         assert row["regimes_note"].startswith("regimes collapse to one ('single') on torch-cpu")
         assert row["graph"]["captured"] is False and "no CUDA graphs" in row["graph"]["reason"]
-        assert "steady" not in row and row["operators"]["source"] == "eager"   # no sustained regime
+        assert "steady" not in row and row["operators"]["source"] == "eager"  # no sustained regime
         comparison = doc["comparison"]["workloads"][name]
         assert list(comparison["regimes"]) == ["single"]
         assert comparison["regimes"]["single"]["predicted_calibrated_s"] == comparison["predicted_calibrated_s"]
@@ -138,8 +150,7 @@ def test_calibrated_ceilings_are_positive_and_stored(runs):
     _, home, _, (doc, _) = runs
     cal = doc["calibrated"]
     assert cal["failed_probes"] == {} and cal["reused"] is False
-    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor",
-                                  "cpu-estimate-terms"}
+    assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor", "cpu-estimate-terms"}
     ceilings = cal["ceilings"]
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
     declared = set(host_target(read_machine()).pe_array.flops_per_clock)
@@ -170,9 +181,9 @@ def test_diagnostic_windows_are_labelled_host_telemetry(runs):
         # the envelope every reader understands, the source's own record in data
         assert window["available"] is True and window["reason"] is None and window["data"]["samples"]
         assert window["headline"] and "other processes" in window["headline"]
-        assert "clock_event_fractions" not in window      # the host reports no clock-event reasons
+        assert "clock_event_fractions" not in window  # the host reports no clock-event reasons
         assert "load" in window["data"]["sources"] and "utilisation" in window["data"]["sources"]
-        for why in window["data"]["unavailable"].values():   # absent sources say why
+        for why in window["data"]["unavailable"].values():  # absent sources say why
             assert why
 
 
@@ -183,8 +194,10 @@ def test_capture_verifies_and_summary_names_the_cpu(runs):
     assert done.returncode == 0 and done.stdout.splitlines()[-1].endswith("VERIFIED")
     summary = (folder / "first.summary.txt").read_text(encoding="utf-8")
     assert summary == proc.stdout
-    assert f"MEASURED    on {doc['measured']['device']['name']} ({doc['measured']['device']['fingerprint']}) " \
-           "with torch-cpu" in summary
+    assert (
+        f"MEASURED    on {doc['measured']['device']['name']} ({doc['measured']['device']['fingerprint']}) "
+        "with torch-cpu" in summary
+    )
     assert "DIAGNOSTIC  host-cpu, separate window after timing" in summary
 
 
@@ -214,6 +227,7 @@ def test_gate_and_report_read_host_cpu_captures(runs):
 
 # -- the session in-process ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def session():
     s = TorchCpuBackend().open(0)
@@ -232,7 +246,7 @@ def test_session_holds_threads_and_measures_peak_memory(session):
     ops = OpsHost()
     workload, _ = resolve_spec(PluginHost(), "gemm:m=256,n=256,k=256,dtype=fp32")
     builder = ops.builder("gemm", "torch-cpu")
-    torch.set_num_threads(1)                                 # something changed it behind our back
+    torch.set_num_threads(1)  # something changed it behind our back
     with session.prepared(builder, workload.params, "fp32") as prepared:
         assert torch.get_num_threads() == session.threads
         timed = session.time(prepared.fn, 0.5)
@@ -264,5 +278,5 @@ def test_the_capture_is_scored_per_class(runs):
     assert all(c["estimate_below_bound"] == 0 for c in data["classes"])
     assert "calibrated on" in data["source"]
     table = tf("evaluate", str(folder / "first.json"), home=home)
-    print(table.stdout)     # shown in CI's log (pytest -s / on failure)
+    print(table.stdout)  # shown in CI's log (pytest -s / on failure)
     assert "ESTIMATE APE med" in table.stdout

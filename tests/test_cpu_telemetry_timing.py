@@ -16,11 +16,12 @@ SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
 
 # -- telemetry -----------------------------------------------------------------------------------
 
+
 def test_readers_on_xeon_snapshot():
     r = Readers((0, 1, 2, 3), root=str(SNAPSHOTS / "xeon-smt"))
     assert r.unavailable == {}
     assert r.sources["clock_mhz"] == "/sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq"
-    assert r.clock_mhz() == pytest.approx(3650.0)             # mean of 3500..3800
+    assert r.clock_mhz() == pytest.approx(3650.0)  # mean of 3500..3800
     assert r.load() == (0.52, 3)
     assert r.cpu_ticks() == (4 * (1000 + 250 + 22500 + 25 + 2) + 0 + 1 + 2 + 3, 4 * (22500 + 25), 6)
     assert r.energy_uj() == 123456789 and r.energy_range_uj() == 262143328850
@@ -47,8 +48,9 @@ def test_nothing_readable_is_unavailable_with_reasons(tmp_path):
 
 def test_window_on_snapshot_runs_the_workload_and_samples():
     calls = []
-    window = collect_window(lambda: calls.append(1), (0, 1, 2, 3), 0.05, sample_period_s=0.01,
-                            root=str(SNAPSHOTS / "xeon-smt"))
+    window = collect_window(
+        lambda: calls.append(1), (0, 1, 2, 3), 0.05, sample_period_s=0.01, root=str(SNAPSHOTS / "xeon-smt")
+    )
     assert window["available"] is True and window["unavailable_reason"] is None
     assert calls and len(window["samples"]) >= 2
     assert window["summary"]["clock_mhz_median"] == pytest.approx(3650.0)
@@ -60,8 +62,14 @@ def test_window_on_snapshot_runs_the_workload_and_samples():
 
 
 def _sample(t, total, idle, steal, own_s):
-    return {"t_s": t, "clock_mhz": 2600.0, "load1": 1.5, "runnable": 2,
-            "ticks": (total, idle, steal), "own_cpu_s": own_s}
+    return {
+        "t_s": t,
+        "clock_mhz": 2600.0,
+        "load1": 1.5,
+        "runnable": 2,
+        "ticks": (total, idle, steal),
+        "own_cpu_s": own_s,
+    }
 
 
 def test_utilisation_arithmetic():
@@ -88,6 +96,7 @@ def test_utilisation_never_negative_and_missing_values_skipped():
 
 # -- timing --------------------------------------------------------------------------------------
 
+
 def test_time_cpu_flushes_before_every_timed_call_not_during_warmup():
     events = []
     policy = TimingPolicy(warmup_iters=2, min_iters=5, max_iters=50, target_rel_iqr=10.0, budget_s=5.0)
@@ -99,15 +108,17 @@ def test_time_cpu_flushes_before_every_timed_call_not_during_warmup():
 
 def test_time_cpu_stops_on_budget_and_max_iters():
     import time
+
     policy = TimingPolicy(warmup_iters=0, min_iters=1000, max_iters=2000, target_rel_iqr=0.0, budget_s=0.05)
     timed = time_cpu(lambda: time.sleep(0.005), policy)
     assert timed.stop_reason == "budget" and 3 <= timed.stats.n < 1000
-    assert min(timed.samples_s) >= 0.005      # wall clock around the call, sleep included
+    assert min(timed.samples_s) >= 0.005  # wall clock around the call, sleep included
     policy = TimingPolicy(warmup_iters=0, min_iters=3, max_iters=3, target_rel_iqr=0.0, budget_s=60)
     assert time_cpu(lambda: sum(range(1000)), policy).stop_reason in ("max_iters", "stable")
 
 
 # -- peak resident memory ------------------------------------------------------------------------
+
 
 def test_peak_rss_from_files(tmp_path):
     clear, status = tmp_path / "clear_refs", tmp_path / "status"
@@ -126,8 +137,7 @@ def test_peak_rss_unavailable_says_why(tmp_path):
     assert base is None and why.startswith("unavailable: cannot reset the resident high-water mark")
     assert peak_rss.peak_since(None) == (None, "unavailable")
     (tmp_path / "status").write_text("Name:\tx\n")
-    assert peak_rss.peak_since(peak_rss.Baseline(1, True), tmp_path / "status")[1].startswith(
-        "unavailable: no VmHWM")
+    assert peak_rss.peak_since(peak_rss.Baseline(1, True), tmp_path / "status")[1].startswith("unavailable: no VmHWM")
 
 
 @pytest.mark.skipif(not peak_rss.CLEAR_REFS.exists(), reason="needs Linux /proc/self/clear_refs")
@@ -135,7 +145,7 @@ def test_peak_rss_sees_a_real_allocation():
     base, why = peak_rss.start()
     if why is not None:
         pytest.skip(why)
-    block = bytearray(64 << 20)          # zero-filled by calloc: touch every page explicitly
+    block = bytearray(64 << 20)  # zero-filled by calloc: touch every page explicitly
     block[::4096] = b"\x01" * len(block[::4096])
     peak, _ = peak_rss.peak_since(base)
     del block

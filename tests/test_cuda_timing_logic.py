@@ -22,6 +22,7 @@ POLICY = TimingPolicy(warmup_iters=2, min_iters=5, max_iters=20, target_rel_iqr=
 
 # --- should_stop -------------------------------------------------------------------
 
+
 def test_no_samples_never_stops():
     assert should_stop([], POLICY, elapsed_s=100.0) is None
 
@@ -69,16 +70,21 @@ def test_policy_validation():
 
 def test_timed_samples_rejects_unknown_stop_reason():
     with pytest.raises(ValueError, match="stop_reason"):
-        TimedSamples(samples_s=(1.0,), stats=summarize([1.0]), stop_reason="bored",
-                     warmup_iters=0, flush_bytes=0)
+        TimedSamples(samples_s=(1.0,), stats=summarize([1.0]), stop_reason="bored", warmup_iters=0, flush_bytes=0)
 
 
 # --- flags and versions ------------------------------------------------------------
 
+
 def test_framework_flags_is_json_dict():
     flags = framework_flags()
-    for key in ("matmul_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark",
-                "cudnn_deterministic", "float32_matmul_precision"):
+    for key in (
+        "matmul_allow_tf32",
+        "cudnn_allow_tf32",
+        "cudnn_benchmark",
+        "cudnn_deterministic",
+        "float32_matmul_precision",
+    ):
         assert key in flags
     assert flags["float32_matmul_precision"] in ("highest", "high", "medium")
     json.dumps(flags)
@@ -101,9 +107,13 @@ def test_time_cuda_without_cuda_raises_clearly():
 
 # --- math_mode ---------------------------------------------------------------------
 
+
 def _legacy():
-    return (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32,
-            torch.backends.cudnn.allow_tf32)
+    return (
+        torch.get_float32_matmul_precision(),
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+    )
 
 
 @pytest.fixture
@@ -155,8 +165,9 @@ def test_math_mode_rejects_unknown():
             pass
 
 
-@pytest.mark.skipif(not hasattr(torch.backends.cuda.matmul, "fp32_precision"),
-                    reason="PyTorch without the fp32_precision API")
+@pytest.mark.skipif(
+    not hasattr(torch.backends.cuda.matmul, "fp32_precision"), reason="PyTorch without the fp32_precision API"
+)
 def test_math_mode_restores_new_api_state(restore_flags):
     # A program that used the newer API: PyTorch refuses legacy reads in this mixed state,
     # so math_mode must snapshot and restore the new-API values instead.
@@ -170,11 +181,13 @@ def test_math_mode_restores_new_api_state(restore_flags):
 
 # --- real GPU ----------------------------------------------------------------------
 
+
 @pytest.mark.gpu
 @needs_cuda
 def test_gpu_launch_floor_and_small_matmul():
-    policy = TimingPolicy(warmup_iters=3, min_iters=10, max_iters=100, target_rel_iqr=0.05,
-                          budget_s=1.0, flush_bytes=64 << 20)
+    policy = TimingPolicy(
+        warmup_iters=3, min_iters=10, max_iters=100, target_rel_iqr=0.05, budget_s=1.0, flush_bytes=64 << 20
+    )
     launch = probe_launch_floor(policy)
     assert math.isfinite(launch.seconds) and 0 < launch.seconds < 1e-3
     assert "flush_bytes=0" in launch.method  # forced off for the launch probe

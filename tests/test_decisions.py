@@ -16,34 +16,61 @@ from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance,
 from tensorforge_ops.capture.convert import to_document
 from tensorforge_ops.capture.document import check, seal_document
 from tensorforge_ops.policy.evidence import Evidence
-from tensorforge_ops.policy.gate import (EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, IMPROVEMENT, NO_VERDICT, PASS,
-                                         REGRESSION, GateSettings, classify, gate)
+from tensorforge_ops.policy.gate import (
+    EXIT_NO_VERDICT,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    IMPROVEMENT,
+    NO_VERDICT,
+    PASS,
+    REGRESSION,
+    GateSettings,
+    classify,
+    gate,
+)
 from tensorforge_ops.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, Objective
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_plugin_env")]
 
-T = GateSettings()            # threshold 5%, alpha 1%
+T = GateSettings()  # threshold 5%, alpha 1%
 
 
 # -- the gate's rule, on the statistics alone ----------------------------------------------------
 
-@pytest.mark.parametrize("ratio, p, low, high, expected", [
-    (1.10, 0.001, 1.05, 1.15, REGRESSION),            # both significant, beyond the effect
-    (1.05, 0.001, 1.01, 1.09, REGRESSION),            # exactly the threshold counts (>=, not >)
-    (1.0499, 0.001, 1.01, 1.09, PASS),                # just under it: significant but small
-    (1.10, 0.5, 1.05, 1.15, PASS),                    # the bootstrap alone is not enough (and, not or)
-    (1.10, 0.001, 0.99, 1.15, PASS),                  # the Mann-Whitney test alone is not enough
-    (1.10, 0.01, 1.05, 1.15, PASS),                   # p equal to alpha is not significant (<, not <=)
-    (1.10, 0.001, 1.0, 1.15, PASS),                   # an interval touching 1 does not exclude it
-    (0.90, 0.001, 0.85, 0.95, IMPROVEMENT),
-    (1 / 1.05, 0.001, 0.90, 0.99, IMPROVEMENT),       # the same 5% effect undone: 1/(1+t), exactly
-    (0.951, 0.001, 0.90, 0.99, IMPROVEMENT),          # 1/(1.05) = 0.9524 > 0.951; 1 - t = 0.95 would miss it
-    (0.9525, 0.001, 0.90, 0.99, PASS),                # just above 1/(1+t)
-    (0.90, 0.001, 0.85, 1.0, PASS),                   # an interval touching 1 from below
-    (0.90, 0.02, 0.85, 0.95, PASS),
-], ids=["regression", "at threshold", "under threshold", "only bootstrap", "only Mann-Whitney",
-        "p at alpha", "CI low at 1", "improvement", "improvement at 1/(1+t)", "improvement between 1-t and 1/(1+t)",
-        "just above 1/(1+t)", "CI high at 1", "improvement not significant"])
+
+@pytest.mark.parametrize(
+    "ratio, p, low, high, expected",
+    [
+        (1.10, 0.001, 1.05, 1.15, REGRESSION),  # both significant, beyond the effect
+        (1.05, 0.001, 1.01, 1.09, REGRESSION),  # exactly the threshold counts (>=, not >)
+        (1.0499, 0.001, 1.01, 1.09, PASS),  # just under it: significant but small
+        (1.10, 0.5, 1.05, 1.15, PASS),  # the bootstrap alone is not enough (and, not or)
+        (1.10, 0.001, 0.99, 1.15, PASS),  # the Mann-Whitney test alone is not enough
+        (1.10, 0.01, 1.05, 1.15, PASS),  # p equal to alpha is not significant (<, not <=)
+        (1.10, 0.001, 1.0, 1.15, PASS),  # an interval touching 1 does not exclude it
+        (0.90, 0.001, 0.85, 0.95, IMPROVEMENT),
+        (1 / 1.05, 0.001, 0.90, 0.99, IMPROVEMENT),  # the same 5% effect undone: 1/(1+t), exactly
+        (0.951, 0.001, 0.90, 0.99, IMPROVEMENT),  # 1/(1.05) = 0.9524 > 0.951; 1 - t = 0.95 would miss it
+        (0.9525, 0.001, 0.90, 0.99, PASS),  # just above 1/(1+t)
+        (0.90, 0.001, 0.85, 1.0, PASS),  # an interval touching 1 from below
+        (0.90, 0.02, 0.85, 0.95, PASS),
+    ],
+    ids=[
+        "regression",
+        "at threshold",
+        "under threshold",
+        "only bootstrap",
+        "only Mann-Whitney",
+        "p at alpha",
+        "CI low at 1",
+        "improvement",
+        "improvement at 1/(1+t)",
+        "improvement between 1-t and 1/(1+t)",
+        "just above 1/(1+t)",
+        "CI high at 1",
+        "improvement not significant",
+    ],
+)
 def test_classify(ratio, p, low, high, expected):
     assert classify(ratio, p, low, high, T) == expected
 
@@ -52,20 +79,30 @@ def test_classify_follows_the_settings():
     loose = GateSettings(threshold=0.2, alpha=0.05)
     assert classify(1.15, 0.001, 1.1, 1.2, loose) == PASS
     assert classify(1.2, 0.001, 1.1, 1.3, loose) == REGRESSION
-    assert classify(1.2, 0.03, 1.1, 1.3, loose) == REGRESSION      # p 0.03 < alpha 0.05
+    assert classify(1.2, 0.03, 1.1, 1.3, loose) == REGRESSION  # p 0.03 < alpha 0.05
     assert classify(1 / 1.2, 0.001, 0.7, 0.9, loose) == IMPROVEMENT
-    assert classify(0.81, 0.001, 0.7, 0.9, loose) == IMPROVEMENT   # 1/1.2 = 0.833; 1 - 0.2 = 0.8 would miss it
+    assert classify(0.81, 0.001, 0.7, 0.9, loose) == IMPROVEMENT  # 1/1.2 = 0.833; 1 - 0.2 = 0.8 would miss it
     assert classify(0.84, 0.001, 0.7, 0.9, loose) == PASS
 
 
-@pytest.mark.parametrize("field, value", [("threshold", float("nan")), ("alpha", float("nan")), ("alpha", 1.0),
-                                          ("max_spread", float("inf")), ("min_samples", 2), ("resamples", 10)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("threshold", float("nan")),
+        ("alpha", float("nan")),
+        ("alpha", 1.0),
+        ("max_spread", float("inf")),
+        ("min_samples", 2),
+        ("resamples", 10),
+    ],
+)
 def test_gate_settings_refuse_what_would_decide_quietly(field, value):
     with pytest.raises(ValueError, match=field):
         GateSettings(**{field: value})
 
 
 # -- the gate on captures ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
@@ -122,17 +159,24 @@ def test_small_but_significant_change_passes_and_says_why(home):
 def test_a_capture_compared_with_itself_is_no_verdict(home):
     one = ev(make_capture({"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)}, home=home))
     result = gate(one, one)
-    why = (f"baseline and candidate are the same capture (digest {one.capture.digest.value[:16]}...): a capture "
-           "compared with itself is no evidence that nothing changed")
+    why = (
+        f"baseline and candidate are the same capture (digest {one.capture.digest.value[:16]}...): a capture "
+        "compared with itself is no evidence that nothing changed"
+    )
     assert [(v.workload, v.verdict, v.reason) for v in result.verdicts] == [
-        ("gemm_large_square", NO_VERDICT, why), ("gemm_tiny", NO_VERDICT, why)]
+        ("gemm_large_square", NO_VERDICT, why),
+        ("gemm_tiny", NO_VERDICT, why),
+    ]
     assert result.exit_status == EXIT_NO_VERDICT
 
 
 def test_two_captures_without_workloads_are_no_verdict(home):
     cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home)
-    empty = attrs.evolve(cap, predicted=attrs.evolve(cap.predicted, analytical=attrs.evolve(
-        cap.predicted.analytical, workloads=())), digest=None)
+    empty = attrs.evolve(
+        cap,
+        predicted=attrs.evolve(cap.predicted, analytical=attrs.evolve(cap.predicted.analytical, workloads=())),
+        digest=None,
+    )
     other = attrs.evolve(empty, provenance=attrs.evolve(empty.provenance, started_at="other"))
     result = gate(ev(empty), ev(other))
     assert result.verdicts == () and result.exit_status == EXIT_NO_VERDICT
@@ -149,7 +193,7 @@ def test_min_samples_boundary(home, n, decided):
 
 
 def test_spread_boundary_uses_the_samples_not_the_recorded_summary(home):
-    wide = samples(1e-3, n=41, spread=0.03)            # relative IQR about 15%
+    wide = samples(1e-3, n=41, spread=0.03)  # relative IQR about 15%
     base, cand = pair(home, {"gemm_tiny": wide}, {"gemm_tiny": samples(1e-3)})
     v = verdicts(gate(base, cand))["gemm_tiny"]
     assert v.verdict == NO_VERDICT and v.reason.startswith("spread too wide in the baseline (relative IQR ")
@@ -166,8 +210,9 @@ def test_different_devices_flags_and_definitions_are_named(home):
     a = ev(make_capture({"gemm_tiny": samples(1e-3)}, home=home))
     other_device = ev(make_capture({"gemm_tiny": samples(1e-3)}, home=home, fingerprint="synthetic-2"))
     v = verdicts(gate(a, other_device))["gemm_tiny"]
-    assert v.verdict == NO_VERDICT and v.reason == ("different device fingerprints: synthetic-1 (NVIDIA H200) vs "
-                                                    "synthetic-2 (NVIDIA H200)")
+    assert v.verdict == NO_VERDICT and v.reason == (
+        "different device fingerprints: synthetic-1 (NVIDIA H200) vs synthetic-2 (NVIDIA H200)"
+    )
     flags = ev(make_capture({"gemm_tiny": samples(1e-3)}, home=home, flags={"tf32": True}))
     assert verdicts(gate(a, flags))["gemm_tiny"].reason == "framework flags differ: tf32 False -> True"
     b = ev(make_capture({"gemm_tiny:dtype=fp16": samples(1e-3)}, home=home))
@@ -178,19 +223,24 @@ def test_different_devices_flags_and_definitions_are_named(home):
 def test_a_bound_violation_and_contention_withhold_the_verdict(home):
     cap = make_capture({"gemm_large_square": samples(1e-3)}, home=home)
     bound = cap.comparison.workloads["gemm_large_square"].predicted_calibrated_s
-    base, violating = pair(home, {"gemm_large_square": samples(bound * 1.2)},
-                           {"gemm_large_square": samples(bound * 0.9)})
+    base, violating = pair(
+        home, {"gemm_large_square": samples(bound * 1.2)}, {"gemm_large_square": samples(bound * 0.9)}
+    )
     v = verdicts(gate(base, violating))["gemm_large_square"]
-    assert v.verdict == NO_VERDICT and v.reason == ("bound violation in the candidate: the model or the calibration "
-                                                    "is wrong there, so the comparison is meaningless")
+    assert v.verdict == NO_VERDICT and v.reason == (
+        "bound violation in the candidate: the model or the calibration "
+        "is wrong there, so the comparison is meaningless"
+    )
     busy = {"gemm_large_square": {"summary": {"other_processes_pct": 39.0, "steal_pct": 0.0}}}
-    calm, contended = pair(home, {"gemm_large_square": samples(bound * 1.2)},
-                           {"gemm_large_square": samples(bound * 1.2)}, windows=busy)
+    calm, contended = pair(
+        home, {"gemm_large_square": samples(bound * 1.2)}, {"gemm_large_square": samples(bound * 1.2)}, windows=busy
+    )
     v = verdicts(gate(calm, contended))["gemm_large_square"]
     assert v.verdict == NO_VERDICT and v.reason.startswith("contended: other processes 39%")
 
 
 # -- verify: the whole digest, and every derived figure --------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sealed_file(home, tmp_path_factory):
@@ -213,37 +263,68 @@ def test_every_digit_of_the_digest_counts(sealed_file, tmp_path):
     report, _ = check(path, ())
     assert report.ok
     doc = json.loads(path.read_text())
-    for index in (0, 15, 16, 63):             # not only the first 16 hex digits
+    for index in (0, 15, 16, 63):  # not only the first 16 hex digits
         edited = dict(doc, digest=dict(doc["digest"]))
         value = edited["digest"]["value"]
-        edited["digest"]["value"] = value[:index] + ("0" if value[index] != "0" else "1") + value[index + 1:]
+        edited["digest"]["value"] = value[:index] + ("0" if value[index] != "0" else "1") + value[index + 1 :]
         out = tmp_path / f"d{index}.json"
         out.write_text(canonical_json(edited))
         bad, _ = check(out, ())
         assert not bad.ok and bad.problems[0].startswith("digest mismatch"), index
 
 
-@pytest.mark.parametrize("edit, problem", [
-    (lambda d: d["measured"]["workloads"]["gemm_tiny"]["stats"].update(rel_iqr=0.0001),
-     "gemm_tiny: recorded rel_iqr 0.0001 does not match its raw samples"),
-    (lambda d: d["measured"]["workloads"]["gemm_tiny"]["stats"].update(mean=1.0),
-     "gemm_tiny: recorded mean 1.0 does not match"),
-    (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(throughput_flops_per_s=1.0),
-     "gemm_tiny: recorded throughput (FLOP/s) 1.0 is not the predicted work over the measured p50"),
-    (lambda d: d["comparison"]["workloads"]["gemm_tiny"].update(measured_p50_s=5e-4),
-     "gemm_tiny: recorded comparison measured_p50_s does not follow"),
-    (lambda d: d["comparison"]["workloads"]["gemm_tiny"]["bound_check"].update(verdict="BOUND VIOLATION"),
-     "gemm_tiny: recorded comparison bound_check.verdict does not follow"),
-    (lambda d: d["comparison"]["workloads"]["gemm_tiny"]["evidence_quality"].update(verdict="insufficient"),
-     "gemm_tiny: recorded comparison evidence_quality.verdict does not follow"),
-    (lambda d: d["comparison"].update(bound_violations=["gemm_tiny"]),
-     "recorded bound violations ['gemm_tiny'] are not the rows' ([])"),
-    (lambda d: d["policy"]["bound_checks"]["gemm_tiny"].update(verdict="BOUND VIOLATION"),
-     "gemm_tiny: POLICY's bound check 'BOUND VIOLATION' is not the comparison's"),
-    (lambda d: d["comparison"].update(same_device=False),
-     "comparison says the measured device is not the predicted target"),
-], ids=["rel_iqr", "mean", "throughput", "comparison p50", "bound verdict", "evidence quality",
-        "violations list", "policy record", "same device"])
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (
+            lambda d: d["measured"]["workloads"]["gemm_tiny"]["stats"].update(rel_iqr=0.0001),
+            "gemm_tiny: recorded rel_iqr 0.0001 does not match its raw samples",
+        ),
+        (
+            lambda d: d["measured"]["workloads"]["gemm_tiny"]["stats"].update(mean=1.0),
+            "gemm_tiny: recorded mean 1.0 does not match",
+        ),
+        (
+            lambda d: d["measured"]["workloads"]["gemm_tiny"].update(throughput_flops_per_s=1.0),
+            "gemm_tiny: recorded throughput (FLOP/s) 1.0 is not the predicted work over the measured p50",
+        ),
+        (
+            lambda d: d["comparison"]["workloads"]["gemm_tiny"].update(measured_p50_s=5e-4),
+            "gemm_tiny: recorded comparison measured_p50_s does not follow",
+        ),
+        (
+            lambda d: d["comparison"]["workloads"]["gemm_tiny"]["bound_check"].update(verdict="BOUND VIOLATION"),
+            "gemm_tiny: recorded comparison bound_check.verdict does not follow",
+        ),
+        (
+            lambda d: d["comparison"]["workloads"]["gemm_tiny"]["evidence_quality"].update(verdict="insufficient"),
+            "gemm_tiny: recorded comparison evidence_quality.verdict does not follow",
+        ),
+        (
+            lambda d: d["comparison"].update(bound_violations=["gemm_tiny"]),
+            "recorded bound violations ['gemm_tiny'] are not the rows' ([])",
+        ),
+        (
+            lambda d: d["policy"]["bound_checks"]["gemm_tiny"].update(verdict="BOUND VIOLATION"),
+            "gemm_tiny: POLICY's bound check 'BOUND VIOLATION' is not the comparison's",
+        ),
+        (
+            lambda d: d["comparison"].update(same_device=False),
+            "comparison says the measured device is not the predicted target",
+        ),
+    ],
+    ids=[
+        "rel_iqr",
+        "mean",
+        "throughput",
+        "comparison p50",
+        "bound verdict",
+        "evidence quality",
+        "violations list",
+        "policy record",
+        "same device",
+    ],
+)
 def test_a_resealed_edit_of_a_derived_figure_fails(sealed_file, tmp_path, edit, problem):
     path, _ = sealed_file
     report, _ = check(reseal(path, edit, tmp_path), ())
@@ -263,6 +344,7 @@ def test_an_untouched_capture_verifies_and_says_what_it_recomputed(sealed_file):
 
 # -- bound check, APE ----------------------------------------------------------------------------
 
+
 def test_ape_is_relative_to_the_measurement():
     assert ape(1.5, 1.0) == 0.5 and ape(0.5, 1.0) == 0.5 and ape(1.0, 2.0) == 0.5
     with pytest.raises(ZeroDivisionError, match="division"):
@@ -272,6 +354,7 @@ def test_ape_is_relative_to_the_measurement():
 def test_tolerance_and_fastest_sample_edges():
     stats = samples(1.0)
     from tensorforge_ops.measure.stats import summarize
+
     assert bound_tolerance(summarize(stats)) == MIN_TOLERANCE
     assert fastest_check(0.999, 1.0).verdict == "FASTEST SAMPLE BELOW BOUND"
     assert fastest_check(1.0, 1.0).verdict == "fastest sample within bound"
@@ -281,10 +364,17 @@ def test_tolerance_and_fastest_sample_edges():
 
 # -- right-sizing ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("objective, seconds, met", [
-    (Objective("latency", 1e-3), 1e-3, True), (Objective("latency", 1e-3), 1.0001e-3, False),
-    (Objective("throughput", 1000.0), 1e-3, True), (Objective("throughput", 1000.0), 1.0001e-3, False),
-    (Objective("throughput", 1000.0), 0.0, False)])
+
+@pytest.mark.parametrize(
+    "objective, seconds, met",
+    [
+        (Objective("latency", 1e-3), 1e-3, True),
+        (Objective("latency", 1e-3), 1.0001e-3, False),
+        (Objective("throughput", 1000.0), 1e-3, True),
+        (Objective("throughput", 1000.0), 1.0001e-3, False),
+        (Objective("throughput", 1000.0), 0.0, False),
+    ],
+)
 def test_objective_edges(objective, seconds, met):
     assert objective.met_by(seconds) is met
 
@@ -302,30 +392,37 @@ def test_rightsizing_verdicts_from_a_capture(home):
     from tensorforge.suite import resolve
     from capture_factory import core
     from tensorforge_ops.policy.rightsize import rightsize
+
     host = core()
     cap = make_capture({"gemm_tiny": samples(5e-6)}, home=home)
     workloads = resolve(host, ("gemm_tiny",))
     targets = [host.target("h200"), host.target("rtx3050-laptop")]
-    meets = {r.target: r for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 1e-5),
-                                            [ev(cap)], {"h200": 3.6})}
+    meets = {
+        r.target: r
+        for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 1e-5), [ev(cap)], {"h200": 3.6})
+    }
     assert meets["h200"].verdict == MEETS and meets["rtx3050-laptop"].verdict == UNKNOWN
     assert meets["h200"].cost_per_million == pytest.approx(3.6 / 3600 * 5e-6 * 1e6)
-    missed = {r.target: r for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 4e-6),
-                                             [ev(cap)], {})}
+    missed = {
+        r.target: r for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 4e-6), [ev(cap)], {})
+    }
     assert missed["h200"].verdict == RULED_OUT and missed["h200"].reason.startswith("gemm_tiny: MEASURED p50 ")
-    order = [r.target for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 1e-5),
-                                         [ev(cap)], {})]
-    assert order == ["h200", "rtx3050-laptop"]                # MEETS before UNKNOWN
+    order = [
+        r.target for r in rightsize(workloads, targets, host.mappings(), Objective("latency", 1e-5), [ev(cap)], {})
+    ]
+    assert order == ["h200", "rtx3050-laptop"]  # MEETS before UNKNOWN
     assert to_document  # the capture classes round-trip in the factory itself
 
 
 # -- the gate's whole answer, field by field -------------------------------------------------------
+
 
 def _expected_interval(base, cand, name, a, b, settings=T):
     """The bootstrap interval the gate must report: seeded from the two digests and the name,
     as docs/policy.md promises (so a verdict is reproducible)."""
     import hashlib
     from tensorforge_ops.policy.statistics import bootstrap_ratio_ci
+
     text = f"{base.capture.digest.value}:{cand.capture.digest.value}:{name}"
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
     return bootstrap_ratio_ci(a, b, resamples=settings.resamples, confidence=settings.confidence, seed=seed)
@@ -335,10 +432,12 @@ def test_the_whole_gate_result(home):
     import numpy as np
     from tensorforge_ops.policy.gate import WorkloadVerdict
     from tensorforge_ops.policy.statistics import mann_whitney
+
     a_tiny, b_tiny = samples(1e-3), samples(1.1e-3)
     a_big, b_big = samples(3e-3), samples(3e-3)
-    base, cand = pair(home, {"gemm_tiny": a_tiny, "gemm_large_square": a_big},
-                      {"gemm_tiny": b_tiny, "gemm_large_square": b_big})
+    base, cand = pair(
+        home, {"gemm_tiny": a_tiny, "gemm_large_square": a_big}, {"gemm_tiny": b_tiny, "gemm_large_square": b_big}
+    )
     result = gate(base, cand)
     expected = []
     for name, a, b in (("gemm_large_square", a_big, b_big), ("gemm_tiny", a_tiny, b_tiny)):
@@ -348,28 +447,39 @@ def test_the_whole_gate_result(home):
         change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
         verdict = REGRESSION if name == "gemm_tiny" else PASS
         reason = f"slower by {change}" if verdict == REGRESSION else f"{change}: not significant"
-        expected.append(WorkloadVerdict(name, verdict, reason, float(np.median(a)), float(np.median(b)), ratio,
-                                        low, high, p, 25, 25))
+        expected.append(
+            WorkloadVerdict(
+                name, verdict, reason, float(np.median(a)), float(np.median(b)), ratio, low, high, p, 25, 25
+            )
+        )
     assert result.verdicts == tuple(expected)
     assert result.label == "POLICY" and result.settings == T and result.exit_status == EXIT_REGRESSION
     assert result.summary == "1 REGRESSION, 1 PASS"
     for side, evidence, path in ((result.baseline, base, "a.json"), (result.candidate, cand, "b.json")):
-        assert side == {"path": path, "digest": evidence.capture.digest.value, "origin": "unsigned",
-                        "origin_detail": "unsigned: nothing shows who produced it", "device": "NVIDIA H200",
-                        "fingerprint": "synthetic-1", "target": "h200",
-                        "started_at": evidence.capture.provenance.started_at}
+        assert side == {
+            "path": path,
+            "digest": evidence.capture.digest.value,
+            "origin": "unsigned",
+            "origin_detail": "unsigned: nothing shows who produced it",
+            "device": "NVIDIA H200",
+            "fingerprint": "synthetic-1",
+            "target": "h200",
+            "started_at": evidence.capture.provenance.started_at,
+        }
 
 
 def test_the_interval_depends_on_both_digests_and_the_name(home):
     from tensorforge_ops.policy.gate import _seed
+
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
     seeds = {_seed(base, cand, "w"), _seed(cand, base, "w"), _seed(base, cand, "v"), _seed(base, base, "w")}
     assert len(seeds) == 4
-    assert all(0 <= s < 2 ** 64 for s in seeds)
+    assert all(0 <= s < 2**64 for s in seeds)
 
 
 def test_flag_differences_are_counted_over_both_sides(home):
     from tensorforge_ops.policy.gate import _flag_difference
+
     assert _flag_difference({"a": 1}, {"a": 1}) is None
     assert _flag_difference({"a": 1}, {}) == "framework flags differ: a 1 -> None"
     assert _flag_difference({}, {"b": True}) == "framework flags differ: b None -> True"
@@ -378,23 +488,34 @@ def test_flag_differences_are_counted_over_both_sides(home):
 
 
 def test_a_workload_defined_differently_under_one_name(home):
-    base, cand = pair(home, {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)},
-                      {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)})
-    workloads = tuple(attrs.evolve(w, spec="gemm:m=1,n=1,k=1,dtype=bf16") if w.name == "gemm_tiny" else w
-                      for w in cand.capture.predicted.analytical.workloads)
-    first = tuple(attrs.evolve(w, spec="gemm:m=2,n=2,k=2,dtype=bf16") if w.name == "gemm_large_square" else w
-                  for w in cand.capture.predicted.analytical.workloads)
-    pred = attrs.evolve(cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical,
-                                                                        workloads=first))
+    base, cand = pair(
+        home,
+        {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)},
+        {"gemm_tiny": samples(1e-3), "gemm_large_square": samples(3e-3)},
+    )
+    workloads = tuple(
+        attrs.evolve(w, spec="gemm:m=1,n=1,k=1,dtype=bf16") if w.name == "gemm_tiny" else w
+        for w in cand.capture.predicted.analytical.workloads
+    )
+    first = tuple(
+        attrs.evolve(w, spec="gemm:m=2,n=2,k=2,dtype=bf16") if w.name == "gemm_large_square" else w
+        for w in cand.capture.predicted.analytical.workloads
+    )
+    pred = attrs.evolve(
+        cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical, workloads=first)
+    )
     both = verdicts(gate(base, ev(attrs.evolve(cand.capture, predicted=pred))))
-    assert both["gemm_large_square"].verdict == NO_VERDICT and both["gemm_tiny"].verdict == PASS   # judged after it
-    pred = attrs.evolve(cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical,
-                                                                        workloads=workloads))
+    assert both["gemm_large_square"].verdict == NO_VERDICT and both["gemm_tiny"].verdict == PASS  # judged after it
+    pred = attrs.evolve(
+        cand.capture.predicted, analytical=attrs.evolve(cand.capture.predicted.analytical, workloads=workloads)
+    )
     v = verdicts(gate(base, ev(attrs.evolve(cand.capture, predicted=pred))))
-    assert v["gemm_tiny"] == attrs.evolve(v["gemm_tiny"], verdict=NO_VERDICT,
-                                          reason="workload definition differs: gemm:m=64,n=64,k=64,dtype=bf16 vs "
-                                                 "gemm:m=1,n=1,k=1,dtype=bf16")
-    assert v["gemm_large_square"].verdict == PASS                # the next workload is still judged
+    assert v["gemm_tiny"] == attrs.evolve(
+        v["gemm_tiny"],
+        verdict=NO_VERDICT,
+        reason="workload definition differs: gemm:m=64,n=64,k=64,dtype=bf16 vs gemm:m=1,n=1,k=1,dtype=bf16",
+    )
+    assert v["gemm_large_square"].verdict == PASS  # the next workload is still judged
 
 
 def exact_spread(rel, n=41, p50=10.0):
@@ -407,13 +528,18 @@ def test_spread_exactly_at_the_limit_is_judged(home):
     base, cand = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.10)})
     assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS
     wide, cand = pair(home, {"gemm_tiny": exact_spread(0.12)}, {"gemm_tiny": exact_spread(0.10)})
-    assert verdicts(gate(wide, cand))["gemm_tiny"].reason == "spread too wide in the baseline (relative IQR 12.0% > 10%)"
+    assert (
+        verdicts(gate(wide, cand))["gemm_tiny"].reason == "spread too wide in the baseline (relative IQR 12.0% > 10%)"
+    )
     base, wide = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.15)})
-    assert verdicts(gate(base, wide))["gemm_tiny"].reason == "spread too wide in the candidate (relative IQR 15.0% > 10%)"
+    assert (
+        verdicts(gate(base, wide))["gemm_tiny"].reason == "spread too wide in the candidate (relative IQR 15.0% > 10%)"
+    )
     assert verdicts(gate(base, wide, GateSettings(max_spread=0.2)))["gemm_tiny"].verdict == PASS
     base, wider = pair(home, {"gemm_tiny": exact_spread(0.10)}, {"gemm_tiny": exact_spread(0.95)})
     assert verdicts(gate(base, wider, GateSettings(max_spread=0.9)))["gemm_tiny"].reason == (
-        "spread too wide in the candidate (relative IQR 95.0% > 90%)")
+        "spread too wide in the candidate (relative IQR 95.0% > 90%)"
+    )
 
 
 def test_zero_second_samples_and_missing_rows(home):
@@ -424,9 +550,14 @@ def test_zero_second_samples_and_missing_rows(home):
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": zeros})
     assert verdicts(gate(base, cand))["gemm_tiny"].reason.startswith("p50 is 0 s in the candidate")
     m = base.capture.measured
-    failed = attrs.evolve(m, workloads={"gemm_tiny": __import__(
-        "tensorforge_ops.capture.sections.measured", fromlist=["FailedMeasurement"]).FailedMeasurement(
-        math_mode="bf16", reason="CUDA out of memory: boom")})
+    failed = attrs.evolve(
+        m,
+        workloads={
+            "gemm_tiny": __import__(
+                "tensorforge_ops.capture.sections.measured", fromlist=["FailedMeasurement"]
+            ).FailedMeasurement(math_mode="bf16", reason="CUDA out of memory: boom")
+        },
+    )
     v = verdicts(gate(ev(attrs.evolve(base.capture, measured=failed)), cand))["gemm_tiny"]
     assert v.reason == "baseline measurement failed: CUDA out of memory: boom"
     good, other = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
@@ -437,25 +568,31 @@ def test_zero_second_samples_and_missing_rows(home):
 
 
 def test_hardware_slowdown_in_either_window_withholds_the_verdict(home):
-    nvml = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9], ["HwSlowdown", 0.9],
-                                                           ["SwThermalSlowdown", 0.5]]}}}
+    nvml = {
+        "gemm_tiny": {
+            "summary": {"reason_fractions": [["SwPowerCap", 0.9], ["HwSlowdown", 0.9], ["SwThermalSlowdown", 0.5]]}
+        }
+    }
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=nvml)
     assert verdicts(gate(base, cand))["gemm_tiny"].reason == (
-        "telemetry shows HwSlowdown in the baseline's window (90% of samples)")
+        "telemetry shows HwSlowdown in the baseline's window (90% of samples)"
+    )
     capped = {"gemm_tiny": {"summary": {"reason_fractions": [["SwPowerCap", 0.9]]}}}
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)}, windows=capped)
-    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS       # the power cap alone does not block
+    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == PASS  # the power cap alone does not block
 
 
 def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, tmp_path):
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1.1e-3)}, calibrate=False)
     assert base.capture.predicted.calibrated is None
-    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == REGRESSION    # no bound to violate: still judged
+    assert verdicts(gate(base, cand))["gemm_tiny"].verdict == REGRESSION  # no bound to violate: still judged
     from tensorforge_ops.capture.model import Unavailable
+
     none = attrs.evolve(cand.capture, measured=Unavailable(label="MEASURED", reason="no CUDA device"))
     result = gate(base, ev(none))
     assert [(v.verdict, v.reason) for v in result.verdicts] == [
-        (NO_VERDICT, "candidate has no measurements: no CUDA device")]
+        (NO_VERDICT, "candidate has no measurements: no CUDA device")
+    ]
     result = gate(ev(none), base)
     assert result.verdicts[0].reason == "baseline has no measurements: no CUDA device"
     assert result.baseline["device"] is None and result.baseline["fingerprint"] is None
@@ -464,6 +601,7 @@ def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, 
 def test_the_seed_is_the_first_eight_bytes_little_endian(home):
     import hashlib
     from tensorforge_ops.policy.gate import _seed
+
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
     text = f"{base.capture.digest.value}:{cand.capture.digest.value}:gemm_tiny"
     assert _seed(base, cand, "gemm_tiny") == int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
@@ -471,6 +609,7 @@ def test_the_seed_is_the_first_eight_bytes_little_endian(home):
 
 def varied(center, n=30, seed=1):
     import numpy as np
+
     return tuple(float(x) for x in center * (1 + 0.01 * np.random.default_rng(seed).standard_normal(n)))
 
 
@@ -492,13 +631,15 @@ def test_a_significant_improvement_below_the_threshold_passes_and_says_so(home):
 def test_timings_of_different_regimes_or_modes_are_not_compared(home):
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
     m = cand.capture.measured
-    graph = attrs.evolve(m, workloads={"gemm_tiny": attrs.evolve(m.workloads["gemm_tiny"], regime="burst",
-                                                                  mode="graph")})
+    graph = attrs.evolve(
+        m, workloads={"gemm_tiny": attrs.evolve(m.workloads["gemm_tiny"], regime="burst", mode="graph")}
+    )
     v = verdicts(gate(base, ev(attrs.evolve(cand.capture, measured=graph))))["gemm_tiny"]
     assert v.reason == "measured differently: burst eager in the baseline, burst graph in the candidate"
     sustained = attrs.evolve(m, workloads={"gemm_tiny": attrs.evolve(m.workloads["gemm_tiny"], regime="sustained")})
     v = verdicts(gate(ev(attrs.evolve(cand.capture, measured=sustained)), base))["gemm_tiny"]
     assert v.reason == "measured differently: sustained eager in the baseline, burst eager in the candidate"
-    same = attrs.evolve(m, workloads={"gemm_tiny": attrs.evolve(m.workloads["gemm_tiny"], regime="burst",
-                                                                 mode="eager")})
+    same = attrs.evolve(
+        m, workloads={"gemm_tiny": attrs.evolve(m.workloads["gemm_tiny"], regime="burst", mode="eager")}
+    )
     assert verdicts(gate(base, ev(attrs.evolve(cand.capture, measured=same))))["gemm_tiny"].verdict == PASS

@@ -36,16 +36,32 @@ def clean_env(home: Path):
 
 
 def tf(*args, home: Path, timeout=600):
-    return subprocess.run([TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout,
-                          env=clean_env(home), cwd=str(ROOT))
+    return subprocess.run(
+        [TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout, env=clean_env(home), cwd=str(ROOT)
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gloo")
-    proc = tf("run", "--target", "host-cpu-x2", "--suite", str(SUITE), "--budget", "1",
-              "--telemetry-seconds", "0.1", "--cooldown", "0", "--rest", "0",
-              "-o", str(folder / "capture.json"), home=folder / "home")
+    proc = tf(
+        "run",
+        "--target",
+        "host-cpu-x2",
+        "--suite",
+        str(SUITE),
+        "--budget",
+        "1",
+        "--telemetry-seconds",
+        "0.1",
+        "--cooldown",
+        "0",
+        "--rest",
+        "0",
+        "-o",
+        str(folder / "capture.json"),
+        home=folder / "home",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((folder / "capture.json").read_text(encoding="utf-8"))
     return folder, proc, doc
@@ -62,8 +78,8 @@ def test_the_capture_verifies_and_names_the_system(run):
     assert details["world_size"] == 2 and details["libraries"]["process_group"] == "gloo"
     assert [r["rank"] for r in details["ranks"]] == [0, 1]
     assert details["launcher"].startswith("torchrun --standalone --nnodes 1 --nproc-per-node 2")
-    assert "NCCL_NVLS_ENABLE" in details["settings"]          # recorded, set or not
-    assert doc["comparison"]["same_device"] is True         # the measured system is the target
+    assert "NCCL_NVLS_ENABLE" in details["settings"]  # recorded, set or not
+    assert doc["comparison"]["same_device"] is True  # the measured system is the target
 
 
 def test_a_real_all_reduce_is_checked_and_timed_on_every_rank(run):
@@ -90,14 +106,14 @@ def test_tp2_transformer_runs_with_its_all_reduces_per_operator(run):
     window = row["ranks"]["operators"]["eager"]["operators"]
     measured = {o["operator"]: o for o in window}
     assert {"all_reduce_attn", "all_reduce_mlp", "qkv_proj", "mlp_down"} <= set(measured)
-    assert measured["all_reduce_attn"]["activities"] == 2          # once per layer
+    assert measured["all_reduce_attn"]["activities"] == 2  # once per layer
     for o in window:
         assert 0 <= o["fastest_rank_p50_s"] <= o["time_p50_s"] and len(o["per_rank_p50_s"]) == 2
     comparison = doc["comparison"]["workloads"]["transformer_tp2_tiny"]["operators"]
     assert comparison["available"] is True
     compared = {r["operator"]: r for r in comparison["operators"]}
     predicted = [o["name"] for o in doc["predicted"]["analytical"]["workloads"][1]["operators"]]
-    assert list(compared) == predicted                              # every Core operator, in order
+    assert list(compared) == predicted  # every Core operator, in order
     assert compared["all_reduce_attn"]["bound_check"]["verdict"] in ("within bound", "BOUND VIOLATION")
 
 
@@ -136,15 +152,28 @@ def test_summary_shows_the_system_the_curves_and_the_operators(run):
 
 def test_tp2_builder_computes_what_tp1_computes(tmp_path):
     out = tmp_path / "tp.json"
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                           str(ROOT / "tests" / "distributed" / "tp_equivalence.py"), str(out)],
-                          capture_output=True, text=True, timeout=600, env=clean_env(tmp_path / "home"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            str(ROOT / "tests" / "distributed" / "tp_equivalence.py"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=clean_env(tmp_path / "home"),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(out.read_text(encoding="utf-8"))
     assert len(results) == 3
     for spec, r in results.items():
         assert r["shape_equal"] and r["check"][0] is True, spec
-        assert r["rel_error"] < 1e-5, (spec, r["rel_error"])     # fp32: summation order only
+        assert r["rel_error"] < 1e-5, (spec, r["rel_error"])  # fp32: summation order only
 
 
 def test_a_gpu_system_without_gpus_still_predicts(tmp_path):

@@ -12,8 +12,10 @@ from tensorforge.plugins import PluginHost
 from tensorforge.suite import load_suite_file, resolve_spec
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {"h200": ROOT / "benchmarks" / "eval" / "h200-suite.toml",
-          "host-cpu": ROOT / "benchmarks" / "eval" / "host-cpu-suite.toml"}
+SUITES = {
+    "h200": ROOT / "benchmarks" / "eval" / "h200-suite.toml",
+    "host-cpu": ROOT / "benchmarks" / "eval" / "host-cpu-suite.toml",
+}
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +66,10 @@ def test_a_probe_shape_in_the_suite_would_be_caught(host, tmp_path):
     """The check above is not vacuous: a suite that repeats a probe's GEMM fails it."""
     spec = next(i.spec for i in CUDA_PLAN if i.group == "gemm")
     fields = dict(part.split("=") for part in spec.split(":", 1)[1].split(","))
-    body = "[[workload]]\nname = \"copied\"\nkind = \"gemm\"\n" + "".join(
-        f"{k} = {v if v.isdigit() else repr(v)}\n" for k, v in fields.items())
+    body = '[[workload]]\nname = "copied"\nkind = "gemm"\n' + "".join(
+        f"{k} = {v if v.isdigit() else repr(v)}\n" for k, v in fields.items()
+    )
     (tmp_path / "s.toml").write_text(body.replace("'", '"'), encoding="utf-8")
     probes = _probe_keys(host, CUDA_PLAN)
-    (w, kind), = load_suite_file(host, tmp_path / "s.toml")
+    ((w, kind),) = load_suite_file(host, tmp_path / "s.toml")
     assert _key(kind.name, w.params) in probes

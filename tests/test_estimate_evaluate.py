@@ -19,11 +19,13 @@ def cli():
 
 
 def test_scores_follow_from_the_rows():
-    rows = [Row("a", "gemm-large", "eager", 1.0, 0.9, 1.1, {"compute_efficiency": 0.2}),
-            Row("b", "gemm-large", "eager", 2.0, 2.1, 2.2, {"compute_efficiency": 0.1})]
+    rows = [
+        Row("a", "gemm-large", "eager", 1.0, 0.9, 1.1, {"compute_efficiency": 0.2}),
+        Row("b", "gemm-large", "eager", 2.0, 2.1, 2.2, {"compute_efficiency": 0.1}),
+    ]
     ev = evaluate(rows)
     (large,) = ev.classes
-    assert large.n == 2 and large.violations == 1          # b measured 2.0 under its 2.1 bound
+    assert large.n == 2 and large.violations == 1  # b measured 2.0 under its 2.1 bound
     assert large.estimate_median == pytest.approx(0.1)
     assert large.bound_median == pytest.approx((0.1 + 0.05) / 2)
     # the gap (measured - bound) is 0.1 - 0.1 = 0: no share can be claimed
@@ -67,8 +69,9 @@ def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
     assert data["bound"] == "calibrated" and data["estimate_basis_kind"] == "calibrated"
     assert "NVIDIA H200" in data["estimate_basis"]
     # fitted for h200: another target keeps its own basis
-    other = CliRunner().invoke(cli, ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--ceilings", capture,
-                                     "--force-ceilings", "--json"])
+    other = CliRunner().invoke(
+        cli, ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--ceilings", capture, "--force-ceilings", "--json"]
+    )
     assert other.exit_code == 0, other.output
     assert json.loads(other.stdout)["estimate_basis_kind"] == "carried-over-other-family"
 
@@ -80,12 +83,16 @@ def test_measured_time_prefers_burst_graph_then_eager():
 
     def t(regime, mode, p50, iqr=0.01):
         return {"regime": regime, "mode": mode, "stats": {"p50": p50, "rel_iqr": iqr}}
-    graph_primary = {"status": "ok", **t("burst", "graph", 1.0),
-                     "modes": [t("burst", "eager", 2.0), t("sustained", "graph", 1.1)]}
+
+    graph_primary = {
+        "status": "ok",
+        **t("burst", "graph", 1.0),
+        "modes": [t("burst", "eager", 2.0), t("sustained", "graph", 1.1)],
+    }
     assert measured_time(graph_primary) == (1.0, "graph", 0.01)
     eager_only = {"status": "ok", **t("burst", "eager", 2.0, 0.05), "modes": [t("sustained", "eager", 2.2)]}
     assert measured_time(eager_only) == (2.0, "eager", 0.05)
-    old = {"status": "ok", "stats": {"p50": 3.0, "rel_iqr": 0.02}}      # before regimes: burst eager
+    old = {"status": "ok", "stats": {"p50": 3.0, "rel_iqr": 0.02}}  # before regimes: burst eager
     assert measured_time(old) == (3.0, "eager", 0.02)
     assert measured_time({"status": "ok", **t("single", "eager", 4.0)}) == (4.0, "eager", 0.01)
     assert measured_time({"status": "failed", "reason": "x"}) is None

@@ -52,21 +52,47 @@ def _coefficients(draw_fraction, base):
     f = draw_fraction
     return attrs.evolve(
         base,
-        kernel=attrs.evolve(base.kernel, launch_s=f() * 5e-6, harness_s=f() * 5e-6,
-                            host_per_kernel_s=f() * 3e-5, host_slack_s=f() * 1e-4),
-        gemm=attrs.evolve(base.gemm, mainloop_efficiency={m: f() for m in base.gemm.mainloop_efficiency},
-                          feed_bytes_per_clock=f() * 300, tile_overhead_s=f() * 3e-6,
-                          stream_efficiency=f(), unaligned_efficiency=f()),
-        conv=attrs.evolve(base.conv, kxk_efficiency=f(), pointwise_efficiency=f(), fp32_efficiency=f(),
-                          unaligned_efficiency=f(), depthwise_bandwidth_efficiency=f()),
-        attention=attrs.evolve(base.attention, prefill_efficiency=f(), causal_efficiency=f(),
-                               decode_bandwidth_efficiency=f()),
-        stream=attrs.evolve(base.stream, bandwidth_efficiency={k: f() for k in base.stream.bandwidth_efficiency}))
+        kernel=attrs.evolve(
+            base.kernel,
+            launch_s=f() * 5e-6,
+            harness_s=f() * 5e-6,
+            host_per_kernel_s=f() * 3e-5,
+            host_slack_s=f() * 1e-4,
+        ),
+        gemm=attrs.evolve(
+            base.gemm,
+            mainloop_efficiency={m: f() for m in base.gemm.mainloop_efficiency},
+            feed_bytes_per_clock=f() * 300,
+            tile_overhead_s=f() * 3e-6,
+            stream_efficiency=f(),
+            unaligned_efficiency=f(),
+        ),
+        conv=attrs.evolve(
+            base.conv,
+            kxk_efficiency=f(),
+            pointwise_efficiency=f(),
+            fp32_efficiency=f(),
+            unaligned_efficiency=f(),
+            depthwise_bandwidth_efficiency=f(),
+        ),
+        attention=attrs.evolve(
+            base.attention, prefill_efficiency=f(), causal_efficiency=f(), decode_bandwidth_efficiency=f()
+        ),
+        stream=attrs.evolve(base.stream, bandwidth_efficiency={k: f() for k in base.stream.bandwidth_efficiency}),
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(m=dims, n=dims, k=dims, batch=st.integers(1, 8), dtype=st.sampled_from(["bf16", "fp16", "fp32"]),
-       ta=st.booleans(), target=st.sampled_from(TARGETS), data=st.data())
+@given(
+    m=dims,
+    n=dims,
+    k=dims,
+    batch=st.integers(1, 8),
+    dtype=st.sampled_from(["bf16", "fp16", "fp32"]),
+    ta=st.booleans(),
+    target=st.sampled_from(TARGETS),
+    data=st.data(),
+)
 def test_gemm_estimate_never_below_the_bound(host, m, n, k, batch, dtype, ta, target, data):
     coeffs = _coefficients(lambda: data.draw(fractions), shipped()["nvidia-sm90"])
     spec = f"gemm:m={m},n={n},k={k},batch={batch},dtype={dtype},transpose_a={'true' if ta else 'false'}"
@@ -75,35 +101,62 @@ def test_gemm_estimate_never_below_the_bound(host, m, n, k, batch, dtype, ta, ta
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(n=st.integers(1, 32), c=st.integers(1, 512), hw=st.integers(7, 128), k=st.integers(1, 512),
-       r=st.sampled_from([1, 3, 5, 7]), stride=st.sampled_from([1, 2]), depthwise=st.booleans(),
-       dtype=st.sampled_from(["bf16", "fp32"]), target=st.sampled_from(TARGETS), data=st.data())
+@given(
+    n=st.integers(1, 32),
+    c=st.integers(1, 512),
+    hw=st.integers(7, 128),
+    k=st.integers(1, 512),
+    r=st.sampled_from([1, 3, 5, 7]),
+    stride=st.sampled_from([1, 2]),
+    depthwise=st.booleans(),
+    dtype=st.sampled_from(["bf16", "fp32"]),
+    target=st.sampled_from(TARGETS),
+    data=st.data(),
+)
 def test_conv_estimate_never_below_the_bound(host, n, c, hw, k, r, stride, depthwise, dtype, target, data):
     coeffs = _coefficients(lambda: data.draw(fractions), shipped()["nvidia-sm90"])
     k, groups = (c, c) if depthwise else (k, 1)
-    spec = (f"conv2d:n={n},c={c},h={hw},w={hw},k={k},r={r},s={r},stride={stride},padding={r // 2},"
-            f"groups={groups},dtype={dtype}")
+    spec = (
+        f"conv2d:n={n},c={c},h={hw},w={hw},k={k},r={r},s={r},stride={stride},padding={r // 2},"
+        f"groups={groups},dtype={dtype}"
+    )
     (w,) = _predict(host, target, [spec], estimate=coeffs).workloads
     _check(w)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batch=st.integers(1, 32), kv_heads=st.sampled_from([1, 2, 4, 8]), group=st.sampled_from([1, 2, 4]),
-       q=st.integers(1, 4096), kv=st.integers(1, 8192), d=st.sampled_from([64, 128, 256]),
-       causal=st.booleans(), target=st.sampled_from(TARGETS), data=st.data())
+@given(
+    batch=st.integers(1, 32),
+    kv_heads=st.sampled_from([1, 2, 4, 8]),
+    group=st.sampled_from([1, 2, 4]),
+    q=st.integers(1, 4096),
+    kv=st.integers(1, 8192),
+    d=st.sampled_from([64, 128, 256]),
+    causal=st.booleans(),
+    target=st.sampled_from(TARGETS),
+    data=st.data(),
+)
 def test_attention_estimate_never_below_the_bound(host, batch, kv_heads, group, q, kv, d, causal, target, data):
     coeffs = _coefficients(lambda: data.draw(fractions), shipped()["nvidia-sm90"])
     q_len, kv_len = (1, kv) if q < 64 else (q, q)
-    spec = (f"sdpa:batch={batch},heads={kv_heads * group},kv_heads={kv_heads},q_len={q_len},"
-            f"kv_len={kv_len},head_dim={d},causal={'true' if causal else 'false'}")
+    spec = (
+        f"sdpa:batch={batch},heads={kv_heads * group},kv_heads={kv_heads},q_len={q_len},"
+        f"kv_len={kv_len},head_dim={d},causal={'true' if causal else 'false'}"
+    )
     (w,) = _predict(host, target, [spec], estimate=coeffs).workloads
     _check(w)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(phase=st.sampled_from(["prefill", "decode"]), layers=st.integers(1, 4), batch=st.integers(1, 16),
-       seq=st.integers(1, 1024), mlp=st.sampled_from(["gated", "gelu"]), target=st.sampled_from(TARGETS),
-       data=st.data())
+@given(
+    phase=st.sampled_from(["prefill", "decode"]),
+    layers=st.integers(1, 4),
+    batch=st.integers(1, 16),
+    seq=st.integers(1, 1024),
+    mlp=st.sampled_from(["gated", "gelu"]),
+    target=st.sampled_from(TARGETS),
+    data=st.data(),
+)
 def test_transformer_estimate_never_below_the_bound(host, phase, layers, batch, seq, mlp, target, data):
     coeffs = _coefficients(lambda: data.draw(fractions), shipped()["nvidia-sm90"])
     shape = f"seq={seq},phase=prefill" if phase == "prefill" else f"seq=1,phase=decode,context={seq}"
@@ -121,8 +174,11 @@ def test_every_default_workload_of_every_target_has_both_numbers(host):
 
 
 def test_calibrated_ceilings_give_an_estimate_above_the_calibrated_bound(host):
-    ceilings = Ceilings(origin="calibrated", compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14,
-                                                     "fp32": 5.1e13}, dram_bytes_per_s=4.2e12)
+    ceilings = Ceilings(
+        origin="calibrated",
+        compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14, "fp32": 5.1e13},
+        dram_bytes_per_s=4.2e12,
+    )
     for w in _predict(host, "h200", host.default_suite(), ceilings).workloads:
         _check(w)
 
@@ -131,7 +187,7 @@ def test_an_unaligned_gemm_runs_on_the_fallback_menu_and_pays_for_it(host):
     aligned, odd = _predict(host, "h200", ["gemm:m=4096,n=4096,k=4096", "gemm:m=4097,n=4097,k=4097"]).workloads
     assert aligned.estimate.terms["alignment_padding"] == 0
     assert odd.estimate.terms["alignment_padding"] > 0
-    assert odd.estimate.operators[0].mapping.startswith("nvidia-sm75")      # no TMA: older kernels
+    assert odd.estimate.operators[0].mapping.startswith("nvidia-sm75")  # no TMA: older kernels
     assert aligned.estimate.operators[0].mapping.startswith("nvidia-sm90")
     assert any("16 bytes" in note for note in odd.estimate.operators[0].notes)
     # a transposed operand changes which dimension must be aligned
@@ -145,20 +201,35 @@ def test_the_fit_recovers_coefficients_it_generated(host):
     from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
     from tensorforge.estimate.model import device_for, estimate_workload
     from tensorforge.estimate.probe_plan import CUDA_PLAN
-    ceilings = Ceilings(origin="calibrated", compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14,
-                                                     "fp32": 5.1e13}, dram_bytes_per_s=4.2e12)
+
+    ceilings = Ceilings(
+        origin="calibrated",
+        compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14, "fp32": 5.1e13},
+        dram_bytes_per_s=4.2e12,
+    )
     base = shipped()["nvidia-sm90"]
     truth = attrs.evolve(
-        base, kernel=attrs.evolve(base.kernel, launch_s=2.5e-6, harness_s=1.5e-6),
+        base,
+        kernel=attrs.evolve(base.kernel, launch_s=2.5e-6, harness_s=1.5e-6),
         conv=attrs.evolve(base.conv, pointwise_efficiency=0.6),
-        attention=attrs.evolve(base.attention, decode_bandwidth_efficiency=0.5))
+        attention=attrs.evolve(base.attention, decode_bandwidth_efficiency=0.5),
+    )
     items = [i for i in CUDA_PLAN if i.group in ("conv-pointwise", "attn-decode")]
     chosen = [resolve_spec(host, i.spec) for i in items]
     bound = predict(chosen, host.target("h200"), host.mappings(), None, ceilings, estimate=False)
     device = device_for(host.target("h200"), bound.ceilings, truth)
-    points = [WorkloadPoint(i.name, i.group, wp, tuple(k.operators(w.params)), k, w.params,
-                            estimate_workload(wp, k.operators(w.params), k, w.params, device, truth).eager_s)
-              for i, (w, k), wp in zip(items, chosen, bound.workloads)]
+    points = [
+        WorkloadPoint(
+            i.name,
+            i.group,
+            wp,
+            tuple(k.operators(w.params)),
+            k,
+            w.params,
+            estimate_workload(wp, k.operators(w.params), k, w.params, device, truth).eager_s,
+        )
+        for i, (w, k), wp in zip(items, chosen, bound.workloads)
+    ]
     chains = [{"name": f"c{n}", "group": "launch", "kernels": n, "p50_s": 1.5e-6 + n * 2.5e-6} for n in (1, 2, 4)]
     fitted, report = fit_coefficients(base, host.target("h200"), bound.ceilings, chains, points, "test")
     assert fitted.basis_kind == "calibrated" and fitted.basis == "test"
@@ -174,6 +245,7 @@ def test_a_host_bound_launch_chain_does_not_set_the_launch_cost():
     5.9, 18.8, 25.3 us: the chain of 4 waited for the host. The launch cost comes from the chains
     that lie on the line of the shortest two (2.3 us a kernel), not 5.3 us through all three."""
     from tensorforge.estimate.fit import fit_launch
+
     harness, launch = fit_launch([(1, 3.584e-6), (2, 5.92e-6), (4, 18.752e-6), (8, 25.344e-6)])
     assert math.isclose(launch, 2.336e-6, rel_tol=1e-3)
     assert math.isclose(harness, 1.248e-6, rel_tol=1e-2)
@@ -187,17 +259,25 @@ def test_the_host_fit_never_makes_a_lone_kernel_wait_for_the_host(host):
     probe wait for the host: the one-kernel launch chain bounds per-kernel host time - slack."""
     from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
     from tensorforge.estimate.probe_plan import CUDA_PLAN
-    ceilings = Ceilings(origin="calibrated", compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14,
-                                                     "fp32": 5.1e13}, dram_bytes_per_s=4.2e12)
+
+    ceilings = Ceilings(
+        origin="calibrated",
+        compute={"bf16": 7.9e14, "fp16": 7.6e14, "tf32": 4.0e14, "fp32": 5.1e13},
+        dram_bytes_per_s=4.2e12,
+    )
     base = shipped()["nvidia-sm90"]
     items = [i for i in CUDA_PLAN if i.group == "host"]
     chosen = [resolve_spec(host, i.spec) for i in items]
     bound = predict(chosen, host.target("h200"), host.mappings(), None, ceilings, estimate=False)
-    measured = (353.1e-6, 1061.7e-6, 902.3e-6)   # the final H200 calibration's host points
-    points = [WorkloadPoint(i.name, i.group, wp, tuple(k.operators(w.params)), k, w.params, t)
-              for i, (w, k), wp, t in zip(items, chosen, bound.workloads, measured)]
-    chains = [{"name": f"c{n}", "group": "launch", "kernels": n, "p50_s": t}
-              for n, t in ((1, 3.584e-6), (2, 5.92e-6), (4, 18.752e-6), (8, 25.344e-6))]
+    measured = (353.1e-6, 1061.7e-6, 902.3e-6)  # the final H200 calibration's host points
+    points = [
+        WorkloadPoint(i.name, i.group, wp, tuple(k.operators(w.params)), k, w.params, t)
+        for i, (w, k), wp, t in zip(items, chosen, bound.workloads, measured)
+    ]
+    chains = [
+        {"name": f"c{n}", "group": "launch", "kernels": n, "p50_s": t}
+        for n, t in ((1, 3.584e-6), (2, 5.92e-6), (4, 18.752e-6), (8, 25.344e-6))
+    ]
     fitted, _ = fit_coefficients(base, host.target("h200"), bound.ceilings, chains, points, "test")
     k = fitted.kernel
     assert k.host_per_kernel_s - k.host_slack_s <= 3.584e-6 + 1e-12
@@ -210,14 +290,12 @@ def test_a_three_channel_stem_is_padded(host):
     assert any("padded to 8" in note for note in op.notes)
 
 
-TRACED_KERNELS = {   # benchmarks/results/h200-probe-kernels.json: kernels per call, profiler trace
-    "transformer:hidden=256,layers=1,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,"
-    "context=64": 24,
-    "transformer:hidden=256,layers=3,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,"
-    "context=64": 70,
+TRACED_KERNELS = {  # benchmarks/results/h200-probe-kernels.json: kernels per call, profiler trace
+    "transformer:hidden=256,layers=1,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64": 24,
+    "transformer:hidden=256,layers=3,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64": 70,
     "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,"
     "mlp=gelu,norm=layernorm,rope=false": 23,
-    "gemm:m=1024,n=1024,k=16384,dtype=bf16": 2,        # nvjet ..._splitK_ + splitKreduce_kernel
+    "gemm:m=1024,n=1024,k=16384,dtype=bf16": 2,  # nvjet ..._splitK_ + splitKreduce_kernel
     "gemm:m=1,n=6144,k=6144,dtype=bf16": 1,
     "sdpa:batch=4,heads=16,kv_heads=16,q_len=1,kv_len=8192,head_dim=128,causal=false": 2,  # + lean_reduction
     "sdpa:batch=64,heads=8,kv_heads=2,q_len=1,kv_len=1024,head_dim=128,causal=false": 1,
@@ -234,19 +312,23 @@ def test_kernel_counts_follow_the_h200_traces(host):
     silu, mul, down), cuDNN prefill attention a Memset and its kernel, split-K a reduction."""
     import json
     from pathlib import Path
-    traced = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "results" /
-                         "h200-probe-kernels.json").read_text(encoding="utf-8"))["items"]
+
+    traced = json.loads(
+        (Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h200-probe-kernels.json").read_text(
+            encoding="utf-8"
+        )
+    )["items"]
     for spec, kernels in TRACED_KERNELS.items():
         (w,) = _predict(host, "h200", [spec]).workloads
         assert w.estimate.kernels == kernels, spec
         recorded = [v for name, v in traced.items() if name.endswith(":" + spec)]
-        if recorded:    # the figure above is the trace's
+        if recorded:  # the figure above is the trace's
             assert recorded[0]["kernels_per_call"] == kernels, spec
 
 
 def test_host_overhead_is_eager_only_and_shows_for_short_kernels(host):
     (decode, large) = _predict(host, "h200", ["transformer_decode", "gemm_large_square"]).workloads
-    assert decode.estimate.terms["host_overhead"] > 0       # ~100 short kernels from Python
+    assert decode.estimate.terms["host_overhead"] > 0  # ~100 short kernels from Python
     # one long kernel hides the host: eager costs only its launch latency over a graph's
     k = coefficients_for(host.target("h200")).kernel
     assert large.estimate.terms["host_overhead"] == pytest.approx(k.launch_s - k.device_launch_s)
@@ -263,6 +345,7 @@ def test_the_basis_is_said_never_guessed(host, tmp_path):
     # a target file can declare its own
     from tensorforge.target_dump import dump_target
     from tensorforge.target_file import load_target_file
+
     declared = attrs.evolve(host.target("h200"), name="my-h200", estimate=h200.relabel("declared", "by hand"))
     path = tmp_path / "t.toml"
     path.write_text(dump_target(declared), encoding="utf-8")
@@ -275,8 +358,10 @@ def test_a_broken_declared_estimate_is_one_line(host, tmp_path):
     from tensorforge.errors import TensorForgeError
     from tensorforge.target_dump import dump_target
     from tensorforge.target_file import load_target_file
-    declared = attrs.evolve(host.target("h200"), name="my-h200",
-                            estimate=shipped()["nvidia-sm90"].relabel("declared", "x"))
+
+    declared = attrs.evolve(
+        host.target("h200"), name="my-h200", estimate=shipped()["nvidia-sm90"].relabel("declared", "x")
+    )
     text = dump_target(declared).replace("stream_efficiency = ", "stream_efficiency = -")
     path = tmp_path / "t.toml"
     path.write_text(text, encoding="utf-8")
@@ -288,6 +373,7 @@ def test_a_broken_declared_estimate_is_one_line(host, tmp_path):
 
 def test_terms_are_named_and_documented():
     from pathlib import Path
+
     doc = (Path(__file__).resolve().parent.parent / "docs" / "estimate.md").read_text(encoding="utf-8")
     for term in TERMS:
         assert f"`{term}`" in doc, term
@@ -300,14 +386,16 @@ def test_causal_block_sums_are_closed_form_and_exact():
     import tracemalloc
     from tensorforge.estimate.operators import _ceil_sum, _padded_prefix_sum
     from tensorforge.mappings.base import ceil_div
+
     rng = random.Random(7)
     for _ in range(300):
         a, step = rng.randint(0, 500), rng.choice([16, 64, 96, 128])
         n, div = rng.randint(0, 300), rng.choice([32, 64, 128])
         assert _ceil_sum(a, step, n, div) == sum(-(-(a + j * step) // div) for j in range(1, n + 1))
         off, tq, q, tkv = rng.randint(0, 300), rng.choice([64, 128]), rng.randint(1, 2000), rng.choice([64, 128])
-        assert _padded_prefix_sum(off, tq, q, tkv, 1) == sum(ceil_div(off + min((j + 1) * tq, q), tkv) * tkv
-                                                             for j in range(ceil_div(q, tq)))
+        assert _padded_prefix_sum(off, tq, q, tkv, 1) == sum(
+            ceil_div(off + min((j + 1) * tq, q), tkv) * tkv for j in range(ceil_div(q, tq))
+        )
     host = PluginHost()
     tracemalloc.start()
     (w,) = _predict(host, "h200", ["sdpa:batch=1,heads=8,q_len=100000000,head_dim=128"]).workloads

@@ -4,8 +4,14 @@ at its limit and just past it, telemetry that withholds confidence, telemetry th
 import pytest
 
 from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow
-from tensorforge_ops.policy.evidence_quality import (INSUFFICIENT, MAX_CONTENTION_PCT, MAX_SPREAD,
-                                                     MIN_SAMPLES, SUFFICIENT, assess)
+from tensorforge_ops.policy.evidence_quality import (
+    INSUFFICIENT,
+    MAX_CONTENTION_PCT,
+    MAX_SPREAD,
+    MIN_SAMPLES,
+    SUFFICIENT,
+    assess,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -24,8 +30,12 @@ def spread(rel_iqr, n=41):
 
 def window(other=None, steal=None, fractions=None, available=True):
     summary = {"other_processes_pct": other, "steal_pct": steal}
-    return TelemetryWindow(available=available, reason=None if available else "no device",
-                           data={"summary": summary}, clock_event_fractions=fractions)
+    return TelemetryWindow(
+        available=available,
+        reason=None if available else "no device",
+        data={"summary": summary},
+        clock_event_fractions=fractions,
+    )
 
 
 def reasons(quality):
@@ -61,9 +71,17 @@ def test_all_zero_samples_with_spread_are_infinitely_wide():
     assert q.verdict == INSUFFICIENT and "inf%" in reasons(q)[0]
 
 
-@pytest.mark.parametrize("other, steal, ok", [
-    (MAX_CONTENTION_PCT, None, True), (MAX_CONTENTION_PCT + 0.5, None, False),
-    (6.0, 5.0, False), (None, 11.0, False), (39.0, 0.0, False), (0.0, 0.0, True)])
+@pytest.mark.parametrize(
+    "other, steal, ok",
+    [
+        (MAX_CONTENTION_PCT, None, True),
+        (MAX_CONTENTION_PCT + 0.5, None, False),
+        (6.0, 5.0, False),
+        (None, 11.0, False),
+        (39.0, 0.0, False),
+        (0.0, 0.0, True),
+    ],
+)
 def test_contention_counts_other_processes_and_stolen_time(other, steal, ok):
     q = assess(steady(), window(other=other, steal=steal))
     assert (q.verdict == SUFFICIENT) is ok
@@ -79,9 +97,16 @@ def test_the_busy_host_cpu_run_of_the_issue_is_insufficient():
     assert reasons(q)[-1].startswith("contended: other processes 39%")
 
 
-@pytest.mark.parametrize("fractions, ok", [
-    ((), True), ((("SwPowerCap", 0.9),), True), ((("HwSlowdown", 0.0),), True),
-    ((("HwSlowdown", 0.05),), False), ((("SwThermalSlowdown", 0.5), ("HwSlowdown", 0.1)), False)])
+@pytest.mark.parametrize(
+    "fractions, ok",
+    [
+        ((), True),
+        ((("SwPowerCap", 0.9),), True),
+        ((("HwSlowdown", 0.0),), True),
+        ((("HwSlowdown", 0.05),), False),
+        ((("SwThermalSlowdown", 0.5), ("HwSlowdown", 0.1)), False),
+    ],
+)
 def test_throttling_is_a_hardware_or_thermal_slowdown_not_the_power_cap(fractions, ok):
     q = assess(steady(), window(fractions=fractions))
     assert (q.verdict == SUFFICIENT) is ok
@@ -103,31 +128,45 @@ def test_every_failed_check_is_a_reason_in_order():
 
 def test_every_check_is_reported_word_for_word():
     from tensorforge_ops.capture.sections.comparison import QualityCheck as Q
-    q = assess(spread(0.5, n=9), window(other=50.0, steal=2.0, fractions=(("HwSlowdown", 0.9), ("SwThermalSlowdown", 0.4),
-                                                                         ("SwPowerCap", 0.95))))
+
+    q = assess(
+        spread(0.5, n=9),
+        window(
+            other=50.0, steal=2.0, fractions=(("HwSlowdown", 0.9), ("SwThermalSlowdown", 0.4), ("SwPowerCap", 0.95))
+        ),
+    )
     assert q.checks == (
         Q(name="samples", ok=False, detail="too few samples: 9 < 10"),
         Q(name="spread", ok=False, detail="spread too wide: relative IQR 50.0% > 10%"),
-        Q(name="contention", ok=False, detail="contended: other processes 50%, stolen 2% of the CPUs during its "
-                                             "telemetry window (> 10%)"),
-        Q(name="throttling", ok=False, detail="throttled: HwSlowdown in 90% of its telemetry samples"))
+        Q(
+            name="contention",
+            ok=False,
+            detail="contended: other processes 50%, stolen 2% of the CPUs during its telemetry window (> 10%)",
+        ),
+        Q(name="throttling", ok=False, detail="throttled: HwSlowdown in 90% of its telemetry samples"),
+    )
     assert q.reasons == tuple(c.detail for c in q.checks) and q.verdict == INSUFFICIENT
     good = assess(spread(0.1, n=41), window(other=4.0, steal=6.0, fractions=()))
     assert good.checks == (
         Q(name="samples", ok=True, detail="41 samples (>= 10)"),
         Q(name="spread", ok=True, detail="relative IQR 10.0% (<= 10%)"),
         Q(name="contention", ok=True, detail="other processes 4%, stolen 6% (<= 10%)"),
-        Q(name="throttling", ok=True, detail="no hardware or thermal slowdown reported"))
+        Q(name="throttling", ok=True, detail="no hardware or thermal slowdown reported"),
+    )
     assert good.reasons == () and good.verdict == SUFFICIENT and good.sufficient
     only_other = assess(steady(), window(other=12.0))
-    assert only_other.checks[2] == Q(name="contention", ok=False, detail="contended: other processes 12% of the CPUs "
-                                                                         "during its telemetry window (> 10%)")
+    assert only_other.checks[2] == Q(
+        name="contention",
+        ok=False,
+        detail="contended: other processes 12% of the CPUs during its telemetry window (> 10%)",
+    )
     only_steal = assess(steady(), window(steal=3.0))
     assert only_steal.checks[2] == Q(name="contention", ok=True, detail="stolen 3% (<= 10%)")
     nothing = assess(steady(), window())
     assert nothing.checks[2:] == (
         Q(name="contention", ok=None, detail="not checked: the telemetry window has no CPU-share figures"),
-        Q(name="throttling", ok=None, detail="not checked: the telemetry window reports no clock-event reasons"))
+        Q(name="throttling", ok=None, detail="not checked: the telemetry window reports no clock-event reasons"),
+    )
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), True, "12", None])
@@ -138,5 +177,6 @@ def test_telemetry_figures_that_are_not_numbers_are_not_counted(value):
 
 def test_a_window_without_a_summary_checks_nothing():
     from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow as W
+
     q = assess(steady(), W(available=True, reason=None, data={"summary": "not a table"}))
     assert q.checks[2].ok is None and q.checks[3].ok is None

@@ -27,23 +27,22 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 EXTERNAL = Path(__file__).resolve().parent / "plugins_external"
 PACKAGES = ("tf_attention", "tf_edge_npu", "tf_broken_example")
 MODULES = ("tf_attention", "tf_edge_npu", "tf_broken_example")
-SLEEP = "TF_BROKEN_EXAMPLE_SLEEP_S"        # how slow the broken package's slow entry point is
+SLEEP = "TF_BROKEN_EXAMPLE_SLEEP_S"  # how slow the broken package's slow entry point is
 
 # Every broken entry point of tf-broken-example and its one-line error.
 BROKEN = {
     "broken-extra-argument": "failed to register: PluginValidationError: Plugin 'broken-extra-argument' "
-                             "for hook 'tensorforge_register_workloads'; hookimpl definition: "
-                             "tensorforge_register_workloads(register, config); Argument(s) {'config'} "
-                             "are declared in the hookimpl but can not be found in the hookspec",
+    "for hook 'tensorforge_register_workloads'; hookimpl definition: "
+    "tensorforge_register_workloads(register, config); Argument(s) {'config'} "
+    "are declared in the hookimpl but can not be found in the hookspec",
     "broken-missing-module": "failed to load: ModuleNotFoundError: No module named 'tf_broken_example_helpers'",
     "broken-misspelled-hook": "unknown hook 'tensorforge_register_target' "
-                              "(did you mean 'tensorforge_register_targets'?)",
+    "(did you mean 'tensorforge_register_targets'?)",
     "broken-raises": "tensorforge_register_targets raised RuntimeError: board table missing",
-    "broken-wrong-type": "plugin 'broken-wrong-type' registered a dict as a target; "
-                         "expected tensorforge.target.Target",
+    "broken-wrong-type": "plugin 'broken-wrong-type' registered a dict as a target; expected tensorforge.target.Target",
     "rtx3050-impostor": "plugin 'rtx3050-impostor' (distribution tf-broken-example 0.0.1) registered target "
-                        "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' "
-                        "(distribution tf-rtx3050 0.1.0)",
+    "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' "
+    "(distribution tf-rtx3050 0.1.0)",
 }
 SHIPPED = ("builtin-mappings", "conv2d", "gemm", "h200", "rtx3050", "transformer")
 
@@ -57,9 +56,24 @@ def external_site(tmp_path_factory) -> Path:
     shutil.copytree(EXTERNAL, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     site = root / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "--quiet", "--target", str(site), *(str(src / p) for p in PACKAGES)],
-        capture_output=True, text=True, timeout=180)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--quiet",
+            "--target",
+            str(site),
+            *(str(src / p) for p in PACKAGES),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return site
 
@@ -88,13 +102,14 @@ def broken_warnings():
 
 # -- the install ---------------------------------------------------------------------------------
 
+
 def test_pip_installed_three_distributions_outside_this_environment(external_site):
     dists = {d.metadata["Name"]: d for d in metadata.distributions(path=[str(external_site)])}
     assert sorted(dists) == ["tf-attention", "tf-broken-example", "tf-edge-npu"]
     assert dists["tf-attention"].version == "0.2.0"
     assert {ep.name: ep.value for ep in dists["tf-edge-npu"].entry_points} == {"edge-npu": "tf_edge_npu"}
     assert len([ep for ep in dists["tf-broken-example"].entry_points if ep.group == "tensorforge"]) == 7
-    for name in dists:                       # the test environment itself is untouched
+    for name in dists:  # the test environment itself is untouched
         with pytest.raises(metadata.PackageNotFoundError):
             metadata.distribution(name)
     assert not list(EXTERNAL.rglob("*.egg-info")) and not list(EXTERNAL.rglob("build"))
@@ -102,11 +117,16 @@ def test_pip_installed_three_distributions_outside_this_environment(external_sit
 
 # -- in-process ----------------------------------------------------------------------------------
 
+
 def test_the_host_finds_all_three_and_reports_each_broken_entry_point(installed):
     host = PluginHost()
     attention, npu = host.reports["attention"], host.reports["edge-npu"]
     assert (attention.distribution, attention.version, attention.module, attention.error) == (
-        "tf-attention", "0.2.0", "tf_attention", None)
+        "tf-attention",
+        "0.2.0",
+        "tf_attention",
+        None,
+    )
     assert attention.registered == {"workloads": ("attention",)}
     assert (npu.distribution, npu.version, npu.registered) == ("tf-edge-npu", "0.3.1", {"targets": ("edge-npu",)})
     assert {r.name: r.error for r in host.broken()} == BROKEN
@@ -116,20 +136,21 @@ def test_the_host_finds_all_three_and_reports_each_broken_entry_point(installed)
     assert host.reports["broken-slow-import"].registered == {"targets": ("slow-board",)}
     for name in SHIPPED:
         assert host.reports[name].error is None
-    assert host.target("rtx3050-laptop").pe_array.units == 16        # not the impostor's 1
+    assert host.target("rtx3050-laptop").pe_array.units == 16  # not the impostor's 1
 
 
 def test_predict_uses_the_external_workload_on_the_external_target(installed):
     host = PluginHost()
-    pred = run_prediction(host, "edge-npu", ["attention_prefill_4k", "attention:heads=8,q_len=1,kv_len=4096",
-                                             "gemm_tiny"])
+    pred = run_prediction(
+        host, "edge-npu", ["attention_prefill_4k", "attention:heads=8,q_len=1,kv_len=4096", "gemm_tiny"]
+    )
     assert (pred.target, pred.operating_point, pred.clock_mhz) == ("edge-npu", "turbo", 1400)
     prefill, decode, gemm = pred.workloads
-    assert prefill.flops == 4.0 * 32 * (4096 * 4097 // 2) * 128       # causal: visible pairs only
+    assert prefill.flops == 4.0 * 32 * (4096 * 4097 // 2) * 128  # causal: visible pairs only
     assert prefill.operators[0].mapping.strategy == "flash-attention"
     assert prefill.bottleneck == "compute" and decode.bottleneck == "memory"
     assert pred.ceilings.compute["bf16"] == 8 * 1024 * 1400e6
-    assert gemm.latency_s > 0                                          # shipped kinds work on it too
+    assert gemm.latency_s > 0  # shipped kinds work on it too
     # ...and the external kind on a shipped target
     assert run_prediction(host, "h200", ["attention_decode_32k"]).workloads[0].latency_s > 0
 
@@ -147,12 +168,14 @@ def test_the_helpers_pass_for_the_external_plugins(installed):
     from tensorforge.testing import check_target, check_workload_kind
     import tf_attention
     import tf_edge_npu
+
     check_target(tf_edge_npu.EDGE_NPU)
     predictions = check_workload_kind(tf_attention.Attention(), target=tf_edge_npu.EDGE_NPU)
     assert [p.latency_s > 0 for p in predictions] == [True, True]
 
 
 # -- the console script --------------------------------------------------------------------------
+
 
 def test_list_plugins_shows_all_three(external_site):
     proc = console(external_site, "list-plugins", **{SLEEP: "0.5", "TENSORFORGE_SLOW_IMPORT_S": "0.4"})
@@ -172,8 +195,17 @@ def test_list_plugins_shows_all_three(external_site):
 
 
 def test_predict_uses_the_first_two_and_names_each_broken_one_in_a_line(external_site):
-    proc = console(external_site, "predict", "-t", "edge-npu", "-w", "attention_prefill_4k",
-                   "-w", "attention:heads=8,q_len=1,kv_len=1000", "--json")
+    proc = console(
+        external_site,
+        "predict",
+        "-t",
+        "edge-npu",
+        "-w",
+        "attention_prefill_4k",
+        "-w",
+        "attention:heads=8,q_len=1,kv_len=1000",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == broken_warnings()
     data = json.loads(proc.stdout)
@@ -183,8 +215,9 @@ def test_predict_uses_the_first_two_and_names_each_broken_one_in_a_line(external
 
 def test_disabling_the_broken_ones_or_selecting_only_some(external_site):
     disabled = ",".join(sorted(BROKEN))
-    proc = console(external_site, "--disable-plugins", disabled, "predict", "-t", "edge-npu", "-w",
-                   "attention_decode_32k")
+    proc = console(
+        external_site, "--disable-plugins", disabled, "predict", "-t", "edge-npu", "-w", "attention_decode_32k"
+    )
     assert (proc.returncode, proc.stderr) == (0, "")
     proc = console(external_site, "--plugins", "attention,edge-npu,builtin-mappings", "list-plugins", "--json")
     assert proc.returncode == 0 and proc.stderr == ""
@@ -195,12 +228,18 @@ def test_the_plugin_authors_own_tests_pass_against_the_installed_packages(extern
     """The recipe docs/plugins.md gives authors (tensorforge.testing and the pytest fixtures)
     works from outside this repository, against the pip-installed packages."""
     for package in ("tf_attention", "tf_edge_npu"):
-        shutil.copytree(EXTERNAL / package / "tests", tmp_path / package / "tests",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            EXTERNAL / package / "tests", tmp_path / package / "tests", ignore=shutil.ignore_patterns("__pycache__")
+        )
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     environ.update(PYTHONPATH=str(external_site), **{SLEEP: "0"})
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "tf_attention/tests", "tf_edge_npu/tests"],
-                          capture_output=True, text=True, cwd=tmp_path, env=environ, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tf_attention/tests", "tf_edge_npu/tests"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environ,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert re.search(r"\b8 passed\b", proc.stdout), proc.stdout[-500:]

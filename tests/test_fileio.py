@@ -32,8 +32,9 @@ def _read_without_hanging(call):
     def target():
         try:
             outcome["value"] = call()
-        except BaseException as exc:   # handed to the test below
+        except BaseException as exc:  # handed to the test below
             outcome["error"] = exc
+
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     thread.join(timeout=30)
@@ -41,6 +42,7 @@ def _read_without_hanging(call):
 
 
 # -- the reader itself ---------------------------------------------------------------------
+
 
 def test_reads_utf8_json_and_toml(tmp_path):
     (tmp_path / "a.json").write_text('{"name": "café"}', encoding="utf-8")
@@ -51,14 +53,21 @@ def test_reads_utf8_json_and_toml(tmp_path):
     assert read_text(tmp_path / "a.toml", "x") == 'name = "café"\n'
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda p: p.write_bytes(b'name = "caf\xe9"\n'),
-     "{what} {path}: not UTF-8 text (invalid continuation byte at byte 11)"),
-    (lambda p: p.mkdir(), "cannot read {what} {path}: Is a directory"),
-    (lambda p: None, "cannot read {what} {path}: No such file or directory"),
-    (lambda p: p.write_text("name = = 1\n", encoding="utf-8"),
-     "{what} {path}: not valid TOML: Invalid value (at line 1, column 8)"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda p: p.write_bytes(b'name = "caf\xe9"\n'),
+            "{what} {path}: not UTF-8 text (invalid continuation byte at byte 11)",
+        ),
+        (lambda p: p.mkdir(), "cannot read {what} {path}: Is a directory"),
+        (lambda p: None, "cannot read {what} {path}: No such file or directory"),
+        (
+            lambda p: p.write_text("name = = 1\n", encoding="utf-8"),
+            "{what} {path}: not valid TOML: Invalid value (at line 1, column 8)",
+        ),
+    ],
+)
 def test_each_problem_is_one_line_naming_the_file(tmp_path, make, message):
     path = tmp_path / "doc.toml"
     make(path)
@@ -72,22 +81,26 @@ def test_bad_json_names_the_file_and_the_place(tmp_path):
     path.write_text('{"a": 1,}', encoding="utf-8")
     with pytest.raises(TensorForgeError) as info:
         read_document(path, "capture")
-    assert str(info.value) == (f"capture {path}: not valid JSON: Expecting property name enclosed in "
-                               "double quotes: line 1 column 9 (char 8)")
+    assert str(info.value) == (
+        f"capture {path}: not valid JSON: Expecting property name enclosed in double quotes: line 1 column 9 (char 8)"
+    )
 
 
 def test_a_fifo_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path):
     fifo = _fifo(tmp_path / "suite.toml")
     hung, outcome = _read_without_hanging(lambda: read_toml(fifo, "suite file"))
     if hung:
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))   # let the blocked reader go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # let the blocked reader go
     assert not hung, "reading a FIFO blocked"
     assert str(outcome["error"]) == f"cannot read suite file {fifo}: not a regular file (a FIFO)"
 
 
 def test_a_character_device_is_refused(tmp_path):
-    with pytest.raises(TensorForgeError, match=r"^cannot read target file /dev/null: not a regular file "
-                                               r"\(a character device\)$"):
+    with pytest.raises(
+        TensorForgeError,
+        match=r"^cannot read target file /dev/null: not a regular file "
+        r"\(a character device\)$",
+    ):
         read_text("/dev/null", "target file")
 
 
@@ -97,24 +110,48 @@ HF_OK = '{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}'
 
 # reader -> (file name, valid-looking content, bad-syntax content, command line with {f})
 READERS = {
-    "suite (TOML)": ("suite.toml", '[[workload]]\nname = "caf\u00e9"\npreset = "gemm_tiny"\n', "[[workload]\n",
-                     ["predict", "-t", "h200", "--suite", "{f}"]),
-    "suite (JSON)": ("suite.json", '{"workload": [{"name": "caf\u00e9", "preset": "gemm_tiny"}]}', "{",
-                     ["predict", "-t", "h200", "--suite", "{f}"]),
-    "ceilings": ("cal.json", '{"origin": "caf\u00e9", "compute": {"bf16": 1e15}, "dram_bytes_per_s": 1e12}',
-                 "{,", ["predict", "-t", "h200", "-w", "gemm_tiny", "--ceilings", "{f}"]),
-    "target file": ("npu.toml", 'name = "caf\u00e9"\n', "name = = 1\n",
-                    ["predict", "-t", "{f}", "-w", "gemm_tiny"]),
-    "capture": ("cap.json", '{"schema": "caf\u00e9"}', '{"schema": ',
-                ["verify", "{f}"]),
-    "prices": ("prices.toml", '[prices]\n"caf\u00e9" = 1.0\n', "[prices\n",
-               ["rightsize", "-w", "gemm_tiny", "--latency-ms", "1", "--targets", "h200", "--prices", "{f}"]),
-    "transformer config": ("config.json", HF_OK.replace("{", '{"model_type": "caf\u00e9", ', 1), "{]",
-                           ["predict", "-t", "h200", "-w", "transformer:config={f},batch=1,seq=8"]),
+    "suite (TOML)": (
+        "suite.toml",
+        '[[workload]]\nname = "caf\u00e9"\npreset = "gemm_tiny"\n',
+        "[[workload]\n",
+        ["predict", "-t", "h200", "--suite", "{f}"],
+    ),
+    "suite (JSON)": (
+        "suite.json",
+        '{"workload": [{"name": "caf\u00e9", "preset": "gemm_tiny"}]}',
+        "{",
+        ["predict", "-t", "h200", "--suite", "{f}"],
+    ),
+    "ceilings": (
+        "cal.json",
+        '{"origin": "caf\u00e9", "compute": {"bf16": 1e15}, "dram_bytes_per_s": 1e12}',
+        "{,",
+        ["predict", "-t", "h200", "-w", "gemm_tiny", "--ceilings", "{f}"],
+    ),
+    "target file": ("npu.toml", 'name = "caf\u00e9"\n', "name = = 1\n", ["predict", "-t", "{f}", "-w", "gemm_tiny"]),
+    "capture": ("cap.json", '{"schema": "caf\u00e9"}', '{"schema": ', ["verify", "{f}"]),
+    "prices": (
+        "prices.toml",
+        '[prices]\n"caf\u00e9" = 1.0\n',
+        "[prices\n",
+        ["rightsize", "-w", "gemm_tiny", "--latency-ms", "1", "--targets", "h200", "--prices", "{f}"],
+    ),
+    "transformer config": (
+        "config.json",
+        HF_OK.replace("{", '{"model_type": "caf\u00e9", ', 1),
+        "{]",
+        ["predict", "-t", "h200", "-w", "transformer:config={f},batch=1,seq=8"],
+    ),
 }
-WHAT = {"suite (TOML)": "suite file", "suite (JSON)": "suite file", "ceilings": "ceilings file",
-        "target file": "target file", "capture": "capture", "prices": "prices file",
-        "transformer config": "transformer config"}
+WHAT = {
+    "suite (TOML)": "suite file",
+    "suite (JSON)": "suite file",
+    "ceilings": "ceilings file",
+    "target file": "target file",
+    "capture": "capture",
+    "prices": "prices file",
+    "transformer config": "transformer config",
+}
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +164,7 @@ def _one_error_line(result) -> str:
     assert "Traceback" not in result.output and result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0][len("error: "):]
+    return lines[0][len("error: ") :]
 
 
 def _run(cli, reader, path: Path):
@@ -151,7 +188,7 @@ def test_a_non_utf8_file_is_one_line_for_every_reader(shared_cli, tmp_path, read
     at = data.index("\u00e9".encode("latin-1"))
     line = _one_error_line(_run(shared_cli, reader, path))
     assert line == f"{WHAT[reader]} {path}: not UTF-8 text (invalid continuation byte at byte {at})"
-    assert path.read_bytes() == data     # nothing overwritten
+    assert path.read_bytes() == data  # nothing overwritten
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -184,7 +221,7 @@ def test_a_missing_file_or_a_folder_is_one_line_for_every_reader(shared_cli, tmp
     captured = capsys.readouterr()
     assert info.value.code == 2 and captured.out == ""
     (line,) = captured.err.splitlines()
-    if reader == "transformer config":    # a model folder: its config.json is read, as HF does
+    if reader == "transformer config":  # a model folder: its config.json is read, as HF does
         assert line == f"error: cannot read transformer config {path / 'config.json'}: No such file or directory"
     else:
         assert line.startswith("error: ") and str(path) in line and "is a directory" in line.lower(), line

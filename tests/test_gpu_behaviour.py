@@ -19,13 +19,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-pytestmark = [pytest.mark.gpu, pytest.mark.timeout(600),
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
 
 
 @pytest.fixture(scope="module")
 def session():
     from tensorforge_ops.measure.torch_cuda import TorchCudaBackend
+
     s = TorchCudaBackend().open(0)
     yield s
     s.close()
@@ -57,7 +61,8 @@ def _cycles_for(seconds):
 def test_event_timing_matches_a_known_kernel_duration(session):
     from tensorforge_ops.measure.cuda_timing import time_cuda
     from tensorforge_ops.measure.timing import TimingPolicy
-    cycles = _cycles_for(0.02)                           # a ~20 ms spin
+
+    cycles = _cycles_for(0.02)  # a ~20 ms spin
     known = _wall_seconds(_spin(cycles))
     policy = TimingPolicy(warmup_iters=2, min_iters=10, max_iters=20, target_rel_iqr=0.02, budget_s=5.0)
     timed = time_cuda(_spin(cycles), policy, session.device)
@@ -69,13 +74,15 @@ def test_event_timing_matches_a_known_kernel_duration(session):
 def test_the_flush_sends_an_l2_sized_operand_back_to_dram(session):
     from tensorforge_ops.measure.cuda_timing import time_cuda
     from tensorforge_ops.measure.timing import TimingPolicy
+
     l2 = session.l2_bytes
     assert l2 > 0 and session.flush_bytes >= l2
-    data = torch.ones(l2 // 4 // 4, dtype=torch.float32, device=session.device)   # a quarter of L2
+    data = torch.ones(l2 // 4 // 4, dtype=torch.float32, device=session.device)  # a quarter of L2
     out = torch.empty((), dtype=torch.float32, device=session.device)
 
     def read():
         torch.sum(data, out=out)
+
     base = dict(warmup_iters=5, min_iters=50, max_iters=200, target_rel_iqr=0.02, budget_s=2.0)
     warm = time_cuda(read, TimingPolicy(**base, flush_bytes=0), session.device)
     cold = time_cuda(read, TimingPolicy(**base, flush_bytes=session.flush_bytes), session.device)
@@ -87,9 +94,11 @@ def test_probe_ceilings_are_positive_and_below_the_datasheet_peaks(session):
     from tensorforge.target import datasheet_ceilings
     from tensorforge_ops.calibrate.store import run_probes
     from tensorforge_ops.host import OpsHost
+
     core = PluginHost()
-    target = next((core.target(n) for n in core.names("targets") if core.target(n).matches_device(session.info.name)),
-                  None)
+    target = next(
+        (core.target(n) for n in core.names("targets") if core.target(n).matches_device(session.info.name)), None
+    )
     if target is None:
         pytest.skip(f"no installed target describes {session.info.name}")
     ops = OpsHost()
@@ -100,5 +109,5 @@ def test_probe_ceilings_are_positive_and_below_the_datasheet_peaks(session):
     sheet = datasheet_ceilings(target, points[-1].name)
     for mode, rate in cal.ceilings.compute.items():
         assert 0 < rate <= sheet.compute[mode], (mode, rate, sheet.compute[mode])
-    assert 0 < cal.ceilings.dram_bytes_per_s <= 2 * sheet.dram_bytes_per_s    # copy counts read + write
+    assert 0 < cal.ceilings.dram_bytes_per_s <= 2 * sheet.dram_bytes_per_s  # copy counts read + write
     assert cal.ceilings.launch_floor_s and 0 < cal.ceilings.launch_floor_s < 1e-3

@@ -9,8 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
 
@@ -20,10 +19,29 @@ def test_run_measures_calibrates_and_verifies(tmp_path, monkeypatch):
     name = torch.cuda.get_device_name(0)
     target = "h200" if name == "NVIDIA H200" else "rtx3050-laptop"
     capture = tmp_path / "cap.json"
-    done = subprocess.run([TENSORFORGE, "run", "--target", target, "-w", "gemm_tiny",
-                           "-w", "gemm:m=2048,n=2048,k=2048,dtype=bf16", "-w", "gemm:m=64,n=64,k=64,dtype=fp8",
-                           "--telemetry-seconds", "0.2", "--budget", "0.5", "-o", str(capture)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            TENSORFORGE,
+            "run",
+            "--target",
+            target,
+            "-w",
+            "gemm_tiny",
+            "-w",
+            "gemm:m=2048,n=2048,k=2048,dtype=bf16",
+            "-w",
+            "gemm:m=64,n=64,k=64,dtype=fp8",
+            "--telemetry-seconds",
+            "0.2",
+            "--budget",
+            "0.5",
+            "-o",
+            str(capture),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(capture.read_text())
     assert doc["complete"] is True

@@ -59,8 +59,21 @@ def ops(kind, params):
 @pytest.mark.parametrize("name", sorted(ARCHITECTURE))
 def test_each_config_gives_the_published_architecture(kind, name):
     p = parse(kind, name, seq=16)
-    assert (p.hidden, p.layers, p.heads, p.kv_heads, p.head_dim, p.intermediate, p.mlp, p.norm, p.rope,
-            p.block, p.vocab, p.max_positions, p.window) == ARCHITECTURE[name]
+    assert (
+        p.hidden,
+        p.layers,
+        p.heads,
+        p.kv_heads,
+        p.head_dim,
+        p.intermediate,
+        p.mlp,
+        p.norm,
+        p.rope,
+        p.block,
+        p.vocab,
+        p.max_positions,
+        p.window,
+    ) == ARCHITECTURE[name]
     assert p.config == str(CONFIGS / name / "config.json")
 
 
@@ -79,10 +92,10 @@ def test_every_example_config_is_covered():
 def test_gpt2_has_learned_positions_and_its_own_key_names(kind):
     p = parse(kind, "gpt2", seq=1024, batch=2)
     o = ops(kind, p)
-    assert "rope" not in o                                  # learned position embeddings
-    assert o["mlp_up"].problem.n == 3072                    # n_inner null -> 4 * n_embd
-    assert o["mlp_act"].problem.flops == 8 * 2048 * 3072    # tanh-GELU
-    assert o["norm_mlp"].problem.flops == 7 * 2048 * 768    # LayerNorm
+    assert "rope" not in o  # learned position embeddings
+    assert o["mlp_up"].problem.n == 3072  # n_inner null -> 4 * n_embd
+    assert o["mlp_act"].problem.flops == 8 * 2048 * 3072  # tanh-GELU
+    assert o["norm_mlp"].problem.flops == 7 * 2048 * 768  # LayerNorm
     assert o["lm_head"].problem.n == 50257 and o["lm_head"].problem.a.name == "h_final"
 
 
@@ -104,13 +117,16 @@ def test_a_bare_block_has_no_final_norm(kind):
     assert full["norm_final"].problem.read_tensors[1].name == "norm_final_w"
 
 
-@pytest.mark.parametrize("name, fields, message", [
-    ("gpt2", {"seq": 1025}, "seq + context = 1025 exceeds the model's max_positions=1024"),
-    ("gpt2", {"phase": "decode", "seq": 2, "context": 1023}, "seq + context = 1025 exceeds"),
-    ("llama-2-7b", {"seq": 4097}, "exceeds the model's max_positions=4096"),
-    ("qwen2-7b-instruct", {"seq": 32769}, "exceeds the model's max_positions=32768"),
-    ("mistral-7b-v0.1", {"seq": 4097}, "exceeds the sliding attention window=4096"),
-])
+@pytest.mark.parametrize(
+    "name, fields, message",
+    [
+        ("gpt2", {"seq": 1025}, "seq + context = 1025 exceeds the model's max_positions=1024"),
+        ("gpt2", {"phase": "decode", "seq": 2, "context": 1023}, "seq + context = 1025 exceeds"),
+        ("llama-2-7b", {"seq": 4097}, "exceeds the model's max_positions=4096"),
+        ("qwen2-7b-instruct", {"seq": 32769}, "exceeds the model's max_positions=32768"),
+        ("mistral-7b-v0.1", {"seq": 4097}, "exceeds the sliding attention window=4096"),
+    ],
+)
 def test_sequences_beyond_the_model_are_refused_in_one_line(kind, name, fields, message):
     with pytest.raises(TensorForgeError) as info:
         parse(kind, name, **fields)
@@ -122,15 +138,15 @@ def test_sequences_beyond_the_model_are_refused_in_one_line(kind, name, fields, 
 def test_sequences_at_the_limit_are_accepted(kind):
     assert parse(kind, "gpt2", seq=1024).kv_len == 1024
     assert parse(kind, "mistral-7b-v0.1", seq=4096).kv_len == 4096
-    assert parse(kind, "qwen2-7b-instruct", seq=8192).window == 0   # window declared but off
+    assert parse(kind, "qwen2-7b-instruct", seq=8192).window == 0  # window declared but off
 
 
 def test_falcon_7b_shares_one_norm_between_parallel_branches(kind):
     p = parse(kind, "falcon-7b", seq=32)
     o = ops(kind, p)
     assert "norm_mlp" not in o and "residual_attn" not in o
-    assert o["mlp_up"].problem.a.name == "h_attn"           # the MLP reads the attention's norm
-    assert o["qkv_proj"].problem.n == (71 + 2) * 64        # multi-query: one K and one V head
+    assert o["mlp_up"].problem.a.name == "h_attn"  # the MLP reads the attention's norm
+    assert o["qkv_proj"].problem.n == (71 + 2) * 64  # multi-query: one K and one V head
     residual = o["residual"].problem
     assert [t.name for t in residual.read_tensors] == ["x", "attn_out", "mlp_out"]
     assert residual.flops == 2 * 32 * 4544
@@ -138,7 +154,7 @@ def test_falcon_7b_shares_one_norm_between_parallel_branches(kind):
 
 def test_falcon_40b_has_a_norm_per_parallel_branch(kind):
     o = ops(kind, parse(kind, "falcon-40b", seq=32))
-    assert o["norm_mlp"].problem.read_tensors[0].name == "x"   # reads the layer input, not the residual
+    assert o["norm_mlp"].problem.read_tensors[0].name == "x"  # reads the layer input, not the residual
     assert o["mlp_up"].problem.a.name == "h_mlp"
     assert o["qkv_proj"].problem.n == (128 + 2 * 8) * 64
     assert "residual_attn" not in o and "residual" in o
@@ -153,7 +169,7 @@ def test_gemma_head_dim_differs_from_hidden_over_heads(kind):
 def test_decode_of_a_real_model_predicts_on_every_gpu_target(host):
     spec = f"transformer:config={CONFIGS / 'llama-2-7b'},phase=decode,context=2048,batch=8"
     for name in ("h200", "rtx3050-laptop"):
-        w, = predict([resolve_spec(host, spec)], host.target(name), host.mappings()).workloads
+        (w,) = predict([resolve_spec(host, spec)], host.target(name), host.mappings()).workloads
         assert w.bottleneck == "memory" and w.latency_s > 0
         # 32 layers of weights (13.2 GB in bf16) plus the LM head and the KV cache
         assert w.compulsory_bytes > 32 * 202_383_360 * 2
@@ -164,8 +180,22 @@ def test_decode_of_a_real_model_predicts_on_every_gpu_target(host):
 def test_the_torch_builder_runs_each_block_structure(kind, block, extras):
     torch = pytest.importorskip("torch")
     from tf_transformer.torch_builder import TransformerTorch
-    p = kind.parse({"hidden": 32, "layers": 2, "heads": 4, "kv_heads": 2, "mlp": "gelu", "norm": "layernorm",
-                    "block": block, "batch": 2, "seq": 8, "dtype": "fp32", **extras})
+
+    p = kind.parse(
+        {
+            "hidden": 32,
+            "layers": 2,
+            "heads": 4,
+            "kv_heads": 2,
+            "mlp": "gelu",
+            "norm": "layernorm",
+            "block": block,
+            "batch": 2,
+            "seq": 8,
+            "dtype": "fp32",
+            **extras,
+        }
+    )
     torch.manual_seed(0)
     out = TransformerTorch().build(p, torch.device("cpu"))()
     width = p.vocab if p.with_lm_head else p.hidden

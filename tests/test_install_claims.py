@@ -18,8 +18,10 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 MAIN = "python -m pip install -r requirements.txt && tensorforge run --target rtx3050-laptop"
 TEST = "python -m pip install -r requirements-test.txt && python -m pytest"
-CPU_ROUTE = (f"python -m pip install torch --index-url {CPU_INDEX}\n"
-             "python -m pip install -r requirements.txt && tensorforge run --target host-cpu")
+CPU_ROUTE = (
+    f"python -m pip install torch --index-url {CPU_INDEX}\n"
+    "python -m pip install -r requirements.txt && tensorforge run --target host-cpu"
+)
 
 
 def _lines(name: str) -> list[str]:
@@ -29,14 +31,14 @@ def _lines(name: str) -> list[str]:
 
 def _pinned_cpu_version() -> str:
     pins = [line for line in _lines("requirements-test.txt") if line.startswith("torch==")]
-    linux = next(p for p in pins if "sys_platform != \"darwin\"" in p)
+    linux = next(p for p in pins if 'sys_platform != "darwin"' in p)
     return linux.split(";")[0].removeprefix("torch==").strip()
 
 
 def test_the_package_asks_for_a_range_of_torch_versions():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     torch = [r for r in project["optional-dependencies"]["measure"] if r.startswith("torch")]
-    assert torch == ["torch>=2.1"]            # a range: a user's own CUDA build satisfies it
+    assert torch == ["torch>=2.1"]  # a range: a user's own CUDA build satisfies it
 
 
 def test_requirements_pin_nothing_and_name_no_index():
@@ -48,8 +50,8 @@ def test_requirements_pin_nothing_and_name_no_index():
 def test_only_the_test_install_pins_the_cpu_build_and_names_its_index():
     lines = _lines("requirements-test.txt")
     assert f"--extra-index-url {CPU_INDEX}" in lines
-    assert _pinned_cpu_version().endswith("+cpu")     # the CPU build by name: no silent CUDA fallback
-    assert 'torch==2.13.0 ; sys_platform == "darwin"' in lines   # PyPI's macOS wheels are CPU builds
+    assert _pinned_cpu_version().endswith("+cpu")  # the CPU build by name: no silent CUDA fallback
+    assert 'torch==2.13.0 ; sys_platform == "darwin"' in lines  # PyPI's macOS wheels are CPU builds
     assert "-r requirements.txt" in lines
 
 
@@ -64,7 +66,7 @@ def test_the_readme_states_a_download_and_an_environment_size_per_route():
     spec.loader.exec_module(install_sizes)
     figures = install_sizes.readme_figures(ROOT / "README.md")
     assert set(figures) == set(install_sizes.ROUTES) == {"main", "cpu", "test"}
-    assert figures["main"] > 10 * figures["cpu"]       # the CUDA build is the bulk of it
+    assert figures["main"] > 10 * figures["cpu"]  # the CUDA build is the bulk of it
     rows = {m[1]: m[0] for m in re.finditer(r"^\| \*\*(\w+)\*\* \|.*$", README, flags=re.M)}
     assert "none" in rows["cpu"] and "none" in rows["test"] and "nvidia-" in rows["main"]
     assert "Without a GPU" in README and "3 GB" in README

@@ -12,8 +12,16 @@ import pytest
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge_ops.api import (CalibrationProbe, DeviceInfo, MeasurementBackend, Prepared, ProbeResult, Session,
-                                 TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.api import (
+    CalibrationProbe,
+    DeviceInfo,
+    MeasurementBackend,
+    Prepared,
+    ProbeResult,
+    Session,
+    TelemetrySource,
+    WorkloadBuilder,
+)
 from tensorforge_ops.calibrate import store as calibration
 from tensorforge_ops.capture.convert import from_document, to_document
 from tensorforge_ops.capture.runner import Run, RunOptions
@@ -61,16 +69,28 @@ class FakePhases:
     def burst(self):
         self.plugin.order.append("burst")
         p = self.plugin.times
-        return PhaseResult((ModeTiming("burst", "eager", timed(p["burst_eager"]), "eager"),
-                            ModeTiming("burst", "graph", timed(p["burst_graph"]), "graph")),
-                           (), None, fake_trace(self.plugin.operators, p["burst_graph"] / len(self.plugin.operators)))
+        return PhaseResult(
+            (
+                ModeTiming("burst", "eager", timed(p["burst_eager"]), "eager"),
+                ModeTiming("burst", "graph", timed(p["burst_graph"]), "graph"),
+            ),
+            (),
+            None,
+            fake_trace(self.plugin.operators, p["burst_graph"] / len(self.plugin.operators)),
+        )
 
     def sustained(self):
         self.plugin.order.append("sustained")
         p = self.plugin.times
-        return PhaseResult((ModeTiming("sustained", "eager", timed(p["sustained_eager"]), "eager"),
-                            ModeTiming("sustained", "graph", timed(p["sustained_graph"]), "graph")),
-                           (), SteadyState(True, 0.4, (1.0, 1.0, 1.0), "rule"), None)
+        return PhaseResult(
+            (
+                ModeTiming("sustained", "eager", timed(p["sustained_eager"]), "eager"),
+                ModeTiming("sustained", "graph", timed(p["sustained_graph"]), "graph"),
+            ),
+            (),
+            SteadyState(True, 0.4, (1.0, 1.0, 1.0), "rule"),
+            None,
+        )
 
 
 class FakeSession(Session):
@@ -116,9 +136,14 @@ class Probe(CalibrationProbe):
         self.name, self.regime, self.ceilings = name, regime, ceilings
 
     def run(self, session):
-        return ProbeResult(name=self.name, method="synthetic", regime=self.regime,
-                           compute=self.ceilings["compute"], dram_bytes_per_s=self.ceilings["dram"],
-                           floors={"kernel_interval_s": 1e-6} if self.regime == "burst" else {})
+        return ProbeResult(
+            name=self.name,
+            method="synthetic",
+            regime=self.regime,
+            compute=self.ceilings["compute"],
+            dram_bytes_per_s=self.ceilings["dram"],
+            floors={"kernel_interval_s": 1e-6} if self.regime == "burst" else {},
+        )
 
 
 class Telemetry(TelemetrySource):
@@ -171,8 +196,13 @@ def core():
 
 def bound(core, ceilings) -> dict[str, float]:
     from tensorforge.target import Ceilings
-    c = Ceilings(origin="calibrated", compute=ceilings["compute"] if len(ceilings["compute"]) > 2 else
-                 {**BURST["compute"], **ceilings["compute"]}, dram_bytes_per_s=ceilings["dram"], source="test")
+
+    c = Ceilings(
+        origin="calibrated",
+        compute=ceilings["compute"] if len(ceilings["compute"]) > 2 else {**BURST["compute"], **ceilings["compute"]},
+        dram_bytes_per_s=ceilings["dram"],
+        source="test",
+    )
     (w,) = predict(resolve(core, (SPEC,)), core.target("h200"), core.mappings(), None, c).workloads
     return w
 
@@ -192,7 +222,7 @@ def run(core, plugin, **options):
 
 @pytest.fixture(scope="module")
 def operators(core):
-    (workload, kind), = resolve(core, (SPEC,))
+    ((workload, kind),) = resolve(core, (SPEC,))
     return [op.name for op in kind.operators(workload.params)]
 
 
@@ -210,17 +240,22 @@ def test_primary_timing_is_burst_device_time_and_every_timing_is_labelled(core, 
     row = doc["measured"]["workloads"][SPEC]
     assert (row["regime"], row["mode"]) == ("burst", "graph")
     assert row["stats"]["p50"] == pytest.approx(times["burst_graph"])
-    assert {(m["regime"], m["mode"]) for m in row["modes"]} == {("burst", "eager"), ("sustained", "eager"),
-                                                                ("sustained", "graph")}
+    assert {(m["regime"], m["mode"]) for m in row["modes"]} == {
+        ("burst", "eager"),
+        ("sustained", "eager"),
+        ("sustained", "graph"),
+    }
     assert row["host_overhead_s"]["burst"] == pytest.approx(times["burst_eager"] - times["burst_graph"])
     assert row["graph"] == {"captured": True, "reason": None, "method": "synthetic graph", "calls_per_replay": 4}
-    assert "notes" not in row and "regimes_note" not in row      # optional fields left out when empty
+    assert "notes" not in row and "regimes_note" not in row  # optional fields left out when empty
     assert row["steady"]["reached"] is True and row["operators"]["source"] == "graph replay"
     # order: burst timings, burst telemetry (<= 0.3 s), sustained timings, sustained telemetry
     assert plugin.order == ["burst", "telemetry 0.3", "sustained", "telemetry 0.5"]
     diag = doc["diagnostic"]
     assert diag["windows"][SPEC]["regime"] == "sustained" and diag["burst_windows"][SPEC]["regime"] == "burst"
-    assert diag["windows"][SPEC]["data"]["duration_s"] == 0.5 and diag["burst_windows"][SPEC]["data"]["duration_s"] == 0.3
+    assert (
+        diag["windows"][SPEC]["data"]["duration_s"] == 0.5 and diag["burst_windows"][SPEC]["data"]["duration_s"] == 0.3
+    )
 
 
 def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
@@ -228,7 +263,9 @@ def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
     regimes = doc["comparison"]["workloads"][SPEC]["regimes"]
     burst_bound, sustained_bound = bound(core, BURST).latency_s, bound(core, SUSTAINED).latency_s
     assert sustained_bound > burst_bound
-    assert regimes["burst"]["mode"] == "graph" and regimes["burst"]["predicted_calibrated_s"] == pytest.approx(burst_bound)
+    assert regimes["burst"]["mode"] == "graph" and regimes["burst"]["predicted_calibrated_s"] == pytest.approx(
+        burst_bound
+    )
     assert regimes["sustained"]["predicted_calibrated_s"] == pytest.approx(sustained_bound)
     assert regimes["sustained"]["bound_check"]["measured_over_bound"] == pytest.approx(1.05, rel=1e-3)
     assert regimes["sustained"]["eager_p50_s"] == pytest.approx(times["sustained_eager"])
@@ -238,7 +275,7 @@ def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
     # of its own regime, shown loudly
     doc = run(core, Plugin({**times, "sustained_graph": 0.9 * sustained_bound}, operators))
     assert doc["comparison"]["regime_bound_violations"] == [f"{SPEC} (sustained graph)"]
-    assert doc["comparison"]["bound_violations"] == []      # the primary (burst) timing is fine
+    assert doc["comparison"]["bound_violations"] == []  # the primary (burst) timing is fine
     assert "BOUND VIOLATIONS by regime" in summary_text(from_document(doc))
 
 
@@ -253,12 +290,15 @@ def test_operators_are_compared_with_their_own_bounds(core, times, operators):
         assert r["predicted_calibrated_s"] == cal[r["operator"]]["latency_s"]
         assert r["measured_s"] == pytest.approx(times["burst_graph"] / len(operators))
         if r["ape_calibrated"] is not None:
-            assert r["ape_calibrated"] == pytest.approx(abs(r["predicted_calibrated_s"] - r["measured_s"]) / r["measured_s"])
+            assert r["ape_calibrated"] == pytest.approx(
+                abs(r["predicted_calibrated_s"] - r["measured_s"]) / r["measured_s"]
+            )
     # an operator measured far under its bound is a violation of its own
     biggest = max(ops["operators"], key=lambda r: r["predicted_calibrated_s"])
     assert biggest["measured_s"] < biggest["predicted_calibrated_s"]
-    assert ops["violations"] == [r["operator"] for r in ops["operators"]
-                                 if r["measured_s"] < 0.98 * r["predicted_calibrated_s"]]
+    assert ops["violations"] == [
+        r["operator"] for r in ops["operators"] if r["measured_s"] < 0.98 * r["predicted_calibrated_s"]
+    ]
     assert doc["comparison"]["operator_bound_violations"] == sorted(f"{SPEC}: {op}" for op in ops["violations"])
 
 
@@ -267,10 +307,12 @@ def test_ceilings_per_regime_in_the_store(core, times, operators):
     run(core, plugin)
     cal = calibration.load("fake-phases")
     assert calibration.regimes(cal) == ["burst", "sustained"]
-    assert cal.ceilings.compute == BURST["compute"]        # 'ceilings' stays the burst regime
+    assert cal.ceilings.compute == BURST["compute"]  # 'ceilings' stays the burst regime
     assert cal.floors == {"kernel_interval_s": 1e-6}
     assert [line.split("calibrating: ")[1] for line in plugin.progress if "calibrating: " in line] == [
-        "b-burst", "a-sustained"]     # sustained probes run last
+        "b-burst",
+        "a-sustained",
+    ]  # sustained probes run last
     assert cal.probes["a-sustained"].regime == "sustained"
     sustained = calibration.to_ceilings(cal, "sustained")
     # modes the sustained probe did not measure come from the burst one, and the source says so
@@ -300,14 +342,15 @@ def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times,
     from tensorforge_ops.capture.document import seal
     from tensorforge_ops.policy.evidence import Evidence
     from tensorforge_ops.policy.gate import gate
+
     base = run(core, Plugin(times, operators))
     evidence = lambda doc, path: Evidence(path, seal(from_document(doc)))
-    again = run(core, Plugin(times, operators))          # the same timings, another capture
+    again = run(core, Plugin(times, operators))  # the same timings, another capture
     same = gate(evidence(base, "a.json"), evidence(again, "b.json"))
     assert [v.verdict for v in same.verdicts] == ["PASS"]
     cand = copy.deepcopy(base)
     row = cand["measured"]["workloads"][SPEC]
-    row["regime"], row["mode"] = "burst", "eager"     # as a capture from before graph mode
+    row["regime"], row["mode"] = "burst", "eager"  # as a capture from before graph mode
     (verdict,) = gate(evidence(base, "a.json"), evidence(cand, "b.json")).verdicts
     assert verdict.verdict == "NO VERDICT"
     assert verdict.reason == "measured differently: burst graph in the baseline, burst eager in the candidate"
@@ -315,6 +358,7 @@ def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times,
 
 def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators, tmp_path):
     from tensorforge_ops.capture.document import verify, write_capture
+
     doc = run(core, Plugin(times, operators))
     path = tmp_path / "cap.json"
     write_capture(path, from_document(doc))
@@ -330,6 +374,7 @@ def test_report_shows_both_regimes_and_the_operators(core, times, operators):
     from tensorforge_ops.report.facts import build_facts
     from tensorforge_ops.report.html import report_page
     from tensorforge_ops.report.markdown import render_markdown
+
     doc = seal(from_document(run(core, Plugin(times, operators))))
     facts = build_facts(doc)
     m = facts["measurement"]
@@ -338,8 +383,13 @@ def test_report_shows_both_regimes_and_the_operators(core, times, operators):
     assert m["operators"]["rows"][0]["kernel_names"] == ["norm_attn_kernel"]
     assert m["floors"] == {"kernel_interval_s": 1e-6}
     page = report_page(facts)
-    for text in ("Burst and sustained", "Where the time goes, per operator", 'id="plot-operators"',
-                 "kernel interval, graph replay", "qkv_proj_kernel"):
+    for text in (
+        "Burst and sustained",
+        "Where the time goes, per operator",
+        'id="plot-operators"',
+        "kernel interval, graph replay",
+        "qkv_proj_kernel",
+    ):
         assert text in page
     md = render_markdown(facts)
     assert "| mlp_down | 2 | 1 |" in md and "## Burst and sustained" in md

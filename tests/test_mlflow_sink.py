@@ -25,8 +25,10 @@ try:
     from tf_mlflow.content import build, workload_keys
     from tf_mlflow.sink import MlflowSink
 except ImportError as exc:  # the plugin is optional: Ops works without it
-    pytest.skip(f"tf-mlflow with its sqlite extra is not installed ({exc}): "
-                "pip install -e './plugins/tf_mlflow[sqlite]'", allow_module_level=True)
+    pytest.skip(
+        f"tf-mlflow with its sqlite extra is not installed ({exc}): pip install -e './plugins/tf_mlflow[sqlite]'",
+        allow_module_level=True,
+    )
 
 from tensorforge.cli import make_cli
 from tensorforge_ops.capture.document import read_capture, verify
@@ -44,17 +46,22 @@ def store(tmp_path_factory):
     root = tmp_path_factory.mktemp("mlflow")
     uri = f"sqlite:///{root / 'mlflow.db'}"
     client = MlflowClient(tracking_uri=uri)
-    client.search_experiments()          # creates the schema now, once
+    client.search_experiments()  # creates the schema now, once
     return {"uri": uri, "root": root, "client": client}
 
 
 @pytest.fixture(autouse=True)
 def env(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORFORGE_HOME", str(tmp_path / "home"))
-    for name in ("TENSORFORGE_EXPORT", "MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME",
-                 "TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE"):
+    for name in (
+        "TENSORFORGE_EXPORT",
+        "MLFLOW_TRACKING_URI",
+        "MLFLOW_EXPERIMENT_NAME",
+        "TENSORFORGE_PLUGINS",
+        "TENSORFORGE_DISABLE",
+    ):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)          # anything MLflow would put in the CWD lands here
+    monkeypatch.chdir(tmp_path)  # anything MLflow would put in the CWD lands here
 
 
 def only_run(store, experiment):
@@ -70,10 +77,22 @@ def artifacts(client, run_id):
 
 
 def export(cli, capture, store, experiment, *extra):
-    return CliRunner().invoke(cli, ["export", str(capture), "--to", "mlflow",
-                                    "--option", f"tracking_uri={store['uri']}",
-                                    "--option", f"experiment={experiment}",
-                                    "--option", f"artifact_location={store['root'] / experiment}", *extra])
+    return CliRunner().invoke(
+        cli,
+        [
+            "export",
+            str(capture),
+            "--to",
+            "mlflow",
+            "--option",
+            f"tracking_uri={store['uri']}",
+            "--option",
+            f"experiment={experiment}",
+            "--option",
+            f"artifact_location={store['root'] / experiment}",
+            *extra,
+        ],
+    )
 
 
 def ms(stamp):
@@ -127,21 +146,21 @@ def test_export_of_the_h200_capture_reads_back_exactly(cli, store, tmp_path):
     t = data.tags
     assert t["tensorforge.labels"] == LABELS
     assert t["tensorforge.digest"] == doc["digest"]["value"]
-    assert t["tensorforge.schema"] == "tensorforge.capture/2"      # the version-1 file, read as version 2
+    assert t["tensorforge.schema"] == "tensorforge.capture/2"  # the version-1 file, read as version 2
     assert t["tensorforge.bound_violations"] == "0"
     assert {k: v for k, v in t.items() if k.startswith("bound_check.")} == {
-        f"bound_check.{n}": "within bound" for n in doc["policy"]["bound_checks"]}
+        f"bound_check.{n}": "within bound" for n in doc["policy"]["bound_checks"]
+    }
     assert t["tensorforge.capture"] == str(capture)
-    assert "tensorforge.workload_keys" not in t                   # every name was already a valid key
+    assert "tensorforge.workload_keys" not in t  # every name was already a valid key
     assert t["mlflow.source.name"] == " ".join(prov["command"])
 
-    assert artifacts(client, run_id) == ["capture/h200-default-run.json",
-                                          "report/h200-default-run.report.html"]
+    assert artifacts(client, run_id) == ["capture/h200-default-run.json", "report/h200-default-run.report.html"]
     local = Path(client.download_artifacts(run_id, "capture/h200-default-run.json", str(tmp_path / "dl")))
     assert local.read_bytes() == REAL_CAPTURE.read_bytes() and verify(local).ok
     html = Path(client.download_artifacts(run_id, "report/h200-default-run.report.html", str(tmp_path / "dl")))
     assert html.read_text().startswith("<!DOCTYPE html>") and doc["digest"]["value"] in html.read_text()
-    assert Path(run.info.artifact_uri).is_relative_to(store["root"] / "h200")   # not the CWD
+    assert Path(run.info.artifact_uri).is_relative_to(store["root"] / "h200")  # not the CWD
     assert run.info.user_id == data.tags["mlflow.user"]
 
     # Exporting the same capture again (a retry) does not make a second run.
@@ -152,10 +171,26 @@ def test_export_of_the_h200_capture_reads_back_exactly(cli, store, tmp_path):
 
 def test_run_with_mlflow_logs_a_no_device_capture(cli, store, tmp_path):
     out = tmp_path / "cap.json"
-    result = CliRunner().invoke(cli, [
-        "run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-w", "gemm:m=64,n=64,k=64", "-o", str(out),
-        "--mlflow-tracking-uri", store["uri"], "--export-option", "experiment=nodevice",
-        "--export-option", f"artifact_location={store['root'] / 'nodevice'}"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "-t",
+            "rtx3050-laptop",
+            "-w",
+            "gemm_tiny",
+            "-w",
+            "gemm:m=64,n=64,k=64",
+            "-o",
+            str(out),
+            "--mlflow-tracking-uri",
+            store["uri"],
+            "--export-option",
+            "experiment=nodevice",
+            "--export-option",
+            f"artifact_location={store['root'] / 'nodevice'}",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "exported to mlflow: run " in result.stderr
     doc = json.loads(out.read_text())
@@ -167,8 +202,10 @@ def test_run_with_mlflow_logs_a_no_device_capture(cli, store, tmp_path):
     assert p["target"] == "rtx3050-laptop" and "device.fingerprint" not in p
     predicted = {w["name"]: w["latency_s"] for w in doc["predicted"]["analytical"]["workloads"]}
     # PREDICTED only: no measured, calibrated or APE metric is invented
-    assert m == {"gemm_tiny.predicted_analytical_s": predicted["gemm_tiny"],
-                 "gemm_m_64_n_64_k_64.predicted_analytical_s": predicted["gemm:m=64,n=64,k=64"]}
+    assert m == {
+        "gemm_tiny.predicted_analytical_s": predicted["gemm_tiny"],
+        "gemm_m_64_n_64_k_64.predicted_analytical_s": predicted["gemm:m=64,n=64,k=64"],
+    }
     assert t["tensorforge.labels"] == "PREDICTED"
     assert t["tensorforge.unavailable.MEASURED"] == doc["measured"]["reason"]
     assert t["tensorforge.bound_violations"].startswith("no verdict")
@@ -198,21 +235,38 @@ def test_unreachable_tracking_server_costs_nothing_but_one_line(cli, tmp_path, m
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
     out = tmp_path / "cap.json"
     started = time.monotonic()
-    result = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(out),
-                                      "--mlflow", "--export-option", "tracking_uri=http://127.0.0.1:9"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "-t",
+            "rtx3050-laptop",
+            "-w",
+            "gemm_tiny",
+            "-o",
+            str(out),
+            "--mlflow",
+            "--export-option",
+            "tracking_uri=http://127.0.0.1:9",
+        ],
+    )
     assert time.monotonic() - started < 20
     assert result.exit_code == 0, result.output
     assert verify(out).ok
     assert warnings_in(result.stderr) == [
         f"warning: export to mlflow failed: tracking server http://127.0.0.1:9 is unreachable: "
-        f"Connection refused (the capture {out} is written)"]
+        f"Connection refused (the capture {out} is written)"
+    ]
     # `tensorforge export` says the same and exits 1
-    again = CliRunner().invoke(cli, ["export", str(out), "--to", "mlflow", "--option", "tracking_uri=http://127.0.0.1:9"])
+    again = CliRunner().invoke(
+        cli, ["export", str(out), "--to", "mlflow", "--option", "tracking_uri=http://127.0.0.1:9"]
+    )
     assert again.exit_code == 1 and len(warnings_in(again.stderr)) == 1
 
 
 class _Refusing(BaseHTTPRequestHandler):
     """A tracking server that answers every request with 403, as one without permission would."""
+
     def _refuse(self):
         body = json.dumps({"error_code": "PERMISSION_DENIED", "message": "no write access to this store"}).encode()
         self.send_response(403)
@@ -235,8 +289,9 @@ def test_a_store_that_rejects_the_run(cli, tmp_path, monkeypatch, store):
     try:
         uri = f"http://127.0.0.1:{server.server_port}"
         out = tmp_path / "cap.json"
-        result = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(out),
-                                          "--mlflow-tracking-uri", uri])
+        result = CliRunner().invoke(
+            cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(out), "--mlflow-tracking-uri", uri]
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -255,7 +310,7 @@ def test_a_store_that_rejects_the_run(cli, tmp_path, monkeypatch, store):
 
 
 def test_without_mlflow_the_sink_says_how_to_install_it(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "mlflow", None)      # import mlflow -> ImportError
+    monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow -> ImportError
     result = MlflowSink().export(read_capture(REAL_CAPTURE), str(REAL_CAPTURE), None, {})
     assert not result.ok and result.error.startswith("mlflow is not installed")
     assert "pip install 'tf-mlflow[sqlite]'" in result.error
@@ -263,8 +318,20 @@ def test_without_mlflow_the_sink_says_how_to_install_it(monkeypatch, tmp_path):
 
 def test_workload_keys_are_valid_deterministic_and_one_to_one():
     from mlflow.utils.validation import _validate_param_name
-    names = ["gemm_tiny", "gemm:m=64,n=64", "gemm_m=64,n=64", "gemm_m_64_n_64", "a/b", "a_b", "..x",
-             "", "é", "x" * 300, "x" * 300 + "y"]
+
+    names = [
+        "gemm_tiny",
+        "gemm:m=64,n=64",
+        "gemm_m=64,n=64",
+        "gemm_m_64_n_64",
+        "a/b",
+        "a_b",
+        "..x",
+        "",
+        "é",
+        "x" * 300,
+        "x" * 300 + "y",
+    ]
     keys = workload_keys(names)
     assert keys == workload_keys(reversed(names))
     assert len(set(keys.values())) == len(names)
@@ -280,7 +347,7 @@ def test_content_of_a_capture_is_deterministic():
     assert build(read_capture(REAL_CAPTURE), "x.json") == build(read_capture(REAL_CAPTURE), "x.json")
 
 
-ISOLATION = textwrap.dedent(r'''
+ISOLATION = textwrap.dedent(r"""
     import json, sys
     import tensorforge, tensorforge.cli
     import tensorforge_ops.core_plugin, tensorforge_ops.capture.export, tensorforge_ops.capture.runner
@@ -291,25 +358,27 @@ ISOLATION = textwrap.dedent(r'''
     listed = CliRunner().invoke(tensorforge.cli.make_cli(), ["list-plugins"])
     print(json.dumps({"sinks": sinks, "listed": "sinks: mlflow" in listed.output,
                       "leaked": sorted(m for m in sys.modules if m.split(".")[0] == "mlflow")}))
-''')
+""")
 
 
 def test_neither_core_nor_ops_imports_mlflow():
     env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
-    proc = subprocess.run([sys.executable, "-c", ISOLATION], capture_output=True, text=True,
-                          cwd=str(REPO), env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", ISOLATION], capture_output=True, text=True, cwd=str(REPO), env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report == {"sinks": ["mlflow"], "listed": True, "leaked": []}
 
 
 def test_ops_works_the_same_without_the_plugin(tmp_path, monkeypatch):
-    cli = make_cli()      # plugins chosen when each command line starts, as a user's are
-    monkeypatch.setenv("TENSORFORGE_DISABLE", "mlflow")          # as if tf-mlflow were not installed
+    cli = make_cli()  # plugins chosen when each command line starts, as a user's are
+    monkeypatch.setenv("TENSORFORGE_DISABLE", "mlflow")  # as if tf-mlflow were not installed
     ok = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "-o", str(tmp_path / "a.json")])
     assert ok.exit_code == 0, ok.output
     assert "mlflow" not in ok.stderr
-    missing = CliRunner().invoke(cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--mlflow",
-                                       "-o", str(tmp_path / "b.json")])
+    missing = CliRunner().invoke(
+        cli, ["run", "-t", "rtx3050-laptop", "-w", "gemm_tiny", "--mlflow", "-o", str(tmp_path / "b.json")]
+    )
     assert missing.exit_code == 2 and "unknown export sink 'mlflow'" in missing.stderr
     assert not (tmp_path / "b.json").exists()

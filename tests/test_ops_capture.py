@@ -86,6 +86,7 @@ def assert_not_verified(result, path, problem: str):
 
 # -- the real capture --------------------------------------------------------------------------
 
+
 def test_real_capture_verifies_in_process(cli, real_doc, recorded):
     result = verify_cli(cli, REAL)
     assert result.exit_code == 0, result.output
@@ -112,22 +113,32 @@ def test_real_capture_verifies_json_report(cli, real_doc):
     report = json.loads(result.stdout)
     assert report["ok"] is True and report["problems"] == []
     assert report["digest"] == real_doc["digest"]["value"] == content_digest(real_doc)
-    assert real_doc["digest"] == {"algorithm": "sha256", "over": "canonical JSON without 'digest'",
-                                  "value": hashlib.sha256(canonical_json(
-                                      {k: v for k, v in real_doc.items() if k != "digest"}).encode()).hexdigest()}
+    assert real_doc["digest"] == {
+        "algorithm": "sha256",
+        "over": "canonical JSON without 'digest'",
+        "value": hashlib.sha256(
+            canonical_json({k: v for k, v in real_doc.items() if k != "digest"}).encode()
+        ).hexdigest(),
+    }
 
 
 def test_real_capture_verifies_via_console_script(tensorforge_exe, tmp_path):
     env = {**os.environ, "TENSORFORGE_HOME": str(tmp_path / "home")}
-    proc = subprocess.run([str(tensorforge_exe), "verify", "captures/h200-default-run.json"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(tensorforge_exe), "verify", "captures/h200-default-run.json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "captures/h200-default-run.json: VERIFIED"
     assert "Traceback" not in proc.stderr
 
 
 def test_real_capture_content_is_what_the_labels_say():
-    cap = read_capture(REAL)      # a version-1 document, read as the current typed capture
+    cap = read_capture(REAL)  # a version-1 document, read as the current typed capture
     assert (cap.schema, cap.schema_version) == (SCHEMA, SCHEMA_VERSION) == ("tensorforge.capture", 2)
     assert cap.complete is True and cap.target == "h200"
     for label in LABELS:
@@ -137,7 +148,8 @@ def test_real_capture_content_is_what_the_labels_say():
     row = cap.comparison.workloads["gemm_large_square"]
     assert row.measured_p50_s == cap.measured.workloads["gemm_large_square"].stats.p50
     assert row.ape_calibrated == pytest.approx(
-        abs(row.predicted_calibrated_s - row.measured_p50_s) / row.measured_p50_s, rel=1e-12)
+        abs(row.predicted_calibrated_s - row.measured_p50_s) / row.measured_p50_s, rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("path", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
@@ -148,6 +160,7 @@ def test_every_real_capture_verifies(path):
 
 
 # -- tampered copies ---------------------------------------------------------------------------
+
 
 def _samples_span(text: str, workload: str):
     """(start, end) of the first number in `workload`'s samples_s array in the measured section."""
@@ -170,7 +183,7 @@ def test_changed_sample_digit_fails_digest(cli, copy, real_doc, recorded):
     assert float(number) == original
     # the leading significant digit: 0.00138... -> 0.00238..., one byte, a different value
     i = start + next(j for j, ch in enumerate(number) if ch in "123456789")
-    tampered = text[:i] + ("8" if text[i] == "9" else str(int(text[i]) + 1)) + text[i + 1:]
+    tampered = text[:i] + ("8" if text[i] == "9" else str(int(text[i]) + 1)) + text[i + 1 :]
     assert sum(a != b for a, b in zip(text, tampered)) == 1 and len(tampered) == len(text)
     copy.write_text(tampered, encoding="utf-8")
     changed = json.loads(tampered)["measured"]["workloads"]["gemm_large_square"]["samples_s"][0]
@@ -181,7 +194,7 @@ def test_changed_sample_digit_fails_digest(cli, copy, real_doc, recorded):
 def test_changed_whitespace_byte_fails_canonical_check(cli, copy, recorded):
     data = copy.read_bytes()
     i = data.index(b"\n  ") + 1
-    copy.write_bytes(data[:i] + b"\t" + data[i + 1:])
+    copy.write_bytes(data[:i] + b"\t" + data[i + 1 :])
     assert json.loads(copy.read_text()) == json.loads(REAL.read_text())  # same content
     result = verify_cli(cli, copy)
     fails = assert_not_verified(result, copy, "file bytes are not the canonical serialisation")
@@ -250,12 +263,22 @@ def test_edited_digest_algorithm_is_caught(cli, copy):
     assert_not_verified(verify_cli(cli, copy), copy, "digest record is not the one TensorForge writes")
 
 
-@pytest.mark.parametrize("schema, version, problem", [
-    ("tensorforge.capture", 3, "capture has schema version 3; this TensorForge reads versions up to 2: "
-                               "upgrade TensorForge to read it"),
-    ("tensorforge.capture/2", None, "capture is not a TensorForge capture (schema 'tensorforge.capture/2', "
-                                    "schema_version None)"),
-    ("something.else", 2, "capture is not a TensorForge capture (schema 'something.else', schema_version 2)")])
+@pytest.mark.parametrize(
+    "schema, version, problem",
+    [
+        (
+            "tensorforge.capture",
+            3,
+            "capture has schema version 3; this TensorForge reads versions up to 2: upgrade TensorForge to read it",
+        ),
+        (
+            "tensorforge.capture/2",
+            None,
+            "capture is not a TensorForge capture (schema 'tensorforge.capture/2', schema_version None)",
+        ),
+        ("something.else", 2, "capture is not a TensorForge capture (schema 'something.else', schema_version 2)"),
+    ],
+)
 def test_schema_changed_and_resealed_fails_on_schema(cli, copy, schema, version, problem):
     doc = json.loads(copy.read_text())
     doc["schema"] = schema
@@ -275,9 +298,11 @@ def test_p50_changed_and_resealed_fails_on_consistency(cli, copy):
     true_p50 = stats["p50"]
     stats["p50"] = true_p50 * 0.9
     reseal(copy, doc)
-    fails = assert_not_verified(verify_cli(cli, copy), copy,
-                                f"gemm_large_square: recorded p50 {true_p50 * 0.9} does not match its raw "
-                                f"samples ({true_p50})")
+    fails = assert_not_verified(
+        verify_cli(cli, copy),
+        copy,
+        f"gemm_large_square: recorded p50 {true_p50 * 0.9} does not match its raw samples ({true_p50})",
+    )
     assert len(fails) == 1
 
 
@@ -298,9 +323,11 @@ def test_ape_changed_and_resealed_fails(cli, copy):
     doc = json.loads(copy.read_text())
     doc["comparison"]["workloads"]["conv_resnet50_3x3"]["ape_analytical"] += 0.01
     reseal(copy, doc)
-    fails = assert_not_verified(verify_cli(cli, copy), copy,
-                                "conv_resnet50_3x3: recorded comparison ape_analytical does not follow from "
-                                "PREDICTED, MEASURED and DIAGNOSTIC")
+    fails = assert_not_verified(
+        verify_cli(cli, copy),
+        copy,
+        "conv_resnet50_3x3: recorded comparison ape_analytical does not follow from PREDICTED, MEASURED and DIAGNOSTIC",
+    )
     assert len(fails) == 1
 
 
@@ -315,8 +342,7 @@ def test_incomplete_resealed_fails(cli, copy):
     doc = json.loads(copy.read_text())
     doc["complete"] = False
     reseal(copy, doc)
-    fails = assert_not_verified(verify_cli(cli, copy), copy,
-                                "capture is marked incomplete (the run was interrupted)")
+    fails = assert_not_verified(verify_cli(cli, copy), copy, "capture is marked incomplete (the run was interrupted)")
     assert len(fails) == 1
 
 
@@ -324,8 +350,12 @@ def test_missing_section_and_stray_measurement_resealed(cli, copy):
     doc = json.loads(copy.read_text())
     doc["diagnostic"]["label"] = "MEASURED"
     reseal(copy, doc)
-    assert_not_verified(verify_cli(cli, copy), copy, "capture does not match capture schema version 2: "
-                                                     "label must be 'DIAGNOSTIC', got 'MEASURED' @ capture.diagnostic")
+    assert_not_verified(
+        verify_cli(cli, copy),
+        copy,
+        "capture does not match capture schema version 2: "
+        "label must be 'DIAGNOSTIC', got 'MEASURED' @ capture.diagnostic",
+    )
     doc = json.loads(REAL.read_text())
     doc["measured"]["workloads"]["ghost"] = doc["measured"]["workloads"]["gemm_tiny"]
     reseal(copy, doc)
@@ -338,16 +368,21 @@ def test_sealed_but_malformed_structure_is_not_verified(cli, copy):
     reseal(copy, doc)
     result = verify_cli(cli, copy)
     assert "Traceback" not in result.output
-    assert_not_verified(result, copy, "capture does not match capture schema version 2: required field missing: "
-                                      "samples_s @ capture.measured.workloads['gemm_tiny']")
+    assert_not_verified(
+        result,
+        copy,
+        "capture does not match capture schema version 2: required field missing: "
+        "samples_s @ capture.measured.workloads['gemm_tiny']",
+    )
 
 
 def test_a_field_the_schema_does_not_know_is_not_verified(cli, copy):
     doc = json.loads(copy.read_text())
     doc["measured"]["workloads"]["gemm_tiny"]["energy_j"] = 1.0
     reseal(copy, doc)
-    assert_not_verified(verify_cli(cli, copy), copy, "extra fields found (energy_j) "
-                                                     "@ capture.measured.workloads['gemm_tiny']")
+    assert_not_verified(
+        verify_cli(cli, copy), copy, "extra fields found (energy_j) @ capture.measured.workloads['gemm_tiny']"
+    )
 
 
 def test_resealed_untouched_copy_is_byte_identical(copy):
@@ -357,6 +392,7 @@ def test_resealed_untouched_copy_is_byte_identical(copy):
 
 
 # -- atomic writes -----------------------------------------------------------------------------
+
 
 def _doc():
     return read_capture(REAL)
@@ -370,7 +406,7 @@ def test_write_capture_is_sealed_canonical_and_leaves_no_temp_files(tmp_path):
     assert path.read_text(encoding="utf-8") == canonical_json(to_document(sealed))
     assert written["schema_version"] == 2 and sealed.digest.value == content_digest(written)
     assert verify(path).ok
-    assert read_capture(path) == sealed          # what was written reads back as the same capture
+    assert read_capture(path) == sealed  # what was written reads back as the same capture
 
 
 def test_write_capture_replaces_only_on_success(tmp_path, monkeypatch):
@@ -384,7 +420,7 @@ def test_write_capture_replaces_only_on_success(tmp_path, monkeypatch):
     with pytest.raises(TensorForgeError, match=f"cannot write {path}: No space left on device"):
         write_capture(path, _doc())
     assert path.read_text(encoding="utf-8") == "old capture\n"
-    assert [p.name for p in tmp_path.iterdir() ] == ["out.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
     def interrupted(src, dst):
         raise KeyboardInterrupt
@@ -393,7 +429,7 @@ def test_write_capture_replaces_only_on_success(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_capture(path, _doc())
     assert path.read_text(encoding="utf-8") == "old capture\n"
-    assert [p.name for p in tmp_path.iterdir() ] == ["out.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
     monkeypatch.setattr("tensorforge.fileio.os.replace", REAL_REPLACE)
     write_capture(path, _doc())

@@ -29,8 +29,7 @@ def pred(latency_s, bottleneck="compute"):
 
 
 def stats(p50=1.0, rel_iqr=0.0):
-    return SampleStats(n=25, p10=p50, p50=p50, p90=p50, mean=p50, stdev=0.0, cv=0.0, rel_iqr=rel_iqr,
-                       min=p50, max=p50)
+    return SampleStats(n=25, p10=p50, p50=p50, p90=p50, mean=p50, stdev=0.0, cv=0.0, rel_iqr=rel_iqr, min=p50, max=p50)
 
 
 def spread_samples(p50, rel_iqr, n=25):
@@ -47,37 +46,57 @@ def spread_samples(p50, rel_iqr, n=25):
 def ok(p50, rel_iqr=0.0, samples=None):
     samples = spread_samples(p50, rel_iqr) if samples is None else tuple(samples)
     from tensorforge_ops.measure.stats import summarize
-    return Measurement(math_mode="fp32", samples_s=samples,
-                       stats=summarize(samples) if samples else stats(p50, rel_iqr), stop_reason="stable",
-                       warmup_iters=0, flush_bytes=0, peak_memory_bytes=None, framework_flags={},
-                       throughput_flops_per_s=None, throughput_bytes_per_s=None)
+
+    return Measurement(
+        math_mode="fp32",
+        samples_s=samples,
+        stats=summarize(samples) if samples else stats(p50, rel_iqr),
+        stop_reason="stable",
+        warmup_iters=0,
+        flush_bytes=0,
+        peak_memory_bytes=None,
+        framework_flags={},
+        throughput_flops_per_s=None,
+        throughput_bytes_per_s=None,
+    )
 
 
-def row_for(measurement, analytical=pred(0.5), calibrated=pred(1.0), same_device=True,  # noqa: B008 (read-only)
-            device_note=None, calibrated_note="no calibrated bound"):
+def row_for(
+    measurement,
+    analytical=pred(0.5),  # noqa: B008 (read-only)
+    calibrated=pred(1.0),  # noqa: B008 (read-only)
+    same_device=True,  # noqa: B008 (read-only)
+    device_note=None,
+    calibrated_note="no calibrated bound",
+):
     """The comparison row as the capture document holds it."""
-    return to_document(compare_workload("w", analytical, calibrated, measurement, same_device, device_note,
-                                        calibrated_note))
+    return to_document(
+        compare_workload("w", analytical, calibrated, measurement, same_device, device_note, calibrated_note)
+    )
 
 
 # -- ape and tolerance -------------------------------------------------------------------------
+
 
 def test_ape_definition():
     assert ape(2.0, 1.0) == 1.0
     assert ape(0.5, 1.0) == 0.5
     assert ape(1.5, 2.0) == 0.25
     assert ape(3.0, 3.0) == 0.0
-    assert ape(1.0, 4.0) == ape(7.0, 4.0) == 0.75   # symmetric around the measurement
+    assert ape(1.0, 4.0) == ape(7.0, 4.0) == 0.75  # symmetric around the measurement
 
 
-@pytest.mark.parametrize("rel_iqr, expected", [
-    (0.0, 0.02), (0.019, 0.02), (0.02, 0.02), (0.05, 0.05), (0.3, 0.3), (float("inf"), float("inf"))])
+@pytest.mark.parametrize(
+    "rel_iqr, expected",
+    [(0.0, 0.02), (0.019, 0.02), (0.02, 0.02), (0.05, 0.05), (0.3, 0.3), (float("inf"), float("inf"))],
+)
 def test_bound_tolerance_widens_with_rel_iqr(rel_iqr, expected):
     assert MIN_TOLERANCE == 0.02
     assert bound_tolerance(stats(rel_iqr=rel_iqr)) == expected
 
 
 # -- bound check -------------------------------------------------------------------------------
+
 
 def test_exactly_at_the_edge_is_not_a_violation():
     row = row_for(ok(1.0 - 0.02))
@@ -100,24 +119,43 @@ def test_edge_moves_with_the_measurement_spread():
 def test_above_bound_row_contents():
     row = row_for(ok(2.0, rel_iqr=0.01))
     assert row == {
-        "predicted_analytical_s": 0.5, "predicted_calibrated_s": 1.0, "bottleneck": "compute",
-        "measured_p50_s": 2.0, "measured_min_s": 1.99, "ape_analytical": 0.75, "ape_calibrated": 0.5,
+        "predicted_analytical_s": 0.5,
+        "predicted_calibrated_s": 1.0,
+        "bottleneck": "compute",
+        "measured_p50_s": 2.0,
+        "measured_min_s": 1.99,
+        "ape_analytical": 0.75,
+        "ape_calibrated": 0.5,
         "ape_note": None,
         "bound_check": {
-            "verdict": "within bound", "measured_over_bound": 2.0, "tolerance": 0.02,
+            "verdict": "within bound",
+            "measured_over_bound": 2.0,
+            "tolerance": 0.02,
             "rule": "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
-                    "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
-                    "bound with no tolerance",
-            "fastest_over_bound": 1.99, "fastest_margin": pytest.approx(0.99),
-            "fastest_verdict": "fastest sample within bound"},
+            "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
+            "bound with no tolerance",
+            "fastest_over_bound": 1.99,
+            "fastest_margin": pytest.approx(0.99),
+            "fastest_verdict": "fastest sample within bound",
+        },
         "evidence_quality": {
-            "verdict": "sufficient", "reasons": [],
-            "checks": [{"name": "samples", "ok": True, "detail": "25 samples (>= 10)"},
-                       {"name": "spread", "ok": True, "detail": "relative IQR 1.0% (<= 10%)"},
-                       {"name": "contention", "ok": None,
-                        "detail": "not checked: the telemetry window has no CPU-share figures"},
-                       {"name": "throttling", "ok": None,
-                        "detail": "not checked: the telemetry window reports no clock-event reasons"}]},
+            "verdict": "sufficient",
+            "reasons": [],
+            "checks": [
+                {"name": "samples", "ok": True, "detail": "25 samples (>= 10)"},
+                {"name": "spread", "ok": True, "detail": "relative IQR 1.0% (<= 10%)"},
+                {
+                    "name": "contention",
+                    "ok": None,
+                    "detail": "not checked: the telemetry window has no CPU-share figures",
+                },
+                {
+                    "name": "throttling",
+                    "ok": None,
+                    "detail": "not checked: the telemetry window reports no clock-event reasons",
+                },
+            ],
+        },
     }
 
 
@@ -169,6 +207,7 @@ def test_other_device_gives_no_ape_but_still_checks_the_bound():
 
 # -- summary of the real capture ---------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def real_doc():
     return json.loads(REAL.read_text(encoding="utf-8"))
@@ -184,22 +223,34 @@ def test_summary_of_real_capture(real_doc):
     assert lines[0] == "TensorForge capture  target h200 @ max-boost"
     assert lines[1] == f"MEASURED    on NVIDIA H200 ({device['fingerprint']}) with torch-cuda"
     c = doc["calibrated"]["ceilings"]
-    assert lines[2].startswith(f"CALIBRATED  bf16 {si(c['compute']['bf16'], 'FLOP/s')}, "
-                               f"fp16 {si(c['compute']['fp16'], 'FLOP/s')}, fp32 {si(c['compute']['fp32'], 'FLOP/s')}, "
-                               f"tf32 {si(c['compute']['tf32'], 'FLOP/s')}; copy {si(c['dram_bytes_per_s'], 'B/s')}; "
-                               f"launch floor {seconds(c['launch_floor_s'])}")
+    assert lines[2].startswith(
+        f"CALIBRATED  bf16 {si(c['compute']['bf16'], 'FLOP/s')}, "
+        f"fp16 {si(c['compute']['fp16'], 'FLOP/s')}, fp32 {si(c['compute']['fp32'], 'FLOP/s')}, "
+        f"tf32 {si(c['compute']['tf32'], 'FLOP/s')}; copy {si(c['dram_bytes_per_s'], 'B/s')}; "
+        f"launch floor {seconds(c['launch_floor_s'])}"
+    )
     # the gemm_large_square row, column by column
     row = doc["comparison"]["workloads"]["gemm_large_square"]
     pred = next(w for w in doc["predicted"]["analytical"]["workloads"] if w["name"] == "gemm_large_square")
     big = next(line for line in lines if line.startswith("gemm_large_square "))
     cells = [cell for cell in big.split("  ") if cell.strip()]
     assert [cell.strip() for cell in cells] == [
-        "gemm_large_square", seconds(pred["latency_s"]), seconds(row["predicted_calibrated_s"]),
-        seconds(row["measured_p50_s"]), f"{row['ape_calibrated'] * 100:.1f}%",
-        f"{row['ape_analytical'] * 100:.1f}%", "compute", "within bound",
+        "gemm_large_square",
+        seconds(pred["latency_s"]),
+        seconds(row["predicted_calibrated_s"]),
+        seconds(row["measured_p50_s"]),
+        f"{row['ape_calibrated'] * 100:.1f}%",
+        f"{row['ape_analytical'] * 100:.1f}%",
+        "compute",
+        "within bound",
         f"{(min(doc['measured']['workloads']['gemm_large_square']['samples_s']) / row['predicted_calibrated_s'] - 1) * 100:+.2f}%"
-        + (" BELOW" if min(doc['measured']['workloads']['gemm_large_square']['samples_s']) < row['predicted_calibrated_s'] else ""),
-        "-"]    # evidence quality: not recorded by this (older) capture
+        + (
+            " BELOW"
+            if min(doc["measured"]["workloads"]["gemm_large_square"]["samples_s"]) < row["predicted_calibrated_s"]
+            else ""
+        ),
+        "-",
+    ]  # evidence quality: not recorded by this (older) capture
     assert pred["latency_s"] == row["predicted_analytical_s"]
     # no violations in the real capture, and the summary says so in so many words
     assert doc["comparison"]["bound_violations"] == []
@@ -209,22 +260,25 @@ def test_summary_of_real_capture(real_doc):
         assert any(line.startswith(name + " ") for line in lines), name
     # NVML saw the software power cap on the big GEMMs; the summary reports it per window
     windows = doc["diagnostic"]["windows"]
-    capped = {name: dict(w["summary"]["reason_fractions"])["SwPowerCap"] for name, w in windows.items()
-              if "SwPowerCap" in dict(w["summary"]["reason_fractions"])}
+    capped = {
+        name: dict(w["summary"]["reason_fractions"])["SwPowerCap"]
+        for name, w in windows.items()
+        if "SwPowerCap" in dict(w["summary"]["reason_fractions"])
+    }
     assert "gemm_large_square" in capped and "SwPowerCap" in text
     for name, fraction in capped.items():
         line = next(line for line in lines if line.startswith(f"  {name}: SM "))
         assert f"SwPowerCap {fraction * 100:.0f}%" in line
     assert FOOTNOTE in lines and "telemetry does not prove it" in FOOTNOTE
     assert f"  {CAVEAT}" in lines
-    assert CAVEAT == ("NVML telemetry is diagnostic context from a separate execution window; it does "
-                      "not prove a bottleneck and never decides a verdict.")
-    assert lines[-1] == (f"run took {doc['provenance']['duration_s']} s; "
-                         f"digest {doc['digest']['value'][:16]}...")
+    assert CAVEAT == (
+        "NVML telemetry is diagnostic context from a separate execution window; it does "
+        "not prove a bottleneck and never decides a verdict."
+    )
+    assert lines[-1] == (f"run took {doc['provenance']['duration_s']} s; digest {doc['digest']['value'][:16]}...")
 
 
-REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json")
-                       if p.with_suffix(".summary.txt").exists())
+REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json") if p.with_suffix(".summary.txt").exists())
 
 
 @pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
@@ -249,8 +303,7 @@ def test_summary_rows_follow_from_the_capture(capture):
 
 def test_summary_marks_incomplete_and_violations():
     cap = read_capture(REAL)
-    cap = attrs.evolve(cap, complete=False,
-                       comparison=attrs.evolve(cap.comparison, bound_violations=("gemm_tiny",)))
+    cap = attrs.evolve(cap, complete=False, comparison=attrs.evolve(cap.comparison, bound_violations=("gemm_tiny",)))
     text = summary_text(cap)
     assert text.splitlines()[0].endswith("(INCOMPLETE)")
     assert "BOUND VIOLATIONS: gemm_tiny" in text and "bound violations: none" not in text

@@ -33,14 +33,14 @@ class RecordingSink(CaptureSink):
 
 @pytest.fixture
 def sinks(monkeypatch):
-    made = {"good": RecordingSink("good"), "bad": RecordingSink("bad", "fail"),
-            "boom": RecordingSink("boom", "raise")}
+    made = {"good": RecordingSink("good"), "bad": RecordingSink("bad", "fail"), "boom": RecordingSink("boom", "raise")}
     plugin = types.ModuleType("sinks_plugin")
 
     @hookimpl
     def tensorforge_ops_register_sinks(register):
         for sink in made.values():
             register(sink)
+
     plugin.tensorforge_ops_register_sinks = tensorforge_ops_register_sinks
     host = OpsHost(extra_plugins=(("test-sinks", plugin),))
     monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
@@ -63,14 +63,15 @@ def test_run_exports_to_a_sink_with_options(cli, tmp_path, sinks):
     result, out = run(cli, tmp_path, "--export", "good", "--export-option", "experiment=perf")
     assert result.exit_code == 0, result.output
     assert f"exported to good: test://{out}" in result.stderr
-    (capture, path, html, options), = sinks["good"].calls
+    ((capture, path, html, options),) = sinks["good"].calls
     assert path == str(out) and options == {"experiment": "perf"}
-    assert capture == read_capture(out)          # the typed, sealed capture that was written
+    assert capture == read_capture(out)  # the typed, sealed capture that was written
     assert html.startswith("<!DOCTYPE html>") and capture.digest.value in html
 
 
-@pytest.mark.parametrize("name, message", [("bad", "store rejected the run"),
-                                           ("boom", "ConnectionError: tracking server unreachable")])
+@pytest.mark.parametrize(
+    "name, message", [("bad", "store rejected the run"), ("boom", "ConnectionError: tracking server unreachable")]
+)
 def test_a_failing_sink_is_one_line_and_the_capture_stays(cli, tmp_path, sinks, name, message):
     result, out = run(cli, tmp_path, "--export", name)
     assert result.exit_code == 0

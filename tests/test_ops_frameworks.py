@@ -10,8 +10,7 @@ import pytest
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge_ops.capture.convert import from_document, to_document
-from tensorforge_ops.api import (DeviceInfo, MeasurementBackend, Prepared, Session,
-                                 TelemetrySource, WorkloadBuilder)
+from tensorforge_ops.api import DeviceInfo, MeasurementBackend, Prepared, Session, TelemetrySource, WorkloadBuilder
 from tensorforge_ops.measure.timing import TimedSamples
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import OpsHost
@@ -50,8 +49,12 @@ class FakeSession(Session):
 
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode):
-        yield Prepared(builder.build(params, None), peak_memory_bytes=None, framework_flags={},
-                       peak_memory_method="unavailable: a fake has no memory")
+        yield Prepared(
+            builder.build(params, None),
+            peak_memory_bytes=None,
+            framework_flags={},
+            peak_memory_method="unavailable: a fake has no memory",
+        )
 
     def time(self, fn, budget_s):
         samples = [1e-3] * 25
@@ -79,11 +82,11 @@ class Plugin:
 
 
 def host_with(*backends, builders=(), telemetry=()):
-    return OpsHost(load_entry_points=False,
-                   extra_plugins=(("p", Plugin(backends, builders, telemetry)),))
+    return OpsHost(load_entry_points=False, extra_plugins=(("p", Plugin(backends, builders, telemetry)),))
 
 
 # -- builders by framework -----------------------------------------------------------------------
+
 
 def test_builder_names_say_backend_or_framework():
     assert Builder("gemm", backend="torch-cuda").name == "gemm@torch-cuda"
@@ -91,18 +94,25 @@ def test_builder_names_say_backend_or_framework():
 
 
 def test_framework_builder_serves_every_backend_of_that_framework():
-    host = host_with(Backend("dev-a", framework="torch"), Backend("dev-b", framework="torch"),
-                     Backend("other"), builders=(Builder("gemm", framework="torch"),))
+    host = host_with(
+        Backend("dev-a", framework="torch"),
+        Backend("dev-b", framework="torch"),
+        Backend("other"),
+        builders=(Builder("gemm", framework="torch"),),
+    )
     assert host.builder("gemm", "dev-a") is host.builder("gemm", "dev-b") is not None
-    assert host.builder("gemm", "other") is None          # no framework: only builders by name
+    assert host.builder("gemm", "other") is None  # no framework: only builders by name
     assert host.builder("gemm", "nonexistent") is None
     assert host.builder("conv2d", "dev-a") is None
 
 
 def test_a_builder_for_the_backend_by_name_wins():
     special = Builder("gemm", backend="dev-a")
-    host = host_with(Backend("dev-a", framework="torch"), Backend("dev-b", framework="torch"),
-                     builders=(Builder("gemm", framework="torch"), special))
+    host = host_with(
+        Backend("dev-a", framework="torch"),
+        Backend("dev-b", framework="torch"),
+        builders=(Builder("gemm", framework="torch"), special),
+    )
     assert host.builder("gemm", "dev-a") is special
     assert host.builder("gemm", "dev-b").framework == "torch"
 
@@ -115,12 +125,12 @@ def test_a_backend_named_like_a_framework_does_not_borrow_its_builders():
 
 def test_builder_without_backend_or_framework_is_a_named_plugin_error():
     host = host_with(Backend("dev-a"), builders=(Builder("gemm"),))
-    assert host.reports["p"].error == ("plugin 'p': builder 'gemm@' needs a workload kind and "
-                                       "a backend or a framework")
-    assert host.names("backends") == []   # half a plugin is none
+    assert host.reports["p"].error == ("plugin 'p': builder 'gemm@' needs a workload kind and a backend or a framework")
+    assert host.names("backends") == []  # half a plugin is none
 
 
 # -- which backend measures a target -------------------------------------------------------------
+
 
 def test_default_backend_is_the_one_claiming_the_target():
     host = host_with(Backend("dev-a", targets=("npu-1",)), Backend("dev-b"))
@@ -130,12 +140,14 @@ def test_default_backend_is_the_one_claiming_the_target():
 
 def test_two_backends_claiming_one_target_ask_for_a_choice():
     host = host_with(Backend("dev-a", targets=("npu-1",)), Backend("dev-b", targets=("npu-1",)))
-    with pytest.raises(TensorForgeError, match="backends dev-a, dev-b all measure target 'npu-1': "
-                                               "choose one with --backend"):
+    with pytest.raises(
+        TensorForgeError, match="backends dev-a, dev-b all measure target 'npu-1': choose one with --backend"
+    ):
         host.default_backend("npu-1", "torch-cuda")
 
 
 # -- the runner ----------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def core():
@@ -149,8 +161,11 @@ def run(core, ops, **options):
 
 
 def fake_ops():
-    return host_with(Backend("fake", framework="fakework", targets=("h200",), default_suite=("gemm_tiny",)),
-                     builders=(Builder("gemm", framework="fakework"),), telemetry=(Telemetry(),))
+    return host_with(
+        Backend("fake", framework="fakework", targets=("h200",), default_suite=("gemm_tiny",)),
+        builders=(Builder("gemm", framework="fakework"),),
+        telemetry=(Telemetry(),),
+    )
 
 
 def test_run_picks_the_claiming_backend_and_its_default_suite(core):
@@ -159,7 +174,7 @@ def test_run_picks_the_claiming_backend_and_its_default_suite(core):
     assert [w["name"] for w in doc["predicted"]["analytical"]["workloads"]] == ["gemm_tiny"]
     assert any("no workloads named: the fake backend's default suite" in line for line in progress)
     row = doc["measured"]["workloads"]["gemm_tiny"]
-    assert row["status"] == "ok"                        # built by the framework builder
+    assert row["status"] == "ok"  # built by the framework builder
     assert row["peak_memory_bytes"] is None
     assert row["peak_memory_method"] == "unavailable: a fake has no memory"
     diag = doc["diagnostic"]
@@ -174,6 +189,7 @@ def test_named_workloads_replace_the_backend_suite(core):
 
 def test_summary_renders_a_self_describing_telemetry_window(core):
     from tensorforge_ops.capture.summary import summary_text
+
     doc, _ = run(core, fake_ops())
     text = summary_text(from_document(doc))
     assert "DIAGNOSTIC  fake-telemetry, separate window after timing (context, never a verdict)" in text
@@ -181,8 +197,14 @@ def test_summary_renders_a_self_describing_telemetry_window(core):
 
 
 def test_explicit_backend_still_wins(core):
-    doc, _ = run(core, host_with(Backend("fake", targets=("h200",)), Backend("other")),
-                 backend="other", specs=("gemm_tiny",), telemetry=False)
+    doc, _ = run(
+        core,
+        host_with(Backend("fake", targets=("h200",)), Backend("other")),
+        backend="other",
+        specs=("gemm_tiny",),
+        telemetry=False,
+    )
     assert doc["measured"]["backend"] == "other"
-    assert doc["measured"]["workloads"]["gemm_tiny"]["reason"] == \
-        "no builder for workload kind 'gemm' on backend 'other'"
+    assert (
+        doc["measured"]["workloads"]["gemm_tiny"]["reason"] == "no builder for workload kind 'gemm' on backend 'other'"
+    )

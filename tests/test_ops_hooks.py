@@ -14,18 +14,31 @@ from tensorforge.testing import command_names
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
 from tensorforge_ops import hookspecs
-from tensorforge_ops.api import (NO_VERDICT, CalibrationProbe, CaptureSink, ExportResult, MeasurementBackend,
-                                 Policy, PolicyRequest, ProbeResult, TelemetrySource, Verdict, WorkloadBuilder)
+from tensorforge_ops.api import (
+    NO_VERDICT,
+    CalibrationProbe,
+    CaptureSink,
+    ExportResult,
+    MeasurementBackend,
+    Policy,
+    PolicyRequest,
+    ProbeResult,
+    TelemetrySource,
+    Verdict,
+    WorkloadBuilder,
+)
 from tensorforge_ops.hookspecs import hookimpl
 from tensorforge_ops.host import HOOKS, OpsHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
-SPEC_NAMES = sorted(name for name, value in vars(hookspecs).items()
-                    if name.startswith("tensorforge_ops_") and callable(value))
+SPEC_NAMES = sorted(
+    name for name, value in vars(hookspecs).items() if name.startswith("tensorforge_ops_") and callable(value)
+)
 
 
 # -- things to register ------------------------------------------------------------------------
+
 
 class Backend(MeasurementBackend):
     description = "test backend"
@@ -97,8 +110,10 @@ def complete_plugin(suffix=""):
     return module(
         f"complete{suffix}",
         tensorforge_ops_register_backends=lambda register: register(Backend("test-backend" + suffix)),
-        tensorforge_ops_register_builders=lambda register: (register(Builder("gemm", "test-backend" + suffix)),
-                                                            register(Builder("conv2d", "test-backend" + suffix))),
+        tensorforge_ops_register_builders=lambda register: (
+            register(Builder("gemm", "test-backend" + suffix)),
+            register(Builder("conv2d", "test-backend" + suffix)),
+        ),
         tensorforge_ops_register_probes=lambda register: register(Probe("test-probe" + suffix)),
         tensorforge_ops_register_telemetry=lambda register: register(Telemetry("test-telemetry" + suffix)),
         tensorforge_ops_register_policies=lambda register: register(GatePolicy("test-gate" + suffix)),
@@ -107,6 +122,7 @@ def complete_plugin(suffix=""):
 
 
 # -- specs -------------------------------------------------------------------------------------
+
 
 def test_every_ops_hook_spec_is_documented_and_hosted():
     assert SPEC_NAMES == sorted(HOOKS)
@@ -128,10 +144,14 @@ def test_complete_plugin_registers_through_all_six_hooks():
     report = host.reports["complete"]
     assert report.side == "ops" and report.error is None and report.module == "complete"
     assert report.hooks == tuple(SPEC_NAMES)
-    assert report.registered == {"backends": ("test-backend",),
-                                 "builders": ("conv2d@test-backend", "gemm@test-backend"),
-                                 "probes": ("test-probe",), "telemetry": ("test-telemetry",),
-                                 "policies": ("test-gate",), "sinks": ("test-sink",)}
+    assert report.registered == {
+        "backends": ("test-backend",),
+        "builders": ("conv2d@test-backend", "gemm@test-backend"),
+        "probes": ("test-probe",),
+        "telemetry": ("test-telemetry",),
+        "policies": ("test-gate",),
+        "sinks": ("test-sink",),
+    }
     assert host.names("backends") == ["test-backend"]
     assert isinstance(host.backend("test-backend"), Backend)
     assert host.builder("gemm", "test-backend").name == "gemm@test-backend"
@@ -144,8 +164,14 @@ def test_complete_plugin_registers_through_all_six_hooks():
 
 @pytest.mark.parametrize("hook", sorted(HOOKS))
 def test_each_hook_alone(hook):
-    things = {"backends": Backend(), "builders": Builder(), "probes": Probe(), "telemetry": Telemetry(),
-              "policies": GatePolicy(), "sinks": Sink()}
+    things = {
+        "backends": Backend(),
+        "builders": Builder(),
+        "probes": Probe(),
+        "telemetry": Telemetry(),
+        "policies": GatePolicy(),
+        "sinks": Sink(),
+    }
     kind = HOOKS[hook]
     plugin = module(f"only_{kind}", **{hook: lambda register: register(things[kind])})
     host = OpsHost(load_entry_points=False, extra_plugins=(("only", plugin),))
@@ -156,27 +182,42 @@ def test_each_hook_alone(hook):
 
 def test_unknown_backend_names_the_known_ones():
     host = OpsHost(load_entry_points=False, extra_plugins=(("complete", complete_plugin()),))
-    with pytest.raises(Exception, match=r"unknown backend 'test-backnd' \(did you mean 'test-backend'\?\); "
-                                        r"known: test-backend"):
+    with pytest.raises(
+        Exception,
+        match=r"unknown backend 'test-backnd' \(did you mean 'test-backend'\?\); "
+        r"known: test-backend",
+    ):
         host.backend("test-backnd")
 
 
 # -- broken plugins are isolated and named -----------------------------------------------------
 
+
 def broken_plugins():
     def dup_probe(register):
         register(Probe("dup-probe"))
         register(Probe("dup-probe"))
+
     return (
         ("a-good", complete_plugin()),
         ("wrong-type", module("wrong_type", tensorforge_ops_register_builders=lambda register: register(object()))),
         ("wrong-kind", module("wrong_kind", tensorforge_ops_register_probes=lambda register: register(Telemetry()))),
-        ("duplicate", module("duplicate",
-                             tensorforge_ops_register_backends=lambda register: register(Backend("dup-backend")),
-                             tensorforge_ops_register_probes=dup_probe)),
-        ("misspelled", module("misspelled",
-                              tensorforge_ops_register_backend=lambda register: register(Backend("misspelled")))),
-        ("bad-name", module("bad_name", tensorforge_ops_register_backends=lambda register: register(Backend("Bad Name")))),
+        (
+            "duplicate",
+            module(
+                "duplicate",
+                tensorforge_ops_register_backends=lambda register: register(Backend("dup-backend")),
+                tensorforge_ops_register_probes=dup_probe,
+            ),
+        ),
+        (
+            "misspelled",
+            module("misspelled", tensorforge_ops_register_backend=lambda register: register(Backend("misspelled"))),
+        ),
+        (
+            "bad-name",
+            module("bad_name", tensorforge_ops_register_backends=lambda register: register(Backend("Bad Name"))),
+        ),
         ("raiser", module("raiser", tensorforge_ops_register_telemetry=lambda register: 1 / 0)),
         ("z-good", complete_plugin("-2")),
     )
@@ -191,22 +232,26 @@ def test_broken_plugins_are_reported_by_name(broken_host):
     errors = {r.name: r.error for r in broken_host.broken()}
     assert errors == {
         "wrong-type": "plugin 'wrong-type' registered a object as a builder; expected "
-                      "tensorforge_ops.api.WorkloadBuilder",
+        "tensorforge_ops.api.WorkloadBuilder",
         "wrong-kind": "plugin 'wrong-kind' registered a Telemetry as a probe; expected "
-                      "tensorforge_ops.api.CalibrationProbe",
+        "tensorforge_ops.api.CalibrationProbe",
         "duplicate": "plugin 'duplicate' registered probe 'dup-probe' twice",
         "misspelled": "unknown hook 'tensorforge_ops_register_backend' "
-                      "(did you mean 'tensorforge_ops_register_backends'?)",
+        "(did you mean 'tensorforge_ops_register_backends'?)",
         "bad-name": "plugin 'bad-name' registered a backend with invalid name 'Bad Name' "
-                    "(must be a non-empty lowercase string)",
+        "(must be a non-empty lowercase string)",
         "raiser": "tensorforge_ops_register_telemetry raised ZeroDivisionError: division by zero",
     }
 
 
 def test_good_plugins_load_beside_broken_ones(broken_host):
     assert broken_host.names("backends") == ["test-backend", "test-backend-2"]
-    assert broken_host.names("builders") == ["conv2d@test-backend", "conv2d@test-backend-2",
-                                             "gemm@test-backend", "gemm@test-backend-2"]
+    assert broken_host.names("builders") == [
+        "conv2d@test-backend",
+        "conv2d@test-backend-2",
+        "gemm@test-backend",
+        "gemm@test-backend-2",
+    ]
     assert broken_host.names("probes") == ["test-probe", "test-probe-2"]
     assert broken_host.names("telemetry") == ["test-telemetry", "test-telemetry-2"]
     assert broken_host.names("policies") == ["test-gate", "test-gate-2"]
@@ -221,11 +266,12 @@ def test_a_failed_plugin_keeps_nothing(broken_host):
 
 
 def test_a_name_two_plugins_register_is_used_by_neither():
-    host = OpsHost(load_entry_points=False,
-                   extra_plugins=(("first", complete_plugin()), ("second", complete_plugin())))
-    message = ("backend 'test-backend' is registered by both plugin 'first' (no distribution) and plugin "
-               "'second' (no distribution): neither is used; uninstall one, or leave one out with "
-               "--disable-plugins")
+    host = OpsHost(load_entry_points=False, extra_plugins=(("first", complete_plugin()), ("second", complete_plugin())))
+    message = (
+        "backend 'test-backend' is registered by both plugin 'first' (no distribution) and plugin "
+        "'second' (no distribution): neither is used; uninstall one, or leave one out with "
+        "--disable-plugins"
+    )
     assert host.reports["first"].error == host.reports["second"].error == message
     assert host.names("backends") == []
     with pytest.raises(Exception, match="unknown backend 'test-backend'.*neither is used"):
@@ -235,15 +281,23 @@ def test_a_name_two_plugins_register_is_used_by_neither():
 def test_duplicate_telemetry_error_spells_the_kind():
     def again(register):
         register(Telemetry("test-telemetry"))
-    host = OpsHost(load_entry_points=False, extra_plugins=(
-        ("first", complete_plugin()), ("second", module("again", tensorforge_ops_register_telemetry=again))))
+
+    host = OpsHost(
+        load_entry_points=False,
+        extra_plugins=(
+            ("first", complete_plugin()),
+            ("second", module("again", tensorforge_ops_register_telemetry=again)),
+        ),
+    )
     assert host.reports["second"].error.startswith(
-        "telemetry source 'test-telemetry' is registered by both plugin 'first'")
+        "telemetry source 'test-telemetry' is registered by both plugin 'first'"
+    )
 
 
 def test_hook_with_unknown_argument_fails_to_register():
     def tensorforge_ops_register_backends(register, device):
         register(Backend())
+
     plugin = module("extra_arg", tensorforge_ops_register_backends=tensorforge_ops_register_backends)
     host = OpsHost(load_entry_points=False, extra_plugins=(("extra-arg", plugin), ("good", complete_plugin())))
     error = host.reports["extra-arg"].error
@@ -255,7 +309,9 @@ def test_hook_with_unknown_argument_fails_to_register():
 def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
     """Plugins found through the real 'tensorforge_ops' entry-point group, as a stranger's are."""
     make_plugin("ops-import-error", "raise ImportError('needs rocm')\n", group="tensorforge_ops")
-    make_plugin("ops-stranger", """
+    make_plugin(
+        "ops-stranger",
+        """
         from tensorforge_ops.api import MeasurementBackend
         from tensorforge_ops.hookspecs import hookimpl
 
@@ -265,7 +321,10 @@ def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
         @hookimpl
         def tensorforge_ops_register_backends(register):
             register(Stranger())
-    """, dist="tfops-stranger", group="tensorforge_ops")
+    """,
+        dist="tfops-stranger",
+        group="tensorforge_ops",
+    )
     host = OpsHost()
     assert host.reports["ops-import-error"].error == "failed to load: ImportError: needs rocm"
     assert host.reports["ops-import-error"].distribution == "tfcore-test-ops-import-error"
@@ -277,6 +336,7 @@ def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
 
 # -- the real entry points ---------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def real_ops():
     return OpsHost()
@@ -287,12 +347,27 @@ def test_real_entry_points(real_ops):
     assert real_ops.names("backends") == ["torch-cpu", "torch-cuda", "torch-distributed"]
     # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu and
     # tf-distributed's torch-distributed too)
-    assert real_ops.names("builders") == ["collective@torch", "conv2d@torch", "gemm@torch", "sdpa@torch",
-                                          "transformer@torch"]
-    assert real_ops.names("probes") == ["collective-sweep", "copy-bandwidth", "copy-bandwidth-sustained",
-                                        "cpu-call-floor", "cpu-estimate-terms", "cpu-matmul-ceiling",
-                                        "cpu-memory-bandwidth", "estimate-terms", "kernel-floors", "matmul-ceiling",
-                                        "matmul-ceiling-sustained", "per-rank-ceilings"]
+    assert real_ops.names("builders") == [
+        "collective@torch",
+        "conv2d@torch",
+        "gemm@torch",
+        "sdpa@torch",
+        "transformer@torch",
+    ]
+    assert real_ops.names("probes") == [
+        "collective-sweep",
+        "copy-bandwidth",
+        "copy-bandwidth-sustained",
+        "cpu-call-floor",
+        "cpu-estimate-terms",
+        "cpu-matmul-ceiling",
+        "cpu-memory-bandwidth",
+        "estimate-terms",
+        "kernel-floors",
+        "matmul-ceiling",
+        "matmul-ceiling-sustained",
+        "per-rank-ceilings",
+    ]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     # the gate and right-sizing are policies registered through the same hook as a stranger's
     assert real_ops.names("policies") == ["regression-gate", "right-sizing"]
@@ -301,10 +376,16 @@ def test_real_entry_points(real_ops):
     mlflow_plugin = importlib.util.find_spec("tf_mlflow") is not None
     assert real_ops.names("sinks") == (["mlflow"] if mlflow_plugin else [])
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
-        "conv2d-torch": "tf-conv2d", "gemm-torch": "tf-gemm", "torch-cuda": "tensorforge", "torch-cpu": "tf-cpu",
+        "conv2d-torch": "tf-conv2d",
+        "gemm-torch": "tf-gemm",
+        "torch-cuda": "tensorforge",
+        "torch-cpu": "tf-cpu",
         "policies": "tensorforge",
-        "transformer-torch": "tf-transformer", "collective-torch": "tf-collective",
-        "torch-distributed": "tf-distributed", **({"mlflow": "tf-mlflow"} if mlflow_plugin else {})}
+        "transformer-torch": "tf-transformer",
+        "collective-torch": "tf-collective",
+        "torch-distributed": "tf-distributed",
+        **({"mlflow": "tf-mlflow"} if mlflow_plugin else {}),
+    }
     assert all(r.side == "ops" for r in real_ops.reports.values())
     for kind in ("gemm", "conv2d", "transformer", "collective"):
         assert real_ops.builder(kind, "torch-cuda").kind == kind
@@ -326,8 +407,10 @@ def test_list_plugins_shows_ops_rows():
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[2:] if line.strip()}
     for name in ("conv2d-torch", "gemm-torch", "torch-cuda", "transformer-torch"):
         assert rows[name].split()[1] == "ops", rows[name]
-    assert ("backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, estimate-terms, "
-            "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml") in rows["torch-cuda"]
+    assert (
+        "backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, estimate-terms, "
+        "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml"
+    ) in rows["torch-cuda"]
     assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
     assert "builders: sdpa@torch, transformer@torch" in rows["transformer-torch"]
@@ -342,7 +425,7 @@ def test_list_plugins_shows_ops_rows():
 def test_run_calibrate_verify_commands_come_from_the_ops_plugin():
     cli = make_cli(PluginHost)
     assert {"run", "calibrate", "verify"} <= command_names(cli)
-    assert not {"run", "calibrate", "verify"} & set(cli.commands)    # none is the Core's own
+    assert not {"run", "calibrate", "verify"} & set(cli.commands)  # none is the Core's own
     cli = make_cli(lambda: PluginHost(load_entry_points=False))
     assert not {"run", "calibrate", "verify"} & command_names(cli)
 
@@ -364,13 +447,16 @@ def build(core, real_ops, spec):
     return workload.params, builder.build(workload.params, CPU)
 
 
-@pytest.mark.parametrize("spec, lead", [
-    ("gemm:m=8,n=16,k=4,dtype=fp32", ()),
-    ("gemm:m=8,n=16,k=4,dtype=fp32,transpose_a=true", ()),
-    ("gemm:m=8,n=16,k=4,dtype=fp32,transpose_b=true", ()),
-    ("gemm:m=8,n=16,k=4,batch=3,dtype=fp32,transpose_a=true,transpose_b=true", (3,)),
-    ("gemm:m=5,n=7,k=9,batch=2,dtype=fp32", (2,)),
-])
+@pytest.mark.parametrize(
+    "spec, lead",
+    [
+        ("gemm:m=8,n=16,k=4,dtype=fp32", ()),
+        ("gemm:m=8,n=16,k=4,dtype=fp32,transpose_a=true", ()),
+        ("gemm:m=8,n=16,k=4,dtype=fp32,transpose_b=true", ()),
+        ("gemm:m=8,n=16,k=4,batch=3,dtype=fp32,transpose_a=true,transpose_b=true", (3,)),
+        ("gemm:m=5,n=7,k=9,batch=2,dtype=fp32", (2,)),
+    ],
+)
 def test_gemm_builder_on_cpu_matches_matmul(core, real_ops, spec, lead):
     torch.manual_seed(1234)
     p, fn = build(core, real_ops, spec)
@@ -391,22 +477,29 @@ def test_gemm_builder_bf16_and_unmeasurable_dtype(core, real_ops):
     out = fn()
     assert p.dtype == "bf16" and out.dtype == torch.bfloat16 and out.shape == (4, 4)
     assert torch.isfinite(out.float()).all()
-    for spec in ("gemm:m=4,n=4,k=4,dtype=int8", "conv2d:n=1,c=4,h=5,w=5,k=4,dtype=fp8",
-                 "transformer:hidden=16,layers=1,heads=2,dtype=int8"):
+    for spec in (
+        "gemm:m=4,n=4,k=4,dtype=int8",
+        "conv2d:n=1,c=4,h=5,w=5,k=4,dtype=fp8",
+        "transformer:hidden=16,layers=1,heads=2,dtype=int8",
+    ):
         workload, _ = resolve_spec(core, spec)
         with pytest.raises(TypeError, match=f"dtype {workload.params.dtype} is not measurable"):
             real_ops.builder(workload.kind, "torch-cuda").build(workload.params, CPU)
 
 
-@pytest.mark.parametrize("spec", [
-    "conv2d:n=2,c=4,h=9,w=9,k=6,r=3,s=3,dtype=fp32",
-    "conv2d:n=2,c=4,h=9,w=9,k=6,r=3,s=3,stride=2,padding=1,dtype=fp32",
-    "conv2d:n=1,c=4,h=8,w=10,k=6,r=3,s=1,stride=2,padding=1,groups=2,dtype=fp32",
-    "conv2d:n=1,c=8,h=7,w=7,k=8,r=3,s=3,padding=1,groups=8,dtype=fp32",
-    "conv2d:n=1,c=4,h=9,w=9,k=4,r=3,s=3,dilation=2,dtype=fp32",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "conv2d:n=2,c=4,h=9,w=9,k=6,r=3,s=3,dtype=fp32",
+        "conv2d:n=2,c=4,h=9,w=9,k=6,r=3,s=3,stride=2,padding=1,dtype=fp32",
+        "conv2d:n=1,c=4,h=8,w=10,k=6,r=3,s=1,stride=2,padding=1,groups=2,dtype=fp32",
+        "conv2d:n=1,c=8,h=7,w=7,k=8,r=3,s=3,padding=1,groups=8,dtype=fp32",
+        "conv2d:n=1,c=4,h=9,w=9,k=4,r=3,s=3,dilation=2,dtype=fp32",
+    ],
+)
 def test_conv2d_builder_on_cpu_matches_conv2d(core, real_ops, spec):
     import torch.nn.functional as F
+
     torch.manual_seed(7)
     p, fn = build(core, real_ops, spec)
     out = fn()
@@ -427,31 +520,49 @@ def _check_norm(out, norm):
         assert torch.allclose(out.pow(2).mean(-1).sqrt(), torch.ones(out.shape[:-1]), atol=1e-3)
 
 
-@pytest.mark.parametrize("spec, shape, norm", [
-    ("transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=64,batch=2,seq=5,dtype=fp32",
-     (2, 5, 32), "rmsnorm"),
-    ("transformer:hidden=32,layers=1,heads=4,intermediate=48,mlp=gelu,norm=layernorm,seq=6,dtype=fp32",
-     (1, 6, 32), "layernorm"),
-    ("transformer:hidden=32,layers=2,heads=4,kv_heads=1,batch=3,seq=1,phase=decode,context=7,dtype=fp32",
-     (3, 1, 32), "rmsnorm"),
-    ("transformer:hidden=32,layers=2,heads=4,kv_heads=2,batch=2,seq=3,phase=decode,context=7,dtype=fp32",
-     (2, 3, 32), "rmsnorm"),
-    ("transformer:hidden=32,layers=1,heads=2,seq=4,rope=false,causal=false,dtype=fp32", (1, 4, 32), "rmsnorm"),
-])
+@pytest.mark.parametrize(
+    "spec, shape, norm",
+    [
+        (
+            "transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=64,batch=2,seq=5,dtype=fp32",
+            (2, 5, 32),
+            "rmsnorm",
+        ),
+        (
+            "transformer:hidden=32,layers=1,heads=4,intermediate=48,mlp=gelu,norm=layernorm,seq=6,dtype=fp32",
+            (1, 6, 32),
+            "layernorm",
+        ),
+        (
+            "transformer:hidden=32,layers=2,heads=4,kv_heads=1,batch=3,seq=1,phase=decode,context=7,dtype=fp32",
+            (3, 1, 32),
+            "rmsnorm",
+        ),
+        (
+            "transformer:hidden=32,layers=2,heads=4,kv_heads=2,batch=2,seq=3,phase=decode,context=7,dtype=fp32",
+            (2, 3, 32),
+            "rmsnorm",
+        ),
+        ("transformer:hidden=32,layers=1,heads=2,seq=4,rope=false,causal=false,dtype=fp32", (1, 4, 32), "rmsnorm"),
+    ],
+)
 def test_transformer_builder_on_cpu(core, real_ops, spec, shape, norm):
     torch.manual_seed(3)
     p, fn = build(core, real_ops, spec)
     out = fn()
     assert out.shape == shape and out.dtype == torch.float32
     assert torch.isfinite(out).all()
-    _check_norm(out, norm)   # the final norm's weights are ones: its statistics are exact
-    assert torch.equal(fn(), out)   # the callable re-runs the same inputs (decode writes the cache in place)
+    _check_norm(out, norm)  # the final norm's weights are ones: its statistics are exact
+    assert torch.equal(fn(), out)  # the callable re-runs the same inputs (decode writes the cache in place)
 
 
 def test_transformer_vocab_head_on_cpu(core, real_ops):
     torch.manual_seed(5)
-    p, fn = build(core, real_ops, "transformer:hidden=32,layers=1,heads=4,vocab=50,batch=2,seq=3,"
-                                  "mlp=gelu,norm=layernorm,dtype=fp32")
+    p, fn = build(
+        core,
+        real_ops,
+        "transformer:hidden=32,layers=1,heads=4,vocab=50,batch=2,seq=3,mlp=gelu,norm=layernorm,dtype=fp32",
+    )
     out = fn()
     assert out.shape == (2, 3, 50) and torch.isfinite(out).all()
     assert out.std() > 0
@@ -461,11 +572,15 @@ def test_transformer_decode_seq3_is_causal_within_the_new_tokens(core, real_ops)
     """With seq=3 in decode, query i sees the cache plus new tokens up to itself: the first
     query's output must not change when a later new token changes."""
     torch.manual_seed(11)
-    p, fn = build(core, real_ops, "transformer:hidden=16,layers=1,heads=2,batch=1,seq=3,phase=decode,"
-                                  "context=4,dtype=fp32")
+    p, fn = build(
+        core, real_ops, "transformer:hidden=16,layers=1,heads=2,batch=1,seq=3,phase=decode,context=4,dtype=fp32"
+    )
     base = fn().clone()
-    x0 = next(c.cell_contents for c in fn.__closure__
-              if isinstance(c.cell_contents, torch.Tensor) and c.cell_contents.shape == (1, 3, 16))
+    x0 = next(
+        c.cell_contents
+        for c in fn.__closure__
+        if isinstance(c.cell_contents, torch.Tensor) and c.cell_contents.shape == (1, 3, 16)
+    )
     x0[:, 2] += 1.0
     changed = fn()
     assert torch.allclose(changed[:, :2], base[:, :2], atol=1e-6)

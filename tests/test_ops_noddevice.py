@@ -58,7 +58,10 @@ def test_run_without_device_exits_0_and_writes_capture_and_summary(captured, out
     assert verify(out).ok, verify(out).problems
     # nothing calibrated, nothing stored: only the signing key, made on first use
     assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == [
-        "keys", "keys/capture-signing.key", "keys/capture-signing.pub"]
+        "keys",
+        "keys/capture-signing.key",
+        "keys/capture-signing.pub",
+    ]
 
 
 def test_capture_has_predicted_for_all_default_workloads(captured, host):
@@ -127,8 +130,7 @@ def test_second_run_refuses_then_force_overwrites(captured, cli, out):
     result = invoke(cli, "run", "--target", TARGET, "-o", str(out))
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.splitlines() == [
-        f"error: capture {out} already exists; choose another path or pass --force"]
+    assert result.stderr.splitlines() == [f"error: capture {out} already exists; choose another path or pass --force"]
     assert out.read_bytes() == before
 
     result = invoke(cli, "run", "--target", TARGET, "-o", str(out), "--force")
@@ -142,8 +144,7 @@ def test_run_into_missing_folder_is_one_line(cli, tmp_path):
     path = tmp_path / "nowhere" / "cap.json"
     result = invoke(cli, "run", "--target", TARGET, "-o", str(path))
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == [
-        f"error: cannot write capture {path}: folder {path.parent} does not exist"]
+    assert result.stderr.splitlines() == [f"error: cannot write capture {path}: folder {path.parent} does not exist"]
 
 
 def test_run_unknown_target_is_one_line(cli, out):
@@ -158,8 +159,13 @@ def test_run_via_console_script(tensorforge_exe, out, home):
     env = {**os.environ, "TENSORFORGE_HOME": str(home)}
     env.pop("TENSORFORGE_PLUGINS", None)
     env.pop("TENSORFORGE_DISABLE", None)
-    proc = subprocess.run([str(tensorforge_exe), "run", "--target", TARGET, "-o", str(out),
-                           "-w", "gemm_tiny"], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [str(tensorforge_exe), "run", "--target", TARGET, "-o", str(out), "-w", "gemm_tiny"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert [w["name"] for w in doc["predicted"]["analytical"]["workloads"]] == ["gemm_tiny"]
@@ -173,14 +179,15 @@ def test_calibrate_without_device_exits_3_with_one_line(cli, home):
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: cannot calibrate with torch-cuda: no CUDA device: torch.cuda.is_available() is False")
+    assert lines[0].startswith(
+        "error: cannot calibrate with torch-cuda: no CUDA device: torch.cuda.is_available() is False"
+    )
     assert not home.exists()
 
 
 def test_calibrate_without_device_via_console_script(tensorforge_exe, home):
     env = {**os.environ, "TENSORFORGE_HOME": str(home)}
-    proc = subprocess.run([str(tensorforge_exe), "calibrate"], capture_output=True, text=True,
-                          timeout=120, env=env)
+    proc = subprocess.run([str(tensorforge_exe), "calibrate"], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 3
     assert proc.stdout == "" and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("error: cannot calibrate with torch-cuda: no CUDA device")

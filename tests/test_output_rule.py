@@ -32,7 +32,9 @@ def test_a_new_file_is_written_and_no_temporary_or_lock_is_left(tmp_path):
 def test_an_existing_file_is_refused_without_force_and_kept(tmp_path):
     target = tmp_path / "cap.json"
     target.write_text("precious")
-    with pytest.raises(TensorForgeError, match=r"capture .*cap.json already exists; choose another path or pass --force"):
+    with pytest.raises(
+        TensorForgeError, match=r"capture .*cap.json already exists; choose another path or pass --force"
+    ):
         write_output(target, "new", "capture")
     assert target.read_text() == "precious"
 
@@ -49,7 +51,7 @@ def test_force_replaces_atomically_and_keeps_a_symlink(tmp_path):
 def test_a_file_that_appears_while_the_command_runs_is_not_overwritten(tmp_path):
     target = tmp_path / "cap.json"
     destination = claim(target, "capture")
-    target.write_text("someone else's")          # appeared after the check, before the write
+    target.write_text("someone else's")  # appeared after the check, before the write
     written = destination.write("mine")
     destination.release()
     assert target.read_text() == "someone else's"
@@ -59,22 +61,27 @@ def test_a_file_that_appears_while_the_command_runs_is_not_overwritten(tmp_path)
 def test_a_second_writer_of_the_same_file_fails_at_once_naming_the_holder(tmp_path):
     target = tmp_path / "cap.json"
     with claim(target, "capture"):
-        with pytest.raises(TensorForgeError, match=rf"capture .* is being written by another tensorforge command \(process {os.getpid()}\)"):
+        with pytest.raises(
+            TensorForgeError,
+            match=rf"capture .* is being written by another tensorforge command \(process {os.getpid()}\)",
+        ):
             claim(target, "capture")
         with pytest.raises(TensorForgeError, match="being written by another"):
             claim(target, "capture", force=True)
-    with claim(target, "capture") as again:          # released: free again
+    with claim(target, "capture") as again:  # released: free again
         again.write("x")
     assert not (tmp_path / ".cap.json.lock").exists()
 
 
 def test_the_lock_dies_with_its_process(tmp_path):
     target = tmp_path / "cap.json"
-    code = ("import sys, os; from tensorforge.output import claim; c = claim(sys.argv[1], 'capture'); "
-            "print('held', flush=True); os._exit(0)")
+    code = (
+        "import sys, os; from tensorforge.output import claim; c = claim(sys.argv[1], 'capture'); "
+        "print('held', flush=True); os._exit(0)"
+    )
     done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=20)
     assert done.stdout.strip() == "held"
-    with claim(target, "capture") as destination:     # a stale lock file blocks nothing
+    with claim(target, "capture") as destination:  # a stale lock file blocks nothing
         destination.write("ok")
     assert target.read_text() == "ok"
 
@@ -83,7 +90,7 @@ def test_the_lock_dies_with_its_process(tmp_path):
 def test_a_device_is_written_in_place_and_stays_a_device(device):
     before = os.stat(device)
     assert write_output(device, "data", "capture", force=True) == device
-    assert write_output(device, "data", "capture") == device          # no --force needed: nothing is replaced
+    assert write_output(device, "data", "capture") == device  # no --force needed: nothing is replaced
     after = os.stat(device)
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
 
@@ -109,14 +116,15 @@ def test_a_fifo_with_a_reader_receives_the_text(tmp_path):
     os.mkfifo(fifo)
     got = []
 
-    def read():                      # as `cat pipe` would: a blocking open, then read to EOF
+    def read():  # as `cat pipe` would: a blocking open, then read to EOF
         with open(fifo, "rb") as handle:
             got.append(handle.read())
+
     reader = threading.Thread(target=read)
     reader.start()
-    for _ in range(500):             # until the reader is in its open()
+    for _ in range(500):  # until the reader is in its open()
         try:
-            write_output(fifo, "x" * 200_000, "capture")        # larger than a pipe's buffer
+            write_output(fifo, "x" * 200_000, "capture")  # larger than a pipe's buffer
             break
         except TensorForgeError as exc:
             assert "no reader" in str(exc)
@@ -134,12 +142,16 @@ def test_dev_stdout_is_the_open_descriptor_and_appends_where_the_shell_appends(t
     assert log.read_text() == "earlier line\nnew line\n"
 
 
-@pytest.mark.parametrize("given, why", [
-    ("", "no path given for the capture"),
-    ("{tmp}", "it is a folder"),
-    ("{tmp}/missing/cap.json", "folder .*missing does not exist"),
-    ("/dev/fd/97", "descriptor 97 is not open"),
-], ids=["empty path", "a folder", "a missing folder", "a closed descriptor"])
+@pytest.mark.parametrize(
+    "given, why",
+    [
+        ("", "no path given for the capture"),
+        ("{tmp}", "it is a folder"),
+        ("{tmp}/missing/cap.json", "folder .*missing does not exist"),
+        ("/dev/fd/97", "descriptor 97 is not open"),
+    ],
+    ids=["empty path", "a folder", "a missing folder", "a closed descriptor"],
+)
 def test_unwritable_destinations_are_one_line(tmp_path, given, why):
     with pytest.raises(TensorForgeError, match=why):
         claim(given.format(tmp=tmp_path), "capture")

@@ -25,8 +25,10 @@ TESTS = Path(__file__).resolve().parent
 def hook_specs():
     """name -> (side project, signature text) for every function marked as a hook spec."""
     specs = {}
-    for project, modules in ((core_hookspecs.PROJECT, core_hookspecs.SPEC_MODULES),
-                             (ops_hookspecs.PROJECT, (ops_hookspecs,))):
+    for project, modules in (
+        (core_hookspecs.PROJECT, core_hookspecs.SPEC_MODULES),
+        (ops_hookspecs.PROJECT, (ops_hookspecs,)),
+    ):
         for module in modules:
             for name, fn in inspect.getmembers(module, inspect.isfunction):
                 if hasattr(fn, f"{project}_spec"):
@@ -36,10 +38,16 @@ def hook_specs():
 
 
 def spec_functions():
-    return {name: fn for project, modules in ((core_hookspecs.PROJECT, core_hookspecs.SPEC_MODULES),
-                                             (ops_hookspecs.PROJECT, (ops_hookspecs,)))
-            for module in modules for name, fn in inspect.getmembers(module, inspect.isfunction)
-            if hasattr(fn, f"{project}_spec")}
+    return {
+        name: fn
+        for project, modules in (
+            (core_hookspecs.PROJECT, core_hookspecs.SPEC_MODULES),
+            (ops_hookspecs.PROJECT, (ops_hookspecs,)),
+        )
+        for module in modules
+        for name, fn in inspect.getmembers(module, inspect.isfunction)
+        if hasattr(fn, f"{project}_spec")
+    }
 
 
 @pytest.mark.parametrize("name", sorted(hook_specs()))
@@ -68,6 +76,7 @@ def test_the_spec_modules_hold_both_sides_hooks():
     # every hook the plugin managers know about is a spec found above
     from tensorforge.plugins import PluginHost
     from tensorforge_ops.host import OpsHost
+
     for host in (PluginHost(load_entry_points=False), OpsHost(load_entry_points=False)):
         with_spec = {n for n, caller in vars(host.pm.hook).items() if getattr(caller, "spec", None)}
         assert with_spec <= set(specs)
@@ -98,19 +107,37 @@ def test_the_guides_example_files_are_the_installed_test_packages():
     text = GUIDE.read_text(encoding="utf-8")
     blocks = re.findall(r"^<!-- file: (\S+) -->\n```\w*\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
     paths = [path for path, _ in blocks]
-    assert {"tests/plugins_external/tf_attention/pyproject.toml", "tests/plugins_external/tf_attention/tf_attention.py",
-            "tests/plugins_external/tf_edge_npu/pyproject.toml", "tests/plugins_external/tf_edge_npu/tf_edge_npu.py",
-            "tests/plugins_external/tf_attention/tests/test_tf_attention.py"} <= set(paths)
+    assert {
+        "tests/plugins_external/tf_attention/pyproject.toml",
+        "tests/plugins_external/tf_attention/tf_attention.py",
+        "tests/plugins_external/tf_edge_npu/pyproject.toml",
+        "tests/plugins_external/tf_edge_npu/tf_edge_npu.py",
+        "tests/plugins_external/tf_attention/tests/test_tf_attention.py",
+    } <= set(paths)
     for path, body in blocks:
         assert body == (REPO / path).read_text(encoding="utf-8"), f"docs/plugins.md copy of {path} is stale"
 
 
 def test_the_guide_names_every_plugin_option_and_variable():
     text = GUIDE.read_text(encoding="utf-8")
-    for needle in ("--plugins", "--disable-plugins", "--trace-hooks", "TENSORFORGE_PLUGINS",
-                   "TENSORFORGE_DISABLE", "TENSORFORGE_TRACE", "TENSORFORGE_SLOW_IMPORT_S",
-                   "fresh_host", "check_workload_kind", "check_target", "check_mapping_strategy", "assert_loaded",
-                   "tensorforge.pytest_plugin", "tensorforge_host", "tensorforge_cli", "list-plugins"):
+    for needle in (
+        "--plugins",
+        "--disable-plugins",
+        "--trace-hooks",
+        "TENSORFORGE_PLUGINS",
+        "TENSORFORGE_DISABLE",
+        "TENSORFORGE_TRACE",
+        "TENSORFORGE_SLOW_IMPORT_S",
+        "fresh_host",
+        "check_workload_kind",
+        "check_target",
+        "check_mapping_strategy",
+        "assert_loaded",
+        "tensorforge.pytest_plugin",
+        "tensorforge_host",
+        "tensorforge_cli",
+        "list-plugins",
+    ):
         assert needle in text, needle
 
 

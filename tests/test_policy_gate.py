@@ -44,6 +44,7 @@ DEFAULTS = GateSettings()
 
 # ---------------------------------------------------------------- building candidate captures
 
+
 def load(path) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
@@ -57,13 +58,22 @@ def refresh_comparison(doc: dict, name: str) -> None:
     row = doc["measured"]["workloads"].get(name)
     measurement = converter.structure(row, WorkloadMeasurement) if row is not None else None
     window = (doc["diagnostic"].get("windows") or {}).get(name)
-    window = window_from_source(window) if window is not None else None     # any layout
-    comp["workloads"][name] = to_document(compare_workload(
-        name, ns(analytical[name]), ns(calibrated.get(name)), measurement,
-        comp["same_device"], comp["device_note"], doc["predicted"].get("calibrated_note") or "no calibrated bound",
-        window))
-    comp["bound_violations"] = sorted(n for n, r in comp["workloads"].items()
-                                      if r["bound_check"]["verdict"] == "BOUND VIOLATION")
+    window = window_from_source(window) if window is not None else None  # any layout
+    comp["workloads"][name] = to_document(
+        compare_workload(
+            name,
+            ns(analytical[name]),
+            ns(calibrated.get(name)),
+            measurement,
+            comp["same_device"],
+            comp["device_note"],
+            doc["predicted"].get("calibrated_note") or "no calibrated bound",
+            window,
+        )
+    )
+    comp["bound_violations"] = sorted(
+        n for n, r in comp["workloads"].items() if r["bound_check"]["verdict"] == "BOUND VIOLATION"
+    )
     doc["policy"]["bound_checks"][name]["verdict"] = comp["workloads"][name]["bound_check"]["verdict"]
 
 
@@ -73,7 +83,7 @@ def set_samples(doc: dict, name: str, samples) -> None:
     row["stats"] = attrs.asdict(summarize(row["samples_s"]))
     predicted = next(w for w in doc["predicted"]["analytical"]["workloads"] if w["name"] == name)
     p50 = row["stats"]["p50"]
-    row["throughput_flops_per_s"] = predicted["flops"] / p50 if p50 > 0 else None      # as the run derives them
+    row["throughput_flops_per_s"] = predicted["flops"] / p50 if p50 > 0 else None  # as the run derives them
     row["throughput_bytes_per_s"] = predicted["compulsory_bytes"] / p50 if p50 > 0 else None
     refresh_comparison(doc, name)
 
@@ -87,8 +97,12 @@ def remove_workload(doc: dict, name: str) -> None:
     for key in ("analytical", "calibrated"):
         section = doc["predicted"][key]
         section["workloads"] = [w for w in section["workloads"] if w["name"] != name]
-    for section in (doc["measured"]["workloads"], doc["comparison"]["workloads"],
-                    doc["policy"]["bound_checks"], doc["diagnostic"]["windows"]):
+    for section in (
+        doc["measured"]["workloads"],
+        doc["comparison"]["workloads"],
+        doc["policy"]["bound_checks"],
+        doc["diagnostic"]["windows"],
+    ):
         section.pop(name)
 
 
@@ -107,11 +121,11 @@ def write_candidate(directory: Path, stem: str, edit, source=BASE) -> Path:
 
 # ---------------------------------------------------------------- running the command
 
+
 def run_gate(*args):
     """The installed console script, as CI would call it."""
     env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
-    return subprocess.run([str(EXE), "gate", *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([str(EXE), "gate", *map(str, args)], capture_output=True, text=True, env=env, timeout=120)
 
 
 @functools.cache
@@ -142,7 +156,7 @@ def parse_table(text: str) -> dict:
             spans.append((start, i))
             start = None
     rows = {}
-    for line in lines[rule + 1:]:
+    for line in lines[rule + 1 :]:
         if not line.strip() or line[0] == " " or "; exit " in line:
             break
         cells = [line[a:b].strip() for a, b in spans[:2]]
@@ -167,9 +181,13 @@ def base_doc():
 def decidable(base_doc):
     """Workloads of the real capture that carry enough evidence against themselves: enough
     samples, spread within the default limit, no slowdown reason. The rest are too noisy."""
-    names = sorted(n for n, r in base_doc["measured"]["workloads"].items()
-                   if r["status"] == "ok" and r["stats"]["n"] >= DEFAULTS.min_samples
-                   and r["stats"]["rel_iqr"] <= DEFAULTS.max_spread)
+    names = sorted(
+        n
+        for n, r in base_doc["measured"]["workloads"].items()
+        if r["status"] == "ok"
+        and r["stats"]["n"] >= DEFAULTS.min_samples
+        and r["stats"]["rel_iqr"] <= DEFAULTS.max_spread
+    )
     assert "gemm_large_square" in names and len(names) >= 5
     return names
 
@@ -191,10 +209,12 @@ def scaled(tmp_path_factory):
         if factor not in made:
             made[factor] = write_candidate(directory, f"x{factor}", lambda d: scale_all(d, factor))
         return made[factor]
+
     return get
 
 
 # ---------------------------------------------------------------- verdicts
+
 
 def test_ten_percent_slower_is_a_regression(scaled, decidable, noisy, base_doc):
     status, result, verdicts = gate_json(BASE, scaled(1.10))
@@ -220,7 +240,9 @@ def test_ten_percent_faster_is_an_improvement_unless_it_beats_the_bound(scaled, 
     cand = load(path)
     status, result, verdicts = gate_json(BASE, path)
     assert status == 3, "no regression, but some workloads have no verdict"
-    violating = {n for n in decidable if cand["comparison"]["workloads"][n]["bound_check"]["verdict"] == "BOUND VIOLATION"}
+    violating = {
+        n for n in decidable if cand["comparison"]["workloads"][n]["bound_check"]["verdict"] == "BOUND VIOLATION"
+    }
     # the large GEMM runs at its calibrated bound: 10% faster than that is a bound violation
     assert "gemm_large_square" in violating and violating != set(decidable)
     for name in decidable:
@@ -243,8 +265,8 @@ def test_two_percent_slower_is_significant_but_below_threshold(scaled, decidable
     for name in decidable:
         v = verdicts[name]
         assert v["verdict"] == "PASS", v
-        assert v["p_value"] < DEFAULTS.alpha and v["ci_low"] > 1.0   # significant...
-        assert v["ratio"] == pytest.approx(1.02, rel=1e-9)           # ...but small
+        assert v["p_value"] < DEFAULTS.alpha and v["ci_low"] > 1.0  # significant...
+        assert v["ratio"] == pytest.approx(1.02, rel=1e-9)  # ...but small
         assert "significant but below the 5% effect threshold" in v["reason"]
     # the same change with a 1% effect threshold is a regression
     status, result, verdicts = gate_json(BASE, path, "--threshold", "0.01")
@@ -276,7 +298,7 @@ def test_effect_threshold_boundaries(scaled, decidable):
 def test_same_samples_pass(scaled, decidable, noisy, tmp_path):
     path = scaled(1.0)
     status, result, verdicts = gate_json(BASE, path)
-    assert status == 3    # the noisy workloads have no verdict
+    assert status == 3  # the noisy workloads have no verdict
     for name in decidable:
         v = verdicts[name]
         assert v["verdict"] == "PASS" and v["reason"].endswith("not significant")
@@ -317,6 +339,7 @@ def test_changed_framework_flag_is_named(tmp_path, base_doc, decidable):
 
     def edit(d):
         d["measured"]["workloads"]["gemm_large_square"]["framework_flags"]["matmul_allow_tf32"] = not before
+
     status, _, verdicts = gate_json(BASE, write_candidate(tmp_path, "flag", edit))
     assert status == 3
     v = verdicts["gemm_large_square"]
@@ -359,9 +382,11 @@ def test_bound_violation_on_either_side_gives_no_verdict(tmp_path, side):
     def edit(d):
         # measured 10% under its calibrated bound, tightly: a real violation, recomputed by the
         # run's own rule (a verdict merely written into the comparison no longer verifies)
-        bound = next(w["latency_s"] for w in d["predicted"]["calibrated"]["workloads"]
-                     if w["name"] == "gemm_square_tf32")
+        bound = next(
+            w["latency_s"] for w in d["predicted"]["calibrated"]["workloads"] if w["name"] == "gemm_square_tf32"
+        )
         set_samples(d, "gemm_square_tf32", [bound * 0.9 * (1 + 0.001 * (i % 5)) for i in range(40)])
+
     edited = write_candidate(tmp_path, "violation", edit)
     assert load(edited)["comparison"]["workloads"]["gemm_square_tf32"]["bound_check"]["verdict"] == "BOUND VIOLATION"
     args = (BASE, edited) if side == "candidate" else (edited, BASE)
@@ -379,6 +404,7 @@ def test_hardware_or_thermal_slowdown_in_telemetry_blocks(tmp_path, reason):
     def edit(d):
         summary = d["diagnostic"]["windows"]["gemm_large_square"]["summary"]
         summary["reason_fractions"] = summary["reason_fractions"] + [[reason, 0.25]]
+
     _, _, verdicts = gate_json(BASE, write_candidate(tmp_path, reason, edit))
     v = verdicts["gemm_large_square"]
     assert v["verdict"] == "NO VERDICT"
@@ -393,6 +419,7 @@ def test_power_cap_alone_or_a_zero_fraction_does_not_block(tmp_path, base_doc, d
     def edit(d):
         d["diagnostic"]["windows"]["conv_resnet50_1x1"]["summary"]["reason_fractions"] = [["SwPowerCap", 1.0]]
         d["diagnostic"]["windows"]["gemm_square_tf32"]["summary"]["reason_fractions"] = [["HwSlowdown", 0.0]]
+
     _, _, verdicts = gate_json(BASE, write_candidate(tmp_path, "powercap", edit))
     for name in decidable:
         assert verdicts[name]["verdict"] == "PASS", verdicts[name]
@@ -404,6 +431,7 @@ def test_failed_measurement_gives_its_reason(tmp_path):
     def edit(d):
         d["measured"]["workloads"]["gemm_large_square"] = {"status": "failed", "math_mode": "bf16", "reason": why}
         refresh_comparison(d, "gemm_large_square")
+
     path = write_candidate(tmp_path, "failed", edit)
     _, _, verdicts = gate_json(BASE, path)
     assert verdicts["gemm_large_square"]["verdict"] == "NO VERDICT"
@@ -428,6 +456,7 @@ def test_workload_defined_differently_under_the_same_name(tmp_path, base_doc):
             for w in d["predicted"][key]["workloads"]:
                 if w["name"] == "gemm_tiny":
                     w["spec"] = w["spec"].replace("dtype=bf16", "dtype=fp16")
+
     _, _, verdicts = gate_json(BASE, write_candidate(tmp_path, "respec", edit))
     assert verdicts["gemm_tiny"]["verdict"] == "NO VERDICT"
     assert verdicts["gemm_tiny"]["reason"].startswith("workload definition differs")
@@ -436,15 +465,19 @@ def test_workload_defined_differently_under_the_same_name(tmp_path, base_doc):
 def test_zero_second_samples_give_no_verdict_not_a_crash(tmp_path):
     """Samples below timer resolution (p50 of 0 s): a relative IQR of infinity is stored as the
     string 'inf' by canonical JSON, and a median of 0 has no ratio. Both are NO VERDICT."""
+
     def mostly_zero(d):
         set_samples(d, "gemm_tiny", [0.0] * 12 + [1e-6] * 8)
 
     def all_zero(d):
         set_samples(d, "gemm_tiny", [0.0] * 20)
         # the run's own rule: a p50 of 0 s is no evidence of beating the bound
-        assert d["comparison"]["workloads"]["gemm_tiny"]["bound_check"]["verdict"].startswith("no verdict: measured p50 is 0 s")
+        assert d["comparison"]["workloads"]["gemm_tiny"]["bound_check"]["verdict"].startswith(
+            "no verdict: measured p50 is 0 s"
+        )
+
     wide = write_candidate(tmp_path, "mostly-zero", mostly_zero)
-    wide_again = write_candidate(tmp_path, "mostly-zero-again", mostly_zero)   # a distinct capture
+    wide_again = write_candidate(tmp_path, "mostly-zero-again", mostly_zero)  # a distinct capture
     assert load(wide)["measured"]["workloads"]["gemm_tiny"]["stats"]["rel_iqr"] == "inf"
     status, _, verdicts = gate_json(wide, wide_again)
     assert status == 3
@@ -460,8 +493,13 @@ def test_zero_second_samples_give_no_verdict_not_a_crash(tmp_path):
 def test_capture_without_measurements(tmp_path, base_doc):
     """A real `tensorforge run` on this machine (no CUDA): nothing to compare, for every workload."""
     out = tmp_path / "no-device.json"
-    proc = subprocess.run([str(EXE), "run", "--target", "h200", "-o", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "TENSORFORGE_HOME": str(tmp_path / "home")}, timeout=300)
+    proc = subprocess.run(
+        [str(EXE), "run", "--target", "h200", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TENSORFORGE_HOME": str(tmp_path / "home")},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = load(out)
     if doc["measured"]["available"]:
@@ -476,6 +514,7 @@ def test_capture_without_measurements(tmp_path, base_doc):
 
 
 # ---------------------------------------------------------------- the real captures
+
 
 @pytest.mark.parametrize("pair", [(BASE, RERUN), (RERUN, BASE)], ids=["default->rerun", "rerun->default"])
 def test_unchanged_code_on_the_same_device_gives_no_regression(pair):
@@ -495,7 +534,7 @@ def test_unchanged_code_on_the_same_device_gives_no_regression(pair):
         elif too_noisy:
             assert v["verdict"] == "NO VERDICT" and v["reason"].startswith("spread too wide")
         else:
-            assert v["verdict"] == "PASS", v       # unchanged code: neither slower nor faster
+            assert v["verdict"] == "PASS", v  # unchanged code: neither slower nor faster
             assert v["baseline_p50_s"] == pytest.approx(float(np.median(ra["samples_s"])))
             assert v["candidate_p50_s"] == pytest.approx(float(np.median(rb["samples_s"])))
     assert sum(v["verdict"] == "PASS" for v in verdicts.values()) >= 5
@@ -504,8 +543,9 @@ def test_unchanged_code_on_the_same_device_gives_no_regression(pair):
 def test_real_pair_is_decided_symmetrically():
     _, _, forward = gate_json(BASE, RERUN)
     _, _, backward = gate_json(RERUN, BASE)
-    assert {n: v["verdict"] == "NO VERDICT" for n, v in forward.items()} == \
-        {n: v["verdict"] == "NO VERDICT" for n, v in backward.items()}
+    assert {n: v["verdict"] == "NO VERDICT" for n, v in forward.items()} == {
+        n: v["verdict"] == "NO VERDICT" for n, v in backward.items()
+    }
     for name, v in forward.items():
         if v["ratio"] is not None:
             assert v["ratio"] * backward[name]["ratio"] == pytest.approx(1.0)
@@ -513,6 +553,7 @@ def test_real_pair_is_decided_symmetrically():
 
 
 # ---------------------------------------------------------------- exit statuses and output
+
 
 def test_exit_statuses(scaled):
     assert run_gate(BASE, scaled(1.0), "--max-spread", "0.5").returncode == 0
@@ -555,21 +596,24 @@ def _corrupted(tmp_path, how: str) -> Path:
         first = repr(doc["measured"]["workloads"]["gemm_large_square"]["samples_s"][0])
         at = text.index(first) + len(first) - 1
         digit = text[at]
-        path.write_text(text[:at] + ("1" if digit != "1" else "2") + text[at + 1:], encoding="utf-8")
+        path.write_text(text[:at] + ("1" if digit != "1" else "2") + text[at + 1 :], encoding="utf-8")
         assert len(path.read_bytes()) == len(BASE.read_bytes())
     elif how == "schema":
         doc = load(BASE)
-        doc["schema"], doc["schema_version"] = "tensorforge.capture", 3   # a newer layout
+        doc["schema"], doc["schema_version"] = "tensorforge.capture", 3  # a newer layout
         path.write_text(canonical_json(seal_document(doc)), encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("how,expected", [
-    ("missing", "cannot read capture"),
-    ("truncated", ": not valid JSON: "),
-    ("tampered", "digest mismatch"),
-    ("schema", "has schema version 3; this TensorForge reads versions up to 2"),
-])
+@pytest.mark.parametrize(
+    "how,expected",
+    [
+        ("missing", "cannot read capture"),
+        ("truncated", ": not valid JSON: "),
+        ("tampered", "digest mismatch"),
+        ("schema", "has schema version 3; this TensorForge reads versions up to 2"),
+    ],
+)
 @pytest.mark.parametrize("role", ["baseline", "candidate"])
 def test_bad_input_is_one_line_and_exit_two(tmp_path, how, expected, role):
     bad = tmp_path / "missing.json" if how == "missing" else _corrupted(tmp_path, how)
@@ -579,7 +623,7 @@ def test_bad_input_is_one_line_and_exit_two(tmp_path, how, expected, role):
     assert expected in line and str(bad) in line
     if how in ("tampered", "schema"):
         assert line.startswith(f"error: {role} capture")
-    assert (bad.read_bytes() if bad.exists() else None) == before   # nothing overwritten
+    assert (bad.read_bytes() if bad.exists() else None) == before  # nothing overwritten
     # --json changes nothing about the error contract
     _one_error_line(run_gate(*args, "--json"))
 
@@ -587,4 +631,4 @@ def test_bad_input_is_one_line_and_exit_two(tmp_path, how, expected, role):
 def test_usage_errors_exit_two(tmp_path):
     _one_error_line(run_gate(BASE))
     _one_error_line(run_gate(BASE, RERUN, "--threshold", "0"))
-    _one_error_line(run_gate(BASE, tmp_path))   # a folder, not a capture
+    _one_error_line(run_gate(BASE, tmp_path))  # a folder, not a capture

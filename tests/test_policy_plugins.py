@@ -44,9 +44,24 @@ def site(tmp_path_factory) -> Path:
     shutil.copytree(PACKAGE, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     target = root / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "--quiet", "--target", str(target), str(src)],
-        capture_output=True, text=True, timeout=180)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--quiet",
+            "--target",
+            str(target),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return target
 
@@ -56,8 +71,9 @@ def console(site, *args):
     if site is not None:
         environ["PYTHONPATH"] = str(site)
     exe = Path(sys.executable).parent / "tensorforge"
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=environ,
-                          timeout=300, cwd=ROOT)
+    return subprocess.run(
+        [str(exe), *map(str, args)], capture_output=True, text=True, env=environ, timeout=300, cwd=ROOT
+    )
 
 
 def expected_tail(path: Path) -> dict:
@@ -71,6 +87,7 @@ def expected_tail(path: Path) -> dict:
 
 
 # ---------------------------------------------------------------- the installed package
+
 
 def test_pip_installed_it_outside_this_environment(site):
     dist = next(metadata.distributions(path=[str(site)]))
@@ -92,7 +109,7 @@ def test_its_verdicts_show_up_in_gate_beside_the_regression_gate(site):
     assert "Traceback" not in proc.stderr and proc.stderr == ""
     lines = proc.stdout.splitlines()
     gate_table = plain.stdout.splitlines()[:-1]
-    assert lines[:len(gate_table)] == gate_table            # the gate's own table is unchanged
+    assert lines[: len(gate_table)] == gate_table  # the gate's own table is unchanged
     assert lines[len(gate_table)] == "POLICY  tail-latency: every measured workload's p90 within 1.5x its p50"
     expected = expected_tail(RERUN)
     assert any(v == "HEAVY TAIL" for v, _ in expected.values()) and any(v == "TAIL OK" for v, _ in expected.values())
@@ -127,8 +144,9 @@ def test_its_verdicts_show_up_in_the_report(site, tmp_path):
     md = console(site, "report", BASE, "--format", "md", "-o", "-").stdout
     assert "Policy `tail-latency`:" in md and "- gemm_tiny: HEAVY TAIL (p90 is" in md
     # without the package the report is exactly what it was
-    assert console(None, "report", BASE, "-o", "-").stdout == \
-        (ROOT / "captures" / "h200-default-run.report.html").read_text(encoding="utf-8")
+    assert console(None, "report", BASE, "-o", "-").stdout == (
+        ROOT / "captures" / "h200-default-run.report.html"
+    ).read_text(encoding="utf-8")
 
 
 def test_without_its_evidence_it_is_not_asked(site, tmp_path):
@@ -137,9 +155,16 @@ def test_without_its_evidence_it_is_not_asked(site, tmp_path):
     assert run.returncode == 0, run.stderr
     reason = json.loads(out.read_text())["measured"]["reason"]
     facts = json.loads(console(site, "report", out, "--format", "json", "-o", "-").stdout)
-    assert facts["policy"]["verdicts"] == [{
-        "policy": "tail-latency", "subject": "", "verdict": NO_VERDICT,
-        "reason": f"no verdict: needs MEASURED in the candidate ({reason})", "evidence": [], "fails": False}]
+    assert facts["policy"]["verdicts"] == [
+        {
+            "policy": "tail-latency",
+            "subject": "",
+            "verdict": NO_VERDICT,
+            "reason": f"no verdict: needs MEASURED in the candidate ({reason})",
+            "evidence": [],
+            "fails": False,
+        }
+    ]
 
 
 def test_disabling_it_gives_the_plain_gate(site):
@@ -155,6 +180,7 @@ def test_disabling_the_built_in_policies_is_one_line(site):
 
 
 # ---------------------------------------------------------------- the interface, in process
+
 
 def test_a_verdict_exists_only_with_its_evidence():
     with pytest.raises(ValueError, match="names no evidence"):
@@ -196,17 +222,21 @@ def ops_with(*policies):
     def tensorforge_ops_register_policies(register):
         for policy in policies:
             register(policy)
+
     module.tensorforge_ops_register_policies = tensorforge_ops_register_policies
     return OpsHost(load_entry_points=False, extra_plugins=(("under-test", module),))
 
 
-@pytest.mark.parametrize("policy, problem", [
-    (Simple(commands=("deploy",)), "must declare commands as a non-empty tuple of gate, report, rightsize"),
-    (Simple(commands=()), "must declare commands as a non-empty tuple"),
-    (Simple(requires=("vibes",)), "must declare requires as a tuple of candidate, baseline, captures, MEASURED"),
-    (Simple(requires="MEASURED"), "must declare requires as a tuple"),
-    (NoDecide(), "does not implement decide(request)"),
-])
+@pytest.mark.parametrize(
+    "policy, problem",
+    [
+        (Simple(commands=("deploy",)), "must declare commands as a non-empty tuple of gate, report, rightsize"),
+        (Simple(commands=()), "must declare commands as a non-empty tuple"),
+        (Simple(requires=("vibes",)), "must declare requires as a tuple of candidate, baseline, captures, MEASURED"),
+        (Simple(requires="MEASURED"), "must declare requires as a tuple"),
+        (NoDecide(), "does not implement decide(request)"),
+    ],
+)
 def test_the_host_refuses_a_malformed_policy_naming_its_plugin(policy, problem):
     host = ops_with(policy)
     (broken,) = host.broken()
@@ -223,23 +253,34 @@ def test_a_policy_is_not_asked_without_its_declared_evidence(evidence):
     policy = Simple(requires=("baseline", "candidate"))
     request = PolicyRequest("report", candidate=evidence)
     assert missing_evidence(policy, request) == "needs a baseline capture"
-    assert decide(policy, request, print) == [
-        Verdict("simple", "", NO_VERDICT, "no verdict: needs a baseline capture")]
+    assert decide(policy, request, print) == [Verdict("simple", "", NO_VERDICT, "no verdict: needs a baseline capture")]
     assert policy.asked == 0
     policy = Simple(requires=("candidate", "MEASURED", "CALIBRATED", "DIAGNOSTIC"))
     assert missing_evidence(policy, request) is None and len(decide(policy, request, print)) == 1
-    assert missing_evidence(Simple(requires=("captures",)), PolicyRequest("rightsize")) == \
-        "needs captures with measurements (--capture)"
+    assert (
+        missing_evidence(Simple(requires=("captures",)), PolicyRequest("rightsize"))
+        == "needs captures with measurements (--capture)"
+    )
 
 
-@pytest.mark.parametrize("behaviour, warning", [
-    ({"error": RuntimeError("table missing\nsecond line")},
-     "warning: policy 'simple' failed, its verdicts are left out: RuntimeError: table missing"),
-    ({"result": ["PASS"]}, "warning: policy 'simple' returned str, expected its own tensorforge_ops.api.Verdict "
-                           "objects; its verdicts are left out"),
-    ({"result": [Verdict("someone-else", "", NO_VERDICT, "no verdict: x")]},
-     "warning: policy 'simple' returned a verdict of policy 'someone-else', expected its own"),
-])
+@pytest.mark.parametrize(
+    "behaviour, warning",
+    [
+        (
+            {"error": RuntimeError("table missing\nsecond line")},
+            "warning: policy 'simple' failed, its verdicts are left out: RuntimeError: table missing",
+        ),
+        (
+            {"result": ["PASS"]},
+            "warning: policy 'simple' returned str, expected its own tensorforge_ops.api.Verdict "
+            "objects; its verdicts are left out",
+        ),
+        (
+            {"result": [Verdict("someone-else", "", NO_VERDICT, "no verdict: x")]},
+            "warning: policy 'simple' returned a verdict of policy 'someone-else', expected its own",
+        ),
+    ],
+)
 def test_a_failing_policy_costs_one_line(evidence, behaviour, warning):
     warnings = []
     assert decide(Simple(**behaviour), PolicyRequest("gate", candidate=evidence), warnings.append) == []
@@ -255,19 +296,22 @@ def test_a_raising_policy_is_isolated_in_gate_and_report(evidence, monkeypatch, 
     def tensorforge_ops_register_policies(register):
         for policy in policies:
             register(policy)
+
     module.tensorforge_ops_register_policies = tensorforge_ops_register_policies
     host = OpsHost(extra_plugins=(("more", module),))
     assert host.names("policies") == sorted(real.names("policies") + ["exploding", "steady"])
     monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
     cli = make_cli(lambda: PluginHost())
     result = CliRunner().invoke(cli, ["gate", str(BASE), str(RERUN)])
-    assert result.exit_code == 3          # the regression gate's own no-verdicts; nothing failed
+    assert result.exit_code == 3  # the regression gate's own no-verdicts; nothing failed
     assert result.stderr.splitlines() == [
-        "warning: policy 'exploding' failed, its verdicts are left out: RuntimeError: boom"]
+        "warning: policy 'exploding' failed, its verdicts are left out: RuntimeError: boom"
+    ]
     assert "POLICY  steady: a policy under test" in result.stdout and "FINE" in result.stdout
     report = CliRunner().invoke(cli, ["report", str(BASE), "--format", "json", "-o", "-"])
     assert report.exit_code == 0, report.output
     assert report.stderr.splitlines() == [
-        "warning: policy 'exploding' failed, its verdicts are left out: RuntimeError: boom"]
+        "warning: policy 'exploding' failed, its verdicts are left out: RuntimeError: boom"
+    ]
     facts = json.loads(report.stdout)
     assert [v["policy"] for v in facts["policy"]["verdicts"]] == ["steady"]

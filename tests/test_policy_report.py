@@ -87,8 +87,7 @@ def doc():
 def outputs(tmp_path_factory):
     """The three formats of the real capture's report, made once."""
     out = tmp_path_factory.mktemp("report")
-    return {fmt: report(BASE, out / f"report.{fmt}", "--format", fmt) for fmt in ("html", "md", "json")} | \
-        {"dir": out}
+    return {fmt: report(BASE, out / f"report.{fmt}", "--format", fmt) for fmt in ("html", "md", "json")} | {"dir": out}
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +103,7 @@ def unmeasured(tmp_path_factory):
 
 
 # ---------------------------------------------------------------- the real capture, HTML
+
 
 def test_html_shows_the_capture(outputs, doc):
     html = outputs["html"]
@@ -141,33 +141,38 @@ def test_html_comparisons_ceilings_path_telemetry_policy(outputs, doc):
         assert f"APE (calibrated) {row['ape_calibrated'] * 100:.1f}%" in text
         assert f"CALIBRATED lower bound {seconds(row['predicted_calibrated_s'])}" in text
     big = comp["gemm_large_square"]
-    assert (f"the calibrated analytical lower bound of gemm_large_square was within "
-            f"{big['ape_calibrated'] * 100:.1f}% of the measured p50") in text
-    assert "does not establish that explanation as causal" in text      # the contrast's claim stays weak
+    assert (
+        f"the calibrated analytical lower bound of gemm_large_square was within "
+        f"{big['ape_calibrated'] * 100:.1f}% of the measured p50"
+    ) in text
+    assert "does not establish that explanation as causal" in text  # the contrast's claim stays weak
     # measured ceilings against datasheet peaks
     cal = doc["calibrated"]["ceilings"]
     sheet = doc["predicted"]["analytical"]["ceilings"]
     for mode, rate in cal["compute"].items():
         peak = sheet["compute"][mode]
-        assert (f"compute {mode} {si(peak, 'FLOP/s')} {si(rate, 'FLOP/s')} "
-                f"{rate / peak * 100:.1f}%") in text
+        assert (f"compute {mode} {si(peak, 'FLOP/s')} {si(rate, 'FLOP/s')} {rate / peak * 100:.1f}%") in text
     assert f"Launch floor (calibrated, not part of the bound): {seconds(cal['launch_floor_s'])}" in text
     # the path from description to the (calibrated) lower bound
     w = next(w for w in doc["predicted"]["calibrated"]["workloads"] if w["name"] == "gemm_large_square")
     assert f"WORKLOAD gemm_large_square: {w['spec']}" in text
     assert f"MAX(COMPUTE {seconds(w['compute_s'])}, MEMORY {seconds(w['memory_s'])})" in text
     assert f"PREDICTED LATENCY {seconds(w['latency_s'])} (calibrated lower bound on h200)" in text
-    assert f"Predicted bottleneck: {w['bottleneck']} . The predicted bottleneck is an analytical " \
-           "classification. NVML does not prove this classification." in text
+    assert (
+        f"Predicted bottleneck: {w['bottleneck']} . The predicted bottleneck is an analytical "
+        "classification. NVML does not prove this classification." in text
+    )
     # telemetry as context: every non-idle clock-event reason of the capture, with its fraction
     observed = 0
     for name, window in doc["diagnostic"]["windows"].items():
         for reason, fraction in window["summary"]["reason_fractions"]:
             if reason != "GpuIdle" and fraction:
                 observed += 1
-                assert (f"NVML reported {reason} (clock-event reason) during {fraction * 100:.0f}% of the "
-                        f"telemetry window of {name}. This is observed context, not proof") in text
-    assert observed >= 1     # the large GEMMs hit SwPowerCap
+                assert (
+                    f"NVML reported {reason} (clock-event reason) during {fraction * 100:.0f}% of the "
+                    f"telemetry window of {name}. This is observed context, not proof"
+                ) in text
+    assert observed >= 1  # the large GEMMs hit SwPowerCap
     # policy: bound checks, and no violation in this capture
     assert doc["comparison"]["bound_violations"] == []
     assert "Bound violations: none." in text
@@ -196,9 +201,16 @@ def test_every_workload_row(outputs, doc):
     for w in doc["predicted"]["analytical"]["workloads"]:
         row = doc["comparison"]["workloads"][w["name"]]
         stats = doc["measured"]["workloads"][w["name"]]["stats"]
-        cells = [w["name"], si(w["flops"], "FLOP"), si(w["compulsory_bytes"], "B"), seconds(w["latency_s"]),
-                 seconds(row["predicted_calibrated_s"]), seconds(stats["p50"]),
-                 f"{row['ape_calibrated'] * 100:.1f}%", f"{row['ape_analytical'] * 100:.1f}%"]
+        cells = [
+            w["name"],
+            si(w["flops"], "FLOP"),
+            si(w["compulsory_bytes"], "B"),
+            seconds(w["latency_s"]),
+            seconds(row["predicted_calibrated_s"]),
+            seconds(stats["p50"]),
+            f"{row['ape_calibrated'] * 100:.1f}%",
+            f"{row['ape_analytical'] * 100:.1f}%",
+        ]
         assert " ".join(cells) in text, w["name"]
 
 
@@ -208,6 +220,7 @@ def test_output_is_reproducible(outputs, tmp_path):
 
 
 # ---------------------------------------------------------------- JSON facts and Markdown
+
 
 def test_json_facts_match_the_capture(outputs, doc):
     facts = json.loads(outputs["json"])
@@ -235,7 +248,8 @@ def test_json_facts_match_the_capture(outputs, doc):
     for mode, rate in cal["compute"].items():
         assert ceilings[f"compute {mode}"]["calibrated"] == rate
         assert ceilings[f"compute {mode}"]["fraction"] == pytest.approx(
-            rate / doc["predicted"]["analytical"]["ceilings"]["compute"][mode])
+            rate / doc["predicted"]["analytical"]["ceilings"]["compute"][mode]
+        )
     assert ceilings["memory (copy, read + write)"]["calibrated"] == cal["dram_bytes_per_s"]
     assert facts["launch_floor_s"] == cal["launch_floor_s"]
     assert facts["policy"]["bound_violations"] == doc["comparison"]["bound_violations"]
@@ -252,12 +266,16 @@ def test_markdown_has_the_tables(outputs, doc):
     for w in doc["predicted"]["analytical"]["workloads"]:
         c = doc["comparison"]["workloads"][w["name"]]
         p50 = doc["measured"]["workloads"][w["name"]]["stats"]["p50"]
-        assert (f"| {w['name']} | {seconds(w['latency_s'])} | {seconds(c['predicted_calibrated_s'])} | "
-                f"{seconds(p50)} | {c['ape_calibrated'] * 100:.1f}% |") in md
+        assert (
+            f"| {w['name']} | {seconds(w['latency_s'])} | {seconds(c['predicted_calibrated_s'])} | "
+            f"{seconds(p50)} | {c['ape_calibrated'] * 100:.1f}% |"
+        ) in md
     assert "| ceiling | datasheet | CALIBRATED | ratio |" in md
     bf16 = doc["calibrated"]["ceilings"]["compute"]["bf16"]
-    assert f"| compute bf16 | {si(doc['predicted']['analytical']['ceilings']['compute']['bf16'], 'FLOP/s')} | " \
-           f"{si(bf16, 'FLOP/s')} |" in md
+    assert (
+        f"| compute bf16 | {si(doc['predicted']['analytical']['ceilings']['compute']['bf16'], 'FLOP/s')} | "
+        f"{si(bf16, 'FLOP/s')} |" in md
+    )
     assert "| label | meaning |" in md and all(f"| {label} |" in md for label in LABELS)
     assert "## What this capture does not establish" in md
 
@@ -273,6 +291,7 @@ def test_workload_option_picks_the_path(tmp_path, doc):
 
 # ---------------------------------------------------------------- a capture without measurements
 
+
 def test_unmeasured_capture_renders_honestly(unmeasured, tmp_path):
     cap = load(unmeasured)
     html = report(unmeasured, tmp_path / "u.html")
@@ -284,11 +303,13 @@ def test_unmeasured_capture_renders_honestly(unmeasured, tmp_path):
     # no predicted-vs-measured figure: a note saying why instead of an empty plot
     assert 'id="plot-predicted-vs-measured"><svg' not in html
     assert "No predicted vs measured plot: nothing was measured in this capture." in text
-    assert html.count("<svg") <= 1      # at most the roofline of predicted points and datasheet roofs
+    assert html.count("<svg") <= 1  # at most the roofline of predicted points and datasheet roofs
     names = [w["name"] for w in cap["predicted"]["analytical"]["workloads"]]
     for w in cap["predicted"]["analytical"]["workloads"]:
-        assert f"{w['name']} {si(w['flops'], 'FLOP')} {si(w['compulsory_bytes'], 'B')} " \
-               f"{seconds(w['latency_s'])} - not measured" in text
+        assert (
+            f"{w['name']} {si(w['flops'], 'FLOP')} {si(w['compulsory_bytes'], 'B')} "
+            f"{seconds(w['latency_s'])} - not measured" in text
+        )
     assert text.count("not measured") >= len(names)
     assert "gemm_large_square was not measured" in text
     assert f"Nothing was measured ({cap['measured']['reason']}): every number here is PREDICTED." in text
@@ -304,15 +325,22 @@ def test_unmeasured_capture_renders_honestly(unmeasured, tmp_path):
 def test_unmeasured_capture_facts_and_markdown(unmeasured, tmp_path):
     cap = load(unmeasured)
     facts = json.loads(report(unmeasured, tmp_path / "u.json", "--format", "json"))
-    assert {k: v["available"] for k, v in facts["sections"].items()} == \
-        {"measured": False, "calibrated": False, "diagnostic": False}
+    assert {k: v["available"] for k, v in facts["sections"].items()} == {
+        "measured": False,
+        "calibrated": False,
+        "diagnostic": False,
+    }
     assert facts["sections"]["measured"]["reason"] == cap["measured"]["reason"]
     assert all(r["measured_p50_s"] is None and r["status"] == "not measured" for r in facts["workloads"])
     assert facts["device"] is None and facts["launch_floor_s"] is None
     assert all(c["calibrated"] is None for c in facts["ceilings"])
     assert facts["path"]["bound"] == "analytical"
-    assert facts["telemetry"] == {"available": False, "reason": cap["diagnostic"]["reason"], "observations": [],
-                                  "caveat": cap["diagnostic"]["caveat"]}
+    assert facts["telemetry"] == {
+        "available": False,
+        "reason": cap["diagnostic"]["reason"],
+        "observations": [],
+        "caveat": cap["diagnostic"]["caveat"],
+    }
     md = report(unmeasured, tmp_path / "u.md", "--format", "md")
     assert f"> **MEASURED** unavailable: {cap['measured']['reason']}" in md
     for w in cap["predicted"]["analytical"]["workloads"]:
@@ -321,6 +349,7 @@ def test_unmeasured_capture_facts_and_markdown(unmeasured, tmp_path):
 
 
 # ---------------------------------------------------------------- --baseline
+
 
 def test_baseline_adds_the_gate(tmp_path):
     expected = gate(load_evidence(BASE, "baseline"), load_evidence(RERUN, "report"))
@@ -343,6 +372,7 @@ def test_baseline_adds_the_gate(tmp_path):
 
 # ---------------------------------------------------------------- output location and bad input
 
+
 def test_default_output_goes_next_to_the_capture_and_stdout_with_dash(tmp_path):
     copy = tmp_path / "copy.json"
     shutil.copyfile(BASE, copy)
@@ -362,7 +392,7 @@ def _bad_capture(tmp_path, how) -> Path:
     elif how == "tampered":
         value = repr(load(BASE)["measured"]["workloads"]["gemm_large_square"]["stats"]["p50"])
         at = text.index(value) + 4
-        path.write_text(text[:at] + ("7" if text[at] != "7" else "8") + text[at + 1:], encoding="utf-8")
+        path.write_text(text[:at] + ("7" if text[at] != "7" else "8") + text[at + 1 :], encoding="utf-8")
     elif how == "schema":
         doc = load(BASE)
         doc["schema"] = "tensorforge.capture/0"
@@ -370,9 +400,14 @@ def _bad_capture(tmp_path, how) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how,expected", [("truncated", ": not valid JSON: "), ("tampered", "digest mismatch"),
-                                          ("schema", "is not a TensorForge capture (schema "
-                                                     "'tensorforge.capture/0', schema_version None)")])
+@pytest.mark.parametrize(
+    "how,expected",
+    [
+        ("truncated", ": not valid JSON: "),
+        ("tampered", "digest mismatch"),
+        ("schema", "is not a TensorForge capture (schema 'tensorforge.capture/0', schema_version None)"),
+    ],
+)
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_bad_capture_exit_two_and_no_report(tmp_path, how, expected, fmt):
     bad = _bad_capture(tmp_path, how)
@@ -402,7 +437,7 @@ def test_existing_output_needs_force(tmp_path):
     proc = tf("report", BASE, "-o", out, "--force")
     assert proc.returncode == 0, proc.stderr
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    assert [p.name for p in tmp_path.iterdir()] == ["existing.html"]    # no temporary file left behind
+    assert [p.name for p in tmp_path.iterdir()] == ["existing.html"]  # no temporary file left behind
 
 
 def test_unknown_workload_suggests_the_closest(tmp_path):
@@ -422,6 +457,7 @@ def test_missing_capture_and_bad_format(tmp_path):
 
 # ---------------------------------------------------------------- in a real browser
 
+
 @functools.cache
 def _browser_missing() -> str:
     if not (shutil.which("chromium") or os.path.exists(CHROMIUM)):
@@ -436,12 +472,21 @@ def _browser_missing() -> str:
 def _open_in_chromium(path: Path):
     """(inner text, figure boxes, errors, requested URLs) of the page at file://path."""
     from playwright.sync_api import sync_playwright
+
     pw = sync_playwright().start()
     try:
         browser = pw.chromium.launch(
-            executable_path=shutil.which("chromium") or CHROMIUM, timeout=15000,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+            executable_path=shutil.which("chromium") or CHROMIUM,
+            timeout=15000,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         try:
             page = browser.new_page()
             errors, requests = [], []
@@ -450,8 +495,7 @@ def _open_in_chromium(path: Path):
             page.on("request", lambda req: requests.append(req.url))
             page.goto(path.as_uri(), wait_until="load", timeout=10000)
             text = page.inner_text("body")
-            boxes = {fig.get_attribute("id"): fig.locator("svg").bounding_box()
-                     for fig in page.locator("figure").all()}
+            boxes = {fig.get_attribute("id"): fig.locator("svg").bounding_box() for fig in page.locator("figure").all()}
             return text, boxes, errors, requests
         finally:
             browser.close()
@@ -466,7 +510,7 @@ def test_page_in_headless_chromium(outputs, doc):
     path = outputs["dir"] / "report.html"
     text, boxes, errors, requests = _open_in_chromium(path)
     assert errors == []
-    assert requests == [path.as_uri()]        # offline: the page asks for nothing but itself
+    assert requests == [path.as_uri()]  # offline: the page asks for nothing but itself
     assert doc["digest"]["value"] in text
     p50 = doc["measured"]["workloads"]["gemm_large_square"]["stats"]["p50"]
     assert re.search(rf"MEASURED\s+p50\s+{re.escape(seconds(p50))}", text)
@@ -488,27 +532,34 @@ def test_primary_and_contrast_come_from_the_numbers_not_preset_names():
     """A capture with no preset names at all (the host-cpu suite is inline specs) still gets a
     primary (the single-operator workload with most FLOPs) and a contrast (fewest FLOPs)."""
     from tensorforge_ops.report.facts import build_facts
+
     doc = load(HOST_CPU)
     facts = build_facts(read_capture(HOST_CPU))
-    ok = [w for w in doc["predicted"]["analytical"]["workloads"]
-          if doc["measured"]["workloads"][w["name"]]["status"] == "ok"]
+    ok = [
+        w
+        for w in doc["predicted"]["analytical"]["workloads"]
+        if doc["measured"]["workloads"][w["name"]]["status"] == "ok"
+    ]
     single = [w for w in ok if len(w["operators"]) == 1]
     assert facts["primary"]["row"]["name"] == max(single, key=lambda w: w["flops"])["name"]
     assert facts["contrast"]["row"]["name"] == min(ok, key=lambda w: w["flops"])["name"]
     assert facts["primary"]["row"]["name"] != facts["contrast"]["row"]["name"]
     assert "most FLOPs measured" in facts["primary"]["chosen_by"]
-    assert facts["path"]["workload"] == facts["primary"]["row"]["name"]   # the path follows the primary
+    assert facts["path"]["workload"] == facts["primary"]["row"]["name"]  # the path follows the primary
 
 
 def test_multi_operator_workloads_are_primary_only_when_nothing_else_is_measured():
     from tensorforge_ops.report.choice import choose
-    rows = [{"name": "big_model", "flops": 1e15, "operators": 12, "measured_p50_s": 1.0},
-            {"name": "b_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
-            {"name": "a_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
-            {"name": "tiny", "flops": 1e3, "operators": 1, "measured_p50_s": None}]
+
+    rows = [
+        {"name": "big_model", "flops": 1e15, "operators": 12, "measured_p50_s": 1.0},
+        {"name": "b_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
+        {"name": "a_gemm", "flops": 1e9, "operators": 1, "measured_p50_s": 1e-3},
+        {"name": "tiny", "flops": 1e3, "operators": 1, "measured_p50_s": None},
+    ]
     chosen = choose(rows)
-    assert chosen["primary"].name == "a_gemm"        # ties go to the name that sorts first
-    assert chosen["contrast"].name == "b_gemm"       # 'tiny' was not measured: not a comparison
+    assert chosen["primary"].name == "a_gemm"  # ties go to the name that sorts first
+    assert chosen["contrast"].name == "b_gemm"  # 'tiny' was not measured: not a comparison
     assert choose(rows[:1])["primary"].name == "big_model" and choose(rows[:1])["contrast"].name is None
     unmeasured = [dict(r, measured_p50_s=None) for r in rows]
     assert choose(unmeasured)["contrast"].name == "tiny"
@@ -516,8 +567,9 @@ def test_multi_operator_workloads_are_primary_only_when_nothing_else_is_measured
 
 
 def test_primary_and_contrast_can_be_named(tmp_path):
-    md = report(BASE, tmp_path / "r.md", "--format", "md", "--primary", "gemm_square_tf32",
-                "--contrast", "transformer_decode")
+    md = report(
+        BASE, tmp_path / "r.md", "--format", "md", "--primary", "gemm_square_tf32", "--contrast", "transformer_decode"
+    )
     assert "- **primary**: On this capture, the calibrated analytical lower bound of gemm_square_tf32" in md
     assert "- **contrast**: transformer_decode" in md and "named with --contrast" in md
     line = one_error_line(tf("report", BASE, "-o", tmp_path / "x.html", "--contrast", "gemm_tinny"))

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASE = ROOT / "captures" / "h200-default-run.json"
 RTX_ON_H200 = ROOT / "captures" / "rtx3050-laptop-measured-on-h200.json"
 EXE = Path(sys.executable).parent / "tensorforge"
-TARGETS = "h200,rtx3050-laptop"    # explicit: other installed targets must not change these tests
+TARGETS = "h200,rtx3050-laptop"  # explicit: other installed targets must not change these tests
 LAPTOP_GPU = "NVIDIA GeForce RTX 3050 Laptop GPU"
 BIG_FP32 = "gemm:m=32768,n=32768,k=32768,dtype=fp32"
 
@@ -63,8 +63,9 @@ def rightsize(*args):
 
 def run_cli(*args):
     env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
-    return subprocess.run([str(EXE), "rightsize", *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [str(EXE), "rightsize", *map(str, args)], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def one_error_line(proc) -> str:
@@ -90,17 +91,28 @@ def laptop_capture(tmp_path_factory) -> Path:
     named as the laptop GPU (capture_factory): gemm_tiny at 20x the H200 capture's samples, and
     gemm_large_square; it verifies like any capture `run` writes."""
     from capture_factory import make_capture, write
+
     tiny = tuple(s * 20 for s in load(RTX_ON_H200)["measured"]["workloads"]["gemm_tiny"]["samples_s"])
     folder = tmp_path_factory.mktemp("laptop")
-    capture = make_capture({"gemm_tiny": tiny, "gemm_large_square": tuple(s * 20 for s in load(
-        RTX_ON_H200)["measured"]["workloads"]["gemm_large_square"]["samples_s"])},
-        home=folder / "home", target="rtx3050-laptop", device_name=LAPTOP_GPU, fingerprint="cuda-fabricated3050")
+    capture = make_capture(
+        {
+            "gemm_tiny": tiny,
+            "gemm_large_square": tuple(
+                s * 20 for s in load(RTX_ON_H200)["measured"]["workloads"]["gemm_large_square"]["samples_s"]
+            ),
+        },
+        home=folder / "home",
+        target="rtx3050-laptop",
+        device_name=LAPTOP_GPU,
+        fingerprint="cuda-fabricated3050",
+    )
     path = write(folder / "laptop.json", capture)
     assert verify(path).ok
     return path
 
 
 # ---------------------------------------------------------------- verdicts
+
 
 def test_measured_h200_meets_and_laptop_is_ruled_out_by_its_bound():
     doc, results = rightsize("-w", "gemm_large_square", "--latency-ms", "2", "--capture", BASE)
@@ -121,7 +133,7 @@ def test_measured_h200_meets_and_laptop_is_ruled_out_by_its_bound():
     assert lower > 0.002 and cell["lower_bound_s"] == pytest.approx(lower)
     assert cell["reason"] == f"PREDICTED lower bound {seconds(lower)} already misses latency <= 2 ms"
     assert cell["measured_p50_s"] is None and cell["evidence"] is None
-    assert [r["target"] for r in doc["results"]] == ["h200", "rtx3050-laptop"]   # MEETS first
+    assert [r["target"] for r in doc["results"]] == ["h200", "rtx3050-laptop"]  # MEETS first
 
 
 def test_table_names_the_same_verdicts():
@@ -135,29 +147,33 @@ def test_table_names_the_same_verdicts():
     measured = p50(BASE, "gemm_large_square")
     cells = out.split("\n\n")[1].splitlines()
     assert cells[0].split() == ["target", "workload", "verdict", "why"]
-    assert f"h200            gemm_large_square  MEETS      MEASURED p50 {seconds(measured)} meets latency <= 2 ms" in cells
+    assert (
+        f"h200            gemm_large_square  MEETS      MEASURED p50 {seconds(measured)} meets latency <= 2 ms" in cells
+    )
     # each fact once: the reason appears in the workload table only, not again in the target table
     assert out.count(f"MEASURED p50 {seconds(measured)}") == 1
     assert out.count("already misses") == 1
 
 
 def test_workload_that_does_not_fit_the_laptop():
-    doc, results = rightsize("-w", BIG_FP32, "--latency-ms", "1e7")   # an objective every bound allows
+    doc, results = rightsize("-w", BIG_FP32, "--latency-ms", "1e7")  # an objective every bound allows
     laptop = _host().target("rtx3050-laptop")
     w = bound("rtx3050-laptop", BIG_FP32)
-    assert w.footprint_bytes == 3 * 32768 ** 2 * 4 == 12 * 2 ** 30
+    assert w.footprint_bytes == 3 * 32768**2 * 4 == 12 * 2**30
     assert not w.fits_in_memory and w.footprint_bytes > laptop.dram_capacity_bytes
     (cell,) = results["rtx3050-laptop"]["cells"]
     assert cell["verdict"] == "RULED OUT"
-    assert cell["reason"] == (f"does not fit: needs {w.footprint_bytes / 2 ** 30:.2f} GiB, "
-                              f"rtx3050-laptop has {laptop.dram_capacity_bytes / 2 ** 30:.2f} GiB")
+    assert cell["reason"] == (
+        f"does not fit: needs {w.footprint_bytes / 2**30:.2f} GiB, "
+        f"rtx3050-laptop has {laptop.dram_capacity_bytes / 2**30:.2f} GiB"
+    )
     assert "needs 12.00 GiB" in cell["reason"]
     # on the H200 it fits and the bound allows it, but nothing measured it
     assert results["h200"]["verdict"] == "UNKNOWN"
 
 
 def test_unmeasured_workload_is_unknown_with_the_command_that_settles_it():
-    spec = "gemm_tiny:dtype=fp16"   # the capture measured gemm_tiny in bf16 only: not the same workload
+    spec = "gemm_tiny:dtype=fp16"  # the capture measured gemm_tiny in bf16 only: not the same workload
     doc, results = rightsize("-w", spec, "--latency-ms", "1", "--capture", BASE)
     for target in ("h200", "rtx3050-laptop"):
         w = bound(target, spec)
@@ -185,7 +201,7 @@ def test_objective_the_measurement_misses_is_ruled_out_by_the_measurement():
     measured = p50(BASE, "gemm_large_square")
     lower = bound("h200", "gemm_large_square").latency_s
     assert lower < measured
-    objective_ms = (lower + measured) / 2 * 1e3    # the bound allows it; the measurement does not
+    objective_ms = (lower + measured) / 2 * 1e3  # the bound allows it; the measurement does not
     doc, results = rightsize("-w", "gemm_large_square", "--latency-ms", repr(objective_ms), "--capture", BASE)
     (cell,) = results["h200"]["cells"]
     assert results["h200"]["verdict"] == "RULED OUT"
@@ -199,14 +215,16 @@ def test_objective_the_measurement_misses_is_ruled_out_by_the_measurement():
 def test_throughput_objective():
     measured = p50(BASE, "gemm_large_square")
     lower = bound("h200", "gemm_large_square").latency_s
-    meets = 0.9 / measured                       # executions per second the measurement sustains
-    misses = (1 / measured + 1 / lower) / 2      # between what was measured and what the bound allows
-    impossible = 1.1 / lower                     # beyond the lower bound itself
+    meets = 0.9 / measured  # executions per second the measurement sustains
+    misses = (1 / measured + 1 / lower) / 2  # between what was measured and what the bound allows
+    impossible = 1.1 / lower  # beyond the lower bound itself
     doc, results = rightsize("-w", "gemm_large_square", "--throughput", repr(meets), "--capture", BASE)
     assert doc["objective"] == {"kind": "throughput", "value": pytest.approx(meets)}
     assert results["h200"]["verdict"] == "MEETS"
-    assert results["h200"]["cells"][0]["reason"] == \
-        f"MEASURED p50 {seconds(measured)} meets throughput >= {meets:g} per second"
+    assert (
+        results["h200"]["cells"][0]["reason"]
+        == f"MEASURED p50 {seconds(measured)} meets throughput >= {meets:g} per second"
+    )
     _, results = rightsize("-w", "gemm_large_square", "--throughput", repr(misses), "--capture", BASE)
     assert results["h200"]["verdict"] == "RULED OUT"
     assert results["h200"]["cells"][0]["reason"].startswith(f"MEASURED p50 {seconds(measured)} misses throughput")
@@ -227,8 +245,18 @@ def test_evidence_counts_for_the_device_it_was_measured_on_not_the_target_it_pre
 
 
 def test_every_workload_must_meet(laptop_capture):
-    doc, results = rightsize("-w", "gemm_tiny", "-w", "gemm_skinny_decode", "--latency-ms", "1",
-                             "--capture", BASE, "--capture", laptop_capture)
+    doc, results = rightsize(
+        "-w",
+        "gemm_tiny",
+        "-w",
+        "gemm_skinny_decode",
+        "--latency-ms",
+        "1",
+        "--capture",
+        BASE,
+        "--capture",
+        laptop_capture,
+    )
     # the laptop capture measured gemm_tiny but not gemm_skinny_decode
     laptop = results["rtx3050-laptop"]
     assert [c["verdict"] for c in laptop["cells"]] == ["MEETS", "UNKNOWN"]
@@ -245,8 +273,9 @@ def _prices(tmp_path, text) -> Path:
 @pytest.mark.parametrize("h200_price,laptop_price", [(3.72, 0.10), (3.72, 0.50)])
 def test_prices_rank_the_targets_that_meet(tmp_path, laptop_capture, h200_price, laptop_price):
     prices = _prices(tmp_path, f"[prices]\nh200 = {h200_price}\nrtx3050-laptop = {laptop_price}\n")
-    doc, results = rightsize("-w", "gemm_tiny", "--latency-ms", "1", "--capture", BASE,
-                             "--capture", laptop_capture, "--prices", prices)
+    doc, results = rightsize(
+        "-w", "gemm_tiny", "--latency-ms", "1", "--capture", BASE, "--capture", laptop_capture, "--prices", prices
+    )
     expected = {
         "h200": h200_price / 3600 * p50(BASE, "gemm_tiny") * 1e6,
         "rtx3050-laptop": laptop_price / 3600 * p50(laptop_capture, "gemm_tiny") * 1e6,
@@ -257,8 +286,20 @@ def test_prices_rank_the_targets_that_meet(tmp_path, laptop_capture, h200_price,
         assert results[target]["cost_per_million"] == pytest.approx(cost, rel=1e-12)
     ranked = sorted(expected, key=expected.get)
     assert [r["target"] for r in doc["results"]] == ranked
-    table = run_cli("-w", "gemm_tiny", "--latency-ms", "1", "--capture", BASE, "--capture", laptop_capture,
-                    "--prices", prices, "--targets", TARGETS)
+    table = run_cli(
+        "-w",
+        "gemm_tiny",
+        "--latency-ms",
+        "1",
+        "--capture",
+        BASE,
+        "--capture",
+        laptop_capture,
+        "--prices",
+        prices,
+        "--targets",
+        TARGETS,
+    )
     assert table.returncode == 0, table.stderr
     best = ranked[0]
     assert f"cheapest target shown to meet it: {best} ({expected[best]:.4g} per 1M runs)" in table.stdout
@@ -268,36 +309,44 @@ def test_prices_never_rank_a_target_without_evidence(tmp_path):
     prices = _prices(tmp_path, "[prices]\nh200 = 3.72\nrtx3050-laptop = 0.01\n")
     doc, results = rightsize("-w", "gemm_large_square", "--latency-ms", "2", "--capture", BASE, "--prices", prices)
     assert results["rtx3050-laptop"]["verdict"] == "RULED OUT"
-    assert results["rtx3050-laptop"]["cost_per_million"] is None      # cheap, but not shown to meet
+    assert results["rtx3050-laptop"]["cost_per_million"] is None  # cheap, but not shown to meet
     assert results["h200"]["cost_per_million"] == pytest.approx(3.72 / 3600 * p50(BASE, "gemm_large_square") * 1e6)
     assert doc["results"][0]["target"] == "h200"
 
 
 # ---------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("args,expected", [
-    (["--latency-ms", "2", "--throughput", "100"], "give exactly one objective"),
-    ([], "give exactly one objective"),
-    (["--latency-ms", "2", "--targets", "h200,rtx9090"], "unknown target 'rtx9090'"),
-    (["--latency-ms", "-1"], "--latency-ms"),
-])
+
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--latency-ms", "2", "--throughput", "100"], "give exactly one objective"),
+        ([], "give exactly one objective"),
+        (["--latency-ms", "2", "--targets", "h200,rtx9090"], "unknown target 'rtx9090'"),
+        (["--latency-ms", "-1"], "--latency-ms"),
+    ],
+)
 def test_bad_arguments(args, expected):
     line = one_error_line(run_cli("-w", "gemm_tiny", *args))
     assert expected in line
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("[prices\nh200 = 1", ": not valid TOML: "),
-    ("[prices]\nh200 = -1.0\n", "price of 'h200' (per hour) must be >= 0, got -1.0"),
-    ("[prices]\nh200 = \"cheap\"\n", "price of 'h200' (per hour) must be a number, got 'cheap'"),
-    ("[prices]\nh200 = nan\n", "price of 'h200' (per hour) must be a finite number, got nan"),
-    ("[prices]\nh200 = inf\n", "price of 'h200' (per hour) must be a finite number, got inf"),
-    ("prices = 3\n", "expected a [prices] table"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("[prices\nh200 = 1", ": not valid TOML: "),
+        ("[prices]\nh200 = -1.0\n", "price of 'h200' (per hour) must be >= 0, got -1.0"),
+        ('[prices]\nh200 = "cheap"\n', "price of 'h200' (per hour) must be a number, got 'cheap'"),
+        ("[prices]\nh200 = nan\n", "price of 'h200' (per hour) must be a finite number, got nan"),
+        ("[prices]\nh200 = inf\n", "price of 'h200' (per hour) must be a finite number, got inf"),
+        ("prices = 3\n", "expected a [prices] table"),
+    ],
+)
 def test_bad_prices_file(tmp_path, text, expected):
     prices = _prices(tmp_path, text)
-    line = one_error_line(run_cli("-w", "gemm_tiny", "--latency-ms", "1", "--capture", BASE, "--prices", prices,
-                                  "--targets", TARGETS))
+    line = one_error_line(
+        run_cli("-w", "gemm_tiny", "--latency-ms", "1", "--capture", BASE, "--prices", prices, "--targets", TARGETS)
+    )
     assert expected in line and str(prices) in line
 
 
@@ -311,7 +360,7 @@ def test_tampered_evidence_capture(tmp_path):
     value = repr(p50(BASE, "gemm_large_square"))
     at = text.index(value) + len(value) - 1
     bad = tmp_path / "tampered.json"
-    bad.write_text(text[:at] + ("3" if text[at] != "3" else "4") + text[at + 1:], encoding="utf-8")
+    bad.write_text(text[:at] + ("3" if text[at] != "3" else "4") + text[at + 1 :], encoding="utf-8")
     line = one_error_line(run_cli("-w", "gemm_large_square", "--latency-ms", "2", "--capture", bad))
     assert f"evidence capture {bad} does not verify: digest mismatch" in line
 

@@ -20,7 +20,7 @@ def normal_two_sided_p(u, n1, n2, values) -> float:
     independently of the module under test."""
     n = n1 + n2
     _, counts = np.unique(values, return_counts=True)
-    tie_term = sum(t ** 3 - t for t in counts) / (n * (n - 1))
+    tie_term = sum(t**3 - t for t in counts) / (n * (n - 1))
     sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie_term))
     z = max(abs(u - n1 * n2 / 2.0) - 0.5, 0.0) / sigma
     return min(1.0, math.erfc(z / math.sqrt(2.0)))
@@ -92,7 +92,7 @@ def test_a_timer_quantised_shift_is_detected_despite_ties():
     rng = np.random.default_rng(11)
     base = np.round(rng.normal(20e-6, 0.2e-6, 200) / tick) * tick
     cand = np.round(rng.normal(20.6e-6, 0.2e-6, 200) / tick) * tick
-    assert len(np.unique(base)) < 100     # heavy ties
+    assert len(np.unique(base)) < 100  # heavy ties
     u, p = mann_whitney(base, cand)
     assert u == pytest.approx(brute_force_u(base, cand))
     assert p < 1e-10

@@ -18,9 +18,14 @@ class Probe(CalibrationProbe):
     def run(self, session):
         self.ran.append(self.name)
         compute = {} if self.order else {"fp32": 1e12}
-        return ProbeResult(name=self.name, method="test", compute=compute, regime=self.regime,
-                           dram_bytes_per_s=None if self.order else 1e11,
-                           details={"points": []} if self.order else {})
+        return ProbeResult(
+            name=self.name,
+            method="test",
+            compute=compute,
+            regime=self.regime,
+            dram_bytes_per_s=None if self.order else 1e11,
+            details={"points": []} if self.order else {},
+        )
 
 
 def session():
@@ -29,8 +34,12 @@ def session():
 
 def test_sustained_last_and_the_estimate_sweep_after_the_burst_ceilings():
     ran: list[str] = []
-    probes = [Probe("sweep", order=100, ran=ran), Probe("matmul-sustained", "sustained", ran=ran),
-              Probe("matmul", ran=ran), Probe("copy", ran=ran)]
+    probes = [
+        Probe("sweep", order=100, ran=ran),
+        Probe("matmul-sustained", "sustained", ran=ran),
+        Probe("matmul", ran=ran),
+        Probe("copy", ran=ran),
+    ]
     cal = calibration.run_probes(session(), probes)
     assert ran == ["matmul", "copy", "sweep", "matmul-sustained"]
     assert probe_regime(cal) == "burst"
@@ -60,27 +69,39 @@ class RateProbe(CalibrationProbe):
 def test_a_modes_ceiling_is_the_highest_rate_any_probe_observed():
     """The estimate sweep runs after matmul-ceiling; a faster GEMM rate it saw raises the mode's
     ceiling, a slower one never lowers it (a bound on a lower ceiling is unsound)."""
-    probes = [RateProbe("matmul-ceiling", {"bf16": 7.83e14, "fp16": 7.55e14}),
-              RateProbe("estimate-terms", {"bf16": 8.14e14, "fp16": 7.25e14}, order=100)]
+    probes = [
+        RateProbe("matmul-ceiling", {"bf16": 7.83e14, "fp16": 7.55e14}),
+        RateProbe("estimate-terms", {"bf16": 8.14e14, "fp16": 7.25e14}, order=100),
+    ]
     cal = calibration.run_probes(session(), probes)
     assert cal.ceilings.compute == {"bf16": 8.14e14, "fp16": 7.55e14}
-    assert cal.probes["estimate-terms"].compute["bf16"] == 8.14e14   # which probe set it
+    assert cal.probes["estimate-terms"].compute["bf16"] == 8.14e14  # which probe set it
 
 
 def test_sweep_gemm_rates_take_each_modes_fastest_gemm_point():
     from tensorforge_ops.calibrate.sweep_rates import sweep_gemm_rates
+
     points = [
-        {"group": "gemm", "name": "a", "spec": "gemm:m=7168,n=7168,k=7168,dtype=bf16", "p10_s": 9.0e-4,
-         "min_s": 8.8e-4},
+        {
+            "group": "gemm",
+            "name": "a",
+            "spec": "gemm:m=7168,n=7168,k=7168,dtype=bf16",
+            "p10_s": 9.0e-4,
+            "min_s": 8.8e-4,
+        },
         {"group": "gemm", "name": "b", "spec": "gemm:m=3072,n=3072,k=3072,dtype=bf16", "p10_s": 7.7e-5},
         {"group": "gemm", "name": "c", "spec": "gemm:m=2048,n=2048,k=512,dtype=fp16,batch=8", "p10_s": 5.7e-5},
-        {"group": "gemm-mode", "name": "d", "spec": "gemm:m=3072,n=3072,k=3072,dtype=fp32,math_mode=tf32",
-         "p10_s": 1.8e-4},
+        {
+            "group": "gemm-mode",
+            "name": "d",
+            "spec": "gemm:m=3072,n=3072,k=3072,dtype=fp32,math_mode=tf32",
+            "p10_s": 1.8e-4,
+        },
         {"group": "gemm", "name": "e", "spec": "gemm:m=64,n=64,k=64,dtype=fp32", "p10_s": 1e-9},  # mode unknown
         {"group": "conv-kxk", "name": "f", "spec": "conv2d:n=1,c=3,h=8,w=8,k=8,r=3,s=3", "p10_s": 1e-9},
     ]
     rates = sweep_gemm_rates(points)
     assert set(rates) == {"bf16", "fp16", "tf32"}
-    assert rates["bf16"] == (2 * 7168 ** 3 / 8.8e-4, "a", "min_s")
+    assert rates["bf16"] == (2 * 7168**3 / 8.8e-4, "a", "min_s")
     assert rates["fp16"][0] == 2 * 2048 * 2048 * 512 * 8 / 5.7e-5
     assert rates["tf32"][1:] == ("d", "p10_s")

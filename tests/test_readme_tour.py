@@ -22,72 +22,99 @@ BIN = Path(sys.executable).parent
 @attrs.frozen
 class Expect:
     status: int = 0
-    stdout: tuple[str, ...] = ()          # regular expressions that must match standard output
-    stderr: tuple[str, ...] = ()          # ... and standard error
-    files: tuple[str, ...] = ()           # files the line leaves in the folder
-    gpu: bool = False                     # needs a CUDA device
+    stdout: tuple[str, ...] = ()  # regular expressions that must match standard output
+    stderr: tuple[str, ...] = ()  # ... and standard error
+    files: tuple[str, ...] = ()  # files the line leaves in the folder
+    gpu: bool = False  # needs a CUDA device
 
 
 EXPECTED: dict[str, Expect] = {
-    "tensorforge": Expect(stdout=(r"^Usage: tensorforge", r"\n  predict +Predict the lower-bound latency",
-                                  r"\n  run +")),
-    "tensorforge list-plugins": Expect(stdout=(r"^plugin +side +distribution", r"\nh200 +core +tf-h200",
-                                               r"\ntorch-cpu +ops +tf-cpu")),
+    "tensorforge": Expect(
+        stdout=(r"^Usage: tensorforge", r"\n  predict +Predict the lower-bound latency", r"\n  run +")
+    ),
+    "tensorforge list-plugins": Expect(
+        stdout=(r"^plugin +side +distribution", r"\nh200 +core +tf-h200", r"\ntorch-cpu +ops +tf-cpu")
+    ),
     "tensorforge workloads": Expect(stdout=(r"gemm: dense matrix multiply", r"\* gemm_tiny: gemm:m=64,n=64,k=64")),
     "tensorforge targets list": Expect(stdout=(r"\nh200 +132 SM", r"\nrtx3050-laptop +16 SM", r"\nhost-cpu ")),
     "tensorforge targets show h200 > my-npu.toml": Expect(files=("my-npu.toml",)),
     "tensorforge predict --target ./my-npu.toml": Expect(stdout=(r"^PREDICTED  analytical lower bound on h200",)),
     "tensorforge --disable-plugins rtx3050 --trace-hooks targets list": Expect(
-        stdout=(r"\nh200 ",), stderr=(r"tensorforge_register_targets",)),
+        stdout=(r"\nh200 ",), stderr=(r"tensorforge_register_targets",)
+    ),
     "tensorforge predict --target rtx3050-laptop": Expect(
-        stdout=(r"^PREDICTED  analytical lower bound on rtx3050-laptop", r"\ngemm_large_square ")),
+        stdout=(r"^PREDICTED  analytical lower bound on rtx3050-laptop", r"\ngemm_large_square ")
+    ),
     "tensorforge predict -t h200 -w gemm:m=8192,n=8192,k=8192,dtype=bf16 --detail": Expect(
-        stdout=(r"memory \(level\)", r"1\.028 ms \(shared_memory\)", r"\nmatmul +1 ")),
+        stdout=(r"memory \(level\)", r"1\.028 ms \(shared_memory\)", r"\nmatmul +1 ")
+    ),
     "tensorforge predict -t h200 --max-candidates 50": Expect(stdout=(r"relaxation",)),
     "tensorforge predict -t h200 -w gemm_tiny:dtype=fp16 -w transformer:config=examples/configs/llama-3-8b,"
     "batch=1,seq=512": Expect(stdout=(r"\ngemm_tiny:dtype=fp16 ", r"\ntransformer:config=examples/configs/llama-3-8b")),
     "tensorforge predict -t examples/targets/a100-sxm4-80gb.toml": Expect(
-        stdout=(r"^PREDICTED  analytical lower bound on a100-sxm4-80gb",)),
-    "tensorforge predict -t rtx3050-laptop --suite examples/suites/first-hour.toml --json -o prediction.json":
-        Expect(stderr=(r"wrote prediction\.json",), files=("prediction.json",)),
+        stdout=(r"^PREDICTED  analytical lower bound on a100-sxm4-80gb",)
+    ),
+    "tensorforge predict -t rtx3050-laptop --suite examples/suites/first-hour.toml --json -o prediction.json": Expect(
+        stderr=(r"wrote \S*prediction\.json",), files=("prediction.json",)
+    ),
     "tensorforge predict -t h200 --ceilings examples/calibration/h200-2026-11-30.json": Expect(
-        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; bf16 799")),
+        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; bf16 799")
+    ),
     "tensorforge predict -t h200 --ceilings captures/h200-default-run.json": Expect(
-        stdout=(r"^PREDICTED  calibrated lower bound on h200",)),
+        stdout=(r"^PREDICTED  calibrated lower bound on h200",)
+    ),
     "tensorforge calibrate --target host-cpu --json > cal.json": Expect(
-        stderr=(r"calibrating: cpu-matmul-ceiling", r"stored "), files=("cal.json",)),
+        stderr=(r"calibrating: cpu-matmul-ceiling", r"stored "), files=("cal.json",)
+    ),
     "tensorforge predict -t host-cpu --ceilings cal.json --suite examples/suites/first-hour.toml": Expect(
-        stdout=(r"^PREDICTED  calibrated lower bound on host-cpu",)),
+        stdout=(r"^PREDICTED  calibrated lower bound on host-cpu",)
+    ),
     "tensorforge run --target host-cpu --suite examples/suites/first-hour.toml -o first.json": Expect(
         stdout=(r"MEASURED    on .* with torch-cpu", r"\ngemm_1024_fp32 ", r"bound violations: none|BOUND VIOLATIONS"),
-        stderr=(r"measuring tiny_fp32 \(1/4\)", r"wrote first\.json and first\.summary\.txt"),
-        files=("first.json", "first.summary.txt")),
-    "tensorforge verify first.json": Expect(stdout=(r"first\.json: VERIFIED$",)),
-    "tensorforge report first.json": Expect(stderr=(r"wrote first\.report\.html",), files=("first.report.html",)),
+        stderr=(r"measuring tiny_fp32 \(1/4\)", r"^wrote (.*/)?first\.json and (.*/)?first\.summary\.txt$"),
+        files=("first.json", "first.summary.txt"),
+    ),
+    "tensorforge verify first.json": Expect(stdout=(r"first\.json: VERIFIED$", r"^integrity: holds$")),
+    "tensorforge verify first.json --require-trusted": Expect(
+        stdout=(r"first\.json: VERIFIED$", r"^origin: .*trusted")
+    ),
+    "tensorforge report first.json": Expect(
+        stderr=(r"^wrote (.*/)?first\.report\.html$",), files=("first.report.html",)
+    ),
     "tensorforge run --target h200 -o h200.json": Expect(
         stdout=(r"TensorForge capture  target h200", r"\nMEASURED    (on NVIDIA H200|unavailable: )"),
-        files=("h200.json",)),
+        files=("h200.json",),
+    ),
     "tensorforge calibrate": Expect(gpu=True, stdout=(r"CALIBRATED on NVIDIA",)),
     "tensorforge verify captures/h200-default-run.json": Expect(stdout=(r"h200-default-run\.json: VERIFIED$",)),
     "tensorforge gate captures/h200-default-run.json captures/h200-rerun-reused-calibration.json": Expect(
-        status=3, stdout=(r"POLICY  regression gate", r"\ngemm_large_square +PASS", r"8 PASS, 2 NO VERDICT; exit 3")),
+        status=3, stdout=(r"POLICY  regression gate", r"\ngemm_large_square +PASS", r"8 PASS, 2 NO VERDICT; exit 3")
+    ),
     "tensorforge rightsize -w gemm_large_square --latency-ms 2 --capture captures/h200-default-run.json "
     "--prices examples/prices.toml": Expect(
-        stdout=(r"\nh200 +MEETS +1\.543 +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")),
+        stdout=(r"\nh200 +MEETS +1\.543 +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")
+    ),
     "tensorforge report captures/host-cpu-2core.json -o host-cpu.report.html": Expect(
-        stderr=(r"wrote host-cpu\.report\.html",), files=("host-cpu.report.html",)),
+        stderr=(r"wrote \S*host-cpu\.report\.html",), files=("host-cpu.report.html",)
+    ),
     "tensorforge evaluate captures/h200-estimate-eval.json --rows": Expect(
-        stdout=(r"^EVALUATION  captures/h200-estimate-eval\.json", r"\ngemm-large ")),
-    "tensorforge predict -t h200x8 -w all_reduce_1g -w transformer:config=examples/configs/llama-3-8b,seq=4096,tp=8":
-        Expect(stdout=(r"\nall_reduce_1g .* \(nvlink\)", r"tp=8 ")),
+        stdout=(r"^EVALUATION  captures/h200-estimate-eval\.json", r"\ngemm-large ")
+    ),
+    "tensorforge predict -t h200x8 -w all_reduce_1g -w transformer:config=examples/configs/llama-3-8b,seq=4096,tp=8": Expect(
+        stdout=(r"\nall_reduce_1g .* \(nvlink\)", r"tp=8 ")
+    ),
     "tensorforge run --target host-cpu-x2 -o cpu-x2.json": Expect(
-        stdout=(r"TensorForge capture  target host-cpu-x2",), files=("cpu-x2.json",)),
+        stdout=(r"TensorForge capture  target host-cpu-x2",), files=("cpu-x2.json",)
+    ),
     "tensorforge run --target h200x2 -o h200x2.json": Expect(
-        stdout=(r"TensorForge capture  target h200x2",), files=("h200x2.json",)),
+        stdout=(r"TensorForge capture  target h200x2",), files=("h200x2.json",)
+    ),
     "tensorforge run --target host-cpu -w gemm:m=512,n=512,k=512,dtype=fp32 --mlflow -o tracked.json": Expect(
-        stderr=(r"exported to mlflow: run \w+ in experiment",), files=("tracked.json", "mlflow.db", "mlruns")),
+        stderr=(r"exported to mlflow: run \w+ in experiment",), files=("tracked.json", "mlflow.db", "mlruns")
+    ),
     "tensorforge export first.json --to mlflow --option tracking_uri=sqlite:///mlflow.db": Expect(
-        stderr=(r"exported to mlflow: run \w+ in experiment",)),
+        stderr=(r"exported to mlflow: run \w+ in experiment",)
+    ),
 }
 
 
@@ -118,10 +145,14 @@ def tour(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tour")
     for name in ("examples", "captures"):
         shutil.copytree(ROOT / name, folder / name)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TENSORFORGE_", "MLFLOW_")) and k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
-    env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", TENSORFORGE_HOME=str(folder / "home"),
-               HOME=str(folder / "home"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TENSORFORGE_", "MLFLOW_")) and k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")
+    }
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", TENSORFORGE_HOME=str(folder / "home"), HOME=str(folder / "home")
+    )
     gpu = cuda_available()
     results = {}
     for line in tour_lines():
@@ -130,8 +161,10 @@ def tour(tmp_path_factory):
         if expect is not None and expect.gpu and not gpu:
             results[command] = (line, "needs a CUDA device, and this machine has none")
             continue
-        results[command] = (line, subprocess.run(["bash", "-c", line], cwd=folder, env=env, capture_output=True,
-                                                 text=True, timeout=600))
+        results[command] = (
+            line,
+            subprocess.run(["bash", "-c", line], cwd=folder, env=env, capture_output=True, text=True, timeout=600),
+        )
     return folder, results
 
 
@@ -172,6 +205,7 @@ def test_the_example_calibration_is_the_committed_h200_captures():
     without the capture's bookkeeping: a real device's probes, as `calibrate --json` prints them."""
     import json
     from tensorforge.serialize import canonical_json
+
     section = json.loads((ROOT / "captures" / "h200-default-run.json").read_text(encoding="utf-8"))["calibrated"]
     text = (ROOT / "examples" / "calibration" / "h200-2026-11-30.json").read_text(encoding="utf-8")
     document = json.loads(text)

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = {"h200": ROOT / "captures" / "h200-default-run.json",
-            "host-cpu": ROOT / "captures" / "host-cpu-2core.json"}
+CAPTURES = {"h200": ROOT / "captures" / "h200-default-run.json", "host-cpu": ROOT / "captures" / "host-cpu-2core.json"}
 WIDTHS = (1366, 390)
 SHOTS = ROOT / "docs" / "report-screenshots"
 CHROMIUM = "/usr/bin/chromium"
@@ -49,6 +48,7 @@ MEASURE = """() => {
 def _shrink(png: Path) -> None:
     """64 colours are plenty for a page of text and flat plots: a third of the bytes to commit."""
     from PIL import Image
+
     with Image.open(png) as image:
         small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     small.save(png, optimize=True)
@@ -72,19 +72,33 @@ def pages(tmp_path_factory):
     if missing:
         pytest.skip(missing)
     from playwright.sync_api import sync_playwright
+
     folder = tmp_path_factory.mktemp("report_layout")
     out = Path(os.environ.get("TENSORFORGE_REPORT_SCREENSHOTS") or folder)
     out.mkdir(parents=True, exist_ok=True)
     results = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, timeout=15000,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                           "--disable-component-update", "--disable-sync", "--no-first-run"])
+        browser = pw.chromium.launch(
+            executable_path=shutil.which("chromium") or CHROMIUM,
+            timeout=15000,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         try:
             for name, capture in CAPTURES.items():
                 html = folder / f"{name}.report.html"
-                proc = subprocess.run([str(TENSORFORGE), "report", str(capture), "-o", str(html)],
-                                      capture_output=True, text=True, timeout=300)
+                proc = subprocess.run(
+                    [str(TENSORFORGE), "report", str(capture), "-o", str(html)],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 assert proc.returncode == 0, proc.stderr
                 for width in WIDTHS:
                     page = browser.new_page(viewport={"width": width, "height": 900})
@@ -134,7 +148,7 @@ def test_plot_labels_overlap_nothing(pages, capture, width):
     for figure in figures.values():
         labels = figure["labels"]
         if figure["id"] in ("plot-predicted-vs-measured", "plot-roofline"):
-            assert labels, figure["id"]                    # the workloads are labelled at all
+            assert labels, figure["id"]  # the workloads are labelled at all
         for a, b in itertools.combinations(labels, 2):
             assert not _overlap(a, b), (figure["id"], a, b)
         for label in labels:
@@ -145,7 +159,7 @@ def test_plot_labels_overlap_nothing(pages, capture, width):
 @pytest.mark.parametrize("capture", CAPTURES)
 def test_both_comparisons_are_chosen_from_the_capture(pages, capture):
     layout, _, _ = pages[capture, WIDTHS[0]]
-    assert layout["cards"] == [4, 4]                       # analytical, calibrated, measured, APE in each
+    assert layout["cards"] == [4, 4]  # analytical, calibrated, measured, APE in each
 
 
 def test_the_screenshots_are_committed():

@@ -13,10 +13,17 @@ from tensorforge.screen import PLAIN, Screen, detect, fit_table, paint, table
 from tensorforge_ops.progress import BarProgress, LineProgress, advance, for_terminal, plan
 
 HEADERS = ["workload", "compute", "memory (level)", "bottleneck", "search", "mapping"]
-ROWS = [["gemm_large_square", "1.028 ms", "1.028 ms (shared_memory)", "compute", "exhaustive",
-         "m64xn64xk32 split4, 65536 tiles, 497 waves"],
-        ["conv_resnet50_1x1", "3.103 us", "13.39 us (DRAM)", "memory", "exhaustive",
-         "m256xn64xk32, 392 tiles, 3 waves"]]
+ROWS = [
+    [
+        "gemm_large_square",
+        "1.028 ms",
+        "1.028 ms (shared_memory)",
+        "compute",
+        "exhaustive",
+        "m64xn64xk32 split4, 65536 tiles, 497 waves",
+    ],
+    ["conv_resnet50_1x1", "3.103 us", "13.39 us (DRAM)", "memory", "exhaustive", "m256xn64xk32, 392 tiles, 3 waves"],
+]
 
 
 class Terminal(io.StringIO):
@@ -33,11 +40,11 @@ def test_no_width_or_enough_width_gives_the_plain_layout():
 def test_a_fitted_table_keeps_names_and_numbers_whole():
     fitted = fit_table(HEADERS, ROWS, 72).splitlines()
     assert max(len(line) for line in fitted) <= 72
-    assert fitted[0] == "every row: search: exhaustive"            # a constant column, said once
+    assert fitted[0] == "every row: search: exhaustive"  # a constant column, said once
     body = "\n".join(fitted[1:])
     for whole in ("gemm_large_square", "conv_resnet50_1x1", "1.028 ms", "3.103 us", "(shared_memory)", "compute"):
         assert whole in body
-    assert "exhaustive" not in body                                  # not repeated in every row
+    assert "exhaustive" not in body  # not repeated in every row
     # the long mapping text wraps inside its column: its words all survive, in order
     mapping_words = " ".join(ROWS[0][5].split())
     assert all(word in body for word in mapping_words.split())
@@ -46,7 +53,8 @@ def test_a_fitted_table_keeps_names_and_numbers_whole():
 def test_columns_left_out_are_named_and_only_when_wrapping_is_not_enough():
     narrow = fit_table(HEADERS, ROWS, 50, optional=("mapping", "bottleneck")).splitlines()
     assert "not shown to fit the terminal (--wide shows them): mapping, bottleneck" in " ".join(
-        line.strip() for line in narrow[:3])
+        line.strip() for line in narrow[:3]
+    )
     assert max(len(line) for line in narrow) <= 50
     assert "1.028 ms" in "\n".join(narrow) and "65536" not in "\n".join(narrow)
     roomy = fit_table(HEADERS, ROWS, 80, optional=("mapping", "bottleneck"))
@@ -64,16 +72,23 @@ def test_paint_wraps_labels_and_verdicts_and_nothing_else():
     assert re.sub(r"\x1b\[[0-9;]*m", "", painted) == text
     assert "\x1b[1;34mPREDICTED\x1b[0m" in painted and "\x1b[32mwithin bound\x1b[0m" in painted
     assert "\x1b[1;31mBOUND VIOLATION\x1b[0m" in painted
-    assert "\x1b[1;31mNOT VERIFIED\x1b[0m" in painted                # one verdict, not 'NOT ' + VERIFIED
-    assert "UNPREDICTED" in painted and "PASSED" in painted          # parts of other words stay plain
+    assert "\x1b[1;31mNOT VERIFIED\x1b[0m" in painted  # one verdict, not 'NOT ' + VERIFIED
+    assert "UNPREDICTED" in painted and "PASSED" in painted  # parts of other words stay plain
     assert "\x1b[33mRULED OUT\x1b[0m" in painted
 
 
-@pytest.mark.parametrize(("tty", "env", "colour"), [
-    (True, {}, True), (False, {}, False), (True, {"NO_COLOR": "1"}, False),
-    (False, {"FORCE_COLOR": "1"}, True), (False, {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
-    (True, {"TERM": "dumb"}, False), (True, {"NO_COLOR": ""}, True),
-])
+@pytest.mark.parametrize(
+    ("tty", "env", "colour"),
+    [
+        (True, {}, True),
+        (False, {}, False),
+        (True, {"NO_COLOR": "1"}, False),
+        (False, {"FORCE_COLOR": "1"}, True),
+        (False, {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+        (True, {"TERM": "dumb"}, False),
+        (True, {"NO_COLOR": ""}, True),
+    ],
+)
 def test_colour_follows_the_terminal_and_the_environment(monkeypatch, tty, env, colour):
     for name in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"):
         monkeypatch.delenv(name, raising=False)
@@ -84,10 +99,10 @@ def test_colour_follows_the_terminal_and_the_environment(monkeypatch, tty, env, 
 
 def test_width_from_columns_the_terminal_or_none(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert detect(stream=io.StringIO()).width is None                # a pipe or a file: no limit
+    assert detect(stream=io.StringIO()).width is None  # a pipe or a file: no limit
     monkeypatch.setenv("COLUMNS", "93")
     assert detect(stream=io.StringIO()).width == 93
-    assert detect(wide=True, stream=Terminal()).width is None        # --wide: no limit anywhere
+    assert detect(wide=True, stream=Terminal()).width is None  # --wide: no limit anywhere
     monkeypatch.setenv("COLUMNS", "not-a-number")
     assert detect(stream=io.StringIO()).width is None
 
@@ -102,9 +117,10 @@ def test_wrap_breaks_prose_with_a_hanging_indent():
 
 # -- progress ------------------------------------------------------------------------------------
 
+
 def test_steps_reach_a_progress_and_are_ignored_by_a_plain_callable():
     lines: list[str] = []
-    plan(lines.append, 3, "probes")                                  # a callable without steps: fine
+    plan(lines.append, 3, "probes")  # a callable without steps: fine
     advance(lines.append)
     assert lines == []
 
@@ -120,7 +136,7 @@ def test_steps_reach_a_progress_and_are_ignored_by_a_plain_callable():
 
     recorder = Recorder()
     plan(recorder, 3, "probes")
-    plan(recorder, 0, "nothing")                                     # no steps: not planned
+    plan(recorder, 0, "nothing")  # no steps: not planned
     for _ in range(3):
         advance(recorder)
     assert (recorder.planned, recorder.done) == (3, 3)

@@ -40,12 +40,18 @@ from tensorforge.suite import resolve_spec
 from tensorforge.target import datasheet_ceilings
 from tensorforge.testing import check_mapping_strategy
 
-SETTINGS = {"derandomize": True, "deadline": None, "database": None, "print_blob": False,
-            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+SETTINGS = {
+    "derandomize": True,
+    "deadline": None,
+    "database": None,
+    "print_blob": False,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 MODES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 
 # -- random inputs -----------------------------------------------------------------------------
+
 
 @st.composite
 def machines(draw):
@@ -58,8 +64,11 @@ def machines(draw):
         cache_bytes=draw(st.sampled_from([0, 1 << 20, 2 << 20, 60 << 20])),
         cache_bytes_per_s=draw(st.one_of(st.none(), st.floats(1e10, 1e14))),
         dram_bytes_per_s=draw(st.floats(1e9, 1e13)),
-        compute={mode: units * unit_rate * factor for mode, factor in
-                 zip(MODES, draw(st.lists(st.floats(0.25, 64), min_size=5, max_size=5)))})
+        compute={
+            mode: units * unit_rate * factor
+            for mode, factor in zip(MODES, draw(st.lists(st.floats(0.25, 64), min_size=5, max_size=5)))
+        },
+    )
 
 
 sizes = st.one_of(st.integers(1, 300), st.integers(1, 20_000))
@@ -71,12 +80,24 @@ def matmul_cases(draw):
     e = MODES[mode]
     batch = draw(st.one_of(st.just(1), st.integers(1, 64)))
     m, n, k = draw(sizes), draw(sizes), draw(sizes)
-    a_bytes = batch * m * k * e // draw(st.sampled_from([1, 1, 9]))   # implicit-GEMM conv: smaller A
-    p = MatmulProblem(batch=batch, m=m, n=n, k=k, math_mode=mode, a_elem_bytes=e, b_elem_bytes=e,
-                      c_elem_bytes=e, a=Tensor("A", a_bytes), b=Tensor("B", batch * k * n * e),
-                      c=Tensor("C", batch * m * n * e))
-    residency = Residency(resident=frozenset(draw(st.sets(st.sampled_from(["A", "B"])))),
-                          no_writeback=frozenset(draw(st.sets(st.just("C")))))
+    a_bytes = batch * m * k * e // draw(st.sampled_from([1, 1, 9]))  # implicit-GEMM conv: smaller A
+    p = MatmulProblem(
+        batch=batch,
+        m=m,
+        n=n,
+        k=k,
+        math_mode=mode,
+        a_elem_bytes=e,
+        b_elem_bytes=e,
+        c_elem_bytes=e,
+        a=Tensor("A", a_bytes),
+        b=Tensor("B", batch * k * n * e),
+        c=Tensor("C", batch * m * n * e),
+    )
+    residency = Residency(
+        resident=frozenset(draw(st.sets(st.sampled_from(["A", "B"])))),
+        no_writeback=frozenset(draw(st.sets(st.just("C")))),
+    )
     return p, draw(machines()), residency
 
 
@@ -90,15 +111,30 @@ def attention_cases(draw):
     d = draw(st.sampled_from([32, 64, 80, 128, 256]))
     heads = kv_heads * group
     q, kv = batch * heads * q_len * d * e, batch * kv_heads * kv_len * d * e
-    p = AttentionProblem(batch=batch, heads=heads, kv_heads=kv_heads, q_len=q_len, kv_len=kv_len,
-                         head_dim=d, causal=draw(st.booleans()), math_mode=mode, elem_bytes=e,
-                         q=Tensor("q", q), k=Tensor("k", kv), v=Tensor("v", kv), o=Tensor("o", q))
-    residency = Residency(resident=frozenset(draw(st.sets(st.sampled_from(["q", "k", "v"])))),
-                          no_writeback=frozenset(draw(st.sets(st.just("o")))))
+    p = AttentionProblem(
+        batch=batch,
+        heads=heads,
+        kv_heads=kv_heads,
+        q_len=q_len,
+        kv_len=kv_len,
+        head_dim=d,
+        causal=draw(st.booleans()),
+        math_mode=mode,
+        elem_bytes=e,
+        q=Tensor("q", q),
+        k=Tensor("k", kv),
+        v=Tensor("v", kv),
+        o=Tensor("o", q),
+    )
+    residency = Residency(
+        resident=frozenset(draw(st.sets(st.sampled_from(["q", "k", "v"])))),
+        no_writeback=frozenset(draw(st.sets(st.just("o")))),
+    )
     return p, draw(machines()), residency
 
 
 # -- the property ------------------------------------------------------------------------------
+
 
 def assert_sound(strategy, problem, machine, residency, limit, lower):
     """Every claim of a sound bounded search, for one problem, machine and pair of limits:
@@ -111,10 +147,12 @@ limits = st.integers(1, 6000).flatmap(lambda n: st.tuples(st.just(n), st.integer
 
 def soundness_property(make_strategy, cases, max_examples=80, **extra):
     """The property above as a hypothesis test over `cases`, for the strategy `make_strategy()`."""
+
     @settings(max_examples=max_examples, **SETTINGS, **extra)
     @given(case=cases, limits=limits)
     def check(case, limits):
         assert_sound(make_strategy(), *case, *limits)
+
     return check
 
 
@@ -142,15 +180,19 @@ class KeepFirstN(TiledMatmul):
         size = len(self.space(problem, machine)[0])
         grid = self.candidates(problem, machine)
         evaluated = self.evaluate(problem, machine, residency, grid)
-        return attrs.evolve(evaluated.choice(int(evaluated.order[0])),
-                            search=EXHAUSTIVE if len(grid[0]) == size else RELAXATION,
-                            space=size, candidates=len(grid[0]))
+        return attrs.evolve(
+            evaluated.choice(int(evaluated.order[0])),
+            search=EXHAUSTIVE if len(grid[0]) == size else RELAXATION,
+            space=size,
+            candidates=len(grid[0]),
+        )
 
 
 def test_mutant_that_keeps_the_first_n_is_caught():
     # no shrinking: finding one counterexample is the point, a minimal one is not needed
-    check = soundness_property(KeepFirstN, matmul_cases(), report_multiple_bugs=False,
-                               phases=[Phase.explicit, Phase.generate])
+    check = soundness_property(
+        KeepFirstN, matmul_cases(), report_multiple_bugs=False, phases=[Phase.explicit, Phase.generate]
+    )
     with pytest.raises(AssertionError, match="exceeds the latency|raised the bound"):
         check()
 
@@ -160,12 +202,30 @@ def test_the_issues_cases():
     was the best of the first 50 (16x16 tiles, 4x the minimum, 2.9x the measured time); now it
     is a relaxation just below the minimum. 4096 units give tiled-matmul a 5,200-candidate space:
     the default limit covers it (exact minimum), the old default of 4096 gives a relaxation."""
-    p = MatmulProblem(batch=1, m=8192, n=8192, k=8192, math_mode="bf16", a_elem_bytes=2, b_elem_bytes=2,
-                      c_elem_bytes=2, a=Tensor("A", 2 << 26), b=Tensor("B", 2 << 26), c=Tensor("C", 2 << 26))
+    p = MatmulProblem(
+        batch=1,
+        m=8192,
+        n=8192,
+        k=8192,
+        math_mode="bf16",
+        a_elem_bytes=2,
+        b_elem_bytes=2,
+        c_elem_bytes=2,
+        a=Tensor("A", 2 << 26),
+        b=Tensor("B", 2 << 26),
+        c=Tensor("C", 2 << 26),
+    )
     h200 = PluginHost().target("h200")
     h200_machine = machine_for(h200, datasheet_ceilings(h200))
-    wide = Machine(units=4096, unit_sram_bytes=228 * 1024, unit_sram_bytes_per_s=None, cache_bytes=60 << 20,
-                   cache_bytes_per_s=None, dram_bytes_per_s=4.8e12, compute={"bf16": 4096 * 4096 * 1.98e9})
+    wide = Machine(
+        units=4096,
+        unit_sram_bytes=228 * 1024,
+        unit_sram_bytes_per_s=None,
+        cache_bytes=60 << 20,
+        cache_bytes_per_s=None,
+        dram_bytes_per_s=4.8e12,
+        compute={"bf16": 4096 * 4096 * 1.98e9},
+    )
     for machine, cut_at in ((h200_machine, 50), (wide, 4096)):
         size = len(TiledMatmul().space(p, machine)[0])
         assert cut_at < size <= MAX_CANDIDATES
@@ -174,7 +234,7 @@ def test_the_issues_cases():
         cut = TiledMatmul().explore(p, attrs.evolve(machine, max_candidates=cut_at), Residency())
         first_n = KeepFirstN().explore(p, attrs.evolve(machine, max_candidates=cut_at), Residency())
         assert cut.search == RELAXATION and cut.latency_s <= exact.latency_s <= first_n.latency_s
-        assert cut.latency_s >= 0.99 * exact.latency_s      # loose, not useless, on this shape
+        assert cut.latency_s >= 0.99 * exact.latency_s  # loose, not useless, on this shape
         if cut_at == 50:
             assert first_n.latency_s > 3 * exact.latency_s
 
@@ -182,27 +242,73 @@ def test_the_issues_cases():
 def test_every_shipped_space_fits_the_default_limit():
     """The default limit is exhaustive for every accepted target (units up to 2^31 - 1)."""
     from tensorforge.limits import MAX_UNITS
+
     for units in (1, 132, 4096, MAX_UNITS):
-        machine = Machine(units=units, unit_sram_bytes=1 << 30, unit_sram_bytes_per_s=None, cache_bytes=0,
-                          cache_bytes_per_s=None, dram_bytes_per_s=1e12, compute={"bf16": 1e15})
-        p = MatmulProblem(batch=1, m=1 << 20, n=1 << 20, k=1 << 20, math_mode="bf16", a_elem_bytes=2,
-                          b_elem_bytes=2, c_elem_bytes=2, a=Tensor("A", 1), b=Tensor("B", 1), c=Tensor("C", 1))
+        machine = Machine(
+            units=units,
+            unit_sram_bytes=1 << 30,
+            unit_sram_bytes_per_s=None,
+            cache_bytes=0,
+            cache_bytes_per_s=None,
+            dram_bytes_per_s=1e12,
+            compute={"bf16": 1e15},
+        )
+        p = MatmulProblem(
+            batch=1,
+            m=1 << 20,
+            n=1 << 20,
+            k=1 << 20,
+            math_mode="bf16",
+            a_elem_bytes=2,
+            b_elem_bytes=2,
+            c_elem_bytes=2,
+            a=Tensor("A", 1),
+            b=Tensor("B", 1),
+            c=Tensor("C", 1),
+        )
         assert len(TiledMatmul().space(p, machine)[0]) <= MAX_CANDIDATES
-    assert len(FlashAttention().space(
-        AttentionProblem(batch=1, heads=8, kv_heads=1, q_len=1, kv_len=1 << 20, head_dim=8, causal=False,
-                         math_mode="bf16", elem_bytes=2, q=Tensor("q", 1), k=Tensor("k", 1),
-                         v=Tensor("v", 1), o=Tensor("o", 1)),
-        Machine(units=1, unit_sram_bytes=1 << 30, unit_sram_bytes_per_s=None, cache_bytes=0,
-                cache_bytes_per_s=None, dram_bytes_per_s=1e12, compute={"bf16": 1e15}))[0]) <= MAX_CANDIDATES
+    assert (
+        len(
+            FlashAttention().space(
+                AttentionProblem(
+                    batch=1,
+                    heads=8,
+                    kv_heads=1,
+                    q_len=1,
+                    kv_len=1 << 20,
+                    head_dim=8,
+                    causal=False,
+                    math_mode="bf16",
+                    elem_bytes=2,
+                    q=Tensor("q", 1),
+                    k=Tensor("k", 1),
+                    v=Tensor("v", 1),
+                    o=Tensor("o", 1),
+                ),
+                Machine(
+                    units=1,
+                    unit_sram_bytes=1 << 30,
+                    unit_sram_bytes_per_s=None,
+                    cache_bytes=0,
+                    cache_bytes_per_s=None,
+                    dram_bytes_per_s=1e12,
+                    compute={"bf16": 1e15},
+                ),
+            )[0]
+        )
+        <= MAX_CANDIDATES
+    )
 
 
 # -- attention's closed form against the per-block reference -------------------------------------
 
+
 @settings(max_examples=300, **SETTINGS)
 @given(n=st.integers(0, 3000), m=st.integers(1, 5000), a=st.integers(0, 5000), b=st.integers(0, 10**6))
 def test_floor_sum_matches_the_plain_sum(n, m, a, b):
-    assert int(floor_sum(np.array([n]), np.array([m]), np.array([a]), np.array([b]))[0]) == \
-        sum((a * i + b) // m for i in range(n))
+    assert int(floor_sum(np.array([n]), np.array([m]), np.array([a]), np.array([b]))[0]) == sum(
+        (a * i + b) // m for i in range(n)
+    )
 
 
 def reference_attention(p: AttentionProblem, machine: Machine, residency: Residency, tq, tkv, split, pack):
@@ -221,7 +327,9 @@ def reference_attention(p: AttentionProblem, machine: Machine, residency: Reside
     total = groups * split * sum(flops)
     compute = (waves * max(flops) if uniform else max(total / units, max(flops))) / machine.unit_rate(p.math_mode)
     # the softmax beside the matrix units (the same for every candidate)
-    compute = max(compute, machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode)))
+    compute = max(
+        compute, machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode))
+    )
     unit_sram = groups * split * sum(sram)
     out = (ATTN_PARTIAL * split if split > 1 else e) * float(groups * rows * d)
     dram = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
@@ -231,8 +339,9 @@ def reference_attention(p: AttentionProblem, machine: Machine, residency: Reside
     if machine.cache_bytes_per_s:
         terms.append((unit_sram + out) / machine.cache_bytes_per_s)
     if machine.unit_sram_bytes_per_s:
-        terms.append((waves * max(sram) if uniform else max(unit_sram / units, max(sram)))
-                     / machine.unit_sram_bytes_per_s)
+        terms.append(
+            (waves * max(sram) if uniform else max(unit_sram / units, max(sram))) / machine.unit_sram_bytes_per_s
+        )
     return max(compute, max(terms))
 
 
@@ -252,11 +361,31 @@ def test_attention_memory_and_time_do_not_grow_with_the_sequence():
     """10^9 keys: the closed form allocates nothing per query block (the old per-block arrays
     took ~300 MB per million tokens)."""
     import tracemalloc
-    p = AttentionProblem(batch=1, heads=8, kv_heads=8, q_len=10**9, kv_len=10**9, head_dim=64, causal=True,
-                         math_mode="bf16", elem_bytes=2, q=Tensor("q", 1), k=Tensor("k", 1),
-                         v=Tensor("v", 1), o=Tensor("o", 1))
-    machine = Machine(units=132, unit_sram_bytes=228 * 1024, unit_sram_bytes_per_s=None, cache_bytes=60 << 20,
-                      cache_bytes_per_s=None, dram_bytes_per_s=4.8e12, compute={"bf16": 1e15, "fp32": 6e13})
+
+    p = AttentionProblem(
+        batch=1,
+        heads=8,
+        kv_heads=8,
+        q_len=10**9,
+        kv_len=10**9,
+        head_dim=64,
+        causal=True,
+        math_mode="bf16",
+        elem_bytes=2,
+        q=Tensor("q", 1),
+        k=Tensor("k", 1),
+        v=Tensor("v", 1),
+        o=Tensor("o", 1),
+    )
+    machine = Machine(
+        units=132,
+        unit_sram_bytes=228 * 1024,
+        unit_sram_bytes_per_s=None,
+        cache_bytes=60 << 20,
+        cache_bytes_per_s=None,
+        dram_bytes_per_s=4.8e12,
+        compute={"bf16": 1e15, "fp32": 6e13},
+    )
     tracemalloc.start()
     choice = FlashAttention().explore(p, machine, Residency())
     peak = tracemalloc.get_traced_memory()[1]
@@ -280,6 +409,7 @@ def default_suite(host, target_name):
     """What `predict`/`run` use by default: the plugins' suite, or host-cpu's CPU-sized one."""
     if target_name == "host-cpu":
         from tf_cpu.backend import TorchCpuBackend
+
         names = TorchCpuBackend().default_suite
     else:
         names = host.default_suite()
@@ -293,7 +423,9 @@ def exhaustive_minimum(problem, strategies, machine, residency) -> float:
     for s in strategies:
         if isinstance(problem, s.problem_types):
             if isinstance(s, GridStrategy):
-                best = min(best, float(s.evaluate(problem, machine, residency, s.space(problem, machine)).latency.min()))
+                best = min(
+                    best, float(s.evaluate(problem, machine, residency, s.space(problem, machine)).latency.min())
+                )
             else:
                 best = min(best, s.explore(problem, machine, residency).latency_s)
     return best
@@ -324,14 +456,35 @@ def test_max_candidates_1_gives_a_valid_looser_bound_on_every_default_workload(h
 @settings(max_examples=40, **SETTINGS)
 @given(target_name=st.sampled_from(SHIPPED + ("wide",)), data=st.data())
 def test_lowering_the_limit_never_raises_a_workload_bound(host, target_name, data):
-    spec = data.draw(st.one_of(
-        st.builds("gemm:m={},n={},k={},batch={},dtype={}".format, sizes, sizes, sizes, st.integers(1, 8),
-                  st.sampled_from(["fp32", "bf16", "fp16"])),
-        st.builds("conv2d:n={},c={},h={},w={},k={},r={},s={},padding={},dtype=fp32".format,
-                  st.integers(1, 8), st.integers(1, 256), st.integers(3, 64), st.integers(3, 64),
-                  st.integers(1, 256), st.sampled_from([1, 3]), st.sampled_from([1, 3]), st.integers(0, 1)),
-        st.builds("transformer:hidden={},layers=1,heads={},seq={},dtype=fp32".format,
-                  st.sampled_from([256, 512]), st.sampled_from([4, 8]), st.integers(1, 3000))))
+    spec = data.draw(
+        st.one_of(
+            st.builds(
+                "gemm:m={},n={},k={},batch={},dtype={}".format,
+                sizes,
+                sizes,
+                sizes,
+                st.integers(1, 8),
+                st.sampled_from(["fp32", "bf16", "fp16"]),
+            ),
+            st.builds(
+                "conv2d:n={},c={},h={},w={},k={},r={},s={},padding={},dtype=fp32".format,
+                st.integers(1, 8),
+                st.integers(1, 256),
+                st.integers(3, 64),
+                st.integers(3, 64),
+                st.integers(1, 256),
+                st.sampled_from([1, 3]),
+                st.sampled_from([1, 3]),
+                st.integers(0, 1),
+            ),
+            st.builds(
+                "transformer:hidden={},layers=1,heads={},seq={},dtype=fp32".format,
+                st.sampled_from([256, 512]),
+                st.sampled_from([4, 8]),
+                st.integers(1, 3000),
+            ),
+        )
+    )
     target = wide_target() if target_name == "wide" else host.target(target_name)
     limit = data.draw(st.integers(1, 6000))
     lower = data.draw(st.integers(1, limit))
@@ -346,7 +499,13 @@ def test_lowering_the_limit_never_raises_a_workload_bound(host, target_name, dat
 def wide_target():
     """A 4096-unit target: tiled-matmul's space (5,200) is larger than the old default limit."""
     from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-    return Target(name="wide", description="synthetic", pe_array=PEArray(4096, "PE", {"fp32": 128, "bf16": 1024, "fp16": 1024}),
-                  sram=(MemoryLevel("smem", 228 * 1024, "per_unit", 128), MemoryLevel("l2", 64 << 20, "shared", 4096)),
-                  dram_capacity_bytes=1 << 40, operating_points=(OperatingPoint("base", 1500, 8e12),),
-                  default_operating_point="base")
+
+    return Target(
+        name="wide",
+        description="synthetic",
+        pe_array=PEArray(4096, "PE", {"fp32": 128, "bf16": 1024, "fp16": 1024}),
+        sram=(MemoryLevel("smem", 228 * 1024, "per_unit", 128), MemoryLevel("l2", 64 << 20, "shared", 4096)),
+        dram_capacity_bytes=1 << 40,
+        operating_points=(OperatingPoint("base", 1500, 8e12),),
+        default_operating_point="base",
+    )

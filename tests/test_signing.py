@@ -9,8 +9,17 @@ import pytest
 
 from tensorforge.errors import TensorForgeError
 from tensorforge_ops.capture import signing
-from tensorforge_ops.capture.signing import (INVALID, TRUSTED, UNSIGNED, UNTRUSTED, fingerprint_of,
-                                             load_or_create_key, origin, parse_key, sign_digest)
+from tensorforge_ops.capture.signing import (
+    INVALID,
+    TRUSTED,
+    UNSIGNED,
+    UNTRUSTED,
+    fingerprint_of,
+    load_or_create_key,
+    origin,
+    parse_key,
+    sign_digest,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -25,8 +34,8 @@ def test_the_key_pair_is_made_on_first_use_owner_only(tmp_path):
     assert stat.S_IMODE(os.stat(folder / signing.PRIVATE_NAME).st_mode) == 0o600
     public = (folder / signing.PUBLIC_NAME).read_text()
     assert public.startswith("ed25519 ") and parse_key(public, "pub") == signature.fingerprint
-    again = sign_digest(DIGEST, home)                       # the same key next time
-    assert again.fingerprint == signature.fingerprint and again.value == signature.value   # Ed25519 is deterministic
+    again = sign_digest(DIGEST, home)  # the same key next time
+    assert again.fingerprint == signature.fingerprint and again.value == signature.value  # Ed25519 is deterministic
 
 
 def test_the_capture_carries_the_public_key_and_its_fingerprint(tmp_path):
@@ -70,23 +79,27 @@ def test_origin_trusted_untrusted_unsigned_invalid(tmp_path):
 
 def test_every_digit_of_the_digest_is_signed(tmp_path):
     mine = sign_digest(DIGEST, tmp_path)
-    for index in (0, 15, 16, 63):                 # not only a prefix
-        changed = DIGEST[:index] + ("0" if DIGEST[index] != "0" else "1") + DIGEST[index + 1:]
+    for index in (0, 15, 16, 63):  # not only a prefix
+        changed = DIGEST[:index] + ("0" if DIGEST[index] != "0" else "1") + DIGEST[index + 1 :]
         assert origin(mine, changed, [mine.fingerprint]).status == INVALID
 
 
-@pytest.mark.parametrize("edit, why", [
-    (lambda s, o: {"algorithm": "rsa"}, "algorithm 'rsa' is not ed25519"),
-    (lambda s, o: {"over": "something else"}, "signs something else"),
-    (lambda s, o: {"public_key": "!!!"}, "not valid base64"),
-    (lambda s, o: {"public_key": base64.b64encode(b"x" * 31).decode()}, "not 32 bytes"),
-    (lambda s, o: {"fingerprint": o.fingerprint}, "fingerprint does not belong to the recorded public key"),
-    (lambda s, o: {"public_key": o.public_key, "fingerprint": o.fingerprint}, "does not match the digest"),
-    (lambda s, o: {"value": base64.b64encode(b"\0" * 64).decode()}, "does not match the digest"),
-], ids=["algorithm", "over", "key not base64", "short key", "borrowed fingerprint", "swapped key",
-        "zero signature"])
+@pytest.mark.parametrize(
+    "edit, why",
+    [
+        (lambda s, o: {"algorithm": "rsa"}, "algorithm 'rsa' is not ed25519"),
+        (lambda s, o: {"over": "something else"}, "signs something else"),
+        (lambda s, o: {"public_key": "!!!"}, "not valid base64"),
+        (lambda s, o: {"public_key": base64.b64encode(b"x" * 31).decode()}, "not 32 bytes"),
+        (lambda s, o: {"fingerprint": o.fingerprint}, "fingerprint does not belong to the recorded public key"),
+        (lambda s, o: {"public_key": o.public_key, "fingerprint": o.fingerprint}, "does not match the digest"),
+        (lambda s, o: {"value": base64.b64encode(b"\0" * 64).decode()}, "does not match the digest"),
+    ],
+    ids=["algorithm", "over", "key not base64", "short key", "borrowed fingerprint", "swapped key", "zero signature"],
+)
 def test_an_edited_signature_record_is_invalid(tmp_path, edit, why):
     import attrs
+
     mine = sign_digest(DIGEST, tmp_path / "me")
     other = sign_digest(DIGEST, tmp_path / "other")
     edited = attrs.evolve(mine, **edit(mine, other))
@@ -101,29 +114,34 @@ MESSAGES = {
     "not valid base64": "signature or public key is not valid base64",
     "not 32 bytes": "public key is not 32 bytes (not an Ed25519 key)",
     "fingerprint does not belong to the recorded public key": "recorded fingerprint does not belong to the recorded "
-                                                              "public key",
+    "public key",
     "does not match the digest": "signature does not match the digest (the capture was changed after signing, or "
-                                 "re-sealed)",
+    "re-sealed)",
 }
 
 
 def test_origin_details_word_for_word(tmp_path):
     mine = sign_digest(DIGEST, tmp_path)
     assert origin(mine, DIGEST, [mine.fingerprint]) == signing.Origin(
-        TRUSTED, mine.fingerprint, f"signed by trusted key {mine.fingerprint}")
+        TRUSTED, mine.fingerprint, f"signed by trusted key {mine.fingerprint}"
+    )
     assert origin(mine, DIGEST, []) == signing.Origin(
-        UNTRUSTED, mine.fingerprint, f"signed by key {mine.fingerprint}, which is not among the trusted keys")
+        UNTRUSTED, mine.fingerprint, f"signed by key {mine.fingerprint}, which is not among the trusted keys"
+    )
     assert origin(None, DIGEST, [mine.fingerprint]) == signing.Origin(
-        UNSIGNED, None, "unsigned: nothing shows who produced it")
+        UNSIGNED, None, "unsigned: nothing shows who produced it"
+    )
     assert origin(mine, DIGEST, [mine.fingerprint]).trusted and not origin(mine, DIGEST, []).trusted
 
 
 def test_base64_with_junk_is_refused_not_skipped(tmp_path):
     import attrs
+
     mine = sign_digest(DIGEST, tmp_path)
     junk_value = attrs.evolve(mine, value=mine.value[:10] + "!" + mine.value[10:])
     assert origin(junk_value, DIGEST, [mine.fingerprint]).detail == (
-        "signature INVALID: signature or public key is not valid base64")
+        "signature INVALID: signature or public key is not valid base64"
+    )
     with pytest.raises(TensorForgeError, match="expected a SHA256:... fingerprint or an ed25519 public key"):
         parse_key(mine.public_key[:10] + "!" + mine.public_key[10:], "--trusted-key")
 

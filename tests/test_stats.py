@@ -43,8 +43,9 @@ def test_skewed_four_samples_order_independent():
 
 def test_single_sample_has_no_spread():
     s = summarize([2e-3])
-    assert s == SampleStats(n=1, p10=2e-3, p50=2e-3, p90=2e-3, mean=2e-3, stdev=0.0, cv=0.0,
-                            rel_iqr=0.0, min=2e-3, max=2e-3)
+    assert s == SampleStats(
+        n=1, p10=2e-3, p50=2e-3, p90=2e-3, mean=2e-3, stdev=0.0, cv=0.0, rel_iqr=0.0, min=2e-3, max=2e-3
+    )
 
 
 def test_zero_median():
@@ -60,8 +61,15 @@ def test_accepts_generators_and_returns_plain_python_numbers():
         assert type(getattr(s, field.name)) is (int if field.name == "n" else float), field.name
 
 
-@pytest.mark.parametrize("bad, why", [([], "no samples to summarize"), ([1.0, float("nan")], "NaN or infinity"),
-                                      ([float("inf")], "NaN or infinity"), ([1.0, -1e-9], "negative durations")])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ([], "no samples to summarize"),
+        ([1.0, float("nan")], "NaN or infinity"),
+        ([float("inf")], "NaN or infinity"),
+        ([1.0, -1e-9], "negative durations"),
+    ],
+)
 def test_rejects_bad_samples(bad, why):
     with pytest.raises(ValueError, match=why):
         summarize(bad)

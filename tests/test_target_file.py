@@ -58,11 +58,12 @@ def predict_json(cli, target, *args) -> str:
 
 # -- round trip ----------------------------------------------------------------------------------
 
+
 def runnable_default_suite(host, target):
     """-w options for the default-suite presets whose math modes the target declares."""
     chosen = []
     for preset in host.default_suite():
-        (workload, kind), = resolve(host, (preset,))
+        ((workload, kind),) = resolve(host, (preset,))
         if all(op.problem.math_mode in target.pe_array.flops_per_clock for op in kind.operators(workload.params)):
             chosen += ["-w", preset]
     return chosen
@@ -98,7 +99,8 @@ def test_show_accepts_a_file_and_its_output_is_a_fixed_point(cli, tmp_path):
     assert again.splitlines()[0] == f"# TensorForge hardware target 'rtx3050-laptop', read from {first}"
     assert again.splitlines()[1:] == shown(cli, "rtx3050-laptop").splitlines()[1:]
     assert shown(cli, "rtx3050-laptop").splitlines()[0] == (
-        "# TensorForge hardware target 'rtx3050-laptop', registered by plugin 'rtx3050' (tf-rtx3050 0.1.0)")
+        "# TensorForge hardware target 'rtx3050-laptop', registered by plugin 'rtx3050' (tf-rtx3050 0.1.0)"
+    )
 
 
 def test_show_json_is_the_same_description_as_data(cli, host):
@@ -111,7 +113,7 @@ def test_the_written_file_explains_itself(cli):
     text = shown(cli, "h200")
     assert "capacity_bytes = 233472  # 228 KiB" in text
     assert "fp32 = 256  # 66.9 TFLOP/s" in text
-    assert "# bytes_per_clock: not published" in text        # None is a comment, not a value
+    assert "# bytes_per_clock: not published" in text  # None is a comment, not a value
     assert '"pe_array.units" = "132 SMs' in text
 
 
@@ -138,15 +140,41 @@ def test_sweeping_the_pe_array_in_files(cli, tmp_path):
     assert latencies == sorted(latencies, reverse=True) and latencies[0] > latencies[-1]
 
 
-@pytest.mark.parametrize("text, is_path", [("h200", False), ("rtx3050-laptop", False), ("./x", True),
-                                           ("npu.toml", True), ("NPU.TOML", True), ("dir/h200", True)])
+@pytest.mark.parametrize(
+    "text, is_path",
+    [
+        ("h200", False),
+        ("rtx3050-laptop", False),
+        ("./x", True),
+        ("npu.toml", True),
+        ("NPU.TOML", True),
+        ("dir/h200", True),
+    ],
+)
 def test_names_and_paths(text, is_path):
     assert looks_like_path(text) is is_path
 
 
 def test_toml_values_read_back_as_the_same_python_values():
-    for item in (0, -3, 2 ** 62, 1.5, 4.8e12, 1e16, 1.5e-07, 0.1, 5e-324, "plain", 'q"uo\\te', "tab\tnl\n",
-                 "\x00\x1f\x7f", "ünïcødé µs", True, ["a", "b"], []):
+    for item in (
+        0,
+        -3,
+        2**62,
+        1.5,
+        4.8e12,
+        1e16,
+        1.5e-07,
+        0.1,
+        5e-324,
+        "plain",
+        'q"uo\\te',
+        "tab\tnl\n",
+        "\x00\x1f\x7f",
+        "ünïcødé µs",
+        True,
+        ["a", "b"],
+        [],
+    ):
         assert tomllib.loads(f"x = {toml_value(item)}")["x"] == item, item
     assert math.isinf(tomllib.loads(f"x = {toml_value(float('inf'))}")["x"])
 
@@ -160,51 +188,86 @@ BAD = {
     "fractional units": (("units = 16", "units = 4.5"), "field 'pe_array.units' = 4.5: expected an integer >= 1"),
     "units as text": (("units = 16", 'units = "16"'), "field 'pe_array.units' = \"16\": expected an integer >= 1"),
     "units as bool": (("units = 16", "units = true"), "field 'pe_array.units' = true: expected an integer >= 1"),
-    "misspelt field": (("units = 16", "unit = 16"),
-                       "unknown field 'pe_array.unit' (did you mean 'units'?); known here: units, unit_name, "
-                       "flops_per_clock, vector_flops_per_clock, special_per_clock"),
+    "misspelt field": (
+        ("units = 16", "unit = 16"),
+        "unknown field 'pe_array.unit' (did you mean 'units'?); known here: units, unit_name, "
+        "flops_per_clock, vector_flops_per_clock, special_per_clock",
+    ),
     "missing field": (("units = 16\n", ""), "field 'pe_array.units' is missing: expected an integer >= 1"),
-    "unknown math mode": (("int8 = 2048", "fp4 = 2048"),
-                          "unknown field 'pe_array.flops_per_clock.fp4' (did you mean 'fp8'?); known here: "
-                          "fp32, tf32, fp16, fp16_acc16, bf16, fp8, int8"),
+    "unknown math mode": (
+        ("int8 = 2048", "fp4 = 2048"),
+        "unknown field 'pe_array.flops_per_clock.fp4' (did you mean 'fp8'?); known here: "
+        "fp32, tf32, fp16, fp16_acc16, bf16, fp8, int8",
+    ),
     "zero rate": (("bf16 = 512", "bf16 = 0"), "field 'pe_array.flops_per_clock.bf16' = 0: expected a number > 0"),
-    "no fp32 rate": (("fp32 = 256  # 7.13 TFLOP/s\n", ""),
-                     "field 'pe_array.flops_per_clock' = {tf32 = 256, fp16 = 512, fp16_acc16 = 1024, bf16 = 512, i...: "
-                     "expected a table of math mode = FLOPs per clock per unit that includes fp32 (vector work runs there)"),
-    "bad scope": (('scope = "shared"', 'scope = "global"'),
-                  "field 'sram[1].scope' = \"global\": expected one of per_unit, shared"),
-    "zero capacity": (("capacity_bytes = 102400", "capacity_bytes = 0"),
-                      "field 'sram[0].capacity_bytes' = 0: expected an integer >= 1"),
-    "no per-unit level": (('scope = "per_unit"', 'scope = "shared"'),
-                          "field 'sram' = [\"shared_memory\", \"l2\"]: expected at least one level with "
-                          "scope = \"per_unit\" (where tiles are staged)"),
-    "duplicate level": (('name = "l2"', 'name = "shared_memory"'),
-                        "field 'sram[1].name' = \"shared_memory\": expected a name no other sram level uses"),
-    "level bandwidth zero": (("bytes_per_clock = 128", "bytes_per_clock = 0.0"),
-                             "field 'sram[0].bytes_per_clock' = 0.0: expected a number > 0 (omit it when unknown)"),
-    "negative bandwidth": (("dram_bandwidth_bytes_per_s = 192000000000.0  # 192 GB/s\ndescription = \"top",
-                            "dram_bandwidth_bytes_per_s = -1.0\ndescription = \"top"),
-                           "field 'operating_points[0].dram_bandwidth_bytes_per_s' = -1.0: expected a number > 0"),
-    "infinite clock": (("clock_mhz = 1057", "clock_mhz = inf"),
-                       "field 'operating_points[1].clock_mhz' = inf: expected a number > 0"),
-    "unknown default point": (('default_operating_point = "80w"', 'default_operating_point = "turbo"'),
-                              "field 'default_operating_point' = \"turbo\": expected one of the "
-                              "operating_points: 80w, 35w"),
-    "upper-case name": (('name = "rtx3050-laptop"', 'name = "My-GPU"'),
-                        "field 'name' = \"My-GPU\": expected a non-empty lowercase name without surrounding spaces"),
-    "sram not tables": (("[[sram]]\nname = \"l2\"", "[[srams]]\nname = \"l2\""),
-                        "unknown field 'srams' (did you mean 'sram'?); known here: name, description, pe_array, "
-                        "sram, dram_capacity_bytes, operating_points, default_operating_point, sources, notes, "
-                        "device_names, architecture, estimate, devices, interconnect"),
-    "notes not strings": (("notes = [", "notes = [1, "), "field 'notes' = [1, \"dense peaks only; the laptop's power "
-                                                          "limit and therm...: expected a list of strings"),
-    "source not text": (('dram_capacity_bytes = "4 GB', 'dram_capacity_bytes = 4\nx = "4 GB'),
-                        "field 'sources.dram_capacity_bytes' = 4: expected a string"),
-    "sources not a table": (("[sources]", "[[sources]]"),
-                            "field 'sources' = [{\"pe_array.units\" = \"16 SMs: 2048 CUDA cores / 128 per G...: "
-                            "expected a table of figure = where it comes from"),
-    "dram capacity a list": (("dram_capacity_bytes = 4294967296", "dram_capacity_bytes = [4294967296]"),
-                             "field 'dram_capacity_bytes' = [4294967296]: expected an integer >= 1"),
+    "no fp32 rate": (
+        ("fp32 = 256  # 7.13 TFLOP/s\n", ""),
+        "field 'pe_array.flops_per_clock' = {tf32 = 256, fp16 = 512, fp16_acc16 = 1024, bf16 = 512, i...: "
+        "expected a table of math mode = FLOPs per clock per unit that includes fp32 (vector work runs there)",
+    ),
+    "bad scope": (
+        ('scope = "shared"', 'scope = "global"'),
+        "field 'sram[1].scope' = \"global\": expected one of per_unit, shared",
+    ),
+    "zero capacity": (
+        ("capacity_bytes = 102400", "capacity_bytes = 0"),
+        "field 'sram[0].capacity_bytes' = 0: expected an integer >= 1",
+    ),
+    "no per-unit level": (
+        ('scope = "per_unit"', 'scope = "shared"'),
+        'field \'sram\' = ["shared_memory", "l2"]: expected at least one level with '
+        'scope = "per_unit" (where tiles are staged)',
+    ),
+    "duplicate level": (
+        ('name = "l2"', 'name = "shared_memory"'),
+        "field 'sram[1].name' = \"shared_memory\": expected a name no other sram level uses",
+    ),
+    "level bandwidth zero": (
+        ("bytes_per_clock = 128", "bytes_per_clock = 0.0"),
+        "field 'sram[0].bytes_per_clock' = 0.0: expected a number > 0 (omit it when unknown)",
+    ),
+    "negative bandwidth": (
+        (
+            'dram_bandwidth_bytes_per_s = 192000000000.0  # 192 GB/s\ndescription = "top',
+            'dram_bandwidth_bytes_per_s = -1.0\ndescription = "top',
+        ),
+        "field 'operating_points[0].dram_bandwidth_bytes_per_s' = -1.0: expected a number > 0",
+    ),
+    "infinite clock": (
+        ("clock_mhz = 1057", "clock_mhz = inf"),
+        "field 'operating_points[1].clock_mhz' = inf: expected a number > 0",
+    ),
+    "unknown default point": (
+        ('default_operating_point = "80w"', 'default_operating_point = "turbo"'),
+        "field 'default_operating_point' = \"turbo\": expected one of the operating_points: 80w, 35w",
+    ),
+    "upper-case name": (
+        ('name = "rtx3050-laptop"', 'name = "My-GPU"'),
+        "field 'name' = \"My-GPU\": expected a non-empty lowercase name without surrounding spaces",
+    ),
+    "sram not tables": (
+        ('[[sram]]\nname = "l2"', '[[srams]]\nname = "l2"'),
+        "unknown field 'srams' (did you mean 'sram'?); known here: name, description, pe_array, "
+        "sram, dram_capacity_bytes, operating_points, default_operating_point, sources, notes, "
+        "device_names, architecture, estimate, devices, interconnect",
+    ),
+    "notes not strings": (
+        ("notes = [", "notes = [1, "),
+        "field 'notes' = [1, \"dense peaks only; the laptop's power limit and therm...: expected a list of strings",
+    ),
+    "source not text": (
+        ('dram_capacity_bytes = "4 GB', 'dram_capacity_bytes = 4\nx = "4 GB'),
+        "field 'sources.dram_capacity_bytes' = 4: expected a string",
+    ),
+    "sources not a table": (
+        ("[sources]", "[[sources]]"),
+        'field \'sources\' = [{"pe_array.units" = "16 SMs: 2048 CUDA cores / 128 per G...: '
+        "expected a table of figure = where it comes from",
+    ),
+    "dram capacity a list": (
+        ("dram_capacity_bytes = 4294967296", "dram_capacity_bytes = [4294967296]"),
+        "field 'dram_capacity_bytes' = [4294967296]: expected an integer >= 1",
+    ),
     "not toml": (("units = 16", "units = = 16"), "not valid TOML: Invalid value (at line 13, column 9)"),
 }
 
@@ -229,7 +292,7 @@ def test_each_mistake_is_one_line_naming_field_value_and_expectation(case, rtx_t
     assert captured.out == "" and "Traceback" not in captured.err
     assert captured.err == f"error: target file {path}: {message}\n"
     assert out.read_text() == "keep\n"
-    with pytest.raises(SystemExit):                       # the same line from `targets show FILE`
+    with pytest.raises(SystemExit):  # the same line from `targets show FILE`
         main(["targets", "show", str(path)])
     assert capsys.readouterr().err == f"error: target file {path}: {message}\n"
 
@@ -238,9 +301,12 @@ def test_missing_file_and_not_utf8(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["predict", "-t", str(tmp_path / "absent.toml"), "-w", "gemm_tiny"])
     assert info.value.code == 2
-    assert capsys.readouterr().err == f"error: cannot read target file {tmp_path / 'absent.toml'}: No such file or directory\n"
+    assert (
+        capsys.readouterr().err
+        == f"error: cannot read target file {tmp_path / 'absent.toml'}: No such file or directory\n"
+    )
     binary = tmp_path / "binary.toml"
-    binary.write_bytes(b"name = \"\xff\"\n")
+    binary.write_bytes(b'name = "\xff"\n')
     with pytest.raises(SystemExit):
         main(["predict", "-t", str(binary), "-w", "gemm_tiny"])
     assert capsys.readouterr().err == f"error: target file {binary}: not UTF-8 text (invalid start byte at byte 8)\n"

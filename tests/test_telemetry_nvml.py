@@ -25,9 +25,16 @@ from tensorforge_ops.telemetry.nvml import (
 def test_reason_table_matches_pynvml_bits():
     table = dict(CLOCK_EVENT_REASONS)
     assert table == {
-        0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
-        0x10: "SyncBoost", 0x20: "SwThermalSlowdown", 0x40: "HwThermalSlowdown",
-        0x80: "HwPowerBrakeSlowdown", 0x100: "DisplayClockSetting", 0x200: "BoardLimit",
+        0x1: "GpuIdle",
+        0x2: "ApplicationsClocksSetting",
+        0x4: "SwPowerCap",
+        0x8: "HwSlowdown",
+        0x10: "SyncBoost",
+        0x20: "SwThermalSlowdown",
+        0x40: "HwThermalSlowdown",
+        0x80: "HwPowerBrakeSlowdown",
+        0x100: "DisplayClockSetting",
+        0x200: "BoardLimit",
         0x400: "Reliability",
     }
     bits = [b for b, _ in CLOCK_EVENT_REASONS]
@@ -65,8 +72,14 @@ def test_decode_reasons(mask, names):
 
 def _s(t, sm, mem, pw, temp, gu, mu, mask):
     return TelemetrySample(
-        t_s=t, sm_clock_mhz=sm, mem_clock_mhz=mem, power_w=pw, temperature_c=temp,
-        gpu_util_pct=gu, mem_util_pct=mu, reasons_mask=mask,
+        t_s=t,
+        sm_clock_mhz=sm,
+        mem_clock_mhz=mem,
+        power_w=pw,
+        temperature_c=temp,
+        gpu_util_pct=gu,
+        mem_util_pct=mu,
+        reasons_mask=mask,
         reasons=None if mask is None else decode_reasons(mask),
     )
 
@@ -192,8 +205,12 @@ def test_collect_window_with_fake_nvml():
     fake = FakeNVML()
     runs, syncs = [], []
     w = collect_window(
-        lambda: runs.append(1), synchronize=lambda: syncs.append(1),
-        device_index=3, duration_s=0.2, sample_period_s=0.01, nvml=fake,
+        lambda: runs.append(1),
+        synchronize=lambda: syncs.append(1),
+        device_index=3,
+        duration_s=0.2,
+        sample_period_s=0.01,
+        nvml=fake,
     )
     assert w.available is True and w.unavailable_reason is None
     assert (w.device_name, w.device_index) == ("Fake H200", 3)

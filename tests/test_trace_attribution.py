@@ -11,8 +11,15 @@ from tensorforge.suite import resolve
 from tensorforge_ops.measure import op_ranges
 from tensorforge_ops.host import OpsHost
 from tensorforge_ops.measure.op_ranges import FLUSH, ITERATION, PREFIX
-from tensorforge_ops.measure.trace_attribution import (UNATTRIBUTED, TraceError, apply_template, cpu_iterations,
-                                               device_iterations, sequence, summarize_iterations)
+from tensorforge_ops.measure.trace_attribution import (
+    UNATTRIBUTED,
+    TraceError,
+    apply_template,
+    cpu_iterations,
+    device_iterations,
+    sequence,
+    summarize_iterations,
+)
 
 HOST_TID, STREAM = 101, 7
 
@@ -25,8 +32,9 @@ class FakeTrace:
         self.events, self.corr = [], 0
 
     def host(self, cat, name, ts, dur, **args):
-        self.events.append({"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1,
-                            "tid": HOST_TID, "args": args})
+        self.events.append(
+            {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": HOST_TID, "args": args}
+        )
 
     def range(self, name, ts, dur):
         self.host("user_annotation", name, ts, dur)
@@ -37,9 +45,18 @@ class FakeTrace:
         self.host(cat, api, ts, 2.0, correlation=self.corr)
         for k in kernels:
             name, start, dur = k[:3]
-            self.events.append({"ph": "X", "cat": k[3] if len(k) > 3 else "kernel", "name": name,
-                                "ts": start, "dur": dur, "pid": 0, "tid": STREAM,
-                                "args": {"correlation": self.corr, "stream": STREAM}})
+            self.events.append(
+                {
+                    "ph": "X",
+                    "cat": k[3] if len(k) > 3 else "kernel",
+                    "name": name,
+                    "ts": start,
+                    "dur": dur,
+                    "pid": 0,
+                    "tid": STREAM,
+                    "args": {"correlation": self.corr, "stream": STREAM},
+                }
+            )
 
     def doc(self):
         return {"traceEvents": self.events + [{"ph": "M", "name": "process_name", "pid": 1}]}
@@ -58,18 +75,25 @@ def eager_trace(iterations=3, slow_norm_at=None):
         t.launch(base + 102, [("norm_kernel", base + 120, norm)])
         t.range(PREFIX + "matmul", base + 111, 40)
         t.launch(base + 112, [("Memset (Device)", base + 120 + norm + 5, 1, "gpu_memset")])
-        t.launch(base + 120, [("nvjet_sm90_tst_256x128", base + 120 + norm + 8, 100)],
-                 api="cuLaunchKernelEx", cat="cuda_driver")
+        t.launch(
+            base + 120,
+            [("nvjet_sm90_tst_256x128", base + 120 + norm + 8, 100)],
+            api="cuLaunchKernelEx",
+            cat="cuda_driver",
+        )
     return t.doc()
 
 
 def test_eager_kernels_are_attributed_to_their_operator_and_iteration():
     its = device_iterations(eager_trace())
     assert [it.index for it in its] == [0, 1, 2]
-    assert sequence(its[0]) == (("norm_kernel", "norm"), ("Memset (Device)", "matmul"),
-                                ("nvjet_sm90_tst_256x128", "matmul"))
+    assert sequence(its[0]) == (
+        ("norm_kernel", "norm"),
+        ("Memset (Device)", "matmul"),
+        ("nvjet_sm90_tst_256x128", "matmul"),
+    )
     assert its[0].activities[1].kind == "memset" and its[0].activities[2].launch == "cuLaunchKernelEx"
-    assert its[0].lead_in_s == pytest.approx(50e-6)       # flush ends at 70, norm starts at 120
+    assert its[0].lead_in_s == pytest.approx(50e-6)  # flush ends at 70, norm starts at 120
     assert its[0].host_s == pytest.approx({"norm": 9e-6, "matmul": 40e-6})
 
 
@@ -80,8 +104,7 @@ def test_operator_times_add_up_to_the_span():
     assert norm.busy_p50_s == pytest.approx(10e-6) and norm.gap_p50_s == 0
     # memset starts 5 us after norm ends, gemm 2 us after the memset: 7 us of gaps
     assert matmul.busy_p50_s == pytest.approx(101e-6) and matmul.gap_p50_s == pytest.approx(7e-6)
-    assert matmul.activities == 2 and [k.name for k in matmul.kernels] == ["Memset (Device)",
-                                                                             "nvjet_sm90_tst_256x128"]
+    assert matmul.activities == 2 and [k.name for k in matmul.kernels] == ["Memset (Device)", "nvjet_sm90_tst_256x128"]
     assert summary.span_p50_s == pytest.approx(norm.time_p50_s + matmul.time_p50_s)
     assert summary.busy_p50_s == pytest.approx(111e-6) and summary.gap_p50_s == pytest.approx(7e-6)
     assert summary.unattributed_busy_p50_s == 0 and summary.iterations == 3
@@ -111,9 +134,9 @@ def test_graph_replays_take_operators_from_the_eager_sequence():
     assert why is None
     summary = summarize_iterations(matched)
     assert [o.operator for o in summary.operators] == ["norm", "matmul"]
-    assert summary.gap_p50_s == pytest.approx(3e-6)          # two 1.5 us gaps
+    assert summary.gap_p50_s == pytest.approx(3e-6)  # two 1.5 us gaps
     assert summary.lead_in_p50_s == pytest.approx(50e-6)
-    assert summary.operators[1].host_p50_s is None          # no host ranges in a replay
+    assert summary.operators[1].host_p50_s is None  # no host ranges in a replay
 
 
 def test_a_replay_that_differs_from_the_eager_sequence_stays_unattributed_with_the_reason():
@@ -152,8 +175,10 @@ def test_a_kernel_launched_outside_every_operator_range_is_unattributed():
     t.launch(2, [("gemm", 100, 20)])
     t.launch(20, [("stray_copy", 125, 5)])
     summary = summarize_iterations(device_iterations(t.doc()))
-    assert [(o.operator, o.busy_p50_s) for o in summary.operators] == [("matmul", pytest.approx(20e-6)),
-                                                                     (UNATTRIBUTED, pytest.approx(5e-6))]
+    assert [(o.operator, o.busy_p50_s) for o in summary.operators] == [
+        ("matmul", pytest.approx(20e-6)),
+        (UNATTRIBUTED, pytest.approx(5e-6)),
+    ]
 
 
 def test_traces_without_iterations_or_events_are_refused():
@@ -169,19 +194,29 @@ def test_traces_without_iterations_or_events_are_refused():
 
 torch = pytest.importorskip("torch")
 
-VIEW_OPS = {"aten::split", "aten::view", "aten::transpose", "aten::split_with_sizes", "aten::slice",
-            "aten::chunk", "aten::narrow", "aten::as_strided", "aten::detach", "aten::alias"}
+VIEW_OPS = {
+    "aten::split",
+    "aten::view",
+    "aten::transpose",
+    "aten::split_with_sizes",
+    "aten::slice",
+    "aten::chunk",
+    "aten::narrow",
+    "aten::as_strided",
+    "aten::detach",
+    "aten::alias",
+}
 
 
 def cpu_trace(spec, tmp_path, iterations=3):
     from torch.profiler import ProfilerActivity, profile, record_function
-    (workload, _), = resolve(PluginHost(), (spec,))
+
+    ((workload, _),) = resolve(PluginHost(), (spec,))
     builder = OpsHost().builder(workload.kind, "torch-cpu")
     with torch.inference_mode():
         fn = builder.build(workload.params, torch.device("cpu"))
         fn()
-        with profile(activities=[ProfilerActivity.CPU]) as prof, \
-                op_ranges.recording(op_ranges.profiler_recorder()):
+        with profile(activities=[ProfilerActivity.CPU]) as prof, op_ranges.recording(op_ranges.profiler_recorder()):
             for _ in range(iterations):
                 with record_function(ITERATION):
                     fn()
@@ -209,14 +244,27 @@ def test_cpu_trace_of_a_transformer_leaves_only_views_outside_operator_ranges(tm
     summary = summarize_iterations(its)
     names = [o.operator for o in summary.operators if o.operator != UNATTRIBUTED]
     assert names[:4] == ["norm_attn", "qkv_proj", "rope", "kv_append"]
-    assert set(names) == {"norm_attn", "qkv_proj", "rope", "kv_append", "attention", "o_proj",
-                          "residual_attn", "norm_mlp", "mlp_up", "mlp_act", "mlp_down", "residual_mlp",
-                          "norm_final"}
+    assert set(names) == {
+        "norm_attn",
+        "qkv_proj",
+        "rope",
+        "kv_append",
+        "attention",
+        "o_proj",
+        "residual_attn",
+        "norm_mlp",
+        "mlp_up",
+        "mlp_act",
+        "mlp_down",
+        "residual_mlp",
+        "norm_final",
+    }
     qkv = next(o for o in summary.operators if o.operator == "qkv_proj")
-    assert qkv.activities == 2      # two layers, one aten::linear each
+    assert qkv.activities == 2  # two layers, one aten::linear each
 
 
 # -- a real trace ------------------------------------------------------------------------------
+
 
 def test_a_real_h200_trace_of_the_decode_transformer():
     """Profiler trace from an H200 (development run, 2026-11-30): 2 eager calls of the default
@@ -224,6 +272,7 @@ def test_a_real_h200_trace_of_the_decode_transformer():
     L2 flush. Every kernel is attributed, and the replays match the eager sequence."""
     import gzip
     from pathlib import Path
+
     path = Path(__file__).parent / "fixtures" / "traces" / "h200_transformer_decode.json.gz"
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         doc = json.load(handle)
@@ -232,12 +281,25 @@ def test_a_real_h200_trace_of_the_decode_transformer():
     eager, graph = its[:2], its[2:]
     assert all(a.launch == "cudaGraphLaunch" and a.operator is None for it in graph for a in it.activities)
     assert {a.launch for it in eager for a in it.activities} >= {"cudaLaunchKernel", "cuLaunchKernelEx"}
-    assert all(a.operator for it in eager for a in it.activities)          # nothing unattributed
+    assert all(a.operator for it in eager for a in it.activities)  # nothing unattributed
     matched, why = apply_template(graph, sequence(eager[-1]))
     assert why is None
     summary = summarize_iterations(matched)
-    core_ops = ["norm_attn", "qkv_proj", "rope", "kv_append", "attention", "o_proj", "residual_attn",
-                "norm_mlp", "mlp_up", "mlp_act", "mlp_down", "residual_mlp", "norm_final"]
+    core_ops = [
+        "norm_attn",
+        "qkv_proj",
+        "rope",
+        "kv_append",
+        "attention",
+        "o_proj",
+        "residual_attn",
+        "norm_mlp",
+        "mlp_up",
+        "mlp_act",
+        "mlp_down",
+        "residual_mlp",
+        "norm_final",
+    ]
     assert [o.operator for o in summary.operators] == core_ops
     by_name = {o.operator: o for o in summary.operators}
     assert by_name["qkv_proj"].activities == 4 and by_name["rope"].activities == 40

@@ -27,9 +27,9 @@ def ops_of(host, spec):
 def test_tp2_splits_projections_heads_and_mlp_and_adds_two_all_reduces(host):
     one, p = ops_of(host, f"{LLAMA},batch=1,seq=4096")
     two, _ = ops_of(host, f"{LLAMA},batch=1,seq=4096,tp=2")
-    assert two["qkv_proj"].problem.n == one["qkv_proj"].problem.n // 2            # column-parallel
-    assert two["o_proj"].problem.k == one["o_proj"].problem.k // 2                # row-parallel
-    assert two["o_proj"].problem.n == one["o_proj"].problem.n == 4096             # full hidden out
+    assert two["qkv_proj"].problem.n == one["qkv_proj"].problem.n // 2  # column-parallel
+    assert two["o_proj"].problem.k == one["o_proj"].problem.k // 2  # row-parallel
+    assert two["o_proj"].problem.n == one["o_proj"].problem.n == 4096  # full hidden out
     assert two["mlp_up"].problem.n == one["mlp_up"].problem.n // 2
     assert two["mlp_down"].problem.k == one["mlp_down"].problem.k // 2
     assert (two["attention"].problem.heads, two["attention"].problem.kv_heads) == (16, 4)
@@ -37,7 +37,7 @@ def test_tp2_splits_projections_heads_and_mlp_and_adds_two_all_reduces(host):
         c = two[name].problem
         assert (c.op, c.ranks, c.bytes, two[name].count) == ("all_reduce", 2, 4096 * 4096 * 2, 2)
     names = list(two)
-    assert names.index("all_reduce_attn") == names.index("o_proj") + 1            # on the critical path
+    assert names.index("all_reduce_attn") == names.index("o_proj") + 1  # on the critical path
     assert names.index("all_reduce_mlp") == names.index("mlp_down") + 1
     assert "all_reduce_attn" not in one
 
@@ -69,7 +69,7 @@ def test_pipeline_stages_add_sends_between_neighbouring_stages(host):
     send = ops["pp_send_recv"]
     assert (send.problem.op, send.problem.ranks, send.problem.stride, send.count) == ("send_recv", 2, 2, 1)
     assert send.problem.bytes == 1024 * 4096 * 2
-    assert ops["qkv_proj"].count == 2        # one batch passes every layer, stage after stage
+    assert ops["qkv_proj"].count == 2  # one batch passes every layer, stage after stage
     pred = predict(resolve(host, (f"{LLAMA},batch=1,seq=1024,tp=2,pp=2",)), host.target("h200x8"), host.mappings())
     assert any(o.name == "pp_send_recv" and o.bottleneck == "interconnect" for o in pred.workloads[0].operators)
     with pytest.raises(TensorForgeError, match="needs 3 devices; the target has 2"):
@@ -92,14 +92,23 @@ def test_tp2_layer_bound_includes_its_all_reduces(host):
     assert w.latency_s == pytest.approx(sum(o.latency_s for o in w.operators))
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("transformer:hidden=768,layers=1,heads=12,tp=8", "tp=8 must divide heads=12"),
-    ("transformer:hidden=1536,layers=1,heads=24,kv_heads=6,tp=4", "tp=4 and kv_heads=6: one must divide the other"),
-    ("transformer:hidden=1024,layers=1,heads=16,kv_heads=4,intermediate=1000,tp=16", "tp=16 must divide intermediate=1000"),
-    ("transformer:hidden=1024,layers=3,heads=16,pp=2", "pp=2 must divide layers=3"),
-    ("transformer:hidden=1024,layers=1,heads=16,block=parallel,tp=2", "tensor parallelism is modelled for sequential"),
-    ("transformer:hidden=1024,layers=1,heads=16,tp=0", "tp must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("transformer:hidden=768,layers=1,heads=12,tp=8", "tp=8 must divide heads=12"),
+        ("transformer:hidden=1536,layers=1,heads=24,kv_heads=6,tp=4", "tp=4 and kv_heads=6: one must divide the other"),
+        (
+            "transformer:hidden=1024,layers=1,heads=16,kv_heads=4,intermediate=1000,tp=16",
+            "tp=16 must divide intermediate=1000",
+        ),
+        ("transformer:hidden=1024,layers=3,heads=16,pp=2", "pp=2 must divide layers=3"),
+        (
+            "transformer:hidden=1024,layers=1,heads=16,block=parallel,tp=2",
+            "tensor parallelism is modelled for sequential",
+        ),
+        ("transformer:hidden=1024,layers=1,heads=16,tp=0", "tp must be >= 1"),
+    ],
+)
 def test_bad_splits_are_one_line(host, spec, message):
     with pytest.raises(TensorForgeError) as info:
         resolve(host, (spec,))

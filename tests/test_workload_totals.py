@@ -58,7 +58,7 @@ def test_workload_totals_follow_from_the_operators_for_every_kind(host):
         operators = kind.operators(workload.params)
         assert w.compulsory_bytes == boundary_bytes_from_operators(operators), w.name
         assert w.compulsory_bytes <= sum(o.compulsory_bytes for o in w.operators), w.name
-        if len(w.operators) == 1:   # nothing internal: the operator's own traffic
+        if len(w.operators) == 1:  # nothing internal: the operator's own traffic
             assert w.compulsory_bytes == w.operators[0].compulsory_bytes, w.name
         assert w.flops == sum(o.flops for o in w.operators)
 
@@ -71,8 +71,9 @@ def test_llama2_7b_decode_counts_every_layer(host):
     per_layer = 404_766_720 + 268_566_528 + 131_072
     once = 8_192 + 262_144_000 + 512_000
     spec = f"transformer:config={CONFIGS / 'llama-2-7b'},phase=decode,context=2048,batch=8"
-    one, full = predict([resolve_spec(host, spec + ",layers=1"), resolve_spec(host, spec)],
-                        host.target("h200"), host.mappings()).workloads
+    one, full = predict(
+        [resolve_spec(host, spec + ",layers=1"), resolve_spec(host, spec)], host.target("h200"), host.mappings()
+    ).workloads
     assert one.compulsory_bytes == per_layer + once
-    assert full.compulsory_bytes == 32 * per_layer + once          # 21.8 GB, not 0.94 GB
+    assert full.compulsory_bytes == 32 * per_layer + once  # 21.8 GB, not 0.94 GB
     assert full.arithmetic_intensity < one.arithmetic_intensity * 1.1

@@ -64,16 +64,24 @@ def main(argv=None):
                     k = kernels[e.name]
                     k[0] += 1
                     k[1] += float(getattr(e, "device_time", 0.0) or getattr(e, "cuda_time", 0.0) or 0.0)
-            results[item.name] = {"kernels": {name: {"per_call": c / args.calls, "us_per_call": t / args.calls}
-                                              for name, (c, t) in sorted(kernels.items())},
-                                  "kernels_per_call": sum(c for c, _ in kernels.values()) / args.calls}
+            results[item.name] = {
+                "kernels": {
+                    name: {"per_call": c / args.calls, "us_per_call": t / args.calls}
+                    for name, (c, t) in sorted(kernels.items())
+                },
+                "kernels_per_call": sum(c for c, _ in kernels.values()) / args.calls,
+            }
             del fn
         except Exception as exc:  # one item's failure is recorded, the rest go on
             results[item.name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         torch.cuda.empty_cache()
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                   "items": results}, f, indent=1, sort_keys=True)
+        json.dump(
+            {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "items": results},
+            f,
+            indent=1,
+            sort_keys=True,
+        )
     print(f"profiled {len(results)} items in {time.perf_counter() - start:.1f} s -> {args.out}")
     del STREAM_OPS
 

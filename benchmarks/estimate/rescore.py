@@ -32,24 +32,31 @@ def main(argv=None):
     ap.add_argument("--coefficients", help="write the refitted coefficients here")
     ap.add_argument("--json", dest="json_out", help="write the evaluation here")
     ap.add_argument("--rows", action="store_true")
-    ap.add_argument("--shipped", metavar="FAMILY",
-                    help="score the shipped coefficients of FAMILY instead of refitting (a baseline)")
+    ap.add_argument(
+        "--shipped", metavar="FAMILY", help="score the shipped coefficients of FAMILY instead of refitting (a baseline)"
+    )
     args = ap.parse_args(argv)
 
     cal = json.load(open(args.calibration, encoding="utf-8"))
     if "ceilings" not in cal and isinstance(cal.get("calibrated"), dict):
-        cal = cal["calibrated"]   # a capture: its CALIBRATED section holds the probe points
+        cal = cal["calibrated"]  # a capture: its CALIBRATED section holds the probe points
     doc = json.load(open(args.capture, encoding="utf-8"))
     host = PluginHost()
     target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])
     c = cal["ceilings"]
-    ceilings = Ceilings(origin="calibrated", compute={k: float(v) for k, v in c["compute"].items()},
-                        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
-                        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}")
+    ceilings = Ceilings(
+        origin="calibrated",
+        compute={k: float(v) for k, v in c["compute"].items()},
+        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
+        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}",
+    )
     if args.shipped:
         from tensorforge.estimate.shipped import shipped
-        fitted = {"coefficients": to_data(shipped()[args.shipped]),
-                  "report": {"summary": f"shipped {args.shipped} coefficients, no refit"}}
+
+        fitted = {
+            "coefficients": to_data(shipped()[args.shipped]),
+            "report": {"summary": f"shipped {args.shipped} coefficients, no refit"},
+        }
     else:
         fitted = fit_estimate(cal, host, target, ceilings)
     if fitted is None or "error" in fitted:
@@ -64,6 +71,7 @@ def main(argv=None):
     for name, spec in specs:
         kind_name, params = _params(host, spec)
         from tensorforge.workload import Workload
+
         kind = host.workload_kind(kind_name)
         chosen.append((Workload(name=name, kind=kind_name, params=params, spec=spec), kind))
     pred = predict(chosen, target, host.mappings(), None, ceilings, estimate=coefficients)
@@ -78,13 +86,24 @@ def main(argv=None):
         terms = dict(est.terms)
         if regime != "eager":
             terms.pop("host_overhead", None)
-        rows.append(Row(name=w.name, klass=workload_class(kind.name, w.params), regime=regime,
-                        measured_s=seconds, bound_s=wp.latency_s,
-                        estimate_s=est.eager_s if regime == "eager" else est.device_s, terms=terms,
-                        tolerance=max(0.02, rel_iqr)))
+        rows.append(
+            Row(
+                name=w.name,
+                klass=workload_class(kind.name, w.params),
+                regime=regime,
+                measured_s=seconds,
+                bound_s=wp.latency_s,
+                estimate_s=est.eager_s if regime == "eager" else est.device_s,
+                terms=terms,
+                tolerance=max(0.02, rel_iqr),
+            )
+        )
     ev = evaluate(rows)
-    how = (f"the shipped {args.shipped} coefficients" if args.shipped else
-           f"coefficients refitted from the probe points of {args.calibration} by the current code")
+    how = (
+        f"the shipped {args.shipped} coefficients"
+        if args.shipped
+        else f"coefficients refitted from the probe points of {args.calibration} by the current code"
+    )
     source = f"{args.capture}: measurements re-scored with {how}; basis: {coefficients.basis}"
     print(evaluation_text(ev, source, args.rows), end="")
     print("fit:", json.dumps(fitted["report"]["summary"]))

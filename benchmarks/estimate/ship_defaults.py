@@ -18,8 +18,9 @@ def main(argv=None):
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     coefficients = dict(data.get("coefficients", data))
     summary = (coefficients.get("fit") or {}).get("summary", {})
-    coefficients.update(family=family, basis_kind="carried-over", fit={"summary": summary},
-                        basis=f"shipped coefficients of {source}")
+    coefficients.update(
+        family=family, basis_kind="carried-over", fit={"summary": summary}, basis=f"shipped coefficients of {source}"
+    )
     table = json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() else {}
     table[family] = coefficients
     DATA.write_text(json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8")

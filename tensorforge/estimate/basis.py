@@ -9,7 +9,6 @@ Order of preference, and what the output then says (`estimate basis`):
     family's coefficients are used and the basis says so, loudly. Never a silent guess.
 """
 
-
 from ..target import Ceilings, Target
 from .coefficients import EstimateCoefficients
 from .shipped import shipped
@@ -38,9 +37,11 @@ def coefficients_for(target: Target, calibrated: EstimateCoefficients | None = N
     prefix = family.split("-")[0]
     stand_in = NEAREST.get(prefix, "nvidia-sm90" if target.pe_array.unit_name == "SM" else "cpu-x86-64")
     base = table[stand_in]
-    return base.relabel("carried-over-other-family",
-                        f"no calibrated device of family {family!r}: coefficients of {stand_in} "
-                        f"({base.basis}) carried over; expect larger errors")
+    return base.relabel(
+        "carried-over-other-family",
+        f"no calibrated device of family {family!r}: coefficients of {stand_in} "
+        f"({base.basis}) carried over; expect larger errors",
+    )
 
 
 def achievable(ceilings: Ceilings, c: EstimateCoefficients) -> tuple[dict[str, float], float]:

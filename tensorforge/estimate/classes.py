@@ -10,10 +10,23 @@ workloads: prefill or decode.
 
 from typing import Any
 
-CLASSES = ("gemm-large", "gemm-small", "gemm-skinny", "gemm-odd", "gemm-batched",
-           "conv-1x1", "conv-kxk", "conv-depthwise", "conv-stem", "conv-fp32",
-           "attention-prefill", "attention-decode", "transformer-prefill", "transformer-decode",
-           "other")
+CLASSES = (
+    "gemm-large",
+    "gemm-small",
+    "gemm-skinny",
+    "gemm-odd",
+    "gemm-batched",
+    "conv-1x1",
+    "conv-kxk",
+    "conv-depthwise",
+    "conv-stem",
+    "conv-fp32",
+    "attention-prefill",
+    "attention-decode",
+    "transformer-prefill",
+    "transformer-decode",
+    "other",
+)
 
 # The groups of classes, for the headline table.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -32,6 +45,7 @@ ELEM = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 def workload_class(kind: str, params: Any) -> str:
     def g(name: str, default: Any = None) -> Any:
         return getattr(params, name, default)
+
     if kind == "gemm":
         m, n, k, batch = g("m"), g("n"), g("k"), g("batch", 1)
         e = ELEM.get(g("dtype", "bf16"), 2)

@@ -59,6 +59,7 @@ class KernelCosts:
     graph_launch_s: a kernel's fixed cost inside a CUDA graph replay (no launch latency between
         kernels); 0 = not measured, launch_s is used.
     """
+
     harness_s: float = attrs.field(validator=_non_negative)
     launch_s: float = attrs.field(validator=_positive)
     host_per_kernel_s: float = attrs.field(validator=_non_negative)
@@ -81,6 +82,7 @@ class GemmCoefficients:
         (skinny and GEMV shapes).
     unaligned_efficiency: rate fraction of the fallback kernels that run when a leading
         dimension is not a multiple of 16 bytes (no TMA / vectorised loads)."""
+
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
     tile_overhead_s: float = attrs.field(validator=_non_negative)
@@ -103,6 +105,7 @@ class ConvCoefficients:
         of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
     tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
         (filter and activation address set-up) on top of the GEMM's."""
+
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
     fp32_efficiency: float = attrs.field(validator=_fraction)
@@ -121,6 +124,7 @@ class AttentionCoefficients:
     decode_cache_multiple: where the query heads of a KV head run as separate blocks (grouped-
     query attention without head folding), each re-reads the KV head from the shared cache at
     this multiple of the DRAM ceiling."""
+
     prefill_efficiency: float = attrs.field(validator=_fraction)
     causal_efficiency: float = attrs.field(validator=_fraction)
     decode_bandwidth_efficiency: float = attrs.field(validator=_fraction)
@@ -141,6 +145,7 @@ class StreamCoefficients:
     concat) at sizes past the launch floor; the fixed cost per kernel is KernelCosts'.
     resident_efficiency: the same for the share of an operator's bytes a previous operator left
     in the shared cache (a multiple of the DRAM ceiling)."""
+
     bandwidth_efficiency: Mapping[str, float] = attrs.field(validator=_patterns)
     resident_efficiency: float = attrs.field(default=1.0, validator=_resident)
 
@@ -160,6 +165,7 @@ class EstimateCoefficients:
         datasheet ceiling into an achievable one when no calibration of this device exists.
     source_clock_mhz: the clock of the source device's ceilings (the feed is per clock).
     """
+
     family: str
     basis_kind: str = attrs.field(validator=attrs.validators.in_(BASIS_KINDS))
     basis: str
@@ -171,7 +177,7 @@ class EstimateCoefficients:
     peak_fraction: Mapping[str, float] = attrs.field(factory=dict, validator=_fractions)
     dram_fraction: float = attrs.field(default=1.0, validator=_fraction)
     source_clock_mhz: float = attrs.field(default=1000.0, validator=_positive)
-    fit: Mapping[str, Any] = attrs.field(factory=dict)   # how well the probes were reproduced
+    fit: Mapping[str, Any] = attrs.field(factory=dict)  # how well the probes were reproduced
 
     def relabel(self, basis_kind: str, basis: str) -> "EstimateCoefficients":
         return attrs.evolve(self, basis_kind=basis_kind, basis=basis)
@@ -187,7 +193,7 @@ def coefficients_from_data(data: Any, where: str) -> EstimateCoefficients:
         raise TensorForgeError(f"{where}: estimate coefficients must be a table/object")
     try:
         return converter.structure(data, EstimateCoefficients)
-    except Exception as exc:   # cattrs wraps validator errors in exception groups
+    except Exception as exc:  # cattrs wraps validator errors in exception groups
         raise TensorForgeError(f"{where}: invalid estimate coefficients: {_first_error(exc)}") from None
 
 

@@ -18,7 +18,7 @@ VIOLATION_TOLERANCE = 0.02
 class Row:
     name: str
     klass: str
-    regime: str              # which measurement (eager, graph, ...) and so which estimate
+    regime: str  # which measurement (eager, graph, ...) and so which estimate
     measured_s: float
     bound_s: float
     estimate_s: float
@@ -48,7 +48,7 @@ class ClassScore:
     estimate_p90: float
     violations: int
     estimate_below_bound: int
-    term_shares: dict[str, float]   # of sum(measured - bound); 'unexplained' is the rest
+    term_shares: dict[str, float]  # of sum(measured - bound); 'unexplained' is the rest
     workloads: list[str]
 
 
@@ -68,13 +68,17 @@ def score(name: str, rows: Sequence[Row]) -> ClassScore | None:
                 shares[term] = value / gap
         shares["unexplained"] = 1.0 - sum(shares.values())
     return ClassScore(
-        name=name, n=len(rows),
-        bound_median=_pct([r.ape_bound for r in rows], 50), bound_p90=_pct([r.ape_bound for r in rows], 90),
+        name=name,
+        n=len(rows),
+        bound_median=_pct([r.ape_bound for r in rows], 50),
+        bound_p90=_pct([r.ape_bound for r in rows], 90),
         estimate_median=_pct([r.ape_estimate for r in rows], 50),
         estimate_p90=_pct([r.ape_estimate for r in rows], 90),
         violations=sum(r.violation for r in rows),
         estimate_below_bound=sum(r.estimate_s < r.bound_s * (1 - 1e-12) for r in rows),
-        term_shares=shares, workloads=[r.name for r in rows])
+        term_shares=shares,
+        workloads=[r.name for r in rows],
+    )
 
 
 @attrs.frozen
@@ -89,6 +93,5 @@ def evaluate(rows: Sequence[Row]) -> Evaluation:
     order = {c: i for i, c in enumerate(CLASSES)}
     names = sorted({r.klass for r in rows}, key=lambda c: order.get(c, len(order)))
     classes = [s for s in (score(c, [r for r in rows if r.klass == c]) for c in names) if s]
-    families = [s for s in (score(f, [r for r in rows if r.klass in members])
-                            for f, members in FAMILIES.items()) if s]
+    families = [s for s in (score(f, [r for r in rows if r.klass in members]) for f, members in FAMILIES.items()) if s]
     return Evaluation(classes=classes, families=families, overall=score("all", list(rows)), rows=list(rows))

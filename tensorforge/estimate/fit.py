@@ -31,9 +31,10 @@ from .probe_plan import STREAM_OPS
 @attrs.frozen
 class WorkloadPoint:
     """A probe that timed a workload: its bound prediction, operators and the measured p50."""
+
     name: str
     group: str
-    prediction: Any        # WorkloadPrediction (bound only)
+    prediction: Any  # WorkloadPrediction (bound only)
     operators: tuple
     kind: Any
     params: Any
@@ -72,8 +73,9 @@ def _search(loss: Callable[[float], float], lo: float, hi: float) -> float:
     return best if loss(best) <= values[i] else float(grid[i])
 
 
-def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray,
-                 iterations: int = 240) -> np.ndarray:
+def _nelder_mead(
+    f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray, iterations: int = 240
+) -> np.ndarray:
     n = x0.size
     simplex = [x0] + [x0 + np.eye(n)[i] * step[i] for i in range(n)]
     values = [f(x) for x in simplex]
@@ -104,8 +106,9 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndar
 
 
 class Fitter:
-    def __init__(self, base: EstimateCoefficients, target: Target, ceilings: Ceilings,
-                 operating_point: str | None = None):
+    def __init__(
+        self, base: EstimateCoefficients, target: Target, ceilings: Ceilings, operating_point: str | None = None
+    ):
         self.c = base
         self.target, self.ceilings, self.point = target, ceilings, operating_point
         self.report: dict[str, Any] = {}
@@ -124,8 +127,12 @@ class Fitter:
             return
         measured = [p.measured_s for p in points]
         apes = _ape(self.times(points, c), measured)
-        self.report[group] = {"points": len(points), "fitted": fitted,
-                              "median_ape": float(np.median(apes)), "max_ape": float(np.max(apes))}
+        self.report[group] = {
+            "points": len(points),
+            "fitted": fitted,
+            "median_ape": float(np.median(apes)),
+            "max_ape": float(np.max(apes)),
+        }
 
     def evolve(self, section: str, **changes) -> EstimateCoefficients:
         return attrs.evolve(self.c, **{section: attrs.evolve(getattr(self.c, section), **changes)})
@@ -163,10 +170,12 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> N
         return c
 
     start = np.array([math.log(max(getattr(getattr(f.c, s), fld), lo)) for s, fld, lo, hi in params])
-    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), start,
-                     np.full(len(params), 0.5), iterations=iterations)
-    x = _nelder_mead(lambda x: _loss(f.times(points, make(x)), measured), x,
-                     np.full(len(params), 0.15), iterations=iterations)
+    x = _nelder_mead(
+        lambda x: _loss(f.times(points, make(x)), measured), start, np.full(len(params), 0.5), iterations=iterations
+    )
+    x = _nelder_mead(
+        lambda x: _loss(f.times(points, make(x)), measured), x, np.full(len(params), 0.15), iterations=iterations
+    )
     f.c = make(x)
     f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})
 
@@ -191,7 +200,7 @@ def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) ->
     used = 2
     for k in range(2, n.size):
         if t[k] > host_bound * (icpt + max(slope, 0.3e-6) * n[k]):
-            break   # host-bound from here on: longer chains only get worse
+            break  # host-bound from here on: longer chains only get worse
         used = k + 1
         slope, icpt = np.polyfit(n[:used], t[:used], 1)
     launch = max(float(slope), 0.3e-6)
@@ -199,22 +208,28 @@ def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) ->
     return harness, launch
 
 
-def stream_efficiency(items: Sequence[tuple[float, int, float]], fixed: Callable[[int], float],
-                      dram: float) -> float | None:
+def stream_efficiency(
+    items: Sequence[tuple[float, int, float]], fixed: Callable[[int], float], dram: float
+) -> float | None:
     """items: (bytes, kernels, seconds). Efficiency from the larger half of the sizes (the small
     ones are dominated by the fixed cost, which stage launch already measured)."""
     if not items:
         return None
     items = sorted(items)
-    large = items[len(items) // 2:]
+    large = items[len(items) // 2 :]
     values = [b / (max(t - fixed(k), 1e-9) * dram) for b, k, t in large]
     return float(min(1.5, max(0.02, np.median(values))))
 
 
-def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceilings,
-                     results: Sequence[dict[str, Any]], points: Sequence[WorkloadPoint],
-                     basis: str, operating_point: str | None = None
-                     ) -> tuple[EstimateCoefficients, dict[str, Any]]:
+def fit_coefficients(
+    base: EstimateCoefficients,
+    target: Target,
+    ceilings: Ceilings,
+    results: Sequence[dict[str, Any]],
+    points: Sequence[WorkloadPoint],
+    basis: str,
+    operating_point: str | None = None,
+) -> tuple[EstimateCoefficients, dict[str, Any]]:
     """results: the raw probe results (dicts with name, group, op, elements, kernels, p50_s...);
     points: the workload-based ones, already predicted (bound)."""
     f = Fitter(base, target, ceilings, operating_point)
@@ -225,8 +240,7 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
     if chains:
         harness, launch = fit_launch(chains)
         f.c = f.evolve("kernel", harness_s=harness, launch_s=launch)
-        f.report["launch"] = {"points": len(chains), "fitted": {"kernel.harness_s": harness,
-                                                                 "kernel.launch_s": launch}}
+        f.report["launch"] = {"points": len(chains), "fitted": {"kernel.harness_s": harness, "kernel.launch_s": launch}}
     else:
         f.report["launch"] = {"points": 0, "status": "not probed: base value kept"}
     graphs = [r for r in ok if r["group"] == "graph"]
@@ -234,9 +248,12 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
         r = graphs[0]
         per = max((float(r["p50_s"]) - f.c.kernel.harness_s) / max(1, int(r["kernels"])), 1e-8)
         f.c = f.evolve("kernel", graph_launch_s=per)
-        f.report["graph"] = {"points": 1, "fitted": {"kernel.graph_launch_s": per},
-                             "note": "a CUDA graph of tiny kernels replayed: the device's cost per "
-                                     "kernel without launch latency (the device-time regime)"}
+        f.report["graph"] = {
+            "points": 1,
+            "fitted": {"kernel.graph_launch_s": per},
+            "note": "a CUDA graph of tiny kernels replayed: the device's cost per "
+            "kernel without launch latency (the device-time regime)",
+        }
 
     host_all = by_group("host")
     host = [p for p in host_all if getattr(p.params, "phase", "") == "decode"] or host_all
@@ -247,7 +264,7 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
             est = estimate_workload(p.prediction, p.operators, p.kind, p.params, d, f.c)
             pairs.append((est.kernels, p.measured_s, est.device_s))
         (k1, t1, d1), (k2, t2, d2) = sorted(pairs)[0], sorted(pairs)[-1]
-        if k2 > k1 and t2 > d2 and t1 > d1:   # host-bound: the device waited for Python
+        if k2 > k1 and t2 > d2 and t1 > d1:  # host-bound: the device waited for Python
             per = max((t2 - t1) / (k2 - k1), 0.0)
             slack = max(f.c.kernel.harness_s + k1 * per - t1, 0.0)
             # refine both against the eager pipeline the estimate uses (closed form: a start)
@@ -269,9 +286,13 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
             def make(x):
                 per, slack = host_pair(x)
                 return f.evolve("kernel", host_per_kernel_s=per, host_slack_s=slack)
-            x = _nelder_mead(lambda x: _loss(f.times(host_all, make(x)), measured),
-                             np.array([math.log(max(per, 1e-7)), math.log(max(slack, 1e-7))]),
-                             np.array([0.3, 0.7]), iterations=120)
+
+            x = _nelder_mead(
+                lambda x: _loss(f.times(host_all, make(x)), measured),
+                np.array([math.log(max(per, 1e-7)), math.log(max(slack, 1e-7))]),
+                np.array([0.3, 0.7]),
+                iterations=120,
+            )
             per, slack = host_pair(x)
         else:
             per, slack = 0.0, 0.0
@@ -285,8 +306,11 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
     effs = dict(f.c.stream.bandwidth_efficiency)
     stream_report: dict[str, dict[str, Any]] = {}
     for pattern in sorted({v[0] for v in STREAM_OPS.values()}):
-        items = [(float(r["bytes"]), int(r.get("kernels") or 1), float(r["p50_s"])) for r in ok
-                 if r["group"] == "stream" and STREAM_OPS[r["op"]][0] == pattern and r["op"] != "add_hot"]
+        items = [
+            (float(r["bytes"]), int(r.get("kernels") or 1), float(r["p50_s"]))
+            for r in ok
+            if r["group"] == "stream" and STREAM_OPS[r["op"]][0] == pattern and r["op"] != "add_hot"
+        ]
         eff = stream_efficiency(items, lambda n: k.harness_s + n * k.launch_s, dram)
         if eff is not None:
             effs[pattern] = eff
@@ -295,15 +319,17 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
     hot = []
     for r in ok:
         if r["group"] == "stream" and r["op"] == "add_hot":
-            first = float(r["bytes"]) / 2   # the cold add; the hot one moves as many bytes
+            first = float(r["bytes"]) / 2  # the cold add; the hot one moves as many bytes
             second = float(r["p50_s"]) - k.harness_s - 2 * k.launch_s - first / (dram * effs["elementwise"])
             hot.append(first / (max(second, 1e-9) * dram))
     if hot:
         resident = float(min(10.0, max(effs["elementwise"], np.median(hot))))
         f.c = f.evolve("stream", resident_efficiency=resident)
         stream_report["resident"] = {
-            "points": len(hot), "efficiency": resident,
-            "note": "an add reading what the previous kernel just wrote (cache-resident bytes)"}
+            "points": len(hot),
+            "efficiency": resident,
+            "note": "an add reading what the previous kernel just wrote (cache-resident bytes)",
+        }
     f.report["stream"] = stream_report
 
     gemm_points = by_group("gemm")
@@ -315,24 +341,39 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
             eff = dict(f.c.gemm.mainloop_efficiency)
             for mode in modes:
                 eff[mode] = float(min(1.5, math.exp(x[0])))
-            return f.evolve("gemm", mainloop_efficiency=eff, feed_bytes_per_clock=float(math.exp(x[1])),
-                            tile_overhead_s=float(math.exp(x[2])),
-                            stream_efficiency=float(min(1.5, math.exp(x[3]))))
+            return f.evolve(
+                "gemm",
+                mainloop_efficiency=eff,
+                feed_bytes_per_clock=float(math.exp(x[1])),
+                tile_overhead_s=float(math.exp(x[2])),
+                stream_efficiency=float(min(1.5, math.exp(x[3]))),
+            )
 
         def loss(x):
             return _loss(f.times(gemm_points, make(x)), measured)
 
         g = f.c.gemm
-        start = np.array([math.log(max(g.mainloop_efficiency.get(modes[0], 1.0), 0.05)),
-                          math.log(g.feed_bytes_per_clock), math.log(max(g.tile_overhead_s, 1e-8)),
-                          math.log(g.stream_efficiency)])
+        start = np.array(
+            [
+                math.log(max(g.mainloop_efficiency.get(modes[0], 1.0), 0.05)),
+                math.log(g.feed_bytes_per_clock),
+                math.log(max(g.tile_overhead_s, 1e-8)),
+                math.log(g.stream_efficiency),
+            ]
+        )
         best = _nelder_mead(loss, start, np.array([0.15, 0.5, 0.7, 0.15]))
         best = _nelder_mead(loss, best, np.array([0.05, 0.2, 0.3, 0.05]))
         f.c = make(best)
-        f.note("gemm", gemm_points, {f"gemm.mainloop_efficiency[{m}]": f.c.gemm.mainloop_efficiency[m] for m in modes}
-               | {"gemm.feed_bytes_per_clock": f.c.gemm.feed_bytes_per_clock,
-                  "gemm.tile_overhead_s": f.c.gemm.tile_overhead_s,
-                  "gemm.stream_efficiency": f.c.gemm.stream_efficiency})
+        f.note(
+            "gemm",
+            gemm_points,
+            {f"gemm.mainloop_efficiency[{m}]": f.c.gemm.mainloop_efficiency[m] for m in modes}
+            | {
+                "gemm.feed_bytes_per_clock": f.c.gemm.feed_bytes_per_clock,
+                "gemm.tile_overhead_s": f.c.gemm.tile_overhead_s,
+                "gemm.stream_efficiency": f.c.gemm.stream_efficiency,
+            },
+        )
     else:
         f.note("gemm", [], {})
 
@@ -342,44 +383,83 @@ def fit_coefficients(base: EstimateCoefficients, target: Target, ceilings: Ceili
         f.fit_1d(f"gemm-mode:{mode}", chosen, "gemm", "mainloop_efficiency", key=mode)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
     f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
-    _fit_nd(f, "conv-kxk", by_group("conv-kxk"),
-            [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)])
+    _fit_nd(
+        f,
+        "conv-kxk",
+        by_group("conv-kxk"),
+        [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)],
+    )
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
     f.fit_1d("conv-unaligned", by_group("conv-unaligned"), "conv", "unaligned_efficiency", lo=0.005)
     depthwise = by_group("conv-depthwise")
-    if len(depthwise) >= 2:   # bandwidth and per-tap arithmetic together
+    if len(depthwise) >= 2:  # bandwidth and per-tap arithmetic together
         measured = [p.measured_s for p in depthwise]
 
         def make_dw(x):
-            return f.evolve("conv", depthwise_bandwidth_efficiency=float(min(1.5, math.exp(x[0]))),
-                            depthwise_compute_efficiency=float(min(1.5, math.exp(x[1]))))
-        x = _nelder_mead(lambda x: _loss(f.times(depthwise, make_dw(x)), measured),
-                         np.array([math.log(0.5), math.log(0.3)]), np.array([0.5, 0.7]), iterations=150)
+            return f.evolve(
+                "conv",
+                depthwise_bandwidth_efficiency=float(min(1.5, math.exp(x[0]))),
+                depthwise_compute_efficiency=float(min(1.5, math.exp(x[1]))),
+            )
+
+        x = _nelder_mead(
+            lambda x: _loss(f.times(depthwise, make_dw(x)), measured),
+            np.array([math.log(0.5), math.log(0.3)]),
+            np.array([0.5, 0.7]),
+            iterations=150,
+        )
         f.c = make_dw(x)
-        f.note("conv-depthwise", depthwise,
-               {"conv.depthwise_bandwidth_efficiency": f.c.conv.depthwise_bandwidth_efficiency,
-                "conv.depthwise_compute_efficiency": f.c.conv.depthwise_compute_efficiency})
+        f.note(
+            "conv-depthwise",
+            depthwise,
+            {
+                "conv.depthwise_bandwidth_efficiency": f.c.conv.depthwise_bandwidth_efficiency,
+                "conv.depthwise_compute_efficiency": f.c.conv.depthwise_compute_efficiency,
+            },
+        )
     else:
         f.fit_1d("conv-depthwise", depthwise, "conv", "depthwise_bandwidth_efficiency")
-    _fit_nd(f, "attn-prefill", by_group("attn-prefill") + by_group("attn-causal"),
-            [("attention", "prefill_efficiency", 0.02, 1.5), ("attention", "causal_efficiency", 0.02, 1.5),
-             ("attention", "block_overhead_s", 1e-8, 2e-5)])
-    _fit_nd(f, "attn-decode", by_group("attn-decode"),
-            [("attention", "decode_bandwidth_efficiency", 0.02, 1.5),
-             ("attention", "decode_cache_multiple", 0.2, 10.0)])
+    _fit_nd(
+        f,
+        "attn-prefill",
+        by_group("attn-prefill") + by_group("attn-causal"),
+        [
+            ("attention", "prefill_efficiency", 0.02, 1.5),
+            ("attention", "causal_efficiency", 0.02, 1.5),
+            ("attention", "block_overhead_s", 1e-8, 2e-5),
+        ],
+    )
+    _fit_nd(
+        f,
+        "attn-decode",
+        by_group("attn-decode"),
+        [("attention", "decode_bandwidth_efficiency", 0.02, 1.5), ("attention", "decode_cache_multiple", 0.2, 10.0)],
+    )
 
     sheet = datasheet_ceilings(target, operating_point)
-    peak = {m: min(1.5, float(ceilings.compute[m]) / float(sheet.compute[m]))
-            for m in ceilings.compute if m in sheet.compute and ceilings.origin_of(m) == "calibrated"}
+    peak = {
+        m: min(1.5, float(ceilings.compute[m]) / float(sheet.compute[m]))
+        for m in ceilings.compute
+        if m in sheet.compute and ceilings.origin_of(m) == "calibrated"
+    }
     dram_fraction = min(1.5, float(ceilings.dram_bytes_per_s) / float(sheet.dram_bytes_per_s))
     point = target.operating_point(operating_point)
     all_points = list(points)
     summary = {}
     if all_points:
         apes = _ape(f.times(all_points, f.c), [p.measured_s for p in all_points])
-        summary = {"workload_points": len(all_points), "median_ape": float(np.median(apes)),
-                   "p90_ape": float(np.percentile(apes, 90))}
-    fitted = attrs.evolve(f.c, basis_kind="calibrated", basis=basis, peak_fraction=peak,
-                          dram_fraction=dram_fraction, source_clock_mhz=point.clock_mhz,
-                          fit={"stages": f.report, "summary": summary})
+        summary = {
+            "workload_points": len(all_points),
+            "median_ape": float(np.median(apes)),
+            "p90_ape": float(np.percentile(apes, 90)),
+        }
+    fitted = attrs.evolve(
+        f.c,
+        basis_kind="calibrated",
+        basis=basis,
+        peak_fraction=peak,
+        dram_fraction=dram_fraction,
+        source_clock_mhz=point.clock_mhz,
+        fit={"stages": f.report, "summary": summary},
+    )
     return fitted, {"stages": f.report, "summary": summary}

@@ -23,12 +23,13 @@ import numpy as np
 from ..mappings.base import ceil_div
 from .menus import Menu
 
-ALIGN_BYTES = 16   # TMA and vectorised loads need 16-byte aligned rows
+ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
 
 
 @attrs.frozen
 class GemmShape:
     """A MatmulProblem reduced to what the estimate needs, plus its implementation facts."""
+
     batch: int
     m: int
     n: int
@@ -41,8 +42,8 @@ class GemmShape:
     b_bytes: float
     c_bytes: float
     aligned: bool = True
-    k_padded: int = 0          # K after channel padding (convolutions); 0 = K
-    conv: str = ""             # '', 'pointwise', 'kxk'
+    k_padded: int = 0  # K after channel padding (convolutions); 0 = K
+    conv: str = ""  # '', 'pointwise', 'kxk'
     conv_aligned: bool = True  # channels per group a multiple of 16 bytes
 
     @property
@@ -71,10 +72,13 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
         keep &= split == 1
     tm, tn, split = tm[keep], tn[keep], split[keep]
     stream_k = np.zeros(tm.size, dtype=bool)
-    if menu.stream_k:   # stream-K variants of the unsplit configurations
+    if menu.stream_k:  # stream-K variants of the unsplit configurations
         one = split == 1
-        tm, tn, split = np.concatenate([tm, tm[one]]), np.concatenate([tn, tn[one]]), \
-            np.concatenate([split, split[one]])
+        tm, tn, split = (
+            np.concatenate([tm, tm[one]]),
+            np.concatenate([tn, tn[one]]),
+            np.concatenate([split, split[one]]),
+        )
         stream_k = np.concatenate([stream_k, np.ones(int(one.sum()), dtype=bool)])
     if menu.tensor_cores:
         mt, nt = ceil_div(s.m, tm), ceil_div(s.n, tn)
@@ -92,8 +96,12 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
     workspace = np.where(workspace / 2 > cache_bytes, workspace, 0.0)
     dram = s.a_bytes + s.b_bytes + s.c_bytes + workspace
     geo = {
-        "tm": tm, "tn": tn, "split": split, "stream_k": stream_k,
-        "tiles": tiles, "waves": waves,
+        "tm": tm,
+        "tn": tn,
+        "split": split,
+        "stream_k": stream_k,
+        "tiles": tiles,
+        "waves": waves,
         "flops_tile": 2.0 * rows * cols * k_slice,
         "feed_tile": (rows * s.a_elem + cols * s.b_elem) * k_slice.astype(float),
         "dram": dram,
@@ -105,8 +113,9 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
 @attrs.frozen
 class GemmRates:
     """The coefficients a GEMM time needs, already turned into rates for one shape."""
-    unit_rate: float        # FLOP/s per unit at the compute ceiling
-    efficiency: float       # mainloop efficiency x conv/fp32/unaligned factors in force
+
+    unit_rate: float  # FLOP/s per unit at the compute ceiling
+    efficiency: float  # mainloop efficiency x conv/fp32/unaligned factors in force
     feed_bytes_per_s: float  # per unit; inf = unlimited
     tile_overhead_s: float
     stream_bytes_per_s: float
@@ -115,8 +124,10 @@ class GemmRates:
 
 def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
     """compute, memory and total time of every configuration."""
-    t_tile = np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency),
-                        geo["feed_tile"] / r.feed_bytes_per_s) + r.tile_overhead_s
+    t_tile = (
+        np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency), geo["feed_tile"] / r.feed_bytes_per_s)
+        + r.tile_overhead_s
+    )
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0)
     memory = geo["dram"] / r.stream_bytes_per_s
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
@@ -127,8 +138,7 @@ def best(geo: dict[str, np.ndarray], r: GemmRates) -> int:
     """Index of the configuration the library picks: least time, then least compute time
     (a memory-bound shape ties on time), fewer splits, bigger tiles, the enumeration order."""
     t = times(geo, r)
-    order = np.lexsort((np.arange(t["total"].size), -(geo["tm"] * geo["tn"]), geo["split"],
-                        t["compute"], t["total"]))
+    order = np.lexsort((np.arange(t["total"].size), -(geo["tm"] * geo["tn"]), geo["split"], t["compute"], t["total"]))
     return int(order[0])
 
 
@@ -144,7 +154,7 @@ def describe(geo: dict[str, np.ndarray], i: int) -> str:
 
 
 def pick(geo: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
-    return {key: value[i:i + 1] for key, value in geo.items()}
+    return {key: value[i : i + 1] for key, value in geo.items()}
 
 
 def scalar(values: dict[str, np.ndarray], key: str, i: int | None = 0) -> float:

@@ -12,7 +12,6 @@ a GEMM's operands (alignment decides which kernel family may run) and a convolut
 its problem type, and the estimate says so (`default implementation`).
 """
 
-
 import attrs
 
 # Access patterns of streaming (non-GEMM) work, each with its own calibrated bandwidth.
@@ -41,6 +40,7 @@ class Implementation:
         0 = not a convolution. conv_depthwise: one channel per group (a dedicated kernel, not
         an implicit GEMM).
     """
+
     kernels: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     pattern: str = attrs.field(default="", validator=_pattern)
     traffic_factor: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
@@ -50,7 +50,7 @@ class Implementation:
     conv_channels: int = 0
     conv_taps: int = 0
     conv_depthwise: bool = False
-    declared: bool = True     # False: the defaults of the problem type, nothing was declared
+    declared: bool = True  # False: the defaults of the problem type, nothing was declared
 
 
 DEFAULT = Implementation(declared=False)

@@ -36,7 +36,6 @@ nvidia-sm80 / sm86 / sm89 (Ampere, Ada): cuBLAS 'ampere_*_s16816gemm_*' and CUTL
 cpu: oneDNN/MKL blocked GEMM: square-ish blocks per core, no tensor-core padding.
 """
 
-
 import attrs
 
 Tiles = tuple[tuple[int, int], ...]
@@ -45,23 +44,23 @@ Tiles = tuple[tuple[int, int], ...]
 @attrs.frozen
 class Menu:
     family: str
-    tiles: Tiles                                 # (rows, cols) of C per tile, both orientations
-    splits: tuple[int, ...]                      # split-K factors the library uses
-    stream_k: bool                               # persistent kernels balance the last wave
-    k_step: int                                  # K is consumed in slices of this many elements
-    tensor_cores: bool                           # tensor-core tiles pad M and N to the tile
-    fallback: str = ""                           # family whose menu runs unaligned GEMMs
-    split_k_kernels: int = 1                     # kernels of a split-K GEMM (separate reduction: 2)
-    split_k_min_k: int = 0                       # the library splits K only from this K on
+    tiles: Tiles  # (rows, cols) of C per tile, both orientations
+    splits: tuple[int, ...]  # split-K factors the library uses
+    stream_k: bool  # persistent kernels balance the last wave
+    k_step: int  # K is consumed in slices of this many elements
+    tensor_cores: bool  # tensor-core tiles pad M and N to the tile
+    fallback: str = ""  # family whose menu runs unaligned GEMMs
+    split_k_kernels: int = 1  # kernels of a split-K GEMM (separate reduction: 2)
+    split_k_min_k: int = 0  # the library splits K only from this K on
     mode_tiles: tuple[tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
-    attention_q: int = 128                       # query rows per attention block (prefill)
-    attention_kv_small_d: int = 128              # keys per block, head_dim <= 64
-    attention_kv_large_d: int = 64               # keys per block, head_dim > 64
-    attention_decode_q: int = 64                 # query rows per block of the decode kernel
-    attention_prefill_kernels: int = 1           # kernels of one prefill attention call
-    attention_fold_heads: bool = True            # one-token decode folds a KV head's query heads
-    fp32_conv_layout_copies: bool = False        # NHWC <-> NCHW conversions around fp32 convs
-    conv_tiles: Tiles = ()                       # implicit-GEMM convolution tiles (no split-K)
+    attention_q: int = 128  # query rows per attention block (prefill)
+    attention_kv_small_d: int = 128  # keys per block, head_dim <= 64
+    attention_kv_large_d: int = 64  # keys per block, head_dim > 64
+    attention_decode_q: int = 64  # query rows per block of the decode kernel
+    attention_prefill_kernels: int = 1  # kernels of one prefill attention call
+    attention_fold_heads: bool = True  # one-token decode folds a KV head's query heads
+    fp32_conv_layout_copies: bool = False  # NHWC <-> NCHW conversions around fp32 convs
+    conv_tiles: Tiles = ()  # implicit-GEMM convolution tiles (no split-K)
     source: str = ""
 
     def tiles_for(self, mode: str) -> Tiles:
@@ -82,34 +81,78 @@ SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
 MENUS = {
     "nvidia-sm90": Menu(
         family="nvidia-sm90",
-        tiles=_both((320, 128), (256, 128), (224, 128), (192, 192), (192, 128), (192, 96),
-                    (128, 128), (96, 64), (128, 64), (64, 64), (64, 48), (64, 32), (128, 24),
-                    (64, 24), (64, 16), (128, 8), (64, 8)),
-        splits=SPLITS, stream_k=False, k_step=64, tensor_cores=True, fallback="nvidia-sm75",
-        split_k_kernels=2, split_k_min_k=8192,
-        mode_tiles=(("tf32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
-                    ("fp32", _both((256, 128), (128, 128), (128, 64), (64, 64)))),
-        attention_q=64, attention_kv_small_d=128, attention_kv_large_d=128, attention_decode_q=16,
-        attention_prefill_kernels=2, attention_fold_heads=False, fp32_conv_layout_copies=True,
+        tiles=_both(
+            (320, 128),
+            (256, 128),
+            (224, 128),
+            (192, 192),
+            (192, 128),
+            (192, 96),
+            (128, 128),
+            (96, 64),
+            (128, 64),
+            (64, 64),
+            (64, 48),
+            (64, 32),
+            (128, 24),
+            (64, 24),
+            (64, 16),
+            (128, 8),
+            (64, 8),
+        ),
+        splits=SPLITS,
+        stream_k=False,
+        k_step=64,
+        tensor_cores=True,
+        fallback="nvidia-sm75",
+        split_k_kernels=2,
+        split_k_min_k=8192,
+        mode_tiles=(
+            ("tf32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
+            ("fp32", _both((256, 128), (128, 128), (128, 64), (64, 64))),
+        ),
+        attention_q=64,
+        attention_kv_small_d=128,
+        attention_kv_large_d=128,
+        attention_decode_q=16,
+        attention_prefill_kernels=2,
+        attention_fold_heads=False,
+        fp32_conv_layout_copies=True,
         conv_tiles=_both((256, 64), (128, 128), (64, 64)),
-        source="kernel names in PyTorch profiler traces of the calibration probes on an H200"),
+        source="kernel names in PyTorch profiler traces of the calibration probes on an H200",
+    ),
     "nvidia-sm80": Menu(
         family="nvidia-sm80",
         tiles=_both((256, 128), (128, 128), (256, 64), (128, 64), (64, 64), (64, 32), (64, 8)),
-        splits=SPLITS, stream_k=False, k_step=32, tensor_cores=True, split_k_kernels=2,
+        splits=SPLITS,
+        stream_k=False,
+        k_step=32,
+        tensor_cores=True,
+        split_k_kernels=2,
         source="cuBLAS ampere_*_s16816gemm_* / CUTLASS 2.x kernel names, gemv for vector shapes, "
-               "splitKreduce_kernel after split-K GEMMs; FlashAttention-2 kernel traits"),
+        "splitKreduce_kernel after split-K GEMMs; FlashAttention-2 kernel traits",
+    ),
     "cpu": Menu(
         family="cpu",
         tiles=_both((256, 256), (128, 128), (64, 64), (32, 32), (64, 16), (16, 4)),
-        splits=(1,), stream_k=False, k_step=1, tensor_cores=False, attention_q=64,
-        attention_kv_small_d=64, attention_kv_large_d=64, attention_decode_q=64,
+        splits=(1,),
+        stream_k=False,
+        k_step=1,
+        tensor_cores=False,
+        attention_q=64,
+        attention_kv_small_d=64,
+        attention_kv_large_d=64,
+        attention_decode_q=64,
         attention_fold_heads=False,
-        source="oneDNN/MKL blocked GEMM: per-core blocks, no tensor-core padding"),
+        source="oneDNN/MKL blocked GEMM: per-core blocks, no tensor-core padding",
+    ),
 }
 MENUS["nvidia-sm75"] = attrs.evolve(
-    MENUS["nvidia-sm80"], family="nvidia-sm75", tiles=_both((256, 128), (128, 128), (64, 64)),
-    source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels (unaligned GEMMs on sm90 traces)")
+    MENUS["nvidia-sm80"],
+    family="nvidia-sm75",
+    tiles=_both((256, 128), (128, 128), (64, 64)),
+    source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels (unaligned GEMMs on sm90 traces)",
+)
 MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
 MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")
 

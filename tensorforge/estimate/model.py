@@ -17,18 +17,30 @@ from .operators import ESTIMATORS, Device, estimate_unknown
 from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
 
 
-def device_for(target: Target, ceilings: Ceilings, coefficients: EstimateCoefficients,
-               operating_point: str | None = None) -> Device:
+def device_for(
+    target: Target, ceilings: Ceilings, coefficients: EstimateCoefficients, operating_point: str | None = None
+) -> Device:
     point = target.operating_point(operating_point)
     compute, dram = achievable(ceilings, coefficients)
     cache = target.cache_level()
-    return Device(family=coefficients.family, units=target.pe_array.units,
-                  clock_hz=point.clock_mhz * 1e6, cache_bytes=float(cache.capacity_bytes if cache else 0),
-                  compute=compute, dram_bytes_per_s=dram)
+    return Device(
+        family=coefficients.family,
+        units=target.pe_array.units,
+        clock_hz=point.clock_mhz * 1e6,
+        cache_bytes=float(cache.capacity_bytes if cache else 0),
+        compute=compute,
+        dram_bytes_per_s=dram,
+    )
 
 
-def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind, params,
-                      device: Device, coefficients: EstimateCoefficients) -> WorkloadEstimate:
+def estimate_workload(
+    prediction: WorkloadPrediction,
+    operators: Sequence,
+    kind,
+    params,
+    device: Device,
+    coefficients: EstimateCoefficients,
+) -> WorkloadEstimate:
     if len(operators) != len(prediction.operators):
         raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
     results = []
@@ -39,15 +51,24 @@ def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind,
         per_bound = bound_op.latency_s / op.count
         compulsory = bound_op.compulsory_bytes / op.count
         resident = 1.0 - bound_op.mapping.traffic.get("dram", compulsory) / compulsory if compulsory else 0.0
-        total, terms, kernels, mapping, notes = estimator(op.problem, impl, per_bound, device, coefficients,
-                                                          resident=resident)
-        results.append(OperatorEstimate(
-            name=op.name, count=op.count, kernels=kernels, mapping=mapping,
-            bound_s=bound_op.latency_s, estimate_s=total * op.count,
-            terms={k: v * op.count for k, v in sorted(terms.items())},
-            implementation="declared by the workload plugin" if impl.declared
-            else f"default for {type(op.problem).__name__}",
-            notes=notes))
+        total, terms, kernels, mapping, notes = estimator(
+            op.problem, impl, per_bound, device, coefficients, resident=resident
+        )
+        results.append(
+            OperatorEstimate(
+                name=op.name,
+                count=op.count,
+                kernels=kernels,
+                mapping=mapping,
+                bound_s=bound_op.latency_s,
+                estimate_s=total * op.count,
+                terms={k: v * op.count for k, v in sorted(terms.items())},
+                implementation="declared by the workload plugin"
+                if impl.declared
+                else f"default for {type(op.problem).__name__}",
+                notes=notes,
+            )
+        )
     kernels = sum(r.kernels * r.count for r in results)
     k = coefficients.kernel
     # the operators carry eager launch costs; back to back on the device (a CUDA graph) each
@@ -55,13 +76,29 @@ def estimate_workload(prediction: WorkloadPrediction, operators: Sequence, kind,
     eager_launches = kernels * k.launch_s
     device_launches = kernels * k.device_launch_s
     device_s = sum(r.estimate_s for r in results) + k.harness_s - eager_launches + device_launches
-    eager_s = max(device_s + eager_launches - device_launches,
-                  eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s)
-    terms = add_terms([r.terms for r in results] + [{"timing_harness": k.harness_s,
-                                                      "kernel_launches": device_launches - eager_launches,
-                                                      "host_overhead": eager_s - device_s}])
-    return WorkloadEstimate(label=LABEL, bound_s=prediction.latency_s, device_s=device_s,
-                            eager_s=eager_s, kernels=kernels, terms=terms, operators=tuple(results))
+    eager_s = max(
+        device_s + eager_launches - device_launches,
+        eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s,
+    )
+    terms = add_terms(
+        [r.terms for r in results]
+        + [
+            {
+                "timing_harness": k.harness_s,
+                "kernel_launches": device_launches - eager_launches,
+                "host_overhead": eager_s - device_s,
+            }
+        ]
+    )
+    return WorkloadEstimate(
+        label=LABEL,
+        bound_s=prediction.latency_s,
+        device_s=device_s,
+        eager_s=eager_s,
+        kernels=kernels,
+        terms=terms,
+        operators=tuple(results),
+    )
 
 
 def launch_order(results: Sequence[OperatorEstimate]):
@@ -90,8 +127,9 @@ def eager_time(results: Sequence[OperatorEstimate], host_per_kernel: float, slac
     return device
 
 
-def estimate_prediction(prediction: Prediction, workloads: Iterable[tuple], target: Target,
-                        coefficients: EstimateCoefficients) -> Prediction:
+def estimate_prediction(
+    prediction: Prediction, workloads: Iterable[tuple], target: Target, coefficients: EstimateCoefficients
+) -> Prediction:
     """The same prediction with an estimate beside every workload's bound."""
     device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)
     out = []
@@ -99,5 +137,6 @@ def estimate_prediction(prediction: Prediction, workloads: Iterable[tuple], targ
         operators = kind.operators(workload.params)
         est = estimate_workload(wp, operators, kind, workload.params, device, coefficients)
         out.append(attrs.evolve(wp, estimate=est))
-    return attrs.evolve(prediction, workloads=tuple(out), estimate_basis=coefficients.basis,
-                        estimate_basis_kind=coefficients.basis_kind)
+    return attrs.evolve(
+        prediction, workloads=tuple(out), estimate_basis=coefficients.basis, estimate_basis_kind=coefficients.basis_kind
+    )

@@ -28,11 +28,12 @@ INF = float("inf")
 @attrs.frozen
 class Device:
     """The target as the estimate sees it: rates already made achievable."""
+
     family: str
     units: int
     clock_hz: float
     cache_bytes: float
-    compute: dict[str, float]     # FLOP/s per math mode (achievable ceilings)
+    compute: dict[str, float]  # FLOP/s per math mode (achievable ceilings)
     dram_bytes_per_s: float
     vector_mode: str = "fp32"
 
@@ -58,6 +59,7 @@ def _launches(total: float, terms: dict[str, float], kernels: int, c: EstimateCo
 
 # -- GEMM and implicit-GEMM convolution ---------------------------------------------------
 
+
 def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.GemmShape:
     lds = impl.leading_dims or (p.k, p.n, p.n)
     aligned = (not menu.tensor_cores) or gemm.is_aligned(lds, (p.a_elem_bytes, p.b_elem_bytes, p.c_elem_bytes))
@@ -69,12 +71,24 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
             padded = ceil_div(impl.conv_channels, per_row) * per_row
             conv_aligned = padded == impl.conv_channels
             k_padded = padded * max(1, impl.conv_taps)
-        aligned = True   # cuDNN's own layout rules: only the channels matter
+        aligned = True  # cuDNN's own layout rules: only the channels matter
     return gemm.GemmShape(
-        batch=p.batch, m=p.m, n=p.n, k=p.k, mode=p.math_mode, a_elem=p.a_elem_bytes,
-        b_elem=p.b_elem_bytes, c_elem=p.c_elem_bytes, a_bytes=float(p.a.nbytes),
-        b_bytes=float(p.b.nbytes), c_bytes=float(p.c.nbytes), aligned=aligned,
-        k_padded=k_padded if k_padded != p.k else 0, conv=conv, conv_aligned=conv_aligned)
+        batch=p.batch,
+        m=p.m,
+        n=p.n,
+        k=p.k,
+        mode=p.math_mode,
+        a_elem=p.a_elem_bytes,
+        b_elem=p.b_elem_bytes,
+        c_elem=p.c_elem_bytes,
+        a_bytes=float(p.a.nbytes),
+        b_bytes=float(p.b.nbytes),
+        c_bytes=float(p.c.nbytes),
+        aligned=aligned,
+        k_padded=k_padded if k_padded != p.k else 0,
+        conv=conv,
+        conv_aligned=conv_aligned,
+    )
 
 
 def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, float]:
@@ -92,30 +106,35 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
     return eff, penalty
 
 
-def gemm_rates(s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficiency=True,
-               bandwidth=True, penalty=True) -> gemm.GemmRates:
+def gemm_rates(
+    s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficiency=True, bandwidth=True, penalty=True
+) -> gemm.GemmRates:
     eff, pen = gemm_factors(s, c)
     return gemm.GemmRates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
         feed_bytes_per_s=c.gemm.feed_bytes_per_clock * d.clock_hz if efficiency else INF,
-        tile_overhead_s=(c.gemm.tile_overhead_s
-                         + (c.conv.tile_overhead_s if s.conv == "kxk" and s.conv_aligned else 0.0))
-        if efficiency else 0.0,
+        tile_overhead_s=(
+            c.gemm.tile_overhead_s + (c.conv.tile_overhead_s if s.conv == "kxk" and s.conv_aligned else 0.0)
+        )
+        if efficiency
+        else 0.0,
         stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
-        launch_s=0.0)
+        launch_s=0.0,
+    )
 
 
 def gemm_menu(s: gemm.GemmShape, family: str) -> Menu:
     menu = menu_for(family)
-    if s.conv == "kxk" and s.conv_aligned:   # implicit-GEMM convolution kernels: own tiles, no split-K
+    if s.conv == "kxk" and s.conv_aligned:  # implicit-GEMM convolution kernels: own tiles, no split-K
         # (unaligned channels run other engines: a direct convolution or a padded CUTLASS kernel)
         return attrs.evolve(menu, tiles=menu.conv_tiles or menu.tiles, splits=(1,))
     return menu_for(menu.fallback) if (not s.aligned and menu.fallback) else menu
 
 
-def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Device,
-                    c: EstimateCoefficients, resident: float = 0.0):
+def estimate_matmul(
+    p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+):
     menu = menu_for(d.family)
     if impl.conv_depthwise:
         return _estimate_depthwise(p, impl, bound, d, c)
@@ -125,7 +144,7 @@ def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Dev
     full = gemm_rates(s, d, c)
     i = gemm.best(geo, full)
     one = gemm.pick(geo, i)
-    pad = p.k / s.k_run           # the share of the padded K that is real work
+    pad = p.k / s.k_run  # the share of the padded K that is real work
 
     def timed(**flags):
         t = gemm.times(one, gemm_rates(s, d, c, **flags))
@@ -135,12 +154,15 @@ def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Dev
     c_e, _ = timed(efficiency=True, bandwidth=False, penalty=False)
     _, m_ach = timed(efficiency=True, bandwidth=True, penalty=False)
     c_full, _ = timed()
-    total, terms = _waterfall(bound, [
-        ("tile_wave_quantization", max(c_q * pad, m_ceil)),
-        ("compute_efficiency", max(c_e * pad, m_ceil)),
-        ("achieved_bandwidth", max(c_e * pad, m_ach)),
-        ("alignment_padding", max(c_full, m_ach)),
-    ])
+    total, terms = _waterfall(
+        bound,
+        [
+            ("tile_wave_quantization", max(c_q * pad, m_ceil)),
+            ("compute_efficiency", max(c_e * pad, m_ceil)),
+            ("achieved_bandwidth", max(c_e * pad, m_ach)),
+            ("alignment_padding", max(c_full, m_ach)),
+        ],
+    )
     kernels = int(one["kernels"][0]) * max(1, impl.kernels)
     notes = []
     if s.conv and s.mode == "fp32" and menu_for(d.family).fp32_conv_layout_copies:
@@ -156,27 +178,33 @@ def estimate_matmul(p: MatmulProblem, impl: Implementation, bound: float, d: Dev
         notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
     total = _launches(total, terms, kernels, c)
     if not s.aligned:
-        notes.append("a leading dimension is not a multiple of 16 bytes: fallback kernels "
-                     f"({menu.family} menu) at the unaligned rate")
+        notes.append(
+            "a leading dimension is not a multiple of 16 bytes: fallback kernels "
+            f"({menu.family} menu) at the unaligned rate"
+        )
     if s.conv and not s.conv_aligned:
-        notes.append(f"{impl.conv_channels} channels per group padded to "
-                     f"{s.k_run // max(1, impl.conv_taps)} (not a multiple of 16 bytes)")
+        notes.append(
+            f"{impl.conv_channels} channels per group padded to "
+            f"{s.k_run // max(1, impl.conv_taps)} (not a multiple of 16 bytes)"
+        )
     label = f"{menu.family} {gemm.describe(geo, i)}"
     return total, terms, kernels, label, tuple(notes)
 
 
-def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d: Device,
-                        c: EstimateCoefficients):
+def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
     """Depthwise convolution: a dedicated stencil kernel streaming input and output, with the
     multiply-adds on the vector units."""
     nbytes = float(p.a.nbytes + p.b.nbytes + p.c.nbytes)
     compute = p.flops / d.rate(d.vector_mode)
     memory = nbytes / (d.dram_bytes_per_s * c.conv.depthwise_bandwidth_efficiency)
-    total, terms = _waterfall(bound, [
-        ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
-        ("compute_efficiency", max(compute / c.conv.depthwise_compute_efficiency, nbytes / d.dram_bytes_per_s)),
-        ("achieved_bandwidth", max(compute / c.conv.depthwise_compute_efficiency, memory)),
-    ])
+    total, terms = _waterfall(
+        bound,
+        [
+            ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
+            ("compute_efficiency", max(compute / c.conv.depthwise_compute_efficiency, nbytes / d.dram_bytes_per_s)),
+            ("achieved_bandwidth", max(compute / c.conv.depthwise_compute_efficiency, memory)),
+        ],
+    )
     kernels = max(1, impl.kernels)
     total = _launches(total, terms, kernels, c)
     return total, terms, kernels, "depthwise stencil kernel (memory streaming)", ()
@@ -184,8 +212,10 @@ def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d:
 
 # -- fused attention ----------------------------------------------------------------------
 
-def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, d: Device,
-                       c: EstimateCoefficients, resident: float = 0.0):
+
+def estimate_attention(
+    p: AttentionProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+):
     """Fused attention blocked as the family's kernels block it (menus.py): query blocks over
     key blocks, causal blocks above the diagonal skipped, split-KV with a combine kernel when a
     decode step has too few (batch x head) blocks to fill the device."""
@@ -223,16 +253,16 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
     longest = per_block * last
     work_items = items * splits
     unit_rate = d.rate(p.math_mode) / d.units
-    if uniform:                         # equal blocks fill whole waves
+    if uniform:  # equal blocks fill whole waves
         waves = math.ceil(work_items / d.units)
         quantized = waves * longest
-    else:                               # causal blocks differ: at best perfectly balanced
+    else:  # causal blocks differ: at best perfectly balanced
         waves = max(work_items / d.units, 1.0)
         quantized = max(total_flops / d.units, longest)
     eff = c.attention.causal_efficiency if (p.causal and p.q_len > 1) else c.attention.prefill_efficiency
     overhead = waves * c.attention.block_overhead_s
     nbytes = float(p.q.nbytes + p.k.nbytes + p.v.nbytes + p.o.nbytes)
-    if splits > 1:                      # fp32 partial outputs written and read back
+    if splits > 1:  # fp32 partial outputs written and read back
         nbytes += 2.0 * 4 * p.batch * p.heads * p.q_len * p.head_dim * splits
     bw = c.attention.decode_bandwidth_efficiency if decode else c.gemm.stream_efficiency
     copy = float(impl.layout_copy_bytes) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
@@ -243,18 +273,28 @@ def estimate_attention(p: AttentionProblem, impl: Implementation, bound: float, 
         kv = float(p.k.nbytes + p.v.nbytes)
         memory = max(memory, group * kv / (d.dram_bytes_per_s * c.attention.decode_cache_multiple))
     compute = quantized / (unit_rate * eff) + overhead
-    total, terms = _waterfall(bound, [
-        ("tile_wave_quantization", max(quantized / unit_rate, mem_ceil)),
-        ("compute_efficiency", max(compute, mem_ceil)),
-        ("achieved_bandwidth", max(compute, memory) + copy),
-    ])
+    total, terms = _waterfall(
+        bound,
+        [
+            ("tile_wave_quantization", max(quantized / unit_rate, mem_ceil)),
+            ("compute_efficiency", max(compute, mem_ceil)),
+            ("achieved_bandwidth", max(compute, memory) + copy),
+        ],
+    )
     # prefill: the family's kernels per call (cuDNN: a Memset + the kernel); decode: the kernel,
     # + the split-KV combine, + the copy that unfolds folded heads
-    kernels = (max(1, impl.kernels) if decode else max(impl.kernels, menu.attention_prefill_kernels)) \
-        + (1 if splits > 1 else 0) + (1 if swapped else 0) + impl.layout_copy_kernels
+    kernels = (
+        (max(1, impl.kernels) if decode else max(impl.kernels, menu.attention_prefill_kernels))
+        + (1 if splits > 1 else 0)
+        + (1 if swapped else 0)
+        + impl.layout_copy_kernels
+    )
     total = _launches(total, terms, kernels, c)
-    label = (f"{tq}x{tkv} blocks, {work_items} blocks" + (f" (split-KV {splits} + combine)" if splits > 1 else "")
-             + (f", {group} query heads folded per KV head" if swapped else ""))
+    label = (
+        f"{tq}x{tkv} blocks, {work_items} blocks"
+        + (f" (split-KV {splits} + combine)" if splits > 1 else "")
+        + (f", {group} query heads folded per KV head" if swapped else "")
+    )
     notes = ("decode: KV cache streamed at the decode bandwidth",) if decode else ()
     return total, terms, kernels, label, notes
 
@@ -269,7 +309,7 @@ def _ceil_sum(a: int, step: int, n: int, div: int) -> int:
     full, rem = divmod(n, period)
     if full == 0:
         return sum(first)
-    rise = period * step // div            # each later period is larger by this, element-wise
+    rise = period * step // div  # each later period is larger by this, element-wise
     total = full * sum(first) + period * rise * full * (full - 1) // 2
     return total + sum(first[:rem]) + rem * rise * full
 
@@ -277,20 +317,22 @@ def _ceil_sum(a: int, step: int, n: int, div: int) -> int:
 def _padded_prefix_sum(offset: int, tq: int, q_len: int, tkv: int, splits: int) -> int:
     """sum over causal query blocks of their visible keys, each padded to key blocks of tkv
     (split into `splits` parts first)."""
-    whole = q_len // tq                      # blocks ending at (j + 1) * tq
+    whole = q_len // tq  # blocks ending at (j + 1) * tq
     if splits == 1:
         total = tkv * _ceil_sum(offset, tq, whole, tkv)
-    else:   # split causal blocks (no kernel today: only one-query decode splits) cost O(blocks)
+    else:  # split causal blocks (no kernel today: only one-query decode splits) cost O(blocks)
         total = sum(ceil_div(ceil_div(offset + j * tq, splits), tkv) * tkv for j in range(1, whole + 1))
-    if q_len % tq:                           # a last, partial block sees every key
+    if q_len % tq:  # a last, partial block sees every key
         total += ceil_div(ceil_div(offset + q_len, splits), tkv) * tkv
     return total
 
 
 # -- streaming (elementwise, norms, copies) ------------------------------------------------
 
-def estimate_stream(p: StreamProblem, impl: Implementation, bound: float, d: Device,
-                    c: EstimateCoefficients, resident: float = 0.0):
+
+def estimate_stream(
+    p: StreamProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+):
     pattern = impl.pattern or "elementwise"
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
     moved = compulsory * impl.traffic_factor + impl.layout_copy_bytes
@@ -300,9 +342,12 @@ def estimate_stream(p: StreamProblem, impl: Implementation, bound: float, d: Dev
     # moves at the calibrated cache-resident rate
     resident = min(max(resident, 0.0), 1.0)
     rate = 1.0 / ((1.0 - resident) / eff + resident / max(c.stream.resident_efficiency, eff))
-    total, terms = _waterfall(bound, [
-        ("achieved_bandwidth", max(compute, moved / (d.dram_bytes_per_s * rate))),
-    ])
+    total, terms = _waterfall(
+        bound,
+        [
+            ("achieved_bandwidth", max(compute, moved / (d.dram_bytes_per_s * rate))),
+        ],
+    )
     kernels = impl.kernels + impl.layout_copy_kernels
     total = _launches(total, terms, kernels, c)
     label = f"{kernels} {pattern} kernel{'s' if kernels != 1 else ''}"
@@ -311,16 +356,19 @@ def estimate_stream(p: StreamProblem, impl: Implementation, bound: float, d: Dev
     return total, terms, kernels, label, ()
 
 
-ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attention,
-              StreamProblem: estimate_stream}
+ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attention, StreamProblem: estimate_stream}
 
 
-def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients,
-                     resident: float = 0.0):
+def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0):
     """A problem type a plugin brought and the estimate has no model of: its bound plus the
     launch cost of its kernels, and a note that says so (never a silent guess)."""
     terms: dict[str, float] = {}
     kernels = max(1, impl.kernels)
     total = _launches(bound, terms, kernels, c)
-    return total, terms, kernels, "no estimate model: bound + kernel launches", (
-        f"the estimate has no model of {type(p).__name__}: bound + launch cost only",)
+    return (
+        total,
+        terms,
+        kernels,
+        "no estimate model: bound + kernel launches",
+        (f"the estimate has no model of {type(p).__name__}: bound + launch cost only",),
+    )

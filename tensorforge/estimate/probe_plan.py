@@ -16,17 +16,16 @@ The shapes are chosen to span structures (few tiles, partial waves, skinny, smal
 batched), never to match a workload anyone is scored on (tests/test_estimate_eval_disjoint.py).
 """
 
-
 import attrs
 
 STREAM_OPS = {  # op -> (access pattern, bytes moved per element of the main tensor, kernels)
-    "add": ("elementwise", 3, 1),          # out = a + b
-    "rms_norm": ("norm", 2, 1),            # one fused row-wise kernel
-    "slice_copy": ("copy", 2, 1),          # cache[:, :, a:b].copy_(new): strided rows
-    "transpose_copy": ("copy", 2, 1),      # x.transpose(1, 2).contiguous()
-    "cat": ("concat", 2, 1),               # torch.cat of two halves
-    "layer_norm": ("norm", 2, 1),          # F.layer_norm, one fused row-wise kernel
-    "gelu": ("elementwise", 2, 1),         # F.gelu(approximate='tanh'): transcendental per element
+    "add": ("elementwise", 3, 1),  # out = a + b
+    "rms_norm": ("norm", 2, 1),  # one fused row-wise kernel
+    "slice_copy": ("copy", 2, 1),  # cache[:, :, a:b].copy_(new): strided rows
+    "transpose_copy": ("copy", 2, 1),  # x.transpose(1, 2).contiguous()
+    "cat": ("concat", 2, 1),  # torch.cat of two halves
+    "layer_norm": ("norm", 2, 1),  # F.layer_norm, one fused row-wise kernel
+    "gelu": ("elementwise", 2, 1),  # F.gelu(approximate='tanh'): transcendental per element
     # c = a + b, then d = c + b: the second add reads what the first just wrote (L2-resident when
     # it fits); bytes and kernels count both adds
     "add_hot": ("elementwise", 6, 2),
@@ -39,11 +38,11 @@ SWEPT_OPS = ("add", "rms_norm", "slice_copy", "transpose_copy", "cat")
 class ProbeItem:
     name: str
     group: str
-    spec: str = ""          # a workload spec for workload-based items
-    op: str = ""            # a STREAM_OPS entry or 'add_chain'
-    elements: int = 0       # elements of the main tensor (stream) / of each chain tensor
-    width: int = 4096       # row width of stream tensors
-    kernels: int = 1        # chain length
+    spec: str = ""  # a workload spec for workload-based items
+    op: str = ""  # a STREAM_OPS entry or 'add_chain'
+    elements: int = 0  # elements of the main tensor (stream) / of each chain tensor
+    width: int = 4096  # row width of stream tensors
+    kernels: int = 1  # chain length
     dtype: str = "bf16"
 
     @property
@@ -63,15 +62,19 @@ def _gemm(m, n, k, dtype="bf16", batch=1, mode=None, ta=False, tb=False):
 
 def _conv(n, c, h, w, k, r, s=None, stride=1, padding=0, groups=1, dtype="bf16"):
     s = r if s is None else s
-    return (f"conv2d:n={n},c={c},h={h},w={w},k={k},r={r},s={s},stride={stride},"
-            f"padding={padding},groups={groups},dtype={dtype}")
+    return (
+        f"conv2d:n={n},c={c},h={h},w={w},k={k},r={r},s={s},stride={stride},"
+        f"padding={padding},groups={groups},dtype={dtype}"
+    )
 
 
 def _attn(b, h, q, kv=None, kv_heads=None, d=128, causal=True):
     kv = q if kv is None else kv
     kv_heads = h if kv_heads is None else kv_heads
-    return (f"sdpa:batch={b},heads={h},kv_heads={kv_heads},q_len={q},kv_len={kv},"
-            f"head_dim={d},causal={'true' if causal else 'false'}")
+    return (
+        f"sdpa:batch={b},heads={h},kv_heads={kv_heads},q_len={q},kv_len={kv},"
+        f"head_dim={d},causal={'true' if causal else 'false'}"
+    )
 
 
 def _items(group, specs):
@@ -86,67 +89,152 @@ def _streams(sizes_mb, width=4096, ops=SWEPT_OPS):
     for op in ops:
         for mb in sizes_mb:
             elements = int(mb * MB // 2) // width * width
-            out.append(ProbeItem(name=f"stream:{op}:{mb}MB", group="stream", op=op,
-                                 elements=elements, width=width, kernels=STREAM_OPS[op][2]))
+            out.append(
+                ProbeItem(
+                    name=f"stream:{op}:{mb}MB",
+                    group="stream",
+                    op=op,
+                    elements=elements,
+                    width=width,
+                    kernels=STREAM_OPS[op][2],
+                )
+            )
     return tuple(out)
 
 
 def _chains(lengths, elements=256):
-    return tuple(ProbeItem(name=f"launch:chain{n}", group="launch", op="add_chain",
-                           elements=elements, kernels=n) for n in lengths)
+    return tuple(
+        ProbeItem(name=f"launch:chain{n}", group="launch", op="add_chain", elements=elements, kernels=n)
+        for n in lengths
+    )
 
 
 CUDA_PLAN: tuple[ProbeItem, ...] = (
     _chains((1, 2, 4, 8))
     + (ProbeItem(name="graph:chain32", group="graph", op="add_chain", elements=256, kernels=32),)
-    + _items("host", (
-        "transformer:hidden=256,layers=1,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64",
-        "transformer:hidden=256,layers=3,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64",
-        "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,mlp=gelu,norm=layernorm,rope=false"))
+    + _items(
+        "host",
+        (
+            "transformer:hidden=256,layers=1,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64",
+            "transformer:hidden=256,layers=3,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64",
+            "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,mlp=gelu,norm=layernorm,rope=false",
+        ),
+    )
     + _streams((2, 16, 96, 384))
     + _streams((16, 96), ops=("layer_norm", "gelu"))
     + _streams((8, 32), ops=("add_hot",))
-    + _items("gemm", (
-        _gemm(256, 256, 256), _gemm(512, 512, 512), _gemm(1536, 1536, 1536), _gemm(2560, 2560, 2560),
-        _gemm(3072, 3072, 3072), _gemm(5120, 5120, 5120), _gemm(7168, 7168, 7168),
-        _gemm(128, 128, 128), _gemm(256, 512, 256), _gemm(384, 384, 1536),
-        _gemm(1, 6144, 6144), _gemm(2, 6144, 6144), _gemm(8, 6144, 6144), _gemm(32, 6144, 6144),
-        _gemm(64, 6144, 6144), _gemm(128, 6144, 6144), _gemm(4, 2560, 10240), _gemm(24, 10240, 2560),
-        _gemm(8192, 32, 4096), _gemm(16384, 128, 2048), _gemm(8192, 8192, 128), _gemm(6144, 6144, 512),
-        _gemm(1024, 1024, 16384), _gemm(512, 512, 32768), _gemm(256, 768, 65536),
-        _gemm(16384, 2048, 1024), _gemm(2048, 16384, 1024), _gemm(1536, 12288, 6144),
-        _gemm(2048, 2048, 512, batch=8), _gemm(512, 512, 512, batch=64), _gemm(1024, 256, 2048, batch=16),
-        _gemm(3072, 3072, 3072, ta=True), _gemm(3072, 3072, 3072, tb=True),
-        _gemm(3072, 3072, 3072, dtype="fp16"), _gemm(64, 6144, 6144, dtype="fp16"),
-        # a large fp16 tile run: its rate joins the fp16 compute ceiling (calibrate/sweep_rates.py);
-        # the final H200 session's only large fp16 point was 3072^3 (725 TFLOP/s) while a held-out
-        # 8192x4096x8192 fp16 GEMM ran at 779, 3% under the matmul-ceiling's bound
-        _gemm(7168, 7168, 7168, dtype="fp16"),
-        _gemm(1000, 1000, 1000), _gemm(3000, 2000, 1000)))
-    + _items("gemm-mode", (
-        _gemm(1536, 1536, 1536, dtype="fp32", mode="tf32"), _gemm(3072, 3072, 3072, dtype="fp32", mode="tf32"),
-        _gemm(32, 6144, 6144, dtype="fp32", mode="tf32"),
-        _gemm(1536, 1536, 1536, dtype="fp32", mode="fp32"), _gemm(3072, 3072, 3072, dtype="fp32", mode="fp32")))
-    + _items("unaligned", (
-        _gemm(3071, 3071, 3071), _gemm(2048, 2048, 2047), _gemm(1023, 1023, 1023), _gemm(6144, 2047, 1025)))
-    + _items("conv-pointwise", (
-        _conv(16, 512, 28, 28, 512, 1), _conv(64, 64, 56, 56, 256, 1), _conv(8, 1024, 14, 14, 2048, 1)))
-    + _items("conv-kxk", (
-        _conv(16, 64, 56, 56, 64, 3, padding=1), _conv(8, 256, 14, 14, 256, 3, padding=1),
-        _conv(16, 96, 64, 64, 96, 5, padding=2), _conv(4, 512, 7, 7, 512, 3, padding=1)))
-    + _items("conv-fp32", (
-        _conv(8, 64, 56, 56, 64, 3, padding=1, dtype="fp32"), _conv(16, 256, 28, 28, 128, 1, dtype="fp32")))
-    + _items("conv-unaligned", (
-        _conv(16, 3, 160, 160, 32, 3, padding=1), _conv(8, 3, 256, 256, 64, 7, stride=2, padding=3),
-        _conv(32, 1, 64, 64, 32, 5, padding=2)))
-    + _items("conv-depthwise", (
-        _conv(16, 384, 28, 28, 384, 3, padding=1, groups=384), _conv(8, 128, 112, 112, 128, 3, padding=1, groups=128),
-        _conv(32, 512, 14, 14, 512, 5, padding=2, groups=512)))
+    + _items(
+        "gemm",
+        (
+            _gemm(256, 256, 256),
+            _gemm(512, 512, 512),
+            _gemm(1536, 1536, 1536),
+            _gemm(2560, 2560, 2560),
+            _gemm(3072, 3072, 3072),
+            _gemm(5120, 5120, 5120),
+            _gemm(7168, 7168, 7168),
+            _gemm(128, 128, 128),
+            _gemm(256, 512, 256),
+            _gemm(384, 384, 1536),
+            _gemm(1, 6144, 6144),
+            _gemm(2, 6144, 6144),
+            _gemm(8, 6144, 6144),
+            _gemm(32, 6144, 6144),
+            _gemm(64, 6144, 6144),
+            _gemm(128, 6144, 6144),
+            _gemm(4, 2560, 10240),
+            _gemm(24, 10240, 2560),
+            _gemm(8192, 32, 4096),
+            _gemm(16384, 128, 2048),
+            _gemm(8192, 8192, 128),
+            _gemm(6144, 6144, 512),
+            _gemm(1024, 1024, 16384),
+            _gemm(512, 512, 32768),
+            _gemm(256, 768, 65536),
+            _gemm(16384, 2048, 1024),
+            _gemm(2048, 16384, 1024),
+            _gemm(1536, 12288, 6144),
+            _gemm(2048, 2048, 512, batch=8),
+            _gemm(512, 512, 512, batch=64),
+            _gemm(1024, 256, 2048, batch=16),
+            _gemm(3072, 3072, 3072, ta=True),
+            _gemm(3072, 3072, 3072, tb=True),
+            _gemm(3072, 3072, 3072, dtype="fp16"),
+            _gemm(64, 6144, 6144, dtype="fp16"),
+            # a large fp16 tile run: its rate joins the fp16 compute ceiling (calibrate/sweep_rates.py);
+            # the final H200 session's only large fp16 point was 3072^3 (725 TFLOP/s) while a held-out
+            # 8192x4096x8192 fp16 GEMM ran at 779, 3% under the matmul-ceiling's bound
+            _gemm(7168, 7168, 7168, dtype="fp16"),
+            _gemm(1000, 1000, 1000),
+            _gemm(3000, 2000, 1000),
+        ),
+    )
+    + _items(
+        "gemm-mode",
+        (
+            _gemm(1536, 1536, 1536, dtype="fp32", mode="tf32"),
+            _gemm(3072, 3072, 3072, dtype="fp32", mode="tf32"),
+            _gemm(32, 6144, 6144, dtype="fp32", mode="tf32"),
+            _gemm(1536, 1536, 1536, dtype="fp32", mode="fp32"),
+            _gemm(3072, 3072, 3072, dtype="fp32", mode="fp32"),
+        ),
+    )
+    + _items(
+        "unaligned",
+        (_gemm(3071, 3071, 3071), _gemm(2048, 2048, 2047), _gemm(1023, 1023, 1023), _gemm(6144, 2047, 1025)),
+    )
+    + _items(
+        "conv-pointwise",
+        (_conv(16, 512, 28, 28, 512, 1), _conv(64, 64, 56, 56, 256, 1), _conv(8, 1024, 14, 14, 2048, 1)),
+    )
+    + _items(
+        "conv-kxk",
+        (
+            _conv(16, 64, 56, 56, 64, 3, padding=1),
+            _conv(8, 256, 14, 14, 256, 3, padding=1),
+            _conv(16, 96, 64, 64, 96, 5, padding=2),
+            _conv(4, 512, 7, 7, 512, 3, padding=1),
+        ),
+    )
+    + _items(
+        "conv-fp32",
+        (_conv(8, 64, 56, 56, 64, 3, padding=1, dtype="fp32"), _conv(16, 256, 28, 28, 128, 1, dtype="fp32")),
+    )
+    + _items(
+        "conv-unaligned",
+        (
+            _conv(16, 3, 160, 160, 32, 3, padding=1),
+            _conv(8, 3, 256, 256, 64, 7, stride=2, padding=3),
+            _conv(32, 1, 64, 64, 32, 5, padding=2),
+        ),
+    )
+    + _items(
+        "conv-depthwise",
+        (
+            _conv(16, 384, 28, 28, 384, 3, padding=1, groups=384),
+            _conv(8, 128, 112, 112, 128, 3, padding=1, groups=128),
+            _conv(32, 512, 14, 14, 512, 5, padding=2, groups=512),
+        ),
+    )
     + _items("attn-prefill", (_attn(2, 16, 2048, causal=False), _attn(8, 12, 512, d=64, causal=False)))
-    + _items("attn-causal", (_attn(2, 32, 1536, kv_heads=8), _attn(1, 16, 4096), _attn(16, 12, 256, d=64),
-                             _attn(4, 8, 1024, kv_heads=1, d=256)))
-    + _items("attn-decode", (_attn(16, 32, 1, kv=1536, kv_heads=8), _attn(4, 16, 1, kv=8192),
-                             _attn(64, 8, 1, kv=1024, kv_heads=2), _attn(8, 8, 1, kv=3072, kv_heads=1, d=256)))
+    + _items(
+        "attn-causal",
+        (
+            _attn(2, 32, 1536, kv_heads=8),
+            _attn(1, 16, 4096),
+            _attn(16, 12, 256, d=64),
+            _attn(4, 8, 1024, kv_heads=1, d=256),
+        ),
+    )
+    + _items(
+        "attn-decode",
+        (
+            _attn(16, 32, 1, kv=1536, kv_heads=8),
+            _attn(4, 16, 1, kv=8192),
+            _attn(64, 8, 1, kv=1024, kv_heads=2),
+            _attn(8, 8, 1, kv=3072, kv_heads=1, d=256),
+        ),
+    )
 )
 
 # The host CPU: the same groups, sized for a few cores and a few GB/s (about 10 s on 2 cores:
@@ -155,10 +243,18 @@ CPU_PLAN: tuple[ProbeItem, ...] = (
     _chains((1, 2, 4))
     + _items("host", ())
     + _streams((2, 24), width=1024)
-    + _items("gemm", (
-        _gemm(96, 96, 96, dtype="fp32"), _gemm(320, 320, 320, dtype="fp32"), _gemm(768, 768, 768, dtype="fp32"),
-        _gemm(1, 3072, 3072, dtype="fp32"), _gemm(2048, 64, 1024, dtype="fp32"), _gemm(1024, 1024, 64, dtype="fp32"),
-        _gemm(256, 256, 256, dtype="fp32", batch=8)))
+    + _items(
+        "gemm",
+        (
+            _gemm(96, 96, 96, dtype="fp32"),
+            _gemm(320, 320, 320, dtype="fp32"),
+            _gemm(768, 768, 768, dtype="fp32"),
+            _gemm(1, 3072, 3072, dtype="fp32"),
+            _gemm(2048, 64, 1024, dtype="fp32"),
+            _gemm(1024, 1024, 64, dtype="fp32"),
+            _gemm(256, 256, 256, dtype="fp32", batch=8),
+        ),
+    )
     + _items("gemm-mode", (_gemm(768, 768, 768, dtype="bf16"),))
     + _items("conv-pointwise", (_conv(4, 128, 28, 28, 128, 1, dtype="fp32"),))
     + _items("conv-kxk", (_conv(2, 32, 56, 56, 32, 3, padding=1, dtype="fp32"),))

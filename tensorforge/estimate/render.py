@@ -1,7 +1,6 @@
 """The estimate in plain text: its own columns and labels, never confusable with the bound, and
 with --detail a waterfall from the bound through every named term."""
 
-
 from ..units import percent, seconds
 from .results import TERMS
 
@@ -17,7 +16,7 @@ SHORT = {
 
 
 def basis_line(pred) -> str:
-    return (f"ESTIMATE   expected time, NOT a bound ({pred.estimate_basis_kind}): {pred.estimate_basis}")
+    return f"ESTIMATE   expected time, NOT a bound ({pred.estimate_basis_kind}): {pred.estimate_basis}"
 
 
 def waterfall_lines(w) -> list[str]:
@@ -41,10 +40,18 @@ def operator_rows(w) -> list[list[str]]:
     rows = []
     for o in w.estimate.operators:
         top = max(o.terms.items(), key=lambda kv: kv[1]) if o.terms else ("-", 0.0)
-        rows.append([o.name, str(o.count), str(o.kernels), o.mapping, seconds(o.bound_s),
-                     seconds(o.estimate_s), f"{SHORT.get(top[0], top[0])}" if top[1] > 0 else "-"])
+        rows.append(
+            [
+                o.name,
+                str(o.count),
+                str(o.kernels),
+                o.mapping,
+                seconds(o.bound_s),
+                seconds(o.estimate_s),
+                f"{SHORT.get(top[0], top[0])}" if top[1] > 0 else "-",
+            ]
+        )
     return rows
 
 
-OPERATOR_HEADERS = ["operator", "x", "kernels", "realistic mapping (estimate)", "bound", "estimate",
-                    "largest term"]
+OPERATOR_HEADERS = ["operator", "x", "kernels", "realistic mapping (estimate)", "bound", "estimate", "largest term"]

@@ -11,16 +11,15 @@ LABEL = "PREDICTED estimate"
 # Waterfall order and what each term explains (docs/estimate.md says more).
 TERMS = {
     "tile_wave_quantization": "the library's tile menu: padded edge tiles and the last, partial wave "
-                              "(vs the bound's free choice of tile)",
+    "(vs the bound's free choice of tile)",
     "compute_efficiency": "main-loop rate of the realistic tile, operand feed of small tiles, per-tile "
-                          "pipeline fill and epilogue, convolution and attention kernel efficiency",
+    "pipeline fill and epilogue, convolution and attention kernel efficiency",
     "achieved_bandwidth": "memory at the bandwidth each access pattern achieves, with the bytes the "
-                          "implementation really moves (extra passes, layout copies)",
+    "implementation really moves (extra passes, layout copies)",
     "alignment_padding": "leading dimensions not a multiple of 16 bytes (fallback kernels) and "
-                         "channel padding of convolutions",
+    "channel padding of convolutions",
     "kernel_launches": "fixed cost of every kernel on the device (minimum duration and gap)",
-    "timing_harness": "once per timed call: the event pair and the first kernel's start after the "
-                      "cache flush",
+    "timing_harness": "once per timed call: the event pair and the first kernel's start after the cache flush",
     "host_overhead": "eager only: host time (Python and framework dispatch) the device waits for",
 }
 DEVICE_TERMS = tuple(t for t in TERMS if t != "host_overhead")
@@ -30,12 +29,12 @@ DEVICE_TERMS = tuple(t for t in TERMS if t != "host_overhead")
 class OperatorEstimate:
     name: str
     count: int
-    kernels: int                 # per execution
-    mapping: str                 # the realistic configuration, e.g. '256x128 stream-K, ...'
-    bound_s: float               # x count: the operator's share of the bound
-    estimate_s: float            # x count: expected device time
-    terms: Mapping[str, float]   # x count; they sum to estimate_s - bound_s
-    implementation: str          # 'declared by the workload plugin' or 'default for <type>'
+    kernels: int  # per execution
+    mapping: str  # the realistic configuration, e.g. '256x128 stream-K, ...'
+    bound_s: float  # x count: the operator's share of the bound
+    estimate_s: float  # x count: expected device time
+    terms: Mapping[str, float]  # x count; they sum to estimate_s - bound_s
+    implementation: str  # 'declared by the workload plugin' or 'default for <type>'
     notes: tuple[str, ...] = ()
 
 
@@ -44,12 +43,13 @@ class WorkloadEstimate:
     """bound_s is the same number as the workload's lower bound; device_s the expected device
     time (kernels back to back, as a CUDA-graph replay or a timed single kernel sees them);
     eager_s adds the host overhead of launching the kernels one by one from Python."""
+
     label: str
     bound_s: float
     device_s: float
     eager_s: float
     kernels: int
-    terms: Mapping[str, float]   # device terms + host_overhead; device ones sum to device_s - bound_s
+    terms: Mapping[str, float]  # device terms + host_overhead; device ones sum to device_s - bound_s
     operators: tuple[OperatorEstimate, ...]
 
     def estimate_for(self, regime: str) -> float:

@@ -16,5 +16,7 @@ DATA = Path(__file__).with_name("shipped.json")
 @lru_cache(maxsize=1)
 def shipped() -> dict[str, EstimateCoefficients]:
     table = json.loads(DATA.read_text(encoding="utf-8"))
-    return {family: coefficients_from_data(data, f"shipped estimate coefficients {family} ({DATA.name})")
-            for family, data in table.items()}
+    return {
+        family: coefficients_from_data(data, f"shipped estimate coefficients {family} ({DATA.name})")
+        for family, data in table.items()
+    }

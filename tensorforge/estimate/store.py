@@ -13,7 +13,7 @@ def coefficients_in_document(path, target_name: str) -> EstimateCoefficients | N
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None   # the ceilings reader has already said what is wrong with the file
+        return None  # the ceilings reader has already said what is wrong with the file
     if not isinstance(data, dict):
         return None
     section = data.get("estimate")

@@ -12,7 +12,6 @@ Causal masking skips key tiles entirely above the diagonal; diagonal tiles are c
 not fit in the cache).
 """
 
-
 import numpy as np
 
 from ..precision import ELEMENT_TYPE
@@ -53,8 +52,9 @@ class FlashAttention(GridStrategy):
 
     def space(self, p: AttentionProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
-        tq, tkv, split, pack = np.meshgrid(np.array(TILE_Q), np.array(TILE_KV), np.array(SPLITS),
-                                           np.array((0, 1)), indexing="ij")
+        tq, tkv, split, pack = np.meshgrid(
+            np.array(TILE_Q), np.array(TILE_KV), np.array(SPLITS), np.array((0, 1)), indexing="ij"
+        )
         grid = [a.ravel().astype(np.int64) for a in (tq, tkv, split, pack)]
         d, e = p.head_dim, p.elem_bytes
         ok = (grid[0] * d + STAGES * 2 * grid[1] * d) * e <= machine.unit_sram_bytes
@@ -88,9 +88,11 @@ class FlashAttention(GridStrategy):
         if p.causal:
             offset = p.kv_len - p.q_len
             first = tkv * ceil_div(offset + np.minimum(tq, p.q_len), span)
-            ramp = np.minimum(qblocks, (p.q_len - 1) // tq)    # blocks with (j+1)*tq < q_len
-            kv_sum = tkv * floor_sum(ramp, span, tq, offset + tq + span - 1).astype(float) \
+            ramp = np.minimum(qblocks, (p.q_len - 1) // tq)  # blocks with (j+1)*tq < q_len
+            kv_sum = (
+                tkv * floor_sum(ramp, span, tq, offset + tq + span - 1).astype(float)
                 + (qblocks - ramp).astype(float) * last
+            )
         else:
             first = last
             kv_sum = qblocks.astype(float) * last
@@ -99,7 +101,7 @@ class FlashAttention(GridStrategy):
         items = per_group * qblocks
         waves = ceil_div(items, units)
         rate = machine.unit_rate(p.math_mode)
-        longest = 4.0 * tq * last * d                             # flops of the heaviest item
+        longest = 4.0 * tq * last * d  # flops of the heaviest item
         total_flops = per_group * (4.0 * tq * d) * kv_sum
         # Equal items fill whole waves; unequal (causal) items are at best perfectly balanced.
         uniform = first == last
@@ -121,9 +123,10 @@ class FlashAttention(GridStrategy):
         if machine.cache_bytes_per_s:
             terms["cache_to_unit"] = cache_to_unit / machine.cache_bytes_per_s
         if machine.unit_sram_bytes_per_s:
-            terms["unit_sram"] = np.where(uniform, waves * longest_sram,
-                                          np.maximum(unit_sram / units, longest_sram)) \
+            terms["unit_sram"] = (
+                np.where(uniform, waves * longest_sram, np.maximum(unit_sram / units, longest_sram))
                 / machine.unit_sram_bytes_per_s
+            )
         memory_s = np.max(np.stack(list(terms.values())), axis=0)
         latency = np.maximum(compute_s, memory_s)
 
@@ -137,12 +140,19 @@ class FlashAttention(GridStrategy):
             if compute_s[i] == softmax_s:
                 notes.append("the softmax's exponentials bind the compute time, not the matrix units")
             return finish(
-                self.name, tile={"q": int(tq[i]), "kv": int(tkv[i]), "d": d}, split=split[i],
-                tiles=items[i], concurrent=min(units, int(items[i])), waves=waves[i],
-                traffic={"dram": float(dram[i]), "cache_to_unit": cache_to_unit[i],
-                         "unit_sram": unit_sram[i]},
-                compute_s=compute_s[i], memory_terms={k: float(v[i]) for k, v in terms.items()},
-                candidates=tq.size, notes=tuple(notes))
+                self.name,
+                tile={"q": int(tq[i]), "kv": int(tkv[i]), "d": d},
+                split=split[i],
+                tiles=items[i],
+                concurrent=min(units, int(items[i])),
+                waves=waves[i],
+                traffic={"dram": float(dram[i]), "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
+                compute_s=compute_s[i],
+                memory_terms={k: float(v[i]) for k, v in terms.items()},
+                candidates=tq.size,
+                notes=tuple(notes),
+            )
+
         return Evaluated(latency=latency, order=order, choice=choice)
 
     @staticmethod
@@ -175,6 +185,9 @@ class FlashAttention(GridStrategy):
         if machine.unit_sram_bytes_per_s:
             terms["unit_sram"] = staged / machine.units / machine.unit_sram_bytes_per_s
         softmax_s = machine.vector_time(p.softmax_flops, p.softmax_exps, ELEMENT_TYPE.get(p.math_mode, p.math_mode))
-        return Relaxation(compute_s=max(p.flops / machine.compute[p.math_mode], softmax_s), memory_terms=terms,
-                          traffic={"dram": dram, "cache_to_unit": staged + written},
-                          why="FLOPs at the peak rate, Q, K, V and O staged once, compulsory DRAM traffic")
+        return Relaxation(
+            compute_s=max(p.flops / machine.compute[p.math_mode], softmax_s),
+            memory_terms=terms,
+            traffic={"dram": dram, "cache_to_unit": staged + written},
+            why="FLOPs at the peak rate, Q, K, V and O staged once, compulsory DRAM traffic",
+        )

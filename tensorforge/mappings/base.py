@@ -21,9 +21,9 @@ def ceil_div(a, b):
 MAX_CANDIDATES = 16384
 
 # How the bound of a mapping choice was obtained (MappingChoice.search).
-EXHAUSTIVE = "exhaustive"    # every mapping of the strategy's space evaluated: the minimum
-RELAXATION = "relaxation"    # the limit cut the search: a relaxation <= every mapping of the space
-UNSTATED = "unstated"        # a third-party strategy that does not say
+EXHAUSTIVE = "exhaustive"  # every mapping of the strategy's space evaluated: the minimum
+RELAXATION = "relaxation"  # the limit cut the search: a relaxation <= every mapping of the space
+UNSTATED = "unstated"  # a third-party strategy that does not say
 SEARCH_KINDS = (EXHAUSTIVE, RELAXATION, UNSTATED)
 
 # A transcendental (exp, tanh...) evaluated on the vector units instead of a special-function
@@ -38,16 +38,17 @@ SPECIAL_EMULATION_FLOPS = 4.0
 class Machine:
     """A target at one operating point, reduced to what mappings need, with the ceilings in
     force. Rates are per second; `unit_*` figures are per processing unit."""
+
     units: int
-    unit_sram_bytes: int                 # per-unit tile staging capacity (shared memory)
+    unit_sram_bytes: int  # per-unit tile staging capacity (shared memory)
     unit_sram_bytes_per_s: float | None
-    cache_bytes: int                     # shared cache (L2) capacity; 0 if none
+    cache_bytes: int  # shared cache (L2) capacity; 0 if none
     cache_bytes_per_s: float | None
     dram_bytes_per_s: float
-    compute: dict[str, float]            # whole-array FLOP/s per math mode
+    compute: dict[str, float]  # whole-array FLOP/s per math mode
     max_candidates: int = MAX_CANDIDATES
-    vector: dict[str, float] = attrs.field(factory=dict)    # vector FLOP/s per precision
-    special: dict[str, float] = attrs.field(factory=dict)   # transcendental results/s per precision
+    vector: dict[str, float] = attrs.field(factory=dict)  # vector FLOP/s per precision
+    special: dict[str, float] = attrs.field(factory=dict)  # transcendental results/s per precision
     # A system target's devices and links, and the calibrated collective curves
     # (tensorforge.collectives): what the collective mapping needs, nothing else reads them.
     devices: int = 1
@@ -68,8 +69,9 @@ class Machine:
 
     def special_rate(self, dtype: str) -> float:
         """The fastest special-function rate for `dtype` elements; 0 without such units."""
-        return max([self.special[p] for p in VECTOR_EXECUTES.get(dtype, (VECTOR_MODE,)) if p in self.special],
-                   default=0.0)
+        return max(
+            [self.special[p] for p in VECTOR_EXECUTES.get(dtype, (VECTOR_MODE,)) if p in self.special], default=0.0
+        )
 
     def vector_time(self, flops: float, special_ops: float, dtype: str) -> float:
         """A lower bound on the time for `flops` vector FLOPs of which `special_ops` are
@@ -96,6 +98,7 @@ class MappingChoice:
     number of mappings in the strategy's full space (0 when the strategy does not say);
     candidates: how many of them were evaluated.
     """
+
     strategy: str
     tile: dict[str, int]
     split: int
@@ -121,6 +124,7 @@ class MappingChoice:
 class Residency:
     """Tensors a previous operator left in the shared cache: reading them costs no DRAM
     traffic, and `no_writeback` outputs are consumed from the cache before eviction."""
+
     resident: frozenset[str] = frozenset()
     no_writeback: frozenset[str] = frozenset()
 
@@ -133,6 +137,7 @@ class MappingStrategy:
     latency that is a lower bound over the strategy's whole mapping space, even when the
     limit cuts the search. `GridStrategy` (search.py) does that for any finite grid.
     """
+
     name: str = ""
     problem_types: tuple[type, ...] = ()
 
@@ -140,18 +145,41 @@ class MappingStrategy:
         raise NotImplementedError
 
 
-def finish(strategy: str, *, tile, split, tiles, concurrent, waves, traffic, compute_s,
-           memory_terms: dict[str, float], candidates: int, notes=(), search: str = UNSTATED,
-           space: int = 0) -> MappingChoice:
+def finish(
+    strategy: str,
+    *,
+    tile,
+    split,
+    tiles,
+    concurrent,
+    waves,
+    traffic,
+    compute_s,
+    memory_terms: dict[str, float],
+    candidates: int,
+    notes=(),
+    search: str = UNSTATED,
+    space: int = 0,
+) -> MappingChoice:
     """Latency = max(compute, slowest memory level); the bottleneck is the term that won."""
-    level, memory_s = max(sorted(memory_terms.items()), key=lambda kv: kv[1]) if memory_terms \
-        else ("none", 0.0)
+    level, memory_s = max(sorted(memory_terms.items()), key=lambda kv: kv[1]) if memory_terms else ("none", 0.0)
     latency = max(compute_s, memory_s)
     bottleneck = "compute" if compute_s >= memory_s else "memory"
-    return MappingChoice(strategy=strategy, tile=dict(tile), split=int(split), tiles=int(tiles),
-                         concurrent=int(concurrent), waves=int(waves),
-                         traffic={k: float(v) for k, v in traffic.items()},
-                         compute_s=float(compute_s), memory_s=float(memory_s),
-                         memory_level=level, latency_s=float(latency), bottleneck=bottleneck,
-                         candidates=int(candidates), notes=tuple(notes), search=search,
-                         space=int(space))
+    return MappingChoice(
+        strategy=strategy,
+        tile=dict(tile),
+        split=int(split),
+        tiles=int(tiles),
+        concurrent=int(concurrent),
+        waves=int(waves),
+        traffic={k: float(v) for k, v in traffic.items()},
+        compute_s=float(compute_s),
+        memory_s=float(memory_s),
+        memory_level=level,
+        latency_s=float(latency),
+        bottleneck=bottleneck,
+        candidates=int(candidates),
+        notes=tuple(notes),
+        search=search,
+        space=int(space),
+    )

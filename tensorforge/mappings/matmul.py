@@ -21,7 +21,7 @@ from .search import Evaluated, GridStrategy, Relaxation
 TILE_MN = (16, 32, 64, 128, 256)
 TILE_K = (32, 64)
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
-STAGES = 2       # double buffering: two K-slices of each operand tile staged at once
+STAGES = 2  # double buffering: two K-slices of each operand tile staged at once
 PARTIAL_BYTES = 4  # split-K partial sums are kept in fp32
 
 
@@ -32,7 +32,7 @@ def _row_blocks(units: int):
     while r < units:
         rows.add(r)
         r *= 2
-    rows.add(max(1, int(round(units ** 0.5))))
+    rows.add(max(1, int(round(units**0.5))))
     return tuple(sorted(rows))
 
 
@@ -43,8 +43,13 @@ class TiledMatmul(GridStrategy):
     def space(self, p: MatmulProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
         tm, tn, tk, split, rows = np.meshgrid(
-            np.array(TILE_MN), np.array(TILE_MN), np.array(TILE_K), np.array(SPLITS),
-            np.array(_row_blocks(machine.units)), indexing="ij")
+            np.array(TILE_MN),
+            np.array(TILE_MN),
+            np.array(TILE_K),
+            np.array(SPLITS),
+            np.array(_row_blocks(machine.units)),
+            indexing="ij",
+        )
         grid = [a.ravel().astype(np.int64) for a in (tm, tn, tk, split, rows)]
         elem = max(p.a_elem_bytes, p.b_elem_bytes)
         fits = STAGES * (grid[0] + grid[1]) * grid[2] * elem <= machine.unit_sram_bytes
@@ -74,8 +79,7 @@ class TiledMatmul(GridStrategy):
         tile_bytes = ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad).astype(float)
         unit_sram = tiles * tile_bytes
         out_tiles = (B * mt * nt).astype(float) * (tm * tn)
-        cache_to_unit = unit_sram + np.where(split > 1, out_tiles * PARTIAL_BYTES * split,
-                                             out_tiles * p.c_elem_bytes)
+        cache_to_unit = unit_sram + np.where(split > 1, out_tiles * PARTIAL_BYTES * split, out_tiles * p.c_elem_bytes)
 
         # DRAM: reuse among the block of tiles that run concurrently (rows x cols of tiles).
         concurrent = np.minimum(units, tiles)
@@ -111,12 +115,19 @@ class TiledMatmul(GridStrategy):
 
         def choice(i: int) -> MappingChoice:
             return finish(
-                self.name, tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])}, split=split[i],
-                tiles=tiles[i], concurrent=concurrent[i], waves=waves[i],
+                self.name,
+                tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])},
+                split=split[i],
+                tiles=tiles[i],
+                concurrent=concurrent[i],
+                waves=waves[i],
                 traffic={"dram": dram[i], "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
-                compute_s=compute_s[i], memory_terms={k: float(v[i]) for k, v in terms.items()},
+                compute_s=compute_s[i],
+                memory_terms={k: float(v[i]) for k, v in terms.items()},
                 candidates=tm.size,
-                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",))
+                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",),
+            )
+
         return Evaluated(latency=latency, order=order, choice=choice)
 
     def relaxation(self, p: MatmulProblem, machine: Machine, residency: Residency) -> Relaxation:
@@ -135,17 +146,23 @@ class TiledMatmul(GridStrategy):
         widest = max(TILE_MN)
         dram = sum(float(t.nbytes) for t in (p.a, p.b) if t.name not in residency.resident)
         dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
-        streamed = float(B) * K * (float(M) * ceil_div(N, widest) * p.a_elem_bytes
-                                   + float(N) * ceil_div(M, widest) * p.b_elem_bytes)
+        streamed = (
+            float(B)
+            * K
+            * (float(M) * ceil_div(N, widest) * p.a_elem_bytes + float(N) * ceil_div(M, widest) * p.b_elem_bytes)
+        )
         written = float(B) * M * N * min(p.c_elem_bytes, 2 * PARTIAL_BYTES)
         terms = {"dram": dram / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:
             terms["cache_to_unit"] = (streamed + written) / machine.cache_bytes_per_s
         if machine.unit_sram_bytes_per_s:
             terms["unit_sram"] = streamed / machine.units / machine.unit_sram_bytes_per_s
-        return Relaxation(compute_s=p.flops / machine.compute[p.math_mode], memory_terms=terms,
-                          traffic={"dram": dram, "cache_to_unit": streamed + written},
-                          why="FLOPs at the peak rate, operands streamed once, compulsory DRAM traffic")
+        return Relaxation(
+            compute_s=p.flops / machine.compute[p.math_mode],
+            memory_terms=terms,
+            traffic={"dram": dram, "cache_to_unit": streamed + written},
+            why="FLOPs at the peak rate, operands streamed once, compulsory DRAM traffic",
+        )
 
 
 class VectorMatmul(MappingStrategy):
@@ -154,6 +171,7 @@ class VectorMatmul(MappingStrategy):
     for padding it would never execute. Operands stream once; the lower of this and the tiled
     mapping wins. Charged at the fastest vector rate that holds the operands' precision
     (half-precision vector math is 2-4x the fp32 rate on data-centre GPUs)."""
+
     name = "vector-matmul"
     problem_types = (MatmulProblem,)
 
@@ -161,9 +179,18 @@ class VectorMatmul(MappingStrategy):
         reads = sum(t.nbytes for t in (p.a, p.b) if t.name not in residency.resident)
         writes = 0 if p.c.name in residency.no_writeback else p.c.nbytes
         element = ELEMENT_TYPE.get(p.math_mode, p.math_mode)
-        return finish(self.name, tile={}, split=1, tiles=machine.units, concurrent=machine.units,
-                      waves=1, traffic={"dram": float(reads + writes)},
-                      compute_s=machine.vector_time(p.flops, 0.0, element),
-                      memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
-                      candidates=1, notes=(f"vector units at the fastest rate for {element} operands",),
-                      search=EXHAUSTIVE, space=1)
+        return finish(
+            self.name,
+            tile={},
+            split=1,
+            tiles=machine.units,
+            concurrent=machine.units,
+            waves=1,
+            traffic={"dram": float(reads + writes)},
+            compute_s=machine.vector_time(p.flops, 0.0, element),
+            memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
+            candidates=1,
+            notes=(f"vector units at the fastest rate for {element} operands",),
+            search=EXHAUSTIVE,
+            space=1,
+        )

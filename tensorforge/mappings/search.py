@@ -28,7 +28,7 @@ import numpy as np
 from .base import EXHAUSTIVE, RELAXATION, Machine, MappingChoice, MappingStrategy, Residency, finish
 
 # Relative margin that keeps a relaxation below an exactly-met candidate despite float rounding.
-ROUNDING = 2.0 ** -40
+ROUNDING = 2.0**-40
 
 
 @attrs.frozen
@@ -36,6 +36,7 @@ class Evaluated:
     """Every candidate of a grid, evaluated: `latency` per candidate (seconds), `order` the
     candidates sorted by the strategy's deterministic tie-break key (best first), and
     `choice(i)` the MappingChoice of candidate i."""
+
     latency: np.ndarray
     order: np.ndarray
     choice: Callable[[int], MappingChoice]
@@ -45,9 +46,10 @@ class Evaluated:
 class Relaxation:
     """A lower bound on every mapping of a space: compute time and one time per memory level,
     each <= the same term of every candidate (so their max is <= every candidate's latency)."""
+
     compute_s: float
     memory_terms: dict[str, float]
-    traffic: dict[str, float]          # the bytes per level the memory terms charge
+    traffic: dict[str, float]  # the bytes per level the memory terms charge
     why: str
 
 
@@ -79,14 +81,26 @@ class GridStrategy(MappingStrategy):
         bound = self.relaxation(problem, machine, residency)
         below = 1.0 - ROUNDING
         return finish(
-            self.name, tile={}, split=1, tiles=0, concurrent=0, waves=0,
-            traffic=bound.traffic, compute_s=bound.compute_s * below,
+            self.name,
+            tile={},
+            split=1,
+            tiles=0,
+            concurrent=0,
+            waves=0,
+            traffic=bound.traffic,
+            compute_s=bound.compute_s * below,
             memory_terms={level: t * below for level, t in bound.memory_terms.items()},
-            candidates=limit, search=RELAXATION, space=size,
-            notes=((f"search cut at {limit} of {size} candidates (--max-candidates): the bound is a "
-                    f"relaxation, <= every mapping of the space ({bound.why})"),
-                   (f"best of the {limit} evaluated: {describe(best)}, {best.latency_s:.6g} s "
-                    "(not a bound)")))
+            candidates=limit,
+            search=RELAXATION,
+            space=size,
+            notes=(
+                (
+                    f"search cut at {limit} of {size} candidates (--max-candidates): the bound is a "
+                    f"relaxation, <= every mapping of the space ({bound.why})"
+                ),
+                (f"best of the {limit} evaluated: {describe(best)}, {best.latency_s:.6g} s (not a bound)"),
+            ),
+        )
 
 
 def describe(choice: MappingChoice) -> str:
@@ -94,4 +108,3 @@ def describe(choice: MappingChoice) -> str:
     tile = "x".join(f"{k}{v}" for k, v in choice.tile.items()) or choice.strategy
     split = f" split{choice.split}" if choice.split > 1 else ""
     return f"{tile}{split}, {choice.tiles} tiles, {choice.waves} waves"
-

@@ -17,7 +17,17 @@ class Streaming(MappingStrategy):
         terms = {"dram": (reads + writes) / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:
             terms["cache_to_unit"] = touched / machine.cache_bytes_per_s
-        return finish(self.name, tile={}, split=1, tiles=machine.units, concurrent=machine.units,
-                      waves=1, traffic={"dram": reads + writes, "cache_to_unit": touched},
-                      compute_s=machine.vector_time(p.flops, p.special_ops, p.math_mode),
-                      memory_terms=terms, candidates=1, search=EXHAUSTIVE, space=1)
+        return finish(
+            self.name,
+            tile={},
+            split=1,
+            tiles=machine.units,
+            concurrent=machine.units,
+            waves=1,
+            traffic={"dram": reads + writes, "cache_to_unit": touched},
+            compute_s=machine.vector_time(p.flops, p.special_ops, p.math_mode),
+            memory_terms=terms,
+            candidates=1,
+            search=EXHAUSTIVE,
+            space=1,
+        )

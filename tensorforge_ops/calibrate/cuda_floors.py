@@ -24,7 +24,7 @@ import attrs
 
 from tensorforge.api import one_line
 
-GRAPH_KERNELS = 200      # trivial kernels per captured graph
+GRAPH_KERNELS = 200  # trivial kernels per captured graph
 GRAPH_REPLAYS = 30
 HOST_BATCHES, HOST_CALLS = 30, 100
 TRACED_REPLAYS = 3
@@ -80,6 +80,7 @@ def _split_from_trace(graph) -> tuple[float | None, float | None, str | None]:
         for _ in range(TRACED_REPLAYS):
             with record_function(ITERATION):
                 graph.replay()
+
     try:
         its = device_iterations(export(run, cuda=True))
     except Exception as exc:
@@ -90,8 +91,14 @@ def _split_from_trace(graph) -> tuple[float | None, float | None, str | None]:
         durations += [a.dur_us * 1e-6 for a in acts]
         gaps += [max(0.0, b.start_us - a.end_us) * 1e-6 for a, b in zip(acts, acts[1:])]
     if len(durations) < GRAPH_KERNELS or not gaps:
-        return None, None, (f"kernel duration and gap not split: the trace showed {len(durations)} "
-                            f"kernels of {TRACED_REPLAYS} replays of {GRAPH_KERNELS}")
+        return (
+            None,
+            None,
+            (
+                f"kernel duration and gap not split: the trace showed {len(durations)} "
+                f"kernels of {TRACED_REPLAYS} replays of {GRAPH_KERNELS}"
+            ),
+        )
     return statistics.median(durations), statistics.median(gaps), None
 
 
@@ -111,6 +118,7 @@ def probe_floors(device: Any, trace: bool = True) -> Floors:
     import torch
 
     from .cuda_probes import probe_launch_floor
+
     x = torch.ones(1, device=device)
     graph = _graph_of_trivial_kernels(torch, x, device)
     interval = _kernel_interval(torch, graph, device)
@@ -124,13 +132,19 @@ def probe_floors(device: Any, trace: bool = True) -> Floors:
     eager = probe_launch_floor(device=device)
     host = _host_call_interval(torch, x, device)
     methods = (
-        ("kernel_interval_s", f"a CUDA graph of {GRAPH_KERNELS} x.add_(1.0) on a 1-element float32 tensor, "
-                              f"event pair around each of {GRAPH_REPLAYS} replays; p50 of elapsed / "
-                              f"{GRAPH_KERNELS}"),
+        (
+            "kernel_interval_s",
+            f"a CUDA graph of {GRAPH_KERNELS} x.add_(1.0) on a 1-element float32 tensor, "
+            f"event pair around each of {GRAPH_REPLAYS} replays; p50 of elapsed / "
+            f"{GRAPH_KERNELS}",
+        ),
         ("kernel_duration_s", f"the same graph, {TRACED_REPLAYS} replays under torch.profiler: p50 kernel duration"),
         ("kernel_gap_s", "same trace: p50 idle time from one kernel's end to the next one's start"),
         ("eager_event_floor_s", eager.method),
-        ("host_call_interval_s", f"host perf_counter around {HOST_CALLS} eager x.add_(1.0) calls queued "
-                                 f"without synchronising, per call; p50 of {HOST_BATCHES} batches"),
+        (
+            "host_call_interval_s",
+            f"host perf_counter around {HOST_CALLS} eager x.add_(1.0) calls queued "
+            f"without synchronising, per call; p50 of {HOST_BATCHES} batches",
+        ),
     )
     return Floors(interval, duration, gap, eager.seconds, host, methods, tuple(notes))

@@ -19,22 +19,27 @@ def _timed(fn):
 
 class MatmulCeilingProbe(CalibrationProbe):
     """Best sustained square-matmul rate per math mode over a size sweep."""
+
     name = "matmul-ceiling"
     backend = "torch-cuda"
     modes = ("fp32", "tf32", "fp16", "bf16")
 
     def run(self, session) -> ProbeResult:
         from .cuda_probes import probe_matmul
+
         start = time.perf_counter()
         compute, details = {}, {}
         for mode in self.modes:
             probe = probe_matmul(mode, device=session.device)
             compute[mode] = probe.best_flops_per_s
-            details[mode] = {"best_n": probe.best_n, "method": probe.method,
-                             "points": [list(p) for p in probe.points]}
-        return ProbeResult(name=self.name, method="square matmul size sweep per math mode; "
-                           "rate = 2n^3 / fastest sample; best size wins", compute=compute,
-                           details=details, duration_s=time.perf_counter() - start)
+            details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
+        return ProbeResult(
+            name=self.name,
+            method="square matmul size sweep per math mode; rate = 2n^3 / fastest sample; best size wins",
+            compute=compute,
+            details=details,
+            duration_s=time.perf_counter() - start,
+        )
 
 
 class CopyBandwidthProbe(CalibrationProbe):
@@ -43,31 +48,53 @@ class CopyBandwidthProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         from .cuda_probes import default_copy_bytes, probe_copy
+
         probe, seconds = _timed(lambda: probe_copy(default_copy_bytes(session.device), device=session.device))
-        return ProbeResult(name=self.name, method=probe.method, dram_bytes_per_s=probe.bytes_per_s,
-                           details={"buffer_bytes": probe.buffer_bytes}, duration_s=seconds)
+        return ProbeResult(
+            name=self.name,
+            method=probe.method,
+            dram_bytes_per_s=probe.bytes_per_s,
+            details={"buffer_bytes": probe.buffer_bytes},
+            duration_s=seconds,
+        )
 
 
 class KernelFloorsProbe(CalibrationProbe):
     """Floors, each named for what it is (cuda_floors): device-side kernel interval, duration and
     gap from graph replays of trivial kernels; the event-timed eager floor; the host call
     interval. launch_floor_s stays the eager event floor, as captures before it had it."""
+
     name = "kernel-floors"
     backend = "torch-cuda"
 
     def run(self, session) -> ProbeResult:
         from .cuda_floors import probe_floors
+
         floors, seconds = _timed(lambda: probe_floors(session.device))
-        named = {k: getattr(floors, k) for k in ("kernel_interval_s", "kernel_duration_s", "kernel_gap_s",
-                                                 "eager_event_floor_s", "host_call_interval_s")
-                 if getattr(floors, k) is not None}
-        return ProbeResult(name=self.name, method="; ".join(f"{k}: {m}" for k, m in floors.methods),
-                           launch_floor_s=floors.eager_event_floor_s, floors=named,
-                           details={"notes": list(floors.notes)}, duration_s=seconds)
+        named = {
+            k: getattr(floors, k)
+            for k in (
+                "kernel_interval_s",
+                "kernel_duration_s",
+                "kernel_gap_s",
+                "eager_event_floor_s",
+                "host_call_interval_s",
+            )
+            if getattr(floors, k) is not None
+        }
+        return ProbeResult(
+            name=self.name,
+            method="; ".join(f"{k}: {m}" for k, m in floors.methods),
+            launch_floor_s=floors.eager_event_floor_s,
+            floors=named,
+            details={"notes": list(floors.notes)},
+            duration_s=seconds,
+        )
 
 
 class MatmulCeilingSustainedProbe(CalibrationProbe):
     """The matmul sweep again, each size timed after the device is steady under continuous load."""
+
     name = "matmul-ceiling-sustained"
     backend = "torch-cuda"
     regime = "sustained"
@@ -78,17 +105,22 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         from .cuda_probes_sustained import probe_matmul_sustained
+
         start = time.perf_counter()
         compute, details = {}, {}
         for mode in self.modes:
             probe = probe_matmul_sustained(mode, device=session.device)
             compute[mode] = probe.best_flops_per_s
-            details[mode] = {"best_n": probe.best_n, "method": probe.method,
-                             "points": [list(p) for p in probe.points]}
-        return ProbeResult(name=self.name, regime="sustained", compute=compute, details=details,
-                           method="square matmul size sweep per math mode, sustained regime; rate = 2n^3 / "
-                                  "fastest sample of a continuous window after steady; best size wins",
-                           duration_s=time.perf_counter() - start)
+            details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
+        return ProbeResult(
+            name=self.name,
+            regime="sustained",
+            compute=compute,
+            details=details,
+            method="square matmul size sweep per math mode, sustained regime; rate = 2n^3 / "
+            "fastest sample of a continuous window after steady; best size wins",
+            duration_s=time.perf_counter() - start,
+        )
 
 
 class CopyBandwidthSustainedProbe(CalibrationProbe):
@@ -98,7 +130,13 @@ class CopyBandwidthSustainedProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         from .cuda_probes_sustained import probe_copy_sustained
+
         probe, seconds = _timed(lambda: probe_copy_sustained(device=session.device))
-        return ProbeResult(name=self.name, regime="sustained", method=probe.method,
-                           dram_bytes_per_s=probe.bytes_per_s, details={"buffer_bytes": probe.buffer_bytes},
-                           duration_s=seconds)
+        return ProbeResult(
+            name=self.name,
+            regime="sustained",
+            method=probe.method,
+            dram_bytes_per_s=probe.bytes_per_s,
+            details={"buffer_bytes": probe.buffer_bytes},
+            duration_s=seconds,
+        )

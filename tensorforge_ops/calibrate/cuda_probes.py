@@ -34,8 +34,9 @@ DEFAULT_MATMUL_SIZES = {
 # stay under ~11 s even if nothing stabilises (all of them took 2.1 s on an H200). No L2 flush:
 # each probe's working set either exceeds L2 or is compute bound, and the dirty lines a
 # flush leaves behind would only bias a ceiling low.
-PROBE_POLICY = TimingPolicy(warmup_iters=3, min_iters=10, max_iters=200,
-                            target_rel_iqr=0.02, budget_s=0.5, flush_bytes=0)
+PROBE_POLICY = TimingPolicy(
+    warmup_iters=3, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.5, flush_bytes=0
+)
 
 
 @attrs.frozen
@@ -79,8 +80,13 @@ def _matmul_fastest(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch
     return time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev).stats.min
 
 
-def probe_matmul(mode: str, sizes: Sequence[int] | None = None, policy: TimingPolicy | None = None,
-                 device: Any = None, memory_cap_bytes: int | None = None) -> MatmulProbe:
+def probe_matmul(
+    mode: str,
+    sizes: Sequence[int] | None = None,
+    policy: TimingPolicy | None = None,
+    device: Any = None,
+    memory_cap_bytes: int | None = None,
+) -> MatmulProbe:
     """Best square-GEMM rate (flop/s) in `mode` over a sweep of n.
 
     Sizes whose three n x n matrices exceed memory_cap_bytes are skipped (default: half
@@ -113,8 +119,7 @@ def probe_matmul(mode: str, sizes: Sequence[int] | None = None, policy: TimingPo
         f"n in {[p[0] for p in points]}"
         + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else "")
     )
-    return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n,
-                       points=tuple(points), method=method)
+    return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n, points=tuple(points), method=method)
 
 
 def default_copy_bytes(device: Any = None) -> int:
@@ -141,8 +146,7 @@ def probe_copy(buffer_bytes: int, policy: TimingPolicy | None = None, device: An
         f"per-iteration CUDA events via time_cuda({_policy_text(policy)}); "
         f"bytes_per_s = 2*{buffer_bytes} (read + write) / fastest sample"
     )
-    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "copy"), buffer_bytes=buffer_bytes,
-                     method=method)
+    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "copy"), buffer_bytes=buffer_bytes, method=method)
 
 
 def probe_launch_floor(policy: TimingPolicy | None = None, device: Any = None) -> LaunchProbe:

@@ -69,14 +69,20 @@ def _sustained_fastest(fn, first_guess_s: float, policy: SteadyPolicy, window_s:
     return summarize(load.read(timed)).min, state
 
 
-def probe_matmul_sustained(mode: str, sizes: Sequence[int] | None = None, device: Any = None,
-                           policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S,
-                           memory_cap_bytes: int | None = None) -> MatmulProbe:
+def probe_matmul_sustained(
+    mode: str,
+    sizes: Sequence[int] | None = None,
+    device: Any = None,
+    policy: SteadyPolicy = PROBE_STEADY,
+    window_s: float = WINDOW_S,
+    memory_cap_bytes: int | None = None,
+) -> MatmulProbe:
     """Best sustained square-GEMM rate in `mode`; smallest size first, each after a rest (see the
     module docstring)."""
     import time
 
     import torch
+
     dev = cuda_device(device)
     default = tuple(n for n in DEFAULT_MATMUL_SIZES[mode] if n in SUSTAINED_SIZES)
     sizes = sorted(default if sizes is None else sizes)
@@ -92,36 +98,44 @@ def probe_matmul_sustained(mode: str, sizes: Sequence[int] | None = None, device
                 continue
             torch.cuda.synchronize(dev)
             time.sleep(REST_S)
-            guess = 2.0 * n ** 3 / 5e14
+            guess = 2.0 * n**3 / 5e14
             fastest, state = _sustained_fastest(_matmul(torch, n, dtype, dev), guess, policy, window_s)
-            points.append((int(n), _rate(2.0 * n ** 3, fastest, f"sustained matmul n={n}")))
+            points.append((int(n), _rate(2.0 * n**3, fastest, f"sustained matmul n={n}")))
             states.append(SustainedPoint(int(n), points[-1][1], state.reached, state.after_s))
     if not points:
         raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
     best_n, best = max(points, key=lambda p: p[1])
     unsteady = [s.n for s in states if not s.steady]
-    method = (f"sustained regime: torch.matmul(a, b, out=c), square n x n x n, torch.randn {dtype} on {dev}, "
-              f"math_mode={mode!r} with flags {flags}; sizes smallest first, each after {REST_S:g} s idle and "
-              "then run continuously "
-              f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
-              f"event pair per call and one synchronisation; rate(n) = 2*n^3 / fastest sample; best over "
-              f"n in {[p[0] for p in points]}"
-              + (f"; not steady within the limit: n={unsteady}" if unsteady else "")
-              + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else ""))
+    method = (
+        f"sustained regime: torch.matmul(a, b, out=c), square n x n x n, torch.randn {dtype} on {dev}, "
+        f"math_mode={mode!r} with flags {flags}; sizes smallest first, each after {REST_S:g} s idle and "
+        "then run continuously "
+        f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
+        f"event pair per call and one synchronisation; rate(n) = 2*n^3 / fastest sample; best over "
+        f"n in {[p[0] for p in points]}"
+        + (f"; not steady within the limit: n={unsteady}" if unsteady else "")
+        + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else "")
+    )
     return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n, points=tuple(points), method=method)
 
 
-def probe_copy_sustained(buffer_bytes: int | None = None, device: Any = None,
-                         policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S) -> CopyProbe:
+def probe_copy_sustained(
+    buffer_bytes: int | None = None, device: Any = None, policy: SteadyPolicy = PROBE_STEADY, window_s: float = WINDOW_S
+) -> CopyProbe:
     import torch
+
     dev = cuda_device(device)
     buffer_bytes = int(buffer_bytes or default_copy_bytes(dev))
     with torch.cuda.device(dev):
-        fastest, state = _sustained_fastest(_copy(torch, buffer_bytes, dev), 2.0 * buffer_bytes / 4e12, policy,
-                                            window_s)
-    method = (f"sustained regime: dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} "
-              f"(src random), run continuously until {policy.rule()} (steady: {state.reached} after "
-              f"{state.after_s:.2f} s), then one continuous window of ~{window_s * 1e3:g} ms; "
-              f"bytes_per_s = 2*{buffer_bytes} / fastest sample")
-    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "sustained copy"), buffer_bytes=buffer_bytes,
-                     method=method)
+        fastest, state = _sustained_fastest(
+            _copy(torch, buffer_bytes, dev), 2.0 * buffer_bytes / 4e12, policy, window_s
+        )
+    method = (
+        f"sustained regime: dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} "
+        f"(src random), run continuously until {policy.rule()} (steady: {state.reached} after "
+        f"{state.after_s:.2f} s), then one continuous window of ~{window_s * 1e3:g} ms; "
+        f"bytes_per_s = 2*{buffer_bytes} / fastest sample"
+    )
+    return CopyProbe(
+        bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "sustained copy"), buffer_bytes=buffer_bytes, method=method
+    )

@@ -6,9 +6,19 @@ own probes), so a reused calibration needs no refit."""
 from collections.abc import Mapping
 from typing import Any
 
-from tensorforge.api import (Ceilings, EstimateCoefficients, Target, WorkloadPoint, coefficients_for,
-                             coefficients_from_data, fit_coefficients, one_line, predict, resolve_spec,
-                             to_data)
+from tensorforge.api import (
+    Ceilings,
+    EstimateCoefficients,
+    Target,
+    WorkloadPoint,
+    coefficients_for,
+    coefficients_from_data,
+    fit_coefficients,
+    one_line,
+    predict,
+    resolve_spec,
+    to_data,
+)
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -35,8 +45,9 @@ def probe_regime(calibration: Any) -> str:
     return (_get(probe, "regime") if probe is not None else None) or "burst"
 
 
-def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
-                 operating_point: str | None = None) -> dict[str, Any] | None:
+def fit_estimate(
+    calibration: Any, core, target: Target, ceilings: Ceilings, operating_point: str | None = None
+) -> dict[str, Any] | None:
     """{'coefficients', 'report', 'target', 'regime'} or {'error', 'target', 'regime'}; None without
     estimate probe points. `ceilings` are those of the regime the sweep ran in (the calibration's
     base ceilings: burst, or a one-regime device's single regime)."""
@@ -48,16 +59,25 @@ def fit_estimate(calibration: Any, core, target: Target, ceilings: Ceilings,
         measured = [r for r in results if r.get("spec") and r.get("p50_s")]
         resolved = [resolve_spec(core, r["spec"]) for r in measured]
         bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
-        points = [WorkloadPoint(name=r["name"], group=r["group"], prediction=wp,
-                                operators=tuple(kind.operators(w.params)), kind=kind, params=w.params,
-                                measured_s=float(r["p50_s"]))
-                  for r, (w, kind), wp in zip(measured, resolved, bound.workloads)]
+        points = [
+            WorkloadPoint(
+                name=r["name"],
+                group=r["group"],
+                prediction=wp,
+                operators=tuple(kind.operators(w.params)),
+                kind=kind,
+                params=w.params,
+                measured_s=float(r["p50_s"]),
+            )
+            for r, (w, kind), wp in zip(measured, resolved, bound.workloads)
+        ]
         base = coefficients_for(target)
-        basis = (f"calibrated on {_get(calibration, 'device')} at {_get(calibration, 'measured_at')} "
-                 f"({_get(calibration, 'fingerprint')})")
-        coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis,
-                                                operating_point)
-    except Exception as exc:   # a fit that fails leaves the bound and the shipped basis intact
+        basis = (
+            f"calibrated on {_get(calibration, 'device')} at {_get(calibration, 'measured_at')} "
+            f"({_get(calibration, 'fingerprint')})"
+        )
+        coefficients, report = fit_coefficients(base, target, bound.ceilings, results, points, basis, operating_point)
+    except Exception as exc:  # a fit that fails leaves the bound and the shipped basis intact
         return {"error": one_line(exc), "target": target.name, "regime": regime}
     return {"coefficients": to_data(coefficients), "report": report, "target": target.name, "regime": regime}
 

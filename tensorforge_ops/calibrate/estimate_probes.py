@@ -36,7 +36,7 @@ def _stream_fn(torch, item, device):
         # a KV-cache append: each of `rows` rows writes `width` elements into a 2x longer row
         cache = rand(rows, 2 * item.width)
         new = rand(rows, item.width)
-        return lambda: cache[:, item.width:].copy_(new)
+        return lambda: cache[:, item.width :].copy_(new)
     if item.op == "transpose_copy":
         heads = 32 if item.width % 32 == 0 else 1
         x = rand(rows, heads, item.width // heads)
@@ -63,6 +63,7 @@ def _chain_fn(torch, item, device):
     def chain():
         for _ in range(item.kernels):
             x.add_(1.0)
+
     return chain
 
 
@@ -73,7 +74,7 @@ def _graph_fn(torch, item, device):
     stream = torch.cuda.Stream(device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
-        for _ in range(3):   # warm-up on a side stream, as graph capture requires
+        for _ in range(3):  # warm-up on a side stream, as graph capture requires
             x.add_(1.0)
     torch.cuda.current_stream(device).wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
@@ -85,14 +86,21 @@ def _graph_fn(torch, item, device):
 
 def _record(item, timed) -> dict[str, Any]:
     s = timed.stats
-    return {"p50_s": float(s.p50), "p10_s": float(s.p10), "min_s": float(s.min), "n": int(s.n),
-            "rel_iqr": float(s.rel_iqr), "stop_reason": timed.stop_reason}
+    return {
+        "p50_s": float(s.p50),
+        "p10_s": float(s.p10),
+        "min_s": float(s.min),
+        "n": int(s.n),
+        "rel_iqr": float(s.rel_iqr),
+        "stop_reason": timed.stop_reason,
+    }
 
 
 class EstimateTermsProbe(CalibrationProbe):
     """The probe sweeps the estimate's coefficients are fitted from (see probe_plan.py)."""
+
     name = "estimate-terms"
-    order = 100      # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
+    order = 100  # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
 
     def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms", regime: str = "burst"):
         # The regime is the one session.time times in: burst on a GPU (so the sweep runs before
@@ -112,9 +120,16 @@ class EstimateTermsProbe(CalibrationProbe):
         device = session.device if session.device is not None else torch.device("cpu")
         points: list[dict[str, Any]] = []
         for item in plan_for(self.backend):
-            row: dict[str, Any] = {"name": item.name, "group": item.group, "spec": item.spec,
-                                   "op": item.op, "elements": item.elements, "width": item.width,
-                                   "kernels": item.kernels, "dtype": item.dtype}
+            row: dict[str, Any] = {
+                "name": item.name,
+                "group": item.group,
+                "spec": item.spec,
+                "op": item.op,
+                "elements": item.elements,
+                "width": item.width,
+                "kernels": item.kernels,
+                "dtype": item.dtype,
+            }
             try:
                 if item.spec:
                     workload, kind = resolve_spec(core, item.spec)
@@ -137,23 +152,34 @@ class EstimateTermsProbe(CalibrationProbe):
                     del fn
             except Unavailable as exc:
                 row["error"] = f"unavailable: {exc}"
-            except Exception as exc:   # an OOM or unsupported shape costs one point, not the sweep
+            except Exception as exc:  # an OOM or unsupported shape costs one point, not the sweep
                 row["error"] = one_line(exc)
             points.append(row)
         failed = sum(1 for p in points if "error" in p)
-        method = (f"{len(points)} probe items of tensorforge.estimate.probe_plan for {self.backend} "
-                  f"({failed} failed), each timed by the session as a workload is (session.time, "
-                  f"budget {budget} s per item); p50 per item; workload-shaped items through the "
-                  "workloads' own builders; coefficients are fitted from these points by "
-                  "tensorforge.estimate.fit once the device's target is known")
+        method = (
+            f"{len(points)} probe items of tensorforge.estimate.probe_plan for {self.backend} "
+            f"({failed} failed), each timed by the session as a workload is (session.time, "
+            f"budget {budget} s per item); p50 per item; workload-shaped items through the "
+            "workloads' own builders; coefficients are fitted from these points by "
+            "tensorforge.estimate.fit once the device's target is known"
+        )
         # the GEMM points' fastest rates per math mode: the calibration's compute ceiling of a
         # mode is the highest any probe observed (store.run_probes takes the maximum)
         rates = sweep_gemm_rates(points)
-        method += ("; compute: per math mode the highest nominal GEMM rate of its GEMM points "
-                   "(2*m*n*k*batch / fastest sample)")
-        return ProbeResult(name=self.name, method=method, regime=self.regime,
-                           compute={mode: rate for mode, (rate, _, _) in rates.items()},
-                           details={"points": points,
-                                    "gemm_rates": {mode: {"flops_per_s": rate, "point": name, "sample": which}
-                                                   for mode, (rate, name, which) in rates.items()}},
-                           duration_s=time.perf_counter() - start)
+        method += (
+            "; compute: per math mode the highest nominal GEMM rate of its GEMM points (2*m*n*k*batch / fastest sample)"
+        )
+        return ProbeResult(
+            name=self.name,
+            method=method,
+            regime=self.regime,
+            compute={mode: rate for mode, (rate, _, _) in rates.items()},
+            details={
+                "points": points,
+                "gemm_rates": {
+                    mode: {"flops_per_s": rate, "point": name, "sample": which}
+                    for mode, (rate, name, which) in rates.items()
+                },
+            },
+            duration_s=time.perf_counter() - start,
+        )

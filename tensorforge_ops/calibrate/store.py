@@ -8,8 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorforge import __version__
-from tensorforge.api import (Ceilings, TensorForgeError, canonical_json, collective_ceilings, one_line,
-                             read_json, write_atomic)
+from tensorforge.api import (
+    Ceilings,
+    TensorForgeError,
+    canonical_json,
+    collective_ceilings,
+    one_line,
+    read_json,
+    write_atomic,
+)
 
 from ..api import ProbeResult, Unavailable
 from ..capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
@@ -20,6 +27,7 @@ def home() -> Path:
     """Where TensorForge keeps state ($TENSORFORGE_HOME, else ~/.cache/tensorforge): one rule,
     in tensorforge_ops/home.py."""
     from ..home import home as tensorforge_home
+
     return tensorforge_home()
 
 
@@ -40,8 +48,10 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
     # ceilings of burst probes run after them. Within a regime, ascending `order` (a long burst
     # sweep such as the estimate's runs after the ceiling probes), then the given order.
-    ordered = sorted(enumerate(probes), key=lambda item: (getattr(item[1], "regime", "burst") == "sustained",
-                                                          getattr(item[1], "order", 0), item[0]))
+    ordered = sorted(
+        enumerate(probes),
+        key=lambda item: (getattr(item[1], "regime", "burst") == "sustained", getattr(item[1], "order", 0), item[0]),
+    )
     for _, probe in ordered:
         progress(f"calibrating: {probe.name}")
         try:
@@ -65,37 +75,59 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
             regime[mode] = max(float(rate), regime.get(mode, 0.0))
         dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
         floors.update(result.floors)
-        collectives.update(getattr(result, "collectives", None) or {})   # probes of one device have none
+        collectives.update(getattr(result, "collectives", None) or {})  # probes of one device have none
         launch = result.launch_floor_s if result.launch_floor_s else launch
-    by_regime = {r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
-                 for r in sorted(set(compute) | set(dram))}
+    by_regime = {
+        r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
+        for r in sorted(set(compute) | set(dram))
+    }
     # 'ceilings' keeps its meaning for every reader: the regime a device's probes run in by
     # default (burst on a GPU; the single regime of a device that has only one)
     base = by_regime.get("burst") or by_regime.get("single") or RegimeCeilings(compute={}, dram_bytes_per_s=None)
     return Calibration(
-        fingerprint=session.info.fingerprint, device=session.info.name,
-        device_details=dict(session.info.details), measured_at=started, finished_at=now(),
+        fingerprint=session.info.fingerprint,
+        device=session.info.name,
+        device_details=dict(session.info.details),
+        measured_at=started,
+        finished_at=now(),
         tensorforge_version=__version__,
-        ceilings=CalibratedCeilings(compute=dict(base.compute), dram_bytes_per_s=base.dram_bytes_per_s,
-                                    launch_floor_s=launch,
-                                    collectives=_curves(collectives, "the collective probes") or None),
-        probes={r.name: ProbeRecord(method=r.method, duration_s=r.duration_s, compute=dict(r.compute),
-                                    dram_bytes_per_s=r.dram_bytes_per_s, launch_floor_s=r.launch_floor_s,
-                                    details=dict(r.details), regime=r.regime, floors=dict(r.floors) or None,
-                                    collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None)
-                for r in results},
-        failed_probes=failures, ceilings_by_regime=by_regime or None, floors=floors or None)
+        ceilings=CalibratedCeilings(
+            compute=dict(base.compute),
+            dram_bytes_per_s=base.dram_bytes_per_s,
+            launch_floor_s=launch,
+            collectives=_curves(collectives, "the collective probes") or None,
+        ),
+        probes={
+            r.name: ProbeRecord(
+                method=r.method,
+                duration_s=r.duration_s,
+                compute=dict(r.compute),
+                dram_bytes_per_s=r.dram_bytes_per_s,
+                launch_floor_s=r.launch_floor_s,
+                details=dict(r.details),
+                regime=r.regime,
+                floors=dict(r.floors) or None,
+                collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None,
+            )
+            for r in results
+        },
+        failed_probes=failures,
+        ceilings_by_regime=by_regime or None,
+        floors=floors or None,
+    )
 
 
 def _curves(data, where: str):
     """Collective curves a probe handed in as data (or as objects), checked."""
     from tensorforge.api import CollectiveCeiling, to_data
+
     plain = {k: to_data(v) if isinstance(v, CollectiveCeiling) else v for k, v in (data or {}).items()}
     return collective_ceilings(plain, where)
 
 
 def save(calibration: Calibration) -> Path:
     from ..capture.convert import to_document
+
     path = store_path(calibration.fingerprint)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, canonical_json(to_document(calibration)))
@@ -106,6 +138,7 @@ def load(fingerprint: str) -> Calibration | None:
     """The stored calibration for this fingerprint, or None. A damaged file is an error the
     user must see (naming the file), not something to silently overwrite."""
     from ..capture.convert import first_error, converter
+
     path = store_path(fingerprint)
     if not path.exists():
         return None
@@ -114,13 +147,16 @@ def load(fingerprint: str) -> Calibration | None:
     except TensorForgeError as exc:
         raise TensorForgeError(f"{exc}; remove it or pass --recalibrate") from None
     if not isinstance(data, dict) or data.get("fingerprint") != fingerprint:
-        raise TensorForgeError(f"stored calibration {path} is not a calibration for {fingerprint}; "
-                               "remove it or pass --recalibrate")
+        raise TensorForgeError(
+            f"stored calibration {path} is not a calibration for {fingerprint}; remove it or pass --recalibrate"
+        )
     try:
         return converter.structure(data, Calibration)
     except Exception as exc:
-        raise TensorForgeError(f"stored calibration {path} is not a calibration ({first_error(exc, 'calibration')}); "
-                               "remove it or pass --recalibrate") from None
+        raise TensorForgeError(
+            f"stored calibration {path} is not a calibration ({first_error(exc, 'calibration')}); "
+            "remove it or pass --recalibrate"
+        ) from None
 
 
 def regimes(calibration: Calibration) -> list[str]:
@@ -152,9 +188,11 @@ def to_ceilings(calibration: Calibration, regime: str | None = None) -> Ceilings
         return None
     if not compute or not dram:
         return None
-    return Ceilings(origin="calibrated", compute={k: float(v) for k, v in compute.items()},
-                    dram_bytes_per_s=float(dram),
-                    # only a system's; measured once (the sweep has no regimes), used in every regime
-                    collectives=dict(getattr(base, "collectives", None) or {}),
-                    source=f"calibrated on {calibration.device} at {calibration.measured_at} "
-                           f"({calibration.fingerprint}){where}")
+    return Ceilings(
+        origin="calibrated",
+        compute={k: float(v) for k, v in compute.items()},
+        dram_bytes_per_s=float(dram),
+        # only a system's; measured once (the sweep has no regimes), used in every regime
+        collectives=dict(getattr(base, "collectives", None) or {}),
+        source=f"calibrated on {calibration.device} at {calibration.measured_at} ({calibration.fingerprint}){where}",
+    )

@@ -10,8 +10,10 @@ every place now shows this cell, which names both where they differ.
 """
 
 HEADER = "bottleneck*"
-FOOTNOTE = ("* predicted bottleneck of the analytical bound ('calibrated: ...' where the calibrated bound's "
-            "differs): an analytical classification; telemetry does not prove it")
+FOOTNOTE = (
+    "* predicted bottleneck of the analytical bound ('calibrated: ...' where the calibrated bound's "
+    "differs): an analytical classification; telemetry does not prove it"
+)
 
 
 def bottleneck_cell(analytical: str, calibrated: str | None) -> str:

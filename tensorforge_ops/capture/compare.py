@@ -20,10 +20,12 @@ from .sections.comparison import BoundCheck, ComparisonRow
 from .sections.diagnostic import TelemetryWindow
 from .sections.measured import Measurement, WorkloadMeasurement
 
-MIN_TOLERANCE = 0.02   # relative; widened to the measurement's own interquartile spread
-BOUND_RULE = ("violation when measured p50 < calibrated lower bound x (1 - tolerance); "
-              "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
-              "bound with no tolerance")
+MIN_TOLERANCE = 0.02  # relative; widened to the measurement's own interquartile spread
+BOUND_RULE = (
+    "violation when measured p50 < calibrated lower bound x (1 - tolerance); "
+    "tolerance = max(2%, measured rel. IQR); soundness: the fastest sample against the "
+    "bound with no tolerance"
+)
 FASTEST_BELOW = "FASTEST SAMPLE BELOW BOUND"
 
 
@@ -44,9 +46,10 @@ def fastest_sample(measurement: Measurement) -> float | None:
 @attrs.frozen
 class FastestCheck:
     """The fastest sample against a bound, with no tolerance."""
+
     verdict: str
-    over_bound: float | None = None    # fastest / bound
-    margin: float | None = None        # fastest / bound - 1
+    over_bound: float | None = None  # fastest / bound
+    margin: float | None = None  # fastest / bound - 1
 
 
 def fastest_check(fastest: float | None, bound_s: float) -> FastestCheck:
@@ -57,16 +60,28 @@ def fastest_check(fastest: float | None, bound_s: float) -> FastestCheck:
     return FastestCheck(FASTEST_BELOW if margin < 0 else "fastest sample within bound", fastest / bound_s, margin)
 
 
-def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMeasurement | None,
-                     same_device: bool, device_note: str | None, calibrated_note: str,
-                     window: TelemetryWindow | None = None) -> ComparisonRow:
+def compare_workload(
+    name: str,
+    analytical,
+    calibrated,
+    measurement: WorkloadMeasurement | None,
+    same_device: bool,
+    device_note: str | None,
+    calibrated_note: str,
+    window: TelemetryWindow | None = None,
+) -> ComparisonRow:
     """One workload's comparison; `window` is its telemetry window (for the evidence quality).
     Deterministic from its inputs: `verify` recomputes every row with it."""
     bound = calibrated or analytical
-    row: dict[str, Any] = dict(predicted_analytical_s=analytical.latency_s if analytical else None,
-               predicted_calibrated_s=calibrated.latency_s if calibrated else None,
-               bottleneck=bound.bottleneck if bound else None,
-               measured_p50_s=None, ape_analytical=None, ape_calibrated=None, ape_note=None)
+    row: dict[str, Any] = dict(
+        predicted_analytical_s=analytical.latency_s if analytical else None,
+        predicted_calibrated_s=calibrated.latency_s if calibrated else None,
+        bottleneck=bound.bottleneck if bound else None,
+        measured_p50_s=None,
+        ape_analytical=None,
+        ape_calibrated=None,
+        ape_note=None,
+    )
     # the estimate (expected time, not a bound) in the mode of the p50 it is compared with:
     # device time (estimate.device_s) against a graph-mode p50, eager (device time + host
     # overhead) against an eager p50; the calibrated prediction's where it has one
@@ -78,8 +93,10 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
         row.update(predicted_estimate_s=estimate_s, estimate_regime=mode)
     if not isinstance(measurement, Measurement):
         why = measurement.reason if measurement is not None else "not measured"
-        return ComparisonRow(**{**row, "ape_note": f"no measurement: {why}"},
-                             bound_check=BoundCheck(verdict=f"no verdict: no measurement ({why})"))
+        return ComparisonRow(
+            **{**row, "ape_note": f"no measurement: {why}"},
+            bound_check=BoundCheck(verdict=f"no verdict: no measurement ({why})"),
+        )
     # From the raw samples, never the recorded summary: what a row says must follow from them
     # (a capture that kept no samples has only its summary, and no evidence quality).
     stats = summarize(measurement.samples_s) if measurement.samples_s else measurement.stats
@@ -97,14 +114,20 @@ def compare_workload(name: str, analytical, calibrated, measurement: WorkloadMea
         row["ape_note"] = device_note
     if calibrated is None:
         return ComparisonRow(**row, bound_check=BoundCheck(verdict=f"no verdict: {calibrated_note}"))
-    if p50 <= 0:   # below timer resolution: no evidence the kernel beat anything
-        return ComparisonRow(**row, bound_check=BoundCheck(
-            verdict="no verdict: measured p50 is 0 s (below timer resolution)"))
+    if p50 <= 0:  # below timer resolution: no evidence the kernel beat anything
+        return ComparisonRow(
+            **row, bound_check=BoundCheck(verdict="no verdict: measured p50 is 0 s (below timer resolution)")
+        )
     tol = bound_tolerance(stats)
     ratio = p50 / calibrated.latency_s
     fastest = fastest_check(row["measured_min_s"], calibrated.latency_s)
-    check = BoundCheck(verdict="BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",
-                       measured_over_bound=ratio, tolerance=tol, rule=BOUND_RULE,
-                       fastest_over_bound=fastest.over_bound, fastest_margin=fastest.margin,
-                       fastest_verdict=fastest.verdict)
+    check = BoundCheck(
+        verdict="BOUND VIOLATION" if ratio < 1.0 - tol else "within bound",
+        measured_over_bound=ratio,
+        tolerance=tol,
+        rule=BOUND_RULE,
+        fastest_over_bound=fastest.over_bound,
+        fastest_margin=fastest.margin,
+        fastest_verdict=fastest.verdict,
+    )
     return ComparisonRow(**row, bound_check=check)

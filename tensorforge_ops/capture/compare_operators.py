@@ -15,8 +15,10 @@ from .compare import MIN_TOLERANCE, ape
 from .sections.comparison import BoundCheck, OperatorComparison, OperatorsComparison
 from .sections.measured import Measurement
 
-RULE = ("violation when an operator's median (fastest rank; a collective: slowest rank) < its calibrated "
-        "bound x (1 - tolerance); tolerance = max(2%, the workload's rel. IQR)")
+RULE = (
+    "violation when an operator's median (fastest rank; a collective: slowest rank) < its calibrated "
+    "bound x (1 - tolerance); tolerance = max(2%, the workload's rel. IQR)"
+)
 
 
 def operator_rows(analytical, calibrated, measurement, same_device: bool) -> OperatorsComparison | None:
@@ -40,19 +42,38 @@ def operator_rows(analytical, calibrated, measurement, same_device: bool) -> Ope
         else:
             strictest = m.time_p50_s if op.problem_type == "CollectiveProblem" else m.fastest_rank_p50_s
             ratio = strictest / cal.latency_s if cal.latency_s > 0 else None
-            check = BoundCheck(verdict="BOUND VIOLATION" if ratio is not None and ratio < 1.0 - tol else "within bound",
-                               measured_over_bound=ratio, tolerance=tol)
-        rows.append(OperatorComparison(
-            operator=op.name, count=op.count, bottleneck=(cal or op).bottleneck,
-            predicted_analytical_s=op.latency_s, predicted_calibrated_s=cal.latency_s if cal else None,
-            measured_s=m.time_p50_s if m else None, fastest_rank_s=m.fastest_rank_p50_s if m else None,
-            ape_calibrated=ape(cal.latency_s, m.time_p50_s) if (m and cal and same_device and m.time_p50_s > 0)
-            else None, bound_check=check))
+            check = BoundCheck(
+                verdict="BOUND VIOLATION" if ratio is not None and ratio < 1.0 - tol else "within bound",
+                measured_over_bound=ratio,
+                tolerance=tol,
+            )
+        rows.append(
+            OperatorComparison(
+                operator=op.name,
+                count=op.count,
+                bottleneck=(cal or op).bottleneck,
+                predicted_analytical_s=op.latency_s,
+                predicted_calibrated_s=cal.latency_s if cal else None,
+                measured_s=m.time_p50_s if m else None,
+                fastest_rank_s=m.fastest_rank_p50_s if m else None,
+                ape_calibrated=ape(cal.latency_s, m.time_p50_s)
+                if (m and cal and same_device and m.time_p50_s > 0)
+                else None,
+                bound_check=check,
+            )
+        )
     return OperatorsComparison(
-        available=True, mode=window.source, method=window.method, operators=tuple(rows),
+        available=True,
+        mode=window.source,
+        method=window.method,
+        operators=tuple(rows),
         sum_measured_s=sum(o.time_p50_s for o in window.eager.operators),
-        whole_p50_s=window.eager.iteration_p50_s, coverage=window.eager.coverage,
-        coverage_rule=("sum of the operators' slowest-rank times over the slowest rank's whole call "
-                       "(above 1 when the slowest rank differs from operator to operator)"),
+        whole_p50_s=window.eager.iteration_p50_s,
+        coverage=window.eager.coverage,
+        coverage_rule=(
+            "sum of the operators' slowest-rank times over the slowest rank's whole call "
+            "(above 1 when the slowest rank differs from operator to operator)"
+        ),
         rule=RULE,
-        violations=tuple(r.operator for r in rows if r.bound_check.verdict == "BOUND VIOLATION"))
+        violations=tuple(r.operator for r in rows if r.bound_check.verdict == "BOUND VIOLATION"),
+    )

@@ -33,12 +33,20 @@ def timings(m: Measurement) -> dict[tuple[str, str], tuple[SampleStats, tuple[fl
 
 def _check(p50: float, bound: float, tolerance: float) -> BoundCheck:
     ratio = p50 / bound
-    return BoundCheck(verdict="BOUND VIOLATION" if ratio < 1.0 - tolerance else "within bound",
-                      measured_over_bound=ratio, tolerance=tolerance, rule=BOUND_RULE.split(";")[0])
+    return BoundCheck(
+        verdict="BOUND VIOLATION" if ratio < 1.0 - tolerance else "within bound",
+        measured_over_bound=ratio,
+        tolerance=tolerance,
+        rule=BOUND_RULE.split(";")[0],
+    )
 
 
-def regime_rows(measurement: WorkloadMeasurement | None, bounds: Mapping[str, float | None], same_device: bool,
-                notes: Mapping[str, str | None]) -> dict[str, RegimeComparison] | None:
+def regime_rows(
+    measurement: WorkloadMeasurement | None,
+    bounds: Mapping[str, float | None],
+    same_device: bool,
+    notes: Mapping[str, str | None],
+) -> dict[str, RegimeComparison] | None:
     """Per regime measured: the p50 used (graph where it exists), the other mode's p50, the
     calibrated bound of that regime, APE and the bound check."""
     if not isinstance(measurement, Measurement):
@@ -55,12 +63,14 @@ def regime_rows(measurement: WorkloadMeasurement | None, bounds: Mapping[str, fl
         else:
             check = _check(p50, bound, bound_tolerance(stats))
         rows[regime] = RegimeComparison(
-            mode=mode, measured_p50_s=p50,
+            mode=mode,
+            measured_p50_s=p50,
             eager_p50_s=by_key[(regime, "eager")][0].p50 if (regime, "eager") in by_key else None,
             graph_p50_s=by_key[(regime, "graph")][0].p50 if (regime, "graph") in by_key else None,
             predicted_calibrated_s=bound,
             ape_calibrated=ape(bound, p50) if bound is not None and same_device and p50 > 0 else None,
-            bound_check=check)
+            bound_check=check,
+        )
     return rows
 
 
@@ -75,8 +85,9 @@ def _trace_summary(m: Measurement) -> tuple[TraceSummaryRecord | None, str | Non
     return None, None
 
 
-def operator_rows(analytical, calibrated, measurement: WorkloadMeasurement | None, same_device: bool,
-                  graph_p50_s: float | None) -> OperatorsComparison | None:
+def operator_rows(
+    analytical, calibrated, measurement: WorkloadMeasurement | None, same_device: bool, graph_p50_s: float | None
+) -> OperatorsComparison | None:
     """Per Core operator: predicted bounds (analytical, calibrated; all its executions) against its
     measured time in the trace window; how much of the workload the operators cover: of the
     burst graph p50 where there is one, else of the primary (eager) p50."""
@@ -90,7 +101,7 @@ def operator_rows(analytical, calibrated, measurement: WorkloadMeasurement | Non
     tol = bound_tolerance(measurement.stats)
     cal_ops = {op.name: op for op in (calibrated.operators if calibrated else ())}
     rows = []
-    for op in (analytical.operators if analytical else ()):
+    for op in analytical.operators if analytical else ():
         m, cal = measured.get(op.name), cal_ops.get(op.name)
         if m is None:
             check = BoundCheck(verdict="no verdict: no kernel of this operator in the trace")
@@ -100,21 +111,39 @@ def operator_rows(analytical, calibrated, measurement: WorkloadMeasurement | Non
             check = _check(m.time_p50_s, cal.latency_s, tol)
         else:
             check = BoundCheck(verdict="within bound", tolerance=tol)
-        rows.append(OperatorComparison(
-            operator=op.name, count=op.count, bottleneck=(cal or op).bottleneck,
-            predicted_analytical_s=op.latency_s, predicted_calibrated_s=cal.latency_s if cal else None,
-            measured_s=m.time_p50_s if m else None, kernels=m.activities if m else 0,
-            ape_calibrated=ape(cal.latency_s, m.time_p50_s) if m and cal and same_device and m.time_p50_s > 0 else None,
-            bound_check=check))
+        rows.append(
+            OperatorComparison(
+                operator=op.name,
+                count=op.count,
+                bottleneck=(cal or op).bottleneck,
+                predicted_analytical_s=op.latency_s,
+                predicted_calibrated_s=cal.latency_s if cal else None,
+                measured_s=m.time_p50_s if m else None,
+                kernels=m.activities if m else 0,
+                ape_calibrated=ape(cal.latency_s, m.time_p50_s)
+                if m and cal and same_device and m.time_p50_s > 0
+                else None,
+                bound_check=check,
+            )
+        )
     stray = measured.get(UNATTRIBUTED)
     total = sum(o.time_p50_s for o in summary.operators)
     regime = measurement.regime or "burst"
     whole = graph_p50_s or measurement.stats.p50
     of = "the burst graph-mode p50" if graph_p50_s else f"the {regime} {measurement.mode or 'eager'} p50"
     return OperatorsComparison(
-        available=True, mode=mode, regime=regime, operators=tuple(rows),
-        unattributed_s=stray.time_p50_s if stray else 0.0, sum_measured_s=total, graph_p50_s=graph_p50_s,
-        whole_p50_s=whole, coverage=total / whole if whole else None,
-        coverage_rule=("sum of the operators' trace times (kernels or framework ops and the gaps before them) "
-                       f"over {of} of the whole workload"),
-        violations=tuple(r.operator for r in rows if r.bound_check.verdict == "BOUND VIOLATION"))
+        available=True,
+        mode=mode,
+        regime=regime,
+        operators=tuple(rows),
+        unattributed_s=stray.time_p50_s if stray else 0.0,
+        sum_measured_s=total,
+        graph_p50_s=graph_p50_s,
+        whole_p50_s=whole,
+        coverage=total / whole if whole else None,
+        coverage_rule=(
+            "sum of the operators' trace times (kernels or framework ops and the gaps before them) "
+            f"over {of} of the whole workload"
+        ),
+        violations=tuple(r.operator for r in rows if r.bound_check.verdict == "BOUND VIOLATION"),
+    )

@@ -18,20 +18,32 @@ from .sections.diagnostic import TelemetryWindow
 from .sections.measured import WorkloadMeasurement
 
 
-def comparison_row(w: Any, cal: Any, sustained: Any, m: WorkloadMeasurement | None, same_device: bool,
-                   device_note: str | None, cal_note: str, sustained_note: str | None,
-                   window: TelemetryWindow | None) -> ComparisonRow:
+def comparison_row(
+    w: Any,
+    cal: Any,
+    sustained: Any,
+    m: WorkloadMeasurement | None,
+    same_device: bool,
+    device_note: str | None,
+    cal_note: str,
+    sustained_note: str | None,
+    window: TelemetryWindow | None,
+) -> ComparisonRow:
     """`w`, `cal`, `sustained`: the workload's analytical, calibrated and sustained-regime
     predictions (the last two None when absent); `m` its measurement; `window` its telemetry."""
     row = compare_workload(w.name, w, cal, m, same_device, device_note, cal_note, window)
-    bounds = {"burst": cal.latency_s if cal else None, "single": cal.latency_s if cal else None,
-              "sustained": sustained.latency_s if sustained else None}
+    bounds = {
+        "burst": cal.latency_s if cal else None,
+        "single": cal.latency_s if cal else None,
+        "sustained": sustained.latency_s if sustained else None,
+    }
     notes = {"burst": cal_note, "single": cal_note, "sustained": sustained_note}
     regimes = regime_rows(m, bounds, same_device, notes)
     burst = (regimes or {}).get("burst")
     # a window of several ranks (torch-distributed) where there is one, else the trace window
     per_operator = rank_operator_rows(w, cal, m, same_device) or operator_rows(
-        w, cal, m, same_device, burst.graph_p50_s if burst else None)
+        w, cal, m, same_device, burst.graph_p50_s if burst else None
+    )
     return attrs.evolve(row, regimes=regimes, operators=per_operator)
 
 
@@ -39,8 +51,19 @@ def violations(rows: dict[str, ComparisonRow]) -> tuple[tuple[str, ...], tuple[s
     """(workloads, 'NAME (REGIME MODE)'s, 'NAME: OPERATOR's) whose measurement beat its
     calibrated bound: the primary p50, every regime and mode against its own regime's bound, and
     every operator against its own."""
-    return (tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
-            tuple(sorted(f"{n} ({regime} {x.mode})" for n, r in rows.items()
-                         for regime, x in (r.regimes or {}).items() if x.bound_check.verdict == "BOUND VIOLATION")),
-            tuple(sorted(f"{n}: {op}" for n, r in rows.items()
-                         for op in ((r.operators.violations or ()) if r.operators else ()))))
+    return (
+        tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
+        tuple(
+            sorted(
+                f"{n} ({regime} {x.mode})"
+                for n, r in rows.items()
+                for regime, x in (r.regimes or {}).items()
+                if x.bound_check.verdict == "BOUND VIOLATION"
+            )
+        ),
+        tuple(
+            sorted(
+                f"{n}: {op}" for n, r in rows.items() for op in ((r.operators.violations or ()) if r.operators else ())
+            )
+        ),
+    )

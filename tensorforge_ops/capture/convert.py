@@ -55,6 +55,7 @@ def _structure_fn(cls: type[Any]) -> Callable[[Any, Any], Any]:
         if missing:
             raise Mismatch(f"required field missing: {', '.join(missing)}")
         return base(data, type_)
+
     return structure
 
 
@@ -72,18 +73,23 @@ def _by(key: str, choices: Mapping[Any, type[Any]]) -> Callable[[Mapping[str, An
         for wanted, cls in choices.items():
             if value is wanted or (isinstance(wanted, str) and value == wanted):
                 return cls
-        raise Mismatch(f"{key} must be one of {', '.join(json.dumps(c) for c in choices)}, "
-                       f"got {json.dumps(value, default=repr)}")
+        raise Mismatch(
+            f"{key} must be one of {', '.join(json.dumps(c) for c in choices)}, got {json.dumps(value, default=repr)}"
+        )
+
     return pick
 
 
 converter.register_structure_hook(
-    WorkloadMeasurement, _either(_by("status", {"ok": Measurement, "failed": FailedMeasurement})))
+    WorkloadMeasurement, _either(_by("status", {"ok": Measurement, "failed": FailedMeasurement}))
+)
 for _section in (Measured, Calibrated):
     converter.register_structure_hook(
-        _section | Unavailable, _either(_by("available", {True: _section, False: Unavailable})))
+        _section | Unavailable, _either(_by("available", {True: _section, False: Unavailable}))
+    )
 converter.register_structure_hook(
-    Diagnostic | Unavailable, _either(lambda d: Diagnostic if "windows" in d else Unavailable))
+    Diagnostic | Unavailable, _either(lambda d: Diagnostic if "windows" in d else Unavailable)
+)
 
 
 def to_document(value: Any) -> Any:

@@ -31,8 +31,9 @@ class RunDestinations:
             path = Path(str(output))
             try:
                 self.summary = claim(path.with_suffix(".summary.txt"), "summary", force)
-                self.incomplete = claim(path.with_name(path.stem + ".incomplete.json"),
-                                        "incomplete capture (of an interrupted run)", force)
+                self.incomplete = claim(
+                    path.with_name(path.stem + ".incomplete.json"), "incomplete capture (of an interrupted run)", force
+                )
             except BaseException:
                 self.release()
                 raise

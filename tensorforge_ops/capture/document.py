@@ -28,6 +28,7 @@ from .versions import upgrade, version_of
 if TYPE_CHECKING:
     from .signing import Origin
 
+
 def seal_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON document (any version) with its digest record replaced by the right one."""
     body = {k: v for k, v in doc.items() if k != "digest"}
@@ -42,6 +43,7 @@ def seal(capture: Capture, sign_with: Path | None = None) -> Capture:
     signature = None
     if sign_with is not None:
         from .signing import sign_digest
+
         signature = sign_digest(record["value"], sign_with)
     return attrs.evolve(unsealed, digest=Digest(**record, signature=signature))
 
@@ -59,8 +61,9 @@ def read_text_once(path: str | os.PathLike[str]) -> str:
         try:
             return sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise TensorForgeError(f"capture on standard input: not UTF-8 text ({exc.reason} at byte "
-                                   f"{exc.start})") from None
+            raise TensorForgeError(
+                f"capture on standard input: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
     return read_text(path, "capture")
 
 
@@ -83,8 +86,9 @@ def structure(doc: Mapping[str, Any], what: str) -> Capture:
     try:
         return from_document(current)
     except Exception as exc:  # cattrs' validation errors, the classes' validators
-        raise TensorForgeError(f"{what} does not match capture schema version {SCHEMA_VERSION}: "
-                               f"{first_error(exc)}") from None
+        raise TensorForgeError(
+            f"{what} does not match capture schema version {SCHEMA_VERSION}: {first_error(exc)}"
+        ) from None
 
 
 def read_capture(path: str | os.PathLike[str]) -> Capture:
@@ -95,21 +99,22 @@ def read_capture(path: str | os.PathLike[str]) -> Capture:
 @attrs.frozen
 class VerifyReport:
     """Integrity (ok, problems, checks) and origin, reported separately (docs/security.md)."""
+
     path: str
     ok: bool
     digest: str
     problems: list[str]
     checks: list[str]
-    origin: str = "unsigned"               # trusted | untrusted | unsigned | invalid
+    origin: str = "unsigned"  # trusted | untrusted | unsigned | invalid
     origin_detail: str = "unsigned: nothing shows who produced it"
-    signer: str | None = None              # the signing key's fingerprint
+    signer: str | None = None  # the signing key's fingerprint
 
 
 def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     from .recompute import comparison_problems, measured_problems
 
     problems: list[str] = []
-    checks = ["five labelled sections present"]   # the classes demand them (model.Capture)
+    checks = ["five labelled sections present"]  # the classes demand them (model.Capture)
     if not capture.complete:
         problems.append("capture is marked incomplete (the run was interrupted)")
     predicted = {w.name for w in capture.predicted.analytical.workloads}
@@ -122,8 +127,10 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     checks.append(f"every statistic and throughput recomputed from the raw samples for {count} workloads")
     more, count = comparison_problems(capture)
     problems += more
-    checks.append(f"every comparison figure (p50, fastest sample, APE, bound check, evidence quality) and "
-                  f"POLICY's bound checks recomputed for {count} workloads")
+    checks.append(
+        f"every comparison figure (p50, fastest sample, APE, bound check, evidence quality) and "
+        f"POLICY's bound checks recomputed for {count} workloads"
+    )
     return problems, checks
 
 
@@ -139,8 +146,10 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
         capture = structure(doc, "capture")
         _, version = version_of(doc)
         if version != SCHEMA_VERSION:
-            checks.append(f"schema version {version} read as version {SCHEMA_VERSION} by the written "
-                          "upgrade rule (docs/capture.md)")
+            checks.append(
+                f"schema version {version} read as version {SCHEMA_VERSION} by the written "
+                "upgrade rule (docs/capture.md)"
+            )
         more_problems, more_checks = _consistency(capture)
     except TensorForgeError as exc:
         # a sealed but malformed document (missing field, wrong type, unknown version) is
@@ -148,16 +157,24 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
         more_problems, more_checks = [str(exc)], []
     origin = _origin(capture, trusted)
     if origin.status == "invalid":
-        problems.append(origin.detail)     # the seal itself was forged or re-made
-    report = VerifyReport(str(path), not (problems or more_problems), actual,
-                          problems + more_problems, checks + more_checks,
-                          origin=origin.status, origin_detail=origin.detail, signer=origin.fingerprint)
+        problems.append(origin.detail)  # the seal itself was forged or re-made
+    report = VerifyReport(
+        str(path),
+        not (problems or more_problems),
+        actual,
+        problems + more_problems,
+        checks + more_checks,
+        origin=origin.status,
+        origin_detail=origin.detail,
+        signer=origin.fingerprint,
+    )
     return report, capture
 
 
 def _origin(capture: Capture | None, trusted: Iterable[str] | None) -> "Origin":
     from ..home import home
     from .signing import origin, trusted_fingerprints
+
     digest = capture.digest if capture is not None else None
     keys = list(trusted) if trusted is not None else trusted_fingerprints(home())
     # the signature is checked against the digest the document records (integrity checks that

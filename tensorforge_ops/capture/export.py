@@ -42,13 +42,15 @@ def report_html(capture: Capture) -> str | None:
     try:
         from ..report.facts import build_facts
         from ..report.html import report_page
+
         return report_page(build_facts(capture))
     except ImportError:
         return None
 
 
-def export_all(sinks, capture: Capture, capture_path: str, options: dict[str, str],
-               say: Callable[[str], None]) -> list[ExportResult]:
+def export_all(
+    sinks, capture: Capture, capture_path: str, options: dict[str, str], say: Callable[[str], None]
+) -> list[ExportResult]:
     html = report_html(capture) if sinks else None
     results = []
     for sink in sinks:

@@ -31,7 +31,9 @@ def optional(doc: str, unit: str | None = None, **kwargs: Any) -> Any:
 def const(value: Any, doc: str) -> Any:
     """A field with one allowed value (a section's label, a row's status): it says what the
     object is, so a reader (and the schema) can tell the variants of a section apart."""
+
     def _is(_inst: Any, attribute: "attrs.Attribute[Any]", given: Any) -> None:
         if given != value:
             raise Mismatch(f"{attribute.name} must be {value!r}, got {given!r}")
+
     return attrs.field(default=value, validator=_is, metadata={DOC: doc, UNIT: None, CONST: value})

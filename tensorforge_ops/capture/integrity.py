@@ -38,7 +38,7 @@ def integrity(doc: Mapping[str, Any], text: str) -> tuple[list[str], list[str], 
     recorded = digest.get("value") if isinstance(digest, dict) else None
     recorded = recorded if isinstance(recorded, str) else ""
     actual = content_digest(doc)
-    if recorded != actual:       # every hex digit, not a prefix
+    if recorded != actual:  # every hex digit, not a prefix
         problems.append(f"digest mismatch: recorded {recorded[:16] or 'none'}..., content hashes to {actual[:16]}...")
     elif not isinstance(digest, dict) or {k: v for k, v in digest.items() if k != "signature"} != digest_record(doc):
         # the digest record itself is outside the hash: demand exactly what seal() writes

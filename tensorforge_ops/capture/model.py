@@ -6,7 +6,6 @@ MEASURED, CALIBRATED and DIAGNOSTIC are either their section or `Unavailable` (w
 so a reader must say which case it handles; `capture.measured.available` tells them apart.
 """
 
-
 import attrs
 
 from tensorforge.api import Target
@@ -28,8 +27,11 @@ SCHEMA_VERSION = 2
 @attrs.frozen(kw_only=True)
 class Unavailable:
     """A MEASURED, CALIBRATED or DIAGNOSTIC section whose evidence does not exist here."""
-    label: str = field("the section's label (MEASURED, CALIBRATED or DIAGNOSTIC)",
-                       validator=attrs.validators.in_(("MEASURED", "CALIBRATED", "DIAGNOSTIC")))
+
+    label: str = field(
+        "the section's label (MEASURED, CALIBRATED or DIAGNOSTIC)",
+        validator=attrs.validators.in_(("MEASURED", "CALIBRATED", "DIAGNOSTIC")),
+    )
     available: bool = const(False, "false: this section holds no evidence")
     reason: str = field("why, in one line (no device, no probes installed, telemetry disabled...)")
     caveat: str | None = optional("DIAGNOSTIC only: the telemetry source's caveat")
@@ -45,15 +47,18 @@ def _labelled(instance: "Capture", attribute: "attrs.Attribute[object]", value: 
 class Capture:
     """One run of `tensorforge run`: the five labelled sections, provenance, the comparison and
     the digest."""
+
     schema: str = const(SCHEMA, "names the document kind")
-    schema_version: int = const(SCHEMA_VERSION, "version of this layout; older captures are upgraded "
-                                                "when read (docs/capture.md)")
+    schema_version: int = const(
+        SCHEMA_VERSION, "version of this layout; older captures are upgraded when read (docs/capture.md)"
+    )
     complete: bool = field("false when the run was interrupted and this is what it had gathered")
     target: str = field("the predicted target's name")
     operating_point: str = field("the target's operating point the prediction used")
     target_description: Target | None = optional(
         "the whole target as predicted, so a capture of a target given as a file stays reproducible "
-        "(absent in captures written before it was recorded)")
+        "(absent in captures written before it was recorded)"
+    )
     provenance: Provenance = field("who, what, where and when")
     predicted: Predicted = field("PREDICTED", validator=_labelled)
     measured: Measured | Unavailable = field("MEASURED, or why not", validator=_labelled)

@@ -28,9 +28,10 @@ TRUSTED, UNTRUSTED, UNSIGNED, INVALID = "trusted", "untrusted", "unsigned", "inv
 @attrs.frozen
 class Origin:
     """What a capture's signature establishes, for a given set of trusted keys."""
-    status: str                      # TRUSTED | UNTRUSTED | UNSIGNED | INVALID
+
+    status: str  # TRUSTED | UNTRUSTED | UNSIGNED | INVALID
     fingerprint: str | None
-    detail: str                      # one line for people
+    detail: str  # one line for people
 
     @property
     def trusted(self) -> bool:
@@ -40,7 +41,6 @@ class Origin:
 def fingerprint_of(raw_public_key: bytes) -> str:
     digest = hashlib.sha256(raw_public_key).digest()
     return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
-
 
 
 def _raw_key(line: str) -> bytes | None:
@@ -57,6 +57,7 @@ def signature_problem(signature: Signature, digest_value: str) -> str | None:
     """Why `signature` does not sign `digest_value`, or None when it does."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric import ed25519
+
     if signature.algorithm != ALGORITHM:
         return f"signature algorithm {signature.algorithm!r} is not {ALGORITHM}"
     if signature.over != OVER:
@@ -88,15 +89,16 @@ def origin(signature: Signature | None, digest_value: str, trusted: Iterable[str
         return Origin(INVALID, signature.fingerprint, f"signature INVALID: {problem}")
     if signature.fingerprint in set(trusted):
         return Origin(TRUSTED, signature.fingerprint, f"signed by trusted key {signature.fingerprint}")
-    return Origin(UNTRUSTED, signature.fingerprint,
-                  f"signed by key {signature.fingerprint}, which is not among the trusted keys")
+    return Origin(
+        UNTRUSTED, signature.fingerprint, f"signed by key {signature.fingerprint}, which is not among the trusted keys"
+    )
 
 
 def parse_key(text: str, where: str) -> str:
     """A fingerprint from 'SHA256:...', a bare base64 public key, or 'ed25519 <base64> [comment]'."""
     text = text.strip()
     if text.startswith("SHA256:"):
-        body = text[len("SHA256:"):]
+        body = text[len("SHA256:") :]
         try:
             if len(base64.b64decode(body + "=" * (-len(body) % 4), validate=True)) == 32:
                 return text
@@ -105,6 +107,7 @@ def parse_key(text: str, where: str) -> str:
         raise TensorForgeError(f"{where}: {text[:60]!r} is not a SHA256 fingerprint")
     raw = _raw_key(text)
     if raw is None:
-        raise TensorForgeError(f"{where}: expected a SHA256:... fingerprint or an ed25519 public key, "
-                               f"got {text[:60]!r}")
+        raise TensorForgeError(
+            f"{where}: expected a SHA256:... fingerprint or an ed25519 public key, got {text[:60]!r}"
+        )
     return fingerprint_of(raw)

@@ -83,24 +83,30 @@ def measured_problems(capture: Capture) -> tuple[list[str], int]:
         count += 1
         stats = summarize(m.samples_s)
         # the primary timing, and every other regime and mode the backend timed
-        timings = [("", m.samples_s, m.stats)] + [(f" ({t.regime} {t.mode})", t.samples_s, t.stats)
-                                                 for t in m.modes or () if t.samples_s]
+        timings = [("", m.samples_s, m.stats)] + [
+            (f" ({t.regime} {t.mode})", t.samples_s, t.stats) for t in m.modes or () if t.samples_s
+        ]
         for label, chosen, recorded in timings:
             again = summarize(chosen)
             for field in attrs.fields(type(again)):
                 got, want = getattr(recorded, field.name), getattr(again, field.name)
                 if not close(float(got), float(want)):
-                    problems.append(f"{name}{label}: recorded {field.name} {got} does not match its raw samples "
-                                    f"({want})")
+                    problems.append(
+                        f"{name}{label}: recorded {field.name} {got} does not match its raw samples ({want})"
+                    )
         predicted = capture.predicted.analytical.workload(name)
         if stats.p50 <= 0 and (m.throughput_flops_per_s is not None or m.throughput_bytes_per_s is not None):
             problems.append(f"{name}: records a throughput although its measured p50 is 0 s")
         if predicted is not None and stats.p50 > 0:
-            for label, work, got in (("FLOP/s", predicted.flops, m.throughput_flops_per_s),
-                                     ("bytes/s", predicted.compulsory_bytes, m.throughput_bytes_per_s)):
+            for label, work, got in (
+                ("FLOP/s", predicted.flops, m.throughput_flops_per_s),
+                ("bytes/s", predicted.compulsory_bytes, m.throughput_bytes_per_s),
+            ):
                 if got is not None and not close(got, work / stats.p50):
-                    problems.append(f"{name}: recorded throughput ({label}) {got} is not the predicted work "
-                                    f"over the measured p50 ({work / stats.p50})")
+                    problems.append(
+                        f"{name}: recorded throughput ({label}) {got} is not the predicted work "
+                        f"over the measured p50 ({work / stats.p50})"
+                    )
     return problems, count
 
 
@@ -116,8 +122,10 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
     if isinstance(capture.measured, Measured) and capture.target_description is not None:
         same = capture.target_description.matches_device(capture.measured.device.name)
         if same != comp.same_device:
-            problems.append(f"comparison says the measured device {'is' if comp.same_device else 'is not'} "
-                            f"the predicted target; the target description says otherwise")
+            problems.append(
+                f"comparison says the measured device {'is' if comp.same_device else 'is not'} "
+                f"the predicted target; the target description says otherwise"
+            )
     cal_note = pred.calibrated_note or "no calibrated bound"
     names = {w.name for w in pred.analytical.workloads}
     if set(comp.workloads) != names:
@@ -127,17 +135,28 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
         analytical = pred.analytical.workload(name)
         calibrated = pred.calibrated.workload(name) if pred.calibrated else None
         sustained = pred.calibrated_sustained.workload(name) if pred.calibrated_sustained else None
-        expected = comparison_row(analytical, calibrated, sustained, measured.get(name), comp.same_device,
-                                  comp.device_note, cal_note, pred.calibrated_sustained_note, windows.get(name))
+        expected = comparison_row(
+            analytical,
+            calibrated,
+            sustained,
+            measured.get(name),
+            comp.same_device,
+            comp.device_note,
+            cal_note,
+            pred.calibrated_sustained_note,
+            windows.get(name),
+        )
         count += 1
         for key in sorted(set(_differences(to_document(row), to_document(expected))) - NOT_DERIVED):
-            problems.append(f"{name}: recorded comparison {key} does not follow from PREDICTED, MEASURED "
-                            "and DIAGNOSTIC")
+            problems.append(
+                f"{name}: recorded comparison {key} does not follow from PREDICTED, MEASURED and DIAGNOSTIC"
+            )
     expected_lists = violations(dict(comp.workloads))
-    for label, recorded, expected_list in zip(("bound violations", "regime bound violations",
-                                               "operator bound violations"),
-                                              (comp.bound_violations, comp.regime_bound_violations,
-                                               comp.operator_bound_violations), expected_lists):
+    for label, recorded, expected_list in zip(
+        ("bound violations", "regime bound violations", "operator bound violations"),
+        (comp.bound_violations, comp.regime_bound_violations, comp.operator_bound_violations),
+        expected_lists,
+    ):
         if recorded is not None and tuple(recorded) != expected_list:
             problems.append(f"recorded {label} {list(recorded)} are not the rows' ({list(expected_list)})")
     for name, check in sorted(capture.policy.bound_checks.items()):

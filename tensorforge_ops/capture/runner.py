@@ -27,8 +27,14 @@ from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
 from .sections.comparison import Comparison
 from .sections.diagnostic import Diagnostic, TelemetryWindow
-from .sections.measured import (FailedMeasurement, Measured, Measurement, MeasuringDevice, RankMeasurement,
-                                WorkloadMeasurement)
+from .sections.measured import (
+    FailedMeasurement,
+    Measured,
+    Measurement,
+    MeasuringDevice,
+    RankMeasurement,
+    WorkloadMeasurement,
+)
 from .sections.policy import PolicyRecord, RecordedBoundCheck
 from .sections.predicted import Predicted
 from .sections.provenance import HostRecord, PluginRecord, Provenance
@@ -45,7 +51,7 @@ class RunOptions:
     specs: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
     operating_point: str | None = None
-    backend: str | None = None     # None: the backend that claims the target, else torch-cuda
+    backend: str | None = None  # None: the backend that claims the target, else torch-cuda
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
@@ -73,7 +79,7 @@ class Run:
     def __init__(self, core, ops, opts: RunOptions, progress: Callable[[str], None]):
         self.core, self.ops, self.opts, self.progress = core, ops, opts, progress
         self.t0 = time.perf_counter()
-        self.caveat = CAVEAT   # the telemetry source's own, once the backend is known
+        self.caveat = CAVEAT  # the telemetry source's own, once the backend is known
         self.started = False
         self.complete = False
         self.header: dict[str, Any] = {}
@@ -84,7 +90,7 @@ class Run:
         self.diagnostic: Any = UnavailableSection(label="DIAGNOSTIC", reason="not started", caveat=CAVEAT)
         self.policy = PolicyRecord(bound_checks={})
         self.comparison: Comparison | None = None
-        self.sustained_pred: Any = None           # the calibrated bound of the sustained regime
+        self.sustained_pred: Any = None  # the calibrated bound of the sustained regime
         self.sustained_note: str | None = "no device"
 
     def say(self, message: str) -> None:
@@ -94,9 +100,17 @@ class Run:
         """What the run has gathered so far, as a capture (complete once `execute` returned)."""
         if self.provenance is None or self.predicted is None:
             raise RuntimeError("nothing to capture before the prediction ran (Run.started is False)")
-        return Capture(complete=self.complete, provenance=self.provenance, predicted=self.predicted,
-                       measured=self.measured, calibrated=self.calibrated, diagnostic=self.diagnostic,
-                       policy=self.policy, comparison=self.comparison, **self.header)
+        return Capture(
+            complete=self.complete,
+            provenance=self.provenance,
+            predicted=self.predicted,
+            measured=self.measured,
+            calibrated=self.calibrated,
+            diagnostic=self.diagnostic,
+            policy=self.policy,
+            comparison=self.comparison,
+            **self.header,
+        )
 
     def execute(self) -> Capture:
         opts = self.opts
@@ -110,8 +124,9 @@ class Run:
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
         # a backend may size its suite for the target (torch-distributed: for N devices)
-        own_suite = backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else \
-            backend.default_suite
+        own_suite = (
+            backend.default_suite_for(target) if hasattr(backend, "default_suite_for") else backend.default_suite
+        )
         if not (opts.specs or opts.suites) and own_suite:
             self.say(f"no workloads named: the {backend.name} backend's default suite")
             workloads = resolve(self.core, tuple(own_suite))
@@ -121,11 +136,15 @@ class Run:
         self.say(f"predicting {len(workloads)} workloads on {target.name}")
         analytical = self._predict(workloads, target, mappings, opts.operating_point, None, True)
         # the whole description, so a capture of a target given as a file stays reproducible
-        self.header = {"target": target.name, "operating_point": analytical.operating_point,
-                       "target_description": target}
+        self.header = {
+            "target": target.name,
+            "operating_point": analytical.operating_point,
+            "target_description": target,
+        }
         self.provenance = self._provenance()
-        self.predicted = Predicted(analytical=analytical, calibrated=None, calibrated_target=None,
-                                   calibrated_note="no device")
+        self.predicted = Predicted(
+            analytical=analytical, calibrated=None, calibrated_target=None, calibrated_note="no device"
+        )
         self.started = True
         session = self._open()
         calibrated_pred, device_target, same_device = None, None, False
@@ -140,12 +159,16 @@ class Run:
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
                     coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
-                    calibrated_pred = self._predict(workloads, device_target, mappings, point, ceilings,
-                                                    coefficients or True)
+                    calibrated_pred = self._predict(
+                        workloads, device_target, mappings, point, ceilings, coefficients or True
+                    )
                     note = None
-                self.predicted = attrs.evolve(self.predicted, calibrated=calibrated_pred,
-                                              calibrated_target=device_target.name if device_target else None,
-                                              calibrated_note=note)
+                self.predicted = attrs.evolve(
+                    self.predicted,
+                    calibrated=calibrated_pred,
+                    calibrated_target=device_target.name if device_target else None,
+                    calibrated_note=note,
+                )
                 self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
                 measurements = self._measure(session, workloads, analytical)
             finally:
@@ -160,26 +183,34 @@ class Run:
         reports = self.core.all_reports()
         return Provenance(
             tensorforge_version=__version__,
-            plugins=tuple(PluginRecord(name=r.name, side=r.side, distribution=r.distribution,
-                                       version=r.version, error=r.error) for r in reports),
-            host=HostRecord(hostname=socket.gethostname(), platform=platform.platform(),
-                            python=platform.python_version()),
+            plugins=tuple(
+                PluginRecord(name=r.name, side=r.side, distribution=r.distribution, version=r.version, error=r.error)
+                for r in reports
+            ),
+            host=HostRecord(
+                hostname=socket.gethostname(), platform=platform.platform(), python=platform.python_version()
+            ),
             command=tuple(self.opts.command) or tuple(sys.argv),
-            started_at=calibration.now())
+            started_at=calibration.now(),
+        )
 
     def _finish(self) -> None:
-        assert self.provenance is not None   # set before anything is measured
-        self.provenance = attrs.evolve(self.provenance, finished_at=calibration.now(),
-                                       duration_s=round(time.perf_counter() - self.t0, 3))
+        assert self.provenance is not None  # set before anything is measured
+        self.provenance = attrs.evolve(
+            self.provenance, finished_at=calibration.now(), duration_s=round(time.perf_counter() - self.t0, 3)
+        )
 
     def _open(self):
         opts = self.opts
         reason = None
-        backend = self.ops.backend(opts.backend)   # an unknown name is the user's error: exit 2
+        backend = self.ops.backend(opts.backend)  # an unknown name is the user's error: exit 2
         try:
             # a backend for systems of several devices opens for the target (how many, which kind)
-            session = backend.open_for(self.target, opts.device_index) if hasattr(backend, "open_for") \
+            session = (
+                backend.open_for(self.target, opts.device_index)
+                if hasattr(backend, "open_for")
                 else backend.open(opts.device_index)
+            )
         except Unavailable as exc:
             reason = str(exc)
         except Exception as exc:  # a broken backend plugin must not stop the prediction
@@ -193,11 +224,13 @@ class Run:
                 self.predicted = attrs.evolve(self.predicted, calibrated_note=f"no calibration: {reason}")
             return None
         self.say(f"device: {session.info.name} ({session.info.fingerprint})")
-        self.measured = Measured(backend=str(opts.backend),
-                                 device=MeasuringDevice(name=session.info.name,
-                                                        fingerprint=session.info.fingerprint,
-                                                        details=dict(session.info.details)),
-                                 workloads={})
+        self.measured = Measured(
+            backend=str(opts.backend),
+            device=MeasuringDevice(
+                name=session.info.name, fingerprint=session.info.fingerprint, details=dict(session.info.details)
+            ),
+            workloads={},
+        )
         return session
 
     def _calibrate(self, session) -> Calibration | None:
@@ -209,8 +242,9 @@ class Run:
         else:
             probes = self.ops.for_backend("probes", opts.backend)
             if not probes:
-                self.calibrated = UnavailableSection(label="CALIBRATED",
-                                                     reason=f"no calibration probes installed for {opts.backend}")
+                self.calibrated = UnavailableSection(
+                    label="CALIBRATED", reason=f"no calibration probes installed for {opts.backend}"
+                )
                 return None
             cal = calibration.run_probes(session, probes, Relay(self.say, self.progress))
             reused = False
@@ -218,8 +252,11 @@ class Run:
             if opts.cooldown_s:
                 self.say(f"cooling down {opts.cooldown_s:g} s after the probes")
                 time.sleep(opts.cooldown_s)
-        self.calibrated = Calibrated(**attrs.asdict(cal, recurse=False), reused=reused,
-                                     stored_at=str(calibration.store_path(session.info.fingerprint)))
+        self.calibrated = Calibrated(
+            **attrs.asdict(cal, recurse=False),
+            reused=reused,
+            stored_at=str(calibration.store_path(session.info.fingerprint)),
+        )
         return cal
 
     def _predict(self, workloads, target, mappings, point, ceilings, estimate):
@@ -238,6 +275,7 @@ class Run:
         """The estimate's coefficients calibrated on this device: fitted from the calibration's
         estimate-terms probe points once, then stored with the calibration."""
         from ..calibrate.estimate_fit import calibrated_coefficients, fit_estimate
+
         if (cal.estimate or {}).get("target") != device_target.name:
             self.say("fitting the estimate's coefficients to the probe sweeps")
             fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
@@ -281,63 +319,88 @@ class Run:
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
-            row = results[workload.name] = self._measure_one(session, workload, predicted, sources, windows,
-                                                             burst_windows)
+            row = results[workload.name] = self._measure_one(
+                session, workload, predicted, sources, windows, burst_windows
+            )
             # kept current, so an interruption writes every workload measured so far
             self.measured = attrs.evolve(self.measured, workloads=dict(results))
             if isinstance(row, Measurement):
                 others = "; ".join(f"{t.regime} {t.mode} {t.stats.p50 * 1e3:.4g} ms" for t in row.modes or ())
-                self.say(f"  p50 {row.stats.p50 * 1e3:.4g} ms ({row.regime or 'burst'} {row.mode or 'eager'}) "
-                         f"over {row.stats.n} samples ({row.stop_reason})" + (f"; {others}" if others else ""))
+                self.say(
+                    f"  p50 {row.stats.p50 * 1e3:.4g} ms ({row.regime or 'burst'} {row.mode or 'eager'}) "
+                    f"over {row.stats.n} samples ({row.stop_reason})" + (f"; {others}" if others else "")
+                )
             else:
                 self.say(f"  failed: {row.reason}")
             advance(self.progress)
         if not opts.telemetry:
-            self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason="telemetry disabled (--no-telemetry)",
-                                                 caveat=self.caveat)
+            self.diagnostic = UnavailableSection(
+                label="DIAGNOSTIC", reason="telemetry disabled (--no-telemetry)", caveat=self.caveat
+            )
         elif not sources:
-            self.diagnostic = UnavailableSection(label="DIAGNOSTIC", caveat=self.caveat,
-                                                 reason=f"no telemetry source installed for {opts.backend}")
+            self.diagnostic = UnavailableSection(
+                label="DIAGNOSTIC", caveat=self.caveat, reason=f"no telemetry source installed for {opts.backend}"
+            )
         else:
             available = any(w.available for w in windows.values())
             reasons = sorted({w.reason or "" for w in windows.values()} - {""})
             self.diagnostic = Diagnostic(
-                available=available, reason=None if available else ("; ".join(reasons) or "no window collected"),
-                source=sources[0].name, caveat=self.caveat,
-                window=("a separate execution window after latency timing, per workload and regime: 'windows' "
-                        "after the sustained timings (continuous load; on a one-regime device, after its "
-                        "timings), 'burst_windows' after the burst ones (<= 5 ms stretches at 50% duty)"),
-                windows=windows, burst_windows=burst_windows or None)
+                available=available,
+                reason=None if available else ("; ".join(reasons) or "no window collected"),
+                source=sources[0].name,
+                caveat=self.caveat,
+                window=(
+                    "a separate execution window after latency timing, per workload and regime: 'windows' "
+                    "after the sustained timings (continuous load; on a one-regime device, after its "
+                    "timings), 'burst_windows' after the burst ones (<= 5 ms stretches at 50% duty)"
+                ),
+                windows=windows,
+                burst_windows=burst_windows or None,
+            )
         return results
 
     def _plan(self):
         from ..measure.phases import PhasePlan
+
         opts = self.opts
-        return PhasePlan(budget_s=opts.budget_s, graph_budget_s=min(1.0, opts.budget_s), graph=opts.graph,
-                         trace=opts.trace, trace_iterations=opts.trace_iterations, sustained=opts.sustained)
+        return PhasePlan(
+            budget_s=opts.budget_s,
+            graph_budget_s=min(1.0, opts.budget_s),
+            graph=opts.graph,
+            trace=opts.trace,
+            trace_iterations=opts.trace_iterations,
+            sustained=opts.sustained,
+        )
 
     def _measure_one(self, session, workload, predicted, sources, windows, burst_windows) -> WorkloadMeasurement:
         opts = self.opts
         math_mode = getattr(workload.params, "math_mode", None) or "fp32"
         builder = self.ops.builder(workload.kind, opts.backend)
         if builder is None:
-            return FailedMeasurement(math_mode=math_mode, reason=f"no builder for workload kind "
-                                     f"{workload.kind!r} on backend {opts.backend!r}")
+            return FailedMeasurement(
+                math_mode=math_mode,
+                reason=f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}",
+            )
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
-                time.sleep(opts.rest_s)   # let the previous telemetry window's load fade
+                time.sleep(opts.rest_s)  # let the previous telemetry window's load fade
                 if hasattr(session, "phases"):
-                    fields, by_regime = measure_phases(session, prepared, self._plan(),
-                                                       sources[0] if sources else None, opts.telemetry_s)
+                    fields, by_regime = measure_phases(
+                        session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s
+                    )
                     if "burst" in by_regime:
                         burst_windows[workload.name] = by_regime.pop("burst")
                     if by_regime:
                         windows[workload.name] = next(iter(by_regime.values()))
-                else:   # a backend without phases: one burst eager timing, as before phases existed
+                else:  # a backend without phases: one burst eager timing, as before phases existed
                     timed = session.time(prepared.fn, opts.budget_s)
-                    fields = {"samples_s": tuple(timed.samples_s), "stats": timed.stats,
-                              "stop_reason": timed.stop_reason, "warmup_iters": timed.warmup_iters,
-                              "flush_bytes": timed.flush_bytes}
+                    fields = {
+                        "samples_s": tuple(timed.samples_s),
+                        "stats": timed.stats,
+                        "stop_reason": timed.stop_reason,
+                        "warmup_iters": timed.warmup_iters,
+                        "flush_bytes": timed.flush_bytes,
+                    }
                     if sources:
                         windows[workload.name] = self._window(sources[0], session, prepared.fn)
         except KeyboardInterrupt:
@@ -352,21 +415,26 @@ class Run:
         p50 = fields["stats"].p50
         # what a backend measured beyond the samples (torch-distributed: every rank's samples, the
         # result check, the per-operator window), checked against the capture's classes
-        ranks = converter.structure(session.measurement_details(), RankMeasurement) \
-            if hasattr(session, "measurement_details") else None
+        ranks = (
+            converter.structure(session.measurement_details(), RankMeasurement)
+            if hasattr(session, "measurement_details")
+            else None
+        )
         return Measurement(
             ranks=ranks,
-            math_mode=math_mode, **fields,
+            math_mode=math_mode,
+            **fields,
             peak_memory_bytes=prepared.peak_memory_bytes,
             peak_memory_method=getattr(prepared, "peak_memory_method", "") or None,
             framework_flags=dict(prepared.framework_flags),
             throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
-            throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None)
+            throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None,
+        )
 
     def _window(self, source, session, run_once) -> TelemetryWindow:
         try:
             return window_from_source(source.collect(session, run_once, self.opts.telemetry_s))
-        except Exception as exc:   # a telemetry source's failure costs its window, never the run
+        except Exception as exc:  # a telemetry source's failure costs its window, never the run
             return TelemetryWindow(available=False, reason=one_line(exc))
 
     def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
@@ -381,8 +449,9 @@ class Run:
             self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
             self.sustained_note = None
         if self.predicted is not None and "sustained" in (calibration.regimes(cal) if cal else []):
-            self.predicted = attrs.evolve(self.predicted, calibrated_sustained=self.sustained_pred,
-                                          calibrated_sustained_note=self.sustained_note)
+            self.predicted = attrs.evolve(
+                self.predicted, calibrated_sustained=self.sustained_pred, calibrated_sustained_note=self.sustained_note
+            )
 
     def _compare(self, analytical, calibrated_pred, measurements, same_device, device_target, session) -> None:
         target = self.header["target"]
@@ -391,24 +460,41 @@ class Run:
         elif same_device:
             device_note = None
         else:
-            device_note = (f"measured on {session.info.name}, which is not target {target}: "
-                           "APE is computed only on the predicted device")
+            device_note = (
+                f"measured on {session.info.name}, which is not target {target}: "
+                "APE is computed only on the predicted device"
+            )
         cal_note = (self.predicted.calibrated_note if self.predicted else None) or "no calibrated bound"
         rows = {}
         windows = self.diagnostic.windows if isinstance(self.diagnostic, Diagnostic) else {}
         for w in analytical.workloads:
             cal = calibrated_pred.workload(w.name) if calibrated_pred else None
             sustained = self.sustained_pred.workload(w.name) if self.sustained_pred else None
-            rows[w.name] = comparison_row(w, cal, sustained, measurements.get(w.name), same_device, device_note,
-                                          cal_note, self.sustained_note, windows.get(w.name))
+            rows[w.name] = comparison_row(
+                w,
+                cal,
+                sustained,
+                measurements.get(w.name),
+                same_device,
+                device_note,
+                cal_note,
+                self.sustained_note,
+                windows.get(w.name),
+            )
         self.comparison = Comparison(
-            same_device=same_device, device_note=device_note,
-            calibrated_target=device_target.name if device_target else None, workloads=rows,
+            same_device=same_device,
+            device_note=device_note,
+            calibrated_target=device_target.name if device_target else None,
+            workloads=rows,
             # every regime and mode against its own regime's bound, and every operator against its own
-            **dict(zip(("bound_violations", "regime_bound_violations", "operator_bound_violations"),
-                       violations(rows))))
+            **dict(zip(("bound_violations", "regime_bound_violations", "operator_bound_violations"), violations(rows))),
+        )
         self.policy = PolicyRecord(
-            bound_checks={n: RecordedBoundCheck(verdict=r.bound_check.verdict,
-                                                evidence=("MEASURED p50", "CALIBRATED lower bound"))
-                          for n, r in rows.items()},
-            note="bound checks only; regression and right-sizing verdicts come from policy commands reading captures")
+            bound_checks={
+                n: RecordedBoundCheck(
+                    verdict=r.bound_check.verdict, evidence=("MEASURED p50", "CALIBRATED lower bound")
+                )
+                for n, r in rows.items()
+            },
+            note="bound checks only; regression and right-sizing verdicts come from policy commands reading captures",
+        )

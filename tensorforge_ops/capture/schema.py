@@ -35,8 +35,11 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "Prediction.ceilings": ("the rates the model divided by", None),
     "Prediction.max_candidates_per_operator": ("the exploration bound: most mappings tried per operator", "count"),
     "Prediction.candidates": ("mappings evaluated in total", "count"),
-    "Prediction.search": ("'exhaustive', 'relaxation' (--max-candidates cut a search) or 'unstated' "
-                          "(a strategy, or a version-1 capture, did not say)", None),
+    "Prediction.search": (
+        "'exhaustive', 'relaxation' (--max-candidates cut a search) or 'unstated' "
+        "(a strategy, or a version-1 capture, did not say)",
+        None,
+    ),
     "Prediction.workloads": ("per workload: its lower bound and how it was reached", None),
     "Prediction.notes": ("caveats of the prediction as a whole", None),
     "WorkloadPrediction.name": ("the workload's name in the suite", None),
@@ -51,8 +54,10 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "WorkloadPrediction.latency_s": ("the lower bound: sum over operators of max(compute, memory)", "s"),
     "WorkloadPrediction.bottleneck": ("'compute' or 'memory': the term that won (a classification)", None),
     "WorkloadPrediction.candidates": ("mappings evaluated for this workload", "count"),
-    "WorkloadPrediction.search": ("how its operators' bounds were searched for: 'exhaustive', 'relaxation' "
-                                  "or 'unstated'", None),
+    "WorkloadPrediction.search": (
+        "how its operators' bounds were searched for: 'exhaustive', 'relaxation' or 'unstated'",
+        None,
+    ),
     "WorkloadPrediction.operators": ("the operators it decomposes into", None),
     "OperatorPrediction.name": ("operator name (matmul, attention, norm...)", None),
     "OperatorPrediction.count": ("how many times the workload executes it", "count"),
@@ -81,11 +86,17 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "MappingChoice.bottleneck": ("'compute' or 'memory'", None),
     "MappingChoice.candidates": ("mappings this strategy evaluated", "count"),
     "MappingChoice.notes": ("caveats of this mapping", None),
-    "MappingChoice.search": ("'exhaustive' (the minimum of the strategy's space), 'relaxation' (a cut "
-                             "search: below every mapping of the space) or 'unstated'", None),
+    "MappingChoice.search": (
+        "'exhaustive' (the minimum of the strategy's space), 'relaxation' (a cut "
+        "search: below every mapping of the space) or 'unstated'",
+        None,
+    ),
     "MappingChoice.space": ("mappings in the strategy's full space (0: the strategy does not say)", "count"),
-    "MappingChoice.origin": ("which ceilings timed it when not its math mode's (a collective: 'datasheet' "
-                             "links or the 'calibrated' curve); null: the math mode's", None),
+    "MappingChoice.origin": (
+        "which ceilings timed it when not its math mode's (a collective: 'datasheet' "
+        "links or the 'calibrated' curve); null: the math mode's",
+        None,
+    ),
     "Ceilings.origin": ("'datasheet' or 'calibrated'", None),
     "Ceilings.compute": ("whole-array rate per math mode", "FLOP/s"),
     "Ceilings.dram_bytes_per_s": ("DRAM bandwidth", "B/s"),
@@ -119,24 +130,36 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "Target.sources": ("where each datasheet figure comes from", None),
     "Target.notes": ("caveats of the description", None),
     "Target.device_names": ("names a measuring device reports for this part", None),
-    "Target.architecture": ("architecture family whose tile menus and calibrated efficiencies the estimate "
-                            "uses (e.g. 'nvidia-sm90'); empty when not declared", None),
-    "Target.estimate": ("estimate coefficients the target declares (a target file's 'estimate' table); "
-                        "null when it declares none", None),
-    "Prediction.estimate_basis": ("where the estimate's coefficients come from, in words; null without an "
-                                  "estimate", None),
-    "Prediction.estimate_basis_kind": ("'calibrated', 'declared', 'carried-over' or "
-                                       "'carried-over-other-family'; null without an estimate", None),
-    "WorkloadPrediction.estimate": ("the expected latency beside the bound (never a bound); null without "
-                                    "an estimate, and absent in older captures", None),
+    "Target.architecture": (
+        "architecture family whose tile menus and calibrated efficiencies the estimate "
+        "uses (e.g. 'nvidia-sm90'); empty when not declared",
+        None,
+    ),
+    "Target.estimate": (
+        "estimate coefficients the target declares (a target file's 'estimate' table); null when it declares none",
+        None,
+    ),
+    "Prediction.estimate_basis": (
+        "where the estimate's coefficients come from, in words; null without an estimate",
+        None,
+    ),
+    "Prediction.estimate_basis_kind": (
+        "'calibrated', 'declared', 'carried-over' or 'carried-over-other-family'; null without an estimate",
+        None,
+    ),
+    "WorkloadPrediction.estimate": (
+        "the expected latency beside the bound (never a bound); null without an estimate, and absent in older captures",
+        None,
+    ),
     "WorkloadEstimate.label": ("'PREDICTED estimate'", None),
     "WorkloadEstimate.bound_s": ("the lower bound the waterfall starts from (the workload's latency_s)", "s"),
-    "WorkloadEstimate.device_s": ("expected device time: kernels back to back (a CUDA-graph replay, a timed "
-                                  "single kernel)", "s"),
+    "WorkloadEstimate.device_s": (
+        "expected device time: kernels back to back (a CUDA-graph replay, a timed single kernel)",
+        "s",
+    ),
     "WorkloadEstimate.eager_s": ("expected time launched eagerly from Python (device + host overhead)", "s"),
     "WorkloadEstimate.kernels": ("kernels the implementation launches", "count"),
-    "WorkloadEstimate.terms": ("the waterfall: seconds each named term adds to the bound (docs/estimate.md)",
-                               "s"),
+    "WorkloadEstimate.terms": ("the waterfall: seconds each named term adds to the bound (docs/estimate.md)", "s"),
     "WorkloadEstimate.operators": ("per operator: its realistic mapping, estimate and terms", None),
     "OperatorEstimate.name": ("operator name", None),
     "OperatorEstimate.count": ("how many times the workload executes it", "count"),
@@ -201,12 +224,22 @@ CORE_CLASSES: dict[str, str] = {
 }
 
 # Which label a class's fields carry, by the top-level field that first reaches it.
-TOP_LEVEL = {"predicted": "PREDICTED", "target_description": "PREDICTED (input)", "measured": "MEASURED",
-             "calibrated": "CALIBRATED", "diagnostic": "DIAGNOSTIC", "policy": "POLICY",
-             "comparison": "PREDICTED vs MEASURED", "provenance": "provenance", "digest": "provenance"}
+TOP_LEVEL = {
+    "predicted": "PREDICTED",
+    "target_description": "PREDICTED (input)",
+    "measured": "MEASURED",
+    "calibrated": "CALIBRATED",
+    "diagnostic": "DIAGNOSTIC",
+    "policy": "POLICY",
+    "comparison": "PREDICTED vs MEASURED",
+    "provenance": "provenance",
+    "digest": "provenance",
+}
 
-NUMBER = {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf", "nan"]}],
-          "description": "a number; canonical JSON writes infinities and NaN as these strings"}
+NUMBER = {
+    "anyOf": [{"type": "number"}, {"enum": ["inf", "-inf", "nan"]}],
+    "description": "a number; canonical JSON writes infinities and NaN as these strings",
+}
 
 
 def _describe(cls: type, f: "attrs.Attribute[Any]") -> tuple[str, str | None]:
@@ -215,8 +248,10 @@ def _describe(cls: type, f: "attrs.Attribute[Any]") -> tuple[str, str | None]:
     try:
         return CORE_FIELDS[f"{cls.__name__}.{f.name}"]
     except KeyError:
-        raise KeyError(f"{cls.__name__}.{f.name} has no description: give it one with capture.fields "
-                       "or in capture.schema.CORE_FIELDS") from None
+        raise KeyError(
+            f"{cls.__name__}.{f.name} has no description: give it one with capture.fields "
+            "or in capture.schema.CORE_FIELDS"
+        ) from None
 
 
 def _union_args(tp: Any) -> tuple[Any, ...] | None:
@@ -256,8 +291,12 @@ class _Walker:
         if origin is tuple:
             if len(params) == 2 and params[1] is Ellipsis:
                 return {"type": "array", "items": self.schema(params[0], label)}
-            return {"type": "array", "prefixItems": [self.schema(p, label) for p in params],
-                    "items": False, "minItems": len(params)}
+            return {
+                "type": "array",
+                "prefixItems": [self.schema(p, label) for p in params],
+                "items": False,
+                "minItems": len(params),
+            }
         if origin in (dict, collections.abc.Mapping):
             return {"type": "object", "additionalProperties": self.schema(params[1], label)}
         if attrs.has(tp):
@@ -269,7 +308,7 @@ class _Walker:
         name = cls.__name__
         if name in self.defs:
             return
-        self.defs[name] = {}   # reserve: classes may refer to each other
+        self.defs[name] = {}  # reserve: classes may refer to each other
         self.order.append(cls)
         self.labels[name] = label
         hints = typing.get_type_hints(cls)
@@ -285,11 +324,18 @@ class _Walker:
             # Ours: every field but an optional() one is always written. The Core's: a field with
             # a default may be absent (a capture written before the Core added it) and reads as
             # the default.
-            if (DOC in f.metadata and not f.metadata.get(OMIT)) or (DOC not in f.metadata and f.default is attrs.NOTHING):
+            if (DOC in f.metadata and not f.metadata.get(OMIT)) or (
+                DOC not in f.metadata and f.default is attrs.NOTHING
+            ):
                 required.append(f.name)
         doc = CORE_CLASSES.get(name) or " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
-        self.defs[name] = {"type": "object", "description": doc, "properties": properties,
-                           "required": required, "additionalProperties": False}
+        self.defs[name] = {
+            "type": "object",
+            "description": doc,
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
 
 
 def walk() -> _Walker:
@@ -305,7 +351,7 @@ def json_schema() -> dict[str, Any]:
         "$id": f"https://tensorforge.dev/schemas/{SCHEMA}/{SCHEMA_VERSION}.json",
         "title": f"TensorForge capture, schema version {SCHEMA_VERSION}",
         "description": "Generated from tensorforge_ops.capture (python -m tensorforge_ops.capture.schema "
-                       "--write); docs/capture.md explains it.",
+        "--write); docs/capture.md explains it.",
         "$ref": "#/$defs/Capture",
         "$defs": {"Number": NUMBER, **{name: walker.defs[name] for name in sorted(walker.defs)}},
     }
@@ -335,8 +381,14 @@ def field_reference() -> str:
     out: list[str] = []
     for cls in walker.order:
         definition = walker.defs[cls.__name__]
-        out += [f"### {cls.__name__}", "", f"Label: **{walker.labels[cls.__name__]}**. {definition['description']}".rstrip(),
-                "", "| field | type | unit | written | meaning |", "|---|---|---|---|---|"]
+        out += [
+            f"### {cls.__name__}",
+            "",
+            f"Label: **{walker.labels[cls.__name__]}**. {definition['description']}".rstrip(),
+            "",
+            "| field | type | unit | written | meaning |",
+            "|---|---|---|---|---|",
+        ]
         for name, prop in definition["properties"].items():
             meaning, _, unit = prop["description"].partition(" [")
             const = f" (always `{json.dumps(prop['const'])}`)" if "const" in prop else ""
@@ -350,8 +402,10 @@ def field_reference() -> str:
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "docs" / "capture.schema.json"
 DOC_FILE = ROOT / "docs" / "capture.md"
-BEGIN, END = "<!-- field reference: generated by python -m tensorforge_ops.capture.schema --write -->", \
-    "<!-- end of generated field reference -->"
+BEGIN, END = (
+    "<!-- field reference: generated by python -m tensorforge_ops.capture.schema --write -->",
+    "<!-- end of generated field reference -->",
+)
 
 
 def published() -> dict[Path, str]:
@@ -361,13 +415,14 @@ def published() -> dict[Path, str]:
     _, _, tail = rest.partition(END)
     if not rest:
         raise ValueError(f"{DOC_FILE} lacks the generated-section marker {BEGIN!r}")
-    return {SCHEMA_FILE: json.dumps(json_schema(), indent=2, sort_keys=False, ensure_ascii=False) + "\n",
-            DOC_FILE: f"{head}{BEGIN}\n\n{field_reference()}\n{END}{tail}"}
+    return {
+        SCHEMA_FILE: json.dumps(json_schema(), indent=2, sort_keys=False, ensure_ascii=False) + "\n",
+        DOC_FILE: f"{head}{BEGIN}\n\n{field_reference()}\n{END}{tail}",
+    }
 
 
 def drifted() -> list[Path]:
-    return [path for path, text in published().items()
-            if not path.exists() or path.read_text(encoding="utf-8") != text]
+    return [path for path, text in published().items() if not path.exists() or path.read_text(encoding="utf-8") != text]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,8 +28,21 @@ from collections.abc import Iterable
 
 from tensorforge.api import TensorForgeError
 
-from .origin import (ALGORITHM, INVALID, OVER, SIGNED_PREFIX, TRUSTED, UNSIGNED, UNTRUSTED, Origin,  # noqa: F401
-                     _raw_key, fingerprint_of, origin, parse_key, signature_problem)
+from .origin import (
+    ALGORITHM,
+    INVALID,  # noqa: F401 (re-exported)
+    OVER,
+    SIGNED_PREFIX,
+    TRUSTED,  # noqa: F401 (re-exported)
+    UNSIGNED,  # noqa: F401 (re-exported)
+    UNTRUSTED,  # noqa: F401 (re-exported)
+    Origin,  # noqa: F401
+    _raw_key,
+    fingerprint_of,
+    origin,  # noqa: F401 (re-exported)
+    parse_key,
+    signature_problem,  # noqa: F401 (re-exported)
+)
 from .sections.provenance import Signature
 
 PRIVATE_NAME = "capture-signing.key"
@@ -41,9 +54,10 @@ def _crypto():
     try:
         from cryptography.hazmat.primitives.asymmetric import ed25519
         from cryptography.hazmat.primitives import serialization
-    except ImportError:     # pragma: no cover - cryptography is a dependency; a broken install
-        raise TensorForgeError("cannot sign or check signatures: the 'cryptography' package is not "
-                               "installed (pip install cryptography)") from None
+    except ImportError:  # pragma: no cover - cryptography is a dependency; a broken install
+        raise TensorForgeError(
+            "cannot sign or check signatures: the 'cryptography' package is not installed (pip install cryptography)"
+        ) from None
     return ed25519, serialization
 
 
@@ -53,15 +67,19 @@ def keys_dir(home: Path) -> Path:
 
 # -- the user's own key ---------------------------------------------------------------------------
 
+
 def _check_private(path: Path) -> None:
     info = os.stat(path)
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise TensorForgeError(f"signing key {path} belongs to another user (uid {info.st_uid}); "
-                               "it cannot identify you")
+        raise TensorForgeError(
+            f"signing key {path} belongs to another user (uid {info.st_uid}); it cannot identify you"
+        )
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise TensorForgeError(f"signing key {path} is accessible to others (mode "
-                               f"{stat.S_IMODE(info.st_mode):04o}): anyone on this machine could sign "
-                               f"as you; run `chmod 600 {path}`")
+        raise TensorForgeError(
+            f"signing key {path} is accessible to others (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}): anyone on this machine could sign "
+            f"as you; run `chmod 600 {path}`"
+        )
 
 
 def _make_private_dir(folder: Path) -> None:
@@ -80,8 +98,9 @@ def load_or_create_key(home: Path):
     if not private.exists():
         _make_private_dir(folder)
         key = ed25519.Ed25519PrivateKey.generate()
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
         try:
             # O_EXCL: two first runs at once must not each write a key and sign with different ones
             fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -100,8 +119,9 @@ def load_or_create_key(home: Path):
     try:
         key = serialization.load_pem_private_key(private.read_bytes(), password=None)
     except (OSError, ValueError, TypeError) as exc:
-        raise TensorForgeError(f"signing key {private} is unreadable ({exc}); move it away and a new "
-                               "key is made on the next run") from None
+        raise TensorForgeError(
+            f"signing key {private} is unreadable ({exc}); move it away and a new key is made on the next run"
+        ) from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
         raise TensorForgeError(f"signing key {private} is not an Ed25519 key")
     return key
@@ -133,18 +153,24 @@ def sign_digest(digest_value: str, home: Path) -> Signature:
     key = load_or_create_key(home)
     raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     value = key.sign(SIGNED_PREFIX + digest_value.encode("ascii"))
-    return Signature(algorithm=ALGORITHM, public_key=base64.b64encode(raw).decode("ascii"),
-                     fingerprint=fingerprint_of(raw), over=OVER,
-                     value=base64.b64encode(value).decode("ascii"))
+    return Signature(
+        algorithm=ALGORITHM,
+        public_key=base64.b64encode(raw).decode("ascii"),
+        fingerprint=fingerprint_of(raw),
+        over=OVER,
+        value=base64.b64encode(value).decode("ascii"),
+    )
 
 
 # -- checking -------------------------------------------------------------------------------------
 
 # -- trusted keys ---------------------------------------------------------------------------------
 
+
 def read_trusted_file(path: Path, what: str = "trusted-keys file") -> list[str]:
     """Fingerprints from a file of keys, one a line ('#' comments and blank lines ignored)."""
     from tensorforge.api import read_text
+
     text = read_text(path, what)
     out = []
     for number, line in enumerate(text.splitlines(), 1):

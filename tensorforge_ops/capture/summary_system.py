@@ -17,12 +17,16 @@ def collective_lines(cal: Calibrated) -> list[str]:
         return []
     # captures from before the envelope hold curves without swept points: say what they used
     envelope = ", envelope of the swept sizes" if any(c.points for c in curves.values()) else ""
-    lines = ["            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
-             f"S x factor / beta{envelope})):"]
+    lines = [
+        "            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
+        f"S x factor / beta{envelope})):"
+    ]
     for key, c in sorted(curves.items()):
         eager = f"; eager small message {seconds(c.eager_floor_s)} (median)" if c.eager_floor_s else ""
-        lines.append(f"              {key}: beta {si(c.bus_bytes_per_s, 'B/s')}, alpha {seconds(c.latency_s)}, "
-                     f"floor {seconds(c.floor_s)} (swept {c.min_bytes} B to {c.max_bytes} B{eager})")
+        lines.append(
+            f"              {key}: beta {si(c.bus_bytes_per_s, 'B/s')}, alpha {seconds(c.latency_s)}, "
+            f"floor {seconds(c.floor_s)} (swept {c.min_bytes} B to {c.max_bytes} B{eager})"
+        )
     return lines
 
 
@@ -34,12 +38,16 @@ def system_lines(measured: Measured) -> list[str]:
     settings = details.get("settings") or {}
     shown = ", ".join(f"{k}={settings.get(k) if settings.get(k) is not None else 'unset'}" for k in SETTINGS_SHOWN)
     library = " ".join(filter(None, (libs.get("process_group"), libs.get("nccl"))))
-    lines = [f"            {details['world_size']} ranks via {details.get('launcher')}; "
-             f"{library}, torch {libs.get('torch')}; {shown}"]
+    lines = [
+        f"            {details['world_size']} ranks via {details.get('launcher')}; "
+        f"{library}, torch {libs.get('torch')}; {shown}"
+    ]
     topo = details.get("topology") or {}
     if topo.get("available"):
-        lines.append("            links (nvidia-smi topo -m): " + " | ".join(
-            line.strip() for line in topo["text"].splitlines()[:3] if line.strip()))
+        lines.append(
+            "            links (nvidia-smi topo -m): "
+            + " | ".join(line.strip() for line in topo["text"].splitlines()[:3] if line.strip())
+        )
     return lines
 
 
@@ -50,18 +58,40 @@ def operator_lines(comp: Comparison | None) -> list[str]:
         # a window of several ranks only: one device's per-operator view is in `tensorforge report`
         if ops is None or not ops.available or not any(o.fastest_rank_s is not None for o in ops.operators or ()):
             continue
-        rows = [[o.operator, o.count, seconds(o.predicted_calibrated_s) if o.predicted_calibrated_s else "-",
-                 seconds(o.measured_s) if o.measured_s is not None else "-",
-                 seconds(o.fastest_rank_s) if o.fastest_rank_s is not None else "-",
-                 percent(o.ape_calibrated), o.bottleneck,
-                 o.bound_check.verdict if not o.bound_check.verdict.startswith("no verdict") else "no verdict"]
-                for o in ops.operators or ()]
-        lines += ["", f"per operator: {name}  ({ops.mode} operator window; coverage "
-                      f"{percent(ops.coverage)} of the slowest rank's iteration)",
-                  table(["operator", "x", "calibrated bound", "MEASURED slowest rank", "fastest rank",
-                         "APE cal", "bottleneck*", "bound check"], rows)]
+        rows = [
+            [
+                o.operator,
+                o.count,
+                seconds(o.predicted_calibrated_s) if o.predicted_calibrated_s else "-",
+                seconds(o.measured_s) if o.measured_s is not None else "-",
+                seconds(o.fastest_rank_s) if o.fastest_rank_s is not None else "-",
+                percent(o.ape_calibrated),
+                o.bottleneck,
+                o.bound_check.verdict if not o.bound_check.verdict.startswith("no verdict") else "no verdict",
+            ]
+            for o in ops.operators or ()
+        ]
+        lines += [
+            "",
+            f"per operator: {name}  ({ops.mode} operator window; coverage "
+            f"{percent(ops.coverage)} of the slowest rank's iteration)",
+            table(
+                [
+                    "operator",
+                    "x",
+                    "calibrated bound",
+                    "MEASURED slowest rank",
+                    "fastest rank",
+                    "APE cal",
+                    "bottleneck*",
+                    "bound check",
+                ],
+                rows,
+            ),
+        ]
     if lines and comp is not None:
         violations = comp.operator_bound_violations
-        lines.append(f"OPERATOR BOUND VIOLATIONS: {', '.join(violations)}" if violations else
-                     "operator bound violations: none")
+        lines.append(
+            f"OPERATOR BOUND VIOLATIONS: {', '.join(violations)}" if violations else "operator bound violations: none"
+        )
     return lines

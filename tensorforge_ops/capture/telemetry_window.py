@@ -22,11 +22,12 @@ def envelope(record: Mapping[str, Any]) -> dict[str, Any]:
     """The window envelope of a source's record, as JSON-ready data."""
     available = record.get("available") is True
     reason = record.get("reason") or record.get("unavailable_reason")
-    out: dict[str, Any] = {"available": available,
-                           "reason": None if available else str(reason or "unavailable (no reason recorded)")}
+    out: dict[str, Any] = {
+        "available": available,
+        "reason": None if available else str(reason or "unavailable (no reason recorded)"),
+    }
     summary = record.get("summary")
-    nvml: Mapping[str, Any] | None = summary if isinstance(summary, Mapping) and "reason_fractions" in summary \
-        else None
+    nvml: Mapping[str, Any] | None = summary if isinstance(summary, Mapping) and "reason_fractions" in summary else None
     if record.get("headline") is not None:
         out["headline"] = record["headline"]
     elif nvml is not None:
@@ -41,7 +42,7 @@ def window_from_source(value: TelemetryWindow | Mapping[str, Any]) -> TelemetryW
     if isinstance(value, TelemetryWindow):
         return value
     if not isinstance(value, Mapping):
-        raise TypeError(f"a telemetry source returned {type(value).__name__}, expected a TelemetryWindow "
-                        "or a mapping")
+        raise TypeError(f"a telemetry source returned {type(value).__name__}, expected a TelemetryWindow or a mapping")
     from .convert import converter, to_document
+
     return converter.structure(to_document(envelope(value)), TelemetryWindow)

@@ -24,36 +24,48 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @attrs.frozen
 class Trust:
-    fingerprints: tuple[str, ...]      # the keys whose signatures establish origin
-    required: bool                     # refuse captures not signed by one of them
+    fingerprints: tuple[str, ...]  # the keys whose signatures establish origin
+    required: bool  # refuse captures not signed by one of them
 
     def refusal(self, what: str, origin_status: str, origin_detail: str) -> str | None:
         """Why `what` is refused as evidence under this trust, or None."""
         if not self.required or origin_status == "trusted":
             return None
-        return (f"{what} is not signed by a trusted key ({origin_detail}); trusted keys: "
-                f"{', '.join(self.fingerprints) or 'none'}")
+        return (
+            f"{what} is not signed by a trusted key ({origin_detail}); trusted keys: "
+            f"{', '.join(self.fingerprints) or 'none'}"
+        )
 
 
 def trust_options(command: F) -> F:
     """--trusted-key (repeatable), --trusted-keys FILE and --require-trusted."""
     command = click.option(
-        "--require-trusted", is_flag=True,
+        "--require-trusted",
+        is_flag=True,
         help="Accept only captures signed by a trusted key (your own, $TENSORFORGE_HOME/trusted-keys, "
-             "--trusted-key, --trusted-keys); unsigned or untrusted ones are refused.")(command)
+        "--trusted-key, --trusted-keys); unsigned or untrusted ones are refused.",
+    )(command)
     command = click.option(
-        "--trusted-keys", "trusted_key_files", multiple=True, type=click.Path(dir_okay=False),
-        help="A file of trusted keys, one a line (fingerprints or ed25519 public keys). Implies "
-             "--require-trusted.")(command)
+        "--trusted-keys",
+        "trusted_key_files",
+        multiple=True,
+        type=click.Path(dir_okay=False),
+        help="A file of trusted keys, one a line (fingerprints or ed25519 public keys). Implies --require-trusted.",
+    )(command)
     return click.option(
-        "--trusted-key", "trusted_keys", multiple=True, metavar="KEY",
+        "--trusted-key",
+        "trusted_keys",
+        multiple=True,
+        metavar="KEY",
         help="Trust this signer: a SHA256:... fingerprint, an ed25519 public key, or a .pub file. "
-             "Repeatable. Implies --require-trusted.")(command)
+        "Repeatable. Implies --require-trusted.",
+    )(command)
 
 
 def trust_from(keys: Iterable[str], files: Iterable[str], require: bool) -> Trust:
     from ..home import home
     from .signing import trusted_fingerprints
+
     keys, files = tuple(keys), tuple(files)
     return Trust(tuple(trusted_fingerprints(home(), keys, files)), require or bool(keys or files))
 

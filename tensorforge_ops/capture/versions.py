@@ -42,8 +42,9 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     doc["schema"], doc["schema_version"] = SCHEMA, 2
     diagnostic = doc.get("diagnostic")
     if isinstance(diagnostic, dict) and isinstance(diagnostic.get("windows"), dict):
-        diagnostic["windows"] = {name: envelope(w) if isinstance(w, dict) else w
-                                 for name, w in diagnostic["windows"].items()}
+        diagnostic["windows"] = {
+            name: envelope(w) if isinstance(w, dict) else w for name, w in diagnostic["windows"].items()
+        }
     policy = doc.get("policy")
     if isinstance(policy, dict):
         if policy.get("verdicts"):
@@ -66,8 +67,16 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
 
 # A version-1 row of the torch-distributed backend kept its several-rank record at the row's top
 # level; version 2 holds it in the row's `ranks`.
-RANK_FIELDS = ("ranks", "aggregation", "per_rank_samples_s", "per_rank_p50_s", "result_check",
-               "peak_memory_per_rank_bytes", "peak_memory_per_rank_method", "operators")
+RANK_FIELDS = (
+    "ranks",
+    "aggregation",
+    "per_rank_samples_s",
+    "per_rank_p50_s",
+    "result_check",
+    "peak_memory_per_rank_bytes",
+    "peak_memory_per_rank_method",
+    "operators",
+)
 
 
 def _state_search(prediction: dict[str, Any]) -> None:
@@ -75,14 +84,16 @@ def _state_search(prediction: dict[str, Any]) -> None:
     from the operators' mappings, whose own `search` reads as 'unstated' when absent (version 1
     did not record it, so its bounds are neither claimed exhaustive nor relaxed)."""
     from tensorforge.api import UNSTATED, search_of
+
     listed = prediction.get("workloads")
     workloads: list[Any] = listed if isinstance(listed, list) else []
     for w in workloads:
         if isinstance(w, dict) and "search" not in w:
             found = w.get("operators")
             ops: list[Any] = found if isinstance(found, list) else []
-            w["search"] = search_of((op.get("mapping") or {}).get("search", UNSTATED)
-                                    for op in ops if isinstance(op, dict))
+            w["search"] = search_of(
+                (op.get("mapping") or {}).get("search", UNSTATED) for op in ops if isinstance(op, dict)
+            )
     if "search" not in prediction:
         prediction["search"] = search_of(w.get("search", UNSTATED) for w in workloads if isinstance(w, dict))
 
@@ -94,19 +105,23 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 def upgrade(doc: Mapping[str, Any], what: str = "capture") -> dict[str, Any]:
     """A copy of `doc` in the current layout, or a TensorForgeError in one line."""
     import copy
+
     try:
         _, version = version_of(doc)
     except ValueError as exc:
         raise TensorForgeError(f"{what} is {exc}") from None
     if version > SCHEMA_VERSION:
-        raise TensorForgeError(f"{what} has schema version {version}; this TensorForge reads versions "
-                               f"up to {SCHEMA_VERSION}: upgrade TensorForge to read it")
+        raise TensorForgeError(
+            f"{what} has schema version {version}; this TensorForge reads versions "
+            f"up to {SCHEMA_VERSION}: upgrade TensorForge to read it"
+        )
     current = copy.deepcopy(dict(doc))
     while version < SCHEMA_VERSION:
         try:
             current = UPGRADES[version](current)
         except (ValueError, KeyError, TypeError) as exc:
-            raise TensorForgeError(f"{what} of schema version {version} cannot be upgraded to "
-                                   f"{SCHEMA_VERSION}: {exc}") from None
+            raise TensorForgeError(
+                f"{what} of schema version {version} cannot be upgraded to {SCHEMA_VERSION}: {exc}"
+            ) from None
         version += 1
     return current

@@ -27,9 +27,16 @@ PRIMARY_ORDER = (("burst", "graph"), ("burst", "eager"), ("single", "eager"))
 
 
 def timing_record(t: ModeTiming) -> ModeTimingRecord:
-    return ModeTimingRecord(regime=t.regime, mode=t.mode, samples_s=tuple(t.timed.samples_s), stats=t.timed.stats,
-                            stop_reason=t.timed.stop_reason, warmup_iters=t.timed.warmup_iters,
-                            flush_bytes=t.timed.flush_bytes, method=t.method)
+    return ModeTimingRecord(
+        regime=t.regime,
+        mode=t.mode,
+        samples_s=tuple(t.timed.samples_s),
+        stats=t.timed.stats,
+        stop_reason=t.timed.stop_reason,
+        warmup_iters=t.timed.warmup_iters,
+        flush_bytes=t.timed.flush_bytes,
+        method=t.method,
+    )
 
 
 def primary(timings: list[ModeTiming]) -> ModeTiming:
@@ -41,13 +48,17 @@ def host_overhead(timings: list[ModeTiming]) -> dict[str, float]:
     """Per regime: eager p50 - graph p50, the host's share of an eager call (may be negative
     within noise for kernels long enough to hide the host)."""
     by_key = {(t.regime, t.mode): t.timed.stats.p50 for t in timings}
-    return {regime: by_key[(regime, "eager")] - by_key[(regime, "graph")]
-            for regime in ("burst", "sustained") if (regime, "eager") in by_key and (regime, "graph") in by_key}
+    return {
+        regime: by_key[(regime, "eager")] - by_key[(regime, "graph")]
+        for regime in ("burst", "sustained")
+        if (regime, "eager") in by_key and (regime, "graph") in by_key
+    }
 
 
 def _summary(summary) -> TraceSummaryRecord | None:
     # trace_attribution's classes carry the same fields as the capture's records
     from .convert import converter
+
     return None if summary is None else converter.structure(attrs.asdict(summary), TraceSummaryRecord)
 
 
@@ -56,14 +67,22 @@ def operators_record(trace) -> OperatorsRecord | None:
     operators' device time."""
     if trace is None:
         return None
-    return OperatorsRecord(source=trace.device_source, iterations=trace.iterations, method=trace.method,
-                           notes=tuple(trace.notes), eager=_summary(trace.eager), graph=_summary(trace.graph))
+    return OperatorsRecord(
+        source=trace.device_source,
+        iterations=trace.iterations,
+        method=trace.method,
+        notes=tuple(trace.notes),
+        eager=_summary(trace.eager),
+        graph=_summary(trace.graph),
+    )
 
 
-def burst_run_once(fn: Callable[[], Any], synchronize: Callable[[], None], stretch_s: float = 0.005,
-                   duty: float = 0.5) -> Callable[[], None]:
+def burst_run_once(
+    fn: Callable[[], Any], synchronize: Callable[[], None], stretch_s: float = 0.005, duty: float = 0.5
+) -> Callable[[], None]:
     """What a telemetry window repeats to hold the burst regime: calls for ~stretch_s, then an
     equal rest (duty 50%), as the burst timings ran."""
+
     def run_once() -> None:
         start = time.perf_counter()
         while True:
@@ -72,22 +91,25 @@ def burst_run_once(fn: Callable[[], Any], synchronize: Callable[[], None], stret
             if time.perf_counter() - start >= stretch_s:
                 break
         time.sleep((time.perf_counter() - start) * (1.0 / duty - 1.0))
+
     return run_once
 
 
 def _window(source, session, run_once, seconds: float, regime: str) -> TelemetryWindow:
     from .telemetry_window import window_from_source
+
     try:
         window = window_from_source(source.collect(session, run_once, seconds))
     except KeyboardInterrupt:
         raise
-    except Exception as exc:   # a telemetry source's failure costs its window, never the run
+    except Exception as exc:  # a telemetry source's failure costs its window, never the run
         window = TelemetryWindow(available=False, reason=one_line(exc))
     return attrs.evolve(window, regime=regime)
 
 
-def measure_phases(session, prepared, plan: PhasePlan, source, telemetry_s: float
-                   ) -> tuple[dict[str, Any], dict[str, TelemetryWindow]]:
+def measure_phases(
+    session, prepared, plan: PhasePlan, source, telemetry_s: float
+) -> tuple[dict[str, Any], dict[str, TelemetryWindow]]:
     """Run the phases of a prepared workload: the Measurement fields they give, and the
     telemetry windows by regime (each right after its regime's timings, never inside them)."""
     windows: dict[str, TelemetryWindow] = {}
@@ -109,20 +131,34 @@ def measure_phases(session, prepared, plan: PhasePlan, source, telemetry_s: floa
             regime = "single" if single else "sustained"
             windows[regime] = _window(source, session, prepared.fn, telemetry_s, regime)
         graph = getattr(phases, "graph", None)
-        graph_record = GraphRecord(captured=graph is not None, reason=getattr(phases, "graph_note", None),
-                                   method=graph.method if graph is not None else None,
-                                   calls_per_replay=graph.calls if graph is not None else None)
+        graph_record = GraphRecord(
+            captured=graph is not None,
+            reason=getattr(phases, "graph_note", None),
+            method=graph.method if graph is not None else None,
+            calls_per_replay=graph.calls if graph is not None else None,
+        )
     main = primary(timings)
     steady = sustained.steady if sustained is not None else None
     fields = {
-        "samples_s": tuple(main.timed.samples_s), "stats": main.timed.stats, "stop_reason": main.timed.stop_reason,
-        "warmup_iters": main.timed.warmup_iters, "flush_bytes": main.timed.flush_bytes,
-        "regime": main.regime, "mode": main.mode, "method": main.method,
+        "samples_s": tuple(main.timed.samples_s),
+        "stats": main.timed.stats,
+        "stop_reason": main.timed.stop_reason,
+        "warmup_iters": main.timed.warmup_iters,
+        "flush_bytes": main.timed.flush_bytes,
+        "regime": main.regime,
+        "mode": main.mode,
+        "method": main.method,
         "modes": tuple(timing_record(t) for t in timings if t is not main),
         "host_overhead_s": host_overhead(timings) or None,
         "graph": graph_record,
-        "steady": SteadyRecord(reached=steady.reached, after_s=steady.after_s,
-                               window_medians_s=tuple(steady.window_medians_s), rule=steady.rule) if steady else None,
+        "steady": SteadyRecord(
+            reached=steady.reached,
+            after_s=steady.after_s,
+            window_medians_s=tuple(steady.window_medians_s),
+            rule=steady.rule,
+        )
+        if steady
+        else None,
         "regimes_note": next((n for n in notes if n.startswith("regimes collapse")), None),
         "notes": tuple(n for n in notes if not n.startswith("regimes collapse")) or None,
         "operators": operators_record(burst.trace),

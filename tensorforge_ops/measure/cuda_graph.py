@@ -57,7 +57,7 @@ class GraphCalls:
     def __init__(self, torch, fn: Callable[[], Any], flush_step: Callable[[], Any] | None, calls: int, device):
         self.torch, self.device, self.calls = torch, device, calls
         self.flushed = flush_step is not None
-        self.work: Any = None          # torch.cuda.CUDAGraph once captured
+        self.work: Any = None  # torch.cuda.CUDAGraph once captured
         self.flushes: Any = None
 
         def work() -> None:
@@ -70,10 +70,11 @@ class GraphCalls:
             for _ in range(calls):
                 if flush_step is not None:
                     flush_step()
+
         try:
             self.work = _capture(torch, work)
             self.flushes = _capture(torch, flushes) if flush_step is not None else None
-            self.work.replay()      # a replay that fails belongs to capture, not to timing
+            self.work.replay()  # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
         except KeyboardInterrupt:
             raise
@@ -84,11 +85,15 @@ class GraphCalls:
     @property
     def method(self) -> str:
         if not self.flushed:
-            return (f"CUDA graph of {self.calls} unrolled call(s); sample = replay time (event pair) / "
-                    f"{self.calls}, replay launch latency included")
-        return (f"CUDA graph of {self.calls} unrolled [L2 flush -> fn] and a graph of the {self.calls} "
-                f"flushes alone, replayed back to back between event pairs; sample = (T_fn - T_flush) / "
-                f"{self.calls}: one call's device time, replay latency and flushes cancelled")
+            return (
+                f"CUDA graph of {self.calls} unrolled call(s); sample = replay time (event pair) / "
+                f"{self.calls}, replay launch latency included"
+            )
+        return (
+            f"CUDA graph of {self.calls} unrolled [L2 flush -> fn] and a graph of the {self.calls} "
+            f"flushes alone, replayed back to back between event pairs; sample = (T_fn - T_flush) / "
+            f"{self.calls}: one call's device time, replay latency and flushes cancelled"
+        )
 
     def replay(self) -> None:
         """One replay of the workload graph (what the trace window traces)."""

@@ -23,6 +23,7 @@ from .cuda_timing import time_cuda
 from .phases import ModeTiming, PhasePlan, PhaseResult
 from .timing import TimedSamples, TimingPolicy
 
+
 def flush_step(torch, flush_bytes: int, device) -> Callable[[], Any] | None:
     """The L2 flush time_cuda uses: zero a buffer of flush_bytes in int32 words (as do_bench)."""
     if not flush_bytes:
@@ -53,8 +54,9 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
 
     from .stats import summarize
     from .timing import should_stop
+
     t0 = time.perf_counter()
-    graph.read_pair(graph.queue_pair(warm=True))      # one untimed pair, as eager timing warms up
+    graph.read_pair(graph.queue_pair(warm=True))  # one untimed pair, as eager timing warms up
     samples: list[float] = []
     stop = None
     while stop is None:
@@ -63,14 +65,19 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
         if policy.max_duty < 1:
             time.sleep((time.perf_counter() - start) * (1.0 / policy.max_duty - 1.0))
         stop = should_stop(samples, policy, time.perf_counter() - t0)
-    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason=stop, warmup_iters=1,
-                        flush_bytes=policy.flush_bytes)
+    return TimedSamples(
+        samples_s=tuple(samples),
+        stats=summarize(samples),
+        stop_reason=stop,
+        warmup_iters=1,
+        flush_bytes=policy.flush_bytes,
+    )
 
 
 class CudaPhases:
     """One prepared workload's timings on a TorchCudaSession (see the module docstring)."""
 
-    MAX_GRAPH_CALLS = 64     # unrolled calls per graph
+    MAX_GRAPH_CALLS = 64  # unrolled calls per graph
 
     def __init__(self, session, fn: Callable[[], Any], plan: PhasePlan):
         self.session, self.fn, self.plan = session, fn, plan
@@ -79,7 +86,7 @@ class CudaPhases:
         self.flush_s = flush_seconds(torch, self.flush, session.device)
         self.graph: GraphCalls | None = None
         self.graph_note: str | None = None
-        self.graph_call_s: float | None = None    # device time of one graph call
+        self.graph_call_s: float | None = None  # device time of one graph call
         self.burst_eager_s: float | None = None
 
     @property
@@ -90,6 +97,7 @@ class CudaPhases:
         """First a graph of one call (to learn its device time), then of as many calls as keep a
         replay pair within one burst stretch."""
         from .cuda_graph import GraphCaptureError, capture, warm_up
+
         torch, dev = self.session.torch, self.session.device
         try:
             warm_up(torch, self.fn, dev)
@@ -113,10 +121,12 @@ class CudaPhases:
     def burst(self) -> PhaseResult:
         dev = self.session.device
         policy = self.session.timing_policy(self.plan.budget_s)
-        method = ("burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
-                  f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "
-                  f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
-                  f"at {policy.max_iters} samples or at the budget")
+        method = (
+            "burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
+            f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "
+            f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
+            f"at {policy.max_iters} samples or at the budget"
+        )
         eager = time_cuda(self.fn, policy, dev)
         self.burst_eager_s = eager.stats.p50
         timings: list[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
@@ -124,14 +134,22 @@ class CudaPhases:
         if self.graph is not None:
             graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50
-            timings.append(ModeTiming("burst", "graph", graph, "burst regime: replay pairs, each followed by an "
-                                      f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
-                                      + self.graph.method))
+            timings.append(
+                ModeTiming(
+                    "burst",
+                    "graph",
+                    graph,
+                    "burst regime: replay pairs, each followed by an "
+                    f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; " + self.graph.method,
+                )
+            )
         trace = None
         if self.plan.trace:
             from .trace_window import trace_cuda
-            trace = trace_cuda(self.fn, self.graph, self.flush, self.plan.trace_iterations, self.graph_note,
-                               pace=policy.max_duty)
+
+            trace = trace_cuda(
+                self.fn, self.graph, self.flush, self.plan.trace_iterations, self.graph_note, pace=policy.max_duty
+            )
         return PhaseResult(tuple(timings), tuple(notes), None, trace)
 
     def sustained(self) -> PhaseResult:
@@ -148,15 +166,24 @@ class CudaPhases:
         load.read(pending)
         eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
         graph = as_timed(calls.read_pairs(graph_pairs), self.session.flush_bytes) if calls is not None else None
-        method = ("sustained regime: after continuous load until {steady}, one continuous window of "
-                  f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
-                  "(as triton.testing.do_bench)")
+        method = (
+            "sustained regime: after continuous load until {steady}, one continuous window of "
+            f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
+            "(as triton.testing.do_bench)"
+        )
         method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
-        timings = [ModeTiming("sustained", "eager", eager,
-                              method.format(what="flush L2 -> start event -> fn() -> end event"))]
+        timings = [
+            ModeTiming("sustained", "eager", eager, method.format(what="flush L2 -> start event -> fn() -> end event"))
+        ]
         if graph is not None and calls is not None:
-            timings.append(ModeTiming("sustained", "graph", graph, method.format(what="graph replay pairs") + "; "
-                                      + calls.method + "; queued behind the eager window"))
+            timings.append(
+                ModeTiming(
+                    "sustained",
+                    "graph",
+                    graph,
+                    method.format(what="graph replay pairs") + "; " + calls.method + "; queued behind the eager window",
+                )
+            )
         notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]
         return PhaseResult(tuple(timings), tuple(notes), state, None)
 

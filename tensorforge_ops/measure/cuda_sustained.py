@@ -37,16 +37,18 @@ class SteadyPolicy:
     max_s: float = 3.0
 
     def rule(self) -> str:
-        return (f"steady once >= {self.min_s:g} s of continuous load has run and the median iteration "
-                f"times of the last {self.windows} windows of ~{self.window_s * 1e3:g} ms agree within "
-                f"{self.tolerance:.0%} (max/min - 1); at most {self.max_s:g} s")
+        return (
+            f"steady once >= {self.min_s:g} s of continuous load has run and the median iteration "
+            f"times of the last {self.windows} windows of ~{self.window_s * 1e3:g} ms agree within "
+            f"{self.tolerance:.0%} (max/min - 1); at most {self.max_s:g} s"
+        )
 
 
 @attrs.frozen
 class SteadyState:
     reached: bool
-    after_s: float                         # continuous load before the timed window
-    window_medians_s: tuple[float, ...]    # per window, in order (the approach to steady)
+    after_s: float  # continuous load before the timed window
+    window_medians_s: tuple[float, ...]  # per window, in order (the approach to steady)
     rule: str
 
 
@@ -54,7 +56,7 @@ def is_steady(medians: Sequence[float], elapsed_s: float, policy: SteadyPolicy) 
     """The detection rule, on the window medians seen so far."""
     if elapsed_s < policy.min_s or len(medians) < policy.windows:
         return False
-    last = medians[-policy.windows:]
+    last = medians[-policy.windows :]
     low = min(last)
     return low > 0 and max(last) / low - 1.0 <= policy.tolerance
 
@@ -76,6 +78,7 @@ class ContinuousLoad:
 
     def __init__(self, flush_step: Callable[[], Any] | None, window_s: float, max_calls: int = 100_000):
         import torch
+
         self.torch, self.flush_step = torch, flush_step
         self.window_s, self.max_calls = window_s, max_calls
 
@@ -86,8 +89,7 @@ class ContinuousLoad:
 
     def queue(self, fn: Callable[[], Any], calls: int) -> list[tuple]:
         torch = self.torch
-        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                 for _ in range(calls)]
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
         for start, end in pairs:
             if self.flush_step is not None:
                 self.flush_step()
@@ -102,8 +104,13 @@ class ContinuousLoad:
         return _read(pairs)
 
 
-def reach_steady(load: ContinuousLoad, fn: Callable[[], Any], first_guess_s: float, policy: SteadyPolicy,
-                 clock: Callable[[], float] = time.perf_counter) -> tuple[SteadyState, list[tuple], float]:
+def reach_steady(
+    load: ContinuousLoad,
+    fn: Callable[[], Any],
+    first_guess_s: float,
+    policy: SteadyPolicy,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[SteadyState, list[tuple], float]:
     """Run fn continuously until steady (or max_s). Returns the state, the window still in
     flight (queue the timed window behind it before reading anything) and the measured device
     time of one call, flush included."""
@@ -126,5 +133,10 @@ def reach_steady(load: ContinuousLoad, fn: Callable[[], Any], first_guess_s: flo
 
 def as_timed(samples: Sequence[float], flush_bytes: int) -> TimedSamples:
     """A sustained window's samples in the shape every measurement has (fixed count: 'max_iters')."""
-    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason="max_iters",
-                        warmup_iters=0, flush_bytes=flush_bytes)
+    return TimedSamples(
+        samples_s=tuple(samples),
+        stats=summarize(samples),
+        stop_reason="max_iters",
+        warmup_iters=0,
+        flush_bytes=flush_bytes,
+    )

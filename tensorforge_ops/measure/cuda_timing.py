@@ -33,8 +33,9 @@ def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
     per_iter = float(np.median(samples))
     if per_iter <= 0:
         return policy.sync_batch
-    limit = min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else \
-        BUDGET_SLACK * policy.budget_s
+    limit = (
+        min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else BUDGET_SLACK * policy.budget_s
+    )
     return max(1, min(policy.sync_batch, int(limit / per_iter)))
 
 
@@ -88,8 +89,9 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
                 batch_start = time.perf_counter()
                 # Create the events before enqueuing so event creation never sits between
                 # a start and its end.
-                pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                         for _ in range(batch)]
+                pairs = [
+                    (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)
+                ]
                 for start, end in pairs:
                     if flush is not None:
                         flush_step()

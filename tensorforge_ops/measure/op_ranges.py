@@ -21,8 +21,8 @@ from contextlib import AbstractContextManager as ContextManager
 # Annotation names in a trace are PREFIX + operator name, so they cannot be confused with the
 # framework's own ranges (aten::linear, ProfilerStep#3, ...).
 PREFIX = "tf.op/"
-ITERATION = "tf.iteration"     # one call of the workload inside a trace window
-FLUSH = "tf.flush"             # the L2 flush between traced calls (not part of the workload)
+ITERATION = "tf.iteration"  # one call of the workload inside a trace window
+FLUSH = "tf.flush"  # the L2 flush between traced calls (not part of the workload)
 
 _NOOP = contextlib.nullcontext()
 _recorder: Callable[[str], ContextManager] | None = None
@@ -48,6 +48,7 @@ def recording(recorder: Callable[[str], ContextManager]) -> Iterator[None]:
 def profiler_recorder() -> Callable[[str], ContextManager]:
     """Ranges as PyTorch profiler annotations named PREFIX + operator name."""
     from torch.profiler import record_function
+
     return lambda name: record_function(PREFIX + name)
 
 
@@ -67,4 +68,4 @@ def names_entered() -> Iterator[list[str]]:
 
 def operator_of(annotation: str) -> str | None:
     """The operator name of a trace annotation, or None when it is not an operator range."""
-    return annotation[len(PREFIX):] if annotation.startswith(PREFIX) else None
+    return annotation[len(PREFIX) :] if annotation.startswith(PREFIX) else None

@@ -35,19 +35,19 @@ class ModeTiming:
 
 @attrs.frozen
 class PhasePlan:
-    budget_s: float = 2.0                 # burst eager timing (the existing --budget)
-    graph_budget_s: float = 1.0           # burst graph timing
+    budget_s: float = 2.0  # burst eager timing (the existing --budget)
+    graph_budget_s: float = 1.0  # burst graph timing
     graph: bool = True
     trace: bool = True
     trace_iterations: int = 5
     sustained: bool = True
     steady: SteadyPolicy = SteadyPolicy()
-    sustained_window_s: float = 0.1       # do_bench's default rep is 100 ms
+    sustained_window_s: float = 0.1  # do_bench's default rep is 100 ms
 
 
 @attrs.frozen
 class PhaseResult:
     timings: tuple[ModeTiming, ...]
-    notes: tuple[str, ...] = ()           # e.g. why the graph mode is missing
+    notes: tuple[str, ...] = ()  # e.g. why the graph mode is missing
     steady: SteadyState | None = None
-    trace: Any = None                     # trace_window.WorkloadTrace
+    trace: Any = None  # trace_window.WorkloadTrace

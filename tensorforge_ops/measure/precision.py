@@ -21,6 +21,7 @@ MODE_DTYPES = {
     "bf16": torch.bfloat16,
 }
 
+
 def read_or_none(getter: Callable[[], Any]) -> Any:
     # A flag or version that cannot be read is reported as None rather than failing the
     # whole report: e.g. PyTorch >= 2.9 raises on reading the legacy TF32 flags after a
@@ -41,10 +42,12 @@ def framework_flags() -> dict:
         "cudnn_deterministic": read_or_none(lambda: bool(b.cudnn.deterministic)),
         "float32_matmul_precision": read_or_none(lambda: str(torch.get_float32_matmul_precision())),
         # Whether cuBLAS may reduce fp16/bf16 GEMMs in reduced precision (split-K).
-        "matmul_allow_fp16_reduced_precision_reduction":
-            read_or_none(lambda: bool(b.cuda.matmul.allow_fp16_reduced_precision_reduction)),
-        "matmul_allow_bf16_reduced_precision_reduction":
-            read_or_none(lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)),
+        "matmul_allow_fp16_reduced_precision_reduction": read_or_none(
+            lambda: bool(b.cuda.matmul.allow_fp16_reduced_precision_reduction)
+        ),
+        "matmul_allow_bf16_reduced_precision_reduction": read_or_none(
+            lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction)
+        ),
         # Newer (>= 2.9) API; None on versions without it.
         "matmul_fp32_precision": read_or_none(lambda: str(b.cuda.matmul.fp32_precision)),
         "cudnn_conv_fp32_precision": read_or_none(lambda: str(b.cudnn.conv.fp32_precision)),  # type: ignore[attr-defined]
@@ -54,8 +57,17 @@ def framework_flags() -> dict:
 
 # Attributes of the newer (PyTorch >= 2.9) precision API, parents before children so a
 # restore sets a parent before the children that may inherit from it.
-_NEW_API = ("", "cuda.matmul", "cudnn", "cudnn.conv", "cudnn.rnn",
-            "mkldnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+_NEW_API = (
+    "",
+    "cuda.matmul",
+    "cudnn",
+    "cudnn.conv",
+    "cudnn.rnn",
+    "mkldnn",
+    "mkldnn.matmul",
+    "mkldnn.conv",
+    "mkldnn.rnn",
+)
 
 
 def _backend(path: str):
@@ -76,8 +88,11 @@ def _set_matmul_tf32(value: bool) -> None:
 
 def _snapshot() -> tuple[tuple | None, dict]:
     try:
-        legacy = (torch.get_float32_matmul_precision(),
-                  torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        legacy = (
+            torch.get_float32_matmul_precision(),
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+        )
     except RuntimeError:
         # The program mixed legacy and new TF32 APIs; PyTorch then refuses legacy reads.
         legacy = None
@@ -103,8 +118,12 @@ def _restore(legacy: tuple | None, new: dict) -> None:
 
 
 # (float32 matmul precision, cuBLAS TF32, cuDNN TF32) per math mode; fp16/bf16 get the defaults.
-_MODE_FLAGS = {"fp32": ("highest", False, False), "tf32": ("high", True, True),
-               "fp16": ("highest", False, True), "bf16": ("highest", False, True)}
+_MODE_FLAGS = {
+    "fp32": ("highest", False, False),
+    "tf32": ("high", True, True),
+    "fp16": ("highest", False, True),
+    "bf16": ("highest", False, True),
+}
 
 
 @contextlib.contextmanager

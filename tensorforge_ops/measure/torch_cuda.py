@@ -30,8 +30,17 @@ MAX_DUTY = 0.5
 def fingerprint(info: dict) -> str:
     """Same GPU model, memory, driver and library stack -> same fingerprint. Calibrations are
     stored per fingerprint because a driver or cuBLAS change can move the ceilings."""
-    keys = ("device_name", "compute_capability", "multiprocessor_count", "total_memory_bytes",
-            "l2_cache_bytes", "driver", "torch", "cuda_runtime", "cudnn")
+    keys = (
+        "device_name",
+        "compute_capability",
+        "multiprocessor_count",
+        "total_memory_bytes",
+        "l2_cache_bytes",
+        "driver",
+        "torch",
+        "cuda_runtime",
+        "cudnn",
+    )
     text = json.dumps({k: info.get(k) for k in keys}, sort_keys=True)
     return "cuda-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -43,17 +52,19 @@ class TorchCudaSession(Session):
 
         self.torch = torch
         if not torch.cuda.is_available():
-            raise Unavailable("no CUDA device: torch.cuda.is_available() is False "
-                              f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")
+            raise Unavailable(
+                "no CUDA device: torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}, CUDA build {torch.version.cuda})"
+            )
         if device_index >= torch.cuda.device_count():
-            raise Unavailable(f"CUDA device {device_index} does not exist "
-                              f"({torch.cuda.device_count()} visible)")
+            raise Unavailable(f"CUDA device {device_index} does not exist ({torch.cuda.device_count()} visible)")
         self.device = torch.device("cuda", device_index)
         torch.cuda.set_device(self.device)
         details = versions(self.device)
         self.l2_bytes = int(details.get("l2_cache_bytes") or 0)
-        self.info = DeviceInfo(backend="torch-cuda", name=str(details["device_name"]),
-                               fingerprint=fingerprint(details), details=details)
+        self.info = DeviceInfo(
+            backend="torch-cuda", name=str(details["device_name"]), fingerprint=fingerprint(details), details=details
+        )
 
     @property
     def flush_bytes(self) -> int:
@@ -65,8 +76,9 @@ class TorchCudaSession(Session):
         from .precision import framework_flags, math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
-            raise Unavailable(f"math mode {math_mode} is not measurable with torch-cuda "
-                              f"(measurable: {', '.join(MEASURABLE_MODES)})")
+            raise Unavailable(
+                f"math mode {math_mode} is not measurable with torch-cuda (measurable: {', '.join(MEASURABLE_MODES)})"
+            )
         fn = None
         try:
             with mode_flags(math_mode), torch.inference_mode():
@@ -78,9 +90,13 @@ class TorchCudaSession(Session):
                 fn()
                 torch.cuda.synchronize(self.device)
                 peak = torch.cuda.max_memory_allocated(self.device) - base
-                yield Prepared(fn=fn, peak_memory_bytes=int(peak), framework_flags=framework_flags(),
-                               peak_memory_method="torch.cuda.max_memory_allocated after build + one "
-                                                  "run, minus memory_allocated before the build")
+                yield Prepared(
+                    fn=fn,
+                    peak_memory_bytes=int(peak),
+                    framework_flags=framework_flags(),
+                    peak_memory_method="torch.cuda.max_memory_allocated after build + one "
+                    "run, minus memory_allocated before the build",
+                )
         finally:
             del fn
             gc.collect()
@@ -89,11 +105,20 @@ class TorchCudaSession(Session):
     def timing_policy(self, budget_s: float):
         """The burst-regime timing policy of this session (eager calls and graph replays alike)."""
         from .timing import TimingPolicy
-        return TimingPolicy(warmup_iters=5, min_iters=MIN_SAMPLES, max_iters=1000, target_rel_iqr=0.02,
-                            budget_s=budget_s, flush_bytes=self.flush_bytes, max_duty=MAX_DUTY)
+
+        return TimingPolicy(
+            warmup_iters=5,
+            min_iters=MIN_SAMPLES,
+            max_iters=1000,
+            target_rel_iqr=0.02,
+            budget_s=budget_s,
+            flush_bytes=self.flush_bytes,
+            max_duty=MAX_DUTY,
+        )
 
     def time(self, fn: Callable[[], Any], budget_s: float):
         from .cuda_timing import time_cuda
+
         with self.torch.inference_mode():
             return time_cuda(fn, self.timing_policy(budget_s), self.device)
 
@@ -101,6 +126,7 @@ class TorchCudaSession(Session):
         """Context manager: the burst and sustained phases of one prepared workload, eager and
         CUDA-graph modes (tensorforge_ops.measure.cuda_modes)."""
         from .cuda_modes import cuda_phases
+
         return cuda_phases(self, fn, plan)
 
     def synchronize(self) -> None:

@@ -7,6 +7,7 @@ def torch_dtype(name: str, what: str = "this PyTorch builder"):
     """The torch dtype for `name`; TypeError when PyTorch cannot run it here (the runner
     records the workload as failed with this message and goes on)."""
     import torch
+
     if name not in TORCH_DTYPES:
         raise TypeError(f"dtype {name} is not measurable with {what}")
     return getattr(torch, TORCH_DTYPES[name])

@@ -53,14 +53,15 @@ class HostSpan:
 @attrs.frozen
 class Activity:
     """One execution on the device (kernel, memset, memcpy) or one top-level CPU op."""
+
     name: str
-    kind: str                      # kernel | memset | memcpy | cpu_op
+    kind: str  # kernel | memset | memcpy | cpu_op
     start_us: float
     dur_us: float
-    operator: str | None        # None: outside every operator range (or a graph not matched)
-    iteration: int | None       # index of the enclosing ITERATION range, None outside
+    operator: str | None  # None: outside every operator range (or a graph not matched)
+    iteration: int | None  # index of the enclosing ITERATION range, None outside
     in_flush: bool = False
-    launch: str = ""               # the host call that launched it (cudaLaunchKernel, cudaGraphLaunch, ...)
+    launch: str = ""  # the host call that launched it (cudaLaunchKernel, cudaGraphLaunch, ...)
 
     @property
     def end_us(self) -> float:
@@ -70,9 +71,9 @@ class Activity:
 @attrs.frozen
 class Iteration:
     index: int
-    activities: tuple[Activity, ...]           # in start order
-    host_s: Mapping[str, float]                # time inside each operator range on the host
-    lead_in_s: float | None = None          # idle device time from the flush's end to the first activity
+    activities: tuple[Activity, ...]  # in start order
+    host_s: Mapping[str, float]  # time inside each operator range on the host
+    lead_in_s: float | None = None  # idle device time from the flush's end to the first activity
     # True when the lead-in is device time of the call (a graph call after its in-graph flush):
     # it is then the first activity's gap. An eager call's lead-in is the host's launch delay.
     lead_is_gap: bool = False
@@ -101,8 +102,14 @@ def _events(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     events = doc.get("traceEvents") if isinstance(doc, Mapping) else None
     if not isinstance(events, list):
         raise TraceError("not a Chrome trace: no 'traceEvents' list")
-    return [e for e in events if isinstance(e, Mapping) and e.get("ph") == "X"
-            and isinstance(e.get("ts"), (int, float)) and isinstance(e.get("dur"), (int, float))]
+    return [
+        e
+        for e in events
+        if isinstance(e, Mapping)
+        and e.get("ph") == "X"
+        and isinstance(e.get("ts"), (int, float))
+        and isinstance(e.get("dur"), (int, float))
+    ]
 
 
 def _correlation(event: Mapping[str, Any]) -> int | None:
@@ -118,7 +125,8 @@ def _host_structures(events):
         cat = e.get("cat")
         if cat == "user_annotation":
             annotations[str(e.get("tid"))].append(
-                HostSpan(str(e.get("name")), float(e["ts"]), float(e["dur"]), str(e.get("tid"))))
+                HostSpan(str(e.get("name")), float(e["ts"]), float(e["dur"]), str(e.get("tid")))
+            )
         elif cat in LAUNCH_CATEGORIES:
             corr = _correlation(e)
             if corr is not None:
@@ -127,8 +135,9 @@ def _host_structures(events):
 
 
 def _iteration_index(annotations: Mapping[str, list[HostSpan]]) -> dict[tuple[str, float], int]:
-    spans = sorted((s for spans in annotations.values() for s in spans if s.name == ITERATION),
-                   key=lambda s: s.start_us)
+    spans = sorted(
+        (s for spans in annotations.values() for s in spans if s.name == ITERATION), key=lambda s: s.start_us
+    )
     return {(s.thread, s.start_us): i for i, s in enumerate(spans)}
 
 
@@ -171,8 +180,16 @@ def device_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
             op = ranges.innermost(launch.start_us, lambda n: operator_of(n) is not None)
             operator = operator_of(op.name) if op is not None and (it is None or op.start_us >= it.start_us) else None
             in_flush = ranges.innermost(launch.start_us, lambda n: n == FLUSH) is not None
-        activity = Activity(str(e.get("name")), kind, float(e["ts"]), float(e["dur"]), operator, iteration,
-                            in_flush, launch.name if launch else "")
+        activity = Activity(
+            str(e.get("name")),
+            kind,
+            float(e["ts"]),
+            float(e["dur"]),
+            operator,
+            iteration,
+            in_flush,
+            launch.name if launch else "",
+        )
         if in_flush:
             flushes.append(activity)
         elif iteration is not None:
@@ -200,15 +217,16 @@ def cpu_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
     ops_by_thread: dict[str, list[HostSpan]] = defaultdict(list)
     for e in events:
         if e.get("cat") == "cpu_op":
-            ops_by_thread[str(e.get("tid"))].append(HostSpan(str(e.get("name")), float(e["ts"]),
-                                                             float(e["dur"]), str(e.get("tid"))))
+            ops_by_thread[str(e.get("tid"))].append(
+                HostSpan(str(e.get("name")), float(e["ts"]), float(e["dur"]), str(e.get("tid")))
+            )
     grouped: dict[int, list[Activity]] = defaultdict(list)
     for thread, ops in ops_by_thread.items():
         ranges = _Ranges(annotations.get(thread, ()))
         ops.sort(key=lambda s: (s.start_us, -s.dur_us))
         outer_end = -1.0
         for op in ops:
-            if op.start_us < outer_end:      # nested inside the previous top-level op
+            if op.start_us < outer_end:  # nested inside the previous top-level op
                 continue
             outer_end = op.end_us
             it = ranges.innermost(op.start_us, lambda n: n == ITERATION)
@@ -217,10 +235,13 @@ def cpu_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
             rng = ranges.innermost(op.start_us, lambda n: operator_of(n) is not None)
             name = operator_of(rng.name) if rng is not None and rng.start_us >= it.start_us else None
             grouped[index[(it.thread, it.start_us)]].append(
-                Activity(op.name, "cpu_op", op.start_us, op.dur_us, name, index[(it.thread, it.start_us)]))
+                Activity(op.name, "cpu_op", op.start_us, op.dur_us, name, index[(it.thread, it.start_us)])
+            )
     host = _host_times(annotations, index)
-    return [Iteration(i, tuple(sorted(grouped[i], key=lambda a: a.start_us)), dict(host.get(i, {})))
-            for i in sorted(grouped)]
+    return [
+        Iteration(i, tuple(sorted(grouped[i], key=lambda a: a.start_us)), dict(host.get(i, {})))
+        for i in sorted(grouped)
+    ]
 
 
 def sequence(iteration: Iteration) -> tuple[tuple[str, str | None], ...]:
@@ -228,8 +249,9 @@ def sequence(iteration: Iteration) -> tuple[tuple[str, str | None], ...]:
     return tuple((a.name, a.operator) for a in iteration.activities)
 
 
-def apply_template(iterations: Sequence[Iteration], template: Sequence[tuple[str, str | None]],
-                   calls: int = 1, prefix: int = 0) -> tuple[list[Iteration], str | None]:
+def apply_template(
+    iterations: Sequence[Iteration], template: Sequence[tuple[str, str | None]], calls: int = 1, prefix: int = 0
+) -> tuple[list[Iteration], str | None]:
     """Give graph-replayed activities the operators of an eager iteration's sequence.
 
     Each traced replay holds `calls` calls, each `prefix` activities (the in-graph L2 flush)
@@ -243,54 +265,66 @@ def apply_template(iterations: Sequence[Iteration], template: Sequence[tuple[str
     for it in iterations:
         acts = it.activities
         if len(acts) != calls * chunk:
-            return list(iterations), (f"a graph replay ran {len(acts)} device activities, expected "
-                                      f"{calls} x ({prefix} + {len(names)}) from the eager call")
+            return list(iterations), (
+                f"a graph replay ran {len(acts)} device activities, expected "
+                f"{calls} x ({prefix} + {len(names)}) from the eager call"
+            )
         for j in range(calls):
-            pre, body = acts[j * chunk: j * chunk + prefix], acts[j * chunk + prefix: (j + 1) * chunk]
+            pre, body = acts[j * chunk : j * chunk + prefix], acts[j * chunk + prefix : (j + 1) * chunk]
             got = [a.name for a in body]
             if got != names:
                 first = next(i for i, (a, b) in enumerate(zip(got, names)) if a != b)
-                return list(iterations), (f"a graph replay's kernels differ from the eager call's at #{first}: "
-                                          f"{got[first][:60]!r} vs {names[first][:60]!r}")
+                return list(iterations), (
+                    f"a graph replay's kernels differ from the eager call's at #{first}: "
+                    f"{got[first][:60]!r} vs {names[first][:60]!r}"
+                )
             lead = max(0.0, body[0].start_us - pre[-1].end_us) * 1e-6 if pre and body else it.lead_in_s
-            out.append(Iteration(it.index * calls + j, tuple(
-                attrs.evolve(a, operator=op) for a, (_, op) in zip(body, template)), {}, lead,
-                lead_is_gap=bool(pre)))
+            out.append(
+                Iteration(
+                    it.index * calls + j,
+                    tuple(attrs.evolve(a, operator=op) for a, (_, op) in zip(body, template)),
+                    {},
+                    lead,
+                    lead_is_gap=bool(pre),
+                )
+            )
     return out, None
 
 
 # -- statistics over iterations ---------------------------------------------------------------
 
+
 @attrs.frozen
 class KernelStats:
     name: str
     kind: str
-    count: int            # per iteration (median over iterations)
-    p50_s: float          # median duration of one execution
-    total_p50_s: float    # median over iterations of this kernel's summed duration
+    count: int  # per iteration (median over iterations)
+    p50_s: float  # median duration of one execution
+    total_p50_s: float  # median over iterations of this kernel's summed duration
 
 
 @attrs.frozen
 class OperatorTrace:
     """One operator's measured device (or CPU) time per iteration, p50 over iterations."""
+
     operator: str
-    activities: int       # kernels (or CPU ops) per iteration, median
-    busy_p50_s: float     # summed durations of its activities
-    gap_p50_s: float      # idle time before each of its activities (stream order), summed
-    time_p50_s: float     # busy + gap: the stream time it occupies
-    host_p50_s: float | None   # host time inside its range (eager iterations only)
+    activities: int  # kernels (or CPU ops) per iteration, median
+    busy_p50_s: float  # summed durations of its activities
+    gap_p50_s: float  # idle time before each of its activities (stream order), summed
+    time_p50_s: float  # busy + gap: the stream time it occupies
+    host_p50_s: float | None  # host time inside its range (eager iterations only)
     kernels: tuple[KernelStats, ...]
 
 
 @attrs.frozen
 class TraceSummary:
     iterations: int
-    operators: tuple[OperatorTrace, ...]       # in first-execution order
-    span_p50_s: float          # first activity start to last activity end, per iteration
-    busy_p50_s: float          # all activities' durations summed
-    gap_p50_s: float           # idle time between activities, summed
-    lead_in_p50_s: float | None     # flush end -> first activity (launch latency into the call)
-    unattributed_busy_p50_s: float     # activities outside every operator range
+    operators: tuple[OperatorTrace, ...]  # in first-execution order
+    span_p50_s: float  # first activity start to last activity end, per iteration
+    busy_p50_s: float  # all activities' durations summed
+    gap_p50_s: float  # idle time between activities, summed
+    lead_in_p50_s: float | None  # flush end -> first activity (launch latency into the call)
+    unattributed_busy_p50_s: float  # activities outside every operator range
 
 
 def _median(values: Sequence[float]) -> float:
@@ -324,7 +358,7 @@ def summarize_iterations(iterations: Sequence[Iteration]) -> TraceSummary:
         kcnt: dict[tuple[str, str, str], int] = defaultdict(int)
         last_end = acts[0].start_us
         if it.lead_is_gap and it.lead_in_s:
-            last_end -= it.lead_in_s * 1e6      # the first activity's gap is the lead-in
+            last_end -= it.lead_in_s * 1e6  # the first activity's gap is the lead-in
         for a in acts:
             op = a.operator or UNATTRIBUTED
             if op not in per_op:
@@ -360,13 +394,35 @@ def summarize_iterations(iterations: Sequence[Iteration]) -> TraceSummary:
     operators = []
     for op in order:
         d = per_op[op]
-        kernels = tuple(KernelStats(name, kind, int(round(_median(kernel_counts[(o, name, kind)]))),
-                                    _median(kernel_durs[(o, name, kind)]), _median(kernel_totals[(o, name, kind)]))
-                        for (o, name, kind) in kernel_order[op])
+        kernels = tuple(
+            KernelStats(
+                name,
+                kind,
+                int(round(_median(kernel_counts[(o, name, kind)]))),
+                _median(kernel_durs[(o, name, kind)]),
+                _median(kernel_totals[(o, name, kind)]),
+            )
+            for (o, name, kind) in kernel_order[op]
+        )
         busy, gap = _median(d["busy"]), _median(d["gap"])
         times = [b + g for b, g in zip(d["busy"], d["gap"])]
-        operators.append(OperatorTrace(op, int(round(_median(d["n"]))), busy, gap, _median(times),
-                                       _median(d["host"]) if d["host"] else None, kernels))
-    return TraceSummary(len(spans), tuple(operators), _median(spans), _median(busies),
-                        _median([max(0.0, g) for g in gaps]), _median(leads) if leads else None,
-                        _median(unattributed))
+        operators.append(
+            OperatorTrace(
+                op,
+                int(round(_median(d["n"]))),
+                busy,
+                gap,
+                _median(times),
+                _median(d["host"]) if d["host"] else None,
+                kernels,
+            )
+        )
+    return TraceSummary(
+        len(spans),
+        tuple(operators),
+        _median(spans),
+        _median(busies),
+        _median([max(0.0, g) for g in gaps]),
+        _median(leads) if leads else None,
+        _median(unattributed),
+    )

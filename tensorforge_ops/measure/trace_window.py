@@ -23,17 +23,24 @@ import attrs
 from tensorforge.api import one_line
 
 from . import op_ranges
-from .trace_attribution import (TraceError, TraceSummary, apply_template, cpu_iterations, device_iterations,
-                                sequence, summarize_iterations)
+from .trace_attribution import (
+    TraceError,
+    TraceSummary,
+    apply_template,
+    cpu_iterations,
+    device_iterations,
+    sequence,
+    summarize_iterations,
+)
 
 
 @attrs.frozen
 class WorkloadTrace:
     iterations: int
-    eager: TraceSummary | None      # eager calls (None when the profiler gave nothing)
-    graph: TraceSummary | None      # graph replays, operators from the eager sequence
-    device_source: str | None       # which of the two the per-operator device time comes from
-    notes: tuple                       # why something is missing (graph not matched, no profiler, ...)
+    eager: TraceSummary | None  # eager calls (None when the profiler gave nothing)
+    graph: TraceSummary | None  # graph replays, operators from the eager sequence
+    device_source: str | None  # which of the two the per-operator device time comes from
+    notes: tuple  # why something is missing (graph not matched, no profiler, ...)
     method: str
 
 
@@ -42,6 +49,7 @@ def export(run: Callable[[], None], cuda: bool) -> dict:
     Chrome-trace document."""
     import torch
     from torch.profiler import ProfilerActivity, profile
+
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as prof:
         run()
@@ -53,8 +61,9 @@ def export(run: Callable[[], None], cuda: bool) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _calls(fn: Callable[[], Any], flush_step: Callable[[], Any] | None, n: int, ranges: bool,
-           pace: float | None = None) -> Callable[[], None]:
+def _calls(
+    fn: Callable[[], Any], flush_step: Callable[[], Any] | None, n: int, ranges: bool, pace: float | None = None
+) -> Callable[[], None]:
     """n calls of fn, each after the flush, each inside an ITERATION range; with `pace` (a duty
     cycle < 1, GPU only) the host waits for each call and rests so the calls stay in the burst
     regime the timings were taken in."""
@@ -64,6 +73,7 @@ def _calls(fn: Callable[[], Any], flush_step: Callable[[], Any] | None, n: int, 
 
     def run() -> None:
         import torch
+
         recorder = op_ranges.profiler_recorder() if ranges else (lambda name: op_ranges._NOOP)
         with op_ranges.recording(recorder):
             for _ in range(n):
@@ -76,11 +86,13 @@ def _calls(fn: Callable[[], Any], flush_step: Callable[[], Any] | None, n: int, 
                 if pace is not None and pace < 1:
                     torch.cuda.synchronize()
                     time.sleep((time.perf_counter() - start) * (1.0 / pace - 1.0))
+
     return run
 
 
-def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_note: str | None = None,
-               pace: float | None = None) -> WorkloadTrace:
+def trace_cuda(
+    fn: Callable[[], Any], graph, flush_step, iterations: int, graph_note: str | None = None, pace: float | None = None
+) -> WorkloadTrace:
     """Eager calls, then replays of `graph` (cuda_graph.GraphCalls), in one profiler session."""
     notes = [] if graph_note is None else [graph_note]
     replays = 0
@@ -93,19 +105,24 @@ def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_
             # the graph flushes before each of its calls itself
             _calls(graph.replay, None, replays, False, pace)()
 
-    method = (f"torch.profiler (CPU + CUDA activity): {iterations} eager calls"
-              + (f", then {replays} replays of the graph of {graph.calls} unrolled [flush -> fn]"
-                 if graph is not None else "")
-              + "; every call after the L2 flush"
-              + (f", each call followed by a rest (<= {pace:.0%} duty, burst regime)" if pace else "")
-              + "; kernels attributed through their launch's operator range, graph kernels through "
-                "the eager call's kernel sequence")
+    method = (
+        f"torch.profiler (CPU + CUDA activity): {iterations} eager calls"
+        + (
+            f", then {replays} replays of the graph of {graph.calls} unrolled [flush -> fn]"
+            if graph is not None
+            else ""
+        )
+        + "; every call after the L2 flush"
+        + (f", each call followed by a rest (<= {pace:.0%} duty, burst regime)" if pace else "")
+        + "; kernels attributed through their launch's operator range, graph kernels through "
+        "the eager call's kernel sequence"
+    )
     try:
         doc = export(run, cuda=True)
         its = device_iterations(doc)
     except KeyboardInterrupt:
         raise
-    except Exception as exc:   # no CUPTI, a profiler bug: the measurement stands without a trace
+    except Exception as exc:  # no CUPTI, a profiler bug: the measurement stands without a trace
         return WorkloadTrace(iterations, None, None, None, tuple(notes + [f"no kernel trace: {one_line(exc)}"]), method)
     eager_its = [it for it in its if it.index < iterations]
     graph_its = [it for it in its if it.index >= iterations]
@@ -132,8 +149,10 @@ def trace_cuda(fn: Callable[[], Any], graph, flush_step, iterations: int, graph_
 
 def trace_cpu(fn: Callable[[], Any], flush_step, iterations: int) -> WorkloadTrace:
     """Eager calls with CPU activity: each operator's framework ops and their wall time."""
-    method = (f"torch.profiler (CPU activity): {iterations} calls, each after the cache flush; "
-              "top-level framework ops attributed to the operator range around them")
+    method = (
+        f"torch.profiler (CPU activity): {iterations} calls, each after the cache flush; "
+        "top-level framework ops attributed to the operator range around them"
+    )
     try:
         summary = summarize_iterations(cpu_iterations(export(_calls(fn, flush_step, iterations, True), cuda=False)))
     except KeyboardInterrupt:

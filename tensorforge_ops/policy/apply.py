@@ -33,8 +33,9 @@ def missing_evidence(policy: Policy, request: PolicyRequest) -> str | None:
     return None
 
 
-def for_command(policies: Sequence[Policy], command: str, request: PolicyRequest,
-                skip: Sequence[str] = ()) -> list[Policy]:
+def for_command(
+    policies: Sequence[Policy], command: str, request: PolicyRequest, skip: Sequence[str] = ()
+) -> list[Policy]:
     """The policies this command runs, by name; `report` leaves out those that need a baseline
     when none was given (the user did not ask for a comparison)."""
     chosen = []
@@ -55,14 +56,16 @@ def decide(policy: Policy, request: PolicyRequest, warn: Callable[[str], None]) 
         return [Verdict(policy.name, "", NO_VERDICT, f"no verdict: {missing}")]
     try:
         verdicts = list(policy.decide(request))
-    except Exception as exc:   # a broken policy must not take the command (or the others) down
+    except Exception as exc:  # a broken policy must not take the command (or the others) down
         warn(f"warning: policy {policy.name!r} failed, its verdicts are left out: {one_line(exc)}")
         return []
     wrong = next((v for v in verdicts if not isinstance(v, Verdict) or v.policy != policy.name), None)
     if wrong is not None:
         what = f"a verdict of policy {wrong.policy!r}" if isinstance(wrong, Verdict) else type(wrong).__name__
-        warn(f"warning: policy {policy.name!r} returned {what}, expected its own "
-             "tensorforge_ops.api.Verdict objects; its verdicts are left out")
+        warn(
+            f"warning: policy {policy.name!r} returned {what}, expected its own "
+            "tensorforge_ops.api.Verdict objects; its verdicts are left out"
+        )
         return []
     return verdicts
 

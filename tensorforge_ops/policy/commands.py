@@ -5,8 +5,16 @@ import sys
 import attrs
 import click
 
-from tensorforge.api import (FiniteFloat, canonical_json, detect, json_option, pass_host, seconds, wide_option,
-                             workload_options)
+from tensorforge.api import (
+    FiniteFloat,
+    canonical_json,
+    detect,
+    json_option,
+    pass_host,
+    seconds,
+    wide_option,
+    workload_options,
+)
 
 from ..capture.trust import trust_options
 
@@ -14,21 +22,54 @@ from ..capture.trust import trust_options
 @click.command()
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=FiniteFloat(0, 10, min_open=True), default=0.05, show_default=True,
-              help="Minimum effect: relative change of the median that counts.")
-@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.01,
-              show_default=True, help="Significance level of the Mann-Whitney U test.")
-@click.option("--max-spread", type=FiniteFloat(0, 10, min_open=True), default=0.10, show_default=True,
-              help="Relative IQR above which a measurement is too noisy to judge.")
-@click.option("--min-samples", type=click.IntRange(3), default=10, show_default=True,
-              help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).")
+@click.option(
+    "--threshold",
+    type=FiniteFloat(0, 10, min_open=True),
+    default=0.05,
+    show_default=True,
+    help="Minimum effect: relative change of the median that counts.",
+)
+@click.option(
+    "--alpha",
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
+    default=0.01,
+    show_default=True,
+    help="Significance level of the Mann-Whitney U test.",
+)
+@click.option(
+    "--max-spread",
+    type=FiniteFloat(0, 10, min_open=True),
+    default=0.10,
+    show_default=True,
+    help="Relative IQR above which a measurement is too noisy to judge.",
+)
+@click.option(
+    "--min-samples",
+    type=click.IntRange(3),
+    default=10,
+    show_default=True,
+    help="Fewest raw samples each capture needs for a workload to be judged (fewer: NO VERDICT).",
+)
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
 @json_option("the result")
 @wide_option
 @trust_options
 @pass_host
-def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, no_verdict_ok, as_json, wide,
-         trusted_keys, trusted_key_files, require_trusted):
+def gate(
+    core,
+    baseline,
+    candidate,
+    threshold,
+    alpha,
+    max_spread,
+    min_samples,
+    no_verdict_ok,
+    as_json,
+    wide,
+    trusted_keys,
+    trusted_key_files,
+    require_trusted,
+):
     """Compare two captures workload by workload: PASS, REGRESSION, IMPROVEMENT, or NO VERDICT
     with the missing evidence named.
 
@@ -48,6 +89,7 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
     from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
 
     from ..capture.trust import trust_from
+
     ops = ops_host(core)
     trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
     base = load_evidence(baseline, "baseline", trust)
@@ -60,20 +102,35 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
     status = EXIT_OK if (no_verdict_ok and status == EXIT_NO_VERDICT) else status
     if as_json:
         data = attrs.asdict(result)
-        if others:   # other installed policies' verdicts, beside the gate's own
+        if others:  # other installed policies' verdicts, beside the gate's own
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
     else:
         screen = detect(wide)
-        screen.echo(screen.wrap(f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
-                                f"-> candidate {candidate} ({result.candidate['device']})", " " * 8))
-        screen.echo(f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
-                    f"{max_spread * 100:g}%, min samples {min_samples}")
+        screen.echo(
+            screen.wrap(
+                f"POLICY  regression gate: baseline {baseline} ({result.baseline['device']}) "
+                f"-> candidate {candidate} ({result.candidate['device']})",
+                " " * 8,
+            )
+        )
+        screen.echo(
+            f"        effect threshold {threshold * 100:g}%, alpha {alpha:g}, max spread "
+            f"{max_spread * 100:g}%, min samples {min_samples}"
+        )
         for role, evidence in (("baseline", base), ("candidate", cand)):
             screen.echo(screen.wrap(f"        {role} origin: {evidence.origin_detail}", " " * 10))
-        rows = [[v.workload, v.verdict, seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
-                 seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
-                 f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-", v.reason] for v in result.verdicts]
+        rows = [
+            [
+                v.workload,
+                v.verdict,
+                seconds(v.baseline_p50_s) if v.baseline_p50_s else "-",
+                seconds(v.candidate_p50_s) if v.candidate_p50_s else "-",
+                f"{(v.ratio - 1) * 100:+.1f}%" if v.ratio else "-",
+                v.reason,
+            ]
+            for v in result.verdicts
+        ]
         screen.echo(screen.table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
         for line in as_text(ops, others):
             screen.echo(screen.wrap(line))
@@ -83,33 +140,66 @@ def gate(core, baseline, candidate, threshold, alpha, max_spread, min_samples, n
 
 def _load_prices(path):
     from tensorforge.api import TensorForgeError, finite_number, read_toml
+
     data = read_toml(path, "prices file")
     prices = data.get("prices", data)
     if not isinstance(prices, dict):
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
     if not prices:
         raise TensorForgeError(f"prices file {path} names no prices: expected [prices] target = price per hour")
-    return {name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
-            for name, value in prices.items()}
+    return {
+        name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
+        for name, value in prices.items()
+    }
 
 
 @click.command()
 @workload_options(default="every plugin's default suite")
-@click.option("--latency-ms", type=FiniteFloat(0, min_open=True), default=None,
-              help="Objective: each workload's latency at most this.")
-@click.option("--throughput", type=FiniteFloat(0, min_open=True), default=None,
-              help="Objective: each workload at least this many executions per second.")
+@click.option(
+    "--latency-ms",
+    type=FiniteFloat(0, min_open=True),
+    default=None,
+    help="Objective: each workload's latency at most this.",
+)
+@click.option(
+    "--throughput",
+    type=FiniteFloat(0, min_open=True),
+    default=None,
+    help="Objective: each workload at least this many executions per second.",
+)
 @click.option("--targets", "target_names", default=None, help="Comma-separated targets (default: all installed).")
-@click.option("--capture", "captures", multiple=True, type=click.Path(dir_okay=False),
-              help="Capture(s) with measurements: the only evidence that a target MEETS the objective.")
-@click.option("--prices", type=click.Path(dir_okay=False), default=None,
-              help="TOML file: [prices] target = price per hour; ranks the targets that MEET.")
+@click.option(
+    "--capture",
+    "captures",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Capture(s) with measurements: the only evidence that a target MEETS the objective.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="TOML file: [prices] target = price per hour; ranks the targets that MEET.",
+)
 @json_option("every verdict with its evidence")
 @wide_option
 @trust_options
 @pass_host
-def rightsize(core, specs, suites, latency_ms, throughput, target_names, captures, prices, as_json, wide,
-              trusted_keys, trusted_key_files, require_trusted):
+def rightsize(
+    core,
+    specs,
+    suites,
+    latency_ms,
+    throughput,
+    target_names,
+    captures,
+    prices,
+    as_json,
+    wide,
+    trusted_keys,
+    trusted_key_files,
+    require_trusted,
+):
     """Which targets meet a latency or throughput objective for these workloads?
 
     RULED OUT: the PREDICTED lower bound misses the objective, the workload does not fit the
@@ -129,7 +219,9 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
 
     if (latency_ms is None) == (throughput is None):
         raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
-    objective = Objective("latency", latency_ms / 1e3) if latency_ms is not None else Objective("throughput", throughput)
+    objective = (
+        Objective("latency", latency_ms / 1e3) if latency_ms is not None else Objective("throughput", throughput)
+    )
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
@@ -153,6 +245,7 @@ def rightsize(core, specs, suites, latency_ms, throughput, target_names, capture
 def _print_rightsize(screen, objective, n_workloads, evidence, results, others_text) -> None:
     """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
     from .rightsize import MEETS, RULED_OUT, UNKNOWN
+
     screen.echo(f"POLICY  right-sizing for {objective.describe()} over {n_workloads} workload(s)")
     for item in evidence:
         screen.echo(screen.wrap(f"        evidence {item.path}: {item.origin_detail}", " " * 10))
@@ -170,9 +263,17 @@ def _print_rightsize(screen, objective, n_workloads, evidence, results, others_t
         best = min((r for r in meeting if r.cost_per_million is not None), key=lambda r: r.cost_per_million)
         screen.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
     screen.echo("")
-    screen.echo(screen.table(["target", "workload", "verdict", "why"],
-                             [[c.target, c.workload, c.verdict, c.reason] for r in results for c in r.cells]))
-    screen.echo(screen.wrap("a target MEETS only where a capture measured every workload on it; one workload "
-                            "RULED OUT rules the target out; otherwise UNKNOWN"))
+    screen.echo(
+        screen.table(
+            ["target", "workload", "verdict", "why"],
+            [[c.target, c.workload, c.verdict, c.reason] for r in results for c in r.cells],
+        )
+    )
+    screen.echo(
+        screen.wrap(
+            "a target MEETS only where a capture measured every workload on it; one workload "
+            "RULED OUT rules the target out; otherwise UNKNOWN"
+        )
+    )
     for line in others_text:
         screen.echo(screen.wrap(line))

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Evidence:
     """A verified capture, the file it came from, and who signed it."""
+
     path: str
     capture: Capture
-    origin: str = "unsigned"           # trusted | untrusted | unsigned (invalid never verifies)
+    origin: str = "unsigned"  # trusted | untrusted | unsigned (invalid never verifies)
     origin_detail: str = "unsigned: nothing shows who produced it"
 
 
@@ -31,6 +32,7 @@ def load_evidence(path, role: str, trust: "Trust | None" = None) -> Evidence:
     """A verified capture, or a TensorForgeError naming the file and what is wrong with it.
     With `trust` requiring it, also one signed by a trusted key (capture/trust.py)."""
     from ..capture.trust import check_trust
+
     path = Path(path)
     report, capture = check(path, trust.fingerprints if trust is not None else None)
     if not report.ok or capture is None:

@@ -44,7 +44,7 @@ def _samples_check(n: int) -> QualityCheck:
 
 def _spread_check(rel_iqr: float) -> QualityCheck:
     shown = f"relative IQR {rel_iqr * 100:.1f}%"
-    if rel_iqr <= MAX_SPREAD:          # an infinite spread (p50 of 0 s) fails here too
+    if rel_iqr <= MAX_SPREAD:  # an infinite spread (p50 of 0 s) fails here too
         return QualityCheck(name="spread", ok=True, detail=f"{shown} (<= {MAX_SPREAD * 100:.0f}%)")
     return QualityCheck(name="spread", ok=False, detail=f"spread too wide: {shown} > {MAX_SPREAD * 100:.0f}%")
 
@@ -57,29 +57,37 @@ def _percent(summary: Mapping[str, Any], key: str) -> float | None:
 
 
 def _contention_check(summary: Mapping[str, Any]) -> QualityCheck:
-    shares = [(label, _percent(summary, key)) for label, key in (("other processes", "other_processes_pct"),
-                                                                  ("stolen", "steal_pct"))]
+    shares = [
+        (label, _percent(summary, key))
+        for label, key in (("other processes", "other_processes_pct"), ("stolen", "steal_pct"))
+    ]
     found = [(label, value) for label, value in shares if value is not None]
     if not found:
-        return QualityCheck(name="contention", ok=None,
-                            detail="not checked: the telemetry window has no CPU-share figures")
+        return QualityCheck(
+            name="contention", ok=None, detail="not checked: the telemetry window has no CPU-share figures"
+        )
     parts = ", ".join(f"{label} {value:.0f}%" for label, value in found)
     if sum(value for _, value in found) <= MAX_CONTENTION_PCT:
         return QualityCheck(name="contention", ok=True, detail=f"{parts} (<= {MAX_CONTENTION_PCT:.0f}%)")
-    return QualityCheck(name="contention", ok=False, detail=f"contended: {parts} of the CPUs during its "
-                                                            f"telemetry window (> {MAX_CONTENTION_PCT:.0f}%)")
+    return QualityCheck(
+        name="contention",
+        ok=False,
+        detail=f"contended: {parts} of the CPUs during its telemetry window (> {MAX_CONTENTION_PCT:.0f}%)",
+    )
 
 
 def _throttling_check(fractions: Sequence[Sequence[Any]] | None) -> QualityCheck:
     if fractions is None:
-        return QualityCheck(name="throttling", ok=None,
-                            detail="not checked: the telemetry window reports no clock-event reasons")
+        return QualityCheck(
+            name="throttling", ok=None, detail="not checked: the telemetry window reports no clock-event reasons"
+        )
     slow = [(str(r), float(f)) for r, f in fractions if r in SLOWDOWN_REASONS and f > 0]
     if not slow:
         return QualityCheck(name="throttling", ok=True, detail="no hardware or thermal slowdown reported")
     reason, fraction = max(slow, key=lambda pair: pair[1])
-    return QualityCheck(name="throttling", ok=False,
-                        detail=f"throttled: {reason} in {fraction * 100:.0f}% of its telemetry samples")
+    return QualityCheck(
+        name="throttling", ok=False, detail=f"throttled: {reason} in {fraction * 100:.0f}% of its telemetry samples"
+    )
 
 
 def assess(samples_s: Sequence[float], window: TelemetryWindow | None = None) -> EvidenceQuality:
@@ -88,8 +96,11 @@ def assess(samples_s: Sequence[float], window: TelemetryWindow | None = None) ->
     stats = summarize(list(samples_s))
     sampled = window if window is not None and window.available else None
     summary = sampled.data.get("summary") if sampled is not None else None
-    checks = (_samples_check(stats.n), _spread_check(float(stats.rel_iqr)),
-              _contention_check(summary if isinstance(summary, Mapping) else {}),
-              _throttling_check(sampled.clock_event_fractions if sampled is not None else None))
+    checks = (
+        _samples_check(stats.n),
+        _spread_check(float(stats.rel_iqr)),
+        _contention_check(summary if isinstance(summary, Mapping) else {}),
+        _throttling_check(sampled.clock_event_fractions if sampled is not None else None),
+    )
     reasons = tuple(c.detail for c in checks if c.ok is False)
     return EvidenceQuality(verdict=INSUFFICIENT if reasons else SUFFICIENT, reasons=reasons, checks=checks)

@@ -72,10 +72,16 @@ class GateResult:
 def _side(evidence: Evidence) -> dict[str, Any]:
     capture = evidence.capture
     device = capture.measured.device if isinstance(capture.measured, Measured) else None
-    return {"path": evidence.path, "digest": capture.digest.value if capture.digest else None,
-            "origin": evidence.origin, "origin_detail": evidence.origin_detail,
-            "device": device.name if device else None, "fingerprint": device.fingerprint if device else None,
-            "target": capture.target, "started_at": capture.provenance.started_at}
+    return {
+        "path": evidence.path,
+        "digest": capture.digest.value if capture.digest else None,
+        "origin": evidence.origin,
+        "origin_detail": evidence.origin_detail,
+        "device": device.name if device else None,
+        "fingerprint": device.fingerprint if device else None,
+        "target": capture.target,
+        "started_at": capture.provenance.started_at,
+    }
 
 
 def _specs(evidence: Evidence) -> dict[str, str]:
@@ -103,11 +109,20 @@ def _recomputed_row(evidence: Evidence, name: str, row: Measurement):
     arguments are fixed."""
     from ..capture.compare import compare_workload
     from ..capture.sections.diagnostic import Diagnostic
+
     capture = evidence.capture
     calibrated = capture.predicted.calibrated
     windows = capture.diagnostic.windows if isinstance(capture.diagnostic, Diagnostic) else {}
-    return compare_workload(name, None, calibrated.workload(name) if calibrated is not None else None, row,
-                            False, None, "no calibrated bound", windows.get(name))
+    return compare_workload(
+        name,
+        None,
+        calibrated.workload(name) if calibrated is not None else None,
+        row,
+        False,
+        None,
+        "no calibrated bound",
+        windows.get(name),
+    )
 
 
 def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, settings) -> str | None:
@@ -127,25 +142,28 @@ def _missing_evidence(name, base: Evidence, cand: Evidence, base_row, cand_row, 
     for role, evidence, row in (("baseline", base, base_row), ("candidate", cand, cand_row)):
         if not row.samples_s:
             return f"no raw samples in the {role}"
-        stats = summarize(row.samples_s)      # recomputed: the recorded summary is not trusted
+        stats = summarize(row.samples_s)  # recomputed: the recorded summary is not trusted
         if stats.n < settings.min_samples:
             return f"too few samples in the {role} ({stats.n} < {settings.min_samples})"
         spread = float(stats.rel_iqr)
         if spread > settings.max_spread:
-            return (f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > "
-                    f"{settings.max_spread * 100:.0f}%)")
+            return (
+                f"spread too wide in the {role} (relative IQR {spread * 100:.1f}% > {settings.max_spread * 100:.0f}%)"
+            )
         if stats.p50 <= 0:
             return f"p50 is 0 s in the {role} (below timer resolution): no ratio of medians to judge"
         recomputed = _recomputed_row(evidence, name, row)
         if recomputed.bound_check.verdict == "BOUND VIOLATION":
-            return (f"bound violation in the {role}: the model or the calibration is wrong there, "
-                    "so the comparison is meaningless")
+            return (
+                f"bound violation in the {role}: the model or the calibration is wrong there, "
+                "so the comparison is meaningless"
+            )
         slow = slowdowns(evidence.capture, name)
         if slow:
             reason, fraction = slow[0]
             return f"telemetry shows {reason} in the {role}'s window ({fraction * 100:.0f}% of samples)"
         quality = recomputed.evidence_quality
-        assert quality is not None                 # samples exist (checked above), so it was assessed
+        assert quality is not None  # samples exist (checked above), so it was assessed
         for contention in (c for c in quality.checks if c.name == "contention" and c.ok is False):
             return f"{contention.detail} in the {role}"
     return None
@@ -181,8 +199,9 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
     p50a, p50b = float(np.median(a)), float(np.median(b))
     ratio = p50b / p50a
     _, p = mann_whitney(a, b)
-    low, high = bootstrap_ratio_ci(a, b, resamples=settings.resamples,
-                                   confidence=settings.confidence, seed=_seed(base, cand, name))
+    low, high = bootstrap_ratio_ci(
+        a, b, resamples=settings.resamples, confidence=settings.confidence, seed=_seed(base, cand, name)
+    )
     change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
     verdict = classify(ratio, p, low, high, settings)
     if verdict == REGRESSION:
@@ -201,16 +220,20 @@ def _device_difference(base: Evidence, cand: Evidence) -> str | None:
     digests = [e.capture.digest.value if e.capture.digest else None for e in (base, cand)]
     if digests[0] is not None and digests[0] == digests[1]:
         # the same samples on both sides always look unchanged: that is no evidence of no change
-        return (f"baseline and candidate are the same capture (digest {digests[0][:16]}...): a capture "
-                "compared with itself is no evidence that nothing changed")
+        return (
+            f"baseline and candidate are the same capture (digest {digests[0][:16]}...): a capture "
+            "compared with itself is no evidence that nothing changed"
+        )
     a, b = base.capture.measured, cand.capture.measured
     if not isinstance(a, Measured):
         return f"baseline has no measurements: {a.reason}"
     if not isinstance(b, Measured):
         return f"candidate has no measurements: {b.reason}"
     if a.device.fingerprint != b.device.fingerprint:
-        return (f"different device fingerprints: {a.device.fingerprint} ({a.device.name}) "
-                f"vs {b.device.fingerprint} ({b.device.name})")
+        return (
+            f"different device fingerprints: {a.device.fingerprint} ({a.device.name}) "
+            f"vs {b.device.fingerprint} ({b.device.name})"
+        )
     return None
 
 
@@ -226,20 +249,25 @@ def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = G
             verdicts.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
             continue
         if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, f"workload definition differs: "
-                                            f"{base_specs[name]} vs {cand_specs[name]}"))
+            verdicts.append(
+                WorkloadVerdict(
+                    name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"
+                )
+            )
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
         if missing:
             verdicts.append(WorkloadVerdict(name, NO_VERDICT, missing))
-        else:   # nothing missing: both sides are Measurements with samples (_missing_evidence checked)
-            verdicts.append(_decide(name, cast(Measurement, base_rows[name]), cast(Measurement, cand_rows[name]),
-                                    base, cand, settings))
+        else:  # nothing missing: both sides are Measurements with samples (_missing_evidence checked)
+            verdicts.append(
+                _decide(
+                    name, cast(Measurement, base_rows[name]), cast(Measurement, cand_rows[name]), base, cand, settings
+                )
+            )
     return verdicts
 
 
-def result(base: Evidence, cand: Evidence, settings: GateSettings,
-           verdicts: Sequence[WorkloadVerdict]) -> GateResult:
+def result(base: Evidence, cand: Evidence, settings: GateSettings, verdicts: Sequence[WorkloadVerdict]) -> GateResult:
     """The gate's verdicts with their exit status and a one-line summary."""
     counts = {v: sum(1 for x in verdicts if x.verdict == v) for v in (REGRESSION, IMPROVEMENT, PASS, NO_VERDICT)}
     if counts[REGRESSION]:
@@ -249,8 +277,9 @@ def result(base: Evidence, cand: Evidence, settings: GateSettings,
         status = EXIT_NO_VERDICT
     else:
         status = EXIT_OK
-    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or \
-        "NO VERDICT: neither capture has a workload to compare"
+    summary = (
+        ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "NO VERDICT: neither capture has a workload to compare"
+    )
     return GateResult("POLICY", _side(base), _side(cand), settings, tuple(verdicts), status, summary)
 
 

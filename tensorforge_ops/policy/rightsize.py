@@ -42,7 +42,7 @@ class Cell:
     workload: str
     verdict: str
     reason: str
-    lower_bound_s: float | None           # None: the target cannot run the workload at all
+    lower_bound_s: float | None  # None: the target cannot run the workload at all
     measured_p50_s: float | None = None
     evidence: str | None = None
 
@@ -54,7 +54,7 @@ class TargetVerdict:
     reason: str
     cells: tuple[Cell, ...]
     price_per_hour: float | None = None
-    cost_per_million: float | None = None   # executions of the whole workload set, at measured p50
+    cost_per_million: float | None = None  # executions of the whole workload set, at measured p50
 
 
 def _same_workload(kind, params, spec: str) -> bool:
@@ -64,10 +64,11 @@ def _same_workload(kind, params, spec: str) -> bool:
     if head != kind.name:
         return False
     from tensorforge.api import TensorForgeError, parse_fields
+
     try:
         return kind.parse(parse_fields(rest, spec)) == params
-    except TensorForgeError:   # a spec this version refuses is simply not this workload;
-        return False           # anything else is a bug, and must not read as "unknown"
+    except TensorForgeError:  # a spec this version refuses is simply not this workload;
+        return False  # anything else is a bug, and must not read as "unknown"
 
 
 def _measured(captures: Sequence[Evidence], target, kind, params):
@@ -87,23 +88,39 @@ def _cell(target, workload_pred, kind, params, objective: Objective, captures) -
     bound = workload_pred.latency_s
     name = workload_pred.name
     if not workload_pred.fits_in_memory:
-        return Cell(target.name, name, RULED_OUT,
-                    f"does not fit: needs {workload_pred.footprint_bytes / 2**30:.2f} GiB, "
-                    f"{target.name} has {target.dram_capacity_bytes / 2**30:.2f} GiB", bound)
+        return Cell(
+            target.name,
+            name,
+            RULED_OUT,
+            f"does not fit: needs {workload_pred.footprint_bytes / 2**30:.2f} GiB, "
+            f"{target.name} has {target.dram_capacity_bytes / 2**30:.2f} GiB",
+            bound,
+        )
     if not objective.met_by(bound):
-        return Cell(target.name, name, RULED_OUT,
-                    f"PREDICTED lower bound {seconds(bound)} already misses {objective.describe()}", bound)
+        return Cell(
+            target.name,
+            name,
+            RULED_OUT,
+            f"PREDICTED lower bound {seconds(bound)} already misses {objective.describe()}",
+            bound,
+        )
     p50, path = _measured(captures, target, kind, params)
     if p50 is None:
-        return Cell(target.name, name, UNKNOWN,
-                    f"PREDICTED lower bound {seconds(bound)} would allow it; no capture measures it on "
-                    f"{target.name}: run `tensorforge run --target {target.name} -w {workload_pred.spec}` there",
-                    bound)
+        return Cell(
+            target.name,
+            name,
+            UNKNOWN,
+            f"PREDICTED lower bound {seconds(bound)} would allow it; no capture measures it on "
+            f"{target.name}: run `tensorforge run --target {target.name} -w {workload_pred.spec}` there",
+            bound,
+        )
     if objective.met_by(p50):
-        return Cell(target.name, name, MEETS, f"MEASURED p50 {seconds(p50)} meets {objective.describe()}",
-                    bound, p50, path)
-    return Cell(target.name, name, RULED_OUT, f"MEASURED p50 {seconds(p50)} misses {objective.describe()}",
-                bound, p50, path)
+        return Cell(
+            target.name, name, MEETS, f"MEASURED p50 {seconds(p50)} meets {objective.describe()}", bound, p50, path
+        )
+    return Cell(
+        target.name, name, RULED_OUT, f"MEASURED p50 {seconds(p50)} misses {objective.describe()}", bound, p50, path
+    )
 
 
 def _runnable_cell(target, workload, kind, mappings, objective: Objective, captures) -> Cell:
@@ -117,12 +134,14 @@ def _runnable_cell(target, workload, kind, mappings, objective: Objective, captu
     return _cell(target, predicted, kind, workload.params, objective, captures)
 
 
-def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequence[Evidence],
-              prices: dict[str, float]) -> list[TargetVerdict]:
+def rightsize(
+    workloads, targets, mappings, objective: Objective, captures: Sequence[Evidence], prices: dict[str, float]
+) -> list[TargetVerdict]:
     results = []
     for target in targets:
-        cells = tuple(_runnable_cell(target, workload, kind, mappings, objective, captures)
-                      for workload, kind in workloads)
+        cells = tuple(
+            _runnable_cell(target, workload, kind, mappings, objective, captures) for workload, kind in workloads
+        )
         if any(c.verdict == RULED_OUT for c in cells):
             first = next(c for c in cells if c.verdict == RULED_OUT)
             verdict, reason = RULED_OUT, f"{first.workload}: {first.reason}"
@@ -138,6 +157,11 @@ def rightsize(workloads, targets, mappings, objective: Objective, captures: Sequ
             cost = price / 3600.0 * sum(c.measured_p50_s or 0.0 for c in cells) * 1e6
         results.append(TargetVerdict(target.name, verdict, reason, cells, price, cost))
     order = {MEETS: 0, UNKNOWN: 1, RULED_OUT: 2}
-    return sorted(results, key=lambda r: (order[r.verdict],
-                                          r.cost_per_million if r.cost_per_million is not None else float("inf"),
-                                          r.target))
+    return sorted(
+        results,
+        key=lambda r: (
+            order[r.verdict],
+            r.cost_per_million if r.cost_per_million is not None else float("inf"),
+            r.target,
+        ),
+    )

@@ -16,9 +16,11 @@ from .apply import decide, decide_all, for_command
 def own_verdicts(ops, name: str, request: PolicyRequest) -> list[Verdict]:
     """The verdicts of the command's own policy (looked up like any plugin's)."""
     if name not in ops.names("policies"):
-        raise TensorForgeError(f"policy {name!r} is not installed: the tensorforge distribution registers it "
-                               "through its 'policies' entry point (disabled with --disable-plugins, or an "
-                               "install older than this checkout: pip install -e .)" + ops.broken_hint())
+        raise TensorForgeError(
+            f"policy {name!r} is not installed: the tensorforge distribution registers it "
+            "through its 'policies' entry point (disabled with --disable-plugins, or an "
+            "install older than this checkout: pip install -e .)" + ops.broken_hint()
+        )
     problems: list[str] = []
     verdicts = decide(ops.policy(name), request, problems.append)
     if problems:
@@ -42,8 +44,12 @@ def as_text(ops, verdicts: Sequence[Verdict]) -> list[str]:
         mine = [v for v in verdicts if v.policy == name]
         description = getattr(ops.policy(name), "description", "") if name in ops.names("policies") else ""
         lines.append(f"POLICY  {name}" + (f": {description}" if description else ""))
-        lines.append(table(["subject", "verdict", "why", "evidence"],
-                           [[v.subject or "-", v.verdict, v.reason, "; ".join(v.evidence) or "-"] for v in mine]))
+        lines.append(
+            table(
+                ["subject", "verdict", "why", "evidence"],
+                [[v.subject or "-", v.verdict, v.reason, "; ".join(v.evidence) or "-"] for v in mine],
+            )
+        )
     return lines
 
 

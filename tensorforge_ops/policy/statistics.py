@@ -26,13 +26,13 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
         stop = start
         while stop + 1 < both.size and sorted_values[stop + 1] == sorted_values[start]:
             stop += 1
-        ranks[order[start:stop + 1]] = (start + stop) / 2.0 + 1.0
+        ranks[order[start : stop + 1]] = (start + stop) / 2.0 + 1.0
         start = stop + 1
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2.0
     mean = n1 * n2 / 2.0
     _, counts = np.unique(both, return_counts=True)
     n = n1 + n2
-    tie = (counts ** 3 - counts).sum() / (n * (n - 1)) if n > 1 else 0.0
+    tie = (counts**3 - counts).sum() / (n * (n - 1)) if n > 1 else 0.0
     var = n1 * n2 / 12.0 * ((n + 1) - tie)
     if var <= 0:
         return float(u1), 1.0
@@ -40,8 +40,9 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return float(u1), float(min(1.0, 2.0 * _normal_sf(max(z, 0.0))))
 
 
-def bootstrap_ratio_ci(baseline: Sequence[float], candidate: Sequence[float], *, resamples: int,
-                       confidence: float, seed: int) -> tuple[float, float]:
+def bootstrap_ratio_ci(
+    baseline: Sequence[float], candidate: Sequence[float], *, resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
     """Percentile bootstrap interval of median(candidate) / median(baseline). Deterministic for
     a given seed (the gate derives it from the two captures' digests)."""
     rng = np.random.default_rng(seed)

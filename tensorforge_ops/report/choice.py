@@ -14,16 +14,19 @@ from typing import Any
 
 import attrs
 
-PRIMARY_RULE = ("the single-operator workload with the most FLOPs{measured}: fixed per-call costs "
-                "weigh least there, so it tests the lower bound most directly")
-CONTRAST_RULE = ("the workload with the fewest FLOPs{measured}: fixed costs outside the "
-                 "lower-bound model weigh most there")
+PRIMARY_RULE = (
+    "the single-operator workload with the most FLOPs{measured}: fixed per-call costs "
+    "weigh least there, so it tests the lower bound most directly"
+)
+CONTRAST_RULE = (
+    "the workload with the fewest FLOPs{measured}: fixed costs outside the lower-bound model weigh most there"
+)
 
 
 @attrs.frozen
 class Choice:
-    name: str | None   # None: nothing to choose (no workload, or no second one)
-    why: str              # the rule that chose it, or "named with --primary/--contrast"
+    name: str | None  # None: nothing to choose (no workload, or no second one)
+    why: str  # the rule that chose it, or "named with --primary/--contrast"
 
 
 def _pool(rows: list[dict[str, Any]]) -> tuple:
@@ -31,8 +34,7 @@ def _pool(rows: list[dict[str, Any]]) -> tuple:
     return (measured, " measured") if measured else (rows, "")
 
 
-def choose(rows: list[dict[str, Any]], primary: str | None = None,
-           contrast: str | None = None) -> dict[str, Choice]:
+def choose(rows: list[dict[str, Any]], primary: str | None = None, contrast: str | None = None) -> dict[str, Choice]:
     """{'primary': Choice, 'contrast': Choice} over the report's workload rows (each with
     'name', 'flops', 'operators' and 'measured_p50_s'). Names given by the user win."""
     pool, measured = _pool(rows)

@@ -8,24 +8,49 @@ from tensorforge.api import canonical_json, output_options, pass_host
 
 @click.command()
 @click.argument("capture", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html", show_default=True,
-              help="html: a self-contained page (works offline); md: Markdown; json: the report's facts.")
-@click.option("--json", "as_json", is_flag=True,
-              help="The same as --format json: the report's facts as JSON (sorted keys, byte-stable).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "md", "json"]),
+    default="html",
+    show_default=True,
+    help="html: a self-contained page (works offline); md: Markdown; json: the report's facts.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The same as --format json: the report's facts as JSON (sorted keys, byte-stable).",
+)
 @output_options("report", "next to the capture, CAPTURE.report.html/.md/.json")
-@click.option("--workload", "path_workload", default=None,
-              help="Workload whose path from description to lower bound is shown (default: the primary).")
-@click.option("--primary", default=None,
-              help="Workload of the primary comparison (default: the single-operator workload with the most FLOPs).")
-@click.option("--contrast", default=None,
-              help="Workload of the contrast comparison (default: the one with the fewest FLOPs).")
-@click.option("--operators", "operators_workload", default=None,
-              help="Workload whose per-operator view is shown (default: the one with the most operators traced).")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
-              help="Also show the regression gate's verdicts against this baseline capture.")
+@click.option(
+    "--workload",
+    "path_workload",
+    default=None,
+    help="Workload whose path from description to lower bound is shown (default: the primary).",
+)
+@click.option(
+    "--primary",
+    default=None,
+    help="Workload of the primary comparison (default: the single-operator workload with the most FLOPs).",
+)
+@click.option(
+    "--contrast", default=None, help="Workload of the contrast comparison (default: the one with the fewest FLOPs)."
+)
+@click.option(
+    "--operators",
+    "operators_workload",
+    default=None,
+    help="Workload whose per-operator view is shown (default: the one with the most operators traced).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also show the regression gate's verdicts against this baseline capture.",
+)
 @pass_host
-def report(core, capture, fmt, as_json, output, path_workload, primary, contrast, operators_workload, baseline,
-           force):
+def report(core, capture, fmt, as_json, output, path_workload, primary, contrast, operators_workload, baseline, force):
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -64,16 +89,18 @@ def _report(destination, core, capture, fmt, path_workload, primary, contrast, b
     for given in (path_workload, primary, contrast, operators_workload):
         if given and given not in names:
             from tensorforge.api import unknown
+
             raise unknown("workload in this capture", given, names)
-    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts,
-                        operators_workload)
+    facts = build_facts(evidence.capture, path_workload, gate_result, primary, contrast, verdicts, operators_workload)
     if fmt == "json":
         text = canonical_json(facts)
     elif fmt == "md":
         from .markdown import render_markdown
+
         text = render_markdown(facts)
     else:
         from .html import NO_MATPLOTLIB, matplotlib_missing, report_page
+
         if matplotlib_missing():
             click.echo(f"warning: the report has no plots: {NO_MATPLOTLIB}", err=True)
         text = report_page(facts)

@@ -13,8 +13,19 @@ from typing import Any
 
 import click
 
-from tensorforge.api import (TERMS, Evaluation, Row, TensorForgeError, canonical_json, parse_fields, percent, seconds,
-                             table, to_data, workload_class)
+from tensorforge.api import (
+    TERMS,
+    Evaluation,
+    Row,
+    TensorForgeError,
+    canonical_json,
+    parse_fields,
+    percent,
+    seconds,
+    table,
+    to_data,
+    workload_class,
+)
 from tensorforge.api import evaluate_estimates as evaluate
 
 
@@ -25,8 +36,10 @@ def measured_time(m: dict[str, Any]) -> tuple[float, str, float] | None:
     eager timing."""
     if not m or m.get("status") != "ok":
         return None
-    timings = [{**t, "regime": t.get("regime") or "burst", "mode": t.get("mode") or "eager"}
-               for t in [m, *(m.get("modes") or [])]]
+    timings = [
+        {**t, "regime": t.get("regime") or "burst", "mode": t.get("mode") or "eager"}
+        for t in [m, *(m.get("modes") or [])]
+    ]
     for mode in ("graph", "eager"):
         for t in timings:
             stats = t.get("stats") or {}
@@ -49,8 +62,9 @@ def rows_from_capture(doc: dict[str, Any], core) -> tuple[list[Row], str]:
     which = "calibrated"
     if not chosen:
         if not comparison.get("same_device"):
-            raise TensorForgeError("capture has no calibrated prediction and was not measured on its "
-                                   "target: nothing to score")
+            raise TensorForgeError(
+                "capture has no calibrated prediction and was not measured on its target: nothing to score"
+            )
         chosen, which = pred.get("analytical") or {}, "analytical"
     measured = (doc.get("measured") or {}).get("workloads") or {}
     rows = []
@@ -64,10 +78,18 @@ def rows_from_capture(doc: dict[str, Any], core) -> tuple[list[Row], str]:
         terms = dict(est.get("terms") or {})
         if regime != "eager":
             terms.pop("host_overhead", None)
-        rows.append(Row(name=w["name"], klass=workload_class(kind, params), regime=regime,
-                        measured_s=seconds_, bound_s=float(w["latency_s"]),
-                        estimate_s=float(est["eager_s"] if regime == "eager" else est["device_s"]),
-                        terms=terms, tolerance=max(0.02, rel_iqr)))
+        rows.append(
+            Row(
+                name=w["name"],
+                klass=workload_class(kind, params),
+                regime=regime,
+                measured_s=seconds_,
+                bound_s=float(w["latency_s"]),
+                estimate_s=float(est["eager_s"] if regime == "eager" else est["device_s"]),
+                terms=terms,
+                tolerance=max(0.02, rel_iqr),
+            )
+        )
     if not rows:
         raise TensorForgeError("capture has no workload with both a measurement and an estimate")
     basis = chosen.get("estimate_basis") or "no estimate basis recorded"
@@ -81,31 +103,65 @@ def _score_rows(scores) -> list[list[str]]:
         shares = ", ".join(f"{k.replace('_', ' ')} {percent(v)}" for v, k in top) or "-"
         if "unexplained" in s.term_shares:
             shares += f"; unexplained {percent(s.term_shares['unexplained'])}"
-        out.append([s.name, str(s.n), percent(s.bound_median), percent(s.bound_p90),
-                    percent(s.estimate_median), percent(s.estimate_p90), str(s.violations),
-                    str(s.estimate_below_bound), shares])
+        out.append(
+            [
+                s.name,
+                str(s.n),
+                percent(s.bound_median),
+                percent(s.bound_p90),
+                percent(s.estimate_median),
+                percent(s.estimate_p90),
+                str(s.violations),
+                str(s.estimate_below_bound),
+                shares,
+            ]
+        )
     return out
 
 
-HEADERS = ["class", "n", "bound APE med", "bound p90", "ESTIMATE APE med", "estimate p90",
-           "bound violations", "estimate < bound", "share of the gap (largest terms)"]
+HEADERS = [
+    "class",
+    "n",
+    "bound APE med",
+    "bound p90",
+    "ESTIMATE APE med",
+    "estimate p90",
+    "bound violations",
+    "estimate < bound",
+    "share of the gap (largest terms)",
+]
 
 
 def evaluation_text(ev: Evaluation, source: str, show_rows: bool = False) -> str:
-    lines = [f"EVALUATION  {source}",
-             "APE = |predicted - measured p50| / measured p50; the bound is a lower bound, the estimate "
-             "the expected time", ""]
+    lines = [
+        f"EVALUATION  {source}",
+        "APE = |predicted - measured p50| / measured p50; the bound is a lower bound, the estimate the expected time",
+        "",
+    ]
     lines.append(table(HEADERS, _score_rows(ev.classes)))
     lines += ["", table(HEADERS, _score_rows(ev.families + ([ev.overall] if ev.overall else [])))]
     regimes = sorted({r.regime for r in ev.rows})
     lines.append(f"\nmeasured regime: {', '.join(regimes)} (eager p50 vs eager estimate; graph p50 vs device estimate)")
     if show_rows:
         lines.append("")
-        lines.append(table(["workload", "class", "regime", "MEASURED p50", "bound", "ESTIMATE",
-                            "APE bound", "APE estimate"],
-                           [[r.name, r.klass, r.regime, seconds(r.measured_s), seconds(r.bound_s),
-                             seconds(r.estimate_s), percent(r.ape_bound), percent(r.ape_estimate)]
-                            for r in ev.rows]))
+        lines.append(
+            table(
+                ["workload", "class", "regime", "MEASURED p50", "bound", "ESTIMATE", "APE bound", "APE estimate"],
+                [
+                    [
+                        r.name,
+                        r.klass,
+                        r.regime,
+                        seconds(r.measured_s),
+                        seconds(r.bound_s),
+                        seconds(r.estimate_s),
+                        percent(r.ape_bound),
+                        percent(r.ape_estimate),
+                    ]
+                    for r in ev.rows
+                ],
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -119,8 +175,9 @@ def evaluate_command(ctx, capture, show_rows, as_json):
     median and p90 APE, bound violations, and the share of the gap each estimate term explains.
     Exit 0, or 2 for an unreadable capture or one with nothing to score."""
     from ..capture.document import read_document, structure
+
     doc = read_document(capture)
-    structure(doc, f"capture {capture}")   # one line, exit 2, for anything that is not a capture
+    structure(doc, f"capture {capture}")  # one line, exit 2, for anything that is not a capture
     rows, source = rows_from_capture(doc, ctx.obj.host)
     ev = evaluate(rows)
     if as_json:

@@ -18,6 +18,7 @@ from .choice import choose
 from .estimate_section import estimate_facts
 from .facts_measurement import measurement_facts
 
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
@@ -31,56 +32,78 @@ def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
         r = rows.get(w.name)
         stats = m.stats if isinstance(m, Measurement) else None
         p50 = stats.p50 if stats else None
-        out.append({
-            "name": w.name, "spec": w.spec, "flops": w.flops, "compulsory_bytes": w.compulsory_bytes,
-            "operators": len(w.operators),
-            "intensity": w.flops / w.compulsory_bytes if w.compulsory_bytes else None,
-            "analytical_s": w.latency_s, "calibrated_s": r.predicted_calibrated_s if r else None,
-            "measured_p50_s": p50, "p10_s": stats.p10 if stats else None, "p90_s": stats.p90 if stats else None,
-            "n": stats.n if stats else None,
-            "ape_analytical": r.ape_analytical if r else None, "ape_calibrated": r.ape_calibrated if r else None,
-            # both bounds' classifications, in the words of the summary and the README
-            "bottleneck": bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
-            "bound_check": r.bound_check.verdict if r else "no verdict",
-            # weak evidence makes APE and the bound check provisional (policy/evidence_quality.py)
-            "evidence": r.evidence_quality.verdict if r and r.evidence_quality else None,
-            "evidence_reasons": list(r.evidence_quality.reasons) if r and r.evidence_quality else [],
-            "provisional": bool(r and r.evidence_quality and not r.evidence_quality.sufficient),
-            "status": "not measured" if m is None else m.status,
-            "failure": m.reason if m is not None and stats is None else None,
-            # the math mode of the operator doing most of the work (not, say, a norm's fp32)
-            "math_mode": max(w.operators, key=lambda o: o.flops).math_mode if w.operators else None,
-            "achieved_flops_per_s": w.flops / p50 if p50 else None,
-        })
+        out.append(
+            {
+                "name": w.name,
+                "spec": w.spec,
+                "flops": w.flops,
+                "compulsory_bytes": w.compulsory_bytes,
+                "operators": len(w.operators),
+                "intensity": w.flops / w.compulsory_bytes if w.compulsory_bytes else None,
+                "analytical_s": w.latency_s,
+                "calibrated_s": r.predicted_calibrated_s if r else None,
+                "measured_p50_s": p50,
+                "p10_s": stats.p10 if stats else None,
+                "p90_s": stats.p90 if stats else None,
+                "n": stats.n if stats else None,
+                "ape_analytical": r.ape_analytical if r else None,
+                "ape_calibrated": r.ape_calibrated if r else None,
+                # both bounds' classifications, in the words of the summary and the README
+                "bottleneck": bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
+                "bound_check": r.bound_check.verdict if r else "no verdict",
+                # weak evidence makes APE and the bound check provisional (policy/evidence_quality.py)
+                "evidence": r.evidence_quality.verdict if r and r.evidence_quality else None,
+                "evidence_reasons": list(r.evidence_quality.reasons) if r and r.evidence_quality else [],
+                "provisional": bool(r and r.evidence_quality and not r.evidence_quality.sufficient),
+                "status": "not measured" if m is None else m.status,
+                "failure": m.reason if m is not None and stats is None else None,
+                # the math mode of the operator doing most of the work (not, say, a norm's fp32)
+                "math_mode": max(w.operators, key=lambda o: o.flops).math_mode if w.operators else None,
+                "achieved_flops_per_s": w.flops / p50 if p50 else None,
+            }
+        )
     return out
 
 
 def _comparison_story(row: dict[str, Any] | None, device: str | None, primary: bool) -> str:
     if row is None:
-        return ("No workload in this capture to compare." if primary else
-                "Only one workload in this capture: there is nothing to contrast it with.")
+        return (
+            "No workload in this capture to compare."
+            if primary
+            else "Only one workload in this capture: there is nothing to contrast it with."
+        )
     name = row["name"]
     if row["measured_p50_s"] is None:
         return f"{name} was not measured ({row['failure'] or row['status']}): only the prediction is shown."
     if row["bound_check"] == "BOUND VIOLATION":
-        return (f"The measured p50 of {name} fell below its calibrated lower bound: a bound violation. "
-                "The model or the calibration is wrong for this workload.")
+        return (
+            f"The measured p50 of {name} fell below its calibrated lower bound: a bound violation. "
+            "The model or the calibration is wrong for this workload."
+        )
     ape = row["ape_calibrated"]
     if ape is None:
-        return (f"{name} was measured on a device other than the predicted target, so no APE is "
-                "computed; the prediction and the measurement are shown side by side only.")
+        return (
+            f"{name} was measured on a device other than the predicted target, so no APE is "
+            "computed; the prediction and the measurement are shown side by side only."
+        )
     where = f"one {device}" if device else "one device"
     if primary:
-        return (f"On this capture, the calibrated analytical lower bound of {name} was within "
-                f"{_pct(ape)} of the measured p50. This is one workload on {where}, not a claim about "
-                "all such workloads or devices.")
+        return (
+            f"On this capture, the calibrated analytical lower bound of {name} was within "
+            f"{_pct(ape)} of the measured p50. This is one workload on {where}, not a claim about "
+            "all such workloads or devices."
+        )
     if ape > 0.5 and row["measured_p50_s"] < 50e-6:
-        return (f"{name} diverges sharply (APE {_pct(ape)}: predicted {seconds(row['calibrated_s'])}, measured "
-                f"{seconds(row['measured_p50_s'])}). This is consistent with fixed framework or kernel-launch "
-                "overhead absent from the lower-bound model, but this experiment does not establish that "
-                "explanation as causal.")
-    return (f"{name}: APE {_pct(ape)} between the calibrated lower bound and the measured p50; "
-            "the capture does not establish why they differ.")
+        return (
+            f"{name} diverges sharply (APE {_pct(ape)}: predicted {seconds(row['calibrated_s'])}, measured "
+            f"{seconds(row['measured_p50_s'])}). This is consistent with fixed framework or kernel-launch "
+            "overhead absent from the lower-bound model, but this experiment does not establish that "
+            "explanation as causal."
+        )
+    return (
+        f"{name}: APE {_pct(ape)} between the calibrated lower bound and the measured p50; "
+        "the capture does not establish why they differ."
+    )
 
 
 def _ceilings(capture: Capture) -> list[dict[str, Any]]:
@@ -89,11 +112,25 @@ def _ceilings(capture: Capture) -> list[dict[str, Any]]:
     rows = []
     for mode, peak in sorted(sheet.compute.items()):
         measured = cal.compute.get(mode) if cal else None
-        rows.append({"what": f"compute {mode}", "unit": "FLOP/s", "datasheet": peak, "calibrated": measured,
-                     "fraction": measured / peak if measured else None})
+        rows.append(
+            {
+                "what": f"compute {mode}",
+                "unit": "FLOP/s",
+                "datasheet": peak,
+                "calibrated": measured,
+                "fraction": measured / peak if measured else None,
+            }
+        )
     dram = cal.dram_bytes_per_s if cal else None
-    rows.append({"what": "memory (copy, read + write)", "unit": "B/s", "datasheet": sheet.dram_bytes_per_s,
-                 "calibrated": dram, "fraction": dram / sheet.dram_bytes_per_s if dram else None})
+    rows.append(
+        {
+            "what": "memory (copy, read + write)",
+            "unit": "B/s",
+            "datasheet": sheet.dram_bytes_per_s,
+            "calibrated": dram,
+            "fraction": dram / sheet.dram_bytes_per_s if dram else None,
+        }
+    )
     return rows
 
 
@@ -126,14 +163,27 @@ def _path(capture: Capture, name: str | None, primary: str | None) -> dict[str, 
     top = max(w.operators, key=lambda o: o.latency_s)
     mapping = top.mapping
     return {
-        "workload": w.name, "spec": w.spec, "bound": pred.bound, "target": pred.target,
-        "flops": w.flops, "compulsory_bytes": w.compulsory_bytes, "operators": len(w.operators),
-        "top_operator": top.name, "strategy": mapping.strategy, "tile": _ordered_tile(mapping.tile),
-        "split": mapping.split, "tiles": mapping.tiles, "waves": mapping.waves,
-        "dram_traffic": mapping.traffic.get("dram"), "ceiling_origin": top.ceiling_origin,
-        "math_mode": top.math_mode, "compute_rate": _compute_rate(pred.ceilings, top),
+        "workload": w.name,
+        "spec": w.spec,
+        "bound": pred.bound,
+        "target": pred.target,
+        "flops": w.flops,
+        "compulsory_bytes": w.compulsory_bytes,
+        "operators": len(w.operators),
+        "top_operator": top.name,
+        "strategy": mapping.strategy,
+        "tile": _ordered_tile(mapping.tile),
+        "split": mapping.split,
+        "tiles": mapping.tiles,
+        "waves": mapping.waves,
+        "dram_traffic": mapping.traffic.get("dram"),
+        "ceiling_origin": top.ceiling_origin,
+        "math_mode": top.math_mode,
+        "compute_rate": _compute_rate(pred.ceilings, top),
         "dram_rate": pred.ceilings.dram_bytes_per_s,
-        "compute_s": w.compute_s, "memory_s": w.memory_s, "latency_s": w.latency_s,
+        "compute_s": w.compute_s,
+        "memory_s": w.memory_s,
+        "latency_s": w.latency_s,
         "bottleneck": w.bottleneck,
     }
 
@@ -154,17 +204,27 @@ def _telemetry(capture: Capture) -> dict[str, Any]:
         if window.clock_event_fractions is None:
             # sources without clock-event reasons are described by the one line they write
             if window.headline:
-                notes.append(f"{source} during the telemetry window of {name}: {window.headline}. "
-                             "This is observed context, not an explanation of the measured time.")
+                notes.append(
+                    f"{source} during the telemetry window of {name}: {window.headline}. "
+                    "This is observed context, not an explanation of the measured time."
+                )
             continue
         for reason, fraction in window.clock_event_fractions:
             if reason == "GpuIdle" or not fraction:
                 continue
             kind = "hardware or thermal slowdown" if reason in SLOWDOWN_REASONS else "clock-event reason"
-            notes.append(f"NVML reported {reason} ({kind}) during {fraction * 100:.0f}% of the telemetry window "
-                         f"of {name}. This is observed context, not proof that the benchmark was limited by it.")
-    return {"available": True, "reason": None, "observations": notes, "caveat": diag.caveat,
-            "window": diag.window, "source": diag.source}
+            notes.append(
+                f"NVML reported {reason} ({kind}) during {fraction * 100:.0f}% of the telemetry window "
+                f"of {name}. This is observed context, not proof that the benchmark was limited by it."
+            )
+    return {
+        "available": True,
+        "reason": None,
+        "observations": notes,
+        "caveat": diag.caveat,
+        "window": diag.window,
+        "source": diag.source,
+    }
 
 
 def _limits(capture: Capture, rows) -> list[str]:
@@ -180,10 +240,14 @@ def _limits(capture: Capture, rows) -> list[str]:
         out.append("Laptop thermal and power state affect measurements.")
     elif not isinstance(measured, Measured) and "laptop" in capture.target:
         out.append("On a laptop, thermal and power state would affect measurements of this target.")
-    out += ["An analytical lower bound, not a cycle-accurate model.", "Not a GPU simulator.",
-            "No measured-bottleneck claim: the bottleneck is an analytical classification.",
-            f"No generalization to every device sold as {capture.target}.",
-            "No production capacity claim.", "No model-quality assessment."]
+    out += [
+        "An analytical lower bound, not a cycle-accurate model.",
+        "Not a GPU simulator.",
+        "No measured-bottleneck claim: the bottleneck is an analytical classification.",
+        f"No generalization to every device sold as {capture.target}.",
+        "No production capacity claim.",
+        "No model-quality assessment.",
+    ]
     comparison = capture.comparison
     if comparison and comparison.device_note and isinstance(measured, Measured):
         out.append(f"APE withheld: {comparison.device_note}.")
@@ -194,15 +258,21 @@ def _limits(capture: Capture, rows) -> list[str]:
         out.append(f"Calibration reused from {cal.measured_at}: the ceilings come from an earlier session.")
     phases = isinstance(measured, Measured) and any(getattr(m, "regime", None) for m in measured.workloads.values())
     if isinstance(measured, Measured) and "cuda" in measured.backend and phases:
-        out.append("The primary latencies are measured in the burst regime (short stretches, L2 flushed "
-                   "before each iteration), as device time (CUDA-graph replay) where the workload could be "
-                   "captured; the sustained regime is shown beside them and is often slower (power cap).")
+        out.append(
+            "The primary latencies are measured in the burst regime (short stretches, L2 flushed "
+            "before each iteration), as device time (CUDA-graph replay) where the workload could be "
+            "captured; the sustained regime is shown beside them and is often slower (power cap)."
+        )
     elif isinstance(measured, Measured) and "cuda" in measured.backend:
-        out.append("Latencies are measured in a burst regime (short stretches, L2 flushed before each "
-                   "iteration); sustained load can run slower, as the telemetry window may show.")
+        out.append(
+            "Latencies are measured in a burst regime (short stretches, L2 flushed before each "
+            "iteration); sustained load can run slower, as the telemetry window may show."
+        )
     elif isinstance(measured, Measured):
-        out.append(f"Latencies are per-iteration samples on {measured.backend} with caches flushed "
-                   "before each iteration; other load on the machine changes them (see the telemetry).")
+        out.append(
+            f"Latencies are per-iteration samples on {measured.backend} with caches flushed "
+            "before each iteration; other load on the machine changes them (see the telemetry)."
+        )
     return out
 
 
@@ -211,9 +281,15 @@ def _comparison(choice, by_name, device, primary: bool) -> dict[str, Any]:
     return {"row": row, "story": _comparison_story(row, device, primary), "chosen_by": choice.why}
 
 
-def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
-                primary: str | None = None, contrast: str | None = None,
-                verdicts: Sequence[dict[str, Any]] = (), operators_workload: str | None = None) -> dict[str, Any]:
+def build_facts(
+    capture: Capture,
+    path_workload: str | None = None,
+    gate=None,
+    primary: str | None = None,
+    contrast: str | None = None,
+    verdicts: Sequence[dict[str, Any]] = (),
+    operators_workload: str | None = None,
+) -> dict[str, Any]:
     """The report's facts. `primary`/`contrast` name the compared workloads; None chooses them
     from the numbers (report/choice.py). `gate` is the regression gate's result against a
     baseline, `verdicts` those of the other installed policies (JSON-ready, as the command
@@ -229,16 +305,25 @@ def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
     return {
         "schema": "tensorforge.report/1",
         "title": f"TensorForge capture: {capture.target}",
-        "target": capture.target, "operating_point": capture.operating_point, "device": device,
+        "target": capture.target,
+        "operating_point": capture.operating_point,
+        "device": device,
         "fingerprint": measured.fingerprint if measured else None,
-        "started_at": prov.started_at, "finished_at": prov.finished_at,
-        "duration_s": prov.duration_s, "command": " ".join(prov.command),
+        "started_at": prov.started_at,
+        "finished_at": prov.finished_at,
+        "duration_s": prov.duration_s,
+        "command": " ".join(prov.command),
         "tensorforge_version": prov.tensorforge_version,
         "digest": capture.digest.value if capture.digest else None,
         "labels": [{"label": label.name, "meaning": label.meaning, "source": label.source} for label in LABELS],
-        "sections": {key: {"available": bool(section.available), "reason": section.reason}
-                     for key, section in (("measured", capture.measured), ("calibrated", capture.calibrated),
-                                          ("diagnostic", capture.diagnostic))},
+        "sections": {
+            key: {"available": bool(section.available), "reason": section.reason}
+            for key, section in (
+                ("measured", capture.measured),
+                ("calibrated", capture.calibrated),
+                ("diagnostic", capture.diagnostic),
+            )
+        },
         "workloads": rows,
         "primary": _comparison(chosen["primary"], by_name, device, True),
         "contrast": _comparison(chosen["contrast"], by_name, device, False),
@@ -247,10 +332,14 @@ def build_facts(capture: Capture, path_workload: str | None = None, gate=None,
         "path": _path(capture, path_workload, chosen["primary"].name),
         "bottleneck_footnote": FOOTNOTE,
         "bottleneck_statement": "The predicted bottleneck is an analytical classification. "
-                                f"{_telemetry_name(capture)} does not prove this classification.",
+        f"{_telemetry_name(capture)} does not prove this classification.",
         "telemetry": _telemetry(capture),
-        "policy": {"bound_checks": {r["name"]: r["bound_check"] for r in rows}, "bound_violations": violations,
-                   "gate": gate, "verdicts": list(verdicts)},
+        "policy": {
+            "bound_checks": {r["name"]: r["bound_check"] for r in rows},
+            "bound_violations": violations,
+            "gate": gate,
+            "verdicts": list(verdicts),
+        },
         "limits": _limits(capture, rows),
         "plugins": to_document(prov.plugins),
         # the estimate beside the bound, read from the capture's own document

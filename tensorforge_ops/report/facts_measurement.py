@@ -18,9 +18,19 @@ def regime_rows(capture: Capture) -> list[dict[str, Any]]:
         if not isinstance(m, Measurement) or row is None or not row.regimes:
             continue
         for regime, r in sorted(row.regimes.items()):
-            rows.append({"workload": name, "regime": regime, "mode": r.mode, "graph_p50_s": r.graph_p50_s,
-                         "eager_p50_s": r.eager_p50_s, "host_overhead_s": (m.host_overhead_s or {}).get(regime),
-                         "bound_s": r.predicted_calibrated_s, "ape": r.ape_calibrated, "check": r.bound_check.verdict})
+            rows.append(
+                {
+                    "workload": name,
+                    "regime": regime,
+                    "mode": r.mode,
+                    "graph_p50_s": r.graph_p50_s,
+                    "eager_p50_s": r.eager_p50_s,
+                    "host_overhead_s": (m.host_overhead_s or {}).get(regime),
+                    "bound_s": r.predicted_calibrated_s,
+                    "ape": r.ape_calibrated,
+                    "check": r.bound_check.verdict,
+                }
+            )
     return rows
 
 
@@ -30,8 +40,11 @@ def choose_operators_workload(capture: Capture, named: str | None) -> dict[str, 
     if named:
         return {"name": named, "why": "named with --operators"}
     comparison = capture.comparison.workloads if capture.comparison else {}
-    candidates = [(len(r.operators.operators or ()), r.measured_p50_s or 0.0, n)
-                  for n, r in comparison.items() if r.operators is not None and r.operators.available]
+    candidates = [
+        (len(r.operators.operators or ()), r.measured_p50_s or 0.0, n)
+        for n, r in comparison.items()
+        if r.operators is not None and r.operators.available
+    ]
     if not candidates:
         return {"name": None, "why": "no workload has a per-operator trace"}
     return {"name": max(candidates)[2], "why": "the workload with the most operators traced (ties: the longest p50)"}
@@ -50,33 +63,54 @@ def operator_facts(capture: Capture, named: str | None = None) -> dict[str, Any]
     if isinstance(m, Measurement) and m.operators is not None:
         trace = m.operators.graph if ops.mode == "graph" else m.operators.eager
     kernels = {o.operator: [k.name for k in o.kernels] for o in (trace.operators if trace else ())}
-    rows = [{"operator": r.operator, "count": r.count, "kernels": r.kernels, "bottleneck": r.bottleneck,
-             "predicted_analytical_s": r.predicted_analytical_s, "predicted_calibrated_s": r.predicted_calibrated_s,
-             "measured_s": r.measured_s, "ape_calibrated": r.ape_calibrated,
-             "bound_check": {"verdict": r.bound_check.verdict}, "kernel_names": kernels.get(r.operator, []),
-             "ratio": (r.measured_s / r.predicted_calibrated_s) if r.measured_s and r.predicted_calibrated_s else None}
-            for r in ops.operators or ()]
+    rows = [
+        {
+            "operator": r.operator,
+            "count": r.count,
+            "kernels": r.kernels,
+            "bottleneck": r.bottleneck,
+            "predicted_analytical_s": r.predicted_analytical_s,
+            "predicted_calibrated_s": r.predicted_calibrated_s,
+            "measured_s": r.measured_s,
+            "ape_calibrated": r.ape_calibrated,
+            "bound_check": {"verdict": r.bound_check.verdict},
+            "kernel_names": kernels.get(r.operator, []),
+            "ratio": (r.measured_s / r.predicted_calibrated_s) if r.measured_s and r.predicted_calibrated_s else None,
+        }
+        for r in ops.operators or ()
+    ]
     # a window of several ranks (torch-distributed) times ranges on every rank, not kernels; captures
     # written before the two views were one record lack the sums and the regime (burst: absent means burst)
     several_ranks = any(r.fastest_rank_s is not None for r in ops.operators or ())
     measured_sum = sum(r.measured_s for r in ops.operators or () if r.measured_s is not None)
-    return {"workload": name, "available": True, "chosen_by": chosen["why"], "mode": ops.mode,
-            "regime": ops.regime or "burst", "method": ops.method if several_ranks else None,
-            "rows": rows, "unattributed_s": ops.unattributed_s,
-            "sum_measured_s": ops.sum_measured_s if ops.sum_measured_s is not None else measured_sum,
-            "whole_p50_s": ops.whole_p50_s if ops.whole_p50_s is not None else (
-                measured_sum / ops.coverage if ops.coverage else None),   # the window's own whole call
-            "coverage_rule": ops.coverage_rule or ("the operators' slowest-rank times over the slowest rank's "
-                                                   "whole call" if several_ranks else None),
-            "coverage": ops.coverage,
-            "violations": list(ops.violations or ()),
-            "notes": list(m.operators.notes) if isinstance(m, Measurement) and m.operators else []}
+    return {
+        "workload": name,
+        "available": True,
+        "chosen_by": chosen["why"],
+        "mode": ops.mode,
+        "regime": ops.regime or "burst",
+        "method": ops.method if several_ranks else None,
+        "rows": rows,
+        "unattributed_s": ops.unattributed_s,
+        "sum_measured_s": ops.sum_measured_s if ops.sum_measured_s is not None else measured_sum,
+        "whole_p50_s": ops.whole_p50_s
+        if ops.whole_p50_s is not None
+        else (measured_sum / ops.coverage if ops.coverage else None),  # the window's own whole call
+        "coverage_rule": ops.coverage_rule
+        or ("the operators' slowest-rank times over the slowest rank's whole call" if several_ranks else None),
+        "coverage": ops.coverage,
+        "violations": list(ops.violations or ()),
+        "notes": list(m.operators.notes) if isinstance(m, Measurement) and m.operators else [],
+    }
 
 
 def measurement_facts(capture: Capture, operators_workload: str | None = None) -> dict[str, Any]:
     comparison = capture.comparison
     cal = capture.calibrated
-    return {"regimes": regime_rows(capture), "operators": operator_facts(capture, operators_workload),
-            "floors": dict(cal.floors or {}) if isinstance(cal, Calibrated) else {},
-            "regime_bound_violations": list(comparison.regime_bound_violations or ()) if comparison else [],
-            "operator_bound_violations": list(comparison.operator_bound_violations or ()) if comparison else []}
+    return {
+        "regimes": regime_rows(capture),
+        "operators": operator_facts(capture, operators_workload),
+        "floors": dict(cal.floors or {}) if isinstance(cal, Calibrated) else {},
+        "regime_bound_violations": list(comparison.regime_bound_violations or ()) if comparison else [],
+        "operator_bound_violations": list(comparison.operator_bound_violations or ()) if comparison else [],
+    }

@@ -40,8 +40,10 @@ table.rows td:first-child{font-weight:600}
 """
 
 
-PLOT_ABSENT = {"predicted-vs-measured": "nothing was measured in this capture",
-               "roofline": "no workload with a compulsory arithmetic intensity"}
+PLOT_ABSENT = {
+    "predicted-vs-measured": "nothing was measured in this capture",
+    "roofline": "no workload with a compulsory arithmetic intensity",
+}
 
 
 def _label(name: str) -> str:
@@ -52,7 +54,6 @@ def _s(value: float | None) -> str:
     return escape(seconds(value)) if value is not None else "-"
 
 
-
 def _table(headers: list[str], rows: list[list[str]], numeric=()) -> str:
     return table(headers, rows, numeric)
 
@@ -61,12 +62,14 @@ def _card(title: str, part: dict[str, Any]) -> str:
     row = part["row"]
     if row is None:
         return f'<div class="card"><h3>{escape(title)}</h3><p class="empty">{escape(part["story"])}</p></div>'
-    return (f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {breakable(row["name"])}</h3>'
-            f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
-            f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
-            f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
-            f'APE (calibrated) <span class="big">{percent(row["ape_calibrated"])}</span></p>'
-            f'<p>{escape(part["story"])}</p><p class="meta">Chosen as {escape(part["chosen_by"])}.</p></div>')
+    return (
+        f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {breakable(row["name"])}</h3>'
+        f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
+        f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
+        f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
+        f'APE (calibrated) <span class="big">{percent(row["ape_calibrated"])}</span></p>'
+        f'<p>{escape(part["story"])}</p><p class="meta">Chosen as {escape(part["chosen_by"])}.</p></div>'
+    )
 
 
 def _sections_notice(facts) -> str:
@@ -83,8 +86,11 @@ def _workloads(facts) -> str:
     for r in facts["workloads"]:
         check = r["bound_check"]
         check_html = f'<span class="violation">{escape(check)}</span>' if check == "BOUND VIOLATION" else escape(check)
-        measured = _s(r["measured_p50_s"]) if r["measured_p50_s"] else \
-            f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
+        measured = (
+            _s(r["measured_p50_s"])
+            if r["measured_p50_s"]
+            else f'<span class="empty">{escape(r["failure"] or r["status"])}</span>'
+        )
         ape_cal, ape_an = percent(r["ape_calibrated"]), percent(r["ape_analytical"])
         evidence = escape(r.get("evidence") or "-")
         if r.get("provisional"):
@@ -93,22 +99,60 @@ def _workloads(facts) -> str:
             mark = f' <span class="provisional" title="{why}">(provisional)</span>'
             ape_cal, ape_an, check_html = ape_cal + mark, ape_an + mark, check_html + mark
             evidence = f'<span class="violation" title="{why}">insufficient</span>'
-        rows.append([_number(len(rows) + 1) + "&nbsp;" + breakable(r["name"]), escape(si(r["flops"], "FLOP")), escape(si(r["compulsory_bytes"], "B")),
-                     _s(r["analytical_s"]), _s(r["calibrated_s"]), measured,
-                     ape_cal, ape_an, escape(r["bottleneck"]), check_html, evidence])
-    return _table(["workload", "FLOPs", "compulsory bytes", "PREDICTED analytical", "calibrated bound",
-                   "MEASURED p50", "APE cal.", "APE analytical", "bottleneck*", "bound check", "evidence"], rows,
-                  numeric=(1, 2, 3, 4, 5, 6, 7))
+        rows.append(
+            [
+                _number(len(rows) + 1) + "&nbsp;" + breakable(r["name"]),
+                escape(si(r["flops"], "FLOP")),
+                escape(si(r["compulsory_bytes"], "B")),
+                _s(r["analytical_s"]),
+                _s(r["calibrated_s"]),
+                measured,
+                ape_cal,
+                ape_an,
+                escape(r["bottleneck"]),
+                check_html,
+                evidence,
+            ]
+        )
+    return _table(
+        [
+            "workload",
+            "FLOPs",
+            "compulsory bytes",
+            "PREDICTED analytical",
+            "calibrated bound",
+            "MEASURED p50",
+            "APE cal.",
+            "APE analytical",
+            "bottleneck*",
+            "bound check",
+            "evidence",
+        ],
+        rows,
+        numeric=(1, 2, 3, 4, 5, 6, 7),
+    )
 
 
 def _ceilings(facts) -> str:
-    rows = [[escape(c["what"]), escape(si(c["datasheet"], c["unit"])),
-             escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
-             percent(c["fraction"])] for c in facts["ceilings"]]
+    rows = [
+        [
+            escape(c["what"]),
+            escape(si(c["datasheet"], c["unit"])),
+            escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
+            percent(c["fraction"]),
+        ]
+        for c in facts["ceilings"]
+    ]
     floor = facts["launch_floor_s"]
-    extra = (f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
-             f"not part of the bound): {_s(floor)}.</p>" if floor else "")
-    return _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
+    extra = (
+        f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
+        f"not part of the bound): {_s(floor)}.</p>"
+        if floor
+        else ""
+    )
+    return (
+        _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
+    )
 
 
 def _path(facts) -> str:
@@ -128,38 +172,64 @@ def _path(facts) -> str:
         f"MAX(COMPUTE {_s(p['compute_s'])}, MEMORY {_s(p['memory_s'])})",
         f"PREDICTED LATENCY {_s(p['latency_s'])} ({escape(p['bound'])} lower bound on {escape(p['target'])})",
     ]
-    return '<div class="flow">' + "".join(f"<div>{s}</div>" for s in steps) + "</div>" + \
-        (f"<p>{_label('PREDICTED')} Predicted bottleneck: <b>{escape(p['bottleneck'])}</b>. "
-         f"{escape(facts['bottleneck_statement'])}</p>")
+    return (
+        '<div class="flow">'
+        + "".join(f"<div>{s}</div>" for s in steps)
+        + "</div>"
+        + (
+            f"<p>{_label('PREDICTED')} Predicted bottleneck: <b>{escape(p['bottleneck'])}</b>. "
+            f"{escape(facts['bottleneck_statement'])}</p>"
+        )
+    )
 
 
 def _telemetry(facts) -> str:
     t = facts["telemetry"]
     if not t["available"]:
         return f'<p class="empty">{_label("DIAGNOSTIC")} unavailable: {escape(str(t["reason"]))}</p>'
-    items = "".join(f"<li>{escape(n)}</li>" for n in t["observations"]) or \
-        "<li>No clock-event reasons other than idle were reported.</li>"
-    return (f"<p>{_label('DIAGNOSTIC')} {escape(str(t.get('window') or ''))}. It supplies context and never "
-            f"determines a verdict.</p><ul>{items}</ul><p>{escape(str(t['caveat']))}</p>")
+    items = (
+        "".join(f"<li>{escape(n)}</li>" for n in t["observations"])
+        or "<li>No clock-event reasons other than idle were reported.</li>"
+    )
+    return (
+        f"<p>{_label('DIAGNOSTIC')} {escape(str(t.get('window') or ''))}. It supplies context and never "
+        f"determines a verdict.</p><ul>{items}</ul><p>{escape(str(t['caveat']))}</p>"
+    )
 
 
 def _policy(facts) -> str:
     checks = facts["policy"]["bound_checks"]
-    rows = [[breakable(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
-            for name, v in checks.items()]
+    rows = [
+        [breakable(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
+        for name, v in checks.items()
+    ]
     html = _table(["workload", "bound check (needs MEASURED p50 and a CALIBRATED bound)"], rows)
     gate = facts["policy"].get("gate")
     if gate:
         grows = [[escape(v["workload"]), escape(v["verdict"]), escape(v["reason"])] for v in gate["verdicts"]]
-        html += (f"<h3>Regression gate against {escape(str(gate['baseline']['path']))}</h3>"
-                 + _table(["workload", "verdict", "why"], grows) + f"<p>{escape(gate['summary'])}</p>")
+        html += (
+            f"<h3>Regression gate against {escape(str(gate['baseline']['path']))}</h3>"
+            + _table(["workload", "verdict", "why"], grows)
+            + f"<p>{escape(gate['summary'])}</p>"
+        )
     for name in sorted({v["policy"] for v in facts["policy"].get("verdicts", [])}):
-        vrows = [[escape(v["subject"] or "-"), escape(v["verdict"]), escape(v["reason"]),
-                  escape("; ".join(v["evidence"]) or "-")] for v in facts["policy"]["verdicts"] if v["policy"] == name]
+        vrows = [
+            [
+                escape(v["subject"] or "-"),
+                escape(v["verdict"]),
+                escape(v["reason"]),
+                escape("; ".join(v["evidence"]) or "-"),
+            ]
+            for v in facts["policy"]["verdicts"]
+            if v["policy"] == name
+        ]
         html += f"<h3>Policy {escape(name)}</h3>" + _table(["subject", "verdict", "why", "evidence"], vrows)
     violations = facts["policy"]["bound_violations"]
-    html += (f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>' if violations
-             else "<p>Bound violations: none.</p>")
+    html += (
+        f'<p class="violation">Bound violations: {escape(", ".join(violations))}</p>'
+        if violations
+        else "<p>Bound violations: none.</p>"
+    )
     return html
 
 
@@ -183,16 +253,42 @@ def _estimate(facts: dict[str, Any]) -> str:
     if not e:
         return ""
     from .evaluate import HEADERS
-    rows = [[breakable(r["name"]), _s(r["bound_s"]), _s(r["device_s"]), _s(r["eager_s"]), str(r["kernels"]),
-             _s(r["measured_p50_s"]), escape(percent(r["ape_estimate"])), escape(", ".join(r["top_terms"]) or "-")]
-            for r in e["rows"]]
-    html = (f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
-            f'({escape(str(e["basis_kind"]))}): {escape(str(e["basis"]))}.</p>'
-            + _table(["workload", "lower bound", "ESTIMATE device", "ESTIMATE eager", "kernels", "MEASURED p50",
-                      "APE estimate", "largest terms"], rows, numeric=(1, 2, 3, 4, 5, 6)))
+
+    rows = [
+        [
+            breakable(r["name"]),
+            _s(r["bound_s"]),
+            _s(r["device_s"]),
+            _s(r["eager_s"]),
+            str(r["kernels"]),
+            _s(r["measured_p50_s"]),
+            escape(percent(r["ape_estimate"])),
+            escape(", ".join(r["top_terms"]) or "-"),
+        ]
+        for r in e["rows"]
+    ]
+    html = (
+        f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
+        f"({escape(str(e['basis_kind']))}): {escape(str(e['basis']))}.</p>"
+        + _table(
+            [
+                "workload",
+                "lower bound",
+                "ESTIMATE device",
+                "ESTIMATE eager",
+                "kernels",
+                "MEASURED p50",
+                "APE estimate",
+                "largest terms",
+            ],
+            rows,
+            numeric=(1, 2, 3, 4, 5, 6),
+        )
+    )
     if e["evaluation"]:
         html += "<p>Per class (<code>tensorforge evaluate</code>):</p>" + _table(
-            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]])
+            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]]
+        )
     elif e["evaluation_absent"]:
         html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
     return html + "\n"
@@ -215,43 +311,62 @@ def report_page(facts: dict[str, Any]) -> str:
     """The whole page: the facts with both plots drawn (matplotlib, imported when drawing), or
     without plots, saying why, when matplotlib is not installed."""
     if matplotlib_missing():
-        return render_html(facts, {"predicted-vs-measured": None, "roofline": None},
-                           absent={"predicted-vs-measured": NO_MATPLOTLIB, "roofline": NO_MATPLOTLIB})
+        return render_html(
+            facts,
+            {"predicted-vs-measured": None, "roofline": None},
+            absent={"predicted-vs-measured": NO_MATPLOTLIB, "roofline": NO_MATPLOTLIB},
+        )
     from .plots import operator_bars, predicted_vs_measured, roofline
+
     ops = facts["measurement"]["operators"]
-    return render_html(facts, {"predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
-                               "roofline": roofline(facts["workloads"], facts["ceilings"])},
-                       operator_bars(ops["rows"], ops["workload"]) if ops["available"] else None)
+    return render_html(
+        facts,
+        {
+            "predicted-vs-measured": predicted_vs_measured(facts["workloads"]),
+            "roofline": roofline(facts["workloads"], facts["ceilings"]),
+        },
+        operator_bars(ops["rows"], ops["workload"]) if ops["available"] else None,
+    )
 
 
-def render_html(facts: dict[str, Any], plots: dict[str, str | None], operators_svg: str | None = None,
-                absent: dict[str, str] | None = None) -> str:
+def render_html(
+    facts: dict[str, Any],
+    plots: dict[str, str | None],
+    operators_svg: str | None = None,
+    absent: dict[str, str] | None = None,
+) -> str:
     reasons = {**PLOT_ABSENT, **(absent or {})}
     labels = [[_label(l["label"]), escape(l["meaning"]), escape(l["source"])] for l in facts["labels"]]
     # A plot left out says why (the roofline still places predicted points when nothing was measured,
     # so an all-or-nothing note would never show for the empty predicted-vs-measured plot).
-    figures = "".join(f'<figure id="plot-{key}">{svg}{_key(facts["workloads"], key)}</figure>' if svg else
-                      f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
-                      f'{escape(reasons.get(key, "nothing to plot"))}.</p>' for key, svg in plots.items()) or \
-        '<p class="empty">No plots: nothing was measured in this capture.</p>'
+    figures = (
+        "".join(
+            f'<figure id="plot-{key}">{svg}{_key(facts["workloads"], key)}</figure>'
+            if svg
+            else f'<p class="empty" id="plot-{key}">No {escape(key.replace("-", " "))} plot: '
+            f"{escape(reasons.get(key, 'nothing to plot'))}.</p>"
+            for key, svg in plots.items()
+        )
+        or '<p class="empty">No plots: nothing was measured in this capture.</p>'
+    )
     limits = "".join(f"<li>{escape(s)}</li>" for s in facts["limits"])
     device = escape(facts["device"] or "no device")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>{escape(facts['title'])}</title><style>{CSS}</style></head>
+<title>{escape(facts["title"])}</title><style>{CSS}</style></head>
 <body>
-<h1>{escape(facts['title'])}</h1>
-<p class="meta">Target <b>{escape(facts['target'])}</b> at {escape(facts['operating_point'])}; measured on <b>{device}</b>
-{('(' + escape(facts['fingerprint']) + ')') if facts['fingerprint'] else ''}; {escape(str(facts['started_at']))};
-TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id="digest">{escape(facts['digest'])}</code> (verified).</p>
+<h1>{escape(facts["title"])}</h1>
+<p class="meta">Target <b>{escape(facts["target"])}</b> at {escape(facts["operating_point"])}; measured on <b>{device}</b>
+{("(" + escape(facts["fingerprint"]) + ")") if facts["fingerprint"] else ""}; {escape(str(facts["started_at"]))};
+TensorForge {escape(str(facts["tensorforge_version"]))}; capture digest <code id="digest">{escape(facts["digest"])}</code> (verified).</p>
 {_sections_notice(facts)}
 <h2>Five labels. Five different claims.</h2>
 {_table(["label", "what it is", "where it comes from"], labels)}
 <h2>The model is useful because its boundary is measurable</h2>
-<div class="cards">{_card('Primary', facts['primary'])}{_card('Contrast', facts['contrast'])}</div>
+<div class="cards">{_card("Primary", facts["primary"])}{_card("Contrast", facts["contrast"])}</div>
 <h2>Every workload</h2>
 {_workloads(facts)}
-<p>{escape(facts['bottleneck_footnote'])}</p>
+<p>{escape(facts["bottleneck_footnote"])}</p>
 {figures}
 {_estimate(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}{floors_section(facts["measurement"])}
@@ -263,6 +378,6 @@ TensorForge {escape(str(facts['tensorforge_version']))}; capture digest <code id
 {_policy(facts)}
 <h2>What this capture does not establish</h2>
 <ul class="limits">{limits}</ul>
-<p class="meta">Command: <code>{escape(facts['command'])}</code>; run took {escape(str(facts['duration_s']))} s.</p>
+<p class="meta">Command: <code>{escape(facts["command"])}</code>; run took {escape(str(facts["duration_s"]))} s.</p>
 </body></html>
 """

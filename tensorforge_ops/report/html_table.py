@@ -19,7 +19,12 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Iterab
     numbers = set(numeric)
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
     body = "".join(
-        "<tr>" + "".join(f'<td{" class=num" if i in numbers else ""} data-label="{escape(headers[i])}">'
-                         f'<span>{cell}</span></td>' for i, cell in enumerate(row)) + "</tr>"
-        for row in rows)
+        "<tr>"
+        + "".join(
+            f'<td{" class=num" if i in numbers else ""} data-label="{escape(headers[i])}"><span>{cell}</span></td>'
+            for i, cell in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f'<table class="rows"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -25,6 +25,7 @@ def _overlaps(a: Any, b: Any) -> bool:
 
 def _padded(box: Any, pad: float) -> Any:
     from matplotlib.transforms import Bbox
+
     return Bbox.from_extents(box.x0 - pad, box.y0 - pad, box.x1 + pad, box.y1 + pad)
 
 
@@ -40,35 +41,48 @@ def _other_text(fig: Any, renderer: Any) -> list[Any]:
     return boxes
 
 
-def place_labels(ax: Any, points: list[tuple[float, float, str]],
-                 avoid: Sequence[tuple[float, float]] = ()) -> None:
+def place_labels(ax: Any, points: list[tuple[float, float, str]], avoid: Sequence[tuple[float, float]] = ()) -> None:
     """Label each (x, y, text) point of `ax` without overlap (see the module docstring); the
     points in `avoid` (unlabelled markers) are kept clear too."""
     from matplotlib.transforms import Bbox
+
     fig = ax.figure
-    fig.canvas.draw()                      # positions of ticks and legend are known from here on
+    fig.canvas.draw()  # positions of ticks and legend are known from here on
     renderer = fig.canvas.get_renderer()
     inside = ax.get_window_extent(renderer)
     centres = [ax.transData.transform((x, y)) for x, y in [(x, y) for x, y, _ in points] + list(avoid)]
     taken = _other_text(fig, renderer) + [
         Bbox.from_extents(cx - POINT_RADIUS_PX, cy - POINT_RADIUS_PX, cx + POINT_RADIUS_PX, cy + POINT_RADIUS_PX)
-        for cx, cy in centres]
+        for cx, cy in centres
+    ]
     for x, y, text in points:
         label = None
         for ring in range(1, RINGS + 1):
             for dx, dy in PATTERN:
                 arrow = {"arrowstyle": "-", "lw": 0.5, "color": "#8c959f"} if ring > 1 else None
-                label = ax.annotate(text, (x, y), xytext=(dx * ring, dy * ring), textcoords="offset points",
-                                    fontsize=7, arrowprops=arrow, gid=f"label-{text}", annotation_clip=False)
+                label = ax.annotate(
+                    text,
+                    (x, y),
+                    xytext=(dx * ring, dy * ring),
+                    textcoords="offset points",
+                    fontsize=7,
+                    arrowprops=arrow,
+                    gid=f"label-{text}",
+                    annotation_clip=False,
+                )
                 box = _padded(label.get_window_extent(renderer), PAD_PX)
-                if (box.x0 >= inside.x0 and box.x1 <= inside.x1 and box.y0 >= inside.y0 and box.y1 <= inside.y1
-                        and not any(_overlaps(box, other) for other in taken)):
+                if (
+                    box.x0 >= inside.x0
+                    and box.x1 <= inside.x1
+                    and box.y0 >= inside.y0
+                    and box.y1 <= inside.y1
+                    and not any(_overlaps(box, other) for other in taken)
+                ):
                     taken.append(box)
                     break
                 label.remove()
                 label = None
             if label is not None:
                 break
-        if label is None:   # nowhere free within the rings: the nearest spot, still numbered
-            ax.annotate(text, (x, y), xytext=PATTERN[0], textcoords="offset points", fontsize=7,
-                        gid=f"label-{text}")
+        if label is None:  # nowhere free within the rings: the nearest spot, still numbered
+            ax.annotate(text, (x, y), xytext=PATTERN[0], textcoords="offset points", fontsize=7, gid=f"label-{text}")

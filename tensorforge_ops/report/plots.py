@@ -7,16 +7,26 @@ from typing import Any
 
 from .plot_labels import place_labels
 
-MODE_COLOURS = {"bf16": "#1f77b4", "fp16": "#2ca02c", "tf32": "#9467bd", "fp32": "#d62728",
-                "fp16_acc16": "#17becf", "fp8": "#8c564b", "int8": "#7f7f7f"}
+MODE_COLOURS = {
+    "bf16": "#1f77b4",
+    "fp16": "#2ca02c",
+    "tf32": "#9467bd",
+    "fp32": "#d62728",
+    "fp16_acc16": "#17becf",
+    "fp8": "#8c564b",
+    "int8": "#7f7f7f",
+}
 
 
 def _pyplot():
     import matplotlib
+
     matplotlib.use("Agg")
-    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "tensorforge",
-                                "font.size": 9, "axes.grid": True, "grid.alpha": 0.3})
+    matplotlib.rcParams.update(
+        {"svg.fonttype": "none", "svg.hashsalt": "tensorforge", "font.size": 9, "axes.grid": True, "grid.alpha": 0.3}
+    )
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -24,11 +34,11 @@ def _svg(fig, prefix: str) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
-    text = text[text.index("<svg"):]   # drop the XML prolog: the SVG is inlined into HTML
+    text = text[text.index("<svg") :]  # drop the XML prolog: the SVG is inlined into HTML
     # matplotlib numbers its element ids per figure (line2d_1, ...); two figures inlined in one
     # page would repeat them, so every id and every reference to one gets the figure's prefix.
     text = re.sub(r'\bid="', f'id="{prefix}-', text)
-    text = re.sub(r'url\(#', f'url(#{prefix}-', text)
+    text = re.sub(r"url\(#", f"url(#{prefix}-", text)
     return re.sub(r'href="#', f'href="#{prefix}-', text)
 
 
@@ -54,12 +64,21 @@ def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     lo, hi = min(xs + [r["analytical_s"] for r in points]) / 3, max(xs) * 3
     ax.fill_between([lo, hi], [lo, hi], [hi, hi], color="#d62728", alpha=0.06, label="bound > measured (violation)")
     ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8, label="bound = measured")
-    ax.scatter(xs, [r["analytical_s"] for r in points], facecolors="none", edgecolors="#555555",
-               label="PREDICTED analytical bound")
+    ax.scatter(
+        xs,
+        [r["analytical_s"] for r in points],
+        facecolors="none",
+        edgecolors="#555555",
+        label="PREDICTED analytical bound",
+    )
     cal = [r for r in points if r["calibrated_s"]]
     if cal:
-        ax.scatter([r["measured_p50_s"] for r in cal], [r["calibrated_s"] for r in cal], color="#1f77b4",
-                   label="calibrated lower bound")
+        ax.scatter(
+            [r["measured_p50_s"] for r in cal],
+            [r["calibrated_s"] for r in cal],
+            color="#1f77b4",
+            label="calibrated lower bound",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -69,8 +88,11 @@ def predicted_vs_measured(rows: list[dict[str, Any]]) -> str | None:
     ax.set_title("Predicted lower bound vs measured p50")
     _legend_below(ax)
     number = numbers(rows)
-    place_labels(ax, [(r["measured_p50_s"], r["calibrated_s"] or r["analytical_s"], str(number[r["name"]]))
-                      for r in points], avoid=[(r["measured_p50_s"], r["analytical_s"]) for r in points])
+    place_labels(
+        ax,
+        [(r["measured_p50_s"], r["calibrated_s"] or r["analytical_s"], str(number[r["name"]])) for r in points],
+        avoid=[(r["measured_p50_s"], r["analytical_s"]) for r in points],
+    )
     svg = _svg(fig, "pvm")
     plt.close(fig)
     return svg
@@ -97,16 +119,27 @@ def roofline(rows: list[dict[str, Any]], ceilings: list[dict[str, Any]]) -> str 
             peak = c[source]
             if not peak or mode not in {r["math_mode"] for r in placed} | {"fp32"}:
                 continue
-            ax.plot(grid, [min(peak, bandwidth * x) for x in grid], style, linewidth=1,
-                    color=MODE_COLOURS.get(mode, "#333333"), alpha=0.9 if source == "calibrated" else 0.45,
-                    label=f"{source} {mode} roof")
+            ax.plot(
+                grid,
+                [min(peak, bandwidth * x) for x in grid],
+                style,
+                linewidth=1,
+                color=MODE_COLOURS.get(mode, "#333333"),
+                alpha=0.9 if source == "calibrated" else 0.45,
+                label=f"{source} {mode} roof",
+            )
     labels = []
     number = numbers(rows)
     for r in placed:
         measured = r["achieved_flops_per_s"]
         y = measured or r["flops"] / (r["calibrated_s"] or r["analytical_s"])
-        ax.scatter([r["intensity"]], [y], color=MODE_COLOURS.get(r["math_mode"], "#333333"),
-                   marker="o" if measured else "x", zorder=3)
+        ax.scatter(
+            [r["intensity"]],
+            [y],
+            color=MODE_COLOURS.get(r["math_mode"], "#333333"),
+            marker="o" if measured else "x",
+            zorder=3,
+        )
         labels.append((r["intensity"], y, str(number[r["name"]])))
     ax.set_xscale("log")
     ax.set_yscale("log")

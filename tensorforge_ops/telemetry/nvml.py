@@ -52,10 +52,13 @@ _NVML_TEMPERATURE_GPU = 0
 def headline(summary: Mapping[str, Any]) -> str:
     """One line about a window: median SM clock and power, and the clock-event reasons seen
     (GpuIdle left out: the gaps between iterations, not a limit)."""
-    reasons = ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions") or []
-                        if r != "GpuIdle") or "none"
-    return (f"SM {summary.get('sm_clock_mhz_median')} MHz median, {summary.get('power_w_median')} W median, "
-            f"clock-event reasons seen: {reasons}")
+    reasons = (
+        ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions") or [] if r != "GpuIdle") or "none"
+    )
+    return (
+        f"SM {summary.get('sm_clock_mhz_median')} MHz median, {summary.get('power_w_median')} W median, "
+        f"clock-event reasons seen: {reasons}"
+    )
 
 
 def _set_bits(mask: int) -> list[int]:
@@ -141,15 +144,23 @@ def summarize(samples: Sequence[TelemetrySample]) -> TelemetrySummary:
     masked = [s for s in samples if s.reasons_mask is not None]
     counts: dict[int, int] = {}  # keyed by bit so the output is in bit order, unknowns included
     for s in masked:
-        for bit in _set_bits(s.reasons_mask or 0):   # (not None: filtered above)
+        for bit in _set_bits(s.reasons_mask or 0):  # (not None: filtered above)
             counts[bit] = counts.get(bit, 0) + 1
     fractions = tuple((decode_reasons(bit)[0], counts[bit] / len(masked)) for bit in sorted(counts))
     return TelemetrySummary(
         n_samples=len(samples),
-        sm_clock_mhz_min=sm[0], sm_clock_mhz_median=sm[1], sm_clock_mhz_max=sm[2],
-        mem_clock_mhz_min=mem[0], mem_clock_mhz_median=mem[1], mem_clock_mhz_max=mem[2],
-        power_w_min=pw[0], power_w_median=pw[1], power_w_max=pw[2],
-        temperature_c_min=temp[0], temperature_c_median=temp[1], temperature_c_max=temp[2],
+        sm_clock_mhz_min=sm[0],
+        sm_clock_mhz_median=sm[1],
+        sm_clock_mhz_max=sm[2],
+        mem_clock_mhz_min=mem[0],
+        mem_clock_mhz_median=mem[1],
+        mem_clock_mhz_max=mem[2],
+        power_w_min=pw[0],
+        power_w_median=pw[1],
+        power_w_max=pw[2],
+        temperature_c_min=temp[0],
+        temperature_c_median=temp[1],
+        temperature_c_max=temp[2],
         gpu_util_pct_mean=_mean([s.gpu_util_pct for s in samples]),
         mem_util_pct_mean=_mean([s.mem_util_pct for s in samples]),
         reason_fractions=fractions,
@@ -201,9 +212,17 @@ def _pick_reasons_fn(nvml: Any, handle: Any) -> Callable[[Any], int] | None:
 
 def _unavailable(reason: str, device_index: int, sample_period_s: float) -> TelemetryWindow:
     return TelemetryWindow(
-        available=False, unavailable_reason=reason, device_name=None, device_index=device_index,
-        driver_version=None, nvml_version=None, sample_period_s=sample_period_s, duration_s=0.0,
-        samples=(), energy_j=None, summary=None,
+        available=False,
+        unavailable_reason=reason,
+        device_name=None,
+        device_index=device_index,
+        driver_version=None,
+        nvml_version=None,
+        sample_period_s=sample_period_s,
+        duration_s=0.0,
+        samples=(),
+        energy_j=None,
+        summary=None,
     )
 
 
@@ -302,10 +321,17 @@ def collect_window(
             energy_j = (energy_end - energy_start) / 1000.0  # counter is in mJ
         frozen = tuple(samples)
         return TelemetryWindow(
-            available=True, unavailable_reason=None, device_name=device_name,
-            device_index=device_index, driver_version=driver_version, nvml_version=nvml_version,
-            sample_period_s=sample_period_s, duration_s=elapsed, samples=frozen,
-            energy_j=energy_j, summary=summarize(frozen),
+            available=True,
+            unavailable_reason=None,
+            device_name=device_name,
+            device_index=device_index,
+            driver_version=driver_version,
+            nvml_version=nvml_version,
+            sample_period_s=sample_period_s,
+            duration_s=elapsed,
+            samples=frozen,
+            energy_j=energy_j,
+            summary=summarize(frozen),
         )
     finally:
         try:

@@ -15,6 +15,8 @@ class NvmlTelemetry(TelemetrySource):
 
     def collect(self, session, run_once, duration_s):
         from .nvml import collect_window, telemetry_to_dict
-        window = collect_window(run_once, device_index=session.device.index or 0,
-                                duration_s=duration_s, synchronize=session.synchronize)
+
+        window = collect_window(
+            run_once, device_index=session.device.index or 0, duration_s=duration_s, synchronize=session.synchronize
+        )
         return telemetry_to_dict(window)

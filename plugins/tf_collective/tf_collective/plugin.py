@@ -27,11 +27,13 @@ class CollectiveParams:
 
     def __attrs_post_init__(self):
         if (self.bytes is None) == (self.count is None):
-            raise ValueError("give exactly one of bytes (the buffer size, nccl-tests' convention) "
-                             "or count (elements of dtype)")
+            raise ValueError(
+                "give exactly one of bytes (the buffer size, nccl-tests' convention) or count (elements of dtype)"
+            )
         if self.bytes is not None and self.bytes % DTYPE_BYTES[self.dtype]:
-            raise ValueError(f"bytes={self.bytes} is not a whole number of {self.dtype} elements "
-                             f"({DTYPE_BYTES[self.dtype]} B each)")
+            raise ValueError(
+                f"bytes={self.bytes} is not a whole number of {self.dtype} elements ({DTYPE_BYTES[self.dtype]} B each)"
+            )
         if self.ranks == 1:
             raise ValueError("ranks=1 moves nothing; use ranks >= 2, or 0 for every device of the target")
 
@@ -41,7 +43,7 @@ class CollectiveParams:
 
     @property
     def math_mode(self) -> str:
-        return "fp32"    # a reduction's additions run on the vector units
+        return "fp32"  # a reduction's additions run on the vector units
 
 
 def _preset(op: str, size: int, dtype: str = "bf16"):
@@ -50,8 +52,10 @@ def _preset(op: str, size: int, dtype: str = "bf16"):
 
 class Collective(WorkloadKind):
     name = "collective"
-    description = ("one collective over several devices (all_reduce, all_gather, reduce_scatter, "
-                   "all_to_all, broadcast, send_recv); bytes or count; ranks=0: every device")
+    description = (
+        "one collective over several devices (all_reduce, all_gather, reduce_scatter, "
+        "all_to_all, broadcast, send_recv); bytes or count; ranks=0: every device"
+    )
     params_type = CollectiveParams
     presets = {
         "all_reduce_4k": _preset("all_reduce", 4 * KiB),
@@ -77,8 +81,14 @@ class Collective(WorkloadKind):
         # Per device: what it holds before and after (nccl-tests' buffers).
         in_bytes = {"all_gather": S // n, "reduce_scatter": S}.get(p.op, S)
         out_bytes = {"all_gather": S, "reduce_scatter": S // n}.get(p.op, S)
-        problem = CollectiveProblem(op=p.op, bytes=S, ranks=p.ranks, elem_bytes=e,
-                                    input=Tensor("input", in_bytes), output=Tensor("output", out_bytes))
+        problem = CollectiveProblem(
+            op=p.op,
+            bytes=S,
+            ranks=p.ranks,
+            elem_bytes=e,
+            input=Tensor("input", in_bytes),
+            output=Tensor("output", out_bytes),
+        )
         return (Operator(p.op, problem),)
 
 

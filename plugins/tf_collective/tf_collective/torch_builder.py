@@ -33,9 +33,12 @@ class CollectiveTorch(WorkloadBuilder):
     def build(self, p, device):
         import torch
         import torch.distributed as dist
+
         if not (dist.is_available() and dist.is_initialized()):
-            raise Unavailable("collectives run through torch.distributed: measure them on a system "
-                              "target with the torch-distributed backend (tensorforge run --target h200x2)")
+            raise Unavailable(
+                "collectives run through torch.distributed: measure them on a system "
+                "target with the torch-distributed backend (tensorforge run --target h200x2)"
+            )
         world, rank = dist.get_world_size(), dist.get_rank()
         n = p.ranks or world
         if n > world:
@@ -68,7 +71,7 @@ class CollectiveTorch(WorkloadBuilder):
 
         def run():
             if member:
-                with operator_range(p.op):    # the Core's one operator of a collective
+                with operator_range(p.op):  # the Core's one operator of a collective
                     call()
 
         def call():
@@ -116,7 +119,7 @@ class CollectiveTorch(WorkloadBuilder):
                 run()
                 expect = (torch.arange(n, device=device) * n + r).to(dtype).repeat_interleave(shard)
                 ok, want = bool(torch.equal(b["out"], expect)), "chunk j holds j*n + rank"
-            else:   # send_recv
+            else:  # send_recv
                 peer = r + 1 if r % 2 == 0 else r - 1
                 b["x"].fill_(r + 1 if r % 2 == 0 else -1)
                 run()

@@ -36,8 +36,10 @@ class Conv2dParams:
         if self.c % self.groups or self.k % self.groups:
             raise ValueError(f"groups={self.groups} must divide c={self.c} and k={self.k}")
         if self.p < 1 or self.q < 1:
-            raise ValueError(f"the {self.r}x{self.s} filter (dilation {self.dilation}) does not fit "
-                             f"the {self.h}x{self.w} input with padding {self.padding}")
+            raise ValueError(
+                f"the {self.r}x{self.s} filter (dilation {self.dilation}) does not fit "
+                f"the {self.h}x{self.w} input with padding {self.padding}"
+            )
 
     @property
     def p(self) -> int:
@@ -53,14 +55,42 @@ class Conv2d(WorkloadKind):
     description = "2-D convolution N x C x H x W with K filters R x S, as an implicit GEMM"
     params_type = Conv2dParams
     presets = {
-        "conv_resnet50_3x3": {"n": 32, "c": 128, "h": 28, "w": 28, "k": 128, "r": 3, "s": 3,
-                              "padding": 1, "dtype": "bf16"},
-        "conv_resnet50_1x1": {"n": 32, "c": 256, "h": 56, "w": 56, "k": 64, "r": 1, "s": 1,
-                              "dtype": "bf16"},
-        "conv_stem_7x7": {"n": 32, "c": 3, "h": 224, "w": 224, "k": 64, "r": 7, "s": 7,
-                          "stride": 2, "padding": 3, "dtype": "bf16"},
-        "conv_depthwise_3x3": {"n": 32, "c": 256, "h": 56, "w": 56, "k": 256, "r": 3, "s": 3,
-                               "padding": 1, "groups": 256, "dtype": "bf16"},
+        "conv_resnet50_3x3": {
+            "n": 32,
+            "c": 128,
+            "h": 28,
+            "w": 28,
+            "k": 128,
+            "r": 3,
+            "s": 3,
+            "padding": 1,
+            "dtype": "bf16",
+        },
+        "conv_resnet50_1x1": {"n": 32, "c": 256, "h": 56, "w": 56, "k": 64, "r": 1, "s": 1, "dtype": "bf16"},
+        "conv_stem_7x7": {
+            "n": 32,
+            "c": 3,
+            "h": 224,
+            "w": 224,
+            "k": 64,
+            "r": 7,
+            "s": 7,
+            "stride": 2,
+            "padding": 3,
+            "dtype": "bf16",
+        },
+        "conv_depthwise_3x3": {
+            "n": 32,
+            "c": 256,
+            "h": 56,
+            "w": 56,
+            "k": 256,
+            "r": 3,
+            "s": 3,
+            "padding": 1,
+            "groups": 256,
+            "dtype": "bf16",
+        },
     }
     default_suite = ("conv_resnet50_3x3", "conv_resnet50_1x1", "conv_depthwise_3x3")
 
@@ -68,11 +98,18 @@ class Conv2d(WorkloadKind):
         e = DTYPE_BYTES[p.dtype]
         g = p.groups
         problem = MatmulProblem(
-            batch=g, m=p.n * p.p * p.q, n=p.k // g, k=(p.c // g) * p.r * p.s,
-            math_mode=p.math_mode, a_elem_bytes=e, b_elem_bytes=e, c_elem_bytes=e,
+            batch=g,
+            m=p.n * p.p * p.q,
+            n=p.k // g,
+            k=(p.c // g) * p.r * p.s,
+            math_mode=p.math_mode,
+            a_elem_bytes=e,
+            b_elem_bytes=e,
+            c_elem_bytes=e,
             a=Tensor("input", p.n * p.c * p.h * p.w * e),
             b=Tensor("filter", p.k * (p.c // g) * p.r * p.s * e),
-            c=Tensor("output", p.n * p.k * p.p * p.q * e))
+            c=Tensor("output", p.n * p.k * p.p * p.q * e),
+        )
         return (Operator("conv2d", problem),)
 
     def implementation(self, p: Conv2dParams):
@@ -80,9 +117,13 @@ class Conv2d(WorkloadKind):
         over (C/groups) x R x S (tensor-core kernels pad the channels to 16 bytes), or, with one
         channel per group, a dedicated depthwise kernel."""
         from tensorforge.estimate.implementation import Implementation
+
         per_group = p.c // p.groups
-        return {"conv2d": Implementation(kernels=1, conv_channels=per_group, conv_taps=p.r * p.s,
-                                         conv_depthwise=per_group == 1 and p.groups > 1)}
+        return {
+            "conv2d": Implementation(
+                kernels=1, conv_channels=per_group, conv_taps=p.r * p.s, conv_depthwise=per_group == 1 and p.groups > 1
+            )
+        }
 
 
 @hookimpl

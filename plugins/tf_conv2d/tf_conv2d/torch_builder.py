@@ -9,20 +9,23 @@ from tensorforge_ops.measure.op_ranges import operator_range
 
 class Conv2dTorch(WorkloadBuilder):
     kind = "conv2d"
-    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, ...
+    framework = "torch"  # any PyTorch device: torch-cuda, torch-cpu, ...
 
     def build(self, p, device):
         import torch
         import torch.nn.functional as F
+
         dtype = torch_dtype(p.dtype, "PyTorch conv2d")
         # channels_last is the layout tensor-core convolutions use natively (no transposes).
         x = torch.randn(p.n, p.c, p.h, p.w, device=device, dtype=dtype).to(memory_format=torch.channels_last)
         w = torch.randn(p.k, p.c // p.groups, p.r, p.s, device=device, dtype=dtype).to(
-            memory_format=torch.channels_last)
+            memory_format=torch.channels_last
+        )
 
         def run():
-            with operator_range("conv2d"):     # the Core's one operator of a convolution
+            with operator_range("conv2d"):  # the Core's one operator of a convolution
                 return F.conv2d(x, w, None, p.stride, p.padding, p.dilation, p.groups)
+
         return run
 
 

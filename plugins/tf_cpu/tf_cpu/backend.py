@@ -36,8 +36,21 @@ def cache_bytes(machine: Machine) -> int:
 def fingerprint(details: dict[str, Any]) -> str:
     """Same CPU model, core count, caches, ISA, thread count and PyTorch -> same fingerprint.
     Clocks and load are left out on purpose: they change between runs on the same machine."""
-    keys = ("model_name", "vendor", "family", "model", "arch", "cores", "logical_cpus",
-            "threads_per_core", "caches", "vector", "flops_per_clock", "threads", "torch")
+    keys = (
+        "model_name",
+        "vendor",
+        "family",
+        "model",
+        "arch",
+        "cores",
+        "logical_cpus",
+        "threads_per_core",
+        "caches",
+        "vector",
+        "flops_per_clock",
+        "threads",
+        "torch",
+    )
     text = json.dumps({k: details.get(k) for k in keys}, sort_keys=True)
     return "cpu-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -68,16 +81,26 @@ def framework_flags(torch) -> dict[str, Any]:
 def device_details(torch, machine: Machine, threads: int) -> dict[str, Any]:
     isa = host_isa(machine)
     return {
-        "model_name": machine.model_name, "vendor": machine.vendor, "family": machine.family,
-        "model": machine.model, "arch": machine.arch, "cores": machine.cores,
-        "logical_cpus": len(machine.cpus), "cpus": list(machine.cpus),
+        "model_name": machine.model_name,
+        "vendor": machine.vendor,
+        "family": machine.family,
+        "model": machine.model,
+        "arch": machine.arch,
+        "cores": machine.cores,
+        "logical_cpus": len(machine.cpus),
+        "cpus": list(machine.cpus),
         "threads_per_core": machine.threads_per_core,
         "caches": [[c.level, c.kind, c.size_bytes, len(c.cpus)] for c in machine.caches],
-        "vector": isa.vector, "flops_per_clock": dict(isa.flops_per_clock),
-        "max_mhz": machine.max_mhz, "base_mhz": machine.base_mhz, "reported_mhz": machine.reported_mhz,
-        "memory_bytes": machine.memory_bytes, "machine_sources": dict(machine.sources),
+        "vector": isa.vector,
+        "flops_per_clock": dict(isa.flops_per_clock),
+        "max_mhz": machine.max_mhz,
+        "base_mhz": machine.base_mhz,
+        "reported_mhz": machine.reported_mhz,
+        "memory_bytes": machine.memory_bytes,
+        "machine_sources": dict(machine.sources),
         "machine_fallbacks": list(machine.fallbacks),
-        "threads": threads, "torch": str(torch.__version__),
+        "threads": threads,
+        "torch": str(torch.__version__),
         "mkldnn_available": _read(lambda: bool(torch.backends.mkldnn.is_available())),
         "mkl_available": _read(lambda: bool(torch.backends.mkl.is_available())),
         "openmp_available": _read(lambda: bool(torch.backends.openmp.is_available())),
@@ -88,6 +111,7 @@ def device_details(torch, machine: Machine, threads: int) -> dict[str, Any]:
 class TorchCpuSession(Session):
     def __init__(self, machine: Machine):
         import torch
+
         self.torch = torch
         self.machine = machine
         # One thread per usable physical core: SMT siblings share FMA units, and the target's
@@ -106,8 +130,9 @@ class TorchCpuSession(Session):
         # Not in the fingerprint (its keys are fixed): a rerun may size the flush a little
         # differently on the same machine.
         details["flush"] = attrs.asdict(self.flush_plan)
-        self.info = DeviceInfo(backend="torch-cpu", name=machine.model_name,
-                               fingerprint=fingerprint(details), details=details)
+        self.info = DeviceInfo(
+            backend="torch-cpu", name=machine.model_name, fingerprint=fingerprint(details), details=details
+        )
 
     def _hold_threads(self) -> None:
         # A builder or library may change the global thread count; every measurement must run
@@ -121,8 +146,9 @@ class TorchCpuSession(Session):
         from tensorforge_ops.measure.precision import math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
-            raise Unavailable(f"math mode {math_mode} is not measurable with torch-cpu "
-                              f"(measurable: {', '.join(MEASURABLE_MODES)})")
+            raise Unavailable(
+                f"math mode {math_mode} is not measurable with torch-cpu (measurable: {', '.join(MEASURABLE_MODES)})"
+            )
         self._hold_threads()
         fn = None
         try:
@@ -134,14 +160,16 @@ class TorchCpuSession(Session):
                 fn = builder.build(params, self.device)
                 fn()
                 peak, method = peak_rss.peak_since(base) if why_not is None else (None, why_not)
-                yield Prepared(fn=fn, peak_memory_bytes=peak, framework_flags=framework_flags(torch),
-                               peak_memory_method=method)
+                yield Prepared(
+                    fn=fn, peak_memory_bytes=peak, framework_flags=framework_flags(torch), peak_memory_method=method
+                )
         finally:
             del fn
             gc.collect()
 
     def flush(self):
         from .cpu_timing import make_flush
+
         if self._flush is None:
             self._flush = make_flush(self.torch, self.flush_bytes)
         return self._flush
@@ -149,8 +177,15 @@ class TorchCpuSession(Session):
     def time(self, fn: Callable[[], Any], budget_s: float):
         from tensorforge_ops.measure.timing import TimingPolicy
         from .cpu_timing import time_cpu
-        policy = TimingPolicy(warmup_iters=WARMUP_ITERS, min_iters=MIN_SAMPLES, max_iters=1000,
-                              target_rel_iqr=0.02, budget_s=budget_s, flush_bytes=self.flush_bytes)
+
+        policy = TimingPolicy(
+            warmup_iters=WARMUP_ITERS,
+            min_iters=MIN_SAMPLES,
+            max_iters=1000,
+            target_rel_iqr=0.02,
+            budget_s=budget_s,
+            flush_bytes=self.flush_bytes,
+        )
         self._hold_threads()
         with self.torch.inference_mode():
             return time_cpu(fn, policy, self.flush())
@@ -159,6 +194,7 @@ class TorchCpuSession(Session):
     def phases(self, fn: Callable[[], Any], plan):
         """The measurement phases of one prepared workload: one regime, eager only (tf_cpu.phases)."""
         from .phases import CpuPhases
+
         yield CpuPhases(self, fn, plan)
 
     def synchronize(self) -> None:
@@ -171,8 +207,9 @@ class TorchCpuSession(Session):
 
 class TorchCpuBackend(MeasurementBackend):
     name = "torch-cpu"
-    description = ("PyTorch on the host CPU: wall-clock timing per iteration, threads fixed to the "
-                   "physical cores, caches flushed")
+    description = (
+        "PyTorch on the host CPU: wall-clock timing per iteration, threads fixed to the physical cores, caches flushed"
+    )
     framework = "torch"
     targets = (TARGET_NAME,)
 
@@ -181,10 +218,13 @@ class TorchCpuBackend(MeasurementBackend):
         """CPU-sized workloads (the shared default suite's GEMMs take seconds per iteration on a
         few cores): a large and a small fp32 GEMM, a memory-bound GEMV, a convolution, a small
         transformer, and a bf16 GEMM where the CPU runs bf16 natively."""
-        suite = ["gemm:m=2048,n=2048,k=2048,dtype=fp32", "gemm:m=512,n=512,k=512,dtype=fp32",
-                 "gemm:m=1,n=4096,k=4096,dtype=fp32",
-                 "conv2d:n=1,c=64,h=56,w=56,k=64,r=3,s=3,padding=1,dtype=fp32",
-                 "transformer:hidden=512,layers=2,heads=8,seq=128,dtype=fp32"]
+        suite = [
+            "gemm:m=2048,n=2048,k=2048,dtype=fp32",
+            "gemm:m=512,n=512,k=512,dtype=fp32",
+            "gemm:m=1,n=4096,k=4096,dtype=fp32",
+            "conv2d:n=1,c=64,h=56,w=56,k=64,r=3,s=3,padding=1,dtype=fp32",
+            "transformer:hidden=512,layers=2,heads=8,seq=128,dtype=fp32",
+        ]
         if "bf16" in host_isa(read_machine()).flops_per_clock:
             suite.append("gemm:m=1024,n=1024,k=1024,dtype=bf16")
         return tuple(suite)

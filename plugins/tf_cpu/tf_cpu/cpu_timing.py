@@ -26,7 +26,7 @@ def make_flush(torch, nbytes: int, mode: str = "write") -> Callable[[], Any] | N
     private caches are flushed too, not only the calling thread's."""
     if nbytes <= 0:
         return None
-    buffer = torch.ones(nbytes, dtype=torch.uint8)    # touched now: pages are resident
+    buffer = torch.ones(nbytes, dtype=torch.uint8)  # touched now: pages are resident
     if mode == "read":
         words = buffer[: nbytes // 8 * 8].view(torch.int64)
         total = torch.empty((), dtype=torch.int64)
@@ -53,5 +53,10 @@ def time_cpu(fn: Callable[[], Any], policy: TimingPolicy, flush: Callable[[], An
         end = clock()
         samples.append((end - start) * 1e-9)
         stop = should_stop(samples, policy, time.perf_counter() - t0)
-    return TimedSamples(samples_s=tuple(samples), stats=summarize(samples), stop_reason=stop,
-                        warmup_iters=policy.warmup_iters, flush_bytes=policy.flush_bytes)
+    return TimedSamples(
+        samples_s=tuple(samples),
+        stats=summarize(samples),
+        stop_reason=stop,
+        warmup_iters=policy.warmup_iters,
+        flush_bytes=policy.flush_bytes,
+    )

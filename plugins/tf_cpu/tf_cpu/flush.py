@@ -42,7 +42,7 @@ SWEEP_MIN = 1 * MIB
 SWEEP_FLOOR = 64 * MIB
 SWEEP_CAP = 1 << 30
 SWEEP_REPEATS = 3
-BYTES_PER_TIMING = 16 * MIB      # several passes over small buffers, so each timing is not a blip
+BYTES_PER_TIMING = 16 * MIB  # several passes over small buffers, so each timing is not a blip
 # A cache plateau counts only when it is clearly faster than memory.
 MIN_CACHE_SPEEDUP = 1.5
 
@@ -50,14 +50,15 @@ MIN_CACHE_SPEEDUP = 1.5
 @attrs.frozen
 class FlushPlan:
     """What the backend flushes with, and the evidence for the size."""
+
     bytes: int
-    basis: str                              # one sentence: which figures set the size
-    nominal_cache_bytes: int                # every data/unified cache instance sysfs reports
-    private_cache_bytes: int                # of those, the per-core (private) instances
-    nominal_reach_bytes: int                # what sysfs says one core reaches (one instance per level)
-    measured_reach_bytes: int | None     # None: the sweep showed no clear cache-to-memory fall
-    pass_rates: tuple[tuple[int, float], ...] = ()   # (buffer bytes, bytes per second) of the sweep
-    seconds_p50: float | None = None     # the flush's own cost per call, measured
+    basis: str  # one sentence: which figures set the size
+    nominal_cache_bytes: int  # every data/unified cache instance sysfs reports
+    private_cache_bytes: int  # of those, the per-core (private) instances
+    nominal_reach_bytes: int  # what sysfs says one core reaches (one instance per level)
+    measured_reach_bytes: int | None  # None: the sweep showed no clear cache-to-memory fall
+    pass_rates: tuple[tuple[int, float], ...] = ()  # (buffer bytes, bytes per second) of the sweep
+    seconds_p50: float | None = None  # the flush's own cost per call, measured
 
 
 def nominal_cache_bytes(machine: Machine) -> int:
@@ -95,13 +96,17 @@ def choose_reach(rates: Sequence[tuple[int, float]]) -> tuple[int | None, str]:
     best_at = max(range(len(rates)), key=lambda i: rates[i][1])
     cache_rate, memory_rate = rates[best_at][1], rates[-1][1]
     if cache_rate < MIN_CACHE_SPEEDUP * memory_rate:
-        return None, (f"no clear cache plateau (best {cache_rate / 1e9:.3g} GB/s vs "
-                      f"{memory_rate / 1e9:.3g} GB/s at {rates[-1][0] // MIB} MiB)")
+        return None, (
+            f"no clear cache plateau (best {cache_rate / 1e9:.3g} GB/s vs "
+            f"{memory_rate / 1e9:.3g} GB/s at {rates[-1][0] // MIB} MiB)"
+        )
     threshold = math.sqrt(cache_rate * memory_rate)
     # The last size is at the memory rate, below the midpoint: the search always ends.
-    size, rate = next((s, r) for s, r in rates[best_at + 1:] if r < threshold)
-    return size, (f"pass rate falls from {cache_rate / 1e9:.3g} GB/s to {rate / 1e9:.3g} GB/s "
-                  f"at {size // MIB} MiB (memory {memory_rate / 1e9:.3g} GB/s)")
+    size, rate = next((s, r) for s, r in rates[best_at + 1 :] if r < threshold)
+    return size, (
+        f"pass rate falls from {cache_rate / 1e9:.3g} GB/s to {rate / 1e9:.3g} GB/s "
+        f"at {size // MIB} MiB (memory {memory_rate / 1e9:.3g} GB/s)"
+    )
 
 
 def plan_flush(machine: Machine, rates: Sequence[tuple[int, float]] = ()) -> FlushPlan:
@@ -115,23 +120,32 @@ def plan_flush(machine: Machine, rates: Sequence[tuple[int, float]] = ()) -> Flu
         basis = f"{FLUSH_MULTIPLE} x the {_mib(nominal)} of cache sysfs reports ({why})"
     else:
         cover = min(nominal, private + reach) if nominal else reach
-        basis = (f"{FLUSH_MULTIPLE} x {_mib(cover)}: every core's private caches ({_mib(private)}) "
-                 f"plus one core's measured reach ({_mib(reach)}: {why}), at most the "
-                 f"{_mib(nominal)} sysfs reports")
+        basis = (
+            f"{FLUSH_MULTIPLE} x {_mib(cover)}: every core's private caches ({_mib(private)}) "
+            f"plus one core's measured reach ({_mib(reach)}: {why}), at most the "
+            f"{_mib(nominal)} sysfs reports"
+        )
     size = max(FLUSH_MULTIPLE * cover, MIN_FLUSH_BYTES)
     if size == MIN_FLUSH_BYTES and FLUSH_MULTIPLE * cover < MIN_FLUSH_BYTES:
         basis += f"; raised to the {_mib(MIN_FLUSH_BYTES)} minimum"
-    return FlushPlan(bytes=size, basis=basis, nominal_cache_bytes=nominal, private_cache_bytes=private,
-                     nominal_reach_bytes=nominal_reach_bytes(machine), measured_reach_bytes=reach,
-                     pass_rates=tuple((int(s), float(r)) for s, r in rates))
+    return FlushPlan(
+        bytes=size,
+        basis=basis,
+        nominal_cache_bytes=nominal,
+        private_cache_bytes=private,
+        nominal_reach_bytes=nominal_reach_bytes(machine),
+        measured_reach_bytes=reach,
+        pass_rates=tuple((int(s), float(r)) for s, r in rates),
+    )
 
 
 def _mib(nbytes: int) -> str:
     return f"{nbytes / MIB:.3g} MiB"
 
 
-def measure_pass_rates(torch, sizes: Sequence[int], repeats: int = SWEEP_REPEATS,
-                       clock: Callable[[], float] = time.perf_counter) -> tuple[tuple[int, float], ...]:
+def measure_pass_rates(
+    torch, sizes: Sequence[int], repeats: int = SWEEP_REPEATS, clock: Callable[[], float] = time.perf_counter
+) -> tuple[tuple[int, float], ...]:
     """(size, bytes per second) of read-modify-write passes over a buffer of each size, on one
     thread (one core's reach), best of `repeats` (the least disturbed by other processes). The
     caller's thread count is restored."""
@@ -141,7 +155,7 @@ def measure_pass_rates(torch, sizes: Sequence[int], repeats: int = SWEEP_REPEATS
     try:
         for size in sizes:
             buffer = torch.zeros(size, dtype=torch.uint8)
-            buffer.add_(1)                              # resident and in cache as far as it fits
+            buffer.add_(1)  # resident and in cache as far as it fits
             passes = max(1, BYTES_PER_TIMING // size)
             best = math.inf
             for _ in range(repeats):

@@ -33,30 +33,35 @@ takes the fp32 rate. CPUs have no special-function units: a transcendental runs 
 units (the model charges it as such).
 """
 
-
 import attrs
 
 from .machine import Machine
 
-AMX_FLOPS_PER_CLOCK = 1024    # Intel: AMX does 1024 bf16/fp16 FLOPs per clock per core
+AMX_FLOPS_PER_CLOCK = 1024  # Intel: AMX does 1024 bf16/fp16 FLOPs per clock per core
 
 
 @attrs.frozen
 class Isa:
-    vector: str                          # e.g. 'avx512 (executed as 2 x 256-bit)'
-    flops_per_clock: dict[str, float]    # per core, per math mode
-    rules: tuple[str, ...]               # which rule produced each rate, for `sources`
-    vector_flops_per_clock: dict[str, float] = attrs.field(factory=dict)   # per core, per precision
+    vector: str  # e.g. 'avx512 (executed as 2 x 256-bit)'
+    flops_per_clock: dict[str, float]  # per core, per math mode
+    rules: tuple[str, ...]  # which rule produced each rate, for `sources`
+    vector_flops_per_clock: dict[str, float] = attrs.field(factory=dict)  # per core, per precision
     vector_rules: tuple[str, ...] = ()
 
 
 def _x86_fp32(m: Machine) -> tuple[str, float, str]:
     if m.has("avx512f"):
         if m.vendor == "AuthenticAMD" and m.family == 25:
-            return ("avx512 (executed as 2 x 256-bit on Zen 4)", 32.0,
-                    "avx512f on AMD family 25 (Zen 4): 256-bit datapath, 2 FMA units: 2 x 8 fp32 lanes x 2")
-        return ("avx512", 64.0, "avx512f: 512-bit, 2 FMA units assumed: 2 x 16 fp32 lanes x 2 "
-                                "(an upper bound for one-unit parts)")
+            return (
+                "avx512 (executed as 2 x 256-bit on Zen 4)",
+                32.0,
+                "avx512f on AMD family 25 (Zen 4): 256-bit datapath, 2 FMA units: 2 x 8 fp32 lanes x 2",
+            )
+        return (
+            "avx512",
+            64.0,
+            "avx512f: 512-bit, 2 FMA units assumed: 2 x 16 fp32 lanes x 2 (an upper bound for one-unit parts)",
+        )
     if m.has("avx2", "fma"):
         return "avx2+fma", 32.0, "avx2 + fma: 256-bit, 2 FMA units: 2 x 8 fp32 lanes x 2"
     if m.has("avx"):
@@ -104,7 +109,14 @@ def host_isa(m: Machine) -> Isa:
     if m.has(half):
         vector_rates["fp16"] = 2 * fp32
         vector_rules.append(f"fp16 {2 * fp32:g}: {half}, twice the fp32 lanes")
-    vector_rules.append("bf16: no elementwise bf16 arithmetic, the fp32 rate applies; "
-                        "no special-function units (transcendentals run on the FMA units)")
-    return Isa(vector=vector, flops_per_clock=rates, rules=tuple(rules),
-               vector_flops_per_clock=vector_rates, vector_rules=tuple(vector_rules))
+    vector_rules.append(
+        "bf16: no elementwise bf16 arithmetic, the fp32 rate applies; "
+        "no special-function units (transcendentals run on the FMA units)"
+    )
+    return Isa(
+        vector=vector,
+        flops_per_clock=rates,
+        rules=tuple(rules),
+        vector_flops_per_clock=vector_rates,
+        vector_rules=tuple(vector_rules),
+    )

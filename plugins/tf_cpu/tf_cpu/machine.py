@@ -21,11 +21,12 @@ FALLBACK_MHZ = 3000.0
 @attrs.frozen
 class Cache:
     """One cache instance: its level, type, size and the logical CPUs that share it."""
+
     level: int
-    kind: str                       # 'Data', 'Unified' or 'Instruction', as /sys names it
+    kind: str  # 'Data', 'Unified' or 'Instruction', as /sys names it
     size_bytes: int
     cpus: tuple[int, ...]
-    per_core: bool                  # private to one physical core (its SMT siblings may share it)
+    per_core: bool  # private to one physical core (its SMT siblings may share it)
 
 
 @attrs.frozen
@@ -35,14 +36,14 @@ class Machine:
     family: int | None
     model: int | None
     arch: str
-    flags: tuple[str, ...]          # ISA flags (x86 'flags', Arm 'Features'), sorted
-    cpus: tuple[int, ...]           # logical CPUs this process may run on
-    cores: int                      # physical cores among them (SMT siblings counted once)
+    flags: tuple[str, ...]  # ISA flags (x86 'flags', Arm 'Features'), sorted
+    cpus: tuple[int, ...]  # logical CPUs this process may run on
+    cores: int  # physical cores among them (SMT siblings counted once)
     threads_per_core: int
-    max_mhz: float | None        # cpufreq cpuinfo_max_freq: the highest (boost) clock
-    base_mhz: float | None       # cpufreq base_frequency, or the '@ x.xxGHz' of the model name
-    reported_mhz: float | None   # /proc/cpuinfo 'cpu MHz' (current; nominal on most VMs)
-    caches: tuple[Cache, ...]       # data and unified caches serving `cpus`, each instance once
+    max_mhz: float | None  # cpufreq cpuinfo_max_freq: the highest (boost) clock
+    base_mhz: float | None  # cpufreq base_frequency, or the '@ x.xxGHz' of the model name
+    reported_mhz: float | None  # /proc/cpuinfo 'cpu MHz' (current; nominal on most VMs)
+    caches: tuple[Cache, ...]  # data and unified caches serving `cpus`, each instance once
     memory_bytes: int | None
     sources: Mapping[str, str] = attrs.field(factory=dict)
     fallbacks: tuple[str, ...] = ()
@@ -61,6 +62,7 @@ class Machine:
 
 
 # -- reading files --------------------------------------------------------------------------------
+
 
 def _read(root: Path, rel: str) -> str | None:
     try:
@@ -122,6 +124,7 @@ def _float(text: str | None) -> float | None:
 
 # -- the machine ----------------------------------------------------------------------------------
 
+
 class _Reader:
     """Collects figures together with where each came from and what fell back."""
 
@@ -175,12 +178,14 @@ def _topology(r: _Reader, cpus, by_cpu) -> tuple[int, int, dict[int, tuple[int, 
             break
         cores.setdefault((package, core), []).append(cpu)
     if cores:
-        r.source("cores", "distinct (physical_package_id, core_id) of the usable CPUs "
-                          "(/sys/devices/system/cpu/cpuN/topology, else /proc/cpuinfo)")
+        r.source(
+            "cores",
+            "distinct (physical_package_id, core_id) of the usable CPUs "
+            "(/sys/devices/system/cpu/cpuN/topology, else /proc/cpuinfo)",
+        )
         core_of = {cpu: key for key, members in cores.items() for cpu in members}
         return len(cores), max(len(v) for v in cores.values()), core_of
-    r.fallback("cores", f"{len(cpus)}: one core per usable CPU (no topology to read; SMT would "
-                        "make this an overcount)")
+    r.fallback("cores", f"{len(cpus)}: one core per usable CPU (no topology to read; SMT would make this an overcount)")
     return len(cpus), 1, None
 
 
@@ -204,8 +209,11 @@ def _clocks(r: _Reader, cpus, blocks, model_name) -> tuple[float | None, float |
     reported = [m for m in reported if m]
     reported_mhz = max(reported) if reported else None
     if reported_mhz:
-        r.source("clock.reported", "/proc/cpuinfo 'cpu MHz' (highest over CPUs; the current clock, "
-                                   "or the nominal one on most virtual machines)")
+        r.source(
+            "clock.reported",
+            "/proc/cpuinfo 'cpu MHz' (highest over CPUs; the current clock, "
+            "or the nominal one on most virtual machines)",
+        )
     if not (max_mhz or base_mhz or reported_mhz):
         r.fallback("clock", f"{FALLBACK_MHZ:g} MHz: no cpufreq, model-name or 'cpu MHz' clock to read")
     return max_mhz, base_mhz, reported_mhz
@@ -266,8 +274,7 @@ def _model_name(r: _Reader, first: dict[str, str], blocks, arch: str) -> str:
     return name
 
 
-def read_machine(root: str = "/", affinity: frozenset[int] | None = None,
-                 arch: str | None = None) -> Machine:
+def read_machine(root: str = "/", affinity: frozenset[int] | None = None, arch: str | None = None) -> Machine:
     """This machine's CPU as Linux describes it (or a snapshot under `root`). Never raises."""
     r = _Reader(Path(root))
     arch = arch or platform.machine()
@@ -287,9 +294,20 @@ def read_machine(root: str = "/", affinity: frozenset[int] | None = None,
     if not caches:
         r.fallbacks.append("caches: none readable under /sys/devices/system/cpu/cpuN/cache")
     return Machine(
-        model_name=model_name, vendor=first.get("vendor_id") or first.get("CPU implementer") or "",
-        family=_int(first.get("cpu family")), model=_int(first.get("model")), arch=arch,
-        flags=tuple(sorted(set(flags_text.split()))), cpus=cpus, cores=cores,
-        threads_per_core=threads_per_core, max_mhz=max_mhz, base_mhz=base_mhz,
-        reported_mhz=reported_mhz, caches=caches, memory_bytes=_memory(r),
-        sources=dict(r.sources), fallbacks=tuple(r.fallbacks))
+        model_name=model_name,
+        vendor=first.get("vendor_id") or first.get("CPU implementer") or "",
+        family=_int(first.get("cpu family")),
+        model=_int(first.get("model")),
+        arch=arch,
+        flags=tuple(sorted(set(flags_text.split()))),
+        cpus=cpus,
+        cores=cores,
+        threads_per_core=threads_per_core,
+        max_mhz=max_mhz,
+        base_mhz=base_mhz,
+        reported_mhz=reported_mhz,
+        caches=caches,
+        memory_bytes=_memory(r),
+        sources=dict(r.sources),
+        fallbacks=tuple(r.fallbacks),
+    )

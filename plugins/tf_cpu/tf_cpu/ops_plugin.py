@@ -29,6 +29,7 @@ def tensorforge_ops_register_probes(register):
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
     from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+
     register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 
 

@@ -22,11 +22,12 @@ import attrs
 
 STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
-METHOD = ("resident set: VmHWM after build + one run minus VmRSS before the build, with freed "
-          "heap returned first (glibc malloc_trim(0)) and the high-water mark reset "
-          "(/proc/self/clear_refs = 5); page-granular, includes library scratch")
-NO_TRIM = ("; malloc_trim unavailable (not glibc): memory freed earlier but still resident can "
-           "hide part of the peak")
+METHOD = (
+    "resident set: VmHWM after build + one run minus VmRSS before the build, with freed "
+    "heap returned first (glibc malloc_trim(0)) and the high-water mark reset "
+    "(/proc/self/clear_refs = 5); page-granular, includes library scratch"
+)
+NO_TRIM = "; malloc_trim unavailable (not glibc): memory freed earlier but still resident can hide part of the peak"
 
 
 def _trim() -> bool:
@@ -51,8 +52,8 @@ def _status_kib(field: str, status: Path = STATUS) -> int | None:
 
 @attrs.frozen
 class Baseline:
-    rss_bytes: int       # resident right after the reset, before the workload is built
-    trimmed: bool        # whether freed heap could be returned first
+    rss_bytes: int  # resident right after the reset, before the workload is built
+    trimmed: bool  # whether freed heap could be returned first
 
 
 def start(clear_refs: Path = CLEAR_REFS, status: Path = STATUS) -> tuple[Baseline | None, str | None]:

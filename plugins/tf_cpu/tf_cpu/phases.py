@@ -9,8 +9,10 @@ activity: the framework ops inside each operator's range).
 
 from tensorforge_ops.measure.phases import ModeTiming, PhasePlan, PhaseResult
 
-SINGLE_REGIME_NOTE = ("regimes collapse to one ('single') on torch-cpu: timing is continuous and no "
-                      "power-capped clock separates burst from sustained load")
+SINGLE_REGIME_NOTE = (
+    "regimes collapse to one ('single') on torch-cpu: timing is continuous and no "
+    "power-capped clock separates burst from sustained load"
+)
 NO_GRAPH_NOTE = "graph mode: no CUDA graphs on the CPU; eager is the only mode"
 
 
@@ -25,15 +27,19 @@ class CpuPhases:
     def burst(self) -> PhaseResult:
         """The only phase: eager timing in the single regime, then the trace window."""
         timed = self.session.time(self.fn, self.plan.budget_s)
-        method = ("single regime: per call flush caches -> perf_counter -> fn() -> perf_counter, back to "
-                  "back; stop when the spread is small, at the sample limit or at the budget")
+        method = (
+            "single regime: per call flush caches -> perf_counter -> fn() -> perf_counter, back to "
+            "back; stop when the spread is small, at the sample limit or at the budget"
+        )
         trace = None
         if self.plan.trace:
             from tensorforge_ops.measure.trace_window import trace_cpu
+
             with self.session.torch.inference_mode():
                 trace = trace_cpu(self.fn, self.session.flush(), self.plan.trace_iterations)
-        return PhaseResult((ModeTiming("single", "eager", timed, method),), (SINGLE_REGIME_NOTE, NO_GRAPH_NOTE),
-                           None, trace)
+        return PhaseResult(
+            (ModeTiming("single", "eager", timed, method),), (SINGLE_REGIME_NOTE, NO_GRAPH_NOTE), None, trace
+        )
 
     def sustained(self):
         """None: the CPU's regimes collapse to one (see burst)."""

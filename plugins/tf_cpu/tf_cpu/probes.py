@@ -16,8 +16,7 @@ from tensorforge_ops.api import CalibrationProbe, ProbeResult
 
 from .backend import cache_bytes
 
-PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02,
-                    budget_s=0.4, flush_bytes=0)
+PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.4, flush_bytes=0)
 MATMUL_SIZES = (256, 512, 1024, 2048)
 MODE_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 MIN_STREAM_BYTES = 256 << 20
@@ -25,11 +24,13 @@ MIN_STREAM_BYTES = 256 << 20
 
 def _policy(**changes):
     from tensorforge_ops.measure.timing import TimingPolicy
+
     return TimingPolicy(**{**PROBE_POLICY, **changes})
 
 
 def _timed(fn, policy):
     from .cpu_timing import time_cpu
+
     return time_cpu(fn, policy).stats
 
 
@@ -62,17 +63,21 @@ REGIME = "single"
 
 class CpuMatmulProbe(CalibrationProbe):
     """Best square-matmul rate per math mode the CPU runs natively, over a size sweep."""
+
     name = "cpu-matmul-ceiling"
     backend = "torch-cpu"
 
     def run(self, session) -> ProbeResult:
         from tensorforge_ops.measure.precision import math_mode
+
         torch, policy = session.torch, _policy()
         start = time.perf_counter()
         cap = _available_bytes() // 4
         compute: dict[str, float] = {}
-        details: dict[str, object] = {"threads": session.threads,
-                                      "not_probed": "math modes without native support (not declared by host-cpu)"}
+        details: dict[str, object] = {
+            "threads": session.threads,
+            "not_probed": "math modes without native support (not declared by host-cpu)",
+        }
         for mode in session.native_modes:
             if mode not in MODE_DTYPES:
                 continue
@@ -86,18 +91,26 @@ class CpuMatmulProbe(CalibrationProbe):
                     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
                     c = torch.empty(n, n, dtype=dtype)
                     fastest = _timed(lambda: torch.matmul(a, b, out=c), policy).min
-                    points.append((n, _rate(2.0 * n ** 3, fastest, f"{mode} matmul n={n}")))
+                    points.append((n, _rate(2.0 * n**3, fastest, f"{mode} matmul n={n}")))
             if not points:
                 raise RuntimeError(f"no {mode} matmul size fits a quarter of available memory ({cap} B)")
             best_n, best = max(points, key=lambda p: p[1])
             compute[mode] = best
             details[mode] = {"best_n": best_n, "points": [list(p) for p in points]}
-        method = (f"torch.matmul(a, b, out=c), square n x n, a/b torch.randn on the CPU, c preallocated, "
-                  f"{session.threads} threads, per math mode the CPU runs natively "
-                  f"({', '.join(compute)}); wall clock per call via time_cpu({_policy_text(policy)}), "
-                  f"no flush; rate(n) = 2*n^3 / fastest sample; best over n in {list(MATMUL_SIZES)}")
-        return ProbeResult(name=self.name, regime=REGIME, method=method, compute=compute, details=details,
-                           duration_s=time.perf_counter() - start)
+        method = (
+            f"torch.matmul(a, b, out=c), square n x n, a/b torch.randn on the CPU, c preallocated, "
+            f"{session.threads} threads, per math mode the CPU runs natively "
+            f"({', '.join(compute)}); wall clock per call via time_cpu({_policy_text(policy)}), "
+            f"no flush; rate(n) = 2*n^3 / fastest sample; best over n in {list(MATMUL_SIZES)}"
+        )
+        return ProbeResult(
+            name=self.name,
+            regime=REGIME,
+            method=method,
+            compute=compute,
+            details=details,
+            duration_s=time.perf_counter() - start,
+        )
 
 
 class CpuMemoryBandwidthProbe(CalibrationProbe):
@@ -108,6 +121,7 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
     so a copy moves about 3x its size while the read + write convention counts 2x; a kernel
     that mostly reads (a GEMV's weights) can then stream faster than the copy rate suggests,
     and a ceiling below a real rate would not keep the calibrated bound a bound."""
+
     name = "cpu-memory-bandwidth"
     backend = "torch-cpu"
 
@@ -117,7 +131,7 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
         nbytes = max(8 * cache_bytes(session.machine), MIN_STREAM_BYTES)
         nbytes = min(nbytes, max(MIN_STREAM_BYTES // 4, _available_bytes() // 8)) // 8 * 8
         with torch.inference_mode():
-            src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()   # random, not zeros
+            src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()  # random, not zeros
             dst = torch.empty_like(src)
             # (the lambdas run inside _timed, before the `del`s that free the buffers)
             copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).min, "copy")  # noqa: F821
@@ -125,15 +139,21 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
             total = torch.empty((), dtype=torch.float32)
             read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).min, "read")  # noqa: F821
             del src
-        method = (f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
-                  f"2*{nbytes} (read + write) / fastest sample, and (b) torch.sum over the same source, "
-                  f"rate = {nbytes} / fastest sample; {session.threads} threads; "
-                  f"time_cpu({_policy_text(policy)}), no flush (the buffers exceed the caches "
-                  f"{max(1, nbytes // max(1, cache_bytes(session.machine)))}x)")
-        return ProbeResult(name=self.name, regime=REGIME, method=method, dram_bytes_per_s=max(copy, read),
-                           details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy,
-                                    "read_bytes_per_s": read},
-                           duration_s=time.perf_counter() - start)
+        method = (
+            f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
+            f"2*{nbytes} (read + write) / fastest sample, and (b) torch.sum over the same source, "
+            f"rate = {nbytes} / fastest sample; {session.threads} threads; "
+            f"time_cpu({_policy_text(policy)}), no flush (the buffers exceed the caches "
+            f"{max(1, nbytes // max(1, cache_bytes(session.machine)))}x)"
+        )
+        return ProbeResult(
+            name=self.name,
+            regime=REGIME,
+            method=method,
+            dram_bytes_per_s=max(copy, read),
+            details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy, "read_bytes_per_s": read},
+            duration_s=time.perf_counter() - start,
+        )
 
 
 CALLS_PER_SAMPLE = 100
@@ -145,6 +165,7 @@ class CpuCallFloorProbe(CalibrationProbe):
     a model follow each other (one call alone, between the timing loop's own bookkeeping, ran
     3x slower here: cold caches and branch predictors). p50, not p10: a typical per-call cost,
     reported, not part of the bound."""
+
     name = "cpu-call-floor"
     backend = "torch-cpu"
 
@@ -158,10 +179,19 @@ class CpuCallFloorProbe(CalibrationProbe):
             def batch():
                 for _ in range(CALLS_PER_SAMPLE):
                     x.add_(1.0)
+
             p50 = _timed(batch, policy).p50 / CALLS_PER_SAMPLE
-        method = (f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
-                  f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
-                  f"seconds = p50 / {CALLS_PER_SAMPLE}")
+        method = (
+            f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
+            f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
+            f"seconds = p50 / {CALLS_PER_SAMPLE}"
+        )
         # named as the GPU's floor of the same thing: host time per eager call, back to back
-        return ProbeResult(name=self.name, regime=REGIME, method=method, launch_floor_s=p50,
-                           floors={"host_call_interval_s": p50}, duration_s=time.perf_counter() - start)
+        return ProbeResult(
+            name=self.name,
+            regime=REGIME,
+            method=method,
+            launch_floor_s=p50,
+            floors={"host_call_interval_s": p50},
+            duration_s=time.perf_counter() - start,
+        )

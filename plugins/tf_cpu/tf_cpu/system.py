@@ -9,7 +9,6 @@ its rate, so the figure is the host's assumed memory bandwidth, which no copy be
 can beat (the bound stays a bound, only loose); the calibration sweep measures the real curve.
 """
 
-
 import attrs
 
 from tensorforge.interconnect import Interconnect, LinkTier
@@ -19,24 +18,28 @@ from .target import ASSUMED_DRAM_BYTES_PER_S, host_target
 
 NAME = "host-cpu-x2"
 DEVICES = 2
-LINK_SOURCE = ("ASSUMED: gloo between two processes of this machine moves data through host memory "
-               "(TCP on the loopback interface); no machine source states its rate, so the assumed "
-               "memory bandwidth (76.8 GB/s, a copy cannot beat it) stands in; latency 0 (none "
-               "published); the collective sweep measures the real curve")
+LINK_SOURCE = (
+    "ASSUMED: gloo between two processes of this machine moves data through host memory "
+    "(TCP on the loopback interface); no machine source states its rate, so the assumed "
+    "memory bandwidth (76.8 GB/s, a copy cannot beat it) stands in; latency 0 (none "
+    "published); the collective sweep measures the real curve"
+)
 
 
 def system_target(affinity: frozenset[int] = None):
     everything = read_machine(affinity=affinity)
     cpus = sorted(everything.cpus)
-    half = frozenset(cpus[:max(1, len(cpus) // DEVICES)])
+    half = frozenset(cpus[: max(1, len(cpus) // DEVICES)])
     device = host_target(read_machine(affinity=half))
     shared = len(cpus) < DEVICES
     return attrs.evolve(
-        device, name=NAME, devices=DEVICES,
+        device,
+        name=NAME,
+        devices=DEVICES,
         description=f"this machine's CPU as {DEVICES} devices of {len(half)} CPU(s) each, one process "
-                    f"per device (gloo): {everything.model_name}",
-        interconnect=Interconnect((LinkTier("host-memory", DEVICES, ASSUMED_DRAM_BYTES_PER_S, 0.0,
-                                            "host-memory"),)),
+        f"per device (gloo): {everything.model_name}",
+        interconnect=Interconnect((LinkTier("host-memory", DEVICES, ASSUMED_DRAM_BYTES_PER_S, 0.0, "host-memory"),)),
         sources={**device.sources, "interconnect.host-memory": LINK_SOURCE},
         notes=device.notes + ((f"only {len(cpus)} usable CPU: the two devices share it",) if shared else ()),
-        device_names=(f"{DEVICES} x {device.device_names[0]}",))
+        device_names=(f"{DEVICES} x {device.device_names[0]}",),
+    )

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Sequence
 
-CAVEAT = ("Host CPU telemetry (clock, load, utilisation, energy where readable) is diagnostic "
-          "context from a separate execution window; it does not prove a bottleneck and never "
-          "decides a verdict.")
-SAMPLE_PERIOD_S = 0.1   # /proc/cpuinfo can take milliseconds to read on large machines
+CAVEAT = (
+    "Host CPU telemetry (clock, load, utilisation, energy where readable) is diagnostic "
+    "context from a separate execution window; it does not prove a bottleneck and never "
+    "decides a verdict."
+)
+SAMPLE_PERIOD_S = 0.1  # /proc/cpuinfo can take milliseconds to read on large machines
 RAPL = "sys/class/powercap/intel-rapl:0"
 
 
@@ -70,8 +72,10 @@ class Readers:
             self.sources["clock_mhz"] = "/sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq"
         elif self._cpuinfo_mhz():
             self._freq = self._cpuinfo_mhz
-            self.sources["clock_mhz"] = ("/proc/cpuinfo 'cpu MHz' (no cpufreq here; on a virtual machine "
-                                         "this is usually the constant nominal clock, not the running one)")
+            self.sources["clock_mhz"] = (
+                "/proc/cpuinfo 'cpu MHz' (no cpufreq here; on a virtual machine "
+                "this is usually the constant nominal clock, not the running one)"
+            )
         else:
             self._freq = None
             self.unavailable["clock_mhz"] = "no cpufreq scaling_cur_freq and no 'cpu MHz' in /proc/cpuinfo"
@@ -116,7 +120,7 @@ class Readers:
             fields = line.split()
             if fields and fields[0] in wanted and all(v.isdigit() for v in fields[1:9]):
                 ticks = [int(v) for v in fields[1:9]] + [0] * (8 - len(fields[1:9]))
-                total += sum(ticks)           # user nice system idle iowait irq softirq steal
+                total += sum(ticks)  # user nice system idle iowait irq softirq steal
                 idle += ticks[3] + ticks[4]
                 steal += ticks[7]
         return (total, idle, steal) if total else None
@@ -133,14 +137,20 @@ class Readers:
 
 
 def _own_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)   # all threads of this process
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # all threads of this process
     return usage.ru_utime + usage.ru_stime
 
 
 def _sample(readers: Readers, t_s: float) -> dict[str, Any]:
     load1, runnable = readers.load()
-    return {"t_s": t_s, "clock_mhz": readers.clock_mhz(), "load1": load1, "runnable": runnable,
-            "ticks": readers.cpu_ticks(), "own_cpu_s": _own_cpu_s()}
+    return {
+        "t_s": t_s,
+        "clock_mhz": readers.clock_mhz(),
+        "load1": load1,
+        "runnable": runnable,
+        "ticks": readers.cpu_ticks(),
+        "own_cpu_s": _own_cpu_s(),
+    }
 
 
 def summarize(samples: Sequence[dict[str, Any]], tick_hz: float) -> dict[str, Any]:
@@ -154,7 +164,9 @@ def summarize(samples: Sequence[dict[str, Any]], tick_hz: float) -> dict[str, An
         "clock_mhz_median": statistics.median(clocks) if clocks else None,
         "clock_mhz_max": max(clocks) if clocks else None,
         "load1_max": max(loads) if loads else None,
-        "busy_pct": None, "steal_pct": None, "other_processes_pct": None,
+        "busy_pct": None,
+        "steal_pct": None,
+        "other_processes_pct": None,
     }
     ticked = [s for s in samples if s["ticks"] is not None]
     if len(ticked) >= 2:
@@ -173,25 +185,49 @@ def summarize(samples: Sequence[dict[str, Any]], tick_hz: float) -> dict[str, An
 def headline(summary: dict[str, Any], energy_j: float | None, duration_s: float, clock_source: str) -> str:
     def pct(key):
         return "-" if summary.get(key) is None else f"{summary[key]:.0f}%"
+
     clock = summary.get("clock_mhz_median")
-    clock_text = "clock unavailable" if clock is None else \
-        f"clock {clock:.0f} MHz median{' (nominal: /proc/cpuinfo)' if 'cpuinfo' in clock_source else ''}"
+    clock_text = (
+        "clock unavailable"
+        if clock is None
+        else f"clock {clock:.0f} MHz median{' (nominal: /proc/cpuinfo)' if 'cpuinfo' in clock_source else ''}"
+    )
     power = f", {energy_j / duration_s:.1f} W package" if energy_j is not None and duration_s > 0 else ""
-    return (f"{clock_text}, busy {pct('busy_pct')}, other processes {pct('other_processes_pct')}, "
-            f"steal {pct('steal_pct')}, load {summary.get('load1_max') or '-'}{power}")
+    return (
+        f"{clock_text}, busy {pct('busy_pct')}, other processes {pct('other_processes_pct')}, "
+        f"steal {pct('steal_pct')}, load {summary.get('load1_max') or '-'}{power}"
+    )
 
 
-def collect_window(run_once: Callable[[], Any], cpus: Sequence[int], duration_s: float,
-                   sample_period_s: float = SAMPLE_PERIOD_S, root: str = "/") -> dict[str, Any]:
+def collect_window(
+    run_once: Callable[[], Any],
+    cpus: Sequence[int],
+    duration_s: float,
+    sample_period_s: float = SAMPLE_PERIOD_S,
+    root: str = "/",
+) -> dict[str, Any]:
     """Run `run_once` repeatedly for ~duration_s (at least once) while a thread samples; a dict
     shaped like the NVML window (available, unavailable_reason, samples, summary, caveat)."""
     readers = Readers(cpus, root)
-    base = {"source": "host-cpu", "sample_period_s": sample_period_s, "cpus": list(readers.cpus),
-            "sources": dict(readers.sources), "unavailable": dict(readers.unavailable), "caveat": CAVEAT}
+    base = {
+        "source": "host-cpu",
+        "sample_period_s": sample_period_s,
+        "cpus": list(readers.cpus),
+        "sources": dict(readers.sources),
+        "unavailable": dict(readers.unavailable),
+        "caveat": CAVEAT,
+    }
     if not readers.sources:
-        return {**base, "available": False, "duration_s": 0.0, "samples": [], "summary": None,
-                "energy_j": None, "headline": None,
-                "unavailable_reason": "; ".join(f"{k}: {v}" for k, v in sorted(readers.unavailable.items()))}
+        return {
+            **base,
+            "available": False,
+            "duration_s": 0.0,
+            "samples": [],
+            "summary": None,
+            "energy_j": None,
+            "headline": None,
+            "unavailable_reason": "; ".join(f"{k}: {v}" for k, v in sorted(readers.unavailable.items())),
+        }
     samples: list[dict[str, Any]] = []
     stop = threading.Event()
     t0 = time.perf_counter()
@@ -214,17 +250,23 @@ def collect_window(run_once: Callable[[], Any], cpus: Sequence[int], duration_s:
         elapsed = time.perf_counter() - t0
         stop.set()
         thread.join()
-    samples.append(_sample(readers, time.perf_counter() - t0))   # closes the utilisation span
+    samples.append(_sample(readers, time.perf_counter() - t0))  # closes the utilisation span
     energy_end = readers.energy_uj()
     energy_j = None
     if energy_start is not None and energy_end is not None:
         delta = energy_end - energy_start
-        if delta < 0:   # the counter wrapped
+        if delta < 0:  # the counter wrapped
             delta += readers.energy_range_uj() or 0
         energy_j = delta / 1e6 if delta >= 0 else None
-    tick_hz = float(os.sysconf("SC_CLK_TCK"))   # /proc/stat counts in these ticks
+    tick_hz = float(os.sysconf("SC_CLK_TCK"))  # /proc/stat counts in these ticks
     summary = summarize(samples, tick_hz)
-    return {**base, "available": True, "unavailable_reason": None, "duration_s": elapsed,
-            "samples": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in s.items()} for s in samples],
-            "summary": summary, "energy_j": energy_j,
-            "headline": headline(summary, energy_j, elapsed, readers.sources.get("clock_mhz", ""))}
+    return {
+        **base,
+        "available": True,
+        "unavailable_reason": None,
+        "duration_s": elapsed,
+        "samples": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in s.items()} for s in samples],
+        "summary": summary,
+        "energy_j": energy_j,
+        "headline": headline(summary, energy_j, elapsed, readers.sources.get("clock_mhz", "")),
+    }

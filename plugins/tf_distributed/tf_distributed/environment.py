@@ -12,11 +12,27 @@ import subprocess
 from typing import Any
 
 # Settings that change how collectives run; recorded whether set or not (None: unset, NCCL's default).
-SETTINGS = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
-            "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-            "NCCL_BUFFSIZE", "NCCL_CUMEM_ENABLE", "NCCL_DEBUG", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-            "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "CUDA_VISIBLE_DEVICES",
-            "GLOO_SOCKET_IFNAME", "OMP_NUM_THREADS")
+SETTINGS = (
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+    "NCCL_SHM_DISABLE",
+    "NCCL_IB_DISABLE",
+    "NCCL_NET",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_BUFFSIZE",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_DEBUG",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+    "CUDA_VISIBLE_DEVICES",
+    "GLOO_SOCKET_IFNAME",
+    "OMP_NUM_THREADS",
+)
 
 
 def settings() -> dict[str, Any]:
@@ -24,8 +40,7 @@ def settings() -> dict[str, Any]:
 
 
 def library_versions(torch, kind: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"torch": str(torch.__version__),
-                           "process_group": "nccl" if kind == "cuda" else "gloo"}
+    out: dict[str, Any] = {"torch": str(torch.__version__), "process_group": "nccl" if kind == "cuda" else "gloo"}
     if kind == "cuda":
         try:
             v = torch.cuda.nccl.version()
@@ -45,7 +60,10 @@ def topology(kind: str) -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError) as exc:
         return {"available": False, "reason": f"nvidia-smi topo -m: {type(exc).__name__}: {exc}"}
     if done.returncode != 0:
-        return {"available": False, "reason": f"nvidia-smi topo -m exited {done.returncode}: {done.stderr.strip()[:200]}"}
+        return {
+            "available": False,
+            "reason": f"nvidia-smi topo -m exited {done.returncode}: {done.stderr.strip()[:200]}",
+        }
     return {"available": True, "command": "nvidia-smi topo -m", "text": done.stdout}
 
 
@@ -71,18 +89,23 @@ def nvml_gpu(index: int) -> dict[str, Any]:
 
         pci = read("nvmlDeviceGetPciInfo")
         links: list[Any] = []
-        for link in range(18):       # NVLink 4: up to 18 links per GPU
+        for link in range(18):  # NVLink 4: up to 18 links per GPU
             state = read("nvmlDeviceGetNvLinkState", link)
             if state is None:
                 break
             links.append(int(state))
-        return {"available": True, "index": index, "name": read("nvmlDeviceGetName"),
-                "uuid": read("nvmlDeviceGetUUID"),
-                "pci_bus_id": (pci.busId.decode() if isinstance(pci.busId, bytes) else str(pci.busId)) if pci else None,
-                "power_limit_w": (read("nvmlDeviceGetEnforcedPowerLimit") or 0) / 1000.0 or None,
-                "max_sm_clock_mhz": read("nvmlDeviceGetMaxClockInfo", 1),
-                "max_mem_clock_mhz": read("nvmlDeviceGetMaxClockInfo", 2),
-                "nvlink_links_active": sum(links) if links else None, "nvlink_links_read": len(links)}
+        return {
+            "available": True,
+            "index": index,
+            "name": read("nvmlDeviceGetName"),
+            "uuid": read("nvmlDeviceGetUUID"),
+            "pci_bus_id": (pci.busId.decode() if isinstance(pci.busId, bytes) else str(pci.busId)) if pci else None,
+            "power_limit_w": (read("nvmlDeviceGetEnforcedPowerLimit") or 0) / 1000.0 or None,
+            "max_sm_clock_mhz": read("nvmlDeviceGetMaxClockInfo", 1),
+            "max_mem_clock_mhz": read("nvmlDeviceGetMaxClockInfo", 2),
+            "nvlink_links_active": sum(links) if links else None,
+            "nvlink_links_read": len(links),
+        }
     except Exception as exc:
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
     finally:

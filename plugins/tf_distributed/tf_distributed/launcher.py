@@ -27,8 +27,8 @@ from .worker import AUTHKEY_ENV
 # The workers' combined output goes to a temporary file, deleted at the end (its last lines go
 # into any error message); set this variable to a path to keep it there instead.
 LOG_ENV = "TENSORFORGE_DIST_LOG"
-START_TIMEOUT_S = 300.0        # imports, plugin loading and communicator set-up on every rank
-COMMAND_TIMEOUT_S = 1800.0     # no single command should come near this; a hung rank will
+START_TIMEOUT_S = 300.0  # imports, plugin loading and communicator set-up on every rank
+COMMAND_TIMEOUT_S = 1800.0  # no single command should come near this; a hung rank will
 LOG_TAIL = 2000
 
 
@@ -42,18 +42,35 @@ class Launch:
         host, port = self.listener.address
         kept = (env or os.environ).get(LOG_ENV)
         self.keep_log = bool(kept)
-        self.log = open(kept, "ab") if kept else \
-            tempfile.NamedTemporaryFile(prefix="tensorforge-torchrun-", suffix=".log", delete=False)
-        self.command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-                        "--nproc-per-node", str(nprocs), "-m", "tf_distributed.worker",
-                        "--device", device_kind, "--control", f"{host}:{port}"]
+        self.log = (
+            open(kept, "ab")
+            if kept
+            else tempfile.NamedTemporaryFile(prefix="tensorforge-torchrun-", suffix=".log", delete=False)
+        )
+        self.command = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nnodes",
+            "1",
+            "--nproc-per-node",
+            str(nprocs),
+            "-m",
+            "tf_distributed.worker",
+            "--device",
+            device_kind,
+            "--control",
+            f"{host}:{port}",
+        ]
         child_env = dict(os.environ if env is None else env)
         child_env[AUTHKEY_ENV] = key.hex()
         child_env.setdefault("PYTHONUNBUFFERED", "1")
         if device_kind == "cpu":
-            child_env.setdefault("OMP_NUM_THREADS", "1")   # torch-cpu sets its own thread count per rank
-        self.proc = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT, env=child_env,
-                                     start_new_session=True)
+            child_env.setdefault("OMP_NUM_THREADS", "1")  # torch-cpu sets its own thread count per rank
+        self.proc = subprocess.Popen(
+            self.command, stdout=self.log, stderr=subprocess.STDOUT, env=child_env, start_new_session=True
+        )
         self.conn = None
         try:
             self.conn = self._accept()
@@ -69,8 +86,9 @@ class Launch:
         while thread.is_alive():
             thread.join(0.2)
             if self.proc.poll() is not None and thread.is_alive():
-                raise Unavailable(f"the worker processes exited ({self.proc.returncode}) before rank 0 "
-                                  f"connected: {self.tail()}")
+                raise Unavailable(
+                    f"the worker processes exited ({self.proc.returncode}) before rank 0 connected: {self.tail()}"
+                )
             if time.monotonic() > deadline:
                 raise Unavailable(f"rank 0 did not connect within {START_TIMEOUT_S:g} s: {self.tail()}")
         if not box or isinstance(box[0], BaseException):
@@ -104,14 +122,17 @@ class Launch:
             deadline = time.monotonic() + timeout_s
             while not self.conn.poll(0.2):
                 if self.proc.poll() is not None:
-                    raise Unavailable(f"the worker processes exited ({self.proc.returncode}) during "
-                                      f"{command.get('op')!r}: {self.tail()}")
+                    raise Unavailable(
+                        f"the worker processes exited ({self.proc.returncode}) during "
+                        f"{command.get('op')!r}: {self.tail()}"
+                    )
                 if time.monotonic() > deadline:
                     raise Unavailable(f"{command.get('op')!r} took longer than {timeout_s:g} s: {self.tail()}")
             return self.conn.recv()
         except (EOFError, OSError, BrokenPipeError) as exc:
-            raise Unavailable(f"lost the worker processes during {command.get('op')!r} "
-                              f"({type(exc).__name__}): {self.tail()}") from None
+            raise Unavailable(
+                f"lost the worker processes during {command.get('op')!r} ({type(exc).__name__}): {self.tail()}"
+            ) from None
 
     def close(self, force: bool = False) -> None:
         if self.conn is not None and not force and self.proc.poll() is None:

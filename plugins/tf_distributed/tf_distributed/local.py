@@ -22,7 +22,7 @@ def cpu_slice(cpus: list[int], rank: int, world: int) -> list[int]:
     with fewer CPUs than ranks, ranks share)."""
     per = max(1, len(cpus) // world)
     start = (rank * per) % len(cpus)
-    return cpus[start:start + per]
+    return cpus[start : start + per]
 
 
 class LocalDevice:
@@ -30,10 +30,11 @@ class LocalDevice:
 
     def __init__(self, kind: str, local_rank: int, world: int, ops):
         import torch
+
         self.torch, self.kind = torch, kind
         if kind == "cpu":
             mine = cpu_slice(sorted(os.sched_getaffinity(0)), local_rank, world)
-            os.sched_setaffinity(0, mine)   # the torch-cpu session reads the CPUs this process may use
+            os.sched_setaffinity(0, mine)  # the torch-cpu session reads the CPUs this process may use
         backend = ops.backend(LOCAL_BACKEND[kind])
         self.session = backend.open(local_rank if kind == "cuda" else 0)
         self.backend_name = backend.name
@@ -44,8 +45,10 @@ class LocalDevice:
     def framework_flags(self) -> dict[str, Any]:
         if self.kind == "cuda":
             from tensorforge_ops.measure.precision import framework_flags
+
             return dict(framework_flags())
         from tf_cpu.backend import framework_flags
+
         return dict(framework_flags(self.torch))
 
     @property
@@ -94,17 +97,23 @@ class LocalDevice:
             torch.cuda.reset_peak_memory_stats(self.device)
             yield out
             torch.cuda.synchronize(self.device)
-            out.append((int(torch.cuda.max_memory_allocated(self.device) - base),
-                        "torch.cuda.max_memory_allocated after build + one run, minus memory_allocated "
-                        "before the build, on this rank's GPU"))
+            out.append(
+                (
+                    int(torch.cuda.max_memory_allocated(self.device) - base),
+                    "torch.cuda.max_memory_allocated after build + one run, minus memory_allocated "
+                    "before the build, on this rank's GPU",
+                )
+            )
         else:
             from tf_cpu import peak_rss
+
             base, why_not = peak_rss.start()
             yield out
             out.append(peak_rss.peak_since(base) if why_not is None else (None, why_not))
 
     def release(self) -> None:
         import gc
+
         gc.collect()
         if self.kind == "cuda":
             self.torch.cuda.empty_cache()

@@ -29,8 +29,9 @@ def batch_size(samples: list[float], policy: TimingPolicy) -> int:
     per_iter = sorted(samples)[len(samples) // 2]
     if per_iter <= 0:
         return policy.sync_batch
-    limit = min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else \
-        BUDGET_SLACK * policy.budget_s
+    limit = (
+        min(BUDGET_SLACK * policy.budget_s, policy.burst_s) if policy.max_duty < 1 else BUDGET_SLACK * policy.budget_s
+    )
     return max(1, min(policy.sync_batch, policy.max_iters, int(limit / per_iter)))
 
 
@@ -93,8 +94,13 @@ class Lockstep:
             for r, samples in enumerate(self.everyone(batch)):
                 per_rank[r].extend(samples)
             slowest.extend(max(col) for col in zip(*(per_rank[r][-decision:] for r in range(self.world))))
-        return {"samples_s": slowest, "per_rank_samples_s": per_rank, "stop_reason": stop,
-                "warmup_iters": policy.warmup_iters, "flush_bytes": policy.flush_bytes if flush_step else 0}
+        return {
+            "samples_s": slowest,
+            "per_rank_samples_s": per_rank,
+            "stop_reason": stop,
+            "warmup_iters": policy.warmup_iters,
+            "flush_bytes": policy.flush_bytes if flush_step else 0,
+        }
 
     @staticmethod
     def _next(slowest: list[float], policy: TimingPolicy, t0: float):
@@ -107,4 +113,5 @@ class Lockstep:
 
 def stats_of(samples: list[float]) -> dict[str, Any]:
     import attrs
+
     return attrs.asdict(summarize(samples))

@@ -19,9 +19,11 @@ from typing import Any
 
 from tensorforge_ops.measure.op_ranges import recording
 
-METHOD = ("operator window after the timing: per iteration flush -> start line -> fn() with a marker "
-          "(CUDA event / host clock) at each operator range's start and end; per operator the sum "
-          "over its executions in one call; median over iterations")
+METHOD = (
+    "operator window after the timing: per iteration flush -> start line -> fn() with a marker "
+    "(CUDA event / host clock) at each operator range's start and end; per operator the sum "
+    "over its executions in one call; median over iterations"
+)
 
 
 def operator_window(step, fn, iterations: int) -> dict[str, Any]:
@@ -39,6 +41,7 @@ def operator_window(step, fn, iterations: int) -> dict[str, Any]:
                 yield
             finally:
                 records[-1].append((name, start, local.marker()))
+
         return mark()
 
     for _ in range(iterations):
@@ -70,15 +73,29 @@ def summarize(everyone: list[dict[str, Any]], counts: dict[str, int], iterations
     rows = []
     for name in names:
         per_iter = [[r["operators"][i].get(name, 0.0) for r in everyone] for i in range(iterations)]
-        rows.append({"operator": name, "activities": counts[name],
-                     "time_p50_s": statistics.median(max(col) for col in per_iter),
-                     "fastest_rank_p50_s": statistics.median(min(col) for col in per_iter),
-                     "per_rank_p50_s": [statistics.median(col[r] for col in per_iter) for r in range(len(everyone))]})
+        rows.append(
+            {
+                "operator": name,
+                "activities": counts[name],
+                "time_p50_s": statistics.median(max(col) for col in per_iter),
+                "fastest_rank_p50_s": statistics.median(min(col) for col in per_iter),
+                "per_rank_p50_s": [statistics.median(col[r] for col in per_iter) for r in range(len(everyone))],
+            }
+        )
     iteration = statistics.median(max(r["totals"][i] for r in everyone) for i in range(iterations))
     covered = sum(r["time_p50_s"] for r in rows)
-    return {"source": "eager", "iterations": iterations, "method": METHOD,
-            "notes": ["markers at operator ranges (no profiler); an operator's time includes host "
-                      "launch gaps inside its range and, for a collective, waiting for the other ranks"],
-            "eager": {"operators": rows, "iteration_p50_s": iteration,
-                      "coverage": covered / iteration if iteration > 0 else None},
-            "graph": None}
+    return {
+        "source": "eager",
+        "iterations": iterations,
+        "method": METHOD,
+        "notes": [
+            "markers at operator ranges (no profiler); an operator's time includes host "
+            "launch gaps inside its range and, for a collective, waiting for the other ranks"
+        ],
+        "eager": {
+            "operators": rows,
+            "iteration_p50_s": iteration,
+            "coverage": covered / iteration if iteration > 0 else None,
+        },
+        "graph": None,
+    }

@@ -21,10 +21,24 @@ KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 # cores) takes three sizes, 4 KiB to 1 MiB.
 SIZES = {"cuda": [4 * KiB << i for i in range(21)], "cpu": [4 * KiB, 64 * KiB, 1 * MiB]}
 SWEEP_OPS = tuple(op for op in OPS if op != "send_recv")
-POLICY = {"cuda": {"warmup_iters": 3, "min_iters": 10, "max_iters": 100, "target_rel_iqr": 0.02,
-                   "budget_s": 0.25, "max_duty": 0.5},
-          "cpu": {"warmup_iters": 2, "min_iters": 5, "max_iters": 40, "target_rel_iqr": 0.05,
-                  "budget_s": 0.1, "max_duty": 1.0}}
+POLICY = {
+    "cuda": {
+        "warmup_iters": 3,
+        "min_iters": 10,
+        "max_iters": 100,
+        "target_rel_iqr": 0.02,
+        "budget_s": 0.25,
+        "max_duty": 0.5,
+    },
+    "cpu": {
+        "warmup_iters": 2,
+        "min_iters": 5,
+        "max_iters": 40,
+        "target_rel_iqr": 0.05,
+        "budget_s": 0.1,
+        "max_duty": 1.0,
+    },
+}
 DTYPE = {"cuda": "bf16", "cpu": "fp32"}
 
 
@@ -34,19 +48,28 @@ class PerRankCeilingsProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         from .session import combine_probe_results
+
         start = time.perf_counter()
         per_rank = session.call({"op": "probe_local"})
         combined = combine_probe_results(per_rank)
         if not combined["compute"]:
             failures = sorted({f"{k}: {v}" for r in per_rank for k, v in r["failures"].items()})
-            raise Unavailable("no rank's probes measured a compute ceiling" + (f" ({'; '.join(failures)})" if failures else ""))
+            raise Unavailable(
+                "no rank's probes measured a compute ceiling" + (f" ({'; '.join(failures)})" if failures else "")
+            )
         return ProbeResult(
             name=self.name,
-            method=("every rank runs its local backend's probes at the same time; compute and memory "
-                    "ceilings: the fastest rank's; launch floor and named floors: the shortest"),
-            compute=combined["compute"], dram_bytes_per_s=combined["dram_bytes_per_s"],
-            launch_floor_s=combined["launch_floor_s"], floors=combined["floors"],
-            details={"per_rank": per_rank}, duration_s=time.perf_counter() - start)
+            method=(
+                "every rank runs its local backend's probes at the same time; compute and memory "
+                "ceilings: the fastest rank's; launch floor and named floors: the shortest"
+            ),
+            compute=combined["compute"],
+            dram_bytes_per_s=combined["dram_bytes_per_s"],
+            launch_floor_s=combined["launch_floor_s"],
+            floors=combined["floors"],
+            details={"per_rank": per_rank},
+            duration_s=time.perf_counter() - start,
+        )
 
 
 class CollectiveSweepProbe(CalibrationProbe):
@@ -56,8 +79,9 @@ class CollectiveSweepProbe(CalibrationProbe):
     def run(self, session) -> ProbeResult:
         start = time.perf_counter()
         kind, n = session.kind, session.world
-        reply = session.call({"op": "sweep", "ops": list(SWEEP_OPS), "sizes": SIZES[kind],
-                              "dtype": DTYPE[kind], "policy": POLICY[kind]})[0]
+        reply = session.call(
+            {"op": "sweep", "ops": list(SWEEP_OPS), "sizes": SIZES[kind], "dtype": DTYPE[kind], "policy": POLICY[kind]}
+        )[0]
         ceilings: dict[str, Any] = {}
         details: dict[str, Any] = {}
         for op, data in reply.items():
@@ -66,22 +90,31 @@ class CollectiveSweepProbe(CalibrationProbe):
                 p["bus_bytes_per_s_best"] = bus_factor(op, n) * p["bytes"] / p["min_s"] if p["min_s"] > 0 else None
             details[op] = {"points": points, "skipped": data["skipped"]}
             try:
-                ceiling = fit_ceiling(op, n, [(p["bytes"], p["min_s"]) for p in points],
-                                      source=f"collective-sweep on {session.info.name}",
-                                      eager_floor_s=points[0]["p50_s"] if points else None)
+                ceiling = fit_ceiling(
+                    op,
+                    n,
+                    [(p["bytes"], p["min_s"]) for p in points],
+                    source=f"collective-sweep on {session.info.name}",
+                    eager_floor_s=points[0]["p50_s"] if points else None,
+                )
             except ValueError as exc:
                 details[op]["fit"] = f"no curve: {exc}"
                 continue
             ceilings[ceiling_key(op, n)] = to_data(ceiling)
         if not ceilings:
-            raise Unavailable("the sweep measured no collective: " +
-                              "; ".join(s for d in details.values() for s in d["skipped"][:1]))
+            raise Unavailable(
+                "the sweep measured no collective: " + "; ".join(s for d in details.values() for s in d["skipped"][:1])
+            )
         return ProbeResult(
             name=self.name,
-            method=(f"each collective over {n} ranks, {DTYPE[kind]}, sizes {SIZES[kind][0]} B to "
-                    f"{SIZES[kind][-1]} B; per size the fastest slowest-rank sample (lockstep timing, as "
-                    "measured workloads) less 2% and 1 us; curve: max(floor, alpha + S x factor / beta, envelope of the swept "
-                    "points), beta = max(best bus bandwidth, slope of the two largest sizes), alpha = largest "
-                    "intercept under every point, floor = fastest point (tensorforge.collectives)"),
-            collectives=ceilings, details={"world_size": n, "dtype": DTYPE[kind], "ops": details},
-            duration_s=time.perf_counter() - start)
+            method=(
+                f"each collective over {n} ranks, {DTYPE[kind]}, sizes {SIZES[kind][0]} B to "
+                f"{SIZES[kind][-1]} B; per size the fastest slowest-rank sample (lockstep timing, as "
+                "measured workloads) less 2% and 1 us; curve: max(floor, alpha + S x factor / beta, envelope of the swept "
+                "points), beta = max(best bus bandwidth, slope of the two largest sizes), alpha = largest "
+                "intercept under every point, floor = fastest point (tensorforge.collectives)"
+            ),
+            collectives=ceilings,
+            details={"world_size": n, "dtype": DTYPE[kind], "ops": details},
+            duration_s=time.perf_counter() - start,
+        )

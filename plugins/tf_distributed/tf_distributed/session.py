@@ -23,23 +23,42 @@ from tensorforge_ops.measure.timing import TimedSamples
 
 from .launcher import Launch
 
-AGGREGATION = ("slowest rank per iteration: every rank times the same iterations in lockstep "
-               "(flush -> one-element all-reduce as the start line -> start marker -> fn() -> end "
-               "marker) and an iteration lasts as long as its slowest rank")
+AGGREGATION = (
+    "slowest rank per iteration: every rank times the same iterations in lockstep "
+    "(flush -> one-element all-reduce as the start line -> start marker -> fn() -> end "
+    "marker) and an iteration lasts as long as its slowest rank"
+)
 # Settings a calibration depends on: a change in any of them means a new fingerprint.
-FINGERPRINT_SETTINGS = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
-                        "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_MIN_NCHANNELS",
-                        "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_CUMEM_ENABLE")
-MIN_SAMPLES = 25              # as torch-cuda and torch-cpu: enough for the gate's significance test
-BURST_DUTY = {"cuda": 0.5, "cpu": 1.0}   # GPUs in the burst regime of torch-cuda; CPUs continuously
+FINGERPRINT_SETTINGS = (
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+    "NCCL_SHM_DISABLE",
+    "NCCL_IB_DISABLE",
+    "NCCL_NET",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_BUFFSIZE",
+    "NCCL_CUMEM_ENABLE",
+)
+MIN_SAMPLES = 25  # as torch-cuda and torch-cpu: enough for the gate's significance test
+BURST_DUTY = {"cuda": 0.5, "cpu": 1.0}  # GPUs in the burst regime of torch-cuda; CPUs continuously
 OPERATOR_ITERATIONS = 5
 
 
 def fingerprint(hello: list[dict[str, Any]]) -> str:
     first = hello[0]
-    text = json.dumps({"ranks": [h["device"]["fingerprint"] for h in hello], "world": first["world"],
-                       "libraries": first["libraries"],
-                       "settings": {k: first["settings"].get(k) for k in FINGERPRINT_SETTINGS}}, sort_keys=True)
+    text = json.dumps(
+        {
+            "ranks": [h["device"]["fingerprint"] for h in hello],
+            "world": first["world"],
+            "libraries": first["libraries"],
+            "settings": {k: first["settings"].get(k) for k in FINGERPRINT_SETTINGS},
+        },
+        sort_keys=True,
+    )
     return "dist-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -47,8 +66,7 @@ class WorkerCall:
     """What `Prepared.fn` is in the parent: the workload runs in the worker processes."""
 
     def __call__(self):
-        raise RuntimeError("this workload runs in the torch-distributed worker processes; "
-                           "time it through the session")
+        raise RuntimeError("this workload runs in the torch-distributed worker processes; time it through the session")
 
 
 class DistributedSession(Session):
@@ -64,15 +82,27 @@ class DistributedSession(Session):
         first = hello[0]
         topology = next((h["topology"] for h in hello if h.get("topology")), None)
         self.details = {
-            "ranks": [{"rank": h["rank"], "local_rank": h["local_rank"], "hostname": h["hostname"],
-                       "device": h["device"], "nvml": h.get("nvml")} for h in hello],
-            "world_size": self.world, "device_kind": self.kind,
-            "libraries": first["libraries"], "settings": first["settings"], "topology": topology,
+            "ranks": [
+                {
+                    "rank": h["rank"],
+                    "local_rank": h["local_rank"],
+                    "hostname": h["hostname"],
+                    "device": h["device"],
+                    "nvml": h.get("nvml"),
+                }
+                for h in hello
+            ],
+            "world_size": self.world,
+            "device_kind": self.kind,
+            "libraries": first["libraries"],
+            "settings": first["settings"],
+            "topology": topology,
             "launcher": " ".join(["torchrun"] + launch.command[3:-4]),
             "target": target_name,
         }
-        self.info = DeviceInfo(backend="torch-distributed", name=name, fingerprint=fingerprint(hello),
-                               details=self.details)
+        self.info = DeviceInfo(
+            backend="torch-distributed", name=name, fingerprint=fingerprint(hello), details=self.details
+        )
         self.last: dict[str, Any] = {}
         self.p50_s: float | None = None
 
@@ -92,17 +122,26 @@ class DistributedSession(Session):
         replies = self.call({"op": "prepare", "kind": builder.kind, "params": params, "math_mode": math_mode})
         peaks = [r["peak_memory_bytes"] for r in replies]
         flags = dict(replies[0]["framework_flags"])
-        flags["distributed"] = {"world_size": self.world, **self.details["libraries"],
-                                "settings": self.details["settings"]}
-        self.last = {"ranks": self.world, "aggregation": AGGREGATION,
-                     "result_check": {"ok": True, "per_rank": [r["check"] for r in replies]},
-                     "peak_memory_per_rank_bytes": peaks,
-                     "peak_memory_per_rank_method": replies[0]["peak_memory_method"]}
+        flags["distributed"] = {
+            "world_size": self.world,
+            **self.details["libraries"],
+            "settings": self.details["settings"],
+        }
+        self.last = {
+            "ranks": self.world,
+            "aggregation": AGGREGATION,
+            "result_check": {"ok": True, "per_rank": [r["check"] for r in replies]},
+            "peak_memory_per_rank_bytes": peaks,
+            "peak_memory_per_rank_method": replies[0]["peak_memory_method"],
+        }
         self.p50_s = None
         try:
-            yield Prepared(fn=WorkerCall(), peak_memory_bytes=max(peaks) if all(p is not None for p in peaks) else None,
-                           framework_flags=flags,
-                           peak_memory_method="the largest rank's: " + replies[0]["peak_memory_method"])
+            yield Prepared(
+                fn=WorkerCall(),
+                peak_memory_bytes=max(peaks) if all(p is not None for p in peaks) else None,
+                framework_flags=flags,
+                peak_memory_method="the largest rank's: " + replies[0]["peak_memory_method"],
+            )
         finally:
             try:
                 self.call({"op": "release"})
@@ -110,20 +149,36 @@ class DistributedSession(Session):
                 pass
 
     def policy(self, budget_s: float) -> dict[str, Any]:
-        return {"warmup_iters": 5, "min_iters": MIN_SAMPLES, "max_iters": 1000, "target_rel_iqr": 0.02,
-                "budget_s": budget_s, "max_duty": BURST_DUTY[self.kind]}
+        return {
+            "warmup_iters": 5,
+            "min_iters": MIN_SAMPLES,
+            "max_iters": 1000,
+            "target_rel_iqr": 0.02,
+            "budget_s": budget_s,
+            "max_duty": BURST_DUTY[self.kind],
+        }
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        reply = self.call({"op": "time", "policy": self.policy(budget_s),
-                           "operator_iterations": OPERATOR_ITERATIONS})[0]
+        reply = self.call({"op": "time", "policy": self.policy(budget_s), "operator_iterations": OPERATOR_ITERATIONS})[
+            0
+        ]
         samples = reply["samples_s"]
         stats = summarize(samples)
         self.p50_s = stats.p50
-        self.last.update({"per_rank_samples_s": reply["per_rank_samples_s"],
-                          "per_rank_p50_s": [summarize(s).p50 for s in reply["per_rank_samples_s"]],
-                          "operators": reply["operators"]})
-        return TimedSamples(samples_s=samples, stats=stats, stop_reason=reply["stop_reason"],
-                            warmup_iters=reply["warmup_iters"], flush_bytes=reply["flush_bytes"])
+        self.last.update(
+            {
+                "per_rank_samples_s": reply["per_rank_samples_s"],
+                "per_rank_p50_s": [summarize(s).p50 for s in reply["per_rank_samples_s"]],
+                "operators": reply["operators"],
+            }
+        )
+        return TimedSamples(
+            samples_s=samples,
+            stats=stats,
+            stop_reason=reply["stop_reason"],
+            warmup_iters=reply["warmup_iters"],
+            flush_bytes=reply["flush_bytes"],
+        )
 
     def telemetry(self, duration_s: float) -> dict[str, Any]:
         """Every rank's window over the same number of calls (about duration_s long)."""

@@ -26,7 +26,11 @@ def sweep(worker, command) -> dict[str, Any]:
         points: list[dict[str, Any]] = []
         skipped: list[str] = []
         for size in command["sizes"]:
-            size = int(size) // (DTYPE_BYTES[command["dtype"]] * worker.world) * (DTYPE_BYTES[command["dtype"]] * worker.world)
+            size = (
+                int(size)
+                // (DTYPE_BYTES[command["dtype"]] * worker.world)
+                * (DTYPE_BYTES[command["dtype"]] * worker.world)
+            )
             if size <= 0:
                 continue
             params = CollectiveParams(op=op, bytes=size, dtype=command["dtype"], ranks=0)
@@ -34,14 +38,23 @@ def sweep(worker, command) -> dict[str, Any]:
                 fn, info = worker._build("collective", params, "fp32")
                 with worker.mode("fp32"):
                     timed = worker.step.time(fn, policy)
-            except Exception as exc:   # StepFailed: every rank skips this size alike
+            except Exception as exc:  # StepFailed: every rank skips this size alike
                 skipped.append(f"{size} B: {one_line(exc)}")
                 continue
             finally:
                 fn = None
                 worker.local.release()
             stats = stats_of(timed["samples_s"])
-            points.append({"bytes": size, "p10_s": stats["p10"], "p50_s": stats["p50"], "min_s": stats["min"],
-                           "n": stats["n"], "stop_reason": timed["stop_reason"], "check": info["check"]})
+            points.append(
+                {
+                    "bytes": size,
+                    "p10_s": stats["p10"],
+                    "p50_s": stats["p50"],
+                    "min_s": stats["min"],
+                    "n": stats["n"],
+                    "stop_reason": timed["stop_reason"],
+                    "check": info["check"],
+                }
+            )
         out[op] = {"points": points, "skipped": skipped}
     return out

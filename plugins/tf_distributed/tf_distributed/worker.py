@@ -68,7 +68,7 @@ class Worker:
                 reply = {"ok": True, "result": getattr(self, f"do_{op}")(command)}
             except StepFailed as exc:
                 reply = {"ok": False, "error": str(exc)}
-            except Exception as exc:   # after the step's last collective: every rank gets here
+            except Exception as exc:  # after the step's last collective: every rank gets here
                 reply = {"ok": False, "error": f"rank {self.rank}: {one_line(exc)}"}
             replies = self.step.everyone(reply)
             if self.rank == 0:
@@ -85,27 +85,39 @@ class Worker:
     @contextlib.contextmanager
     def mode(self, math_mode: str):
         from tensorforge_ops.measure.precision import math_mode as mode_flags
+
         with mode_flags(math_mode), self.torch.inference_mode():
             yield
 
     # -- commands -------------------------------------------------------------------------------
     def do_hello(self, command) -> dict[str, Any]:
         from . import environment
+
         info = self.local.session.info
-        return {"rank": self.rank, "local_rank": self.local_rank, "world": self.world,
-                "hostname": socket.gethostname(), "pid": os.getpid(),
-                "device": {"backend": info.backend, "name": info.name, "fingerprint": info.fingerprint,
-                           "details": dict(info.details)},
-                "libraries": environment.library_versions(self.torch, self.kind),
-                "settings": environment.settings(),
-                "topology": environment.topology(self.kind) if self.local_rank == 0 else None,
-                "nvml": environment.nvml_gpu(self.local.device.index or 0) if self.kind == "cuda" else None}
+        return {
+            "rank": self.rank,
+            "local_rank": self.local_rank,
+            "world": self.world,
+            "hostname": socket.gethostname(),
+            "pid": os.getpid(),
+            "device": {
+                "backend": info.backend,
+                "name": info.name,
+                "fingerprint": info.fingerprint,
+                "details": dict(info.details),
+            },
+            "libraries": environment.library_versions(self.torch, self.kind),
+            "settings": environment.settings(),
+            "topology": environment.topology(self.kind) if self.local_rank == 0 else None,
+            "nvml": environment.nvml_gpu(self.local.device.index or 0) if self.kind == "cuda" else None,
+        }
 
     def do_probe_local(self, command) -> dict[str, Any]:
         """This rank's device ceilings from the local backend's own probes (all ranks at once)."""
         import attrs
         from tensorforge_ops.api import Unavailable
         from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+
         results, failures = [], {}
         probes = self.ops.for_backend("probes", self.local.backend_name)
         for _, probe in sorted(enumerate(probes), key=lambda item: (getattr(item[1], "order", 0), item[0])):
@@ -129,6 +141,7 @@ class Worker:
     def _build(self, kind: str, params, math_mode: str):
         """Build on every rank, agree, run once, check the result on known values, agree."""
         from tensorforge_ops.api import Unavailable
+
         builder = self.ops.builder(kind, "torch-distributed")
         failure, fn = None, None
         if builder is None:
@@ -137,7 +150,7 @@ class Worker:
             if failure is None:
                 try:
                     fn = builder.build(params, self.local.device)
-                except Unavailable as exc:     # the builder's own reason, e.g. pp > 1 is not measured
+                except Unavailable as exc:  # the builder's own reason, e.g. pp > 1 is not measured
                     failure = str(exc)
                 except Exception as exc:
                     failure = one_line(exc)
@@ -174,14 +187,18 @@ class Worker:
     def do_time(self, command) -> dict[str, Any]:
         from tensorforge_ops.measure.timing import TimingPolicy
         from .operator_window import operator_window
+
         if self.prepared is None:
             raise StepFailed("nothing prepared")
         fn = self.prepared["fn"]
         policy = TimingPolicy(**command["policy"], flush_bytes=self.local.flush_bytes)
         with self.mode(self.prepared["math_mode"]):
             timed = self.step.time(fn, policy)
-            window = operator_window(self.step, fn, command["operator_iterations"]) \
-                if command.get("operator_iterations") else None
+            window = (
+                operator_window(self.step, fn, command["operator_iterations"])
+                if command.get("operator_iterations")
+                else None
+            )
         return {**timed, "operators": window}
 
     def do_telemetry(self, command) -> dict[str, Any]:
@@ -199,15 +216,24 @@ class Worker:
         with self.mode(self.prepared["math_mode"]):
             if self.kind == "cuda":
                 from tensorforge_ops.telemetry.nvml import collect_window, telemetry_to_dict
-                window = telemetry_to_dict(collect_window(run_all, device_index=self.local.device.index or 0,
-                                                          duration_s=0.0, synchronize=self.local.synchronize))
+
+                window = telemetry_to_dict(
+                    collect_window(
+                        run_all,
+                        device_index=self.local.device.index or 0,
+                        duration_s=0.0,
+                        synchronize=self.local.synchronize,
+                    )
+                )
             else:
                 from tf_cpu.telemetry import collect_window
+
                 window = collect_window(run_all, self.local.session.machine.cpus, 0.0)
         return {"rank": self.rank, "calls": calls, **window}
 
     def do_sweep(self, command) -> dict[str, Any]:
         from .sweep import sweep
+
         return sweep(self, command)
 
     def do_exit(self, command) -> None:

@@ -43,22 +43,30 @@ class Gemm(WorkloadKind):
         "gemm_square_fp32": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp32", "math_mode": "fp32"},
         "gemm_batched_fp16": {"batch": 32, "m": 1024, "n": 1024, "k": 1024, "dtype": "fp16"},
     }
-    default_suite = ("gemm_large_square", "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32",
-                     "gemm_batched_fp16")
+    default_suite = ("gemm_large_square", "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32", "gemm_batched_fp16")
 
     def operators(self, p: GemmParams):
         e = DTYPE_BYTES[p.dtype]
         problem = MatmulProblem(
-            batch=p.batch, m=p.m, n=p.n, k=p.k, math_mode=p.math_mode,
-            a_elem_bytes=e, b_elem_bytes=e, c_elem_bytes=e,
-            a=Tensor("A", p.batch * p.m * p.k * e), b=Tensor("B", p.batch * p.k * p.n * e),
-            c=Tensor("C", p.batch * p.m * p.n * e))
+            batch=p.batch,
+            m=p.m,
+            n=p.n,
+            k=p.k,
+            math_mode=p.math_mode,
+            a_elem_bytes=e,
+            b_elem_bytes=e,
+            c_elem_bytes=e,
+            a=Tensor("A", p.batch * p.m * p.k * e),
+            b=Tensor("B", p.batch * p.k * p.n * e),
+            c=Tensor("C", p.batch * p.m * p.n * e),
+        )
         return (Operator("matmul", problem),)
 
     def implementation(self, p: GemmParams):
         """The measured implementation is one torch.matmul (one cuBLAS kernel); a transposed
         operand is passed to cuBLAS as a transposed view, so its leading dimension changes."""
         from tensorforge.estimate.implementation import Implementation
+
         lda = p.m if p.transpose_a else p.k
         ldb = p.k if p.transpose_b else p.n
         return {"matmul": Implementation(kernels=1, leading_dims=(lda, ldb, p.n))}

@@ -9,10 +9,11 @@ from tensorforge_ops.measure.op_ranges import operator_range
 
 class GemmTorch(WorkloadBuilder):
     kind = "gemm"
-    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, ...
+    framework = "torch"  # any PyTorch device: torch-cuda, torch-cpu, ...
 
     def build(self, p, device):
         import torch
+
         dtype = torch_dtype(p.dtype, "PyTorch matmul")
         lead = (p.batch,) if p.batch > 1 else ()
         a = torch.randn(*lead, *((p.k, p.m) if p.transpose_a else (p.m, p.k)), device=device, dtype=dtype)
@@ -22,8 +23,9 @@ class GemmTorch(WorkloadBuilder):
         c = torch.empty(*lead, p.m, p.n, device=device, dtype=dtype)
 
         def run():
-            with operator_range("matmul"):     # the Core's one operator of a GEMM
+            with operator_range("matmul"):  # the Core's one operator of a GEMM
                 return torch.matmul(a, b, out=c)
+
         return run
 
 

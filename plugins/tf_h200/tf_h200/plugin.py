@@ -43,35 +43,45 @@ HBM_BW = 4.8e12
 
 SOURCES = {
     "pe_array.units": "132 SMs (NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 SXM5; "
-                      "H200 SXM uses the same GH100 configuration)",
+    "H200 SXM uses the same GH100 configuration)",
     "pe_array.flops_per_clock": "NVIDIA H200 / H100 SXM datasheets: 989.4 TFLOPS BF16/FP16, "
-                                "494.7 TF32, 1979 FP8/INT8 dense, 66.9 FP32; divided by 132 SMs and "
-                                "the clock each corresponds to (see module docstring)",
+    "494.7 TF32, 1979 FP8/INT8 dense, 66.9 FP32; divided by 132 SMs and "
+    "the clock each corresponds to (see module docstring)",
     "pe_array.vector_flops_per_clock": "NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 SXM5: "
-                                       "66.9 TFLOPS FP32, 133.8 TFLOPS FP16 and BF16 (non-Tensor), "
-                                       "divided by 132 SMs x 1980 MHz: 256 / 512 / 512",
+    "66.9 TFLOPS FP32, 133.8 TFLOPS FP16 and BF16 (non-Tensor), "
+    "divided by 132 SMs x 1980 MHz: 256 / 512 / 512",
     "pe_array.special_per_clock": "fp32 16: CUDA C++ Programming Guide, throughput of native arithmetic "
-                                  "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
-                                  "9.0; fp16/bf16 32: ASSUMED twice that, the packing limit of the PTX "
-                                  "ex2.approx.f16x2/.bf16x2 instructions (no published throughput)",
+    "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
+    "9.0; fp16/bf16 32: ASSUMED twice that, the packing limit of the PTX "
+    "ex2.approx.f16x2/.bf16x2 instructions (no published throughput)",
     "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 9.0: up to 228 KB shared "
-                          "memory per SM; 32 banks x 4 bytes = 128 B/clock/SM",
+    "memory per SM; 32 banks x 4 bytes = 128 B/clock/SM",
     "sram.l2": "60 MiB as reported by the device (torch.cuda.get_device_properties().L2_cache_size "
-               "on the H200 measured here); no L2 bandwidth is published, so L2 traffic is "
-               "reported, not timed",
+    "on the H200 measured here); no L2 bandwidth is published, so L2 traffic is "
+    "reported, not timed",
     "dram_capacity_bytes": "140 GiB allocatable as reported by PyTorch on the device (datasheet: 141 GB HBM3e)",
     "operating_points": "HBM3e 4.8 TB/s (NVIDIA H200 datasheet); 1980 MHz max boost (device-reported "
-                        "max SM clock), 1830 MHz implied by the published tensor-core peaks",
+    "max SM clock), 1830 MHz implied by the published tensor-core peaks",
 }
 
 H200 = Target(
     name="h200",
     description="NVIDIA H200 SXM (GH100 Hopper, CC 9.0), 141 GB HBM3e",
-    pe_array=PEArray(units=132, unit_name="SM", flops_per_clock={
-        "fp32": 256, "tf32": 2048, "fp16": 4096, "fp16_acc16": 4096, "bf16": 4096,
-        "fp8": 8192, "int8": 8192},
+    pe_array=PEArray(
+        units=132,
+        unit_name="SM",
+        flops_per_clock={
+            "fp32": 256,
+            "tf32": 2048,
+            "fp16": 4096,
+            "fp16_acc16": 4096,
+            "bf16": 4096,
+            "fp8": 8192,
+            "int8": 8192,
+        },
         vector_flops_per_clock={"fp32": 256, "fp16": 512, "bf16": 512},
-        special_per_clock={"fp32": 16, "fp16": 32, "bf16": 32}),
+        special_per_clock={"fp32": 16, "fp16": 32, "bf16": 32},
+    ),
     sram=(
         MemoryLevel("shared_memory", 228 * KiB, "per_unit", bytes_per_clock=128),
         MemoryLevel("l2", 60 * MiB, "shared", bytes_per_clock=None),
@@ -92,5 +102,5 @@ H200 = Target(
 @hookimpl
 def tensorforge_register_targets(register):
     register(H200)
-    for system in systems(H200):   # several H200s with their links (systems.py)
+    for system in systems(H200):  # several H200s with their links (systems.py)
         register(system)

@@ -45,7 +45,7 @@ class RunContent:
     params: dict[str, str]
     metrics: dict[str, float]
     tags: dict[str, str]
-    extra_artifacts: dict[str, str]     # artifact path -> text, e.g. a long name mapping
+    extra_artifacts: dict[str, str]  # artifact path -> text, e.g. a long name mapping
 
 
 def _sanitize(name: str) -> str:
@@ -90,7 +90,7 @@ def _text(value: Any) -> str:
 
 
 def _clip(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[:limit - 3] + "..."
+    return value if len(value) <= limit else value[: limit - 3] + "..."
 
 
 def _number(value: Any) -> float | None:
@@ -139,8 +139,7 @@ def _flags(measured: dict[str, Measurement], keys: dict[str, str]):
     return params
 
 
-def build(capture: Capture, capture_path: str | None = None,
-          run_name: str | None = None) -> RunContent:
+def build(capture: Capture, capture_path: str | None = None, run_name: str | None = None) -> RunContent:
     predicted = capture.predicted
     measured = capture.measured if isinstance(capture.measured, Measured) else None
     calibrated = capture.calibrated if isinstance(capture.calibrated, Calibrated) else None
@@ -205,7 +204,8 @@ def build(capture: Capture, capture_path: str | None = None,
     decided = [c for c in checks.values() if _decided(c.verdict)]
     violations = comparison.bound_violations if comparison else ()
     tags["tensorforge.bound_violations"] = (
-        str(len(violations)) if decided else "no verdict: no bound check had its evidence")
+        str(len(violations)) if decided else "no verdict: no bound check had its evidence"
+    )
     for name, check in sorted(checks.items()):
         tags[f"bound_check.{keys[name]}"] = check.verdict
 

@@ -37,10 +37,10 @@ class _Failed(Exception):
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())          # MLflow messages may span lines
+    text = " ".join(str(exc).split())  # MLflow messages may span lines
     if not isinstance(exc, _Failed):
         text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 3] + "..."
 
 
 def _option(options: Mapping[str, str], key: str) -> str | None:
@@ -98,7 +98,7 @@ def _experiment_id(client, name: str, artifact_location: str | None) -> str:
     try:
         return client.create_experiment(name, artifact_location=artifact_location)
     except MlflowException:
-        found = client.get_experiment_by_name(name)   # created concurrently by another run
+        found = client.get_experiment_by_name(name)  # created concurrently by another run
         if found is None:
             raise
         return found.experiment_id
@@ -107,14 +107,14 @@ def _experiment_id(client, name: str, artifact_location: str | None) -> str:
 def _user() -> str:
     try:
         return getpass.getuser()
-    except Exception:       # no login name in some containers
+    except Exception:  # no login name in some containers
         return "unknown"
 
 
 def _chunks(items, size):
     items = list(items)
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _location(uri: str, experiment: str, exp_id: str, run_id: str) -> str:
@@ -125,11 +125,14 @@ def _location(uri: str, experiment: str, exp_id: str, run_id: str) -> str:
 
 class MlflowSink(CaptureSink):
     name = NAME
-    description = ("log each capture as an MLflow run (params, metrics, label/verdict tags, the "
-                   "capture and its HTML report as artifacts); options: " + ", ".join(OPTIONS))
+    description = (
+        "log each capture as an MLflow run (params, metrics, label/verdict tags, the "
+        "capture and its HTML report as artifacts); options: " + ", ".join(OPTIONS)
+    )
 
-    def export(self, capture: Capture, capture_path: str, report_html: str | None,
-               options: Mapping[str, str]) -> ExportResult:
+    def export(
+        self, capture: Capture, capture_path: str, report_html: str | None, options: Mapping[str, str]
+    ) -> ExportResult:
         try:
             with _quiet_logs():
                 import mlflow
@@ -140,7 +143,7 @@ class MlflowSink(CaptureSink):
         try:
             with _quiet_logs():
                 return self._export(uri, capture, capture_path, report_html, options)
-        except Exception as exc:     # never raise: the capture on disk stays the record
+        except Exception as exc:  # never raise: the capture on disk stays the record
             message = _one_line(exc)
             if isinstance(exc, ImportError) or "sqlalchemy" in message.lower() or "alembic" in message.lower():
                 message += f" ({INSTALL_HINT})"
@@ -150,8 +153,7 @@ class MlflowSink(CaptureSink):
         from mlflow.entities import Metric, Param, RunTag
         from mlflow.tracking import MlflowClient
 
-        experiment = (_option(options, "experiment") or os.environ.get("MLFLOW_EXPERIMENT_NAME")
-                      or DEFAULT_EXPERIMENT)
+        experiment = _option(options, "experiment") or os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_EXPERIMENT
         content = build(capture, str(Path(capture_path).resolve()), _option(options, "run_name"))
         digest = content.tags.get("tensorforge.digest")
 
@@ -161,14 +163,17 @@ class MlflowSink(CaptureSink):
 
         # The same capture exported twice (e.g. a retry of `tensorforge export`) is one run.
         if digest:
-            for existing in client.search_runs([exp_id], f"tags.`tensorforge.digest` = '{digest}'",
-                                               max_results=10):
+            for existing in client.search_runs([exp_id], f"tags.`tensorforge.digest` = '{digest}'", max_results=10):
                 if existing.info.status == "FINISHED":
-                    return ExportResult(NAME, True, location=_location(uri, experiment, exp_id, existing.info.run_id)
-                                        + " (already logged)")
+                    return ExportResult(
+                        NAME,
+                        True,
+                        location=_location(uri, experiment, exp_id, existing.info.run_id) + " (already logged)",
+                    )
 
-        run = client.create_run(exp_id, start_time=content.start_time_ms, run_name=content.run_name,
-                                tags={"mlflow.user": _user()})
+        run = client.create_run(
+            exp_id, start_time=content.start_time_ms, run_name=content.run_name, tags={"mlflow.user": _user()}
+        )
         run_id = run.info.run_id
         try:
             stamp = content.end_time_ms or int(time.time() * 1000)
@@ -194,7 +199,7 @@ class MlflowSink(CaptureSink):
                     client.log_artifact(run_id, str(path), str(Path(rel).parent))
             client.set_terminated(run_id, "FINISHED", end_time=content.end_time_ms)
         except Exception:
-            try:       # leave no run looking complete; a later export retries (only FINISHED counts)
+            try:  # leave no run looking complete; a later export retries (only FINISHED counts)
                 client.set_terminated(run_id, "FAILED")
             except Exception:
                 pass

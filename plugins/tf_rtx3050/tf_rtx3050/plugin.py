@@ -29,42 +29,45 @@ from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
 MiB = 1 << 20
 KiB = 1 << 10
-DRAM_BW = 128 / 8 * 12e9   # 128-bit bus at 12 Gbps per pin = 192 GB/s
+DRAM_BW = 128 / 8 * 12e9  # 128-bit bus at 12 Gbps per pin = 192 GB/s
 
 SOURCES = {
     "pe_array.units": "16 SMs: 2048 CUDA cores / 128 per GA10x SM (NVIDIA GeForce RTX 3050 "
-                      "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
+    "Laptop GPU specifications; NVIDIA Ampere GA102 GPU Architecture whitepaper)",
     "pe_array.flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
-                                "(RTX 3080 peak rates divided by 68 SMs x 1710 MHz; dense, no sparsity)",
+    "(RTX 3080 peak rates divided by 68 SMs x 1710 MHz; dense, no sparsity)",
     "pe_array.vector_flops_per_clock": "NVIDIA Ampere GA102 GPU Architecture whitepaper, Table 1 "
-                                       "(RTX 3080: 29.8 TFLOPS FP32 and 29.8 non-Tensor FP16 / BF16, "
-                                       "divided by 68 SMs x 1710 MHz = 256 each)",
+    "(RTX 3080: 29.8 TFLOPS FP32 and 29.8 non-Tensor FP16 / BF16, "
+    "divided by 68 SMs x 1710 MHz = 256 each)",
     "pe_array.special_per_clock": "fp32 16: CUDA C++ Programming Guide, throughput of native arithmetic "
-                                  "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
-                                  "8.6; fp16 32: ASSUMED twice that, the packing limit of the PTX "
-                                  "ex2.approx.f16x2 instruction (no published throughput)",
+    "instructions (32-bit exp2/rcp/rsqrt/log2/sin/cos), compute capability "
+    "8.6; fp16 32: ASSUMED twice that, the packing limit of the PTX "
+    "ex2.approx.f16x2 instruction (no published throughput)",
     "sram.shared_memory": "CUDA C++ Programming Guide, compute capability 8.6: up to 100 KB of "
-                          "shared memory per SM; 32 banks x 4 bytes per clock = 128 B/clock/SM",
+    "shared memory per SM; 32 banks x 4 bytes per clock = 128 B/clock/SM",
     "sram.l2": "2 MB L2 on GA107 (TechPowerUp GPU Database, GeForce RTX 3050 Mobile); "
-               "no L2 bandwidth is published, so L2 traffic is reported, not timed",
+    "no L2 bandwidth is published, so L2 traffic is reported, not timed",
     "dram_capacity_bytes": "4 GB GDDR6 (NVIDIA GeForce RTX 3050 Laptop GPU specifications)",
     "operating_points": "boost clock 1057-1740 MHz across 35-80 W TGP configurations (NVIDIA "
-                        "GeForce RTX 3050 Laptop GPU specifications); memory 128-bit at 12 Gbps "
-                        "= 192 GB/s (TechPowerUp GPU Database, GeForce RTX 3050 Mobile)",
+    "GeForce RTX 3050 Laptop GPU specifications); memory 128-bit at 12 Gbps "
+    "= 192 GB/s (TechPowerUp GPU Database, GeForce RTX 3050 Mobile)",
 }
 
 RTX3050_LAPTOP = Target(
     name="rtx3050-laptop",
     description="NVIDIA GeForce RTX 3050 Laptop GPU (GA107, Ampere, CC 8.6), 4 GB GDDR6",
-    pe_array=PEArray(units=16, unit_name="SM", flops_per_clock={
-        "fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048},
+    pe_array=PEArray(
+        units=16,
+        unit_name="SM",
+        flops_per_clock={"fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048},
         vector_flops_per_clock={"fp32": 256, "fp16": 256, "bf16": 256},
-        special_per_clock={"fp32": 16, "fp16": 32}),
+        special_per_clock={"fp32": 16, "fp16": 32},
+    ),
     sram=(
         MemoryLevel("shared_memory", 100 * KiB, "per_unit", bytes_per_clock=128),
         MemoryLevel("l2", 2 * MiB, "shared", bytes_per_clock=None),
     ),
-    dram_capacity_bytes=4 * 1024 ** 3,
+    dram_capacity_bytes=4 * 1024**3,
     operating_points=(
         OperatingPoint("80w", 1740, DRAM_BW, "top of the published boost range (80 W TGP)"),
         OperatingPoint("35w", 1057, DRAM_BW, "bottom of the published boost range (35 W TGP)"),

@@ -33,8 +33,20 @@ ALIASES = {
     "max_positions": ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length"),
 }
 # Families whose MLP is gated (SwiGLU / GeGLU) and whose norm is RMSNorm.
-GATED_FAMILIES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3",
-                  "phi3", "olmo2", "granite", "cohere"}
+GATED_FAMILIES = {
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "phi3",
+    "olmo2",
+    "granite",
+    "cohere",
+}
 GPT2_FAMILIES = {"gpt2"}
 FALCON_FAMILIES = {"falcon", "refinedwebmodel", "refinedweb"}
 
@@ -56,8 +68,11 @@ def _read(path: Path) -> dict[str, Any]:
 def _whole_number(value: Any, key: str, path: Path) -> int:
     """A config's size field as an int. Why here: a string, list, 1e400 or NaN reached `int()`
     further on and ended in a traceback instead of a line naming the key."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or (isinstance(value, float) and not value.is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
         raise TensorForgeError(f"transformer config {path}: {key!r} must be a whole number, got {shown}")
     return int(value)
@@ -88,7 +103,7 @@ def load_config(path: Path) -> dict[str, Any]:
             raise TensorForgeError(f"transformer config {path}: missing {ALIASES[required][0]!r}")
     family = str(data.get("model_type", "")).lower()
     if family in GPT2_FAMILIES:
-        fields.update(mlp="gelu", norm="layernorm", rope=False)   # learned position embeddings
+        fields.update(mlp="gelu", norm="layernorm", rope=False)  # learned position embeddings
     elif family in FALCON_FAMILIES:
         _falcon(data, fields)
     else:
@@ -98,7 +113,11 @@ def load_config(path: Path) -> dict[str, Any]:
     if "intermediate" not in fields:
         fields["intermediate"] = 4 * int(fields["hidden"])
     window = data.get("sliding_window")
-    if isinstance(window, int) and not isinstance(window, bool) and window > 0 \
-            and data.get("use_sliding_window", True) is not False:
+    if (
+        isinstance(window, int)
+        and not isinstance(window, bool)
+        and window > 0
+        and data.get("use_sliding_window", True) is not False
+    ):
         fields["window"] = window
     return fields

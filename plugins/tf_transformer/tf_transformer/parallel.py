@@ -15,7 +15,6 @@ activations between neighbouring stages (tp devices apart). Micro-batching overl
 throughput, not for one batch's latency; the measurement backend does not run pp > 1.
 """
 
-
 import attrs
 
 from tensorforge.collectives import CollectiveProblem
@@ -34,32 +33,54 @@ def check(p) -> None:
     if p.heads % p.tp:
         raise ValueError(f"tp={p.tp} must divide heads={p.heads} (each rank holds whole heads)")
     if p.kv_heads % p.tp and p.tp % p.kv_heads:
-        raise ValueError(f"tp={p.tp} and kv_heads={p.kv_heads}: one must divide the other "
-                         "(KV heads are split, or replicated when tp > kv_heads)")
+        raise ValueError(
+            f"tp={p.tp} and kv_heads={p.kv_heads}: one must divide the other "
+            "(KV heads are split, or replicated when tp > kv_heads)"
+        )
     if p.intermediate % p.tp:
         raise ValueError(f"tp={p.tp} must divide intermediate={p.intermediate}")
     if p.with_lm_head and p.vocab % p.tp:
         raise ValueError(f"tp={p.tp} must divide vocab={p.vocab} (the LM head is split by vocabulary)")
     if p.tp > 1 and p.block != "sequential":
-        raise ValueError(f"tp={p.tp} with block={p.block}: tensor parallelism is modelled for sequential "
-                         "blocks (one all-reduce after attention, one after the MLP)")
+        raise ValueError(
+            f"tp={p.tp} with block={p.block}: tensor parallelism is modelled for sequential "
+            "blocks (one all-reduce after attention, one after the MLP)"
+        )
     if p.layers % p.pp:
         raise ValueError(f"pp={p.pp} must divide layers={p.layers}")
 
 
 def shard(p, layers: int = 0):
     """One rank's share as unsplit parameters (head_dim kept), with tp = pp = 1."""
-    return attrs.evolve(p, heads=p.heads // p.tp, kv_heads=max(1, p.kv_heads // p.tp),
-                        intermediate=p.intermediate // p.tp, head_dim=p.head_dim,
-                        vocab=p.vocab // p.tp, layers=layers or p.layers, tp=1, pp=1)
+    return attrs.evolve(
+        p,
+        heads=p.heads // p.tp,
+        kv_heads=max(1, p.kv_heads // p.tp),
+        intermediate=p.intermediate // p.tp,
+        head_dim=p.head_dim,
+        vocab=p.vocab // p.tp,
+        layers=layers or p.layers,
+        tp=1,
+        pp=1,
+    )
 
 
-def _collective(name: str, op: str, nbytes: int, ranks: int, e: int, tensor: str, count: int,
-                stride: int = 1, out_bytes: int = 0) -> Operator:
-    return Operator(name, CollectiveProblem(
-        op=op, bytes=nbytes, ranks=ranks, elem_bytes=e, stride=stride,
-        input=Tensor(tensor, nbytes if op != "all_gather" else nbytes // ranks),
-        output=Tensor(tensor if op != "all_gather" else tensor + "_gathered", out_bytes or nbytes)), count)
+def _collective(
+    name: str, op: str, nbytes: int, ranks: int, e: int, tensor: str, count: int, stride: int = 1, out_bytes: int = 0
+) -> Operator:
+    return Operator(
+        name,
+        CollectiveProblem(
+            op=op,
+            bytes=nbytes,
+            ranks=ranks,
+            elem_bytes=e,
+            stride=stride,
+            input=Tensor(tensor, nbytes if op != "all_gather" else nbytes // ranks),
+            output=Tensor(tensor if op != "all_gather" else tensor + "_gathered", out_bytes or nbytes),
+        ),
+        count,
+    )
 
 
 def with_collectives(p, ops: tuple[Operator, ...]) -> tuple[Operator, ...]:

@@ -35,9 +35,9 @@ from . import parallel
 from .hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
-NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}   # rms: sq, sum, scale, weight; ln adds mean, sub, bias
-ACT_FLOPS = {"gated": 5, "gelu": 8}           # silu(x)*y ~ exp, add, div, mul, mul; tanh-gelu ~ 8
-ROPE_FLOPS = 3                                # x*cos + rotate(x)*sin per element
+NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}  # rms: sq, sum, scale, weight; ln adds mean, sub, bias
+ACT_FLOPS = {"gated": 5, "gelu": 8}  # silu(x)*y ~ exp, add, div, mul, mul; tanh-gelu ~ 8
+ROPE_FLOPS = 3  # x*cos + rotate(x)*sin per element
 BLOCKS = ("sequential", "parallel", "parallel_shared_norm")
 
 
@@ -67,9 +67,9 @@ class TransformerParams:
     config: str = attrs.field(default=None)
     block: str = attrs.field(default="sequential", metadata={"choices": BLOCKS})
     final_norm: bool = True
-    lm_head: bool = attrs.field(default=None)     # None: included when `vocab` is known
-    max_positions: int = attrs.field(default=0, metadata={"min": 0})   # 0: unknown
-    window: int = attrs.field(default=0, metadata={"min": 0})          # sliding window; 0: none
+    lm_head: bool = attrs.field(default=None)  # None: included when `vocab` is known
+    max_positions: int = attrs.field(default=0, metadata={"min": 0})  # 0: unknown
+    window: int = attrs.field(default=0, metadata={"min": 0})  # sliding window; 0: none
     # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
     tp: int = attrs.field(default=1, metadata={"min": 1})
     pp: int = attrs.field(default=1, metadata={"min": 1})
@@ -93,11 +93,14 @@ class TransformerParams:
             raise ValueError("phase=decode needs context >= 1 (tokens already in the KV cache)")
         origin = f" (from {self.config})" if self.config else ""
         if self.max_positions and self.kv_len > self.max_positions:
-            raise ValueError(f"seq + context = {self.kv_len} exceeds the model's "
-                             f"max_positions={self.max_positions}{origin}")
+            raise ValueError(
+                f"seq + context = {self.kv_len} exceeds the model's max_positions={self.max_positions}{origin}"
+            )
         if self.window and self.kv_len > self.window:
-            raise ValueError(f"seq + context = {self.kv_len} exceeds the sliding attention "
-                             f"window={self.window}{origin}; sliding-window attention is not modelled")
+            raise ValueError(
+                f"seq + context = {self.kv_len} exceeds the sliding attention "
+                f"window={self.window}{origin}; sliding-window attention is not modelled"
+            )
         if self.lm_head and not self.vocab:
             raise ValueError("lm_head=true needs vocab (the vocabulary size)")
         parallel.check(self)
@@ -112,31 +115,70 @@ class TransformerParams:
 
 
 def _matmul(name, tokens, n, k, mode, e, a, w, c, count):
-    return Operator(name, MatmulProblem(
-        batch=1, m=tokens, n=n, k=k, math_mode=mode, a_elem_bytes=e, b_elem_bytes=e, c_elem_bytes=e,
-        a=Tensor(a, tokens * k * e), b=Tensor(w, k * n * e), c=Tensor(c, tokens * n * e)), count)
+    return Operator(
+        name,
+        MatmulProblem(
+            batch=1,
+            m=tokens,
+            n=n,
+            k=k,
+            math_mode=mode,
+            a_elem_bytes=e,
+            b_elem_bytes=e,
+            c_elem_bytes=e,
+            a=Tensor(a, tokens * k * e),
+            b=Tensor(w, k * n * e),
+            c=Tensor(c, tokens * n * e),
+        ),
+        count,
+    )
 
 
 def _stream(name, flops, reads, writes, count, dtype, special=0):
-    return Operator(name, StreamProblem(
-        flops=float(flops), read_tensors=tuple(Tensor(n, b) for n, b in reads),
-        write_tensors=tuple(Tensor(n, b) for n, b in writes), math_mode=dtype,
-        special_ops=float(special)), count)
+    return Operator(
+        name,
+        StreamProblem(
+            flops=float(flops),
+            read_tensors=tuple(Tensor(n, b) for n, b in reads),
+            write_tensors=tuple(Tensor(n, b) for n, b in writes),
+            math_mode=dtype,
+            special_ops=float(special),
+        ),
+        count,
+    )
 
 
 class Transformer(WorkloadKind):
     name = "transformer"
-    description = ("decoder-only transformer (prefill or decode; GQA; gated or GELU MLP); "
-                   "config=path/to/config.json reads a Hugging Face config")
+    description = (
+        "decoder-only transformer (prefill or decode; GQA; gated or GELU MLP); "
+        "config=path/to/config.json reads a Hugging Face config"
+    )
     params_type = TransformerParams
-    _small = {"hidden": 2048, "layers": 4, "heads": 16, "kv_heads": 4, "intermediate": 5632,
-              "mlp": "gated", "norm": "rmsnorm", "dtype": "bf16"}
+    _small = {
+        "hidden": 2048,
+        "layers": 4,
+        "heads": 16,
+        "kv_heads": 4,
+        "intermediate": 5632,
+        "mlp": "gated",
+        "norm": "rmsnorm",
+        "dtype": "bf16",
+    }
     presets = {
         "transformer_prefill": {**_small, "batch": 4, "seq": 2048, "phase": "prefill"},
         "transformer_decode": {**_small, "batch": 8, "seq": 1, "phase": "decode", "context": 2048},
-        "transformer_gpt2_prefill": {"hidden": 768, "layers": 12, "heads": 12, "mlp": "gelu",
-                                     "norm": "layernorm", "rope": False, "batch": 8, "seq": 1024,
-                                     "dtype": "fp16"},
+        "transformer_gpt2_prefill": {
+            "hidden": 768,
+            "layers": 12,
+            "heads": 12,
+            "mlp": "gelu",
+            "norm": "layernorm",
+            "rope": False,
+            "batch": 8,
+            "seq": 1024,
+            "dtype": "fp16",
+        },
     }
     default_suite = ("transformer_prefill", "transformer_decode")
 
@@ -164,15 +206,16 @@ class Transformer(WorkloadKind):
         """One device's operators for an unsplit model (a rank's share once sharded)."""
         e = DTYPE_BYTES[p.dtype]
         mode, L, dt = p.math_mode, p.layers, p.dtype
-        T = p.batch * p.seq                      # tokens processed in this pass
+        T = p.batch * p.seq  # tokens processed in this pass
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
         q_bytes, kv_tok_bytes = T * H * Hd * e, T * KV * Hd * e
         act = lambda width: T * width * e
         up_width = 2 * I if p.mlp == "gated" else I
 
-        def norm(name, out, count=L):   # one rsqrt per token row
-            return _stream(name, NORM_FLOPS[p.norm] * T * D, [("x", act(D)), (f"{name}_w", D * e)],
-                           [(out, act(D))], count, dt, T)
+        def norm(name, out, count=L):  # one rsqrt per token row
+            return _stream(
+                name, NORM_FLOPS[p.norm] * T * D, [("x", act(D)), (f"{name}_w", D * e)], [(out, act(D))], count, dt, T
+            )
 
         ops = [norm("norm_attn", "h_attn")]
         if p.block == "parallel":
@@ -183,32 +226,57 @@ class Transformer(WorkloadKind):
             ops.append(_stream("rope", ROPE_FLOPS * (T * (H + KV) * Hd), [("qkv", rot)], [("qkv", rot)], L, dt))
         if p.phase == "decode":
             cache_bytes = p.batch * KV * p.kv_len * Hd * e
-            ops.append(_stream("kv_append", 0, [("qkv", 2 * kv_tok_bytes)],
-                               [("kv_cache_new", 2 * kv_tok_bytes)], L, dt))
+            ops.append(
+                _stream("kv_append", 0, [("qkv", 2 * kv_tok_bytes)], [("kv_cache_new", 2 * kv_tok_bytes)], L, dt)
+            )
             k_t, v_t = Tensor("k_cache", cache_bytes), Tensor("v_cache", cache_bytes)
         else:
             k_t, v_t = Tensor("qkv", kv_tok_bytes), Tensor("qkv", kv_tok_bytes)
         attention = AttentionProblem(
-            batch=p.batch, heads=H, kv_heads=KV, q_len=p.seq, kv_len=p.kv_len, head_dim=Hd,
-            causal=p.causal, math_mode=mode, elem_bytes=e,
-            q=Tensor("qkv", q_bytes), k=k_t, v=v_t, o=Tensor("attn", q_bytes))
-        ops += [Operator("attention", attention, L),
-                _matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L)]
+            batch=p.batch,
+            heads=H,
+            kv_heads=KV,
+            q_len=p.seq,
+            kv_len=p.kv_len,
+            head_dim=Hd,
+            causal=p.causal,
+            math_mode=mode,
+            elem_bytes=e,
+            q=Tensor("qkv", q_bytes),
+            k=k_t,
+            v=v_t,
+            o=Tensor("attn", q_bytes),
+        )
+        ops += [
+            Operator("attention", attention, L),
+            _matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L),
+        ]
         mlp_in = {"sequential": "h_mlp", "parallel": "h_mlp", "parallel_shared_norm": "h_attn"}[p.block]
         if p.block == "sequential":
-            ops += [_stream("residual_attn", T * D, [("x", act(D)), ("attn_out", act(D))], [("x", act(D))], L, dt),
-                    norm("norm_mlp", "h_mlp")]
+            ops += [
+                _stream("residual_attn", T * D, [("x", act(D)), ("attn_out", act(D))], [("x", act(D))], L, dt),
+                norm("norm_mlp", "h_mlp"),
+            ]
         ops += [
             _matmul("mlp_up", T, up_width, D, mode, e, mlp_in, "w_up", "up", L),
-            _stream("mlp_act", ACT_FLOPS[p.mlp] * T * I, [("up", act(up_width))], [("mlp_act", act(I))], L,
-                    dt, T * I),                       # one exp (silu) or tanh (gelu) per element
+            _stream(
+                "mlp_act", ACT_FLOPS[p.mlp] * T * I, [("up", act(up_width))], [("mlp_act", act(I))], L, dt, T * I
+            ),  # one exp (silu) or tanh (gelu) per element
             _matmul("mlp_down", T, D, I, mode, e, "mlp_act", "w_down", "mlp_out", L),
         ]
         if p.block == "sequential":
             ops.append(_stream("residual_mlp", T * D, [("x", act(D)), ("mlp_out", act(D))], [("x", act(D))], L, dt))
         else:
-            ops.append(_stream("residual", 2 * T * D, [("x", act(D)), ("attn_out", act(D)), ("mlp_out", act(D))],
-                               [("x", act(D))], L, dt))
+            ops.append(
+                _stream(
+                    "residual",
+                    2 * T * D,
+                    [("x", act(D)), ("attn_out", act(D)), ("mlp_out", act(D))],
+                    [("x", act(D))],
+                    L,
+                    dt,
+                )
+            )
         head_in = "x"
         if p.final_norm:
             ops.append(norm("norm_final", "h_final", 1))
@@ -226,6 +294,7 @@ class Transformer(WorkloadKind):
         attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
         view; the gated activation is two kernels (silu, mul); residuals one add each."""
         from tensorforge.estimate.implementation import Implementation as Impl
+
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
         up_width = 2 * I if p.mlp == "gated" else I
 
@@ -242,8 +311,11 @@ class Transformer(WorkloadKind):
             "residual_attn": Impl(kernels=1, pattern="elementwise"),
             "norm_mlp": Impl(kernels=1, pattern="norm"),
             "mlp_up": linear(D, up_width),
-            "mlp_act": Impl(kernels=2 if p.mlp == "gated" else 1, pattern="elementwise",
-                            traffic_factor=(5.0 / 3.0) if p.mlp == "gated" else 1.0),
+            "mlp_act": Impl(
+                kernels=2 if p.mlp == "gated" else 1,
+                pattern="elementwise",
+                traffic_factor=(5.0 / 3.0) if p.mlp == "gated" else 1.0,
+            ),
             "mlp_down": linear(I, D),
             "residual_mlp": Impl(kernels=1, pattern="elementwise"),
             "norm_final": Impl(kernels=1, pattern="norm"),
@@ -255,8 +327,13 @@ class Transformer(WorkloadKind):
         e = DTYPE_BYTES[p.dtype]
         up = 2 * p.intermediate if p.mlp == "gated" else p.intermediate
         norms = 1 if p.block == "parallel_shared_norm" else 2
-        per_layer = (p.hidden * (p.heads + 2 * p.kv_heads) * p.head_dim + p.heads * p.head_dim * p.hidden
-                     + p.hidden * up + p.intermediate * p.hidden + norms * p.hidden)
+        per_layer = (
+            p.hidden * (p.heads + 2 * p.kv_heads) * p.head_dim
+            + p.heads * p.head_dim * p.hidden
+            + p.hidden * up
+            + p.intermediate * p.hidden
+            + norms * p.hidden
+        )
         final = p.hidden if p.final_norm else 0
         head = p.vocab * p.hidden if p.with_lm_head else 0
         return (p.layers * per_layer + final + head) * e
@@ -268,8 +345,12 @@ class Transformer(WorkloadKind):
         e = DTYPE_BYTES[p.dtype]
         T = p.batch * p.seq
         cache = 2 * p.layers * p.batch * p.kv_heads * p.kv_len * p.head_dim * e
-        widths = [(p.heads + 2 * p.kv_heads) * p.head_dim,
-                  2 * p.intermediate if p.mlp == "gated" else p.intermediate, p.hidden, p.hidden]
+        widths = [
+            (p.heads + 2 * p.kv_heads) * p.head_dim,
+            2 * p.intermediate if p.mlp == "gated" else p.intermediate,
+            p.hidden,
+            p.hidden,
+        ]
         logits = T * p.vocab * e if p.with_lm_head else 0
         return self.weight_bytes(p) + cache + T * sum(widths) * e + logits
 
@@ -277,5 +358,6 @@ class Transformer(WorkloadKind):
 @hookimpl
 def tensorforge_register_workloads(register):
     from .sdpa import Sdpa
+
     register(Transformer())
     register(Sdpa())

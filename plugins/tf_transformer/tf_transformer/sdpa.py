@@ -39,22 +39,24 @@ class SdpaParams:
         if self.q_len > self.kv_len:
             raise ValueError(f"q_len={self.q_len} exceeds kv_len={self.kv_len}")
         if self.causal and 1 < self.q_len < self.kv_len:
-            raise ValueError("causal attention with 1 < q_len < kv_len needs an explicit mask "
-                             "(PyTorch aligns is_causal to the top-left); use q_len=1 or q_len=kv_len")
+            raise ValueError(
+                "causal attention with 1 < q_len < kv_len needs an explicit mask "
+                "(PyTorch aligns is_causal to the top-left); use q_len=1 or q_len=kv_len"
+            )
         if self.q_len == 1 and self.causal:
-            set_("causal", False)   # one query at the end sees every key: no mask
+            set_("causal", False)  # one query at the end sees every key: no mask
 
 
 class Sdpa(WorkloadKind):
     name = "sdpa"
-    description = ("fused scaled-dot-product attention (FlashAttention-style), prefill or decode "
-                   "(q_len=1 over kv_len cached keys), grouped-query through kv_heads")
+    description = (
+        "fused scaled-dot-product attention (FlashAttention-style), prefill or decode "
+        "(q_len=1 over kv_len cached keys), grouped-query through kv_heads"
+    )
     params_type = SdpaParams
     presets = {
-        "sdpa_prefill_causal": {"batch": 4, "heads": 32, "kv_heads": 8, "q_len": 2048,
-                                     "head_dim": 128, "causal": True},
-        "sdpa_decode": {"batch": 32, "heads": 32, "kv_heads": 8, "q_len": 1, "kv_len": 4096,
-                             "head_dim": 128},
+        "sdpa_prefill_causal": {"batch": 4, "heads": 32, "kv_heads": 8, "q_len": 2048, "head_dim": 128, "causal": True},
+        "sdpa_decode": {"batch": 32, "heads": 32, "kv_heads": 8, "q_len": 1, "kv_len": 4096, "head_dim": 128},
     }
     default_suite = ()
 
@@ -62,12 +64,29 @@ class Sdpa(WorkloadKind):
         e = DTYPE_BYTES[p.dtype]
         q = p.batch * p.heads * p.q_len * p.head_dim * e
         kv = p.batch * p.kv_heads * p.kv_len * p.head_dim * e
-        return (Operator("attention", AttentionProblem(
-            batch=p.batch, heads=p.heads, kv_heads=p.kv_heads, q_len=p.q_len, kv_len=p.kv_len,
-            head_dim=p.head_dim, causal=p.causal, math_mode=p.math_mode, elem_bytes=e,
-            q=Tensor("q", q), k=Tensor("k", kv), v=Tensor("v", kv), o=Tensor("o", q))),)
+        return (
+            Operator(
+                "attention",
+                AttentionProblem(
+                    batch=p.batch,
+                    heads=p.heads,
+                    kv_heads=p.kv_heads,
+                    q_len=p.q_len,
+                    kv_len=p.kv_len,
+                    head_dim=p.head_dim,
+                    causal=p.causal,
+                    math_mode=p.math_mode,
+                    elem_bytes=e,
+                    q=Tensor("q", q),
+                    k=Tensor("k", kv),
+                    v=Tensor("v", kv),
+                    o=Tensor("o", q),
+                ),
+            ),
+        )
 
     def implementation(self, p: SdpaParams):
         """One F.scaled_dot_product_attention call; its output transposed back is a view."""
         from tensorforge.estimate.implementation import Implementation
+
         return {"attention": Implementation(kernels=1)}

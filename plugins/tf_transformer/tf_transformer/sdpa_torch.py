@@ -14,6 +14,7 @@ class SdpaTorch(WorkloadBuilder):
     def build(self, p, device):
         import torch
         import torch.nn.functional as F
+
         dtype = torch_dtype(p.dtype, "PyTorch attention")
         B, H, KV, D = p.batch, p.heads, p.kv_heads, p.head_dim
         # queries token-major (as a projection writes them), the cache head-major (as the
@@ -27,7 +28,7 @@ class SdpaTorch(WorkloadBuilder):
             v = torch.randn(B, KV, p.kv_len, D, device=device, dtype=dtype)
 
         def attend():
-            with operator_range("attention"):     # the Core's one operator of an sdpa workload
+            with operator_range("attention"):  # the Core's one operator of an sdpa workload
                 try:
                     out = F.scaled_dot_product_attention(q, k, v, is_causal=p.causal, enable_gqa=H != KV)
                 except TypeError:  # PyTorch without enable_gqa: expand K/V to all query heads

@@ -25,14 +25,18 @@ SEED = 20260101
 def _tp_rank(p):
     """(rank, tp) of this process; (0, 1) without tensor parallelism."""
     if p.pp > 1:
-        raise Unavailable(f"pp={p.pp}: pipeline parallelism is predicted only (on paper); "
-                          "the measurement runs tensor parallelism")
+        raise Unavailable(
+            f"pp={p.pp}: pipeline parallelism is predicted only (on paper); the measurement runs tensor parallelism"
+        )
     if p.tp == 1:
         return 0, 1
     import torch.distributed as dist
+
     if not (dist.is_available() and dist.is_initialized()):
-        raise Unavailable(f"tp={p.tp} runs one process per device through torch.distributed: measure "
-                          "it on a system target (tensorforge run --target h200x2; backend torch-distributed)")
+        raise Unavailable(
+            f"tp={p.tp} runs one process per device through torch.distributed: measure "
+            "it on a system target (tensorforge run --target h200x2; backend torch-distributed)"
+        )
     if dist.get_world_size() != p.tp:
         raise Unavailable(f"tp={p.tp} needs exactly {p.tp} processes; this run has {dist.get_world_size()}")
     return dist.get_rank(), p.tp
@@ -40,50 +44,65 @@ def _tp_rank(p):
 
 class TransformerTorch(WorkloadBuilder):
     kind = "transformer"
-    framework = "torch"           # any PyTorch device: torch-cuda, torch-cpu, torch-distributed ...
+    framework = "torch"  # any PyTorch device: torch-cuda, torch-cpu, torch-distributed ...
 
     def build(self, p, device):
         import torch
         import torch.nn.functional as F
+
         rank, tp = _tp_rank(p)
         dtype = torch_dtype(p.dtype, "this PyTorch transformer")
         B, S, D, Hd = p.batch, p.seq, p.hidden, p.head_dim
-        H, KV, I = p.heads, p.kv_heads, p.intermediate          # the whole model
-        h, kv, i_ = H // tp, max(1, KV // tp), I // tp          # this rank's share
+        H, KV, I = p.heads, p.kv_heads, p.intermediate  # the whole model
+        h, kv, i_ = H // tp, max(1, KV // tp), I // tp  # this rank's share
         q_heads = slice(rank * h, (rank + 1) * h)
-        first_kv = rank * kv if KV >= tp else rank // (tp // KV)   # replicated when tp > kv_heads
+        first_kv = rank * kv if KV >= tp else rank // (tp // KV)  # replicated when tp > kv_heads
         kv_heads = slice(first_kv, first_kv + kv)
         cols = slice(rank * i_, (rank + 1) * i_)
         up_width = 2 * I if p.mlp == "gated" else I
-        scale = D ** -0.5   # keeps activations finite through the stack
+        scale = D**-0.5  # keeps activations finite through the stack
         gen = torch.Generator(device=device).manual_seed(SEED)
 
         def rand(*shape, s=scale):
             return torch.randn(*shape, device=device, dtype=dtype, generator=gen) * s
 
         def heads_rows(w, first, count):
-            return w[first * Hd:(first + count) * Hd]
+            return w[first * Hd : (first + count) * Hd]
 
         def layer():
             w_qkv = rand((H + 2 * KV) * Hd, D)
             q_w, k_w, v_w = w_qkv.split([H * Hd, KV * Hd, KV * Hd])
             w_o, w_up, w_down = rand(D, H * Hd), rand(up_width, D), rand(D, I)
             up = torch.cat([w_up[:I][cols], w_up[I:][cols]]) if p.mlp == "gated" else w_up[cols]
-            return {"w_qkv": torch.cat([heads_rows(q_w, q_heads.start, h), heads_rows(k_w, kv_heads.start, kv),
-                                        heads_rows(v_w, kv_heads.start, kv)]).contiguous(),
-                    "w_o": w_o[:, q_heads.start * Hd:q_heads.stop * Hd].contiguous(), "w_up": up.contiguous(),
-                    "w_down": w_down[:, cols].contiguous(), "n1": torch.ones(D, device=device, dtype=dtype),
-                    "n2": torch.ones(D, device=device, dtype=dtype)}
+            return {
+                "w_qkv": torch.cat(
+                    [
+                        heads_rows(q_w, q_heads.start, h),
+                        heads_rows(k_w, kv_heads.start, kv),
+                        heads_rows(v_w, kv_heads.start, kv),
+                    ]
+                ).contiguous(),
+                "w_o": w_o[:, q_heads.start * Hd : q_heads.stop * Hd].contiguous(),
+                "w_up": up.contiguous(),
+                "w_down": w_down[:, cols].contiguous(),
+                "n1": torch.ones(D, device=device, dtype=dtype),
+                "n2": torch.ones(D, device=device, dtype=dtype),
+            }
 
         layers = [layer() for _ in range(p.layers)]
         n_final = torch.ones(D, device=device, dtype=dtype) if p.final_norm else None
-        w_lm = rand(p.vocab, D)[rank * (p.vocab // tp):(rank + 1) * (p.vocab // tp)].contiguous() \
-            if p.with_lm_head else None
+        w_lm = (
+            rand(p.vocab, D)[rank * (p.vocab // tp) : (rank + 1) * (p.vocab // tp)].contiguous()
+            if p.with_lm_head
+            else None
+        )
         x0 = rand(B, S, D, s=1.0)
         caches = None
         if p.phase == "decode":
-            caches = [tuple(rand(B, KV, p.kv_len, Hd, s=1.0)[:, kv_heads].contiguous() for _ in range(2))
-                      for _ in range(p.layers)]
+            caches = [
+                tuple(rand(B, KV, p.kv_len, Hd, s=1.0)[:, kv_heads].contiguous() for _ in range(2))
+                for _ in range(p.layers)
+            ]
         pos = torch.arange(p.context, p.context + S, device=device, dtype=torch.float32)
         inv = 1.0 / (10000 ** (torch.arange(0, Hd, 2, device=device, dtype=torch.float32) / Hd))
         angles = torch.outer(pos, inv)
@@ -108,8 +127,7 @@ class TransformerTorch(WorkloadBuilder):
         def attend(q, k, v):
             causal = p.causal and p.phase == "prefill"
             try:
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
-                                                      enable_gqa=h != kv)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=h != kv)
             except TypeError:  # PyTorch without enable_gqa: expand K/V to all query heads
                 k, v = (t.repeat_interleave(h // kv, dim=1) for t in (k, v))
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
@@ -124,7 +142,7 @@ class TransformerTorch(WorkloadBuilder):
             for i, w in enumerate(layers):
                 with operator_range("norm_attn"):
                     h_attn = norm(x, w["n1"])
-                if p.block == "parallel":    # Falcon: the MLP's own norm of the layer input
+                if p.block == "parallel":  # Falcon: the MLP's own norm of the layer input
                     with operator_range("norm_mlp"):
                         h_mlp = norm(x, w["n2"])
                 with operator_range("qkv_proj"):
@@ -139,15 +157,15 @@ class TransformerTorch(WorkloadBuilder):
                 if caches is not None:
                     with operator_range("kv_append"):
                         k_cache, v_cache = caches[i]
-                        k_cache[:, :, p.context:].copy_(k)
-                        v_cache[:, :, p.context:].copy_(v)
+                        k_cache[:, :, p.context :].copy_(k)
+                        v_cache[:, :, p.context :].copy_(v)
                     k, v = k_cache, v_cache
                 with operator_range("attention"):
                     # the copy back to token-major layout is part of the fused attention's output
                     o = attend(q, k, v).transpose(1, 2).reshape(B, S, h * Hd)
                 with operator_range("o_proj"):
                     attn_out = F.linear(o, w["w_o"])
-                if tp > 1:    # row-parallel: the ranks' partial sums meet here
+                if tp > 1:  # row-parallel: the ranks' partial sums meet here
                     with operator_range(ALL_REDUCE_ATTN):
                         all_reduce(attn_out)
                 if p.block == "sequential":
@@ -155,7 +173,7 @@ class TransformerTorch(WorkloadBuilder):
                         x = x + attn_out
                     with operator_range("norm_mlp"):
                         h_mlp = norm(x, w["n2"])
-                elif p.block == "parallel_shared_norm":   # both branches read one norm of the input
+                elif p.block == "parallel_shared_norm":  # both branches read one norm of the input
                     h_mlp = h_attn
                 with operator_range("mlp_up"):
                     up = F.linear(h_mlp, w["w_up"])
@@ -200,6 +218,7 @@ def _collectives(tp: int):
         return None, None
     import torch
     import torch.distributed as dist
+
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
     def gather_logits(shard):
@@ -216,6 +235,7 @@ def _replicated(forward, tp: int):
     ranks' outputs compared (bitwise: the all-reduce hands every rank the same sums)."""
     import torch
     import torch.distributed as dist
+
     out = forward().float()
     finite = bool(torch.isfinite(out).all())
     mine = out.flatten()[:: max(1, out.numel() // 4096)].contiguous()
@@ -223,12 +243,14 @@ def _replicated(forward, tp: int):
     dist.all_gather(everyone, mine)
     same = all(torch.equal(everyone[0], t) for t in everyone[1:])
     ok = finite and same
-    return ok, (f"tp={tp}: outputs {'identical' if same else 'DIFFER'} across ranks, "
-                f"{'finite' if finite else 'NOT FINITE'}")
+    return ok, (
+        f"tp={tp}: outputs {'identical' if same else 'DIFFER'} across ranks, {'finite' if finite else 'NOT FINITE'}"
+    )
 
 
 @hookimpl
 def tensorforge_ops_register_builders(register):
     from .sdpa_torch import SdpaTorch
+
     register(TransformerTorch())
     register(SdpaTorch())

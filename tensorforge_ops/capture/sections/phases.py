@@ -15,6 +15,7 @@ from ..fields import field
 @attrs.frozen(kw_only=True)
 class ModeTimingRecord:
     """One timing of the workload in one regime and mode, with its raw samples."""
+
     regime: str = field("'burst', 'sustained' or 'single'")
     mode: str = field("'eager' (host included) or 'graph' (CUDA-graph replay: device time)")
     samples_s: tuple[float, ...] = field("every sample, in order", "s")
@@ -28,6 +29,7 @@ class ModeTimingRecord:
 @attrs.frozen(kw_only=True)
 class GraphRecord:
     """Whether the workload was captured as a CUDA graph, and how graph calls were timed."""
+
     captured: bool = field("true when graph timings exist")
     reason: str | None = field("why there is no graph mode (capture failed, no CUDA); null when captured")
     method: str | None = field("how a graph call is timed; null when not captured")
@@ -37,6 +39,7 @@ class GraphRecord:
 @attrs.frozen(kw_only=True)
 class SteadyRecord:
     """How the sustained regime's steady clock was reached before its timings."""
+
     reached: bool = field("false when the time limit came first (the timing went ahead anyway)")
     after_s: float = field("continuous load before the timed window", "s")
     window_medians_s: tuple[float, ...] = field("median call time of each load window, in order", "s")
@@ -46,6 +49,7 @@ class SteadyRecord:
 @attrs.frozen(kw_only=True)
 class KernelRecord:
     """One kernel (or memset, memcpy; on a CPU a framework op) of an operator."""
+
     name: str = field("as the profiler names it (library kernels keep their names, e.g. nvjet_sm90_...)")
     kind: str = field("'kernel', 'memset', 'memcpy' or 'cpu_op'")
     count: int = field("executions per call of the workload (median over the traced calls)", "count")
@@ -56,6 +60,7 @@ class KernelRecord:
 @attrs.frozen(kw_only=True)
 class OperatorTraceRecord:
     """One Core operator in the trace window, p50 over the traced calls."""
+
     operator: str = field("the Core operator's name, or '(unattributed)'")
     activities: int = field("kernels (CPU: framework ops) per call", "count")
     busy_p50_s: float = field("their summed durations", "s")
@@ -68,6 +73,7 @@ class OperatorTraceRecord:
 @attrs.frozen(kw_only=True)
 class TraceSummaryRecord:
     """Per-operator statistics of one kind of traced call (eager calls or graph replays)."""
+
     iterations: int = field("traced calls", "count")
     operators: tuple[OperatorTraceRecord, ...] = field("per operator, in first-execution order")
     span_p50_s: float = field("first activity start to last activity end, per call", "s")
@@ -80,6 +86,7 @@ class TraceSummaryRecord:
 @attrs.frozen(kw_only=True)
 class OperatorsRecord:
     """The trace window of one workload."""
+
     source: str | None = field("which summary holds the operators' device time: 'graph replay' or 'eager'")
     iterations: int = field("eager calls traced", "count")
     method: str = field("exactly what the trace window ran")

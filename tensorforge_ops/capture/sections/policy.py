@@ -15,6 +15,7 @@ from ..fields import const, field, optional
 @attrs.frozen(kw_only=True)
 class RecordedBoundCheck:
     """One bound check and the evidence it needed."""
+
     verdict: str = field("'within bound', 'BOUND VIOLATION' or 'no verdict: <what is missing>'")
     evidence: tuple[str, ...] = field("the evidence this verdict needs")
 
@@ -22,6 +23,7 @@ class RecordedBoundCheck:
 @attrs.frozen(kw_only=True)
 class PolicyRecord:
     """POLICY as the run recorded it: the bound checks."""
+
     label: str = const("POLICY", "the section's label")
     bound_checks: Mapping[str, RecordedBoundCheck] = field("per workload name: its bound check")
     note: str | None = optional("what kind of verdicts this section holds (absent if interrupted)")

@@ -44,10 +44,20 @@ class Attention(WorkloadKind):
         q_bytes = p.batch * p.heads * p.q_len * p.head_dim * e
         kv_bytes = p.batch * p.heads * p.kv_len * p.head_dim * e
         problem = AttentionProblem(
-            batch=p.batch, heads=p.heads, kv_heads=p.heads, q_len=p.q_len, kv_len=p.kv_len,
-            head_dim=p.head_dim, causal=p.causal, math_mode=default_math_mode(p.dtype),
-            elem_bytes=e, q=Tensor("Q", q_bytes), k=Tensor("K", kv_bytes),
-            v=Tensor("V", kv_bytes), o=Tensor("O", q_bytes))
+            batch=p.batch,
+            heads=p.heads,
+            kv_heads=p.heads,
+            q_len=p.q_len,
+            kv_len=p.kv_len,
+            head_dim=p.head_dim,
+            causal=p.causal,
+            math_mode=default_math_mode(p.dtype),
+            elem_bytes=e,
+            q=Tensor("Q", q_bytes),
+            k=Tensor("K", kv_bytes),
+            v=Tensor("V", kv_bytes),
+            o=Tensor("O", q_bytes),
+        )
         return (Operator("attention", problem),)
 
 

@@ -8,16 +8,21 @@ from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
 
 def tiny_target(name):
-    return Target(name=name, description="one-unit impostor", dram_capacity_bytes=1 << 30,
-                  pe_array=PEArray(1, "PE", {"fp32": 2}),
-                  sram=(MemoryLevel("smem", 1024, "per_unit"),),
-                  operating_points=(OperatingPoint("base", 100, 1e9),), default_operating_point="base")
+    return Target(
+        name=name,
+        description="one-unit impostor",
+        dram_capacity_bytes=1 << 30,
+        pe_array=PEArray(1, "PE", {"fp32": 2}),
+        sram=(MemoryLevel("smem", 1024, "per_unit"),),
+        operating_points=(OperatingPoint("base", 100, 1e9),),
+        default_operating_point="base",
+    )
 
 
 class MisspelledHook:
     @staticmethod
     @hookimpl
-    def tensorforge_register_target(register):        # the spec is ..._targets
+    def tensorforge_register_target(register):  # the spec is ..._targets
         register(tiny_target("never-registered"))
 
 
@@ -32,14 +37,14 @@ class WrongType:
     @staticmethod
     @hookimpl
     def tensorforge_register_targets(register):
-        register({"name": "dict-target", "units": 4})     # a dict, not a Target
+        register({"name": "dict-target", "units": 4})  # a dict, not a Target
 
 
 class Raises:
     @staticmethod
     @hookimpl
     def tensorforge_register_targets(register):
-        register(tiny_target("half-registered"))          # dropped: half a plugin is none
+        register(tiny_target("half-registered"))  # dropped: half a plugin is none
         raise RuntimeError("board table missing")
 
 
@@ -47,7 +52,7 @@ class Impostor:
     @staticmethod
     @hookimpl
     def tensorforge_register_targets(register):
-        register(tiny_target("rtx3050-laptop"))           # a name another plugin owns
+        register(tiny_target("rtx3050-laptop"))  # a name another plugin owns
 
 
 class _Slow:

@@ -31,18 +31,27 @@ class TailLatency(Policy):
                 verdicts.append(Verdict(self.name, name, NO_VERDICT, f"no verdict: not measured ({row.reason})"))
                 continue
             if not row.stats.p50 > 0:
-                verdicts.append(Verdict(self.name, name, NO_VERDICT,
-                                        "no verdict: p50 is 0 s (below timer resolution)"))
+                verdicts.append(Verdict(self.name, name, NO_VERDICT, "no verdict: p50 is 0 s (below timer resolution)"))
                 continue
             ratio = row.stats.p90 / row.stats.p50
             evidence = (f"MEASURED p50 and p90 of {name} ({row.stats.n} samples) in {judged.path}",)
             if ratio <= MAX_TAIL_RATIO and math.isfinite(ratio):
-                verdicts.append(Verdict(self.name, name, "TAIL OK",
-                                        f"p90 is {ratio:.2f}x p50 (limit {MAX_TAIL_RATIO:g}x)", evidence))
+                verdicts.append(
+                    Verdict(
+                        self.name, name, "TAIL OK", f"p90 is {ratio:.2f}x p50 (limit {MAX_TAIL_RATIO:g}x)", evidence
+                    )
+                )
             else:
-                verdicts.append(Verdict(self.name, name, "HEAVY TAIL",
-                                        f"p90 is {ratio:.2f}x p50, above the {MAX_TAIL_RATIO:g}x limit",
-                                        evidence, fails=True))
+                verdicts.append(
+                    Verdict(
+                        self.name,
+                        name,
+                        "HEAVY TAIL",
+                        f"p90 is {ratio:.2f}x p50, above the {MAX_TAIL_RATIO:g}x limit",
+                        evidence,
+                        fails=True,
+                    )
+                )
         return verdicts
 
 

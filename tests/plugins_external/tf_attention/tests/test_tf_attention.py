@@ -10,12 +10,12 @@ def test_flops_of_a_small_causal_prefill():
     kind = tf_attention.Attention()
     params = kind.parse({"heads": 2, "q_len": 4, "kv_len": 4, "head_dim": 8, "causal": True})
     (op,) = kind.operators(params)
-    assert op.problem.flops == 4 * 2 * (1 + 2 + 3 + 4) * 8   # QK^T and PV, visible pairs only
+    assert op.problem.flops == 4 * 2 * (1 + 2 + 3 + 4) * 8  # QK^T and PV, visible pairs only
 
 
 def test_decode_is_memory_bound():
     (prediction,) = check_workload_kind(tf_attention.Attention(), [{"heads": 8, "q_len": 1, "kv_len": 8192}])
-    assert prediction.bottleneck == "memory"                 # it streams the KV cache once
+    assert prediction.bottleneck == "memory"  # it streams the KV cache once
 
 
 def test_predict_on_the_command_line(tensorforge_cli):
@@ -25,8 +25,9 @@ def test_predict_on_the_command_line(tensorforge_cli):
 
 
 def test_a_bad_parameter_is_one_line(tensorforge_cli):
-    result = tensorforge_cli("predict", "-t", "reference", "-w", "attention:heads=0,q_len=1,kv_len=1",
-                             plugins=[tf_attention])
+    result = tensorforge_cli(
+        "predict", "-t", "reference", "-w", "attention:heads=0,q_len=1,kv_len=1", plugins=[tf_attention]
+    )
     assert (result.exit_code, result.stderr) == (2, "error: attention: heads must be >= 1, got 0\n")
 
 

@@ -3,7 +3,7 @@ from tensorforge.testing import check_target
 
 
 def test_the_target_is_well_formed():
-    check_target(tf_edge_npu.EDGE_NPU)     # validates, ceilings > 0, sources, file round trip
+    check_target(tf_edge_npu.EDGE_NPU)  # validates, ceilings > 0, sources, file round trip
 
 
 def test_peak_bf16_rate(tensorforge_host):

@@ -3,8 +3,8 @@
 # machine and its links, then `tensorforge run --target h200x2` with the torch-distributed
 # backend's default suite (the collective calibration sweep, eleven collectives from 4 KiB to
 # 1 GiB, and the tp=2 Llama-3-8B-shaped layer in prefill, batch 1 x 4096 tokens, and decode,
-# batch 32 at context 4096), verify the capture, and a second run that reuses the stored
-# calibration. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, recorded in the captures).
+# batch 32 at context 4096), verify the capture, a second run that reuses the stored
+# calibration, and the small-message floor in its regimes (benchmarks/collective_floor.py). NVLink multicast stays off (NCCL_NVLS_ENABLE=0, recorded in the captures).
 # TARGET=host-cpu-x2 runs the same steps on the host CPU with gloo (a rehearsal without GPUs).
 set -u
 cd "$(dirname "$0")/.."
@@ -42,3 +42,7 @@ tensorforge run --target "$TARGET" --budget 1 --no-telemetry -o "$OUT/$TARGET-re
 echo "rerun rc=$?"; grep -E "reusing|run took" "/tmp/$TARGET-rerun.log"
 [ -f "$OUT/$TARGET-rerun.summary.txt" ] && grep -E "^(collective|transformer|all_|bound|OPERATOR|operator bound)" "$OUT/$TARGET-rerun.summary.txt"
 tensorforge verify "$OUT/$TARGET-rerun.json" | tail -1
+echo "== the small-message floor in its regimes (benchmarks/collective_floor.py; a benchmark, not a capture)"
+timeout "${FLOOR_TIMEOUT_S:-60}" torchrun --standalone --nnodes 1 --nproc-per-node "${NPROC:-2}" benchmarks/collective_floor.py \
+  --out "$OUT/collective-floor.json" 2>&1 | grep -v -E "^(W|I)[0-9]{4} |^\*+$|OMP_NUM_THREADS"
+echo "floor rc=${PIPESTATUS[0]}"

@@ -12,23 +12,40 @@ import sys
 
 from tensorforge.collectives import ceiling_key, fit_ceiling
 from tensorforge.units import seconds
-from tensorforge_ops.capture.compare import fastest_sample
+from tf_distributed.probes import eager_small_message_s
 
 
-def main(path: str) -> None:
+def fastest(measured: dict) -> float:
+    """The fastest sample of a measured workload as the capture stores it."""
+    return min(measured.get("samples_s") or [measured["stats"]["min"]])
+
+
+def main(path: str, hold_out: bool = False) -> None:
     doc = json.load(open(path, encoding="utf-8"))
     sweep = doc["calibrated"]["probes"]["collective-sweep"]["details"]
     n = sweep["world_size"]
+    recorded = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}
+    used = {
+        (w["operators"][0]["problem"]["op"], w["operators"][0]["problem"]["bytes"])
+        for w in recorded.values()
+        if w["kind"] == "collective"
+    }
     curves = {}
     for op, data in sweep["ops"].items():
-        points = data["points"]
+        points = [p for p in data["points"] if not (hold_out and (op, p["bytes"]) in used)]
         curves[ceiling_key(op, n)] = fit_ceiling(
-            op, n, [(p["bytes"], p["min_s"]) for p in points], eager_floor_s=points[0]["p50_s"]
+            op,
+            n,
+            [(p["bytes"], p["min_s"]) for p in points],
+            eager_floor_s=eager_small_message_s(points[0]),
+            interpolation="step" if doc["measured"]["device"]["details"].get("device_kind") == "cpu" else "chord",
+            typical=[(p["bytes"], p["p50_s"]) for p in points],
         )
-    recorded = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}
+    if hold_out:
+        print("hold-out: the fit leaves out every swept size a measured collective used")
     print(f"{path}: {n} ranks; recorded bound (capture) vs re-fit bound (current curve), against the measured p50")
     print(
-        f"{'workload':22} {'bytes':>11} {'p50':>10} {'recorded':>10} {'APE':>6} {'re-fit':>10} {'APE':>6} {'fastest vs re-fit':>18}"
+        f"{'workload':22} {'bytes':>11} {'p50':>10} {'recorded':>10} {'APE':>6} {'re-fit':>10} {'APE':>6} {'fastest vs re-fit':>18} {'sweep median':>12} {'APE':>6}"
     )
     for name, m in doc["measured"]["workloads"].items():
         w = recorded.get(name)
@@ -39,17 +56,18 @@ def main(path: str) -> None:
         if curve is None:
             continue
         bound, p50 = curve.seconds(problem["bytes"]), m["stats"]["p50"]
+        expected = max(bound, curve.expected_s(problem["bytes"]) or 0.0)  # the estimate's collective term
         print(
             f"{name:22} {problem['bytes']:>11} {seconds(p50):>10} {seconds(w['latency_s']):>10} "
             f"{abs(w['latency_s'] - p50) / p50 * 100:5.1f}% {seconds(bound):>10} {abs(bound - p50) / p50 * 100:5.1f}% "
-            f"{(fastest_sample(m) / bound - 1) * 100:+17.2f}%"
+            f"{(fastest(m) / bound - 1) * 100:+17.2f}% {seconds(expected):>12} {abs(expected - p50) / p50 * 100:5.1f}%"
         )
     for key, c in sorted(curves.items()):
         print(
             f"{key}: beta {c.bus_bytes_per_s / 1e9:.1f} GB/s, alpha {seconds(c.latency_s)}, floor "
-            f"{seconds(c.floor_s)}, eager small message (median) {seconds(c.eager_floor_s)}"
+            f"{seconds(c.floor_s)}, eager small call, host-bound {seconds(c.eager_floor_s)}"
         )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], hold_out="--hold-out" in sys.argv[2:])

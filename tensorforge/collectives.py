@@ -23,14 +23,21 @@ fastest sample less an allowance, t_i = fastest x (1 - drift) - resolution (a lo
 hold for every later run, not for the median; drift 2% covers what moves between the calibration
 window and a measurement window, the same 2% the bound checks tolerate; resolution 1 us is what
 a pair of CUDA events cannot resolve, 0.5 us each by the CUDA documentation):
-  time >= max(floor, alpha + S x factor / beta, envelope(S))
+  time >= max(floor, envelope(S)) inside the sweep, max(floor, alpha + S x factor / beta) beyond it
 beta: the sweep's asymptotic bus bandwidth (slope between its two largest sizes, never below the
 best bus bandwidth it saw); alpha: the largest intercept that keeps the line under every swept
-point; floor: the fastest message of the sweep; envelope: t_i at a swept size S_i, and between two
-neighbouring swept sizes the smaller of their two times (the curve may dip anywhere, but not below
-both ends of an octave; beyond the sweep only the line holds). Why the envelope: NCCL's bus
-bandwidth keeps rising from 64 MiB to 4 GiB on two H200s (270 to 350 GB/s), so no single line is
-within 10% of the measurements across that range; the envelope follows them.
+point; floor: the fastest message of the sweep; envelope: through the knots k_i = min(t_j, j >= i)
+(a larger message is never faster, so a swept size that happened to be slow, a host-bound sample
+at a few KiB, is lowered to the fastest larger size), the straight line (chord) between the two
+knots that bracket S (on GPUs; on a CPU, whose caches make gloo's time convex in size, the
+smaller of the two knots: `interpolation`); beyond the sweep only the line holds.
+Why the chord is a lower bound: NCCL runs each message with the fastest of its algorithm and
+protocol choices, each of them latency + size / bandwidth, and a minimum of lines is concave: it
+lies on or above every chord between two of its points. Why an envelope at all: NCCL's bus
+bandwidth keeps rising from 48 MiB to 3 GiB on two H200s (264 to 349 GB/s), so no single line
+is within 10% of the measurements across that range; the chords follow them. The sweep's sizes
+(3 x 2^k bytes) are none of the default suite's (powers of two), so the suite's collectives are
+bounded at sizes no probe measured.
 """
 
 from collections.abc import Mapping, Sequence
@@ -173,9 +180,11 @@ def analytical_seconds(
 @attrs.frozen
 class CollectiveCeiling:
     """A calibrated collective curve for one operation over `ranks` ranks (CALIBRATED).
-    `points`: (bytes, fastest seconds) of every swept size; `eager_floor_s`: the median time of
-    the smallest swept message, what an eager small collective typically costs (host included:
-    context for estimates and readers, never part of the bound)."""
+    `points`: the knots (bytes, seconds) of every swept size: its fastest time less the allowance,
+    lowered to the fastest larger size (module docstring); `eager_floor_s`: what one eager call
+    of the smallest swept message costs a program whose host cannot run ahead of its device (the
+    longer of the host's cost per call and the device's median time: context for estimates and
+    readers, never part of the bound)."""
 
     op: str
     ranks: int
@@ -189,28 +198,59 @@ class CollectiveCeiling:
     eager_floor_s: float | None = None
     drift: float = 0.0  # the allowance taken off each swept time (see the module docstring)
     resolution_s: float = 0.0
+    # between two knots: "chord" (time concave in size: NCCL on GPUs) or "step" (time only
+    # non-decreasing: the smaller knot; gloo on a CPU, whose caches make time convex in size)
+    interpolation: str = "step"
+    # the sweep's median time per swept size (bytes, seconds), unlowered: what the estimate
+    # expects (CALIBRATED context, never part of the bound); empty in curves made before it
+    typical: tuple[tuple[int, float], ...] = ()
 
     def seconds(self, nbytes: float) -> float:
+        """Inside the sweep the envelope (the line adds nothing under a chord, and where time is
+        not concave it may lie above unswept sizes); beyond it the line; never below the floor."""
+        if self.points and self.points[0][0] <= nbytes <= self.points[-1][0]:
+            return max(self.floor_s, self.envelope(nbytes))
         line = self.latency_s + bus_factor(self.op, self.ranks) * nbytes / self.bus_bytes_per_s
-        return max(self.floor_s, line, self.envelope(nbytes))
+        return max(self.floor_s, line)
 
     def envelope(self, nbytes: float) -> float:
-        """The swept time at a swept size; between two neighbouring sizes the smaller of their
-        times; 0 outside the sweep (only the line and the floor hold there)."""
+        """Between the two knots (`points`) that bracket the size, the chord or the smaller knot
+        (`interpolation`); the knot itself at a knot; 0 outside the sweep (only the line and the
+        floor hold there)."""
         for (b1, t1), (b2, t2) in zip(self.points, self.points[1:]):
-            if nbytes == b1:
-                return t1
-            if b1 < nbytes < b2:
+            if b1 <= nbytes <= b2:
+                if nbytes == b1 or b2 == b1:
+                    return t1
+                if nbytes == b2:
+                    return t2
+                if self.interpolation == "chord":
+                    return t1 + (t2 - t1) * (nbytes - b1) / (b2 - b1)
                 return min(t1, t2)
-        if self.points and nbytes == self.points[-1][0]:
-            return self.points[-1][1]
+        if len(self.points) == 1 and nbytes == self.points[0][0]:
+            return self.points[0][1]
         return 0.0
+
+    def expected_s(self, nbytes: float) -> float | None:
+        """The estimate's expected time (not a bound): between two swept sizes the chord of
+        their medians, below the sweep the smallest size's median, beyond it the largest's plus
+        the extra bytes at beta; None for a curve without medians."""
+        pts = self.typical
+        if not pts:
+            return None
+        if nbytes <= pts[0][0]:
+            return pts[0][1]
+        for (b1, t1), (b2, t2) in zip(pts, pts[1:]):
+            if b1 <= nbytes <= b2:
+                return t1 + (t2 - t1) * (nbytes - b1) / (b2 - b1) if b2 > b1 else t1
+        b, t = pts[-1]
+        return t + bus_factor(self.op, self.ranks) * (nbytes - b) / self.bus_bytes_per_s
 
 
 def ceiling_key(op: str, ranks: int) -> str:
     return f"{op}/{ranks}"
 
 
+INTERPOLATIONS = ("chord", "step")
 DRIFT = 0.02
 RESOLUTION_S = 1e-6
 
@@ -223,11 +263,16 @@ def fit_ceiling(
     eager_floor_s: float | None = None,
     drift: float = DRIFT,
     resolution_s: float = RESOLUTION_S,
+    interpolation: str = "chord",
+    typical: Sequence[tuple[int, float]] = (),
 ) -> CollectiveCeiling:
     """The calibrated curve from swept (bytes, fastest seconds) points, each lowered by the
-    allowance first: see the module docstring. Every point lies above the curve it returns."""
+    allowance and to the fastest larger size first: see the module docstring. Every point lies
+    on or above the curve it returns."""
     pts = sorted((int(b), float(t) * (1.0 - drift) - resolution_s) for b, t in points if t > 0)
     pts = [(b, t) for b, t in pts if t > 0]
+    for i in range(len(pts) - 2, -1, -1):  # knots: a larger message is never faster
+        pts[i] = (pts[i][0], min(pts[i][1], pts[i + 1][1]))
     if len(pts) < 2:
         raise ValueError(f"{op}: need at least two swept sizes with positive times, got {len(pts)}")
     factor = bus_factor(op, ranks)
@@ -252,6 +297,8 @@ def fit_ceiling(
         eager_floor_s=eager_floor_s,
         drift=drift,
         resolution_s=resolution_s,
+        interpolation=interpolation,
+        typical=tuple(sorted((int(b), float(t)) for b, t in typical if t > 0)),
     )
 
 
@@ -281,6 +328,8 @@ def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
                 eager_floor_s=float(c["eager_floor_s"]) if c.get("eager_floor_s") is not None else None,
                 drift=float(c.get("drift", 0.0)),
                 resolution_s=float(c.get("resolution_s", 0.0)),
+                interpolation=str(c.get("interpolation", "step")),
+                typical=tuple((int(b), float(t)) for b, t in c.get("typical") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise TensorForgeError(f"{here} is malformed ({type(exc).__name__}: {exc})") from None
@@ -288,8 +337,12 @@ def ceilings_from_data(data, where: str) -> dict[str, CollectiveCeiling]:
             curve.op not in OPS
             or curve.ranks < 2
             or not (curve.bus_bytes_per_s > 0 and curve.floor_s > 0 and curve.latency_s >= 0)
+            or curve.interpolation not in INTERPOLATIONS
         ):
-            raise TensorForgeError(f"{here}: needs a known op, ranks >= 2, positive bandwidth and floor")
+            raise TensorForgeError(
+                f"{here}: needs a known op, ranks >= 2, positive bandwidth and floor, "
+                f"interpolation one of {', '.join(INTERPOLATIONS)}"
+            )
         if key != ceiling_key(curve.op, curve.ranks):
             raise TensorForgeError(f"{here}: key must be {ceiling_key(curve.op, curve.ranks)!r}")
         out[key] = curve

@@ -28,11 +28,11 @@ the copy bandwidth probe by 3% on a busy machine. A FLOP-counting bound needs a 
 covers such algorithms (a convolution probe, or Winograd's multiply count) before it holds for
 convolutions on CPUs.
 
-The two-H200 captures (h200x2-*) add one more of the first kind (a p10-based ceiling): the 4 KiB all-reduce, whose
-calibrated floor was the p10 of the sweep's 4 KiB samples (11.4 us) while the samples spread
-from 9 us to over 100 us (host launch included); the fastest sample of the measurement lies
-17-19% below it. The collective sweep now takes each size's fastest sample less an allowance (tensorforge.collectives),
-so a new capture should clear these entries (re-fitting these captures' own sweep with today's curve puts every fastest sample above it: benchmarks/refit_collectives.py).
+The two-H200 captures (h200x2-*) no longer add any: the earlier ones listed their 4 KiB all-reduce
+(a floor from the p10 of host-bound samples, 17-19% above the fastest sample). The captures made
+on 2026-11-30 at 12:57 UTC take the curve from each swept size's fastest sample less an
+allowance, at sizes none of the suite uses, with the device-side wait before the start line (a
+sample is device time): every fastest sample lies 1.8-12.6% above its bound.
 
 The final H200 captures (h200-final-*, h200-estimate-eval-final) add eight of a fourth kind: their
 ceiling was already the matmul-ceiling probe's fastest sample (bf16 783, fp16 755 TFLOP/s), yet
@@ -59,7 +59,9 @@ from tensorforge_ops.capture.compare import fastest_sample as _fastest
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 
-CAPTURES = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+ROOT = Path(__file__).resolve().parent.parent
+# the committed captures, and the runs a device session left among the benchmark results
+CAPTURES = sorted((ROOT / "captures").glob("*.json")) + sorted((ROOT / "benchmarks" / "results").glob("*-run.json"))
 MACHINE_DEPENDENT_TARGETS = {"host-cpu"}
 
 # (capture, workload) -> fastest sample / recorded calibrated bound - 1, measured in that capture.
@@ -82,8 +84,6 @@ KNOWN_BELOW = {
     ("host-cpu-estimate-eval", "conv-3x3-c64"): -0.4800,
     ("host-cpu-estimate-eval", "conv-stem-7x7"): -0.3010,
     ("host-cpu-estimate-eval", "sdpa-decode-b8-2048"): -0.0328,
-    ("h200x2-default-run", "all_reduce_4k"): -0.1857,
-    ("h200x2-rerun-reused-calibration", "all_reduce_4k"): -0.1660,
     # the final H200 session (2026-11-30): compute ceiling = matmul-ceiling's fastest sample (bf16
     # 783, fp16 755 TFLOP/s), below rates other shapes reach; see the docstring's last paragraph
     ("h200-final-run", "gemm_large_square"): -0.0051,

@@ -230,3 +230,71 @@ def test_the_backend_claims_systems_and_sizes_its_suite_for_them():
 
     assert OpsHost().default_backend(host.target("h200x2"), "torch-cuda") == "torch-distributed"
     assert OpsHost().default_backend(host.target("h200"), "torch-cuda") == "torch-cuda"
+
+
+class _FakeCuda:
+    """torch.cuda's _sleep and synchronize, with a device that spins 2e9 cycles per second."""
+
+    def __init__(self):
+        self.sleeps: list[int] = []
+
+    def _sleep(self, cycles):
+        self.sleeps.append(cycles)
+
+    def synchronize(self, device=None):
+        pass
+
+
+class _FakeTorch:
+    def __init__(self):
+        self.cuda = _FakeCuda()
+
+
+def _gpu_local():
+    from tf_distributed.local import LocalDevice
+
+    local = object.__new__(LocalDevice)  # no session: only the hold is under test
+    local.torch, local.kind, local.device = _FakeTorch(), "cuda", "cuda:0"
+    local._hold_cycles, local.hold_s = None, None
+    local.marker = lambda: len(local.torch.cuda.sleeps)  # the trial's sleep lies between the two markers
+    local.elapsed_s = lambda a, b: 1_000_000 / 2e9 if b > a else 0.0
+    return local
+
+
+def test_the_hold_is_calibrated_once_to_its_length_on_the_device():
+    from tf_distributed.local import HOLD_S
+
+    local = _gpu_local()
+    local.hold()
+    local.hold()
+    cycles = int(HOLD_S * 2e9)
+    assert local.torch.cuda.sleeps == [1000, 1_000_000, cycles, cycles]  # warm-up, trial, two holds
+    assert local.hold_s == pytest.approx(HOLD_S, rel=1e-6)
+
+
+def test_a_cpu_rank_does_not_hold():
+    from tf_distributed.local import LocalDevice
+
+    local = object.__new__(LocalDevice)
+    local.kind, local.torch = "cpu", None  # touching torch would fail
+    local.hold()
+
+
+def test_the_eager_small_message_is_the_longer_of_host_cost_and_device_median():
+    from tf_distributed.probes import eager_small_message_s
+
+    assert eager_small_message_s({"p50_s": 10e-6, "host_call_s": 32e-6}) == 32e-6
+    assert eager_small_message_s({"p50_s": 10e-6, "host_call_s": 4e-6}) == 10e-6
+    assert eager_small_message_s({"p50_s": 10e-6}) == 10e-6  # a sweep without the host measurement
+
+
+def test_a_build_without_the_spin_kernel_times_without_the_wait():
+    local = _gpu_local()
+
+    def missing(cycles):
+        raise AttributeError("module 'torch._C' has no attribute '_cuda_sleep'")
+
+    local.torch.cuda._sleep = missing
+    local.hold()
+    local.hold()
+    assert local.hold_s is None and local._hold_cycles == 0

@@ -3,7 +3,10 @@ activity): names (they tell the library's tile, e.g. nvjet_sm90_tst_256x128_...)
 call and device time. Evidence for the estimate's tile menus and kernel counts, taken on probe
 shapes only (never on an evaluation workload).
 
-    python benchmarks/estimate/probe_kernels.py OUT.json [--calls 3]
+    python benchmarks/estimate/probe_kernels.py OUT.json [--calls 3] [--skip EARLIER.json]
+
+--skip: items an earlier trace (this script's output) already holds are left out, so a short
+session spends its time on the items added since.
 """
 
 import argparse
@@ -18,7 +21,12 @@ def main(argv=None):
     ap.add_argument("out")
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--deadline-s", type=float, default=60.0)
+    ap.add_argument("--skip", help="leave out the items this earlier output already holds")
     args = ap.parse_args(argv)
+    done = set()
+    if args.skip:
+        with open(args.skip, encoding="utf-8") as f:
+            done = {name for name, row in json.load(f)["items"].items() if "error" not in row}
 
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -38,7 +46,7 @@ def main(argv=None):
         if time.perf_counter() - start > args.deadline_s:
             results[item.name] = {"error": "deadline"}
             continue
-        if item.group == "graph":
+        if item.group == "graph" or item.name in done:
             continue
         try:
             mode = "bf16"

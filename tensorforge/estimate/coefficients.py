@@ -58,6 +58,11 @@ class KernelCosts:
     host_slack_s: eager: host time hidden behind the timing harness's cache flush.
     graph_launch_s: a kernel's fixed cost inside a CUDA graph replay (no launch latency between
         kernels); 0 = not measured, launch_s is used.
+    graph_harness_s: once per call in the device-time regime: what a CUDA-graph sample holds
+        beyond its kernels' intervals (a graph sample is (T[flush, fn]*n - T[flush]*n) / n, with
+        no event pair: the intercept of the graph-timed kernel chains).
+    graph_timed: the probes were also timed as CUDA graphs, and graph_launch_s / graph_harness_s
+        come from those chains; False (older calibrations, the host CPU): harness_s is used.
     """
 
     harness_s: float = attrs.field(validator=_non_negative)
@@ -65,10 +70,18 @@ class KernelCosts:
     host_per_kernel_s: float = attrs.field(validator=_non_negative)
     host_slack_s: float = attrs.field(default=0.0, validator=_non_negative)
     graph_launch_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_harness_s: float = attrs.field(default=0.0, validator=_non_negative)
+    graph_timed: bool = False
 
     @property
     def device_launch_s(self) -> float:
+        if self.graph_timed and self.graph_launch_s:
+            return self.graph_launch_s  # graph-timed chains: the device's own cost per kernel
         return min(self.graph_launch_s, self.launch_s) if self.graph_launch_s else self.launch_s
+
+    @property
+    def device_harness_s(self) -> float:
+        return self.graph_harness_s if self.graph_timed else self.harness_s
 
 
 @attrs.frozen
@@ -81,13 +94,25 @@ class GemmCoefficients:
     stream_efficiency: achieved fraction of the DRAM ceiling when a GEMM streams its operands
         (skinny and GEMV shapes).
     unaligned_efficiency: rate fraction of the fallback kernels that run when a leading
-        dimension is not a multiple of 16 bytes (no TMA / vectorised loads)."""
+        dimension is not a multiple of 16 bytes (no TMA / vectorised loads).
+    prologue_s: once per GEMM kernel, beyond a tiny kernel's cost: the first operand tiles
+        fetched from DRAM before any math, and the last wave's epilogue drained after it. Paid
+        once, not per wave: Hopper's warp-specialised kernels prefetch the next tile during the
+        current one's epilogue. Why it exists: graph-timed H200 GEMMs of one wave (128x128x192:
+        2.96 us) take ~2 us more than a tiny elementwise kernel (0.9-1.4 us per kernel in a graph),
+        and charging that per wave instead made a 12-wave GEMM 20 us too slow.
+    stream_fixed_s: once per memory-bound GEMM kernel (skinny, GEMV): the time before its operand
+        stream runs at the streaming rate. Why: graph-timed H200 GEMVs of 75 MB and 134 MB of
+        weights ran 27 and 41 us, a fixed ~9 us plus the bytes at ~98% of the copy ceiling, the
+        same shape as the decode-attention probes (a read-dominated stream after the L2 flush)."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
     tile_overhead_s: float = attrs.field(validator=_non_negative)
     stream_efficiency: float = attrs.field(validator=_fraction)
     unaligned_efficiency: float = attrs.field(validator=_fraction)
+    prologue_s: float = attrs.field(default=0.0, validator=_non_negative)
+    stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen
@@ -104,7 +129,11 @@ class ConvCoefficients:
     depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
         of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
     tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
-        (filter and activation address set-up) on top of the GEMM's."""
+        (filter and activation address set-up) on top of the GEMM's.
+    direct_efficiency: unaligned channels with a small filter (a C=3 3x3 stem) run a direct
+        convolution engine on the CUDA cores: its multiply-adds at this fraction of the vector
+        (fp32) rate. unaligned_efficiency is then the rate of the padded tensor-core path the
+        larger filters take (menus.Menu.conv_direct_max_taps)."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -113,6 +142,7 @@ class ConvCoefficients:
     depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
+    direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
 
 
 @attrs.frozen
@@ -123,13 +153,18 @@ class AttentionCoefficients:
     step (few queries over a long KV cache) streams the cache at this DRAM fraction;
     decode_cache_multiple: where the query heads of a KV head run as separate blocks (grouped-
     query attention without head folding), each re-reads the KV head from the shared cache at
-    this multiple of the DRAM ceiling."""
+    this multiple of the DRAM ceiling; decode_fixed_s: once per decode call, the time before
+    the KV stream runs at its rate (the first wave's loads at full DRAM latency, the combine of
+    split-KV partials). Why: graph-timed H200 decode probes ran 6-10 us longer than their KV bytes
+    at any one bandwidth explain, whatever their size (25-270 MB), so a bandwidth fraction alone
+    made the large ones 35% slow and the small ones 20% fast."""
 
     prefill_efficiency: float = attrs.field(validator=_fraction)
     causal_efficiency: float = attrs.field(validator=_fraction)
     decode_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     block_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     decode_cache_multiple: float = attrs.field(default=10.0, validator=_resident)
+    decode_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 def _patterns(_inst, attr, value):

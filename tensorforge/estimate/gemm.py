@@ -9,7 +9,8 @@ kernels, a stream-K variant that balances the last wave), the geometry is fixed 
   waves  = ceil(tiles / units), or tiles / units for stream-K   (wave quantization)
   per tile: 2*tm*tn*k_slice FLOPs and (tm*ea + tn*eb)*k_slice operand bytes
 Coefficients then give the time of a tile, max(FLOPs at the mainloop rate, operand bytes at the
-unit's feed rate) + a fixed tile overhead, and the memory time, compulsory bytes (+ split-K
+unit's feed rate) + a fixed tile overhead, a prologue once per kernel (first operands from DRAM,
+last epilogue), and the memory time, compulsory bytes (+ split-K
 partials) at the achieved streaming bandwidth; the configuration with the least time is the one
 the library's heuristic is assumed to pick. Geometry and time are separate so calibration can fit
 coefficients over many probe shapes at once (fit.py) with the very code that predicts.
@@ -120,6 +121,8 @@ class GemmRates:
     tile_overhead_s: float
     stream_bytes_per_s: float
     launch_s: float
+    prologue_s: float = 0.0  # once per kernel: first operand fetch + last epilogue
+    stream_fixed_s: float = 0.0  # once per kernel, memory-bound side only
 
 
 def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
@@ -128,8 +131,8 @@ def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
         np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency), geo["feed_tile"] / r.feed_bytes_per_s)
         + r.tile_overhead_s
     )
-    compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0)
-    memory = geo["dram"] / r.stream_bytes_per_s
+    compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
+    memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
     return {"compute": compute, "memory": memory, "total": total}
 

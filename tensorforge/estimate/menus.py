@@ -23,9 +23,13 @@ nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on 
       Memset for prefill (64 query rows x 128 keys per block), and
       'cudnn_..._sm80_flash_fprop_wmma_f16_knob_35_16x128x<d>' for decode (16 query rows), with
       'cudnn::fusion::lean_reduction_kernel' combining split-KV partials when there are too few
-      (batch x head) blocks to fill the device.
+      (batch x head) blocks to fill the device twice (seen after 64 and 224 blocks, not 512).
     - bf16 convolutions with R*S > 1 run cuDNN's 'sm90_xmma_fprop_implicit_gemm_..._tilesize
       {256x64x32,128x128x64,64x64x64}_..._execute_segment_k_off' (no split-K); 1x1 ones run nvjet.
+    - bf16 convolutions whose channels are not a multiple of 16 bytes (a C=3 stem) run a direct
+      engine ('convolve_common_engine_float_NHWC', CUDA cores) up to 5x5 filters, and a 7x7 one
+      'cutlass_tensorop_bf16_s16816fprop_optimized_bf16_256x64_32x4_nhwc_align8' after two
+      'nhwcAddPaddingKernel' channel-padding copies and two memsets.
     - fp32 convolutions over channels-last tensors run NCHW kernels
       ('sm80_xmma_fprop_implicit_gemm_f32f32_..._nchwkcrs_nchw') between an nchwToNhwc and an
       nhwcToNchw layout conversion.
@@ -59,8 +63,15 @@ class Menu:
     attention_decode_q: int = 64  # query rows per block of the decode kernel
     attention_prefill_kernels: int = 1  # kernels of one prefill attention call
     attention_fold_heads: bool = True  # one-token decode folds a KV head's query heads
+    # decode splits the KV sequence (+ a combine kernel) when (batch x head) blocks < this x units
+    attention_split_below: float = 0.8
     fp32_conv_layout_copies: bool = False  # NHWC <-> NCHW conversions around fp32 convs
     conv_tiles: Tiles = ()  # implicit-GEMM convolution tiles (no split-K)
+    # channels per group not a multiple of 16 bytes: filters of at most this many taps run a
+    # direct (CUDA-core) convolution engine, larger ones a tensor-core kernel behind channel-
+    # padding copies (conv_pad_kernels kernels: padding copies and memsets); 0 = always padded
+    conv_direct_max_taps: int = 0
+    conv_pad_kernels: int = 0
     source: str = ""
 
     def tiles_for(self, mode: str) -> Tiles:
@@ -117,8 +128,14 @@ MENUS = {
         attention_decode_q=16,
         attention_prefill_kernels=2,
         attention_fold_heads=False,
+        # the traces: lean_reduction_kernel after 64 and 224 (batch x head) blocks, none at 512
+        attention_split_below=2.0,
         fp32_conv_layout_copies=True,
         conv_tiles=_both((256, 64), (128, 128), (64, 64)),
+        # the traces: C=3 3x3 (stride 1 and 2) and C=1 5x5 ran convolve_common_engine_float_NHWC;
+        # C=3 7x7 stride 2 ran cutlass s16816fprop after 2 nhwcAddPaddingKernel and 2 memsets
+        conv_direct_max_taps=25,
+        conv_pad_kernels=4,
         source="kernel names in PyTorch profiler traces of the calibration probes on an H200",
     ),
     "nvidia-sm80": Menu(

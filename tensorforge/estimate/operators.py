@@ -12,14 +12,17 @@ estimate never falls below the bound):
 """
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
+from ..collectives import CollectiveProblem, calibrated_for
 from ..mappings.base import ceil_div
 from ..problems import AttentionProblem, MatmulProblem, StreamProblem
 from . import gemm
 from .coefficients import EstimateCoefficients
-from .implementation import Implementation
+from .implementation import Implementation, rate_pattern
 from .menus import Menu, menu_for
 
 INF = float("inf")
@@ -36,6 +39,8 @@ class Device:
     compute: dict[str, float]  # FLOP/s per math mode (achievable ceilings)
     dram_bytes_per_s: float
     vector_mode: str = "fp32"
+    devices: int = 1  # a system's device count (collectives over every device resolve against it)
+    collectives: Mapping[str, Any] = attrs.field(factory=dict, hash=False)  # calibrated curves by op/ranks
 
     def rate(self, mode: str) -> float:
         return self.compute.get(mode) or self.compute[self.vector_mode]
@@ -121,6 +126,8 @@ def gemm_rates(
         else 0.0,
         stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
         launch_s=0.0,
+        prologue_s=c.gemm.prologue_s if efficiency else 0.0,
+        stream_fixed_s=c.gemm.stream_fixed_s if bandwidth else 0.0,
     )
 
 
@@ -139,6 +146,8 @@ def estimate_matmul(
     if impl.conv_depthwise:
         return _estimate_depthwise(p, impl, bound, d, c)
     s = _gemm_shape(p, impl, menu)
+    if s.conv and not s.conv_aligned and max(1, impl.conv_taps) <= menu.conv_direct_max_taps:
+        return _estimate_direct(p, impl, bound, d, c)
     menu = gemm_menu(s, d.family)
     geo = gemm.geometry(s, menu, d.units, d.cache_bytes)
     full = gemm_rates(s, d, c)
@@ -176,6 +185,16 @@ def estimate_matmul(
         total += extra
         kernels += 3 if taps > 1 else 2
         notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
+    base_menu = menu_for(d.family)
+    if s.conv and not s.conv_aligned and base_menu.conv_pad_kernels:
+        # the input copied into channel-padded form twice (two nhwcAddPaddingKernel in the
+        # traces, each reading the input and writing its padded copy), and two memsets
+        padded = float(p.a.nbytes) * s.k_run / max(1, p.k)
+        extra = 2.0 * (p.a.nbytes + padded) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
+        terms["alignment_padding"] = terms.get("alignment_padding", 0.0) + extra
+        total += extra
+        kernels += base_menu.conv_pad_kernels
+        notes.append("channel-padding copies before the tensor-core kernel")
     total = _launches(total, terms, kernels, c)
     if not s.aligned:
         notes.append(
@@ -189,6 +208,27 @@ def estimate_matmul(
         )
     label = f"{menu.family} {gemm.describe(geo, i)}"
     return total, terms, kernels, label, tuple(notes)
+
+
+def _estimate_direct(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
+    """A direct convolution engine on the CUDA cores (channels too few for the tensor-core path
+    and a small filter): the real multiply-adds at the direct engine's share of the vector rate,
+    input and output streamed once."""
+    nbytes = float(p.a.nbytes + p.b.nbytes + p.c.nbytes)
+    compute = p.flops / d.rate(d.vector_mode)
+    memory = nbytes / (d.dram_bytes_per_s * c.gemm.stream_efficiency)
+    total, terms = _waterfall(
+        bound,
+        [
+            ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
+            ("achieved_bandwidth", max(compute, memory)),
+            ("alignment_padding", max(compute / c.conv.direct_efficiency, memory)),
+        ],
+    )
+    kernels = max(1, impl.kernels)
+    total = _launches(total, terms, kernels, c)
+    note = f"{impl.conv_channels} channels per group (not a multiple of 16 bytes), {impl.conv_taps} taps"
+    return total, terms, kernels, "direct convolution engine (CUDA cores)", (note,)
 
 
 def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
@@ -235,8 +275,8 @@ def estimate_attention(
     items = p.batch * heads * qblocks
     kv_blocks = ceil_div(p.kv_len, tkv)
     splits = 1
-    if decode and items < 0.8 * d.units and kv_blocks > 1:
-        splits = max(1, min(128, kv_blocks, ceil_div(d.units, items)))
+    if decode and items < menu.attention_split_below * d.units and kv_blocks > 1:
+        splits = max(2, min(128, kv_blocks, ceil_div(d.units, items)))
     # keys each query block computes, padded to key blocks (causal: up to the block's last row);
     # summed in closed form so a long sequence costs no memory
     per_block = 4.0 * tq * p.head_dim
@@ -272,6 +312,8 @@ def estimate_attention(
         # each query head's block reads its KV head: the group re-reads it from the shared cache
         kv = float(p.k.nbytes + p.v.nbytes)
         memory = max(memory, group * kv / (d.dram_bytes_per_s * c.attention.decode_cache_multiple))
+    if decode:
+        memory += c.attention.decode_fixed_s
     compute = quantized / (unit_rate * eff) + overhead
     total, terms = _waterfall(
         bound,
@@ -337,7 +379,7 @@ def estimate_stream(
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
     moved = compulsory * impl.traffic_factor + impl.layout_copy_bytes
     compute = p.flops / d.rate(p.math_mode if p.math_mode in d.compute else d.vector_mode)
-    eff = c.stream.bandwidth_efficiency[pattern]
+    eff = c.stream.bandwidth_efficiency[rate_pattern(pattern)]
     # the share of the bytes a previous operator left in the shared cache (the bound's residency)
     # moves at the calibrated cache-resident rate
     resident = min(max(resident, 0.0), 1.0)
@@ -356,7 +398,31 @@ def estimate_stream(
     return total, terms, kernels, label, ()
 
 
-ESTIMATORS = {MatmulProblem: estimate_matmul, AttentionProblem: estimate_attention, StreamProblem: estimate_stream}
+def estimate_collective(
+    p: CollectiveProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+):
+    """A collective at the median the calibration sweep measured at its size (the chord between
+    the two swept sizes around it: CollectiveCeiling.expected_s), as achieved bandwidth over the
+    bound; the sweep's medians were timed like a workload, so the timing harness the workload
+    adds is taken off here. Without a calibrated curve that has medians: bound + launch."""
+    n = p.ranks or d.devices
+    curve = calibrated_for(p, n, d.collectives) if n >= 2 else None
+    expected = curve.expected_s(p.bytes) if curve is not None else None
+    if expected is None:
+        return estimate_unknown(p, impl, bound, d, c, resident)
+    kernels = max(1, impl.kernels)
+    device = expected - c.kernel.harness_s - kernels * c.kernel.launch_s
+    total, terms = _waterfall(bound, [("achieved_bandwidth", device)])
+    total = _launches(total, terms, kernels, c)
+    return total, terms, kernels, f"the {p.op} sweep's median at {p.bytes} B over {n} ranks", ()
+
+
+ESTIMATORS = {
+    MatmulProblem: estimate_matmul,
+    AttentionProblem: estimate_attention,
+    StreamProblem: estimate_stream,
+    CollectiveProblem: estimate_collective,
+}
 
 
 def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0):

@@ -2,8 +2,9 @@
 from the results and a test can prove the probes never touch an evaluation shape).
 
 Each probe item informs one group of coefficients:
-  launch      chains of 1..8 tiny kernels, timed as a workload is: harness and per-kernel cost
-  graph       a CUDA graph of tiny kernels replayed: the device-side cost per kernel (reported)
+  launch      chains of 1..16 tiny kernels, timed as a workload is: harness and per-kernel cost,
+              eager and (on CUDA, like every item) as CUDA graphs: the device-time regime's
+  graph       a CUDA graph of tiny kernels replayed eagerly (kept for older fits)
   host        tiny transformer blocks launched eagerly: host time per kernel, flush slack
   stream      elementwise / norm / copy / concat sweeps over sizes: achieved bandwidth
   gemm        GEMMs over tile/wave structures and aspect ratios (16-bit): mainloop, feed,
@@ -60,11 +61,11 @@ def _gemm(m, n, k, dtype="bf16", batch=1, mode=None, ta=False, tb=False):
     return spec
 
 
-def _conv(n, c, h, w, k, r, s=None, stride=1, padding=0, groups=1, dtype="bf16"):
+def _conv(n, c, h, w, k, r, s=None, stride=1, padding=0, groups=1, dtype="bf16", mode=None):
     s = r if s is None else s
     return (
         f"conv2d:n={n},c={c},h={h},w={w},k={k},r={r},s={s},stride={stride},"
-        f"padding={padding},groups={groups},dtype={dtype}"
+        f"padding={padding},groups={groups},dtype={dtype}" + (f",math_mode={mode}" if mode else "")
     )
 
 
@@ -110,7 +111,7 @@ def _chains(lengths, elements=256):
 
 
 CUDA_PLAN: tuple[ProbeItem, ...] = (
-    _chains((1, 2, 4, 8))
+    _chains((1, 2, 4, 8, 16))
     + (ProbeItem(name="graph:chain32", group="graph", op="add_chain", elements=256, kernels=32),)
     + _items(
         "host",
@@ -167,6 +168,22 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(7168, 7168, 7168, dtype="fp16"),
             _gemm(1000, 1000, 1000),
             _gemm(3000, 2000, 1000),
+            # one-wave and few-wave GEMMs: what a GEMM kernel costs beyond a tiny kernel (the
+            # prologue) against the tile overhead per wave (the 2026-11-30 evaluation: small
+            # GEMMs were the largest miss, the sweep had four GEMMs under 10 us)
+            _gemm(64, 64, 64),
+            _gemm(192, 192, 192),
+            _gemm(640, 640, 640),
+            _gemm(1280, 1280, 512),
+            _gemm(768, 1536, 384),
+            _gemm(1024, 512, 2048),
+            _gemm(896, 896, 896, dtype="fp16"),
+            # streaming GEMVs from 19 to 268 MB of weights: a fixed time per kernel against the
+            # streaming rate (the 2026-11-30 13:01 sweep had them all at 52-75 MB, which cannot
+            # tell the two apart)
+            _gemm(1, 3072, 3072),
+            _gemm(2, 16384, 8192),
+            _gemm(16, 8192, 12288),
         ),
     )
     + _items(
@@ -177,6 +194,14 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(32, 6144, 6144, dtype="fp32", mode="tf32"),
             _gemm(1536, 1536, 1536, dtype="fp32", mode="fp32"),
             _gemm(3072, 3072, 3072, dtype="fp32", mode="fp32"),
+            # a tf32 sweep across wave structures (three points fitted the tf32 rate in the
+            # 2026-11-30 session, and a held-out 4096^3 tf32 GEMM came out 35% slow)
+            _gemm(1024, 1024, 1024, dtype="fp32", mode="tf32"),
+            _gemm(2560, 2560, 2560, dtype="fp32", mode="tf32"),
+            _gemm(5120, 5120, 5120, dtype="fp32", mode="tf32"),
+            _gemm(6144, 2048, 4096, dtype="fp32", mode="tf32"),
+            _gemm(1024, 1024, 1024, dtype="fp32", mode="fp32"),
+            _gemm(2560, 2560, 1024, dtype="fp32", mode="fp32"),
         ),
     )
     + _items(
@@ -185,7 +210,14 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
     )
     + _items(
         "conv-pointwise",
-        (_conv(16, 512, 28, 28, 512, 1), _conv(64, 64, 56, 56, 256, 1), _conv(8, 1024, 14, 14, 2048, 1)),
+        (
+            _conv(16, 512, 28, 28, 512, 1),
+            _conv(64, 64, 56, 56, 256, 1),
+            _conv(8, 1024, 14, 14, 2048, 1),
+            _conv(16, 128, 56, 56, 512, 1),
+            _conv(8, 2048, 7, 7, 512, 1),
+            _conv(16, 256, 14, 14, 1024, 1),
+        ),
     )
     + _items(
         "conv-kxk",
@@ -194,11 +226,24 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(8, 256, 14, 14, 256, 3, padding=1),
             _conv(16, 96, 64, 64, 96, 5, padding=2),
             _conv(4, 512, 7, 7, 512, 3, padding=1),
+            _conv(16, 128, 28, 28, 128, 3, padding=1),
+            _conv(8, 64, 112, 112, 64, 3, padding=1),
+            _conv(32, 256, 7, 7, 256, 3, padding=1),
+            # several waves of the deep-channel tiles (the 13:01 sweep's kxk probes ran 1-4 waves)
+            _conv(48, 128, 28, 28, 128, 3, padding=1),
+            _conv(24, 256, 14, 14, 256, 3, padding=1),
+            _conv(32, 512, 7, 7, 512, 3, padding=1),
         ),
     )
     + _items(
         "conv-fp32",
-        (_conv(8, 64, 56, 56, 64, 3, padding=1, dtype="fp32"), _conv(16, 256, 28, 28, 128, 1, dtype="fp32")),
+        (
+            _conv(8, 64, 56, 56, 64, 3, padding=1, dtype="fp32"),
+            _conv(16, 256, 28, 28, 128, 1, dtype="fp32"),
+            _conv(16, 32, 56, 56, 32, 3, padding=1, dtype="fp32"),
+            _conv(8, 512, 14, 14, 512, 1, dtype="fp32"),
+            _conv(16, 96, 28, 28, 96, 3, padding=1, dtype="fp32", mode="tf32"),
+        ),
     )
     + _items(
         "conv-unaligned",
@@ -206,6 +251,8 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(16, 3, 160, 160, 32, 3, padding=1),
             _conv(8, 3, 256, 256, 64, 7, stride=2, padding=3),
             _conv(32, 1, 64, 64, 32, 5, padding=2),
+            _conv(16, 3, 192, 192, 32, 3, stride=2, padding=1),
+            _conv(4, 3, 384, 384, 64, 7, stride=2, padding=3),
         ),
     )
     + _items(
@@ -216,7 +263,14 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(32, 512, 14, 14, 512, 5, padding=2, groups=512),
         ),
     )
-    + _items("attn-prefill", (_attn(2, 16, 2048, causal=False), _attn(8, 12, 512, d=64, causal=False)))
+    + _items(
+        "attn-prefill",
+        (
+            _attn(2, 16, 2048, causal=False),
+            _attn(8, 12, 512, d=64, causal=False),
+            _attn(16, 16, 256, d=64, causal=False),
+        ),
+    )
     + _items(
         "attn-causal",
         (
@@ -224,6 +278,7 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _attn(1, 16, 4096),
             _attn(16, 12, 256, d=64),
             _attn(4, 8, 1024, kv_heads=1, d=256),
+            _attn(4, 16, 2048, d=64),
         ),
     )
     + _items(
@@ -233,6 +288,8 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _attn(4, 16, 1, kv=8192),
             _attn(64, 8, 1, kv=1024, kv_heads=2),
             _attn(8, 8, 1, kv=3072, kv_heads=1, d=256),
+            _attn(2, 32, 1, kv=4096),
+            _attn(8, 28, 1, kv=4096, kv_heads=4),
         ),
     )
 )

@@ -31,10 +31,13 @@ class CollectiveMapping(MappingStrategy):
         if calibrated is not None:
             origin, tier = "calibrated", f"{tier} (calibrated {p.op}/{n})"
             link_s = calibrated.seconds(p.bytes)
+            swept = calibrated.points and calibrated.points[0][0] <= p.bytes <= calibrated.points[-1][0]
             notes.append(
-                f"calibrated: max(floor {calibrated.floor_s:.4g} s, {calibrated.latency_s:.4g} s + "
-                f"{bus_factor(p.op, n):.4g} x S / {calibrated.bus_bytes_per_s:.6g} B/s, envelope "
-                f"{calibrated.envelope(p.bytes):.4g} s)"
+                f"calibrated: max(floor {calibrated.floor_s:.4g} s, {calibrated.interpolation} between the "
+                f"swept sizes around S {calibrated.envelope(p.bytes):.4g} s)"
+                if swept
+                else f"calibrated: max(floor {calibrated.floor_s:.4g} s, {calibrated.latency_s:.4g} s + "
+                f"{bus_factor(p.op, n):.4g} x S / {calibrated.bus_bytes_per_s:.6g} B/s)"
             )
         elif machine.collectives:
             stride = f" (stride {p.stride})" if p.stride > 1 else ""

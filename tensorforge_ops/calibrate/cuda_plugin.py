@@ -35,7 +35,8 @@ class MatmulCeilingProbe(CalibrationProbe):
             details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
         return ProbeResult(
             name=self.name,
-            method="square matmul size sweep per math mode; rate = 2n^3 / fastest sample; best size wins",
+            method="square matmul size sweep per math mode in the burst regime (<= 5 ms stretches at "
+            "<= 50% duty, as workloads' burst timings); rate = 2n^3 / fastest sample; best size wins",
             compute=compute,
             details=details,
             duration_s=time.perf_counter() - start,
@@ -109,7 +110,7 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
         start = time.perf_counter()
         compute, details = {}, {}
         for mode in self.modes:
-            probe = probe_matmul_sustained(mode, device=session.device)
+            probe = probe_matmul_sustained(mode, device=session.device, flush_bytes=getattr(session, "flush_bytes", 0))
             compute[mode] = probe.best_flops_per_s
             details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
         return ProbeResult(
@@ -117,8 +118,8 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
             regime="sustained",
             compute=compute,
             details=details,
-            method="square matmul size sweep per math mode, sustained regime; rate = 2n^3 / "
-            "fastest sample of a continuous window after steady; best size wins",
+            method="square matmul size sweep per math mode, sustained regime, each call after the "
+            "workloads' L2 flush; rate = 2n^3 / fastest sample of a continuous window after steady; best size wins",
             duration_s=time.perf_counter() - start,
         )
 

@@ -37,6 +37,13 @@ DEFAULT_MATMUL_SIZES = {
 PROBE_POLICY = TimingPolicy(
     warmup_iters=3, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.5, flush_bytes=0
 )
+# The matmul sweep in the burst regime the workloads' burst timings run in: stretches of <= 5 ms
+# with equal rests (50% duty, torch_cuda.MAX_DUTY). Why: run back to back (100% duty), the sweep
+# heated the chip into its power cap (bf16 16384^3: 688 TFLOP/s, the sustained rate; 8192^3: 783)
+# while an 8192^3 workload, timed at 50% duty, reached 788 and the prefill transformer's
+# 8192x2048x5632 down projection 812: the burst bound was 0.5-2.3% above what workloads of its
+# own regime ran. At the duty the workloads see, the probe's fastest sample sees their clocks.
+BURST_MATMUL_POLICY = attrs.evolve(PROBE_POLICY, max_duty=0.5)
 
 
 @attrs.frozen
@@ -90,11 +97,12 @@ def probe_matmul(
     """Best square-GEMM rate (flop/s) in `mode` over a sweep of n.
 
     Sizes whose three n x n matrices exceed memory_cap_bytes are skipped (default: half
-    the device's free memory). rate(n) = 2 n^3 / fastest time.
+    the device's free memory). rate(n) = 2 n^3 / fastest time, timed at the burst regime's
+    duty (BURST_MATMUL_POLICY) unless a policy is given.
     """
     if mode not in MODE_DTYPES:
         raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
-    policy = policy or PROBE_POLICY
+    policy = policy or BURST_MATMUL_POLICY
     dev = cuda_device(device)
     sizes = tuple(DEFAULT_MATMUL_SIZES[mode] if sizes is None else sizes)
     if memory_cap_bytes is None:

@@ -15,7 +15,14 @@ may draw less power, keep a higher clock and so sustain a higher rate than the b
 the sustained ceiling is the best sustained rate over the sweep, so it stays an upper bound on
 what a workload sustains (the calibrated prediction stays a lower bound). The rate is again
 computed from the fastest sample of the window, as for the burst probes (cuda_probes says why).
-No L2 flush, as for the burst probes.
+The matmul sweep runs each call after the same L2 flush the workloads' sustained windows run
+(flush_bytes; none for the copy, whose buffer is 8 x L2). Why: under a power cap the clock
+follows the average power, and a workload timed sustained spends its flush time (~55 us of
+memory-bound zeroing per call on an H200) drawing less than a GEMM does. Without the flush the
+probe ran hotter than the workloads it bounds: on the H200 (2026-11-30 13:07) the 4096^3 TF32
+workload sustained 365.7 TFLOP/s (p50) against a sustained ceiling of 362.5, 1.2% inside the
+2% tolerance of the regime's bound check, a bound that was not sound. The rate is still that of
+the GEMM alone (the flush lies outside its event pair).
 """
 
 from __future__ import annotations
@@ -34,9 +41,11 @@ from .cuda_probes import DEFAULT_MATMUL_SIZES, CopyProbe, MatmulProbe, _rate, de
 PROBE_STEADY = SteadyPolicy(window_s=0.03, windows=3, tolerance=0.01, min_s=0.15, max_s=1.0)
 WINDOW_S = 0.05
 REST_S = 0.5
-# 1024 is left out: in either regime its rate is a fraction of the larger sizes' (bf16 on an
-# H200: 71-94 TFLOP/s against ~690 sustained), so it never sets the ceiling.
-SUSTAINED_SIZES = (2048, 4096, 8192, 16384)
+# 1024 and 2048 are left out: in either regime their rate is a fraction of the larger sizes' (on
+# an H200, 1024 bf16: 71-94 TFLOP/s against ~690 sustained; 2048 sustained: bf16 0.88, fp16 0.60,
+# tf32 0.89 of the best size in the final session's sweep), so they never set the ceiling (the
+# best rate over the sweep); each size costs its rest and its load (~0.8 s a mode).
+SUSTAINED_SIZES = (4096, 8192, 16384)
 
 
 @attrs.frozen
@@ -61,8 +70,8 @@ def _copy(torch, buffer_bytes: int, dev):
     return lambda: dst.copy_(src)
 
 
-def _sustained_fastest(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float):
-    load = ContinuousLoad(None, policy.window_s)
+def _sustained_fastest(fn, first_guess_s: float, policy: SteadyPolicy, window_s: float, flush_step=None):
+    load = ContinuousLoad(flush_step, policy.window_s)
     state, pending, per_call = reach_steady(load, fn, first_guess_s, policy)
     timed = load.queue(fn, load.calls_for(per_call, window_s))
     load.read(pending)
@@ -76,14 +85,19 @@ def probe_matmul_sustained(
     policy: SteadyPolicy = PROBE_STEADY,
     window_s: float = WINDOW_S,
     memory_cap_bytes: int | None = None,
+    flush_bytes: int = 0,
 ) -> MatmulProbe:
     """Best sustained square-GEMM rate in `mode`; smallest size first, each after a rest (see the
-    module docstring)."""
+    module docstring). With flush_bytes, every call follows the L2 flush the workloads' sustained
+    windows run (see FLUSHED below)."""
     import time
 
     import torch
 
+    from ..measure.cuda_modes import flush_step
+
     dev = cuda_device(device)
+    flush = flush_step(torch, flush_bytes, dev)
     default = tuple(n for n in DEFAULT_MATMUL_SIZES[mode] if n in SUSTAINED_SIZES)
     sizes = sorted(default if sizes is None else sizes)
     if memory_cap_bytes is None:
@@ -99,7 +113,7 @@ def probe_matmul_sustained(
             torch.cuda.synchronize(dev)
             time.sleep(REST_S)
             guess = 2.0 * n**3 / 5e14
-            fastest, state = _sustained_fastest(_matmul(torch, n, dtype, dev), guess, policy, window_s)
+            fastest, state = _sustained_fastest(_matmul(torch, n, dtype, dev), guess, policy, window_s, flush)
             points.append((int(n), _rate(2.0 * n**3, fastest, f"sustained matmul n={n}")))
             states.append(SustainedPoint(int(n), points[-1][1], state.reached, state.after_s))
     if not points:
@@ -110,7 +124,12 @@ def probe_matmul_sustained(
         f"sustained regime: torch.matmul(a, b, out=c), square n x n x n, torch.randn {dtype} on {dev}, "
         f"math_mode={mode!r} with flags {flags}; sizes smallest first, each after {REST_S:g} s idle and "
         "then run continuously "
-        f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
+        + (
+            f"(each call after an int32 L2 flush of {flush_bytes} B, as the workloads' sustained windows) "
+            if flush
+            else ""
+        )
+        + f"until {policy.rule()}, then one continuous window of ~{window_s * 1e3:g} ms with an "
         f"event pair per call and one synchronisation; rate(n) = 2*n^3 / fastest sample; best over "
         f"n in {[p[0] for p in points]}"
         + (f"; not steady within the limit: n={unsteady}" if unsteady else "")

@@ -67,7 +67,10 @@ def fit_estimate(
                 operators=tuple(kind.operators(w.params)),
                 kind=kind,
                 params=w.params,
-                measured_s=float(r["p50_s"]),
+                # the graph sample where there is one (the device-time regime the evaluation
+                # scores), except for the host stage, whose points measure the eager host
+                measured_s=float(r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] != "host" else r["p50_s"]),
+                regime="graph" if r.get("graph_p50_s") and r["group"] != "host" else "eager",
             )
             for r, (w, kind), wp in zip(measured, resolved, bound.workloads)
         ]

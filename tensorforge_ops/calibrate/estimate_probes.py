@@ -19,6 +19,10 @@ from ..api import CalibrationProbe, ProbeResult, Unavailable
 from .sweep_rates import sweep_gemm_rates
 
 ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.2}
+# CUDA items are also timed as CUDA graphs, exactly as a workload's device-time regime is
+# (cuda_modes: [flush -> fn] unrolled in a graph minus the flushes alone): the estimate's device
+# coefficients are fitted to those samples, the host's to the eager ones.
+GRAPH_BUDGET_S = 0.1
 
 
 def _stream_fn(torch, item, device):
@@ -84,6 +88,27 @@ def _graph_fn(torch, item, device):
     return graph.replay
 
 
+def _timed(session, fn, budget: float, graph: bool) -> dict[str, Any]:
+    """The eager sample (p50_s ...) and, on a session with measurement phases and graph=True,
+    the CUDA-graph sample of the same callable (graph_p50_s ...), or why there is none."""
+    if not (graph and hasattr(session, "phases")):
+        return _record(None, session.time(fn, budget))
+    from ..measure.phases import PhasePlan
+
+    plan = PhasePlan(budget_s=budget, graph_budget_s=GRAPH_BUDGET_S, graph=True, trace=False, sustained=False)
+    with session.phases(fn, plan) as phases:
+        result = phases.burst()
+    row: dict[str, Any] = {}
+    for timing in result.timings:
+        if timing.mode == "eager":
+            row.update(_record(None, timing.timed))
+        elif timing.mode == "graph":
+            row.update({f"graph_{k}": v for k, v in _record(None, timing.timed).items()})
+    if result.notes:
+        row["graph_note"] = "; ".join(result.notes)
+    return row
+
+
 def _record(item, timed) -> dict[str, Any]:
     s = timed.stats
     return {
@@ -117,9 +142,11 @@ class EstimateTermsProbe(CalibrationProbe):
         start = time.perf_counter()
         core, ops = PluginHost(), OpsHost()
         budget = ITEM_BUDGET_S.get(self.backend, 0.3)
+        graph = self.backend == "torch-cuda"
         device = session.device if session.device is not None else torch.device("cpu")
         points: list[dict[str, Any]] = []
         for item in plan_for(self.backend):
+            item_start = time.perf_counter()
             row: dict[str, Any] = {
                 "name": item.name,
                 "group": item.group,
@@ -138,7 +165,7 @@ class EstimateTermsProbe(CalibrationProbe):
                         raise Unavailable(f"no builder for {kind.name} on {self.backend}")
                     mode = getattr(workload.params, "math_mode", None) or "fp32"
                     with session.prepared(builder, workload.params, mode) as prepared:
-                        row.update(_record(item, session.time(prepared.fn, budget)))
+                        row.update(_timed(session, prepared.fn, budget, graph))
                 else:
                     maker: Callable = {"add_chain": _chain_fn}.get(item.op, _stream_fn)
                     if item.group == "graph":
@@ -148,18 +175,26 @@ class EstimateTermsProbe(CalibrationProbe):
                     with torch.inference_mode():
                         fn = maker(torch, item, device)
                         fn()
-                    row.update(_record(item, session.time(fn, budget)))
+                    row.update(_timed(session, fn, budget, graph and item.group != "graph"))
                     del fn
             except Unavailable as exc:
                 row["error"] = f"unavailable: {exc}"
             except Exception as exc:  # an OOM or unsupported shape costs one point, not the sweep
                 row["error"] = one_line(exc)
+            # the item's whole wall time (preparation, first call, timing): where a sweep's time goes
+            row["wall_s"] = round(time.perf_counter() - item_start, 4)
             points.append(row)
         failed = sum(1 for p in points if "error" in p)
         method = (
             f"{len(points)} probe items of tensorforge.estimate.probe_plan for {self.backend} "
             f"({failed} failed), each timed by the session as a workload is (session.time, "
-            f"budget {budget} s per item); p50 per item; workload-shaped items through the "
+            f"budget {budget} s per item)"
+            + (
+                f", and as CUDA graphs as a workload's device-time regime is (graph_p50_s, budget {GRAPH_BUDGET_S} s)"
+                if graph
+                else ""
+            )
+            + "; p50 per item; workload-shaped items through the "
             "workloads' own builders; coefficients are fitted from these points by "
             "tensorforge.estimate.fit once the device's target is known"
         )

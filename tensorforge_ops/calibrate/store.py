@@ -39,8 +39,15 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None) -> Calibration:
-    """A calibration: every probe's result and the ceilings they add up to."""
+def run_probes(
+    session,
+    probes,
+    progress: Callable[[str], None] = lambda s: None,
+    before_sustained: Callable[[Calibration], None] | None = None,
+) -> Calibration:
+    """A calibration: every probe's result and the ceilings they add up to. `before_sustained`,
+    if given, is called once with the calibration of the probes run so far, just before the
+    first sustained probe (the runner starts the estimate's fit then: background_fit.py)."""
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
     started = now()
@@ -53,6 +60,9 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         key=lambda item: (getattr(item[1], "regime", "burst") == "sustained", getattr(item[1], "order", 0), item[0]),
     )
     for _, probe in ordered:
+        if before_sustained is not None and getattr(probe, "regime", "burst") == "sustained":
+            before_sustained(assemble(session, results, failures, started))
+            before_sustained = None
         progress(f"calibrating: {probe.name}")
         try:
             results.append(probe.run(session))
@@ -61,6 +71,11 @@ def run_probes(session, probes, progress: Callable[[str], None] = lambda s: None
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
         advance(progress)
+    return assemble(session, results, failures, started)
+
+
+def assemble(session, results: list[ProbeResult], failures: dict[str, str], started: str) -> Calibration:
+    """The calibration that probe results add up to."""
     compute: dict[str, dict[str, float]] = {}
     dram: dict[str, float | None] = {}
     floors: dict[str, float] = {}

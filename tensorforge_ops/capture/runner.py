@@ -92,6 +92,8 @@ class Run:
         self.comparison: Comparison | None = None
         self.sustained_pred: Any = None  # the calibrated bound of the sustained regime
         self.sustained_note: str | None = "no device"
+        self.cool_until: float | None = None  # when the rest after fresh probes ends (_cool_down)
+        self.background_fit: Any = None  # the estimate's fit beside the sustained probes, if started
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -156,6 +158,7 @@ class Run:
                 same_device = device_target is target
                 ceilings = calibration.to_ceilings(cal) if cal else None
                 note = self._calibrated_note(ceilings, device_target, session.info.name)
+                coefficients = None
                 if ceilings is not None and device_target is not None:
                     point = opts.operating_point if same_device else None
                     coefficients = self._estimate_coefficients(cal, device_target, ceilings, point)
@@ -169,9 +172,11 @@ class Run:
                     calibrated_target=device_target.name if device_target else None,
                     calibrated_note=note,
                 )
-                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note)
+                self._sustained_bound(cal, workloads, device_target, mappings, same_device, note, coefficients)
                 measurements = self._measure(session, workloads, analytical)
             finally:
+                if self.background_fit is not None:  # started, never asked for (no calibrated bound)
+                    self.background_fit.cancel()
                 session.close()
         self._compare(analytical, calibrated_pred, measurements, same_device, device_target, session)
         self.complete = True
@@ -246,18 +251,70 @@ class Run:
                     label="CALIBRATED", reason=f"no calibration probes installed for {opts.backend}"
                 )
                 return None
-            cal = calibration.run_probes(session, probes, Relay(self.say, self.progress))
+            cal = calibration.run_probes(
+                session, probes, Relay(self.say, self.progress), before_sustained=self._start_fit(session)
+            )
             reused = False
             calibration.save(cal)
+            self.say(
+                "calibrated: " + ", ".join(f"{name} {probe.duration_s:.1f} s" for name, probe in cal.probes.items())
+            )
+            # The device rests cooldown_s before the first workload; the host's work in between
+            # (the estimate's fit, the calibrated predictions) counts toward it (_cool_down).
             if opts.cooldown_s:
-                self.say(f"cooling down {opts.cooldown_s:g} s after the probes")
-                time.sleep(opts.cooldown_s)
+                self.cool_until = time.perf_counter() + opts.cooldown_s
         self.calibrated = Calibrated(
             **attrs.asdict(cal, recurse=False),
             reused=reused,
             stored_at=str(calibration.store_path(session.info.fingerprint)),
         )
         return cal
+
+    def _start_fit(self, session):
+        """The callback run_probes calls before the first sustained probe: it starts the
+        estimate's fit on the burst probes' results in a process of its own (background_fit.py),
+        so the host fits while the device runs the sustained probes."""
+
+        def start(provisional) -> None:
+            from ..calibrate.background_fit import BackgroundFit
+
+            try:
+                device_target = self._device_target(self.target, session.info.name)
+                point = self.opts.operating_point if device_target is self.target else None
+                self.background_fit = BackgroundFit.start(
+                    provisional, device_target, calibration.to_ceilings(provisional), point
+                )
+            except Exception as exc:  # no process to be had: the fit runs inline after the probes
+                self.say(f"  estimate fit not started beside the probes ({one_line(exc)}): fitting after them")
+            if self.background_fit is not None:
+                self.say("fitting the estimate's coefficients to the probe sweeps, beside the sustained probes")
+
+        return start
+
+    def _background_fit_result(self, cal, device_target, point):
+        """The background fit's result when it is the fit this calibration asks for, else None."""
+        fit, self.background_fit = self.background_fit, None
+        if fit is None:
+            return None
+        if not fit.matches(cal, device_target, point):
+            fit.cancel()
+            return None
+        fitted, why = fit.result()
+        if why:
+            self.say(f"  background fit failed ({why}): fitting here")
+        return fitted
+
+    def _cool_down(self) -> None:
+        """The rest after fresh calibration probes (RunOptions.cooldown_s), less the host time
+        already spent since they ended: the device idles either way, and the fit of the
+        estimate (~6 s on an H200's host) no longer adds to it."""
+        if self.cool_until is None:
+            return
+        left = self.cool_until - time.perf_counter()
+        self.cool_until = None
+        self.say(f"cooling down {max(left, 0.0):.1f} s more after the probes ({self.opts.cooldown_s:g} s in all)")
+        if left > 0:
+            time.sleep(left)
 
     def _predict(self, workloads, target, mappings, point, ceilings, estimate):
         """The bound with the estimate beside it; an estimate that fails costs the estimate (said
@@ -277,8 +334,10 @@ class Run:
         from ..calibrate.estimate_fit import calibrated_coefficients, fit_estimate
 
         if (cal.estimate or {}).get("target") != device_target.name:
-            self.say("fitting the estimate's coefficients to the probe sweeps")
-            fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
+            fitted = self._background_fit_result(cal, device_target, point)
+            if fitted is None:
+                self.say("fitting the estimate's coefficients to the probe sweeps")
+                fitted = fit_estimate(cal, self.core, device_target, ceilings, point)
             if fitted is not None:
                 if "error" in fitted:
                     self.say(f"  estimate fit failed: {fitted['error']}")
@@ -316,6 +375,7 @@ class Run:
         windows: dict[str, TelemetryWindow] = {}
         burst_windows: dict[str, TelemetryWindow] = {}
         plan(self.progress, len(workloads), "workloads")
+        self._cool_down()
         for i, (workload, _kind) in enumerate(workloads, 1):
             self.say(f"measuring {workload.name} ({i}/{len(workloads)})")
             predicted = analytical.workload(workload.name)
@@ -437,8 +497,9 @@ class Run:
         except Exception as exc:  # a telemetry source's failure costs its window, never the run
             return TelemetryWindow(available=False, reason=one_line(exc))
 
-    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note) -> None:
-        """The calibrated bound of the sustained regime, from the sustained probes' ceilings."""
+    def _sustained_bound(self, cal, workloads, device_target, mappings, same_device, note, coefficients=None) -> None:
+        """The calibrated bound of the sustained regime, from the sustained probes' ceilings, and
+        beside it the burst-calibrated estimate carried onto those ceilings (sustained_estimate)."""
         if note is not None or cal is None:
             self.sustained_note = note or "no calibration"
         elif "sustained" not in calibration.regimes(cal):
@@ -446,7 +507,8 @@ class Run:
         else:
             ceilings = calibration.to_ceilings(cal, "sustained")
             point = self.opts.operating_point if same_device else None
-            self.sustained_pred = predict(workloads, device_target, mappings, point, ceilings)
+            estimate = sustained_estimate(coefficients) if coefficients is not None else True
+            self.sustained_pred = self._predict(workloads, device_target, mappings, point, ceilings, estimate)
             self.sustained_note = None
         if self.predicted is not None and "sustained" in (calibration.regimes(cal) if cal else []):
             self.predicted = attrs.evolve(
@@ -498,3 +560,16 @@ class Run:
             },
             note="bound checks only; regression and right-sizing verdicts come from policy commands reading captures",
         )
+
+
+def sustained_estimate(coefficients):
+    """The estimate of the sustained regime: the burst-calibrated coefficients on the sustained
+    ceilings. Rates are stored as fractions of the ceilings in force, so compute and bandwidth
+    terms scale by the calibrated sustained/burst ceiling ratio; fixed costs (launches, harness,
+    prologues) stay as calibrated in burst. The basis says so: no probe ran in this regime."""
+    return coefficients.relabel(
+        coefficients.basis_kind,
+        f"{coefficients.basis}; sustained regime: burst-calibrated coefficients on the sustained "
+        "ceilings (rates scaled by the calibrated sustained/burst ceiling ratio, fixed costs as in "
+        "burst; no estimate probe ran sustained)",
+    )

@@ -116,8 +116,25 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "CollectiveCeiling.min_bytes": ("smallest swept size", "B"),
     "CollectiveCeiling.max_bytes": ("largest swept size", "B"),
     "CollectiveCeiling.source": ("where the curve was measured", None),
-    "CollectiveCeiling.points": ("(bytes, seconds) per swept size after the allowance: the envelope", None),
-    "CollectiveCeiling.eager_floor_s": ("median time of the smallest swept message, host included (context)", "s"),
+    "CollectiveCeiling.points": (
+        "the knots (bytes, seconds): per swept size its fastest time after the allowance, lowered to the "
+        "fastest larger size",
+        None,
+    ),
+    "CollectiveCeiling.typical": (
+        "the sweep's median (bytes, seconds) per swept size, unlowered: what the estimate expects (never "
+        "part of the bound)",
+        None,
+    ),
+    "CollectiveCeiling.interpolation": (
+        "between two knots: 'chord' (time concave in size, NCCL) or 'step' (the smaller knot)",
+        None,
+    ),
+    "CollectiveCeiling.eager_floor_s": (
+        "one eager call of the smallest swept message in a host-bound program: the longer of the host's "
+        "cost per call and the device's median (context, not part of the bound)",
+        "s",
+    ),
     "CollectiveCeiling.drift": ("relative allowance taken off every swept time", "1"),
     "CollectiveCeiling.resolution_s": ("absolute allowance taken off every swept time (timer resolution)", "s"),
     "Target.name": ("target name", None),
@@ -220,7 +237,10 @@ CORE_CLASSES: dict[str, str] = {
     "OperatorEstimate": "One operator's expected time on a realistic mapping.",
     "Interconnect": "How the devices of a system target reach each other (docs/several-devices.md).",
     "LinkTier": "One tier of links of a system target.",
-    "CollectiveCeiling": "A calibrated collective curve: max(floor, alpha + S x factor / beta, envelope).",
+    "CollectiveCeiling": (
+        "A calibrated collective curve: inside the sweep max(floor, envelope of the knots), beyond it "
+        "max(floor, alpha + S x factor / beta)."
+    ),
 }
 
 # Which label a class's fields carry, by the top-level field that first reaches it.

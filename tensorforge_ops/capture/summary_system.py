@@ -16,16 +16,20 @@ def collective_lines(cal: Calibrated) -> list[str]:
     if not curves:
         return []
     # captures from before the envelope hold curves without swept points: say what they used
-    envelope = ", envelope of the swept sizes" if any(c.points for c in curves.values()) else ""
-    lines = [
-        "            collectives (bus bandwidth beta, latency alpha, floor; bound = max(floor, alpha + "
-        f"S x factor / beta{envelope})):"
-    ]
+    ways = sorted({c.interpolation for c in curves.values() if c.points})
+    how = {"chord": "the chord", "step": "the smaller"}
+    rule = (
+        f"max(floor, between the two swept sizes around S {' or '.join(how[w] for w in ways)}) inside the "
+        "sweep, max(floor, alpha + S x factor / beta) beyond it"
+        if ways
+        else "max(floor, alpha + S x factor / beta)"
+    )
+    lines = [f"            collectives (bus bandwidth beta, latency alpha, floor; bound = {rule}):"]
     for key, c in sorted(curves.items()):
-        eager = f"; eager small message {seconds(c.eager_floor_s)} (median)" if c.eager_floor_s else ""
+        eager = f"; eager small call, host-bound {seconds(c.eager_floor_s)}" if c.eager_floor_s else ""
         lines.append(
             f"              {key}: beta {si(c.bus_bytes_per_s, 'B/s')}, alpha {seconds(c.latency_s)}, "
-            f"floor {seconds(c.floor_s)} (swept {c.min_bytes} B to {c.max_bytes} B{eager})"
+            f"floor {seconds(c.floor_s)} (device time; swept {c.min_bytes} B to {c.max_bytes} B{eager})"
         )
     return lines
 

@@ -115,14 +115,32 @@ class GraphCalls:
         ev[2].record()
         return ev
 
+    def queue_replay(self, flushes: bool = False) -> tuple:
+        """Queue one replay of the workload graph (or of the flushes alone) between an event
+        pair, with nothing else around it: the sustained window's load (see read_replays)."""
+        graph = self.flushes if flushes else self.work
+        ev = (self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True))
+        ev[0].record()
+        graph.replay()
+        ev[1].record()
+        return ev
+
+    def read_replays(self, work: list[tuple], flushes: list[tuple]) -> list[float]:
+        """Per-call device time of each workload replay: (T_fn - median T_flush) / calls, T_flush
+        from the flush-alone replays (a memory-bound zeroing, its time steady under any clock)."""
+        import statistics
+
+        if not work:
+            return []
+        work[-1][1].synchronize()
+        alone = statistics.median(s.elapsed_time(e) * 1e-3 for s, e in flushes) if flushes else 0.0
+        return [max(0.0, s.elapsed_time(e) * 1e-3 - alone) / self.calls for s, e in work]
+
     def read_pair(self, ev: tuple) -> float:
         ev[2].synchronize()
         work = ev[0].elapsed_time(ev[1]) * 1e-3
         alone = ev[1].elapsed_time(ev[2]) * 1e-3 if self.flushes is not None else 0.0
         return max(0.0, work - alone) / self.calls
-
-    def read_pairs(self, pairs: list[tuple]) -> list[float]:
-        return [self.read_pair(ev) for ev in pairs]
 
     def close(self) -> None:
         self.work = self.flushes = None

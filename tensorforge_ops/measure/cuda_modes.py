@@ -78,6 +78,7 @@ class CudaPhases:
     """One prepared workload's timings on a TorchCudaSession (see the module docstring)."""
 
     MAX_GRAPH_CALLS = 64  # unrolled calls per graph
+    FLUSH_REPLAYS = 5  # flush-alone replays timed in the sustained window (their median is subtracted)
 
     def __init__(self, session, fn: Callable[[], Any], plan: PhasePlan):
         self.session, self.fn, self.plan = session, fn, plan
@@ -159,13 +160,29 @@ class CudaPhases:
         state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
         eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
         calls = self.graph
-        graph_pairs: list[tuple] = []
+        flush_replays: list[tuple] = []
+        work_replays: list[tuple] = []
         if calls is not None:
-            replay_pair_s = 2 * calls.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
-            graph_pairs = [calls.queue_pair() for _ in range(max(10, int(plan.sustained_window_s / replay_pair_s)))]
+            # The flushes alone first (their time, to subtract; they also keep the device busy
+            # while the host launches the first workload replay), then the workload replays
+            # back to back: the same continuous [flush -> fn] load do_bench_cudagraph replays.
+            # Why not alternating pairs as in the burst phase: under a power cap the clock follows
+            # the average power, and every other replay being a memory-bound flush run made the
+            # load lighter than the one do_bench_cudagraph times. With the loads now alike by
+            # construction, the H200's power-capped GEMMs still read 2.1-2.4% faster than the
+            # reference (tf32 375 vs 384 us): the pairs were not the whole difference
+            # (docs/measurement.md, "Against triton").
+            if calls.flushes is not None:
+                flush_replays = [calls.queue_replay(flushes=True) for _ in range(self.FLUSH_REPLAYS)]
+            replay_s = calls.calls * ((self.graph_call_s or 1e-4) + self.flush_s)
+            work_replays = [calls.queue_replay() for _ in range(max(10, int(plan.sustained_window_s / replay_s)))]
         load.read(pending)
         eager = as_timed(load.read(eager_pairs), self.session.flush_bytes)
-        graph = as_timed(calls.read_pairs(graph_pairs), self.session.flush_bytes) if calls is not None else None
+        graph = (
+            as_timed(calls.read_replays(work_replays, flush_replays), self.session.flush_bytes)
+            if calls is not None
+            else None
+        )
         method = (
             "sustained regime: after continuous load until {steady}, one continuous window of "
             f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
@@ -181,7 +198,10 @@ class CudaPhases:
                     "sustained",
                     "graph",
                     graph,
-                    method.format(what="graph replay pairs") + "; " + calls.method + "; queued behind the eager window",
+                    method.format(what="graph replays of the unrolled [L2 flush -> fn], back to back")
+                    + f"; sample = (T_fn - T_flush) / {calls.calls}, T_flush the median of "
+                    f"{self.FLUSH_REPLAYS} replays of the {calls.calls} flushes alone queued just before"
+                    + "; queued behind the eager window",
                 )
             )
         notes = [] if state.reached else [f"sustained: not steady after {state.after_s:.2f} s ({state.rule})"]

@@ -15,6 +15,15 @@ from typing import Any
 from collections.abc import Callable
 
 LOCAL_BACKEND = {"cuda": "torch-cuda", "cpu": "torch-cpu"}
+# The device-side wait before the start line (GPU only). Why: without it the device reaches the
+# timed call as soon as the start line ends, often before this rank's host has launched it (an
+# eager NCCL launch costs the host tens of us), so a small collective's sample was whichever of
+# host launch or device time came last: 9 to over 100 us for 4 KiB on two H200s, a median five
+# times the fastest sample. With the wait, the host has queued the start line and the timed call
+# before the device gets there, the start line lets both ranks go together, and the sample is
+# the device's time for the call: the regime a pipelined program, or a CUDA graph, runs
+# collectives in. The host's own cost per eager call is measured apart (sweep.py: host_call_s).
+HOLD_S = 200e-6
 
 
 def cpu_slice(cpus: list[int], rank: int, world: int) -> list[int]:
@@ -40,6 +49,8 @@ class LocalDevice:
         self.backend_name = backend.name
         self.device = self.session.device
         self._flush: Callable[[], Any] | None = None
+        self._hold_cycles: int | None = None
+        self.hold_s: float | None = None  # the wait's measured length, once calibrated
 
     # -- identity and flags -----------------------------------------------------------------
     def framework_flags(self) -> dict[str, Any]:
@@ -64,6 +75,29 @@ class LocalDevice:
             else:
                 self._flush = self.session.flush()
         return self._flush
+
+    def hold(self) -> None:
+        """On a GPU, a device-side wait of about HOLD_S (torch.cuda._sleep, its cycle count
+        calibrated once with CUDA events); on a CPU nothing (its markers are the host clock)."""
+        if self.kind != "cuda":
+            return
+        torch = self.torch
+        if self._hold_cycles is None:
+            try:
+                torch.cuda._sleep(1000)  # load the kernel before timing it
+                trial = 1_000_000
+                start = self.marker()
+                torch.cuda._sleep(trial)
+                end = self.marker()
+                torch.cuda.synchronize(self.device)
+            except (AttributeError, RuntimeError):  # a build without the spin kernel: no wait
+                self._hold_cycles = 0
+                return
+            cycles_per_s = trial / max(self.elapsed_s(start, end), 1e-9)
+            self._hold_cycles = max(1, int(HOLD_S * cycles_per_s))
+            self.hold_s = self._hold_cycles / cycles_per_s
+        if self._hold_cycles:
+            torch.cuda._sleep(self._hold_cycles)
 
     def synchronize(self) -> None:
         if self.kind == "cuda":

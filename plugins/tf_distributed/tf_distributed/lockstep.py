@@ -5,9 +5,12 @@ the same number of iterations; rank 0 decides each batch's size and when to stop
 device stopping rule, tensorforge_ops.measure.timing.should_stop, applied to the slowest-rank
 samples) and tells the others over a gloo control group.
 
-Each timed iteration is: [cache flush] -> one-element all-reduce (the start line: ranks leave it
-together, so one rank's late start is not charged to the collective it then waits in) -> start
-marker -> fn() -> end marker. Markers are CUDA events on a GPU, the host clock on a CPU. The
+Each timed iteration is: [cache flush] -> on a GPU a device-side wait of 200 us (local.HOLD_S:
+the host queues the start line and the timed launches meanwhile, so a sample is device time, not
+host launch cost) -> one-element all-reduce (the start line: ranks leave it together, so one
+rank's late start is not charged to the collective it then waits in) -> start marker -> fn() ->
+end marker. The wait comes before the start line, so a rank whose wait ends later (a lower
+clock) is caught up by the start line instead of being charged to the timed collective. Markers are CUDA events on a GPU, the host clock on a CPU. The
 iteration's time is the slowest rank's: the workload is done when its last rank is.
 """
 
@@ -81,6 +84,7 @@ class Lockstep:
             for _ in range(decision):
                 if flush_step is not None:
                     flush_step()
+                local.hold()
                 self.start_line()
                 start = local.marker()
                 fn()
@@ -100,6 +104,7 @@ class Lockstep:
             "stop_reason": stop,
             "warmup_iters": policy.warmup_iters,
             "flush_bytes": policy.flush_bytes if flush_step else 0,
+            "hold_s": local.hold_s,
         }
 
     @staticmethod

@@ -47,6 +47,7 @@ def operator_window(step, fn, iterations: int) -> dict[str, Any]:
     for _ in range(iterations):
         if flush_step is not None:
             flush_step()
+        local.hold()
         step.start_line()
         records.append([])
         begin = local.marker()

@@ -5,8 +5,8 @@ the session:
                      same time, as the ranks run a tensor-parallel layer; the system's ceilings
                      are the fastest rank's rates and the shortest floor (sound for every rank)
   collective-sweep   each collective over every rank at message sizes from KiB to GiB
-                     (sweep.py), fitted to the calibrated curve max(floor, alpha + S x factor /
-                     beta) that the collective bound uses (tensorforge.collectives.fit_ceiling)
+                     (sweep.py), fitted to the calibrated curve that the collective bound uses
+                     (tensorforge.collectives.fit_ceiling)
 """
 
 import time
@@ -17,9 +17,11 @@ from tensorforge.serialize import to_data
 from tensorforge_ops.api import CalibrationProbe, ProbeResult, Unavailable
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-# Bytes to GiB: powers of two on a GPU (4 KiB .. 4 GiB); a CPU's gloo sweep (CI on two busy
-# cores) takes three sizes, 4 KiB to 1 MiB.
-SIZES = {"cuda": [4 * KiB << i for i in range(21)], "cpu": [4 * KiB, 64 * KiB, 1 * MiB]}
+# Bytes to GiB at 3 x 2^k bytes: on a GPU 3 KiB .. 3 GiB, an octave apart; a CPU's gloo sweep
+# (CI on two busy cores) takes three sizes, 3 KiB to 3 MiB. None is a power of two, so the default
+# suites' collectives (powers of two, each between two swept sizes) are bounded at sizes the
+# sweep did not measure: the curve is scored on messages no probe used.
+SIZES = {"cuda": [3 * KiB << i for i in range(21)], "cpu": [3 * KiB, 96 * KiB, 3 * MiB]}
 SWEEP_OPS = tuple(op for op in OPS if op != "send_recv")
 POLICY = {
     "cuda": {
@@ -40,6 +42,16 @@ POLICY = {
     },
 }
 DTYPE = {"cuda": "bf16", "cpu": "fp32"}
+# Between swept sizes: NCCL's time is concave in size (the fastest of its algorithm/protocol
+# lines), gloo's on a CPU is not (a message that leaves the caches runs slower per byte).
+INTERPOLATION = {"cuda": "chord", "cpu": "step"}
+
+
+def eager_small_message_s(point: dict[str, Any]) -> float:
+    """What one eager call of the smallest swept message costs a program whose host cannot run
+    ahead: the longer of the host's cost per call (sweep.py's host_call_s, when measured) and the
+    device's median time for it."""
+    return max(point["p50_s"], point.get("host_call_s") or 0.0)
 
 
 class PerRankCeilingsProbe(CalibrationProbe):
@@ -95,7 +107,9 @@ class CollectiveSweepProbe(CalibrationProbe):
                     n,
                     [(p["bytes"], p["min_s"]) for p in points],
                     source=f"collective-sweep on {session.info.name}",
-                    eager_floor_s=points[0]["p50_s"] if points else None,
+                    eager_floor_s=eager_small_message_s(points[0]) if points else None,
+                    interpolation=INTERPOLATION[kind],
+                    typical=[(p["bytes"], p["p50_s"]) for p in points],
                 )
             except ValueError as exc:
                 details[op]["fit"] = f"no curve: {exc}"
@@ -110,9 +124,10 @@ class CollectiveSweepProbe(CalibrationProbe):
             method=(
                 f"each collective over {n} ranks, {DTYPE[kind]}, sizes {SIZES[kind][0]} B to "
                 f"{SIZES[kind][-1]} B; per size the fastest slowest-rank sample (lockstep timing, as "
-                "measured workloads) less 2% and 1 us; curve: max(floor, alpha + S x factor / beta, envelope of the swept "
-                "points), beta = max(best bus bandwidth, slope of the two largest sizes), alpha = largest "
-                "intercept under every point, floor = fastest point (tensorforge.collectives)"
+                "measured workloads) less 2% and 1 us, lowered to the fastest larger size (the knots); curve: "
+                f"inside the sweep max(floor, the {INTERPOLATION[kind]} between the two knots around S), beyond it "
+                "max(floor, alpha + S x factor / beta), beta = max(best bus bandwidth, slope of the two largest "
+                "sizes), alpha = largest intercept under every knot, floor = fastest knot (tensorforge.collectives)"
             ),
             collectives=ceilings,
             details={"world_size": n, "dtype": DTYPE[kind], "ops": details},

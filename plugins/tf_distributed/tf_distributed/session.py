@@ -25,8 +25,10 @@ from .launcher import Launch
 
 AGGREGATION = (
     "slowest rank per iteration: every rank times the same iterations in lockstep "
-    "(flush -> one-element all-reduce as the start line -> start marker -> fn() -> end "
-    "marker) and an iteration lasts as long as its slowest rank"
+    "(flush -> on a GPU a 200 us device-side wait, so the start line and the timed launches are "
+    "queued before the device reaches them and a sample is device time, not host launch cost -> "
+    "one-element all-reduce as the start line -> start marker -> fn() -> end marker) and an "
+    "iteration lasts as long as its slowest rank"
 )
 # Settings a calibration depends on: a change in any of them means a new fingerprint.
 FINGERPRINT_SETTINGS = (
@@ -165,8 +167,17 @@ class DistributedSession(Session):
         samples = reply["samples_s"]
         stats = summarize(samples)
         self.p50_s = stats.p50
+        hold = reply.get("hold_s")
         self.last.update(
             {
+                "aggregation": AGGREGATION
+                + (
+                    f" (the wait measured {hold * 1e6:.1f} us)"
+                    if hold
+                    else " (no device-side wait: torch.cuda._sleep unavailable)"
+                    if self.kind == "cuda"
+                    else ""
+                ),
                 "per_rank_samples_s": reply["per_rank_samples_s"],
                 "per_rank_p50_s": [summarize(s).p50 for s in reply["per_rank_samples_s"]],
                 "operators": reply["operators"],

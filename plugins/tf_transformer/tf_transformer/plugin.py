@@ -290,9 +290,11 @@ class Transformer(WorkloadKind):
         norms are one fused kernel each (F.rms_norm / F.layer_norm); each projection one
         F.linear (x @ W^T: both operands' rows run along the reduction dimension); RoPE is
         five elementwise kernels per rotated tensor (neg, cat, two muls, add) moving about five
-        times the bytes a fused RoPE would; the KV-cache append is one strided copy per cache;
+        times the bytes a fused RoPE would, on strided views (q and k transposed); the KV-cache
+        append is one strided copy per cache;
         attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
-        view; the gated activation is two kernels (silu, mul); residuals one add each."""
+        view; the gated activation is two kernels (silu, mul) on the strided halves of the up
+        projection; residuals one add each."""
         from tensorforge.estimate.implementation import Implementation as Impl
 
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
@@ -304,7 +306,8 @@ class Transformer(WorkloadKind):
         table = {
             "norm_attn": Impl(kernels=1, pattern="norm"),
             "qkv_proj": linear(D, (H + 2 * KV) * Hd),
-            "rope": Impl(kernels=10, pattern="elementwise", traffic_factor=5.0),
+            # on the transposed q/k views: strided, PyTorch's non-vectorised elementwise kernels
+            "rope": Impl(kernels=10, pattern="strided", traffic_factor=5.0),
             "kv_append": Impl(kernels=2, pattern="copy"),
             "attention": Impl(kernels=1),
             "o_proj": linear(H * Hd, D),
@@ -313,7 +316,8 @@ class Transformer(WorkloadKind):
             "mlp_up": linear(D, up_width),
             "mlp_act": Impl(
                 kernels=2 if p.mlp == "gated" else 1,
-                pattern="elementwise",
+                # gated: silu and mul on the two halves of one projection (strided views)
+                pattern="strided" if p.mlp == "gated" else "elementwise",
                 traffic_factor=(5.0 / 3.0) if p.mlp == "gated" else 1.0,
             ),
             "mlp_down": linear(I, D),

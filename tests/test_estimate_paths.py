@@ -1,0 +1,83 @@
+"""The estimate's implementation paths added from the graph-timed H200 sweep (2026-11-30 13:01
+UTC) and its kernel traces: each test states what the trace or probe showed and checks the model
+follows it."""
+
+import attrs
+import pytest
+
+from tensorforge.estimate.basis import coefficients_for
+from tensorforge.model import predict
+from tensorforge.plugins import PluginHost
+from tensorforge.suite import resolve_spec
+from tensorforge.target import Ceilings
+from tensorforge_ops.capture.runner import sustained_estimate
+
+CEILINGS = Ceilings(
+    origin="calibrated",
+    compute={"bf16": 8.3e14, "fp16": 8.0e14, "tf32": 4.1e14, "fp32": 5.1e13},
+    dram_bytes_per_s=4.26e12,
+)
+
+
+@pytest.fixture(scope="module")
+def host():
+    return PluginHost()
+
+
+def _one(host, spec, ceilings=CEILINGS, estimate=True):
+    chosen = [resolve_spec(host, spec)]
+    return predict(chosen, host.target("h200"), host.mappings(), None, ceilings, estimate=estimate).workloads[0]
+
+
+def test_small_unaligned_convolutions_run_the_direct_engine_and_7x7_the_padded_path(host):
+    # traces: C=3 3x3 -> convolve_common_engine_float_NHWC alone; C=3 7x7 stride 2 -> two
+    # nhwcAddPaddingKernel, two memsets and the cutlass s16816fprop kernel
+    small = _one(host, "conv2d:n=16,c=3,h=160,w=160,k=32,r=3,s=3,padding=1")
+    large = _one(host, "conv2d:n=8,c=3,h=256,w=256,k=64,r=7,s=7,stride=2,padding=3")
+    assert small.estimate.kernels == 1 and "direct" in small.estimate.operators[0].mapping
+    assert large.estimate.kernels == 5 and large.estimate.operators[0].mapping.startswith("nvidia-sm90")
+    assert large.estimate.terms["alignment_padding"] > 0
+
+
+def test_decode_splits_the_kv_below_two_waves_of_blocks(host):
+    # traces: lean_reduction_kernel after 224 (batch x head) blocks, none after 512
+    few = _one(host, "sdpa:batch=8,heads=28,kv_heads=4,q_len=1,kv_len=4096,head_dim=128")
+    many = _one(host, "sdpa:batch=16,heads=32,kv_heads=8,q_len=1,kv_len=1536,head_dim=128")
+    assert few.estimate.kernels == 2 and "split-KV" in few.estimate.operators[0].mapping
+    assert many.estimate.kernels == 1
+
+
+def test_rope_and_the_gated_activation_run_at_the_strided_rate(host):
+    w = _one(host, "transformer:hidden=2048,layers=1,heads=16,kv_heads=4,intermediate=5632,batch=4,seq=2048")
+    ops = {o.name: o for o in w.estimate.operators}
+    assert "strided" in ops["rope"].mapping and "strided" in ops["mlp_act"].mapping
+    assert "elementwise" in ops["residual_attn"].mapping
+    c = coefficients_for(host.target("h200"))
+    slow = c.stream.bandwidth_efficiency["copy"] < c.stream.bandwidth_efficiency["elementwise"]
+    # the strided kernels move the same bytes slower than a residual add of the same tensor size
+    assert slow
+
+
+def test_graph_timed_coefficients_charge_no_event_pair_in_device_time(host):
+    c = coefficients_for(host.target("h200"))
+    eager_like = attrs.evolve(c, kernel=attrs.evolve(c.kernel, graph_timed=False))
+    graph = attrs.evolve(c, kernel=attrs.evolve(c.kernel, graph_timed=True, graph_harness_s=0.0))
+    a = _one(host, "gemm:m=128,n=128,k=192", estimate=eager_like).estimate
+    b = _one(host, "gemm:m=128,n=128,k=192", estimate=graph).estimate
+    assert b.terms["timing_harness"] == 0.0 and a.terms["timing_harness"] == c.kernel.harness_s
+    assert a.eager_s == pytest.approx(b.eager_s)  # the eager regime keeps its event pair
+
+
+def test_the_sustained_estimate_scales_rates_by_the_ceiling_ratio_and_says_so(host):
+    c = coefficients_for(host.target("h200"))
+    sustained = Ceilings(
+        origin="calibrated",
+        compute={k: v * 0.85 for k, v in CEILINGS.compute.items()},
+        dram_bytes_per_s=CEILINGS.dram_bytes_per_s,
+    )
+    s = sustained_estimate(c)
+    assert "sustained" in s.basis and s.basis.startswith(c.basis) and s.gemm == c.gemm
+    burst = _one(host, "gemm:m=8192,n=8192,k=8192", estimate=c).estimate
+    hot = _one(host, "gemm:m=8192,n=8192,k=8192", ceilings=sustained, estimate=s).estimate
+    # a compute-bound GEMM: its body scales by 1/0.85, its fixed costs do not
+    assert hot.device_s / burst.device_s == pytest.approx(1 / 0.85, rel=0.02)

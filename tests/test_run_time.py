@@ -1,0 +1,150 @@
+"""Where a run's time goes and what may overlap (issue 12: the whole default run on an H200 within
+its time goal without touching the samples):
+
+* the estimate's fit starts on the burst probes' results, before the first sustained probe, in a
+  process of its own, and gives exactly the fit the run would have made inline;
+* the rest after fresh probes counts the host's work since they ended, never sleeps it twice;
+* a CUDA session freezes the objects that outlive it, so the collection after every prepared
+  workload walks only what was made since, and hands them back on close;
+* the sustained graph window's samples subtract the flush-alone replays' median;
+* the burst matmul probe runs at the burst regime's duty.
+"""
+
+import gc
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tensorforge.plugins import PluginHost
+from tensorforge_ops.api import CalibrationProbe, ProbeResult
+from tensorforge_ops.calibrate import store as calibration
+from tensorforge_ops.calibrate.background_fit import BackgroundFit
+from tensorforge_ops.calibrate.estimate_fit import fit_estimate
+from tensorforge_ops.capture.convert import converter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Probe(CalibrationProbe):
+    def __init__(self, name, regime="burst", seen=None):
+        self.name, self.regime, self.seen = name, regime, seen
+
+    def run(self, session):
+        self.seen.append(self.name)
+        return ProbeResult(name=self.name, method="test", compute={"fp32": 1e12}, regime=self.regime)
+
+
+def _session():
+    return SimpleNamespace(info=SimpleNamespace(fingerprint="fp", name="dev", details={}))
+
+
+def test_before_sustained_sees_every_burst_probe_and_runs_once():
+    seen: list[str] = []
+    provisional = []
+
+    def before(cal):
+        provisional.append((sorted(cal.probes), list(seen)))
+
+    probes = [Probe("burst-a", seen=seen), Probe("sus-a", "sustained", seen), Probe("sus-b", "sustained", seen)]
+    probes.append(Probe("burst-b", seen=seen))
+    cal = calibration.run_probes(_session(), probes, before_sustained=before)
+    assert provisional == [(["burst-a", "burst-b"], ["burst-a", "burst-b"])]
+    assert sorted(cal.probes) == ["burst-a", "burst-b", "sus-a", "sus-b"]
+    # a device without sustained probes never calls it (the fit then runs inline, after them)
+    calls = []
+    calibration.run_probes(_session(), [Probe("single", "single", [])], before_sustained=calls.append)
+    assert calls == []
+
+
+def _stored_calibration(name):
+    data = json.loads((ROOT / "captures" / f"{name}.json").read_text())
+    cal = data["calibrated"]
+    fields = {a.name: cal[a.name] for a in calibration.Calibration.__attrs_attrs__ if a.name in cal}
+    return converter.structure(fields, calibration.Calibration), data["target"]
+
+
+def test_the_background_fit_is_the_inline_fit():
+    cal, target_name = _stored_calibration("host-cpu-estimate-eval")
+    core = PluginHost()
+    target = core.target(target_name)
+    ceilings = calibration.to_ceilings(cal)
+    fit = BackgroundFit.start(cal, target, ceilings, None)
+    assert fit is not None and fit.matches(cal, target, None)
+    assert not fit.matches(cal, target, "some-other-point")
+    background, why = fit.result()
+    assert why is None
+    inline = fit_estimate(cal, core, target, ceilings, None)
+    assert json.dumps(background, sort_keys=True) == json.dumps(inline, sort_keys=True)
+    assert "coefficients" in background
+
+
+def test_nothing_to_fit_starts_nothing():
+    cal, target_name = _stored_calibration("host-cpu-2core")  # no estimate-terms points
+    target = PluginHost().target(target_name)
+    assert BackgroundFit.start(cal, target, calibration.to_ceilings(cal), None) is None
+    assert BackgroundFit.start(cal, None, None, None) is None
+
+
+def test_the_cooldown_counts_the_host_work_since_the_probes(monkeypatch):
+    from tensorforge_ops.capture import runner
+
+    clock = {"now": 100.0}
+    slept: list[float] = []
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: clock["now"])
+    monkeypatch.setattr(runner.time, "sleep", slept.append)
+    run = runner.Run.__new__(runner.Run)
+    run.opts, run.t0, run.progress = runner.RunOptions(target="h200", cooldown_s=2.0), 0.0, lambda m: None
+    run.cool_until = 102.0
+    clock["now"] = 100.5  # 0.5 s of host work (fit, predictions) since the probes ended
+    run._cool_down()
+    assert slept == [pytest.approx(1.5)] and run.cool_until is None
+    run.cool_until, clock["now"] = 102.0, 108.0  # the fit took longer than the rest: no sleep
+    run._cool_down()
+    assert slept == [pytest.approx(1.5)]
+    run._cool_down()  # nothing pending (a reused calibration): no rest, no message
+    assert slept == [pytest.approx(1.5)]
+
+
+def test_a_cuda_session_hands_frozen_objects_back_on_close():
+    from tensorforge_ops.measure.torch_cuda import TorchCudaSession
+
+    session = TorchCudaSession.__new__(TorchCudaSession)  # no device here: only close() is exercised
+    gc.freeze()
+    session._frozen = True
+    assert gc.get_freeze_count() > 0
+    session.close()
+    assert gc.get_freeze_count() == 0
+    session.close()  # twice is harmless
+
+
+class _Event:
+    def __init__(self, t):
+        self.t = t
+
+    def elapsed_time(self, end):  # ms, as torch.cuda.Event
+        return (end.t - self.t) * 1e3
+
+    def synchronize(self):
+        pass
+
+
+def test_sustained_graph_samples_subtract_the_median_flush_replay():
+    from tensorforge_ops.measure.cuda_graph import GraphCalls
+
+    calls = GraphCalls.__new__(GraphCalls)
+    calls.calls = 4
+    flushes = [(_Event(0.0), _Event(d)) for d in (2e-4, 2e-4, 9e-4)]  # one slow lead-in, median 2e-4
+    work = [(_Event(1.0), _Event(1.0 + 4 * 1e-3 + 2e-4)), (_Event(2.0), _Event(2.0 + 4 * 1.1e-3 + 2e-4))]
+    assert calls.read_replays(work, flushes) == [pytest.approx(1e-3), pytest.approx(1.1e-3)]
+    assert calls.read_replays([], flushes) == []
+
+
+def test_the_burst_matmul_probe_runs_at_the_burst_duty():
+    pytest.importorskip("torch")
+    from tensorforge_ops.calibrate.cuda_probes import BURST_MATMUL_POLICY, PROBE_POLICY
+    from tensorforge_ops.measure.torch_cuda import MAX_DUTY
+
+    assert BURST_MATMUL_POLICY.max_duty == MAX_DUTY < 1
+    assert BURST_MATMUL_POLICY.burst_s == PROBE_POLICY.burst_s

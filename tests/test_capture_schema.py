@@ -114,17 +114,31 @@ def test_a_capture_without_a_device_validates(tmp_path, validator, cli):
 
 
 @pytest.mark.parametrize(
-    "edit, where",
+    "edit, where, culprit",
     [
-        (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(energy_j=1.0), "energy_j"),
-        (lambda d: d["diagnostic"]["windows"]["gemm_tiny"].pop("data"), "data"),
-        (lambda d: d["calibrated"].update(label="MEASURED"), "CALIBRATED"),
-        (lambda d: d["measured"]["workloads"]["gemm_tiny"].update(status="maybe"), "maybe"),
+        (
+            lambda d: d["measured"]["workloads"]["gemm_tiny"].update(energy_j=1.0),
+            "energy_j",
+            "extra fields found (energy_j) @ $.measured.workloads['gemm_tiny']",
+        ),
+        (
+            lambda d: d["diagnostic"]["windows"]["gemm_tiny"].pop("data"),
+            "data",
+            "@ $.diagnostic.windows['gemm_tiny']",
+        ),
+        (lambda d: d["calibrated"].update(label="MEASURED"), "CALIBRATED", "@ $.calibrated"),
+        (
+            lambda d: d["measured"]["workloads"]["gemm_tiny"].update(status="maybe"),
+            "maybe",
+            "@ $.measured.workloads['gemm_tiny']",
+        ),
     ],
 )
-def test_the_schema_is_as_strict_as_the_reader(tmp_path, validator, edit, where):
+def test_the_schema_is_as_strict_as_the_reader(tmp_path, validator, edit, where, culprit):
     doc = to_document(read_capture(ROOT / "captures" / "h200-default-run.json"))
     edit(doc)
     assert list(validator.iter_errors(doc)), where  # the schema refuses it
-    with pytest.raises((cattrs.BaseValidationError, ValueError)):
-        from_document(doc)  # and so do the classes
+    with pytest.raises(cattrs.BaseValidationError) as info:
+        from_document(doc)  # and so do the classes, naming the edited place
+    (problem,) = cattrs.transform_error(info.value)
+    assert problem.endswith(culprit), problem

@@ -458,7 +458,7 @@ def test_console_script_predict_warns_in_one_line_and_succeeds(make_plugin, tens
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == ["warning: plugin 'boom' is not loaded: failed to load: RuntimeError: kaboom"]
@@ -542,7 +542,7 @@ def tensorforge_register_workloads(register):
 )
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     "body, error",
     [

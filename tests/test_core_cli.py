@@ -282,7 +282,7 @@ def test_json_output_is_byte_identical_across_processes(cli, tensorforge_exe):
         )
         for seed in ("1", "2")
     ]
-    outs = [p.communicate(timeout=60) for p in procs]
+    outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     in_process = invoke(
         cli, "predict", *TARGET, "--json", "-w", "transformer_decode", "-w", "conv_resnet50_1x1", "-w", "gemm_tiny"
@@ -519,7 +519,7 @@ def test_console_script_bad_input_is_one_line_without_traceback(tensorforge_exe,
             [str(tensorforge_exe), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path)
         )
     for case, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 2, (case, stderr)
         assert stdout == "", case
         _check_one_error_line(stderr, _expand(BAD_INPUT[case][1], tmp_path))
@@ -528,5 +528,5 @@ def test_console_script_bad_input_is_one_line_without_traceback(tensorforge_exe,
 
 def test_console_script_help_and_success(tensorforge_exe):
     assert shutil.which("tensorforge", path=str(Path(sys.executable).parent)) == str(tensorforge_exe)
-    proc = subprocess.run([str(tensorforge_exe), "--help"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([str(tensorforge_exe), "--help"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "predict" in proc.stdout and proc.stderr == ""

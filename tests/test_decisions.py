@@ -9,6 +9,7 @@ import json
 import attrs
 import pytest
 
+
 from capture_factory import make_capture, samples, write
 from tensorforge.serialize import canonical_json
 from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, fastest_check

@@ -6,10 +6,11 @@ add up to a target's verdict; prices; the order of the answer."""
 import attrs
 import pytest
 
+from tensorforge.api import seconds
+
 from capture_factory import core, make_capture, samples
 from tensorforge.suite import resolve
 from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.units import seconds
 from tensorforge_ops.policy.evidence import Evidence
 from tensorforge_ops.policy.rightsize import (
     MEETS,
@@ -283,3 +284,22 @@ def test_a_workload_the_target_cannot_run_is_ruled_out_there(world):
         None,
         None,
     )
+
+
+def test_a_zero_second_p50_adds_nothing_to_the_cost(world, tmp_path):
+    # A timer too coarse for a tiny kernel records 0 s; that p50 meets a latency objective and
+    # adds no time to the cost (it is a measured 0, not a missing measurement counted as 1 s).
+    host, workloads, (fast, _, _), _ = world
+    coarse = Evidence(
+        "coarse.json",
+        make_capture(
+            {"gemm_tiny": (0.0,) * 25, "gemm_large_square": samples(3e-3)},
+            home=tmp_path,
+            device_name="Toy Fast",
+            fingerprint="f",
+        ),
+    )
+    (result,) = rightsize(workloads, [fast], host.mappings(), Objective("latency", 10e-3), [coarse], {"toy-fast": 7.2})
+    assert result.verdict == MEETS
+    assert [c.measured_p50_s for c in result.cells] == [0.0, float(sorted(samples(3e-3))[12])]
+    assert result.cost_per_million == pytest.approx(7.2 / 3600 * sorted(samples(3e-3))[12] * 1e6, rel=1e-12)

@@ -468,3 +468,49 @@ def test_the_estimate_beside_the_bound_in_each_case():
     row = compare_workload("w", with_estimate, without, None, True, None, "")
     assert (row.predicted_estimate_s, row.estimate_regime) == (1.5, "eager")  # not measured: eager
     assert compare_workload("w", without, without, None, True, None, "").predicted_estimate_s is None
+
+
+def test_a_sustained_regime_without_its_bound_says_why(home):
+    """A capture whose sustained timings have no sustained-regime bound (the calibration lacked
+    those ceilings): its rows say why, with the capture's own note, and that recomputes."""
+    from tensorforge_ops.capture.compare_row import comparison_row
+    from tensorforge_ops.capture.document import read_capture
+    from tensorforge_ops.capture.sections.diagnostic import Diagnostic
+
+    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json")
+    note = "the calibration has no sustained-regime ceilings (recalibrate)"
+    pred = attrs.evolve(cap.predicted, calibrated_sustained=None, calibrated_sustained_note=note)
+    windows = cap.diagnostic.windows if isinstance(cap.diagnostic, Diagnostic) else {}
+    rows = {}
+    for w in pred.analytical.workloads:
+        cal = pred.calibrated.workload(w.name) if pred.calibrated else None
+        rows[w.name] = comparison_row(
+            w,
+            cal,
+            None,
+            cap.measured.workloads.get(w.name),
+            cap.comparison.same_device,
+            cap.comparison.device_note,
+            pred.calibrated_note or "no calibrated bound",
+            note,
+            windows.get(w.name),
+        )
+    sustained = [r.regimes["sustained"] for r in rows.values() if r.regimes and "sustained" in r.regimes]
+    assert sustained and all(s.bound_check.verdict == f"no verdict: {note}" for s in sustained)
+    edited = attrs.evolve(cap, predicted=pred, comparison=attrs.evolve(cap.comparison, workloads=rows))
+    assert comparison_problems(edited)[0] == []
+
+
+def test_the_regime_and_operator_violation_lists_are_named_when_edited():
+    from tensorforge_ops.capture.document import read_capture
+
+    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json")
+    c = cap.comparison
+    regimes = attrs.evolve(cap, comparison=attrs.evolve(c, regime_bound_violations=("x (burst graph)",)))
+    assert comparison_problems(regimes)[0] == [
+        f"recorded regime bound violations ['x (burst graph)'] are not the rows' ({list(c.regime_bound_violations)})"
+    ]
+    operators = attrs.evolve(cap, comparison=attrs.evolve(c, operator_bound_violations=("x: y",)))
+    assert comparison_problems(operators)[0] == [
+        f"recorded operator bound violations ['x: y'] are not the rows' ({list(c.operator_bound_violations)})"
+    ]

@@ -13,7 +13,7 @@ from tensorforge_ops.policy.evidence_quality import (
     assess,
 )
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 
 def steady(n=25, value=1e-3):

@@ -93,7 +93,7 @@ def console(external_site, *args, **env):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     environ.update({"PYTHONPATH": str(external_site), SLEEP: "0", **env})
     exe = Path(sys.executable).parent / "tensorforge"
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=environ, timeout=60)
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=environ, timeout=180)
 
 
 def broken_warnings():

@@ -182,14 +182,19 @@ def test_two_runs_at_once_one_wins_and_the_other_says_so(tmp_path):
     ids=["SIGTERM (CI cancel, timeout)", "SIGHUP (terminal closed)", "SIGINT (Ctrl-C)"],
 )
 def test_a_signal_during_a_run_leaves_the_incomplete_capture(tmp_path, signum, code):
-    # host-cpu measures for real: a long budget keeps it busy until the signal comes
+    # host-cpu measures for real. The signal follows the first "measuring" line; what is left to
+    # do then (at least 25 timed samples of each of two 2048^3 GEMMs, ~17 GFLOP each: seconds of
+    # CPU work however fast the CPU) keeps the run going until the signal comes, even when this
+    # test process is scheduled late on a busy machine.
     proc = _start_run(
         tmp_path,
         "run",
         "-t",
         "host-cpu",
         "-w",
-        "gemm:m=256,n=256,k=256,dtype=fp32",
+        "gemm:m=2048,n=2048,k=2048,dtype=fp32",
+        "-w",
+        "gemm:m=2048,n=2048,k=2040,dtype=fp32",
         "--budget",
         "60",
         "--cooldown",

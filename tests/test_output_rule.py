@@ -14,7 +14,7 @@ import pytest
 from tensorforge.errors import TensorForgeError
 from tensorforge.output import claim, write_output
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 
 def test_dash_is_standard_output(capsys):
@@ -79,7 +79,7 @@ def test_the_lock_dies_with_its_process(tmp_path):
         "import sys, os; from tensorforge.output import claim; c = claim(sys.argv[1], 'capture'); "
         "print('held', flush=True); os._exit(0)"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=20)
+    done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "held"
     with claim(target, "capture") as destination:  # a stale lock file blocks nothing
         destination.write("ok")
@@ -114,22 +114,25 @@ def test_a_fifo_without_a_reader_is_refused_at_once(tmp_path):
 def test_a_fifo_with_a_reader_receives_the_text(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
+    # The reader's end is open before the write starts, with no wait on a thread's timing (a busy
+    # machine once left a reader thread outside its open() for seconds). A second write end held
+    # here keeps the reader from seeing end-of-file before write_output has opened its own.
+    read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    held_writer = os.open(fifo, os.O_WRONLY)
+    os.set_blocking(read_fd, True)
     got = []
 
-    def read():  # as `cat pipe` would: a blocking open, then read to EOF
-        with open(fifo, "rb") as handle:
+    def read():  # as `cat pipe` would: read to end-of-file
+        with os.fdopen(read_fd, "rb") as handle:
             got.append(handle.read())
 
     reader = threading.Thread(target=read)
     reader.start()
-    for _ in range(500):  # until the reader is in its open()
-        try:
-            write_output(fifo, "x" * 200_000, "capture")  # larger than a pipe's buffer
-            break
-        except TensorForgeError as exc:
-            assert "no reader" in str(exc)
-            threading.Event().wait(0.01)
-    reader.join(10)
+    try:
+        write_output(fifo, "x" * 200_000, "capture")  # larger than a pipe's buffer: the reader drains it
+    finally:
+        os.close(held_writer)  # the last writer gone: the reader reaches end-of-file
+        reader.join()
     assert got == [b"x" * 200_000] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
@@ -138,7 +141,7 @@ def test_dev_stdout_is_the_open_descriptor_and_appends_where_the_shell_appends(t
     log.write_text("earlier line\n")
     code = "from tensorforge.output import write_output; write_output('/dev/stdout', 'new line\\n', 'report')"
     with open(log, "a") as handle:
-        subprocess.run([sys.executable, "-c", code], stdout=handle, check=True, timeout=20)
+        subprocess.run([sys.executable, "-c", code], stdout=handle, check=True, timeout=120)
     assert log.read_text() == "earlier line\nnew line\n"
 
 

@@ -477,7 +477,7 @@ def _open_in_chromium(path: Path):
     try:
         browser = pw.chromium.launch(
             executable_path=shutil.which("chromium") or CHROMIUM,
-            timeout=15000,
+            timeout=120000,  # a hang guard: a busy machine starts Chromium slowly
             args=[
                 "--no-sandbox",
                 "--disable-gpu",
@@ -493,7 +493,7 @@ def _open_in_chromium(path: Path):
             page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
             page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
             page.on("request", lambda req: requests.append(req.url))
-            page.goto(path.as_uri(), wait_until="load", timeout=10000)
+            page.goto(path.as_uri(), wait_until="load", timeout=120000)
             text = page.inner_text("body")
             boxes = {fig.get_attribute("id"): fig.locator("svg").bounding_box() for fig in page.locator("figure").all()}
             return text, boxes, errors, requests

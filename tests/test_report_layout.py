@@ -80,7 +80,7 @@ def pages(tmp_path_factory):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=shutil.which("chromium") or CHROMIUM,
-            timeout=15000,
+            timeout=120000,  # a hang guard: a busy machine starts Chromium slowly
             args=[
                 "--no-sandbox",
                 "--disable-gpu",
@@ -104,7 +104,7 @@ def pages(tmp_path_factory):
                     page = browser.new_page(viewport={"width": width, "height": 900})
                     errors: list[str] = []
                     page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-                    page.goto(html.as_uri(), wait_until="load", timeout=10000)
+                    page.goto(html.as_uri(), wait_until="load", timeout=120000)
                     shot = out / f"{name}-{width}.png"
                     page.screenshot(path=str(shot), full_page=True)
                     _shrink(shot)

@@ -21,7 +21,7 @@ from tensorforge_ops.capture.signing import (
     sign_digest,
 )
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
 
 DIGEST = "ab" * 32
 

@@ -292,8 +292,9 @@ def test_each_mistake_is_one_line_naming_field_value_and_expectation(case, rtx_t
     assert captured.out == "" and "Traceback" not in captured.err
     assert captured.err == f"error: target file {path}: {message}\n"
     assert out.read_text() == "keep\n"
-    with pytest.raises(SystemExit):  # the same line from `targets show FILE`
+    with pytest.raises(SystemExit) as info:  # the same line from `targets show FILE`
         main(["targets", "show", str(path)])
+    assert info.value.code == 2
     assert capsys.readouterr().err == f"error: target file {path}: {message}\n"
 
 
@@ -307,12 +308,14 @@ def test_missing_file_and_not_utf8(tmp_path, capsys):
     )
     binary = tmp_path / "binary.toml"
     binary.write_bytes(b'name = "\xff"\n')
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         main(["predict", "-t", str(binary), "-w", "gemm_tiny"])
+    assert info.value.code == 2
     assert capsys.readouterr().err == f"error: target file {binary}: not UTF-8 text (invalid start byte at byte 8)\n"
 
 
 def test_an_unknown_name_is_still_an_unknown_target(capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         main(["predict", "-t", "h100", "-w", "gemm_tiny"])
+    assert info.value.code == 2
     assert capsys.readouterr().err.startswith("error: unknown target 'h100' (did you mean 'h200'?)")

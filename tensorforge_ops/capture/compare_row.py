@@ -48,3 +48,33 @@ def comparison_row(
     )
     # `energy`: the workload's PREDICTED energy record (None without an energy calibration)
     return attrs.evolve(row, regimes=regimes, operators=per_operator, energy=energy_row(energy, m))
+
+
+def violations(rows: dict[str, ComparisonRow]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(workloads, 'NAME (REGIME MODE)'s, 'NAME: OPERATOR's) whose measurement beat its
+    calibrated bound: the primary p50, every regime and mode against its own regime's bound, and
+    every operator against its own."""
+    return (
+        tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
+        tuple(
+            sorted(
+                f"{n} ({regime} {x.mode})"
+                for n, r in rows.items()
+                for regime, x in (r.regimes or {}).items()
+                if x.bound_check.verdict == "BOUND VIOLATION"
+            )
+        ),
+        tuple(
+            sorted(
+                f"{n}: {op}" for n, r in rows.items() for op in ((r.operators.violations or ()) if r.operators else ())
+            )
+        ),
+    )
+
+
+def energy_floor_violations(rows: dict[str, ComparisonRow]) -> tuple[str, ...] | None:
+    """Workloads whose measured joules per execution came in below their energy floor; None
+    where no row has an energy comparison (captures without energy)."""
+    if not any(r.energy for r in rows.values()):
+        return None
+    return tuple(sorted(n for n, r in rows.items() if r.energy and r.energy.floor_verdict == "FLOOR VIOLATION"))

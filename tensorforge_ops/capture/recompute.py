@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from ..measure.stats import summarize
-from .compare_row import comparison_row
+from .compare_row import comparison_row, energy_floor_violations, violations
 from .convert import to_document
 from .model import Capture
 from .sections.diagnostic import Diagnostic
@@ -152,13 +152,21 @@ def comparison_problems(capture: Capture) -> tuple[list[str], int]:
             problems.append(
                 f"{name}: recorded comparison {key} does not follow from PREDICTED, MEASURED and DIAGNOSTIC"
             )
-    violations = tuple(sorted(n for n, r in comp.workloads.items() if r.bound_check.verdict == "BOUND VIOLATION"))
-    if tuple(comp.bound_violations) != violations:
+    expected_lists = violations(dict(comp.workloads))
+    for label, recorded, expected_list in zip(
+        ("bound violations", "regime bound violations", "operator bound violations"),
+        (comp.bound_violations, comp.regime_bound_violations, comp.operator_bound_violations),
+        expected_lists,
+    ):
+        if recorded is not None and tuple(recorded) != expected_list:
+            problems.append(f"recorded {label} {list(recorded)} are not the rows' ({list(expected_list)})")
+    floor = energy_floor_violations(dict(comp.workloads))
+    if comp.energy_floor_violations is not None and tuple(comp.energy_floor_violations) != (floor or ()):
         problems.append(
-            f"recorded bound violations {list(comp.bound_violations)} are not the rows' ({list(violations)})"
+            f"recorded energy floor violations {list(comp.energy_floor_violations)} are not the rows' ({list(floor or ())})"
         )
     for name, check in sorted(capture.policy.bound_checks.items()):
-        recorded = comp.workloads.get(name)
-        if recorded is None or check.verdict != recorded.bound_check.verdict:
+        row_of = comp.workloads.get(name)
+        if row_of is None or check.verdict != row_of.bound_check.verdict:
             problems.append(f"{name}: POLICY's bound check {check.verdict!r} is not the comparison's")
     return problems, count

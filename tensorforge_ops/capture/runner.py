@@ -21,7 +21,7 @@ from ..api import Unavailable
 from ..calibrate import store as calibration
 from ..progress import Relay, advance, plan
 from ..telemetry.nvml import CAVEAT
-from .compare_row import comparison_row
+from .compare_row import comparison_row, energy_floor_violations, violations
 from .convert import converter
 from .model import Capture, Unavailable as UnavailableSection
 from .sections.calibrated import Calibrated, Calibration
@@ -647,28 +647,9 @@ class Run:
             device_note=device_note,
             calibrated_target=device_target.name if device_target else None,
             workloads=rows,
-            bound_violations=tuple(sorted(n for n, r in rows.items() if r.bound_check.verdict == "BOUND VIOLATION")),
             # every regime and mode against its own regime's bound, and every operator against its own
-            regime_bound_violations=tuple(
-                sorted(
-                    f"{n} ({regime} {x.mode})"
-                    for n, r in rows.items()
-                    for regime, x in (r.regimes or {}).items()
-                    if x.bound_check.verdict == "BOUND VIOLATION"
-                )
-            ),
-            energy_floor_violations=tuple(
-                sorted(n for n, r in rows.items() if r.energy and r.energy.floor_verdict == "FLOOR VIOLATION")
-            )
-            if any(r.energy for r in rows.values())
-            else None,
-            operator_bound_violations=tuple(
-                sorted(
-                    f"{n}: {op}"
-                    for n, r in rows.items()
-                    for op in ((r.operators.violations or ()) if r.operators else ())
-                )
-            ),
+            **dict(zip(("bound_violations", "regime_bound_violations", "operator_bound_violations"), violations(rows))),
+            energy_floor_violations=energy_floor_violations(rows),
         )
         self.policy = PolicyRecord(
             bound_checks={

@@ -81,7 +81,7 @@ def test_the_flush_sends_an_l2_sized_operand_back_to_dram(session):
     out = torch.empty((), dtype=torch.float32, device=session.device)
 
     def read():
-        torch.sum(data, out=out)
+        torch.sum(data, dim=0, out=out)  # the out= overload needs a dim
 
     base = dict(warmup_iters=5, min_iters=50, max_iters=200, target_rel_iqr=0.02, budget_s=2.0)
     warm = time_cuda(read, TimingPolicy(**base, flush_bytes=0), session.device)

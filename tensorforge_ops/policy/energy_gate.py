@@ -17,7 +17,7 @@ from ..capture.sections.measured import Measurement
 from ..measure.stats import summarize
 from .evidence import Evidence
 from .gate import NO_VERDICT, GateSettings, WorkloadVerdict, _device_difference, _flag_difference, _rows, _seed
-from .gate import _specs, classify, significant
+from .gate import _specs, classify, incomparable, significant
 from .statistics import bootstrap_ratio_ci, mann_whitney
 
 
@@ -57,21 +57,14 @@ def _floor_violation(evidence: Evidence, name: str, row) -> bool:
 def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | None = None) -> list[WorkloadVerdict]:
     """Per workload of either capture: the energy verdict (p50 fields hold J per execution)."""
     settings = settings or GateSettings()
-    settings = settings or GateSettings()
     base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
     global_reason = _device_difference(base, cand)
     out: list[WorkloadVerdict] = []
     for name in sorted(set(base_specs) | set(cand_specs)):
-        if global_reason:
-            out.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
-            continue
-        if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
-            out.append(
-                WorkloadVerdict(
-                    name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"
-                )
-            )
+        not_comparable = incomparable(name, base_specs, cand_specs, global_reason)
+        if not_comparable:
+            out.append(WorkloadVerdict(name, NO_VERDICT, not_comparable))
             continue
         a, why = _samples(base_rows.get(name), "baseline", settings)
         b, why_b = _samples(cand_rows.get(name), "candidate", settings) if a is not None else (None, None)

@@ -237,6 +237,16 @@ def _device_difference(base: Evidence, cand: Evidence) -> str | None:
     return None
 
 
+def incomparable(name: str, base_specs: dict, cand_specs: dict, global_reason: str | None) -> str | None:
+    """Why one workload of two captures cannot be compared at all (different devices or settings,
+    or a different workload definition under the same name), else None. Shared by every gate."""
+    if global_reason:
+        return global_reason
+    if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
+        return f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"
+    return None
+
+
 def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> list[WorkloadVerdict]:
     """Per workload of either capture: PASS, REGRESSION, IMPROVEMENT or NO VERDICT with why."""
     base_rows, cand_rows = _rows(base), _rows(cand)
@@ -245,15 +255,9 @@ def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = G
     global_reason = _device_difference(base, cand)
     verdicts: list[WorkloadVerdict] = []
     for name in names:
-        if global_reason:
-            verdicts.append(WorkloadVerdict(name, NO_VERDICT, global_reason))
-            continue
-        if name in base_specs and name in cand_specs and base_specs[name] != cand_specs[name]:
-            verdicts.append(
-                WorkloadVerdict(
-                    name, NO_VERDICT, f"workload definition differs: {base_specs[name]} vs {cand_specs[name]}"
-                )
-            )
+        not_comparable = incomparable(name, base_specs, cand_specs, global_reason)
+        if not_comparable:
+            verdicts.append(WorkloadVerdict(name, NO_VERDICT, not_comparable))
             continue
         missing = _missing_evidence(name, base, cand, base_rows.get(name), cand_rows.get(name), settings)
         if missing:

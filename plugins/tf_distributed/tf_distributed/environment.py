@@ -11,8 +11,8 @@ import os
 import subprocess
 from typing import Any
 
-# Settings that change how collectives run; recorded whether set or not (None: unset, NCCL's default).
-SETTINGS = (
+# Settings a calibration depends on: a change in any of them means a new fingerprint.
+FINGERPRINT_SETTINGS = (
     "NCCL_ALGO",
     "NCCL_PROTO",
     "NCCL_NVLS_ENABLE",
@@ -25,6 +25,9 @@ SETTINGS = (
     "NCCL_MAX_NCHANNELS",
     "NCCL_BUFFSIZE",
     "NCCL_CUMEM_ENABLE",
+)
+# Settings that change how collectives run; recorded whether set or not (None: unset, NCCL's default).
+SETTINGS = FINGERPRINT_SETTINGS + (
     "NCCL_DEBUG",
     "TORCH_NCCL_ASYNC_ERROR_HANDLING",
     "TORCH_SYMM_MEM_DISABLE_MULTICAST",

@@ -21,6 +21,7 @@ from tensorforge_ops.api import DeviceInfo, Prepared, Session, Unavailable
 from tensorforge_ops.measure.stats import summarize
 from tensorforge_ops.measure.timing import TimedSamples
 
+from .environment import FINGERPRINT_SETTINGS
 from .launcher import Launch
 
 AGGREGATION = (
@@ -29,21 +30,6 @@ AGGREGATION = (
     "queued before the device reaches them and a sample is device time, not host launch cost -> "
     "one-element all-reduce as the start line -> start marker -> fn() -> end marker) and an "
     "iteration lasts as long as its slowest rank"
-)
-# Settings a calibration depends on: a change in any of them means a new fingerprint.
-FINGERPRINT_SETTINGS = (
-    "NCCL_ALGO",
-    "NCCL_PROTO",
-    "NCCL_NVLS_ENABLE",
-    "NCCL_P2P_DISABLE",
-    "NCCL_P2P_LEVEL",
-    "NCCL_SHM_DISABLE",
-    "NCCL_IB_DISABLE",
-    "NCCL_NET",
-    "NCCL_MIN_NCHANNELS",
-    "NCCL_MAX_NCHANNELS",
-    "NCCL_BUFFSIZE",
-    "NCCL_CUMEM_ENABLE",
 )
 MIN_SAMPLES = 25  # as torch-cuda and torch-cpu: enough for the gate's significance test
 BURST_DUTY = {"cuda": 0.5, "cpu": 1.0}  # GPUs in the burst regime of torch-cuda; CPUs continuously

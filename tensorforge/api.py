@@ -32,7 +32,7 @@ from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
 from .estimate.evaluation import Evaluation, Row
 from .estimate.evaluation import evaluate as evaluate_estimates
 from .estimate.fit import WorkloadPoint, fit_coefficients
-from .estimate.probe_plan import STREAM_OPS, plan_for
+from .estimate.probe_plan import STREAM_OPS, plan_for, timing_modes
 from .estimate.render import SHORT as TERM_LABELS
 from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
@@ -129,6 +129,7 @@ __all__ = [
     "evaluate_estimates",
     "fit_coefficients",
     "plan_for",
+    "timing_modes",
     "resolve_spec",
     "workload_class",
     # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own

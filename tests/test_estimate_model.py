@@ -456,3 +456,50 @@ def test_a_curve_without_medians_leaves_the_collective_at_bound_plus_launch(host
     (w,) = _predict(host, "h200x2", ["all_reduce_64m"], ceilings).workloads
     _check(w)
     assert w.estimate.operators[0].mapping == "no estimate model: bound + kernel launches"
+
+
+def test_the_large_gemm_stage_sets_the_mainloop_rate_from_long_compute_bound_probes(host):
+    """Stage gemm-large refits the mainloop rate from the GEMM probes that ran long and near the
+    ceiling alone (the closing H200 session's joint fit left it low: large GEMMs 3-6% slow). From
+    probe times the model made with a known rate, a start 10% off comes back to it, one rate for
+    bf16 and fp16 (the 16-bit modes of stage gemm); a small GEMM never joins the stage."""
+    from tensorforge.estimate.fit import Fitter, WorkloadPoint, _compute_bound, _fit_large_gemms
+    from tensorforge.estimate.model import device_for, estimate_workload
+    from tensorforge.estimate.probe_plan import CUDA_PLAN
+
+    ceilings = Ceilings(
+        origin="calibrated",
+        compute={"bf16": 8.2e14, "fp16": 7.9e14, "tf32": 4.0e14, "fp32": 5.1e13},
+        dram_bytes_per_s=4.2e12,
+    )
+    base = shipped()["nvidia-sm90"]
+    rate = {**base.gemm.mainloop_efficiency, "bf16": 0.99, "fp16": 0.99}
+    truth = attrs.evolve(base, gemm=attrs.evolve(base.gemm, mainloop_efficiency=rate))
+    items = [i for i in CUDA_PLAN if i.group == "gemm"]
+    chosen = [resolve_spec(host, i.spec) for i in items]
+    target = host.target("h200")
+    bound = predict(chosen, target, host.mappings(), None, ceilings, estimate=False)
+    device = device_for(target, bound.ceilings, truth)
+    points = [
+        WorkloadPoint(
+            i.name,
+            i.group,
+            wp,
+            tuple(k.operators(w.params)),
+            k,
+            w.params,
+            estimate_workload(wp, k.operators(w.params), k, w.params, device, truth).device_s,
+            regime="graph",
+        )
+        for i, (w, k), wp in zip(items, chosen, bound.workloads)
+    ]
+    large = [p for p in points if _compute_bound(p, bound.ceilings)]
+    assert 5 <= len(large) < len(points)
+    assert not any(p.name.endswith("m=64,n=64,k=64,dtype=bf16") for p in large)
+    low = {**truth.gemm.mainloop_efficiency, "bf16": 0.9, "fp16": 0.9}
+    start = attrs.evolve(truth, gemm=attrs.evolve(truth.gemm, mainloop_efficiency=low))
+    f = Fitter(start, target, bound.ceilings)
+    _fit_large_gemms(f, points, [], bound.ceilings)
+    eff = f.c.gemm.mainloop_efficiency
+    assert math.isclose(eff["bf16"], 0.99, rel_tol=5e-3) and eff["fp16"] == eff["bf16"]
+    assert f.report["gemm-large:bf16+fp16"]["points"] == len(large)

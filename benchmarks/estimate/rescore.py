@@ -2,7 +2,7 @@
 score the refitted estimate on a capture's measurements (per class, as `tensorforge evaluate`).
 
     python benchmarks/estimate/rescore.py CALIBRATION.json|CAPTURE.json CAPTURE.json [--coefficients OUT.json]
-        [--json OUT.json] [--rows]
+        [--json OUT.json] [--rows] [--current-plan]
 
 Why it exists: the device session is short; when the estimate's code changes after a session
 (a new term, a corrected kernel count), this re-derives the coefficients from the SAME probe
@@ -25,6 +25,32 @@ from tensorforge_ops.calibrate.estimate_fit import fit_estimate
 from tensorforge_ops.report.evaluate import _params, evaluation_text, measured_time
 
 
+def current_plan_subset(cal: dict) -> dict:
+    """The calibration with its estimate-terms points cut to the current CUDA plan's items, and
+    the eager sample dropped from the items the plan now times as CUDA graphs alone."""
+    import copy
+
+    from tensorforge.estimate.probe_plan import CUDA_PLAN, subset_to_plan
+
+    names = {item.name for item in CUDA_PLAN}
+    cal = copy.deepcopy(cal)
+    for probe in cal["probes"].values():
+        points = (probe.get("details") or {}).get("points")
+        if not isinstance(points, list):
+            continue
+        kept = subset_to_plan(points, CUDA_PLAN)
+        missing = names - {r["name"] for r in kept}
+        if missing:
+            print(f"note: {len(missing)} items of the current plan are not in this calibration", file=sys.stderr)
+        probe["details"]["points"] = kept
+        print(
+            f"current plan: {len(kept)} of {len(points)} points; their wall time then: "
+            f"{sum(r.get('wall_s', 0) for r in kept):.1f} s of {sum(r.get('wall_s', 0) for r in points):.1f} s",
+            file=sys.stderr,
+        )
+    return cal
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("calibration")
@@ -35,11 +61,20 @@ def main(argv=None):
     ap.add_argument(
         "--shipped", metavar="FAMILY", help="score the shipped coefficients of FAMILY instead of refitting (a baseline)"
     )
+    ap.add_argument(
+        "--current-plan",
+        action="store_true",
+        help="refit from the calibration's points of the items the current probe plan still runs, "
+        "each with only the samples the current plan takes (probe_plan.timing_modes): what a fresh "
+        "sweep of the current plan would fit, from the same measurements",
+    )
     args = ap.parse_args(argv)
 
     cal = json.load(open(args.calibration, encoding="utf-8"))
     if "ceilings" not in cal and isinstance(cal.get("calibrated"), dict):
         cal = cal["calibrated"]  # a capture: its CALIBRATED section holds the probe points
+    if args.current_plan:
+        cal = current_plan_subset(cal)
     doc = json.load(open(args.capture, encoding="utf-8"))
     host = PluginHost()
     target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])

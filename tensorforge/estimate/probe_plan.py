@@ -35,6 +35,18 @@ STREAM_OPS = {  # op -> (access pattern, bytes moved per element of the main ten
 SWEPT_OPS = ("add", "rms_norm", "slice_copy", "transpose_copy", "cat")
 
 
+def timing_modes(group: str) -> tuple[str, ...]:
+    """The modes a CUDA probe item of this group is timed in: the ones its fit reads (fit.py).
+    Launch chains both (the eager cost per kernel and the device's); host blocks and the eager
+    graph replay eager only (they measure the host); everything else the CUDA-graph sample alone
+    (the device-time regime the evaluation scores). A device without graphs times eagerly."""
+    if group == "launch":
+        return ("eager", "graph")
+    if group in ("host", "graph"):
+        return ("eager",)
+    return ("graph",)
+
+
 @attrs.frozen
 class ProbeItem:
     name: str
@@ -110,8 +122,18 @@ def _chains(lengths, elements=256):
     )
 
 
+# Sized to the fit (issue 12: the whole first run under 90 s): the closing H200 session of
+# 2026-11-30 spent 56.8 s on 141 items; benchmarks/estimate/rescore.py --current-plan refits from
+# that session's points of the items kept here and scores the held-out suite as before. Dropped:
+# the 2 and 16 MB stream sizes (stage stream reads the larger half of each pattern's sizes), the
+# 16-kernel chain (host-bound eagerly, so stage launch stops before it), and GEMMs that repeat a
+# structure another probe already spans (2, 8 and 32 rows of a 6144^2 weight, a transposed-A
+# twin of the transposed-B one, an fp16 GEMV twin of the bf16 one, a 128^3 between 64^3 and
+# 192^3, 256x512x256 and 384x384x1536 beside 640^3 and 768x1536x384, one of two split-K GEMMs of
+# K >= 32768, the 2048x16384x1024 mirror of 16384x2048x1024, 3000x2000x1000 beside 1000^3), and
+# the attention shapes a cheaper one repeats (each new attention shape costs ~1 s of cuDNN set-up).
 CUDA_PLAN: tuple[ProbeItem, ...] = (
-    _chains((1, 2, 4, 8, 16))
+    _chains((1, 2, 4, 8))
     + (ProbeItem(name="graph:chain32", group="graph", op="add_chain", elements=256, kernels=32),)
     + _items(
         "host",
@@ -121,8 +143,8 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,mlp=gelu,norm=layernorm,rope=false",
         ),
     )
-    + _streams((2, 16, 96, 384))
-    + _streams((16, 96), ops=("layer_norm", "gelu"))
+    + _streams((96, 384))
+    + _streams((96,), ops=("layer_norm", "gelu"))
     + _streams((8, 32), ops=("add_hot",))
     + _items(
         "gemm",
@@ -134,13 +156,7 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(3072, 3072, 3072),
             _gemm(5120, 5120, 5120),
             _gemm(7168, 7168, 7168),
-            _gemm(128, 128, 128),
-            _gemm(256, 512, 256),
-            _gemm(384, 384, 1536),
             _gemm(1, 6144, 6144),
-            _gemm(2, 6144, 6144),
-            _gemm(8, 6144, 6144),
-            _gemm(32, 6144, 6144),
             _gemm(64, 6144, 6144),
             _gemm(128, 6144, 6144),
             _gemm(4, 2560, 10240),
@@ -150,24 +166,19 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(8192, 8192, 128),
             _gemm(6144, 6144, 512),
             _gemm(1024, 1024, 16384),
-            _gemm(512, 512, 32768),
             _gemm(256, 768, 65536),
             _gemm(16384, 2048, 1024),
-            _gemm(2048, 16384, 1024),
             _gemm(1536, 12288, 6144),
             _gemm(2048, 2048, 512, batch=8),
             _gemm(512, 512, 512, batch=64),
             _gemm(1024, 256, 2048, batch=16),
-            _gemm(3072, 3072, 3072, ta=True),
             _gemm(3072, 3072, 3072, tb=True),
             _gemm(3072, 3072, 3072, dtype="fp16"),
-            _gemm(64, 6144, 6144, dtype="fp16"),
             # a large fp16 tile run: its rate joins the fp16 compute ceiling (calibrate/sweep_rates.py);
             # the final H200 session's only large fp16 point was 3072^3 (725 TFLOP/s) while a held-out
             # 8192x4096x8192 fp16 GEMM ran at 779, 3% under the matmul-ceiling's bound
             _gemm(7168, 7168, 7168, dtype="fp16"),
             _gemm(1000, 1000, 1000),
-            _gemm(3000, 2000, 1000),
             # one-wave and few-wave GEMMs: what a GEMM kernel costs beyond a tiny kernel (the
             # prologue) against the tile overhead per wave (the 2026-11-30 evaluation: small
             # GEMMs were the largest miss, the sweep had four GEMMs under 10 us)
@@ -200,6 +211,10 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(2560, 2560, 2560, dtype="fp32", mode="tf32"),
             _gemm(5120, 5120, 5120, dtype="fp32", mode="tf32"),
             _gemm(6144, 2048, 4096, dtype="fp32", mode="tf32"),
+            # long tf32 GEMMs off the square: the traces show two-warpgroup 128x256 tiles there
+            # (6144x2048x4096 ran at 98% of the tf32 ceiling, the squares' 128x128 at 84-87%)
+            _gemm(8192, 4096, 2048, dtype="fp32", mode="tf32"),
+            _gemm(3584, 3584, 4608, dtype="fp32", mode="tf32"),
             _gemm(1024, 1024, 1024, dtype="fp32", mode="fp32"),
             _gemm(2560, 2560, 1024, dtype="fp32", mode="fp32"),
         ),
@@ -276,7 +291,6 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
         (
             _attn(2, 32, 1536, kv_heads=8),
             _attn(1, 16, 4096),
-            _attn(16, 12, 256, d=64),
             _attn(4, 8, 1024, kv_heads=1, d=256),
             _attn(4, 16, 2048, d=64),
         ),
@@ -288,7 +302,6 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _attn(4, 16, 1, kv=8192),
             _attn(64, 8, 1, kv=1024, kv_heads=2),
             _attn(8, 8, 1, kv=3072, kv_heads=1, d=256),
-            _attn(2, 32, 1, kv=4096),
             _attn(8, 28, 1, kv=4096, kv_heads=4),
         ),
     )
@@ -323,3 +336,22 @@ CPU_PLAN: tuple[ProbeItem, ...] = (
 
 def plan_for(backend: str) -> tuple[ProbeItem, ...]:
     return CPU_PLAN if backend == "torch-cpu" else CUDA_PLAN
+
+
+EAGER_KEYS = ("p50_s", "p10_s", "min_s", "n", "rel_iqr", "stop_reason")
+
+
+def subset_to_plan(points: list[dict], plan: tuple[ProbeItem, ...]) -> list[dict]:
+    """The raw points of an older sweep cut to the items of `plan`, each with only the samples
+    `plan` takes now (timing_modes: the eager sample dropped where the item is now timed as a CUDA
+    graph alone): what a sweep of `plan` would have handed the fit, from the same measurements.
+    benchmarks/estimate/rescore.py --current-plan uses it to show a smaller plan fits as well."""
+    names = {item.name for item in plan}
+    kept = []
+    for r in points:
+        if r.get("name") not in names:
+            continue
+        if "eager" not in timing_modes(str(r.get("group"))) and r.get("graph_p50_s"):
+            r = {k: v for k, v in r.items() if k not in EAGER_KEYS}
+        kept.append(r)
+    return kept

@@ -56,7 +56,13 @@ def fit_estimate(
         return None
     regime = probe_regime(calibration)
     try:
-        measured = [r for r in results if r.get("spec") and r.get("p50_s")]
+        # the host stage reads the eager sample; every other point its graph sample where it has
+        # one (a CUDA item may have no eager sample: probe_plan.timing_modes), else its eager one
+        measured = [
+            r
+            for r in results
+            if r.get("spec") and (r.get("p50_s") if r["group"] == "host" else r.get("graph_p50_s") or r.get("p50_s"))
+        ]
         resolved = [resolve_spec(core, r["spec"]) for r in measured]
         bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
         points = [

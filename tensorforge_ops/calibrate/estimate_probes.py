@@ -18,11 +18,15 @@ from tensorforge.api import one_line
 from ..api import CalibrationProbe, ProbeResult, Unavailable
 from .sweep_rates import sweep_gemm_rates
 
-ITEM_BUDGET_S = {"torch-cuda": 0.2, "torch-cpu": 0.2}
-# CUDA items are also timed as CUDA graphs, exactly as a workload's device-time regime is
+ITEM_BUDGET_S = {"torch-cuda": 0.1, "torch-cpu": 0.2}
+# CUDA items are timed as CUDA graphs, exactly as a workload's device-time regime is
 # (cuda_modes: [flush -> fn] unrolled in a graph minus the flushes alone): the estimate's device
-# coefficients are fitted to those samples, the host's to the eager ones.
-GRAPH_BUDGET_S = 0.1
+# coefficients are fitted to those samples, the host's to the eager ones, and each item is timed
+# only in the modes its fit reads (probe_plan.timing_modes). Why the budgets: the closing H200
+# session of 2026-11-30 spent 56.8 s here, every item eager (0.2 s) and graph (0.1 s) timed; a
+# graph sample averages up to 64 unrolled calls, so 0.04 s (4-5 samples at 50% duty) gives a
+# stable p50.
+GRAPH_BUDGET_S = 0.04
 
 
 def _stream_fn(torch, item, device):
@@ -88,14 +92,17 @@ def _graph_fn(torch, item, device):
     return graph.replay
 
 
-def _timed(session, fn, budget: float, graph: bool) -> dict[str, Any]:
+def _timed(session, fn, budget: float, graph: bool, eager: bool = True) -> dict[str, Any]:
     """The eager sample (p50_s ...) and, on a session with measurement phases and graph=True,
-    the CUDA-graph sample of the same callable (graph_p50_s ...), or why there is none."""
+    the CUDA-graph sample of the same callable (graph_p50_s ...), or why there is none.
+    eager=False: the graph sample alone (the eager one still where no graph could be captured)."""
     if not (graph and hasattr(session, "phases")):
         return _record(None, session.time(fn, budget))
     from ..measure.phases import PhasePlan
 
-    plan = PhasePlan(budget_s=budget, graph_budget_s=GRAPH_BUDGET_S, graph=True, trace=False, sustained=False)
+    plan = PhasePlan(
+        budget_s=budget, graph_budget_s=GRAPH_BUDGET_S, graph=True, eager=eager, trace=False, sustained=False
+    )
     with session.phases(fn, plan) as phases:
         result = phases.burst()
     row: dict[str, Any] = {}
@@ -135,7 +142,7 @@ class EstimateTermsProbe(CalibrationProbe):
 
     def run(self, session) -> ProbeResult:
         import torch
-        from tensorforge.api import STREAM_OPS, PluginHost, plan_for, resolve_spec
+        from tensorforge.api import STREAM_OPS, PluginHost, plan_for, resolve_spec, timing_modes
 
         from ..host import OpsHost
 
@@ -157,6 +164,7 @@ class EstimateTermsProbe(CalibrationProbe):
                 "kernels": item.kernels,
                 "dtype": item.dtype,
             }
+            modes = timing_modes(item.group)
             try:
                 if item.spec:
                     workload, kind = resolve_spec(core, item.spec)
@@ -165,7 +173,7 @@ class EstimateTermsProbe(CalibrationProbe):
                         raise Unavailable(f"no builder for {kind.name} on {self.backend}")
                     mode = getattr(workload.params, "math_mode", None) or "fp32"
                     with session.prepared(builder, workload.params, mode) as prepared:
-                        row.update(_timed(session, prepared.fn, budget, graph))
+                        row.update(_timed(session, prepared.fn, budget, graph and "graph" in modes, "eager" in modes))
                 else:
                     maker: Callable = {"add_chain": _chain_fn}.get(item.op, _stream_fn)
                     if item.group == "graph":
@@ -175,7 +183,7 @@ class EstimateTermsProbe(CalibrationProbe):
                     with torch.inference_mode():
                         fn = maker(torch, item, device)
                         fn()
-                    row.update(_timed(session, fn, budget, graph and item.group != "graph"))
+                    row.update(_timed(session, fn, budget, graph and "graph" in modes, "eager" in modes))
                     del fn
             except Unavailable as exc:
                 row["error"] = f"unavailable: {exc}"
@@ -187,12 +195,13 @@ class EstimateTermsProbe(CalibrationProbe):
         failed = sum(1 for p in points if "error" in p)
         method = (
             f"{len(points)} probe items of tensorforge.estimate.probe_plan for {self.backend} "
-            f"({failed} failed), each timed by the session as a workload is (session.time, "
-            f"budget {budget} s per item)"
+            f"({failed} failed), each timed by the session as a workload is"
             + (
-                f", and as CUDA graphs as a workload's device-time regime is (graph_p50_s, budget {GRAPH_BUDGET_S} s)"
+                f": as CUDA graphs as a workload's device-time regime is (graph_p50_s, budget "
+                f"{GRAPH_BUDGET_S} s), and eagerly (p50_s, session.time, budget {budget} s) only the "
+                "groups whose fit reads the eager sample (launch chains, host blocks)"
                 if graph
-                else ""
+                else f" (session.time, budget {budget} s per item)"
             )
             + "; p50 per item; workload-shaped items through the "
             "workloads' own builders; coefficients are fitted from these points by "

@@ -128,10 +128,12 @@ class CudaPhases:
             f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
             f"at {policy.max_iters} samples or at the budget"
         )
-        eager = time_cuda(self.fn, policy, dev)
-        self.burst_eager_s = eager.stats.p50
-        timings: list[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
+        timings: list[ModeTiming] = []
         notes: list[str] = [self.graph_note] if self.graph_note else []
+        if self.plan.eager or self.graph is None:  # never no timing at all
+            eager = time_cuda(self.fn, policy, dev)
+            self.burst_eager_s = eager.stats.p50
+            timings.append(ModeTiming("burst", "eager", eager, method.format(what="fn()")))
         if self.graph is not None:
             graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50

@@ -38,6 +38,9 @@ class PhasePlan:
     budget_s: float = 2.0  # burst eager timing (the existing --budget)
     graph_budget_s: float = 1.0  # burst graph timing
     graph: bool = True
+    # burst eager timing; False = graph replays only (a calibration sweep whose fit reads only the
+    # device-time samples: the eager one would double each item's time for nothing)
+    eager: bool = True
     trace: bool = True
     trace_iterations: int = 5
     sustained: bool = True

@@ -133,7 +133,12 @@ class ConvCoefficients:
     direct_efficiency: unaligned channels with a small filter (a C=3 3x3 stem) run a direct
         convolution engine on the CUDA cores: its multiply-adds at this fraction of the vector
         (fp32) rate. unaligned_efficiency is then the rate of the padded tensor-core path the
-        larger filters take (menus.Menu.conv_direct_max_taps)."""
+        larger filters take (menus.Menu.conv_direct_max_taps).
+    kxk_tap_channels: an R*S > 1 convolution's rate is kxk_efficiency / (1 + this / channels per
+        tap): each tap's slice of K starts a new im2col gather (filter offsets, halo bounds), so a
+        filter over few channels pays it on more of its K. Why: with one rate for all, the closing
+        H200 session's kxk probes of 64 channels ran 5-23% slower than estimated and those of
+        512 channels 16-57% faster; 0 = one rate whatever the depth."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -143,6 +148,7 @@ class ConvCoefficients:
     depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
+    kxk_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

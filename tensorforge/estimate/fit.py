@@ -437,7 +437,11 @@ def fit_coefficients(
         f,
         "conv-kxk",
         by_group("conv-kxk"),
-        [("conv", "kxk_efficiency", 0.02, 1.5), ("conv", "tile_overhead_s", 1e-8, 2e-5)],
+        [
+            ("conv", "kxk_efficiency", 0.02, 1.5),
+            ("conv", "tile_overhead_s", 1e-8, 2e-5),
+            ("conv", "kxk_tap_channels", 1.0, 2048.0),
+        ],
     )
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
     _fit_nd(

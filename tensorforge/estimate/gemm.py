@@ -46,6 +46,7 @@ class GemmShape:
     k_padded: int = 0  # K after channel padding (convolutions); 0 = K
     conv: str = ""  # '', 'pointwise', 'kxk'
     conv_aligned: bool = True  # channels per group a multiple of 16 bytes
+    conv_channels: int = 0  # input channels per group (per filter tap) of a convolution
 
     @property
     def k_run(self) -> int:

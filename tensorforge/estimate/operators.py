@@ -93,6 +93,7 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
         k_padded=k_padded if k_padded != p.k else 0,
         conv=conv,
         conv_aligned=conv_aligned,
+        conv_channels=int(impl.conv_channels or 0),
     )
 
 
@@ -101,7 +102,12 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
     eff = c.gemm.mainloop_efficiency.get(s.mode) or min(c.gemm.mainloop_efficiency.values())
     penalty = 1.0
     if s.conv:
-        eff *= c.conv.pointwise_efficiency if s.conv == "pointwise" else c.conv.kxk_efficiency
+        if s.conv == "pointwise":
+            eff *= c.conv.pointwise_efficiency
+        elif s.conv_aligned:  # each tap's K slices start a new im2col gather: shallow taps pay it more
+            eff *= c.conv.kxk_efficiency / (1.0 + c.conv.kxk_tap_channels / max(1, s.conv_channels))
+        else:  # unaligned channels run other engines (padded or direct): their own rates below
+            eff *= c.conv.kxk_efficiency
         if s.mode in ("fp32", "tf32"):
             eff *= c.conv.fp32_efficiency
         if not s.conv_aligned:

@@ -503,3 +503,28 @@ def test_the_large_gemm_stage_sets_the_mainloop_rate_from_long_compute_bound_pro
     eff = f.c.gemm.mainloop_efficiency
     assert math.isclose(eff["bf16"], 0.99, rel_tol=5e-3) and eff["fp16"] == eff["bf16"]
     assert f.report["gemm-large:bf16+fp16"]["points"] == len(large)
+
+
+def test_shallow_filter_taps_lower_a_kxk_convolution_rate(host):
+    """conv.kxk_tap_channels: a 3x3 convolution over 64 channels pays the im2col gather on more
+    of its K than one over 512; a channel-padded stem runs another engine and is not touched."""
+    base = shipped()["nvidia-sm90"]
+    taps = attrs.evolve(base, conv=attrs.evolve(base.conv, kxk_tap_channels=64.0))
+    specs = [
+        "conv2d:n=32,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16",
+        "conv2d:n=64,c=512,h=7,w=7,k=512,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16",
+        "conv2d:n=8,c=3,h=224,w=224,k=64,r=7,s=7,stride=2,padding=3,groups=1,dtype=bf16",
+    ]
+    chosen = [resolve_spec(host, s) for s in specs]
+    target = host.target("h200")
+
+    def compute_terms(c):
+        pred = predict(chosen, target, host.mappings(), None, None, estimate=c)
+        for w in pred.workloads:
+            _check(w)
+        return [w.estimate.device_s for w in pred.workloads]
+
+    plain, shallow = compute_terms(base), compute_terms(taps)
+    # 64 channels lose more than 512 (whose small tiles may be held by their operand feed anyway)
+    assert shallow[0] / plain[0] > shallow[1] / plain[1] >= 1.0 and shallow[0] / plain[0] > 1.2
+    assert shallow[2] == plain[2]  # the padded stem's rate is conv.unaligned_efficiency's

@@ -503,6 +503,10 @@ def test_the_large_gemm_stage_sets_the_mainloop_rate_from_long_compute_bound_pro
     eff = f.c.gemm.mainloop_efficiency
     assert math.isclose(eff["bf16"], 0.99, rel_tol=5e-3) and eff["fp16"] == eff["bf16"]
     assert f.report["gemm-large:bf16+fp16"]["points"] == len(large)
+    # a CPU family keeps stage gemm's rate (blocked GEMMs, no wave-quantized tile menu)
+    cpu = Fitter(attrs.evolve(start, family="cpu-x86-64"), target, bound.ceilings)
+    _fit_large_gemms(cpu, points, [], bound.ceilings)
+    assert cpu.c.gemm.mainloop_efficiency == low and "gemm-large" in cpu.report
 
 
 def test_shallow_filter_taps_lower_a_kxk_convolution_rate(host):

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..target import Ceilings, Target, datasheet_ceilings
 from .coefficients import EstimateCoefficients
+from .menus import menu_for
 from .model import device_for, estimate_workload
 from .probe_plan import STREAM_OPS
 
@@ -198,6 +199,7 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> N
 
 LARGE_GEMM_S = 40e-6  # a GEMM this long runs many tiles per unit: its main loop dominates
 LARGE_GEMM_RATE = 0.6  # of its mode's ceiling: compute-bound, not operand- or overhead-bound
+LARGE_GEMM_POINTS = 3  # fewer: the rate of stage gemm / gemm-mode stays
 
 
 def _compute_bound(p: WorkloadPoint, ceilings: Ceilings) -> bool:
@@ -217,14 +219,20 @@ def _fit_large_gemms(f: "Fitter", gemm_points, mode_points, ceilings: Ceilings) 
     small, skinny or few-wave, and its least-squares compromise left the mainloop rate low: in
     the closing H200 session of 2026-11-30 the fit reproduced its own large probes 3-6% slow
     (7168^3 fp16 +4.9%, 3072^3 +6.4%) and estimated the held-out large GEMMs up to 5% slow. The
-    16-bit modes of stage gemm share one rate (one tensor-core path), as they do there."""
+    16-bit modes of stage gemm share one rate (one tensor-core path), as they do there. Only on
+    tensor-core families (wave-quantized tile menus: the CPU's blocked GEMMs have no such
+    compromise, and its few probes on a loaded host would pin the rate to one point) and with at
+    least LARGE_GEMM_POINTS points of a group."""
+    if not menu_for(f.c.family).tensor_cores:
+        f.report["gemm-large"] = {"points": 0, "status": "not a tensor-core family: stage gemm's rate kept"}
+        return
     large = [p for p in list(gemm_points) + list(mode_points) if _compute_bound(p, ceilings)]
     shared = {p.prediction.operators[0].math_mode for p in gemm_points}
     for modes in [tuple(sorted(shared))] + [
         (m,) for m in sorted({p.prediction.operators[0].math_mode for p in large} - shared)
     ]:
         chosen = [p for p in large if p.prediction.operators[0].math_mode in modes]
-        if not chosen or not modes:
+        if len(chosen) < LARGE_GEMM_POINTS or not modes:
             continue
         measured = [p.measured_s for p in chosen]
 

@@ -63,7 +63,10 @@ class RunOptions:
     recalibrate: bool = False
     telemetry: bool = True
     # Finite and in range, or refused: a NaN telemetry window never ended (elapsed < NaN).
-    telemetry_s: float = attrs.field(default=0.5, validator=finite_in(0))
+    # 0.3 s: the sustained window follows >= 0.5 s of continuous, steady load (steady detection
+    # and the timed windows), so 6 samples at 50 ms show its clock and clock-event reasons; at
+    # 0.5 s the ten workloads spent 2 s more on it (docs/measurement.md, "Run time")
+    telemetry_s: float = attrs.field(default=0.3, validator=finite_in(0))
     budget_s: float = attrs.field(default=2.0, validator=finite_in(0, low_open=True))
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
@@ -494,12 +497,15 @@ class Run:
                 math_mode=math_mode,
                 reason=f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}",
             )
+        seconds: dict[str, float] = {}  # wall seconds per step, for the run log
+        t0 = time.perf_counter()
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
+                seconds["prepare"] = time.perf_counter() - t0
                 time.sleep(opts.rest_s)  # let the previous telemetry window's load fade
                 if hasattr(session, "phases"):
                     fields, by_regime = measure_phases(
-                        session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s
+                        session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s, seconds
                     )
                     if "burst" in by_regime:
                         burst_windows[workload.name] = by_regime.pop("burst")
@@ -516,7 +522,10 @@ class Run:
                     }
                     if sources:
                         windows[workload.name] = self._window(sources[0], session, prepared.fn)
+                t1 = time.perf_counter()
                 energy = self._energy_window(session, prepared, fields, workload)
+                seconds["energy"] = time.perf_counter() - t1
+            self._say_steps(seconds, time.perf_counter() - t0)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
@@ -546,6 +555,12 @@ class Run:
             throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
             throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None,
         )
+
+    def _say_steps(self, seconds: dict[str, float], whole_s: float) -> None:
+        """Where one workload's wall time went (docs/measurement.md, "Run time")."""
+        if seconds:
+            steps = ", ".join(f"{step} {took:.2f}" for step, took in seconds.items())
+            self.say(f"  took {whole_s:.2f} s: {steps}")
 
     def _energy_window(self, session, prepared, fields, workload):
         """MEASURED energy: a window of its own after the timings and telemetry (docs/energy.md);

@@ -74,10 +74,95 @@ def _settle(phases):
 
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
     state, pending, _ = reach_steady(
-        load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s, phases.plan.steady
+        load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s, phases.plan.steady, host_bound=phases.host_bound
     )
     load.read(pending)
     return state.reached
+
+
+class Clocks:
+    """NVML SM clock and power sampled every ~5 ms in a thread, with the host time of each sample,
+    so a section of the comparison (ours, do_bench, do_bench_cudagraph) can say at which clocks
+    its device ran. Why: under the 700 W cap the clock follows the load's recent history, and the
+    two harnesses idle the device at different moments. None of it decides anything."""
+
+    def __init__(self, period_s: float = 0.005):
+        import threading
+        import time
+
+        self.samples: list[tuple[float, float, float]] = []  # (host s, SM MHz, W)
+        self.ok = False
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self.ok = True
+        except Exception:
+            return
+        self._stop = threading.Event()
+
+        def run():
+            while not self._stop.is_set():
+                try:
+                    clock = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+                    power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1e3
+                except Exception:
+                    return
+                self.samples.append((time.perf_counter(), float(clock), float(power)))
+                self._stop.wait(period_s)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def section(self, t0: float, t1: float) -> dict | None:
+        """SM clock and power over host interval [t0, t1]: median, min, max, and the samples."""
+        inside = [(t, c, w) for t, c, w in self.samples if t0 <= t <= t1]
+        if not inside:
+            return None
+        clocks = sorted(c for _, c, _ in inside)
+        return {
+            "n": len(inside),
+            "sm_mhz_median": statistics.median(clocks),
+            "sm_mhz_min": clocks[0],
+            "sm_mhz_max": clocks[-1],
+            "power_w_median": statistics.median(w for _, _, w in inside),
+            "trace_ms_mhz": [(round((t - t0) * 1e3, 1), c) for t, c, _ in inside][:400],
+        }
+
+    def close(self):
+        if self.ok:
+            self._stop.set()
+            self._thread.join()
+
+
+def _timed(clocks, label, sections, fn):
+    """fn(), with the clock section of its host interval stored under label (a list per label)."""
+    import time
+
+    t0 = time.perf_counter()
+    result = fn()
+    if clocks is not None and clocks.ok:
+        sections.setdefault(label, []).append(clocks.section(t0, time.perf_counter()))
+    return result
+
+
+def _graph_sizes(phases, fn, sizes, torch):
+    """Our sustained graph timing on graphs of each size in `sizes` (in that order, each after the
+    steadying load), then once more on the run's own graph: does a decode step's per-call device
+    time depend on how many calls one graph unrolls, or on what ran before (a larger graph)?"""
+    out = []
+    for calls in sizes:
+        _settle(phases)
+        out.append({"when": "after the sizes before it", **_ours_with_calls(phases, fn, calls, torch)})
+    _settle(phases)
+    graph = phases.graph
+    flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
+    work = [graph.queue_replay() for _ in range(10)]
+    out.append(
+        {"when": "the run's own graph, after all sizes", "calls": graph.calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+    )
+    return out
 
 
 def _ours_with_calls(phases, fn, calls, torch):
@@ -94,11 +179,12 @@ def _ours_with_calls(phases, fn, calls, torch):
         graph.close()
 
 
-def compare_one(session, prepared, args, triton_testing, torch):
+def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
     from tensorforge_ops.measure.phases import PhasePlan
 
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
+    sections: dict = {}
     with session.phases(prepared.fn, plan) as phases:
         burst = {t.mode: t.timed.stats.p50 for t in phases.burst().timings}
         row["burst_p50_s"] = burst
@@ -109,10 +195,11 @@ def compare_one(session, prepared, args, triton_testing, torch):
         ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
         default_rep, same_n = [], []
         rep = graph_rep_ms((phases.burst_eager_s or 1e-4) + phases.flush_s)
+        row["host_bound_burst"] = phases.host_bound
         for r in range(args.rounds):
 
             def run_ours():
-                result = phases.sustained()
+                result = _timed(clocks, "ours sustained (steadying load, eager window, graph window)", sections, phases.sustained)
                 steady.append(result.steady.reached)
                 for t in result.timings:
                     (ours_eager if t.mode == "eager" else ours_graph).append(t.timed.stats.p50)
@@ -120,12 +207,25 @@ def compare_one(session, prepared, args, triton_testing, torch):
             def run_ref(r=r):
                 steady.append(_settle(phases))
                 ref.append(
-                    triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+                    _timed(
+                        clocks,
+                        "do_bench",
+                        sections,
+                        lambda: triton_testing.do_bench(
+                            prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median"
+                        ),
+                    )
+                    * 1e-3
                 )
                 if phases.graph is not None:
                     flush = phases.flush
                     steady.append(_settle(phases))
-                    both, n_both = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep)
+                    both, n_both = _timed(
+                        clocks,
+                        "do_bench_cudagraph(flush + fn)",
+                        sections,
+                        lambda: _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep),
+                    )
                     alone, n_alone = _cudagraph_ms(triton_testing, torch, flush, 20.0)
                     graph_ref.append((both - alone) * 1e-3)
                     raw.append(
@@ -137,11 +237,23 @@ def compare_one(session, prepared, args, triton_testing, torch):
                             "rep_ms": rep,
                         }
                     )
-                    if args.diagnose and r == 0 and n_both > 0:
-                        # our harness on a graph of as many calls as the reference's: does the per-call
-                        # device time depend on how many calls one graph unrolls?
+                    if r == 0 and n_both > 0:
+                        # like with like: our harness on a graph of as many calls as the reference's
+                        # (the per-call device time of a many-kernel call depends on it: the decode
+                        # step, docs/measurement.md "Against triton")
                         steady.append(_settle(phases))
-                        same_n.append(_ours_with_calls(phases, prepared.fn, n_both, torch))
+                        same_n.append(
+                            _timed(
+                                clocks,
+                                "ours, graph of the reference's n",
+                                sections,
+                                lambda: _ours_with_calls(phases, prepared.fn, n_both, torch),
+                            )
+                        )
+                    if args.diagnose and r == 0 and row.get("host_bound_burst"):
+                        row["graph_sizes"] = _graph_sizes(
+                            phases, prepared.fn, (1, phases.graph.calls, 14, 64, max(n_both, 150), 5), torch
+                        )
                     if args.diagnose and r == 0:  # triton's default rep, once: the replay's lead-in
                         steady.append(_settle(phases))
                         both20, n20 = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0)
@@ -174,7 +286,11 @@ def compare_one(session, prepared, args, triton_testing, torch):
                 flush_s=phases.flush_s,
                 graph_calls=phases.graph.calls,
                 graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,
+                graph_ratio_same_calls=(
+                    same_n[0]["p50_s"] / graph_ref[0] if same_n and graph_ref[0] > 0 else None
+                ),
             )
+        row["clocks"] = sections or None
     return row
 
 
@@ -200,6 +316,9 @@ def main() -> int:
         help="also time, once per workload, the reference at triton's default rep and our harness on a "
         "graph of the reference's call count",
     )
+    parser.add_argument(
+        "--clocks", action="store_true", help="sample NVML's SM clock and power every ~5 ms; per section in the row"
+    )
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     import torch
@@ -207,6 +326,7 @@ def main() -> int:
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)
+    clocks = Clocks() if args.clocks else None
     rows = []
     for workload, _ in resolve(core, tuple(args.workload)):
         builder = ops.builder(workload.kind, "torch-cuda")
@@ -215,7 +335,7 @@ def main() -> int:
             row = {
                 "workload": workload.name,
                 "kind": workload.kind,
-                **compare_one(session, prepared, args, triton_testing, torch),
+                **compare_one(session, prepared, args, triton_testing, torch, clocks),
             }
         rows.append(row)
         _write(args, session, rows)  # after every workload: a cut-short run keeps what it measured
@@ -234,6 +354,24 @@ def main() -> int:
             f"{row['do_bench_cold_median_s'] * 1e3:.4f} ms",
             flush=True,
         )
+        if row.get("graph_ratio_same_calls"):
+            same = row["ours_with_reference_calls"][0]
+            print(
+                f"{'':22s} graph, ours on a graph of the reference's n = {same['calls']}: "
+                f"{same['p50_s'] * 1e3:.4f} ms, ratio to the reference's first round {row['graph_ratio_same_calls']:.4f}"
+            )
+        for size in row.get("graph_sizes") or ():
+            print(f"{'':22s} graph of {size['calls']:4d} calls ({size['when']}): {size['p50_s'] * 1e3:.4f} ms per call")
+        for label, parts in (row.get("clocks") or {}).items():
+            medians = [p["sm_mhz_median"] for p in parts if p]
+            lows = [p["sm_mhz_min"] for p in parts if p]
+            if medians:
+                print(
+                    f"{'':22s} SM clock during {label}: median "
+                    + "/".join(f"{m:.0f}" for m in medians)
+                    + " MHz, min "
+                    + "/".join(f"{m:.0f}" for m in lows)
+                )
     judged = [r for r in rows if r["kind"] in GEMM_AND_TRANSFORMER]
     device_bound = [r for r in judged if not r["host_bound"]]
     worst = max((abs(r["sustained_ratio"] - 1), r["workload"]) for r in device_bound) if device_bound else None
@@ -260,6 +398,8 @@ def main() -> int:
             f"{worst_g[0] * 100:.2f}% ({worst_g[1]}) on {session.info.name}"
         )
     _write(args, session, rows)
+    if clocks is not None:
+        clocks.close()
     return 0
 
 

@@ -318,7 +318,11 @@ class Run:
         if not fit.matches(cal, device_target, point):
             fit.cancel()
             return None
+        waited = time.perf_counter()
         fitted, why = fit.result()
+        waited = time.perf_counter() - waited
+        if waited >= 0.1:  # host time the device idles through (it counts toward the cool-down)
+            self.say(f"  waited {waited:.1f} s for the background fit to finish")
         if why:
             self.say(f"  background fit failed ({why}): fitting here")
         return fitted

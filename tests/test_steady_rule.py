@@ -86,3 +86,23 @@ def test_reach_steady_device_bound_gives_up_at_max_s_on_jumpy_medians():
     clock = _Clock()
     state, _, _ = reach_steady(_Load(clock), None, 1e-5, POLICY, clock)
     assert not state.reached and state.after_s >= POLICY.max_s and "host-bound" not in state.rule
+
+
+def test_the_rest_before_a_workload_counts_host_time_since_the_last_load(monkeypatch):
+    """RunOptions.rest_s is idle device time since the previous workload's last window ended; the
+    host's work in between (freeing it, building the next) counts toward it."""
+    from tensorforge_ops.capture import runner
+
+    slept, now = [], [100.0]
+    monkeypatch.setattr(runner.time, "sleep", slept.append)
+    monkeypatch.setattr(runner.time, "perf_counter", lambda: now[0])
+    run = runner.Run.__new__(runner.Run)  # only _rest's state
+    run.opts, run.load_ended = runner.RunOptions(target="h200", rest_s=0.2), None
+    run._rest()  # no load before: the whole rest
+    assert slept == [0.2]
+    run.load_ended = 99.95  # 50 ms of host work since the last window
+    run._rest()
+    assert slept[-1] == pytest.approx(0.15)
+    run.load_ended = 99.0  # the host's work outlasted the rest
+    run._rest()
+    assert len(slept) == 2

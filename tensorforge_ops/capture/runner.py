@@ -112,6 +112,7 @@ class Run:
         self.rapl_reason: str | None = None
         self.cool_until: float | None = None  # when the rest after fresh probes ends (_cool_down)
         self.background_fit: Any = None  # the estimate's fit beside the sustained probes, if started
+        self.load_ended: float | None = None  # when the last workload's last window ended (_rest)
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -506,7 +507,9 @@ class Run:
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
                 seconds["prepare"] = time.perf_counter() - t0
-                time.sleep(opts.rest_s)  # let the previous telemetry window's load fade
+                rest = time.perf_counter()
+                self._rest()
+                seconds["rest"] = time.perf_counter() - rest
                 if hasattr(session, "phases"):
                     fields, by_regime = measure_phases(
                         session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s, seconds
@@ -529,12 +532,15 @@ class Run:
                 t1 = time.perf_counter()
                 energy = self._energy_window(session, prepared, fields, workload)
                 seconds["energy"] = time.perf_counter() - t1
+                self.load_ended = time.perf_counter()
             self._say_steps(seconds, time.perf_counter() - t0)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
+            self.load_ended = time.perf_counter()
             return FailedMeasurement(math_mode=math_mode, reason=str(exc))
         except Exception as exc:  # OOM, unsupported dtype, a builder bug: recorded, suite goes on
+            self.load_ended = time.perf_counter()
             reason = one_line(exc)
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
@@ -559,6 +565,18 @@ class Run:
             throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
             throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None,
         )
+
+    def _rest(self) -> None:
+        """Let the previous workload's continuous load (its sustained, telemetry and energy
+        windows) fade before the burst timings: rest_s of idle device since that load ended. The
+        host's work in between (freeing the previous workload, building this one and its one
+        untimed call) counts toward it, as toward the cool-down after the probes: the device is
+        idle or nearly so either way, and the host's 0.1-0.2 s per workload no longer add to it."""
+        left = self.opts.rest_s
+        if self.load_ended is not None:
+            left -= time.perf_counter() - self.load_ended
+        if left > 0:
+            time.sleep(left)
 
     def _say_steps(self, seconds: dict[str, float], whole_s: float) -> None:
         """Where one workload's wall time went (docs/measurement.md, "Run time")."""

@@ -74,7 +74,11 @@ def _settle(phases):
 
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
     state, pending, _ = reach_steady(
-        load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s, phases.plan.steady, host_bound=phases.host_bound
+        load,
+        phases.fn,
+        (phases.burst_eager_s or 1e-4) + phases.flush_s,
+        phases.plan.steady,
+        host_bound=phases.host_bound,
     )
     load.read(pending)
     return state.reached
@@ -160,7 +164,11 @@ def _graph_sizes(phases, fn, sizes, torch):
     flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
     work = [graph.queue_replay() for _ in range(10)]
     out.append(
-        {"when": "the run's own graph, after all sizes", "calls": graph.calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+        {
+            "when": "the run's own graph, after all sizes",
+            "calls": graph.calls,
+            "p50_s": statistics.median(graph.read_replays(work, flushes)),
+        }
     )
     return out
 
@@ -199,7 +207,9 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
         for r in range(args.rounds):
 
             def run_ours():
-                result = _timed(clocks, "ours sustained (steadying load, eager window, graph window)", sections, phases.sustained)
+                result = _timed(
+                    clocks, "ours sustained (steadying load, eager window, graph window)", sections, phases.sustained
+                )
                 steady.append(result.steady.reached)
                 for t in result.timings:
                     (ours_eager if t.mode == "eager" else ours_graph).append(t.timed.stats.p50)
@@ -286,9 +296,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                 flush_s=phases.flush_s,
                 graph_calls=phases.graph.calls,
                 graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,
-                graph_ratio_same_calls=(
-                    same_n[0]["p50_s"] / graph_ref[0] if same_n and graph_ref[0] > 0 else None
-                ),
+                graph_ratio_same_calls=(same_n[0]["p50_s"] / graph_ref[0] if same_n and graph_ref[0] > 0 else None),
             )
         row["clocks"] = sections or None
     return row

@@ -18,21 +18,20 @@ def parse(lines):
     stamps, probes, steps, workloads = [], {}, defaultdict(float), []
     for line in lines:
         line = line.rstrip("\n")
+        stamp = STAMP.match(line)
+        if not stamp:
+            continue
+        at, text = float(stamp.group(1)), stamp.group(2)
+        stamps.append((at, text))
         took = TOOK.match(line)
         if took:
             workloads.append(float(took.group(1)))
             for part in took.group(2).split(", "):
                 name, _, value = part.rpartition(" ")
                 steps[name] += float(value)
-            continue
-        stamp = STAMP.match(line)
-        if not stamp:
-            continue
-        at, text = float(stamp.group(1)), stamp.group(2)
-        stamps.append((at, text))
-        if text.startswith("calibrated: "):
+        elif text.startswith("calibrated: "):
             for part in text[len("calibrated: ") :].split(", "):
-                name, value = part.rsplit(" ", 2)[0], part.rsplit(" ", 2)[1]
+                name, value, _ = part.rsplit(" ", 2)
                 probes[name] = float(value)
     return stamps, probes, dict(steps), workloads
 

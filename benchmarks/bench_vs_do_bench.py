@@ -158,7 +158,8 @@ def _graph_sizes(phases, fn, sizes, torch):
     out = []
     for calls in sizes:
         _settle(phases)
-        out.append({"when": "after the sizes before it", **_ours_with_calls(phases, fn, calls, torch)})
+        traced = calls in (phases.graph.calls, max(sizes))
+        out.append({"when": "after the sizes before it", **_ours_with_calls(phases, fn, calls, torch, traced)})
     _settle(phases)
     graph = phases.graph
     flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
@@ -173,7 +174,58 @@ def _graph_sizes(phases, fn, sizes, torch):
     return out
 
 
-def _ours_with_calls(phases, fn, calls, torch):
+def replay_shape(events, calls: int) -> dict:
+    """How one traced graph replay's device time splits, per call: the kernels' own time (busy),
+    the idle gaps between them, and the lead-in (graph launch start to the first kernel); plus
+    copies/memsets the driver ran (a graph re-uploaded at launch would show here or in the lead-in).
+    `events`: the chrome-trace events of one replay."""
+    device = sorted(
+        (e for e in events if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")), key=lambda e: float(e["ts"])
+    )
+    launches = [
+        e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and "GraphLaunch" in str(e.get("name"))
+    ]
+    if not device:
+        return {"kernels": 0}
+    kernels = [e for e in device if e.get("cat") == "kernel"]
+    start = float(device[0]["ts"])
+    end = max(float(e["ts"]) + float(e.get("dur", 0)) for e in device)
+    busy = sum(float(e.get("dur", 0)) for e in kernels)
+    gaps = sorted(
+        max(0.0, float(b["ts"]) - (float(a["ts"]) + float(a.get("dur", 0)))) for a, b in zip(device, device[1:])
+    )
+    return {
+        "kernels": len(kernels),
+        "copies_and_memsets": len(device) - len(kernels),
+        "busy_us_per_call": busy / calls,
+        "span_us_per_call": (end - start) / calls,
+        "gap_us_per_call": sum(gaps) / calls,
+        "gap_us_median": gaps[len(gaps) // 2] if gaps else 0.0,
+        "gap_us_max": gaps[-1] if gaps else 0.0,
+        "lead_in_us": (start - float(launches[0]["ts"])) if launches else None,
+    }
+
+
+def _traced_replay(graph, torch) -> dict:
+    """One replay of `graph` (GraphCalls) under the profiler: replay_shape of it."""
+    import os
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        graph.replay()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as handle:
+            events = json.load(handle).get("traceEvents", [])
+    return replay_shape(events, graph.calls)
+
+
+def _ours_with_calls(phases, fn, calls, torch, traced: bool = False):
     """Our sustained graph timing (replays back to back, flush-alone median subtracted) on a graph
     of `calls` unrolled [flush -> fn]: {calls, p50_s}."""
     from tensorforge_ops.measure.cuda_graph import capture
@@ -182,7 +234,13 @@ def _ours_with_calls(phases, fn, calls, torch):
     try:
         flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
         work = [graph.queue_replay() for _ in range(10)]
-        return {"calls": calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+        row = {"calls": calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+        if traced:
+            try:
+                row["replay_shape"] = _traced_replay(graph, torch)
+            except Exception as exc:  # a diagnostic: its failure costs the shape, not the row
+                row["replay_shape"] = {"error": str(exc)[:200]}
+        return row
     finally:
         graph.close()
 
@@ -369,7 +427,18 @@ def main() -> int:
                 f"{same['p50_s'] * 1e3:.4f} ms, ratio to the reference's first round {row['graph_ratio_same_calls']:.4f}"
             )
         for size in row.get("graph_sizes") or ():
-            print(f"{'':22s} graph of {size['calls']:4d} calls ({size['when']}): {size['p50_s'] * 1e3:.4f} ms per call")
+            shape = size.get("replay_shape") or {}
+            print(
+                f"{'':22s} graph of {size['calls']:4d} calls ({size['when']}): {size['p50_s'] * 1e3:.4f} ms per call"
+                + (
+                    f"; traced replay per call: busy {shape['busy_us_per_call']:.1f} us, gaps "
+                    f"{shape['gap_us_per_call']:.1f} us (median {shape['gap_us_median']:.2f}, max "
+                    f"{shape['gap_us_max']:.1f}), {shape['kernels']} kernels, {shape['copies_and_memsets']} "
+                    f"copies/memsets, lead-in {shape['lead_in_us']} us"
+                    if "busy_us_per_call" in shape
+                    else (f"; trace: {shape}" if shape else "")
+                )
+            )
         for label, parts in (row.get("clocks") or {}).items():
             medians = [p["sm_mhz_median"] for p in parts if p]
             lows = [p["sm_mhz_min"] for p in parts if p]

@@ -27,7 +27,18 @@
   which on the H200's host moved by up to 1.8x between rounds seconds apart (do_bench alone:
   1.36-2.52 and 1.18-1.74 ms for the decode step in two sessions). Such rows are judged against do_bench's own spread over
   the rounds and labelled so, never against the 2% that device-bound rows meet.
-Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--diagnose] [-o results.json]
+* like histories: every compared section (ours; do_bench; do_bench_cudagraph) starts with an idle
+  rest (--rest, default 1 s) and then the steadying load: under the power cap the clock follows the
+  temperature, which keeps rising for seconds after the 1% steady rule is met, so without the rest
+  whichever harness ran second in a round read slower (see _rest).
+* like with like in graph mode: every row also times our harness on a graph of the reference's n
+  unrolled calls (`ours_with_reference_calls`, `graph_ratio_same_calls`): a many-kernel call's
+  per-call device time depends on n (the decode step).
+* --clocks samples NVML's SM clock and power every ~5 ms, kept per section (`clocks`); --diagnose
+  adds the reference at triton's default rep and, for host-bound rows, our harness on graphs of
+  1 ... 150+ calls, one replay of the small and the large one traced (busy, gaps, lead-in per call).
+Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--rest 1]
+       [--clocks] [--diagnose] [-o results.json]
 """
 
 import argparse
@@ -68,8 +79,26 @@ def graph_rep_ms(eager_call_s: float) -> float:
     return min(100.0, max(20.0, 100 * eager_call_s * 1e3))
 
 
-def _settle(phases):
-    """The continuous load TensorForge's sustained phase starts with, until steady; drained."""
+REST_S = [0.0]  # idle seconds before each harness's steadying load (--rest)
+
+
+def _rest() -> None:
+    """Idle the device before a harness's steadying load, so each section starts from a like
+    history. Why: under the power cap the clock also follows the temperature, which keeps rising
+    for seconds of load after the 1% steady rule is met, so whichever harness ran second in a
+    round read slower (H200, 2026-11-30 closing session, tf32: ours 380.8 / 380.8 us when first,
+    384.8 when second; do_bench_cudagraph 382.0 when first, 391.0 / 409.6 when second)."""
+    import time
+
+    if REST_S[0] > 0:
+        time.sleep(REST_S[0])
+
+
+def _settle(phases, rest: bool = True):
+    """The continuous load TensorForge's sustained phase starts with, until steady; drained.
+    rest: idle first (_rest), as before every compared section; the diagnostics skip it."""
+    if rest:
+        _rest()
     from tensorforge_ops.measure.cuda_sustained import ContinuousLoad, reach_steady
 
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
@@ -157,10 +186,10 @@ def _graph_sizes(phases, fn, sizes, torch):
     time depend on how many calls one graph unrolls, or on what ran before (a larger graph)?"""
     out = []
     for calls in sizes:
-        _settle(phases)
+        _settle(phases, rest=False)
         traced = calls in (phases.graph.calls, max(sizes))
         out.append({"when": "after the sizes before it", **_ours_with_calls(phases, fn, calls, torch, traced)})
-    _settle(phases)
+    _settle(phases, rest=False)
     graph = phases.graph
     flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
     work = [graph.queue_replay() for _ in range(10)]
@@ -265,6 +294,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
         for r in range(args.rounds):
 
             def run_ours():
+                _rest()
                 result = _timed(
                     clocks, "ours sustained (steadying load, eager window, graph window)", sections, phases.sustained
                 )
@@ -323,7 +353,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                             phases, prepared.fn, (1, phases.graph.calls, 14, 64, max(n_both, 150), 5), torch
                         )
                     if args.diagnose and r == 0:  # triton's default rep, once: the replay's lead-in
-                        steady.append(_settle(phases))
+                        steady.append(_settle(phases, rest=False))
                         both20, n20 = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0)
                         default_rep.append(
                             {"rep_ms": 20.0, "calls": n20, "per_call_minus_flush_s": (both20 - alone) * 1e-3}
@@ -364,7 +394,13 @@ def _write(args, session, rows) -> None:
     if args.output:
         with open(args.output, "w") as handle:
             json.dump(
-                {"device": session.info.name, "window_s": args.window, "rounds": args.rounds, "rows": rows},
+                {
+                    "device": session.info.name,
+                    "window_s": args.window,
+                    "rounds": args.rounds,
+                    "rest_s": args.rest,
+                    "rows": rows,
+                },
                 handle,
                 indent=2,
                 sort_keys=True,
@@ -385,8 +421,15 @@ def main() -> int:
     parser.add_argument(
         "--clocks", action="store_true", help="sample NVML's SM clock and power every ~5 ms; per section in the row"
     )
+    parser.add_argument(
+        "--rest",
+        type=float,
+        default=1.0,
+        help="idle seconds before each harness's steadying load (like histories; see _rest)",
+    )
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
+    REST_S[0] = max(0.0, args.rest)
     import torch
     import triton.testing as triton_testing
 

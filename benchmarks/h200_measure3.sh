@@ -28,5 +28,5 @@ grep -E "bound violations" "$OUT/h200-measure3-run.summary.txt" 2>/dev/null
 tensorforge verify "$OUT/h200-measure3-run.json" 2>&1 | tail -1
 echo "== against triton ($(left) s left)"
 timeout -s INT "$(($(left) - 2))" python3 benchmarks/bench_vs_do_bench.py -w transformer_decode -w gemm_square_tf32 \
-  -w gemm_batched_fp16 --rounds 3 --clocks --diagnose -o "$OUT/h200-measure3-do-bench.json" 2>&1 | quiet | tail -40
+  -w gemm_batched_fp16 --rounds 3 --rest 0.5 --clocks --diagnose -o "$OUT/h200-measure3-do-bench.json" 2>&1 | quiet | tail -40
 echo "done; $(left) s left"

@@ -419,7 +419,10 @@ def main() -> int:
         "graph of the reference's call count",
     )
     parser.add_argument(
-        "--clocks", action="store_true", help="sample NVML's SM clock and power every ~5 ms; per section in the row"
+        "--clocks",
+        action="store_true",
+        help="sample NVML's SM clock and power every ~5 ms, per section in the row; its thread competes for "
+        "the GIL, so host-bound eager timings are then invalid in both harnesses",
     )
     parser.add_argument(
         "--rest",

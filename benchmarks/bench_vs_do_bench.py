@@ -286,6 +286,8 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
         row["graph_capture"] = phases.graph_note or "ok"
         row["do_bench_cold_median_s"] = (
             triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+            if args.only != "ours"
+            else None
         )
         ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
         default_rep, same_n = [], []
@@ -335,7 +337,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                             "rep_ms": rep,
                         }
                     )
-                    if r == 0 and n_both > 0:
+                    if r == 0 and n_both > 0 and args.only is None:
                         # like with like: our harness on a graph of as many calls as the reference's
                         # (the per-call device time of a many-kernel call depends on it: the decode
                         # step, docs/measurement.md "Against triton")
@@ -359,8 +361,21 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                             {"rep_ms": 20.0, "calls": n20, "per_call_minus_flush_s": (both20 - alone) * 1e-3}
                         )
 
-            for step in (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours):
-                step()
+            steps = (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours)
+            for step in steps:
+                if args.only is None or step is {"ours": run_ours, "reference": run_ref}[args.only]:
+                    step()
+        if args.only is not None:  # one harness: its raw figures; bench_graph_isolated.py compares
+            row.update(
+                sustained_eager_p50_s=ours_eager,
+                sustained_graph_p50_s=ours_graph,
+                do_bench_median_s=ref,
+                cudagraph_reference_s=graph_ref,
+                cudagraph_raw=raw,
+                steady_reached=steady,
+                burst_graph_calls=phases.graph.calls if phases.graph is not None else None,
+            )
+            return row
         eager_ratio = statistics.median(ours_eager) / statistics.median(ref)
         burst_graph = row["burst_p50_s"].get("graph")
         host_bound = bool(burst_graph) and row["burst_p50_s"]["eager"] >= HOST_BOUND * burst_graph
@@ -430,6 +445,12 @@ def main() -> int:
         default=1.0,
         help="idle seconds before each harness's steadying load (like histories; see _rest)",
     )
+    parser.add_argument(
+        "--only",
+        choices=("ours", "reference"),
+        help="time one harness only (its raw figures, no ratios): benchmarks/bench_graph_isolated.py runs "
+        "each in a fresh process",
+    )
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     REST_S[0] = max(0.0, args.rest)
@@ -451,6 +472,8 @@ def main() -> int:
             }
         rows.append(row)
         _write(args, session, rows)  # after every workload: a cut-short run keeps what it measured
+        if args.only is not None:
+            continue
         graph = row.get("graph_ratio")
         print(
             f"{workload.name:22s} sustained {statistics.median(row['sustained_eager_p50_s']) * 1e3:9.4f} ms "
@@ -495,6 +518,10 @@ def main() -> int:
                     + " MHz, min "
                     + "/".join(f"{m:.0f}" for m in lows)
                 )
+    if args.only is not None:
+        if clocks is not None:
+            clocks.close()
+        return 0
     judged = [r for r in rows if r["kind"] in GEMM_AND_TRANSFORMER]
     device_bound = [r for r in judged if not r["host_bound"]]
     worst = max((abs(r["sustained_ratio"] - 1), r["workload"]) for r in device_bound) if device_bound else None

@@ -27,6 +27,13 @@ class CounterRecord:
         "median time between its updates, as seen between chunks (to within one chunk)", "s"
     )
     updates: int = field("updates seen inside the window", "count")
+    edges_from: str | None = optional(
+        "how the edges were timed: 'counter polled every few ms on the power sampler's thread' or "
+        "'counter reads between steps' (to within one step)"
+    )
+    edge_resolution_s: float | None = optional(
+        "half the time between the two polls that bracket an update, the larger of the two edges'", "s"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +71,13 @@ class EnergyMeasurement:
     reason: str | None = field("why there is no measurement; null when available")
     regime: str = field("'sustained': executions back to back, the device loaded throughout")
     method: str = field("exactly how the window was taken")
-    executions: int | None = field("executions completed between the counter's two edges", "count")
+    executions: int | None = field("executions completed between the counter's two edges (rounded)", "count")
+    executions_exact: float | None = optional(
+        "executions between the edges interpolated on the step loop's log at the polled edge times "
+        "(what joules_per_execution divides by)",
+        "count",
+    )
+    settle_s: float | None = optional("load run before the start edge could fall", "s")
     window_s: float | None = field("time between the edges", "s")
     joules: float | None = field("counter at the end edge - counter at the start edge", "J")
     joules_per_execution: float | None = field("joules / executions", "J")

@@ -16,7 +16,10 @@ Two claims come out of it, never confused:
   to the floor.
 * the ESTIMATE (expected) uses the fitted coefficients and the estimate's time (eager: kernels
   launched one by one from Python), stretched to the time the power limit allows where the work
-  would draw more than the limit.
+  would draw more than the limit. Its dynamic energy is at least the device's BUSY power (above
+  P_s, measured by an L2-resident elementwise probe) over the estimate's kernel time: a device
+  running short kernels at full clock draws far more than their FLOPs and DRAM bytes account
+  for (on the H200 small convolutions drew 410-620 W where those terms gave ~200 W).
 
 The power limit: a device that would draw P_s + dynamic energy / t > P_limit is slowed until it
 does not, so t >= dynamic energy / (P_limit - P_s); for a large GEMM it is the compute ceiling the
@@ -87,6 +90,9 @@ class EnergyCoefficients:
     # (module docstring: why not the fitted coefficients); empty: not measured
     capped_rate_flop_s: Mapping[str, float] = attrs.field(factory=dict)
     capped_power_w: float | None = None  # the counter's mean power in those windows
+    # power above P_s of a device busy with kernels that move no DRAM bytes and do no tensor math
+    # (an L2-resident elementwise loop at full clock); None: not measured
+    busy_w: float | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -98,10 +104,13 @@ class EnergyTerms:
     dram_j: float
     time_s: float  # the time the static term used
     dram_bytes: float
+    # the estimate only: what the device's busy power over the kernels' time adds beyond the
+    # FLOP and DRAM terms (0 where those already exceed it, and always in the floor)
+    busy_j: float = 0.0
 
     @property
     def total_j(self) -> float:
-        return self.static_j + self.compute_j + self.dram_j
+        return self.static_j + self.compute_j + self.dram_j + self.busy_j
 
 
 @attrs.frozen(kw_only=True)
@@ -169,10 +178,15 @@ def capped_math_time(modes: Mapping[str, float], c: EnergyCoefficients, margin: 
 
 
 def workload_energy(
-    workload, coefficients: EnergyCoefficients, cache_bytes: float | None, estimate_s: float | None = None
+    workload,
+    coefficients: EnergyCoefficients,
+    cache_bytes: float | None,
+    estimate_s: float | None = None,
+    device_s: float | None = None,
 ) -> WorkloadEnergy:
     """The floor and the estimate of one execution of a predicted workload (a WorkloadPrediction
-    of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate)."""
+    of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate); `device_s`:
+    the estimate's time the device spends in kernels (the busy term, module docstring)."""
     c = coefficients
     modes = flops_by_mode(workload)
     dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
@@ -200,8 +214,13 @@ def workload_energy(
         time_s = float(estimate_s)
         if at_limit is not None and at_limit > time_s:
             time_s, power_limited = at_limit, True
+        busy = 0.0
+        if c.busy_w and device_s:
+            # kernels that run at full clock without much math or DRAM traffic (short convolutions,
+            # elementwise and normalisation kernels) still draw the busy power while they run
+            busy = max(0.0, c.busy_w * min(float(device_s), time_s) - compute - dram_j)
         estimate_terms = EnergyTerms(
-            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram
+            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram, busy_j=busy
         )
     operators = tuple(
         OperatorEnergy(

@@ -3,8 +3,10 @@
 floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
 estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads)
 counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
-power-limited bound   sustained p50 / power-limited sustained bound for workloads at the cap
-                      (SwPowerCap in the sustained telemetry window): >= 1 and <= 1.05
+power-limited bound   sustained p50 / power-limited sustained bound for LARGE GEMMs at the cap
+                      (a gemm_* workload with >= 1e10 FLOP per execution and SwPowerCap in its
+                      sustained telemetry window): >= 1 and <= 1.05 (issue 15's scope); other
+                      capped workloads (convolutions, prefill) are listed as context, unscored
 
   python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
 """
@@ -12,15 +14,19 @@ power-limited bound   sustained p50 / power-limited sustained bound for workload
 import json
 import sys
 
+LARGE_GEMM_FLOPS = 1e10
+
 
 def rows(path):
     doc = json.load(open(path))
     windows = (doc.get("diagnostic") or {}).get("windows") or {}
+    predicted = {w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []}
     for name, m in doc["measured"]["workloads"].items():
         e = m.get("energy") or {}
         c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
         capped = dict((windows.get(name) or {}).get("clock_event_fractions") or []).get("SwPowerCap", 0) > 0.5
-        yield name, e, c, capped
+        flops = sum(op.get("flops") or 0 for op in (predicted.get(name) or {}).get("operators") or [])
+        yield name, e, c, capped, name.startswith("gemm_") and flops >= LARGE_GEMM_FLOPS
 
 
 def main(paths):
@@ -28,7 +34,7 @@ def main(paths):
     capped_rows = []
     print(f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}")
     for path in paths:
-        for name, e, c, capped in rows(path):
+        for name, e, c, capped, large in rows(path):
             if not e.get("available"):
                 print(f"{name:34s} no energy measurement: {e.get('reason')}")
                 continue
@@ -41,7 +47,7 @@ def main(paths):
                 int_n += 1
                 int_ok += abs(agree) <= 0.02
             if capped and c.get("sustained_over_bound") is not None:
-                capped_rows.append((name, c["sustained_over_bound"]))
+                capped_rows.append((name, c["sustained_over_bound"], large))
             print(
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
                 f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
@@ -50,9 +56,17 @@ def main(paths):
     print(f"floor violations: {floor_bad}")
     print(f"estimate within 10% of the counter: {est_ok} of {n}")
     print(f"counter and power integral within 2%: {int_ok} of {int_n}")
-    ok = [r for r in capped_rows if 1.0 <= r[1] <= 1.05]
-    print(f"power-capped workloads, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(capped_rows)}")
-    for name, ratio in capped_rows:
+    large = [r for r in capped_rows if r[2]]
+    ok = [r for r in large if 1.0 <= r[1] <= 1.05]
+    above = [r for r in large if r[1] < 1.0]
+    print(
+        f"large GEMMs at the power cap, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(large)}"
+        f" ({len(above)} with the bound above the measurement)"
+    )
+    for name, ratio, _ in large:
+        print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
+    print("other capped workloads (context, not in the target):")
+    for name, ratio, _ in (r for r in capped_rows if not r[2]):
         print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
 
 

@@ -11,7 +11,7 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
   L2-resident      an elementwise multiply over a quarter of L2, back to back: the SMs and L2
                    busy at full clock, no DRAM, no tensor math (kept apart from the fit: what
-                   "busy" costs beyond the static power, for the estimate's next model)
+                   "busy" costs beyond the static power, the estimate's busy term)
   capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
                    cap and hot: the math rate the cap allows per mode, measured (kept apart from
                    the fit; the power-limited ceiling, tensorforge/energy.py)
@@ -197,12 +197,14 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             points, idle_w, limit, "nvmlDeviceGetEnforcedPowerLimit" if limit else "not reported", source
         )
         capped_windows = [p for p in apart if p.name.startswith("capped")]
+        busy = next((p for p in apart if p.name.startswith("L2-resident")), None)
         record = attrs.evolve(
             record,
             capped_rate_flop_s=capped or None,
             capped_power_w=sum(p.joules for p in capped_windows) / sum(p.seconds for p in capped_windows)
             if capped_windows
             else None,
+            busy_w=max(0.0, busy.joules / busy.seconds - record.static_w) if busy is not None else None,
         )
         fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]
         error = None

@@ -113,6 +113,7 @@ def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | N
         source=record.source,
         capped_rate_flop_s=dict(record.capped_rate_flop_s or {}),
         capped_power_w=record.capped_power_w,
+        busy_w=record.busy_w,
     )
 
 

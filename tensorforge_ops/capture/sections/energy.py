@@ -127,6 +127,11 @@ class EnergyCoefficientsRecord:
         "FLOP/s",
     )
     capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")
+    busy_w: float | None = optional(
+        "power above static_w of the L2-resident elementwise window (SMs and L2 busy, no DRAM, no tensor math): "
+        "the estimate's busy term",
+        "W",
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -147,7 +152,8 @@ class WorkloadEnergyRecord:
 
     floor_j: float = field("energy FLOOR: no measurement may come in below it (sound by construction)", "J")
     floor_terms: Mapping[str, float] = field(
-        "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B)",
+        "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B); the estimate's also busy_j (J) "
+        "where the busy power over the kernel time exceeds compute_j + dram_j",
     )
     estimate_j: float | None = field("energy ESTIMATE (expected); null without the estimate's time", "J")
     estimate_terms: Mapping[str, float] | None = field("its terms, as floor_terms")

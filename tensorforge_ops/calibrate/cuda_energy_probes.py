@@ -38,6 +38,7 @@ WINDOW_S = 0.25
 # square GEMM windows, so the device is already loaded
 CAPPED_WARMUP_S = 0.8
 CAPPED = ("bf16", "fp16", "tf32")
+CAPPED_N = 8192
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
@@ -171,16 +172,16 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             capped: dict[str, float] = {}
             for mode in CAPPED:
                 with math_mode(mode) as dtype:
-                    a = torch.randn(8192, 8192, device=dev, dtype=dtype)
-                    b = torch.randn(8192, 8192, device=dev, dtype=dtype)
-                    out = torch.empty(8192, 8192, device=dev, dtype=dtype)
+                    a = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    b = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    out = torch.empty(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
                     point, c = _window(
-                        f"capped matmul {mode} 8192",
+                        f"capped matmul {mode} {CAPPED_N}",
                         lambda: torch.matmul(a, b, out=out),
                         sync,
                         power,
-                        {mode: 2.0 * 8192**3},
-                        float(3 * a.element_size() * 8192 * 8192),
+                        {mode: 2.0 * CAPPED_N**3},
+                        float(3 * a.element_size() * CAPPED_N * CAPPED_N),
                         event,
                         warm_s=CAPPED_WARMUP_S,
                     )

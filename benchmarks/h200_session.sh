@@ -7,7 +7,8 @@
 #            energy held-out suite (sustained regime and energy windows, reusing the calibration).
 #   PHASE=B: a second unchanged default run on the cached calibration (timed), the regression gate
 #            (latency and energy) between the two, the comparison against triton's do_bench
-#            (sustained) and do_bench_cudagraph with an L2 flush (graph mode), the GPU tests.
+#            (sustained) and do_bench_cudagraph with an L2 flush (graph mode), the GPU tests (about 170 s: give B a
+#            PHASE_S of at least 420).
 # Each step runs under a deadline so the phase ends inside its call (PHASE_S seconds). At most 8
 # files come back from $OUT: the captures, the do_bench results, the session log and a tarball of
 # summaries, logs and reports.  Invoke from the repository root:  PHASE=A bash benchmarks/h200_session.sh
@@ -84,7 +85,8 @@ else
   timeout -s INT "$(box 100 150)" python3 benchmarks/bench_vs_do_bench.py --rounds "${ROUNDS:-3}" -o "$OUT/do_bench.json" 2>&1 |
     quiet | tail -16
   echo "== GPU tests"; echo "$(left) s left"
-  timeout "$(box 5 120)" python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 | tail -8
+  timeout "$(box 5 220)" python3 -m pytest -q -p no:cacheprovider -m gpu --durations=15 tests >"$WORK/gpu-tests.log" 2>&1
+  echo "GPU tests: exit $?"; tail -12 "$WORK/gpu-tests.log"
   tar -C "$WORK" -czf "$OUT/extras-B.tar.gz" --exclude=home --exclude='capture-h200*.json' --exclude='h200-*.json' .
 fi
 echo "phase $PHASE done; $(left) s left"

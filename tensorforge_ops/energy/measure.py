@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ DEFAULT_MIN_S = 0.4
 # partly idle (a window that opened with the ramp disagreed with the integral by 8% on the H200)
 SETTLE_S = 0.1
 CHUNK_S = 0.002
+SWITCH_S = 0.0005
 
 METHOD = (
     "the workload ran back to back, {how}, no cache flush; "
@@ -98,10 +100,17 @@ def take_window(
 
     instant = power.instant_w if power.instant_source else power.averaged_w  # (the fallback is said below)
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
-    with PowerSampler(instant, power.averaged_w, clock=clock, counter=power.joules) as sampler:
-        counter = counter_window(
-            step, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock, settle_s=settle_s
-        )
+    # the sampler's thread must get the interpreter every few ms even while the step loop launches
+    # (Python's default switch interval, 5 ms, would be the edges' resolution at worst)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_S)
+    try:
+        with PowerSampler(instant, power.averaged_w, clock=clock, counter=power.joules) as sampler:
+            counter = counter_window(
+                step, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock, settle_s=settle_s
+            )
+    finally:
+        sys.setswitchinterval(switch)
     samples = sampler.samples()
     counter = refine_edges(counter, samples.counter)
     integration = _integration(samples, counter, source)

@@ -93,10 +93,12 @@ def take_window(
 ) -> Window:
     """One window: the counter edge to edge, power integrated over it, RAPL at its edges."""
     edges: dict[str, tuple[int, ...] | None] = {}
+    read_at: dict[str, float] = {}
 
     def on_edge(which: str) -> None:
         if rapl is not None:
             edges[which] = rapl.read_uj()
+            read_at[which] = clock()
 
     instant = power.instant_w if power.instant_source else power.averaged_w  # (the fallback is said below)
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
@@ -117,15 +119,19 @@ def take_window(
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
         host = HostEnergy(available=False, reason=rapl_reason) if rapl_reason else None
-    elif counter.ok and edges.get("start") and edges.get("end") and counter.seconds:
+    elif counter.ok and edges.get("start") and edges.get("end") and read_at["end"] > read_at["start"]:
+        # RAPL is read where the step loop saw the edges (not at the polled times): its power over
+        # its own interval, carried onto the window's time and executions
         joules = rapl.joules_between(edges["start"], edges["end"])  # type: ignore[arg-type]
+        watts = joules / (read_at["end"] - read_at["start"])
+        executions = counter.executions_exact or counter.executions
         host = HostEnergy(
             available=True,
             reason=None,
             source=rapl.source,
             joules=joules,
-            joules_per_execution=joules / counter.executions if counter.executions else None,
-            mean_power_w=joules / counter.seconds,
+            joules_per_execution=watts * counter.seconds / executions if executions and counter.seconds else None,
+            mean_power_w=watts,
         )
     else:
         host = HostEnergy(available=False, reason="RAPL could not be read at both edges of the window")

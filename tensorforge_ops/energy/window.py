@@ -189,9 +189,10 @@ def counter_window(
 def _change_time(polls: Sequence[tuple[float, float]], value: float, near_s: float, slack_s: float) -> tuple[float, float] | None:
     """When the counter changed to `value`, as polled on the sampler thread: the midpoint
     between the last poll that still read less and the first that read `value` (and that
-    interval's half-width). Only polls within slack_s of where the step loop saw it count."""
+    interval's half-width). The step loop saw the new value at near_s, one step at most after the
+    update: a change polled outside [near_s - slack_s, near_s] is not that update."""
     for (t0, v0), (t1, v1) in zip(polls, polls[1:]):
-        if v0 < value <= v1 and v1 == value and abs(t1 - near_s) <= slack_s:
+        if v0 < value == v1 and near_s - slack_s <= (t0 + t1) / 2 <= near_s + 1e-3:
             return (t0 + t1) / 2, (t1 - t0) / 2
     return None
 
@@ -208,7 +209,7 @@ def _done_at(progress: Sequence[tuple[float, int]], t: float) -> float:
     return float(pts[-1][1])
 
 
-def refine_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float = 0.25) -> CounterWindow:
+def refine_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None) -> CounterWindow:
     """The window with its edges timed by a thread that polled the counter every few ms
     (`polls`: (clock s, joules)) instead of between steps: a step that launches tens of ms of
     host-bound work sees an update up to that late, and an edge seen late at one end and early
@@ -218,6 +219,9 @@ def refine_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], sl
     if not window.ok or len(window.ticks) < 2 or not window.progress:
         return window
     first, last = window.ticks[0], window.ticks[-1]
+    if slack_s is None:  # the longest step the loop took, and a little: an update falls inside it
+        times = [t for t, _ in window.progress]
+        slack_s = max((b - a for a, b in zip(times, times[1:])), default=0.0) + 0.005
     start = _change_time(polls, first.joules, first.t_s, slack_s)
     end = _change_time(polls, last.joules, last.t_s, slack_s)
     if start is None or end is None or not end[0] > start[0]:

@@ -23,15 +23,13 @@ Two claims come out of it, never confused:
 
 The power limit: a device that would draw P_s + dynamic energy / t > P_limit is slowed until it
 does not, so t >= dynamic energy / (P_limit - P_s); for a large GEMM it is the compute ceiling the
-limit allows, (P_limit - P_s) / e_m FLOP/s. Which numbers make that ceiling an upper bound on the
-rate: the HIGHEST power the device actually draws at the cap and the LOWEST P_s and e_m. On the
-H200 neither end is at hand from the fit: the board's counter reads 720-765 W at a 700 W enforced
-limit, and e_m at the cap (lowest clock and voltage, the chip hot) is not the e_m of the probe
-windows. So where the calibration ran square GEMMs AT the cap (capped_rate_flop_s: a second of
-continuous load first), the ceiling is that measured rate, (P_cap - P_s) / e_m at the cap by
-definition, raised by CAPPED_MARGIN, and the bound is the math at those rates (DRAM energy left
-out: only shorter). Without capped rates, the fitted formula with the enforced limit stands,
-labelled as such.
+limit allows, (P_limit - P_s) / e_m FLOP/s. It is an upper bound on the rate only with the
+LOWEST P_s and e_m and the HIGHEST power drawn at the cap: the floor's lower ends (fit - 2
+standard errors, less 3%) and the enforced limit. Why not the rate square GEMMs sustained at the
+cap, hot (capped_rate_flop_s, recorded by the calibration): on the H200 those windows, after
+seconds of load, ran 4-9% slower than the workloads' own sustained timings (about a second of
+load each), so a bound built on them came out above four of five large GEMMs' measurements
+(docs/energy.md). They stay in the record as context.
 
 Pure arithmetic on the Core's prediction: no device, no torch.
 """
@@ -85,9 +83,8 @@ class EnergyCoefficients:
     power_limit_w: float | None  # the enforced limit the device reported (or a target's figure)
     power_limit_source: str = ""
     source: str = ""  # where the coefficients come from (device, fingerprint, when)
-    # per math mode, the math rate (FLOP/s) a square GEMM sustained AT the power cap, hot, after
-    # a second of continuous load: what (P_cap - P_s) / e_m comes to at the cap, measured
-    # (module docstring: why not the fitted coefficients); empty: not measured
+    # per math mode, the math rate (FLOP/s) a square GEMM sustained at the power cap, hot, after
+    # seconds of load: context only (module docstring: why it bounds nothing); empty: not measured
     capped_rate_flop_s: Mapping[str, float] = attrs.field(factory=dict)
     capped_power_w: float | None = None  # the counter's mean power in those windows
     # power above P_s of a device busy with kernels that move no DRAM bytes and do no tensor math
@@ -155,26 +152,11 @@ def flops_by_mode(workload) -> dict[str, float]:
     return out
 
 
-# A capped probe's rate is raised by this before it bounds anything: the spread of the rate between
-# capped windows of one session (temperature, the limiter's control loop) on the H200
-CAPPED_MARGIN = 0.02
-
-
 def power_limited_time(dynamic_j: float, static_w: float, limit_w: float | None) -> float | None:
     """The least time the work can take without drawing more than the limit on average."""
     if limit_w is None or not limit_w > static_w:
         return None
     return dynamic_j / (limit_w - static_w)
-
-
-def capped_math_time(modes: Mapping[str, float], c: EnergyCoefficients, margin: float) -> float | None:
-    """The least time the math takes at the power cap: each mode's FLOPs at the rate a capped probe
-    sustained (raised by `margin`); None unless every mode with FLOPs has a capped rate. DRAM
-    traffic is left out, so the time can only come out shorter than the truth (sound as a bound)."""
-    used = {m: f for m, f in modes.items() if f > 0}
-    if not c.capped_rate_flop_s or not used or any(not c.capped_rate_flop_s.get(m) for m in used):
-        return None
-    return sum(f / (c.capped_rate_flop_s[m] * (1 + margin)) for m, f in used.items())
 
 
 def workload_energy(
@@ -192,8 +174,7 @@ def workload_energy(
     dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
     missing = tuple(sorted(m for m, f in modes.items() if f > 0 and m not in c.joules_per_flop_low))
     compute_low, dram_low = _dynamic(modes, c.joules_per_flop_low, c.joules_per_dram_byte_low, dram)
-    capped = capped_math_time(modes, c, CAPPED_MARGIN)
-    limited = capped if capped is not None else power_limited_time(compute_low + dram_low, c.static_w_low, c.power_limit_w)
+    limited = power_limited_time(compute_low + dram_low, c.static_w_low, c.power_limit_w)
     floor_time = max(float(workload.latency_s), limited or 0.0)
     floor_terms = EnergyTerms(
         static_j=c.static_w_low * floor_time, compute_j=compute_low, dram_j=dram_low, time_s=floor_time, dram_bytes=dram
@@ -209,8 +190,7 @@ def workload_energy(
             per_flop.update({m: borrowed for m in missing})
             note = f"{', '.join(missing)}: J/FLOP borrowed from the costliest calibrated mode"
         compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
-        at_cap = capped_math_time(modes, c, 0.0)
-        at_limit = at_cap if at_cap is not None else power_limited_time(compute + dram_j, c.static_w, c.power_limit_w)
+        at_limit = power_limited_time(compute + dram_j, c.static_w, c.power_limit_w)
         time_s = float(estimate_s)
         if at_limit is not None and at_limit > time_s:
             time_s, power_limited = at_limit, True
@@ -249,9 +229,6 @@ def power_limited_ceilings(coefficients: EnergyCoefficients) -> dict[str, float]
     """Per math mode, the compute rate the power limit allows for pure math (FLOP/s), from the
     floor's coefficients (so an upper bound on the rate, as a ceiling must be)."""
     c = coefficients
-    out: dict[str, float] = {}
-    if c.power_limit_w is not None and c.power_limit_w > c.static_w_low:
-        out = {m: (c.power_limit_w - c.static_w_low) / e for m, e in c.joules_per_flop_low.items() if e > 0}
-    # where a capped probe measured the rate at the cap, it stands (module docstring)
-    out.update({m: r * (1 + CAPPED_MARGIN) for m, r in c.capped_rate_flop_s.items() if r > 0})
-    return out
+    if c.power_limit_w is None or not c.power_limit_w > c.static_w_low:
+        return {}
+    return {m: (c.power_limit_w - c.static_w_low) / e for m, e in c.joules_per_flop_low.items() if e > 0}

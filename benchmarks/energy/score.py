@@ -18,13 +18,33 @@ import sys
 LARGE_GEMM_FLOPS = 1e10
 
 
+def rebuilt(pred, m):
+    """tensorforge_ops/capture/compare_energy.py's row from PREDICTED and MEASURED alone."""
+    e = m.get("energy") or {}
+    measured = e.get("joules_per_execution") if e.get("available") else None
+    pred = pred or {}
+    floor, estimate, bound = pred.get("floor_j"), pred.get("estimate_j"), pred.get("sustained_bound_s")
+    p50s = [t["stats"]["p50"] for t in m.get("modes") or [] if t.get("regime") == "sustained"]
+    p50 = min(p50s) if p50s else None
+    return {
+        "floor_j": floor,
+        "estimate_j": estimate,
+        "floor_verdict": "FLOOR VIOLATION" if measured is not None and floor is not None and measured < floor else "",
+        "estimate_error": (estimate - measured) / measured if measured and estimate is not None else None,
+        "sustained_over_bound": p50 / bound if p50 is not None and bound else None,
+    }
+
+
 def rows(path):
     doc = json.load(open(path))
     windows = (doc.get("diagnostic") or {}).get("windows") or {}
     predicted = {w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []}
     for name, m in doc["measured"]["workloads"].items():
         e = m.get("energy") or {}
-        c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
+        if doc.get("comparison"):
+            c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
+        else:  # an incomplete capture (a run cut short) has no comparison: the same arithmetic here
+            c = rebuilt(((doc.get("predicted") or {}).get("energy") or {}).get("workloads", {}).get(name), m)
         capped = dict((windows.get(name) or {}).get("clock_event_fractions") or []).get("SwPowerCap", 0) > 0.5
         flops = sum(op.get("flops") or 0 for op in (predicted.get(name) or {}).get("operators") or [])
         terms = ((((doc.get("predicted") or {}).get("energy") or {}).get("workloads") or {}).get(name) or {}).get(

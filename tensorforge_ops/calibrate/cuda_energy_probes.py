@@ -13,8 +13,8 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
                    busy at full clock, no DRAM, no tensor math (kept apart from the fit: what
                    "busy" costs beyond the static power, the estimate's busy term)
   capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
-                   cap and hot: the math rate the cap allows per mode, measured (kept apart from
-                   the fit; the power-limited ceiling, tensorforge/energy.py)
+                   cap and hot: the math rate there per mode (kept apart from the fit; context:
+                   on the H200 slower than the workloads' sustained timings, tensorforge/energy.py)
 Inputs are random (zeros draw less power). The probe runs last (a sustained probe: it leaves
 the device hot).
 """
@@ -49,7 +49,7 @@ METHOD = (
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
     "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
     "from the fit: an L2-resident multiply (busy, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
-    "of continuous load, at the power cap: their rates are the power-limited ceilings"
+    "of continuous load, at the power cap (their rates: context)"
 )
 
 

@@ -122,8 +122,8 @@ class EnergyCoefficientsRecord:
     power_limit_source: str = field("where the power limit comes from")
     source: str = field("device, fingerprint and time of the calibration")
     capped_rate_flop_s: Mapping[str, float] | None = optional(
-        "per math mode, the FLOP/s a square GEMM sustained at the power cap after a second of continuous load "
-        "(the power-limited ceiling before its margin; docs/energy.md)",
+        "per math mode, the FLOP/s a square GEMM sustained at the power cap, hot, after seconds of load "
+        "(context: slower than the workloads' sustained timings on the H200, so it bounds nothing; docs/energy.md)",
         "FLOP/s",
     )
     capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")

@@ -514,3 +514,31 @@ def test_the_regime_and_operator_violation_lists_are_named_when_edited():
     assert comparison_problems(operators)[0] == [
         f"recorded operator bound violations ['x: y'] are not the rows' ({list(c.operator_bound_violations)})"
     ]
+
+
+def test_the_energy_floor_violation_list_is_recomputed_word_for_word(home):
+    specs = {"gemm_large_square": samples(3e-3), "gemm_tiny": samples(1e-3)}
+    # 0.01 J is below the large GEMM's energy floor, 1 J is above the tiny one's
+    low = make_capture(specs, home=home, energy={"gemm_large_square": 0.01, "gemm_tiny": 1.0})
+    c = low.comparison
+    assert c.energy_floor_violations == ("gemm_large_square",)
+    assert comparison_problems(low) == ([], 2)
+    hidden = attrs.evolve(low, comparison=attrs.evolve(c, energy_floor_violations=()))
+    assert comparison_problems(hidden)[0] == [
+        "recorded energy floor violations [] are not the rows' (['gemm_large_square'])"
+    ]
+    invented = attrs.evolve(low, comparison=attrs.evolve(c, energy_floor_violations=("gemm_large_square", "gemm_tiny")))
+    assert comparison_problems(invented)[0] == [
+        "recorded energy floor violations ['gemm_large_square', 'gemm_tiny'] are not the rows' (['gemm_large_square'])"
+    ]
+    # a capture without energy rows has nothing to violate: a recorded list must then be empty
+    plain = make_capture(specs, home=home)
+    assert plain.comparison.energy_floor_violations in (None, ())
+    claimed = attrs.evolve(plain, comparison=attrs.evolve(plain.comparison, energy_floor_violations=("gemm_tiny",)))
+    assert comparison_problems(claimed)[0] == ["recorded energy floor violations ['gemm_tiny'] are not the rows' ([])"]
+    assert (
+        comparison_problems(attrs.evolve(plain, comparison=attrs.evolve(plain.comparison, energy_floor_violations=())))[
+            0
+        ]
+        == []
+    )

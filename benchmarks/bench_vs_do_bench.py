@@ -27,7 +27,18 @@
   which on the H200's host moved by up to 1.8x between rounds seconds apart (do_bench alone:
   1.36-2.52 and 1.18-1.74 ms for the decode step in two sessions). Such rows are judged against do_bench's own spread over
   the rounds and labelled so, never against the 2% that device-bound rows meet.
-Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--diagnose] [-o results.json]
+* like histories: every compared section (ours; do_bench; do_bench_cudagraph) starts with an idle
+  rest (--rest, default 1 s) and then the steadying load: under the power cap the clock follows the
+  temperature, which keeps rising for seconds after the 1% steady rule is met, so without the rest
+  whichever harness ran second in a round read slower (see _rest).
+* like with like in graph mode: every row also times our harness on a graph of the reference's n
+  unrolled calls (`ours_with_reference_calls`, `graph_ratio_same_calls`): a many-kernel call's
+  per-call device time depends on n (the decode step).
+* --clocks samples NVML's SM clock and power every ~5 ms, kept per section (`clocks`); --diagnose
+  adds the reference at triton's default rep and, for host-bound rows, our harness on graphs of
+  1 ... 150+ calls, one replay of the small and the large one traced (busy, gaps, lead-in per call).
+Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--rest 1]
+       [--clocks] [--diagnose] [-o results.json]
 """
 
 import argparse
@@ -68,19 +79,182 @@ def graph_rep_ms(eager_call_s: float) -> float:
     return min(100.0, max(20.0, 100 * eager_call_s * 1e3))
 
 
-def _settle(phases):
-    """The continuous load TensorForge's sustained phase starts with, until steady; drained."""
+REST_S = [0.0]  # idle seconds before each harness's steadying load (--rest)
+
+
+def _rest() -> None:
+    """Idle the device before a harness's steadying load, so each section starts from a like
+    history. Why: under the power cap the clock also follows the temperature, which keeps rising
+    for seconds of load after the 1% steady rule is met, so whichever harness ran second in a
+    round read slower (H200, 2026-11-30 closing session, tf32: ours 380.8 / 380.8 us when first,
+    384.8 when second; do_bench_cudagraph 382.0 when first, 391.0 / 409.6 when second)."""
+    import time
+
+    if REST_S[0] > 0:
+        time.sleep(REST_S[0])
+
+
+def _settle(phases, rest: bool = True):
+    """The continuous load TensorForge's sustained phase starts with, until steady; drained.
+    rest: idle first (_rest), as before every compared section; the diagnostics skip it."""
+    if rest:
+        _rest()
     from tensorforge_ops.measure.cuda_sustained import ContinuousLoad, reach_steady
 
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
     state, pending, _ = reach_steady(
-        load, phases.fn, (phases.burst_eager_s or 1e-4) + phases.flush_s, phases.plan.steady
+        load,
+        phases.fn,
+        (phases.burst_eager_s or 1e-4) + phases.flush_s,
+        phases.plan.steady,
+        host_bound=phases.host_bound,
     )
     load.read(pending)
     return state.reached
 
 
-def _ours_with_calls(phases, fn, calls, torch):
+class Clocks:
+    """NVML SM clock and power sampled every ~5 ms in a thread, with the host time of each sample,
+    so a section of the comparison (ours, do_bench, do_bench_cudagraph) can say at which clocks
+    its device ran. Why: under the 700 W cap the clock follows the load's recent history, and the
+    two harnesses idle the device at different moments. None of it decides anything."""
+
+    def __init__(self, period_s: float = 0.005):
+        import threading
+        import time
+
+        self.samples: list[tuple[float, float, float]] = []  # (host s, SM MHz, W)
+        self.ok = False
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self.ok = True
+        except Exception:
+            return
+        self._stop = threading.Event()
+
+        def run():
+            while not self._stop.is_set():
+                try:
+                    clock = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+                    power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1e3
+                except Exception:
+                    return
+                self.samples.append((time.perf_counter(), float(clock), float(power)))
+                self._stop.wait(period_s)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def section(self, t0: float, t1: float) -> dict | None:
+        """SM clock and power over host interval [t0, t1]: median, min, max, and the samples."""
+        inside = [(t, c, w) for t, c, w in self.samples if t0 <= t <= t1]
+        if not inside:
+            return None
+        clocks = sorted(c for _, c, _ in inside)
+        return {
+            "n": len(inside),
+            "sm_mhz_median": statistics.median(clocks),
+            "sm_mhz_min": clocks[0],
+            "sm_mhz_max": clocks[-1],
+            "power_w_median": statistics.median(w for _, _, w in inside),
+            "trace_ms_mhz": [(round((t - t0) * 1e3, 1), c) for t, c, _ in inside][:400],
+        }
+
+    def close(self):
+        if self.ok:
+            self._stop.set()
+            self._thread.join()
+
+
+def _timed(clocks, label, sections, fn):
+    """fn(), with the clock section of its host interval stored under label (a list per label)."""
+    import time
+
+    t0 = time.perf_counter()
+    result = fn()
+    if clocks is not None and clocks.ok:
+        sections.setdefault(label, []).append(clocks.section(t0, time.perf_counter()))
+    return result
+
+
+def _graph_sizes(phases, fn, sizes, torch):
+    """Our sustained graph timing on graphs of each size in `sizes` (in that order, each after the
+    steadying load), then once more on the run's own graph: does a decode step's per-call device
+    time depend on how many calls one graph unrolls, or on what ran before (a larger graph)?"""
+    out = []
+    for calls in sizes:
+        _settle(phases, rest=False)
+        traced = calls in (phases.graph.calls, max(sizes))
+        out.append({"when": "after the sizes before it", **_ours_with_calls(phases, fn, calls, torch, traced)})
+    _settle(phases, rest=False)
+    graph = phases.graph
+    flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
+    work = [graph.queue_replay() for _ in range(10)]
+    out.append(
+        {
+            "when": "the run's own graph, after all sizes",
+            "calls": graph.calls,
+            "p50_s": statistics.median(graph.read_replays(work, flushes)),
+        }
+    )
+    return out
+
+
+def replay_shape(events, calls: int) -> dict:
+    """How one traced graph replay's device time splits, per call: the kernels' own time (busy),
+    the idle gaps between them, and the lead-in (graph launch start to the first kernel); plus
+    copies/memsets the driver ran (a graph re-uploaded at launch would show here or in the lead-in).
+    `events`: the chrome-trace events of one replay."""
+    device = sorted(
+        (e for e in events if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")), key=lambda e: float(e["ts"])
+    )
+    launches = [
+        e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and "GraphLaunch" in str(e.get("name"))
+    ]
+    if not device:
+        return {"kernels": 0}
+    kernels = [e for e in device if e.get("cat") == "kernel"]
+    start = float(device[0]["ts"])
+    end = max(float(e["ts"]) + float(e.get("dur", 0)) for e in device)
+    busy = sum(float(e.get("dur", 0)) for e in kernels)
+    gaps = sorted(
+        max(0.0, float(b["ts"]) - (float(a["ts"]) + float(a.get("dur", 0)))) for a, b in zip(device, device[1:])
+    )
+    return {
+        "kernels": len(kernels),
+        "copies_and_memsets": len(device) - len(kernels),
+        "busy_us_per_call": busy / calls,
+        "span_us_per_call": (end - start) / calls,
+        "gap_us_per_call": sum(gaps) / calls,
+        "gap_us_median": gaps[len(gaps) // 2] if gaps else 0.0,
+        "gap_us_max": gaps[-1] if gaps else 0.0,
+        "lead_in_us": (start - float(launches[0]["ts"])) if launches else None,
+    }
+
+
+def _traced_replay(graph, torch) -> dict:
+    """One replay of `graph` (GraphCalls) under the profiler: replay_shape of it."""
+    import os
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        graph.replay()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as handle:
+            events = json.load(handle).get("traceEvents", [])
+    return replay_shape(events, graph.calls)
+
+
+def _ours_with_calls(phases, fn, calls, torch, traced: bool = False):
     """Our sustained graph timing (replays back to back, flush-alone median subtracted) on a graph
     of `calls` unrolled [flush -> fn]: {calls, p50_s}."""
     from tensorforge_ops.measure.cuda_graph import capture
@@ -89,30 +263,43 @@ def _ours_with_calls(phases, fn, calls, torch):
     try:
         flushes = [graph.queue_replay(flushes=True) for _ in range(5)]
         work = [graph.queue_replay() for _ in range(10)]
-        return {"calls": calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+        row = {"calls": calls, "p50_s": statistics.median(graph.read_replays(work, flushes))}
+        if traced:
+            try:
+                row["replay_shape"] = _traced_replay(graph, torch)
+            except Exception as exc:  # a diagnostic: its failure costs the shape, not the row
+                row["replay_shape"] = {"error": str(exc)[:200]}
+        return row
     finally:
         graph.close()
 
 
-def compare_one(session, prepared, args, triton_testing, torch):
+def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
     from tensorforge_ops.measure.phases import PhasePlan
 
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
+    sections: dict = {}
     with session.phases(prepared.fn, plan) as phases:
         burst = {t.mode: t.timed.stats.p50 for t in phases.burst().timings}
         row["burst_p50_s"] = burst
         row["graph_capture"] = phases.graph_note or "ok"
         row["do_bench_cold_median_s"] = (
             triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+            if args.only != "ours"
+            else None
         )
         ours_eager, ours_graph, ref, graph_ref, steady, raw = [], [], [], [], [], []
         default_rep, same_n = [], []
         rep = graph_rep_ms((phases.burst_eager_s or 1e-4) + phases.flush_s)
+        row["host_bound_burst"] = phases.host_bound
         for r in range(args.rounds):
 
             def run_ours():
-                result = phases.sustained()
+                _rest()
+                result = _timed(
+                    clocks, "ours sustained (steadying load, eager window, graph window)", sections, phases.sustained
+                )
                 steady.append(result.steady.reached)
                 for t in result.timings:
                     (ours_eager if t.mode == "eager" else ours_graph).append(t.timed.stats.p50)
@@ -120,12 +307,25 @@ def compare_one(session, prepared, args, triton_testing, torch):
             def run_ref(r=r):
                 steady.append(_settle(phases))
                 ref.append(
-                    triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median") * 1e-3
+                    _timed(
+                        clocks,
+                        "do_bench",
+                        sections,
+                        lambda: triton_testing.do_bench(
+                            prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median"
+                        ),
+                    )
+                    * 1e-3
                 )
                 if phases.graph is not None:
                     flush = phases.flush
                     steady.append(_settle(phases))
-                    both, n_both = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep)
+                    both, n_both = _timed(
+                        clocks,
+                        "do_bench_cudagraph(flush + fn)",
+                        sections,
+                        lambda: _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep),
+                    )
                     alone, n_alone = _cudagraph_ms(triton_testing, torch, flush, 20.0)
                     graph_ref.append((both - alone) * 1e-3)
                     raw.append(
@@ -137,20 +337,45 @@ def compare_one(session, prepared, args, triton_testing, torch):
                             "rep_ms": rep,
                         }
                     )
-                    if args.diagnose and r == 0 and n_both > 0:
-                        # our harness on a graph of as many calls as the reference's: does the per-call
-                        # device time depend on how many calls one graph unrolls?
+                    if r == 0 and n_both > 0 and args.only is None:
+                        # like with like: our harness on a graph of as many calls as the reference's
+                        # (the per-call device time of a many-kernel call depends on it: the decode
+                        # step, docs/measurement.md "Against triton")
                         steady.append(_settle(phases))
-                        same_n.append(_ours_with_calls(phases, prepared.fn, n_both, torch))
+                        same_n.append(
+                            _timed(
+                                clocks,
+                                "ours, graph of the reference's n",
+                                sections,
+                                lambda: _ours_with_calls(phases, prepared.fn, n_both, torch),
+                            )
+                        )
+                    if args.diagnose and r == 0 and row.get("host_bound_burst"):
+                        row["graph_sizes"] = _graph_sizes(
+                            phases, prepared.fn, (1, phases.graph.calls, 14, 64, max(n_both, 150), 5), torch
+                        )
                     if args.diagnose and r == 0:  # triton's default rep, once: the replay's lead-in
-                        steady.append(_settle(phases))
+                        steady.append(_settle(phases, rest=False))
                         both20, n20 = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0)
                         default_rep.append(
                             {"rep_ms": 20.0, "calls": n20, "per_call_minus_flush_s": (both20 - alone) * 1e-3}
                         )
 
-            for step in (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours):
-                step()
+            steps = (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours)
+            for step in steps:
+                if args.only is None or step is {"ours": run_ours, "reference": run_ref}[args.only]:
+                    step()
+        if args.only is not None:  # one harness: its raw figures; bench_graph_isolated.py compares
+            row.update(
+                sustained_eager_p50_s=ours_eager,
+                sustained_graph_p50_s=ours_graph,
+                do_bench_median_s=ref,
+                cudagraph_reference_s=graph_ref,
+                cudagraph_raw=raw,
+                steady_reached=steady,
+                burst_graph_calls=phases.graph.calls if phases.graph is not None else None,
+            )
+            return row
         eager_ratio = statistics.median(ours_eager) / statistics.median(ref)
         burst_graph = row["burst_p50_s"].get("graph")
         host_bound = bool(burst_graph) and row["burst_p50_s"]["eager"] >= HOST_BOUND * burst_graph
@@ -174,7 +399,9 @@ def compare_one(session, prepared, args, triton_testing, torch):
                 flush_s=phases.flush_s,
                 graph_calls=phases.graph.calls,
                 graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,
+                graph_ratio_same_calls=(same_n[0]["p50_s"] / graph_ref[0] if same_n and graph_ref[0] > 0 else None),
             )
+        row["clocks"] = sections or None
     return row
 
 
@@ -182,7 +409,13 @@ def _write(args, session, rows) -> None:
     if args.output:
         with open(args.output, "w") as handle:
             json.dump(
-                {"device": session.info.name, "window_s": args.window, "rounds": args.rounds, "rows": rows},
+                {
+                    "device": session.info.name,
+                    "window_s": args.window,
+                    "rounds": args.rounds,
+                    "rest_s": args.rest,
+                    "rows": rows,
+                },
                 handle,
                 indent=2,
                 sort_keys=True,
@@ -200,13 +433,33 @@ def main() -> int:
         help="also time, once per workload, the reference at triton's default rep and our harness on a "
         "graph of the reference's call count",
     )
+    parser.add_argument(
+        "--clocks",
+        action="store_true",
+        help="sample NVML's SM clock and power every ~5 ms, per section in the row; its thread competes for "
+        "the GIL, so host-bound eager timings are then invalid in both harnesses",
+    )
+    parser.add_argument(
+        "--rest",
+        type=float,
+        default=1.0,
+        help="idle seconds before each harness's steadying load (like histories; see _rest)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("ours", "reference"),
+        help="time one harness only (its raw figures, no ratios): benchmarks/bench_graph_isolated.py runs "
+        "each in a fresh process",
+    )
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
+    REST_S[0] = max(0.0, args.rest)
     import torch
     import triton.testing as triton_testing
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)
+    clocks = Clocks() if args.clocks else None
     rows = []
     for workload, _ in resolve(core, tuple(args.workload)):
         builder = ops.builder(workload.kind, "torch-cuda")
@@ -215,10 +468,12 @@ def main() -> int:
             row = {
                 "workload": workload.name,
                 "kind": workload.kind,
-                **compare_one(session, prepared, args, triton_testing, torch),
+                **compare_one(session, prepared, args, triton_testing, torch, clocks),
             }
         rows.append(row)
         _write(args, session, rows)  # after every workload: a cut-short run keeps what it measured
+        if args.only is not None:
+            continue
         graph = row.get("graph_ratio")
         print(
             f"{workload.name:22s} sustained {statistics.median(row['sustained_eager_p50_s']) * 1e3:9.4f} ms "
@@ -234,6 +489,39 @@ def main() -> int:
             f"{row['do_bench_cold_median_s'] * 1e3:.4f} ms",
             flush=True,
         )
+        if row.get("graph_ratio_same_calls"):
+            same = row["ours_with_reference_calls"][0]
+            print(
+                f"{'':22s} graph, ours on a graph of the reference's n = {same['calls']}: "
+                f"{same['p50_s'] * 1e3:.4f} ms, ratio to the reference's first round {row['graph_ratio_same_calls']:.4f}"
+            )
+        for size in row.get("graph_sizes") or ():
+            shape = size.get("replay_shape") or {}
+            print(
+                f"{'':22s} graph of {size['calls']:4d} calls ({size['when']}): {size['p50_s'] * 1e3:.4f} ms per call"
+                + (
+                    f"; traced replay per call: busy {shape['busy_us_per_call']:.1f} us, gaps "
+                    f"{shape['gap_us_per_call']:.1f} us (median {shape['gap_us_median']:.2f}, max "
+                    f"{shape['gap_us_max']:.1f}), {shape['kernels']} kernels, {shape['copies_and_memsets']} "
+                    f"copies/memsets, lead-in {shape['lead_in_us']} us"
+                    if "busy_us_per_call" in shape
+                    else (f"; trace: {shape}" if shape else "")
+                )
+            )
+        for label, parts in (row.get("clocks") or {}).items():
+            medians = [p["sm_mhz_median"] for p in parts if p]
+            lows = [p["sm_mhz_min"] for p in parts if p]
+            if medians:
+                print(
+                    f"{'':22s} SM clock during {label}: median "
+                    + "/".join(f"{m:.0f}" for m in medians)
+                    + " MHz, min "
+                    + "/".join(f"{m:.0f}" for m in lows)
+                )
+    if args.only is not None:
+        if clocks is not None:
+            clocks.close()
+        return 0
     judged = [r for r in rows if r["kind"] in GEMM_AND_TRANSFORMER]
     device_bound = [r for r in judged if not r["host_bound"]]
     worst = max((abs(r["sustained_ratio"] - 1), r["workload"]) for r in device_bound) if device_bound else None
@@ -260,6 +548,8 @@ def main() -> int:
             f"{worst_g[0] * 100:.2f}% ({worst_g[1]}) on {session.info.name}"
         )
     _write(args, session, rows)
+    if clocks is not None:
+        clocks.close()
     return 0
 
 

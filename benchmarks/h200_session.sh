@@ -84,6 +84,9 @@ else
   echo "== against triton: do_bench (sustained) and do_bench_cudagraph with an L2 flush (graph mode)"; echo "$(left) s left"
   timeout -s INT "$(box 100 150)" python3 benchmarks/bench_vs_do_bench.py --rounds "${ROUNDS:-3}" -o "$OUT/do_bench.json" 2>&1 |
     quiet | tail -16
+  echo "== graph mode and sustained against triton, each harness in a fresh process"; echo "$(left) s left"
+  timeout -s INT "$(box 200 110)" python3 benchmarks/bench_graph_isolated.py -w transformer_decode -w gemm_batched_fp16 \
+    --rounds 2 -o "$OUT/graph-isolated.json" 2>&1 | quiet | tail -6
   echo "== GPU tests"; echo "$(left) s left"
   timeout "$(box 5 220)" python3 -m pytest -q -p no:cacheprovider -m gpu --durations=15 tests >"$WORK/gpu-tests.log" 2>&1
   echo "GPU tests: exit $?"; tail -12 "$WORK/gpu-tests.log"

@@ -77,7 +77,7 @@ def _default_capture_path(target: str) -> Path:
 @click.option(
     "--telemetry-seconds",
     type=FiniteFloat(0.05, 60),
-    default=0.5,
+    default=0.3,
     show_default=True,
     help="Length of each workload's sustained-regime telemetry window (the burst one: at most 0.3 s).",
 )

@@ -236,7 +236,7 @@ def times(core):
 
 def test_primary_timing_is_burst_device_time_and_every_timing_is_labelled(core, times, operators):
     plugin = Plugin(times, operators)
-    doc = run(core, plugin)
+    doc = run(core, plugin, telemetry_s=0.5)  # longer than the burst window's 0.3 s cap
     row = doc["measured"]["workloads"][SPEC]
     assert (row["regime"], row["mode"]) == ("burst", "graph")
     assert row["stats"]["p50"] == pytest.approx(times["burst_graph"])

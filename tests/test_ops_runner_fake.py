@@ -355,9 +355,9 @@ def test_diagnostic_from_fake_telemetry(h200_run):
     assert sorted(diag["windows"]) == ["gemm_large_square", "gemm_tiny"]  # conv failed before its window
     window = diag["windows"]["gemm_tiny"]
     # the source's record is kept whole; its NVML-layout summary fills the envelope
-    assert window["data"]["duration_s"] == 0.5 and window["clock_event_fractions"] == [
+    assert window["data"]["duration_s"] == 0.3 and window["clock_event_fractions"] == [
         ["SwPowerCap", 0.5]
-    ]  # 0.5: the default --telemetry-seconds
+    ]  # 0.3: the default --telemetry-seconds
     assert window["headline"] == "SM 1980.0 MHz median, 500.0 W median, clock-event reasons seen: SwPowerCap 50%"
     assert "gemm_tiny: SM 1980.0 MHz median, 500.0 W median, clock-event reasons seen: SwPowerCap 50%" in summary_text(
         from_document(doc)

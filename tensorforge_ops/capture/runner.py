@@ -63,7 +63,10 @@ class RunOptions:
     recalibrate: bool = False
     telemetry: bool = True
     # Finite and in range, or refused: a NaN telemetry window never ended (elapsed < NaN).
-    telemetry_s: float = attrs.field(default=0.5, validator=finite_in(0))
+    # 0.3 s: the sustained window follows >= 0.5 s of continuous, steady load (steady detection
+    # and the timed windows), so 6 samples at 50 ms show its clock and clock-event reasons; at
+    # 0.5 s the ten workloads spent 2 s more on it (docs/measurement.md, "Run time")
+    telemetry_s: float = attrs.field(default=0.3, validator=finite_in(0))
     budget_s: float = attrs.field(default=2.0, validator=finite_in(0, low_open=True))
     # Idle seconds after the calibration probes and before each workload's timing. Why: right
     # after ~2 s of probe matmuls an H200 timed a 4096^3 bf16 GEMM at 200 us for its whole
@@ -109,6 +112,7 @@ class Run:
         self.rapl_reason: str | None = None
         self.cool_until: float | None = None  # when the rest after fresh probes ends (_cool_down)
         self.background_fit: Any = None  # the estimate's fit beside the sustained probes, if started
+        self.load_ended: float | None = None  # when the last workload's last window ended (_rest)
 
     def say(self, message: str) -> None:
         self.progress(f"[{time.perf_counter() - self.t0:6.1f}s] {message}")
@@ -315,7 +319,11 @@ class Run:
         if not fit.matches(cal, device_target, point):
             fit.cancel()
             return None
+        waited = time.perf_counter()
         fitted, why = fit.result()
+        waited = time.perf_counter() - waited
+        if waited >= 0.1:  # host time the device idles through (it counts toward the cool-down)
+            self.say(f"  waited {waited:.1f} s for the background fit to finish")
         if why:
             self.say(f"  background fit failed ({why}): fitting here")
         return fitted
@@ -494,12 +502,17 @@ class Run:
                 math_mode=math_mode,
                 reason=f"no builder for workload kind {workload.kind!r} on backend {opts.backend!r}",
             )
+        seconds: dict[str, float] = {}  # wall seconds per step, for the run log
+        t0 = time.perf_counter()
         try:
             with session.prepared(builder, workload.params, math_mode) as prepared:
-                time.sleep(opts.rest_s)  # let the previous telemetry window's load fade
+                seconds["prepare"] = time.perf_counter() - t0
+                rest = time.perf_counter()
+                self._rest()
+                seconds["rest"] = time.perf_counter() - rest
                 if hasattr(session, "phases"):
                     fields, by_regime = measure_phases(
-                        session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s
+                        session, prepared, self._plan(), sources[0] if sources else None, opts.telemetry_s, seconds
                     )
                     if "burst" in by_regime:
                         burst_windows[workload.name] = by_regime.pop("burst")
@@ -516,12 +529,18 @@ class Run:
                     }
                     if sources:
                         windows[workload.name] = self._window(sources[0], session, prepared.fn)
+                t1 = time.perf_counter()
                 energy = self._energy_window(session, prepared, fields, workload)
+                seconds["energy"] = time.perf_counter() - t1
+                self.load_ended = time.perf_counter()
+            self._say_steps(seconds, time.perf_counter() - t0)
         except KeyboardInterrupt:
             raise
         except Unavailable as exc:
+            self.load_ended = time.perf_counter()
             return FailedMeasurement(math_mode=math_mode, reason=str(exc))
         except Exception as exc:  # OOM, unsupported dtype, a builder bug: recorded, suite goes on
+            self.load_ended = time.perf_counter()
             reason = one_line(exc)
             if "out of memory" in reason.lower():
                 reason = "CUDA out of memory: " + reason
@@ -546,6 +565,24 @@ class Run:
             throughput_flops_per_s=predicted.flops / p50 if p50 > 0 else None,
             throughput_bytes_per_s=predicted.compulsory_bytes / p50 if p50 > 0 else None,
         )
+
+    def _rest(self) -> None:
+        """Let the previous workload's continuous load (its sustained, telemetry and energy
+        windows) fade before the burst timings: rest_s of idle device since that load ended. The
+        host's work in between (freeing the previous workload, building this one and its one
+        untimed call) counts toward it, as toward the cool-down after the probes: the device is
+        idle or nearly so either way, and the host's 0.1-0.2 s per workload no longer add to it."""
+        left = self.opts.rest_s
+        if self.load_ended is not None:
+            left -= time.perf_counter() - self.load_ended
+        if left > 0:
+            time.sleep(left)
+
+    def _say_steps(self, seconds: dict[str, float], whole_s: float) -> None:
+        """Where one workload's wall time went (docs/measurement.md, "Run time")."""
+        if seconds:
+            steps = ", ".join(f"{step} {took:.2f}" for step, took in seconds.items())
+            self.say(f"  took {whole_s:.2f} s: {steps}")
 
     def _energy_window(self, session, prepared, fields, workload):
         """MEASURED energy: a window of its own after the timings and telemetry (docs/energy.md);

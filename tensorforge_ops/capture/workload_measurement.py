@@ -108,10 +108,12 @@ def _window(source, session, run_once, seconds: float, regime: str) -> Telemetry
 
 
 def measure_phases(
-    session, prepared, plan: PhasePlan, source, telemetry_s: float
+    session, prepared, plan: PhasePlan, source, telemetry_s: float, seconds: dict[str, float] | None = None
 ) -> tuple[dict[str, Any], dict[str, TelemetryWindow]]:
     """Run the phases of a prepared workload: the Measurement fields they give, and the
-    telemetry windows by regime (each right after its regime's timings, never inside them)."""
+    telemetry windows by regime (each right after its regime's timings, never inside them).
+    `seconds`, when given, receives the wall seconds of each step (for the run log)."""
+    seconds = {} if seconds is None else seconds
     windows: dict[str, TelemetryWindow] = {}
     timings: list[ModeTiming] = []
     notes: list[str] = []
@@ -122,14 +124,20 @@ def measure_phases(
         single = any(t.regime == "single" for t in burst.timings)
         if source is not None and not single:
             run_once = burst_run_once(prepared.fn, session.synchronize)
+            t0 = time.perf_counter()
             windows["burst"] = _window(source, session, run_once, min(0.3, telemetry_s), "burst")
+            seconds["burst telemetry"] = time.perf_counter() - t0
         sustained = phases.sustained() if plan.sustained and not single else None
         if sustained is not None:
             timings += sustained.timings
             notes += sustained.notes
         if source is not None:
             regime = "single" if single else "sustained"
+            t0 = time.perf_counter()
             windows[regime] = _window(source, session, prepared.fn, telemetry_s, regime)
+            seconds[f"{regime} telemetry"] = time.perf_counter() - t0
+        for step, took in (getattr(phases, "seconds", None) or {}).items():
+            seconds.setdefault(step, took)
         graph = getattr(phases, "graph", None)
         graph_record = GraphRecord(
             captured=graph is not None,

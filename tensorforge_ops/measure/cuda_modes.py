@@ -14,10 +14,11 @@ sustained phase leaves the device hot and power-capped, so burst timings must co
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from .cuda_sustained import ContinuousLoad, as_timed, reach_steady
+from .cuda_sustained import ContinuousLoad, as_timed, host_bound, reach_steady
 from .cuda_graph import GraphCalls
 from .cuda_timing import time_cuda
 from .phases import ModeTiming, PhasePlan, PhaseResult
@@ -89,6 +90,14 @@ class CudaPhases:
         self.graph_note: str | None = None
         self.graph_call_s: float | None = None  # device time of one graph call
         self.burst_eager_s: float | None = None
+        # wall seconds per step (capture, burst eager, burst graph, trace, steady, sustained
+        # windows): what the run log reports, so a run's time can be accounted for
+        self.seconds: dict[str, float] = {}
+
+    @property
+    def host_bound(self) -> bool:
+        """Whether the burst timings showed the host setting the eager call's time."""
+        return host_bound(self.burst_eager_s, self.graph_call_s if self.graph is not None else None)
 
     @property
     def replay(self) -> Callable[[], Any] | None:
@@ -100,6 +109,7 @@ class CudaPhases:
         from .cuda_graph import GraphCaptureError, capture, warm_up
 
         torch, dev = self.session.torch, self.session.device
+        t0 = time.perf_counter()
         try:
             warm_up(torch, self.fn, dev)
             graph = capture(torch, self.fn, self.flush, 1, dev)
@@ -112,6 +122,8 @@ class CudaPhases:
         except GraphCaptureError as exc:
             self.graph_note = f"CUDA graph capture failed: {exc}"
             return
+        finally:
+            self.seconds["capture"] = time.perf_counter() - t0
         self.graph = graph
 
     def close(self) -> None:
@@ -128,13 +140,17 @@ class CudaPhases:
             f"{policy.min_iters} samples have rel. IQR <= {policy.target_rel_iqr:.0%}, "
             f"at {policy.max_iters} samples or at the budget"
         )
+        t0 = time.perf_counter()
         eager = time_cuda(self.fn, policy, dev)
         self.burst_eager_s = eager.stats.p50
+        self.seconds["burst eager"] = time.perf_counter() - t0
         timings: list[ModeTiming] = [ModeTiming("burst", "eager", eager, method.format(what="fn()"))]
         notes: list[str] = [self.graph_note] if self.graph_note else []
         if self.graph is not None:
+            t0 = time.perf_counter()
             graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50
+            self.seconds["burst graph"] = time.perf_counter() - t0
             timings.append(
                 ModeTiming(
                     "burst",
@@ -148,16 +164,22 @@ class CudaPhases:
         if self.plan.trace:
             from .trace_window import trace_cuda
 
+            t0 = time.perf_counter()
             trace = trace_cuda(
                 self.fn, self.graph, self.flush, self.plan.trace_iterations, self.graph_note, pace=policy.max_duty
             )
+            self.seconds["trace"] = time.perf_counter() - t0
         return PhaseResult(tuple(timings), tuple(notes), None, trace)
 
     def sustained(self) -> PhaseResult:
         plan = self.plan
         load = ContinuousLoad(self.flush, plan.steady.window_s)
         guess = (self.burst_eager_s or 1e-4) + self.flush_s
-        state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady)
+        t0 = time.perf_counter()
+        state, pending, per_call = reach_steady(
+            load, self.fn, guess, plan.steady, host_bound=self.host_bound
+        )
+        t1 = time.perf_counter()
         eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
         calls = self.graph
         flush_replays: list[tuple] = []
@@ -183,12 +205,15 @@ class CudaPhases:
             if calls is not None
             else None
         )
+        self.seconds["steady"] = t1 - t0
+        self.seconds["sustained windows"] = time.perf_counter() - t1
         method = (
             "sustained regime: after continuous load until {steady}, one continuous window of "
             f"~{plan.sustained_window_s * 1e3:g} ms of {{what}} with one synchronisation at its end "
             "(as triton.testing.do_bench)"
         )
-        method = method.replace("{steady}", "steady" if state.reached else "the time limit (NOT steady)")
+        reached = "steady (host-bound load: " + state.rule.split(": ")[-1] + ")" if self.host_bound else "steady"
+        method = method.replace("{steady}", reached if state.reached else "the time limit (NOT steady)")
         timings = [
             ModeTiming("sustained", "eager", eager, method.format(what="flush L2 -> start event -> fn() -> end event"))
         ]

@@ -16,12 +16,20 @@ Two claims come out of it, never confused:
   to the floor.
 * the ESTIMATE (expected) uses the fitted coefficients and the estimate's time (eager: kernels
   launched one by one from Python), stretched to the time the power limit allows where the work
-  would draw more than the limit.
+  would draw more than the limit. Its dynamic energy is at least the device's BUSY power (above
+  P_s, measured by an L2-resident elementwise probe) over the estimate's kernel time: a device
+  running short kernels at full clock draws far more than their FLOPs and DRAM bytes account
+  for (on the H200 small convolutions drew 410-620 W where those terms gave ~200 W).
 
 The power limit: a device that would draw P_s + dynamic energy / t > P_limit is slowed until it
-does not, so t >= dynamic energy / (P_limit - P_s). With the floor's coefficients this is a sound
-lower bound on the time of the sustained regime (the power-limited bound); for a large GEMM it is
-the compute ceiling the limit allows, (P_limit - P_s) / e_m FLOP/s.
+does not, so t >= dynamic energy / (P_limit - P_s); for a large GEMM it is the compute ceiling the
+limit allows, (P_limit - P_s) / e_m FLOP/s. It is an upper bound on the rate only with the
+LOWEST P_s and e_m and the HIGHEST power drawn at the cap: the floor's lower ends (fit - 2
+standard errors, less 3%) and the enforced limit. Why not the rate square GEMMs sustained at the
+cap, hot (capped_rate_flop_s, recorded by the calibration): on the H200 those windows, after
+seconds of load, ran 4-9% slower than the workloads' own sustained timings (about a second of
+load each), so a bound built on them came out above four of five large GEMMs' measurements
+(docs/energy.md). They stay in the record as context.
 
 Pure arithmetic on the Core's prediction: no device, no torch.
 """
@@ -75,6 +83,13 @@ class EnergyCoefficients:
     power_limit_w: float | None  # the enforced limit the device reported (or a target's figure)
     power_limit_source: str = ""
     source: str = ""  # where the coefficients come from (device, fingerprint, when)
+    # per math mode, the math rate (FLOP/s) a square GEMM sustained at the power cap, hot, after
+    # seconds of load: context only (module docstring: why it bounds nothing); empty: not measured
+    capped_rate_flop_s: Mapping[str, float] = attrs.field(factory=dict)
+    capped_power_w: float | None = None  # the counter's mean power in those windows
+    # power above P_s of a device busy with kernels that move no DRAM bytes and do no tensor math
+    # (an L2-resident elementwise loop at full clock); None: not measured
+    busy_w: float | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -86,10 +101,13 @@ class EnergyTerms:
     dram_j: float
     time_s: float  # the time the static term used
     dram_bytes: float
+    # the estimate only: what the device's busy power over the kernels' time adds beyond the
+    # FLOP and DRAM terms (0 where those already exceed it, and always in the floor)
+    busy_j: float = 0.0
 
     @property
     def total_j(self) -> float:
-        return self.static_j + self.compute_j + self.dram_j
+        return self.static_j + self.compute_j + self.dram_j + self.busy_j
 
 
 @attrs.frozen(kw_only=True)
@@ -142,10 +160,15 @@ def power_limited_time(dynamic_j: float, static_w: float, limit_w: float | None)
 
 
 def workload_energy(
-    workload, coefficients: EnergyCoefficients, cache_bytes: float | None, estimate_s: float | None = None
+    workload,
+    coefficients: EnergyCoefficients,
+    cache_bytes: float | None,
+    estimate_s: float | None = None,
+    device_s: float | None = None,
 ) -> WorkloadEnergy:
     """The floor and the estimate of one execution of a predicted workload (a WorkloadPrediction
-    of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate)."""
+    of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate); `device_s`:
+    the estimate's time the device spends in kernels (the busy term, module docstring)."""
     c = coefficients
     modes = flops_by_mode(workload)
     dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
@@ -171,8 +194,13 @@ def workload_energy(
         time_s = float(estimate_s)
         if at_limit is not None and at_limit > time_s:
             time_s, power_limited = at_limit, True
+        busy = 0.0
+        if c.busy_w and device_s:
+            # kernels that run at full clock without much math or DRAM traffic (short convolutions,
+            # elementwise and normalisation kernels) still draw the busy power while they run
+            busy = max(0.0, c.busy_w * min(float(device_s), time_s) - compute - dram_j)
         estimate_terms = EnergyTerms(
-            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram
+            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram, busy_j=busy
         )
     operators = tuple(
         OperatorEnergy(

@@ -90,7 +90,7 @@ def _default_capture_path(target: str) -> Path:
 @click.option(
     "--energy-seconds",
     type=FiniteFloat(0.05, 60),
-    default=0.3,
+    default=0.4,
     show_default=True,
     help="Least length of each workload's energy window (it ends on the counter's next update).",
 )

@@ -68,6 +68,17 @@ def test_power_limit_stretches_the_estimate_and_bounds_the_time(predicted):
     assert e.floor_terms.time_s == pytest.approx(max(w.latency_s, e.power_limited_bound_s))
 
 
+def test_capped_rates_are_context_and_bound_nothing(predicted):
+    """The H200 session: rates measured at the cap after seconds of load were slower than the
+    workloads' sustained timings, so they must not move the power-limited bound or the ceilings."""
+    w = predicted.workload("gemm_large_square")
+    capped = attrs.evolve(COEFF, capped_rate_flop_s={"bf16": 1e13}, capped_power_w=690.0)
+    assert power_limited_ceilings(capped) == power_limited_ceilings(COEFF)
+    a = workload_energy(w, capped, L2, w.estimate.eager_s)
+    b = workload_energy(w, COEFF, L2, w.estimate.eager_s)
+    assert a.power_limited_bound_s == b.power_limited_bound_s and a.estimate_j == b.estimate_j
+
+
 def test_no_limit_or_no_estimate():
     assert power_limited_time(1.0, 100.0, None) is None
     assert power_limited_time(1.0, 100.0, 90.0) is None
@@ -130,3 +141,22 @@ def test_power_figures_validate():
         validate_power(PowerFigures(tdp_w=80.0, power_limit_min_w=90.0, power_limit_max_w=80.0), "t")
     assert PowerFigures(tdp_w=80.0).limit_w == 80.0
     assert PowerFigures(tdp_w=80.0, power_limit_w=60.0).limit_w == 60.0
+
+
+def test_busy_power_over_the_kernel_time_is_the_least_dynamic_energy_of_the_estimate(predicted):
+    """A short kernel's FLOP and DRAM terms are small; the device still draws its busy power while
+    it runs, so the estimate's dynamic energy is at least busy_w x kernel time. A large GEMM's
+    math already exceeds it (no busy term); the floor never has one."""
+    busy = attrs.evolve(COEFF, busy_w=400.0)
+    conv = predicted.workload("conv_resnet50_3x3")
+    plain = workload_energy(conv, COEFF, L2, conv.estimate.eager_s, conv.estimate.device_s)
+    e = workload_energy(conv, busy, L2, conv.estimate.eager_s, conv.estimate.device_s)
+    t = e.estimate_terms
+    assert t.busy_j == pytest.approx(400.0 * conv.estimate.device_s - t.compute_j - t.dram_j)
+    assert t.busy_j > 0 and e.estimate_j == pytest.approx(plain.estimate_j + t.busy_j)
+    assert e.floor_j == plain.floor_j and e.floor_terms.busy_j == 0
+    gemm = predicted.workload("gemm_large_square")
+    g = workload_energy(gemm, busy, L2, gemm.estimate.eager_s, gemm.estimate.device_s)
+    assert g.estimate_terms.busy_j == 0  # 5e-13 J/FLOP at the GEMM's rate is far above 400 W
+    # no kernel time, no busy term
+    assert workload_energy(conv, busy, L2, conv.estimate.eager_s).estimate_terms.busy_j == 0

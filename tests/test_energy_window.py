@@ -118,3 +118,51 @@ def test_calls_per_chunk():
     assert calls_per_chunk(0.01) == 1
     assert calls_per_chunk(0.0005) == 4
     assert calls_per_chunk(1e-9) == 10_000
+
+
+def _polls(d, until_s, every_s=0.002):
+    """The counter as a thread polling every `every_s` of simulated time would have seen it."""
+    out, t = [], 0.0
+    while t <= until_s:
+        updated_at = t - (t % d.interval)
+        out.append((t, round(updated_at * d.power, 3)))
+        t += every_s
+    return out
+
+
+def test_edges_polled_on_a_thread_fix_a_window_whose_steps_are_long():
+    """Host-bound steps of 65 ms see each update up to 65 ms late, so the window between the seen
+    edges is off by up to a step at each end (the H200's gemm_tiny: counter and integral 13%
+    apart); the polled edges put it back on the counter's updates, executions interpolated."""
+    from tensorforge_ops.energy.window import refine_edges
+
+    d = Device(power_w=400.0, per_exec_s=0.0005, interval_s=0.1, calls=130)  # 65 ms a step
+    d.t = 0.031
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock)
+    assert w.ok
+    seen_power = w.joules / w.seconds  # edges seen late by different amounts at the two ends
+    r = refine_edges(w, _polls(d, d.t + 0.01))
+    assert r.edges_from.startswith("counter polled")
+    assert r.edge_resolution_s == pytest.approx(0.001, abs=1e-6)
+    assert r.joules == w.joules
+    assert r.joules / r.seconds == pytest.approx(400.0, rel=0.01)  # the true power, to the poll
+    assert r.joules / r.executions_exact == pytest.approx(400.0 * 0.0005, rel=0.01)
+    assert abs(seen_power / 400.0 - 1) > 0.05  # what the step loop alone gave: 10% off
+    assert abs(w.joules / w.executions / 0.2 - 1) > 0.05
+    assert all(s == pytest.approx(0.2, rel=0.03) for s in r.per_execution_samples())
+
+
+def test_without_polls_that_show_both_edges_the_window_stands():
+    from tensorforge_ops.energy.window import refine_edges
+
+    d = Device(interval_s=0.05)
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.2, clock=d.clock)
+    assert refine_edges(w, []) == w
+    assert refine_edges(w, _polls(d, w.start_s + 0.01)) == w  # the end edge never polled
+
+
+def test_the_start_edge_waits_for_the_settling_load():
+    d = Device(interval_s=0.02)
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.1, clock=d.clock, settle_s=0.1)
+    assert w.ok and w.start_s >= 0.1
+    assert w.joules / w.executions == pytest.approx(0.5, rel=0.03)

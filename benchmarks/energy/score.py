@@ -1,10 +1,13 @@
 """Score captures against issue 15's targets (docs/energy.md), reading only what they hold:
 
 floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
-estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads)
+estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads); the
+                      count without the estimate's busy term (estimate_terms.busy_j) beside it
 counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
-power-limited bound   sustained p50 / power-limited sustained bound for workloads at the cap
-                      (SwPowerCap in the sustained telemetry window): >= 1 and <= 1.05
+power-limited bound   sustained p50 / power-limited sustained bound for LARGE GEMMs at the cap
+                      (a gemm_* workload with >= 1e10 FLOP per execution and SwPowerCap in its
+                      sustained telemetry window): >= 1 and <= 1.05 (issue 15's scope); other
+                      capped workloads (convolutions, prefill) are listed as context, unscored
 
   python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
 """
@@ -12,23 +15,51 @@ power-limited bound   sustained p50 / power-limited sustained bound for workload
 import json
 import sys
 
+LARGE_GEMM_FLOPS = 1e10
+
+
+def rebuilt(pred, m):
+    """tensorforge_ops/capture/compare_energy.py's row from PREDICTED and MEASURED alone."""
+    e = m.get("energy") or {}
+    measured = e.get("joules_per_execution") if e.get("available") else None
+    pred = pred or {}
+    floor, estimate, bound = pred.get("floor_j"), pred.get("estimate_j"), pred.get("sustained_bound_s")
+    p50s = [t["stats"]["p50"] for t in m.get("modes") or [] if t.get("regime") == "sustained"]
+    p50 = min(p50s) if p50s else None
+    return {
+        "floor_j": floor,
+        "estimate_j": estimate,
+        "floor_verdict": "FLOOR VIOLATION" if measured is not None and floor is not None and measured < floor else "",
+        "estimate_error": (estimate - measured) / measured if measured and estimate is not None else None,
+        "sustained_over_bound": p50 / bound if p50 is not None and bound else None,
+    }
+
 
 def rows(path):
     doc = json.load(open(path))
     windows = (doc.get("diagnostic") or {}).get("windows") or {}
+    predicted = {w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []}
     for name, m in doc["measured"]["workloads"].items():
         e = m.get("energy") or {}
-        c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
+        if doc.get("comparison"):
+            c = (doc["comparison"]["workloads"].get(name) or {}).get("energy") or {}
+        else:  # an incomplete capture (a run cut short) has no comparison: the same arithmetic here
+            c = rebuilt(((doc.get("predicted") or {}).get("energy") or {}).get("workloads", {}).get(name), m)
         capped = dict((windows.get(name) or {}).get("clock_event_fractions") or []).get("SwPowerCap", 0) > 0.5
-        yield name, e, c, capped
+        flops = sum(op.get("flops") or 0 for op in (predicted.get(name) or {}).get("operators") or [])
+        terms = ((((doc.get("predicted") or {}).get("energy") or {}).get("workloads") or {}).get(name) or {}).get(
+            "estimate_terms"
+        ) or {}
+        c = dict(c, busy_j=terms.get("busy_j") or 0.0)
+        yield name, e, c, capped, name.startswith("gemm_") and flops >= LARGE_GEMM_FLOPS
 
 
 def main(paths):
-    n = floor_bad = est_ok = int_ok = int_n = 0
+    n = floor_bad = est_ok = int_ok = int_n = plain_ok = 0
     capped_rows = []
     print(f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}")
     for path in paths:
-        for name, e, c, capped in rows(path):
+        for name, e, c, capped, large in rows(path):
             if not e.get("available"):
                 print(f"{name:34s} no energy measurement: {e.get('reason')}")
                 continue
@@ -36,23 +67,33 @@ def main(paths):
             floor_bad += c.get("floor_verdict") == "FLOOR VIOLATION"
             err = c.get("estimate_error")
             est_ok += err is not None and abs(err) <= 0.10
+            if c.get("estimate_j") is not None:  # the same estimate without its busy term
+                plain_ok += abs((c["estimate_j"] - c["busy_j"]) / e["joules_per_execution"] - 1) <= 0.10
             agree = (e.get("integration") or {}).get("counter_agreement")
             if agree is not None:
                 int_n += 1
                 int_ok += abs(agree) <= 0.02
             if capped and c.get("sustained_over_bound") is not None:
-                capped_rows.append((name, c["sustained_over_bound"]))
+                capped_rows.append((name, c["sustained_over_bound"], large))
             print(
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
                 f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
             )
     print(f"\nworkloads with an energy window: {n}")
     print(f"floor violations: {floor_bad}")
-    print(f"estimate within 10% of the counter: {est_ok} of {n}")
+    print(f"estimate within 10% of the counter: {est_ok} of {n} (without its busy term: {plain_ok})")
     print(f"counter and power integral within 2%: {int_ok} of {int_n}")
-    ok = [r for r in capped_rows if 1.0 <= r[1] <= 1.05]
-    print(f"power-capped workloads, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(capped_rows)}")
-    for name, ratio in capped_rows:
+    large = [r for r in capped_rows if r[2]]
+    ok = [r for r in large if 1.0 <= r[1] <= 1.05]
+    above = [r for r in large if r[1] < 1.0]
+    print(
+        f"large GEMMs at the power cap, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(large)}"
+        f" ({len(above)} with the bound above the measurement)"
+    )
+    for name, ratio, _ in large:
+        print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
+    print("other capped workloads (context, not in the target):")
+    for name, ratio, _ in (r for r in capped_rows if not r[2]):
         print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
 
 

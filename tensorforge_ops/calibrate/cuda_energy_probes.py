@@ -9,6 +9,12 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
+  L2-resident      an elementwise multiply over a quarter of L2, back to back: the SMs and L2
+                   busy at full clock, no DRAM, no tensor math (kept apart from the fit: what
+                   "busy" costs beyond the static power, the estimate's busy term)
+  capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
+                   cap and hot: the math rate there per mode (kept apart from the fit; context:
+                   on the H200 slower than the workloads' sustained timings, tensorforge/energy.py)
 Inputs are random (zeros draw less power). The probe runs last (a sustained probe: it leaves
 the device hot).
 """
@@ -27,6 +33,12 @@ from ..energy.nvml_power import NvmlPower
 
 WARMUP_S = 0.15
 WINDOW_S = 0.25
+# the cap's limiter and the chip's temperature settle over about a second of continuous load (the
+# H200's sustained telemetry: SwPowerCap, 1470-1515 MHz); the first capped window follows the
+# square GEMM windows, so the device is already loaded
+CAPPED_WARMUP_S = 0.8
+CAPPED = ("bf16", "fp16", "tf32")
+CAPPED_N = 8192
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
@@ -35,7 +47,9 @@ METHOD = (
     "than L2; a skinny bf16 GEMM; square GEMMs per math mode), each after {warm:g} s of the same load, "
     "executions kept queued on the device, measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
-    "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power"
+    "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
+    "from the fit: an L2-resident multiply (busy, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
+    "of continuous load, at the power cap (their rates: context)"
 )
 
 
@@ -49,15 +63,17 @@ def _per_call(fn, sync, calls: int = 3) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float, event=None):
-    """One probe window: WARMUP_S of the same load, then the counter edge to edge; executions
+def _window(
+    name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float, event=None, warm_s=WARMUP_S
+):
+    """One probe window: warm_s of the same load, then the counter edge to edge; executions
     kept queued on the device (QueuedSteps) where `event` is given, as the workloads' windows."""
     from ..energy.measure import QueuedSteps, chunk_runner
 
     per_call = _per_call(fn, sync)
     step = QueuedSteps(fn, event, per_call) if event is not None else chunk_runner(fn, sync, per_call)
     try:
-        end = time.perf_counter() + WARMUP_S
+        end = time.perf_counter() + warm_s
         while time.perf_counter() < end:
             step()
         window = take_window(step, power, min_s=WINDOW_S, rapl=None)
@@ -67,7 +83,7 @@ def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], 
     c = window.counter
     if not c.ok or c.joules is None or not c.seconds:
         raise RuntimeError(f"energy window {name!r}: {c.reason}")
-    n = c.executions
+    n = c.executions_exact or c.executions
     point = EnergyPoint(
         name=name,
         seconds=c.seconds,
@@ -77,6 +93,12 @@ def _window(name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], 
         counter_agreement=window.integration.counter_agreement if window.integration else None,
     )
     return point, c
+
+
+def _l2_bytes(dev) -> int:
+    import torch
+
+    return int(getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or 50 * 2**20)
 
 
 def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) -> EnergyCalibration:
@@ -143,6 +165,28 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                     )
                     points.append(point)
                     counters.append(c)
+            apart: list[EnergyPoint] = []  # measured, kept out of the fit
+            l2 = torch.empty(max(1, _l2_bytes(dev) // 4 // 4), dtype=torch.float32, device=dev).uniform_(0.5, 1.5)
+            point, c = _window("L2-resident multiply", lambda: l2.mul_(1.0), sync, power, {}, 0.0, event)
+            apart.append(point)
+            capped: dict[str, float] = {}
+            for mode in CAPPED:
+                with math_mode(mode) as dtype:
+                    a = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    b = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    out = torch.empty(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    point, c = _window(
+                        f"capped matmul {mode} {CAPPED_N}",
+                        lambda: torch.matmul(a, b, out=out),
+                        sync,
+                        power,
+                        {mode: 2.0 * CAPPED_N**3},
+                        float(3 * a.element_size() * CAPPED_N * CAPPED_N),
+                        event,
+                        warm_s=CAPPED_WARMUP_S,
+                    )
+                    apart.append(point)
+                    capped[mode] = point.flops[mode] / point.seconds
         limit = power.enforced_limit_w()
     finally:
         power.close()
@@ -153,15 +197,25 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
         record, errors, residuals = fit(
             points, idle_w, limit, "nvmlDeviceGetEnforcedPowerLimit" if limit else "not reported", source
         )
+        capped_windows = [p for p in apart if p.name.startswith("capped")]
+        busy = next((p for p in apart if p.name.startswith("L2-resident")), None)
+        record = attrs.evolve(
+            record,
+            capped_rate_flop_s=capped or None,
+            capped_power_w=sum(p.joules for p in capped_windows) / sum(p.seconds for p in capped_windows)
+            if capped_windows
+            else None,
+            busy_w=max(0.0, busy.joules / busy.seconds - record.static_w) if busy is not None else None,
+        )
         fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]
         error = None
     except FitError as exc:
         record, errors, fitted, error = None, {}, points, str(exc)
     return EnergyCalibration(
-        method=METHOD.format(warm=WARMUP_S, win=WINDOW_S),
+        method=METHOD.format(warm=WARMUP_S, win=WINDOW_S, capped=CAPPED_WARMUP_S),
         coefficients=record,
         error=error,
-        points=(idle, *fitted),
+        points=(idle, *fitted, *apart),
         standard_errors=errors,
         counter=counter_record(longest),
     )

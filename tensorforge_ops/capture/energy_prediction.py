@@ -18,7 +18,8 @@ from .sections.energy import EnergyPrediction, WorkloadEnergyRecord
 
 TIME_BASIS = (
     "floor: the calibrated lower bound's time, or the power-limited time where longer; estimate: the "
-    "estimate's eager time (kernels launched from Python), or the power-limited time where longer"
+    "estimate's eager time (kernels launched from Python), or the power-limited time where longer; its "
+    "busy term: the estimate's device (kernel) time"
 )
 
 
@@ -29,6 +30,7 @@ def _terms(terms) -> dict[str, float]:
         "dram_j": terms.dram_j,
         "time_s": terms.time_s,
         "dram_bytes": terms.dram_bytes,
+        **({"busy_j": terms.busy_j} if terms.busy_j else {}),
     }
 
 
@@ -49,7 +51,8 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
     rows: dict[str, WorkloadEnergyRecord] = {}
     for w in calibrated_pred.workloads:
         estimate_s = w.estimate.eager_s if w.estimate is not None else None
-        e = workload_energy(w, coefficients, cache_bytes, estimate_s)
+        device_s = getattr(w.estimate, "device_s", None) if w.estimate is not None else None
+        e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s)
         sustained = sustained_pred.workload(w.name).latency_s if sustained_pred is not None else None
         bounds = [b for b in (sustained, e.power_limited_bound_s) if b is not None]
         rows[w.name] = WorkloadEnergyRecord(

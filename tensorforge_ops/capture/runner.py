@@ -82,7 +82,7 @@ class RunOptions:
     # The energy window per workload (docs/energy.md): the device's energy counter, edge to edge,
     # around >= energy_s of back-to-back executions, after the latency timings.
     energy: bool = True
-    energy_s: float = attrs.field(default=0.3, validator=finite_in(0, low_open=True))
+    energy_s: float = attrs.field(default=0.4, validator=finite_in(0, low_open=True))
     command: tuple[str, ...] = ()
 
 

@@ -111,6 +111,9 @@ def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | N
         power_limit_w=limit,
         power_limit_source=limit_source,
         source=record.source,
+        capped_rate_flop_s=dict(record.capped_rate_flop_s or {}),
+        capped_power_w=record.capped_power_w,
+        busy_w=record.busy_w,
     )
 
 

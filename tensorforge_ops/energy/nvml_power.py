@@ -115,11 +115,15 @@ def _shutdown(nvml: Any) -> None:
 class PowerSamples:
     instant: tuple[tuple[float, float], ...]  # (clock s, W)
     averaged: tuple[tuple[float, float], ...]
+    counter: tuple[tuple[float, float], ...] = ()  # (clock s, J): the energy counter, polled
 
 
 class PowerSampler:
     """Samples instantaneous (and, every tenth sample, averaged) power on a thread of its own,
-    timed with the same clock as the energy window, for the integration cross-check."""
+    timed with the same clock as the energy window, for the integration cross-check; and, given
+    `counter`, polls the energy counter in the same loop, so the window's edges (the counter's
+    updates) are timed to within a poll, not to within one of the step loop's steps
+    (window.refine_edges)."""
 
     def __init__(
         self,
@@ -127,16 +131,24 @@ class PowerSampler:
         averaged: Callable[[], float | None] | None = None,
         period_s: float = 0.002,
         clock: Callable[[], float] = time.perf_counter,
+        counter: Callable[[], float | None] | None = None,
     ):
         self.instant, self.averaged, self.period_s, self.clock = instant, averaged, period_s, clock
+        self.counter = counter
         self._instant: list[tuple[float, float]] = []
         self._averaged: list[tuple[float, float]] = []
+        self._counter: list[tuple[float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="power-sampler", daemon=True)
 
     def _run(self) -> None:
         i = 0
         while True:
+            if self.counter is not None:
+                t = self.clock()
+                j = self.counter()
+                if j is not None:
+                    self._counter.append(((t + self.clock()) / 2, j))
             t = self.clock()
             w = self.instant()
             if w is not None:
@@ -164,4 +176,4 @@ class PowerSampler:
         self._one()  # one after the window's end edge, so the integral covers it
 
     def samples(self) -> PowerSamples:
-        return PowerSamples(instant=tuple(self._instant), averaged=tuple(self._averaged))
+        return PowerSamples(instant=tuple(self._instant), averaged=tuple(self._averaged), counter=tuple(self._counter))

@@ -40,7 +40,7 @@ import attrs
 class CounterTick:
     t_s: float  # clock time at which the new value was first seen
     joules: float
-    executions: int = 0  # executions completed since the start edge when it was seen
+    executions: float = 0  # executions completed since the start edge when it was seen (interpolated when refined)
 
 
 @attrs.frozen
@@ -55,6 +55,14 @@ class CounterWindow:
     end_s: float | None
     ticks: tuple[CounterTick, ...]
     chunks: int
+    # (clock s, executions completed since the start edge) after every step inside the window:
+    # executions at a refined edge time are interpolated on it
+    progress: tuple[tuple[float, int], ...] = ()
+    # executions between the edges, interpolated at refined edge times (fractional); None: the
+    # integer count seen between steps stands
+    executions_exact: float | None = None
+    edge_resolution_s: float | None = None  # how precisely each edge's time is known
+    edges_from: str = "counter reads between steps"
 
     @property
     def seconds(self) -> float | None:
@@ -101,9 +109,12 @@ def counter_window(
     max_s: float = 2.0,
     clock: Callable[[], float] = time.perf_counter,
     on_edge: Callable[[str], None] | None = None,
+    settle_s: float = 0.0,
 ) -> CounterWindow:
     """Run `step` (tops up the work, returns the executions completed so far) under the counter
-    read by `read_joules`, edge to edge (module docstring)."""
+    read by `read_joules`, edge to edge (module docstring). `settle_s`: the start edge is the
+    first update after at least this much load, so the interval the counter's start value
+    closes was loaded (the device ramped up) and not partly idle."""
 
     def failed(reason: str, ticks=(), chunks=0) -> CounterWindow:
         return CounterWindow(
@@ -122,25 +133,30 @@ def counter_window(
         return failed("the energy counter could not be read")
     began = clock()
     last, chunks = first, 0
+    before: tuple[float, int] | None = None  # the step before the start edge's, for refine_edges
     while True:  # find the start edge, the workload already running
         done = step()
+        stepped = clock()
         chunks += 1
         value = read_joules()
         now = clock()
         if value is None:
             return failed("the energy counter stopped answering", chunks=chunks)
-        if value != last:
+        if value < last:
+            return failed("the energy counter went backwards (wrapped or reset)", chunks=chunks)
+        if value != last and now - began >= settle_s:
             break
-        if now - began > max_s:
+        last, before = value, (stepped, done)
+        if now - began > max_s + settle_s:
             return failed(f"the energy counter did not change in {max_s:g} s of load", chunks=chunks)
-    if value < last:
-        return failed("the energy counter went backwards (wrapped or reset)", chunks=chunks)
     ticks = [CounterTick(t_s=now, joules=value)]
     start, last, first_done, executions = now, value, done, 0
+    progress = ([(before[0], before[1] - done)] if before else []) + [(stepped, 0)]
     if on_edge is not None:
         on_edge("start")
     while True:
         executions = step() - first_done
+        progress.append((clock(), executions))
         chunks += 1
         value = read_joules()
         now = clock()
@@ -166,6 +182,70 @@ def counter_window(
         end_s=now,
         ticks=tuple(ticks),
         chunks=chunks,
+        progress=tuple(progress),
+    )
+
+
+def _change_time(polls: Sequence[tuple[float, float]], value: float, near_s: float, slack_s: float) -> tuple[float, float] | None:
+    """When the counter changed to `value`, as polled on the sampler thread: the midpoint
+    between the last poll that still read less and the first that read `value` (and that
+    interval's half-width). The step loop saw the new value at near_s, one step at most after the
+    update: a change polled outside [near_s - slack_s, near_s] is not that update."""
+    for (t0, v0), (t1, v1) in zip(polls, polls[1:]):
+        if v0 < value == v1 and near_s - slack_s <= (t0 + t1) / 2 <= near_s + 1e-3:
+            return (t0 + t1) / 2, (t1 - t0) / 2
+    return None
+
+
+def _done_at(progress: Sequence[tuple[float, int]], t: float) -> float:
+    """Executions completed at time t, interpolated linearly on the step loop's log (the rate is
+    steady inside a loaded window); clamped to the log's ends."""
+    pts = sorted(progress)
+    if t <= pts[0][0]:
+        return float(pts[0][1])
+    for (t0, d0), (t1, d1) in zip(pts, pts[1:]):
+        if t0 <= t <= t1:
+            return d0 + (d1 - d0) * ((t - t0) / (t1 - t0) if t1 > t0 else 1.0)
+    return float(pts[-1][1])
+
+
+def refine_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None) -> CounterWindow:
+    """The window with its edges timed by a thread that polled the counter every few ms
+    (`polls`: (clock s, joules)) instead of between steps: a step that launches tens of ms of
+    host-bound work sees an update up to that late, and an edge seen late at one end and early
+    at the other stretches or shrinks the window (and the executions counted in it) by up to a
+    step. Executions at the refined times come from the step loop's log, interpolated. Where
+    the polls do not show both changes, the window stands as the steps saw it."""
+    if not window.ok or len(window.ticks) < 2 or not window.progress:
+        return window
+    first, last = window.ticks[0], window.ticks[-1]
+    if slack_s is None:  # the longest step the loop took, and a little: an update falls inside it
+        times = [t for t, _ in window.progress]
+        slack_s = max((b - a for a, b in zip(times, times[1:])), default=0.0) + 0.005
+    start = _change_time(polls, first.joules, first.t_s, slack_s)
+    end = _change_time(polls, last.joules, last.t_s, slack_s)
+    if start is None or end is None or not end[0] > start[0]:
+        return window
+    # the log counts from the step that saw the start edge; before it, the start edge's own
+    # step: interpolate on the log extended by the executions the first tick's step saw (0)
+    done = _done_at(window.progress, end[0]) - _done_at(window.progress, start[0])
+    at_start = _done_at(window.progress, start[0])
+
+    def refined(tick: CounterTick) -> CounterTick:
+        seen = _change_time(polls, tick.joules, tick.t_s, slack_s)
+        if seen is None:
+            return tick
+        return attrs.evolve(tick, t_s=seen[0], executions=_done_at(window.progress, seen[0]) - at_start)
+
+    ticks = tuple(refined(t) for t in window.ticks)
+    return attrs.evolve(
+        window,
+        start_s=start[0],
+        end_s=end[0],
+        ticks=ticks,
+        executions_exact=done if done > 0 else None,
+        edge_resolution_s=max(start[1], end[1]),
+        edges_from="counter polled every few ms on the power sampler's thread",
     )
 
 

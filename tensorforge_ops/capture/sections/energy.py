@@ -27,6 +27,13 @@ class CounterRecord:
         "median time between its updates, as seen between chunks (to within one chunk)", "s"
     )
     updates: int = field("updates seen inside the window", "count")
+    edges_from: str | None = optional(
+        "how the edges were timed: 'counter polled every few ms on the power sampler's thread' or "
+        "'counter reads between steps' (to within one step)"
+    )
+    edge_resolution_s: float | None = optional(
+        "half the time between the two polls that bracket an update, the larger of the two edges'", "s"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +71,13 @@ class EnergyMeasurement:
     reason: str | None = field("why there is no measurement; null when available")
     regime: str = field("'sustained': executions back to back, the device loaded throughout")
     method: str = field("exactly how the window was taken")
-    executions: int | None = field("executions completed between the counter's two edges", "count")
+    executions: int | None = field("executions completed between the counter's two edges (rounded)", "count")
+    executions_exact: float | None = optional(
+        "executions between the edges interpolated on the step loop's log at the polled edge times "
+        "(what joules_per_execution divides by)",
+        "count",
+    )
+    settle_s: float | None = optional("load run before the start edge could fall", "s")
     window_s: float | None = field("time between the edges", "s")
     joules: float | None = field("counter at the end edge - counter at the start edge", "J")
     joules_per_execution: float | None = field("joules / executions", "J")
@@ -108,6 +121,17 @@ class EnergyCoefficientsRecord:
     power_limit_w: float | None = field("the enforced power limit (NVML), or the target's declared one", "W")
     power_limit_source: str = field("where the power limit comes from")
     source: str = field("device, fingerprint and time of the calibration")
+    capped_rate_flop_s: Mapping[str, float] | None = optional(
+        "per math mode, the FLOP/s a square GEMM sustained at the power cap, hot, after seconds of load "
+        "(context: slower than the workloads' sustained timings on the H200, so it bounds nothing; docs/energy.md)",
+        "FLOP/s",
+    )
+    capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")
+    busy_w: float | None = optional(
+        "power above static_w of the L2-resident elementwise window (SMs and L2 busy, no DRAM, no tensor math): "
+        "the estimate's busy term",
+        "W",
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -128,7 +152,8 @@ class WorkloadEnergyRecord:
 
     floor_j: float = field("energy FLOOR: no measurement may come in below it (sound by construction)", "J")
     floor_terms: Mapping[str, float] = field(
-        "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B)",
+        "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B); the estimate's also busy_j (J) "
+        "where the busy power over the kernel time exceeds compute_j + dram_j",
     )
     estimate_j: float | None = field("energy ESTIMATE (expected); null without the estimate's time", "J")
     estimate_terms: Mapping[str, float] | None = field("its terms, as floor_terms")

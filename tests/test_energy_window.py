@@ -152,6 +152,24 @@ def test_edges_polled_on_a_thread_fix_a_window_whose_steps_are_long():
     assert all(s == pytest.approx(0.2, rel=0.03) for s in r.per_execution_samples())
 
 
+def test_polls_slower_than_the_steps_still_time_the_edges():
+    """A queued large GEMM: 2 ms steps, but a poll pass of 8 ms (the H200's host in the closing
+    session). The first poll that reads an update may come after the step that saw it; the edge
+    is then known to lie between the last old poll and that step (the GPU test's large GEMM fell
+    back to the steps' edges before)."""
+    from tensorforge_ops.energy.window import refine_edges
+
+    d = Device(power_w=690.0, per_exec_s=0.001, interval_s=0.1, calls=2)  # 2 ms a step
+    d.t = 0.013
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock)
+    assert w.ok
+    r = refine_edges(w, _polls(d, d.t + 0.01, every_s=0.008))
+    assert r.edges_from.startswith("counter polled")
+    assert r.edge_resolution_s < 0.004  # inside the step that saw it, less than half a poll pass
+    assert r.joules / r.seconds == pytest.approx(690.0, rel=0.01)
+    assert r.joules / r.executions_exact == pytest.approx(0.69, rel=0.01)
+
+
 def test_without_polls_that_show_both_edges_the_window_stands():
     from tensorforge_ops.energy.window import refine_edges
 

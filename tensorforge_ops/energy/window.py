@@ -187,13 +187,19 @@ def counter_window(
 
 
 def _change_time(polls: Sequence[tuple[float, float]], value: float, near_s: float, slack_s: float) -> tuple[float, float] | None:
-    """When the counter changed to `value`, as polled on the sampler thread: the midpoint
-    between the last poll that still read less and the first that read `value` (and that
-    interval's half-width). The step loop saw the new value at near_s, one step at most after the
-    update: a change polled outside [near_s - slack_s, near_s] is not that update."""
+    """When the counter changed to `value`, as polled on the sampler thread: the midpoint of the
+    interval it is known to lie in (and that interval's half-width). The change lies between the
+    last poll that still read less (t0) and the first that read `value` (t1); the step loop saw the
+    new value at near_s, one step at most after the update, so it also lies in
+    [near_s - slack_s, near_s]. A poll pass can be longer than a step (5-9 ms on the H200's host
+    against ~2 ms steps of a queued large GEMM): t1 may come after near_s, and then near_s, not
+    t1, closes the interval (requiring t1 <= near_s + 1 ms lost such edges)."""
     for (t0, v0), (t1, v1) in zip(polls, polls[1:]):
-        if v0 < value == v1 and near_s - slack_s <= (t0 + t1) / 2 <= near_s + 1e-3:
-            return (t0 + t1) / 2, (t1 - t0) / 2
+        if not (v0 < value == v1):
+            continue
+        lo, hi = max(t0, near_s - slack_s), min(t1, near_s + 1e-3)
+        if lo <= hi:
+            return (lo + hi) / 2, (hi - lo) / 2
     return None
 
 

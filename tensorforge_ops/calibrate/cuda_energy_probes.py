@@ -64,7 +64,14 @@ def _per_call(fn, sync, calls: int = 3) -> float:
 
 
 def _window(
-    name, fn, sync, power: NvmlPower, flops_per_call: dict[str, float], bytes_per_call: float, event=None, warm_s=WARMUP_S
+    name,
+    fn,
+    sync,
+    power: NvmlPower,
+    flops_per_call: dict[str, float],
+    bytes_per_call: float,
+    event=None,
+    warm_s=WARMUP_S,
 ):
     """One probe window: warm_s of the same load, then the counter edge to edge; executions
     kept queued on the device (QueuedSteps) where `event` is given, as the workloads' windows."""

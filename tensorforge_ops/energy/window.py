@@ -186,7 +186,9 @@ def counter_window(
     )
 
 
-def _change_time(polls: Sequence[tuple[float, float]], value: float, near_s: float, slack_s: float) -> tuple[float, float] | None:
+def _change_time(
+    polls: Sequence[tuple[float, float]], value: float, near_s: float, slack_s: float
+) -> tuple[float, float] | None:
     """When the counter changed to `value`, as polled on the sampler thread: the midpoint of the
     interval it is known to lie in (and that interval's half-width). The change lies between the
     last poll that still read less (t0) and the first that read `value` (t1); the step loop saw the
@@ -215,7 +217,9 @@ def _done_at(progress: Sequence[tuple[float, int]], t: float) -> float:
     return float(pts[-1][1])
 
 
-def refine_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None) -> CounterWindow:
+def refine_edges(
+    window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None
+) -> CounterWindow:
     """The window with its edges timed by a thread that polled the counter every few ms
     (`polls`: (clock s, joules)) instead of between steps: a step that launches tens of ms of
     host-bound work sees an update up to that late, and an edge seen late at one end and early

@@ -178,9 +178,7 @@ class CudaPhases:
         load = ContinuousLoad(self.flush, plan.steady.window_s)
         guess = (self.burst_eager_s or 1e-4) + self.flush_s
         t0 = time.perf_counter()
-        state, pending, per_call = reach_steady(
-            load, self.fn, guess, plan.steady, host_bound=self.host_bound
-        )
+        state, pending, per_call = reach_steady(load, self.fn, guess, plan.steady, host_bound=self.host_bound)
         t1 = time.perf_counter()
         eager_pairs = load.queue(self.fn, load.calls_for(per_call, plan.sustained_window_s))
         calls = self.graph

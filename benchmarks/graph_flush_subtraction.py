@@ -18,7 +18,7 @@ from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
 from tensorforge_ops.host import OpsHost
 from tensorforge_ops.measure.cuda_graph import capture
-from tensorforge_ops.measure.cuda_modes import flush_step
+from tensorforge_ops.measure.cuda_timing import flush_step
 
 
 def sample(graph, pairs: int) -> float:
@@ -40,12 +40,7 @@ def main() -> int:
     builder = ops.builder(workload.kind, "torch-cuda")
     mode = getattr(workload.params, "math_mode", "fp32")
     write = flush_step(torch, session.flush_bytes, session.device)
-    words = torch.empty(session.flush_bytes // 8, dtype=torch.int64, device=session.device)
-    total = torch.empty((), dtype=torch.int64, device=session.device)
-
-    def read() -> None:
-        torch.sum(words, dim=0, out=total)
-
+    read = flush_step(torch, session.flush_bytes, session.device, "read")
     with session.prepared(builder, workload.params, mode) as prepared:
         for n in (int(c) for c in args.calls.split(",")):
             for name, step in (("no flush", None), ("write flush", write), ("read flush", read)):

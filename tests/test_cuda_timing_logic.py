@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tensorforge_ops.calibrate.cuda_probes import probe_launch_floor  # noqa: E402
-from tensorforge_ops.measure.cuda_timing import _batch_size, time_cuda, versions  # noqa: E402
+from tensorforge_ops.measure.cuda_timing import _batch_size, flush_step, time_cuda, versions  # noqa: E402
 from tensorforge_ops.measure.precision import MODE_DTYPES, framework_flags, math_mode  # noqa: E402
 from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy, should_stop  # noqa: E402
 from tensorforge_ops.measure.stats import summarize  # noqa: E402
@@ -103,6 +103,20 @@ def test_versions_is_json_dict():
 def test_time_cuda_without_cuda_raises_clearly():
     with pytest.raises(RuntimeError, match="CUDA"):
         time_cuda(lambda: None, POLICY)
+
+
+def test_the_flush_passes_over_its_bytes_writing_or_reading():
+    # on the CPU: the same tensor calls the CUDA flush makes, one pass over flush_bytes
+    assert flush_step(torch, 0, "cpu") is None
+    write = flush_step(torch, 1000, "cpu")
+    buffer = write.__self__  # the int32 buffer the write flush zeroes
+    assert buffer.dtype == torch.int32 and buffer.numel() == 250
+    buffer.fill_(7)
+    write()
+    assert int(buffer.abs().sum()) == 0
+    read = flush_step(torch, 1000, "cpu", "read")
+    total = read()  # a sum over 125 int64 words: one read pass, nothing written back
+    assert total.dtype == torch.int64 and total.dim() == 0
 
 
 # --- math_mode ---------------------------------------------------------------------

@@ -20,17 +20,9 @@ from collections.abc import Callable, Iterator
 
 from .cuda_sustained import ContinuousLoad, as_timed, host_bound, reach_steady
 from .cuda_graph import GraphCalls
-from .cuda_timing import time_cuda
+from .cuda_timing import flush_step, time_cuda
 from .phases import ModeTiming, PhasePlan, PhaseResult
 from .timing import TimedSamples, TimingPolicy
-
-
-def flush_step(torch, flush_bytes: int, device) -> Callable[[], Any] | None:
-    """The L2 flush time_cuda uses: zero a buffer of flush_bytes in int32 words (as do_bench)."""
-    if not flush_bytes:
-        return None
-    buffer = torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
-    return buffer.zero_
 
 
 def flush_seconds(torch, step: Callable[[], Any] | None, device, calls: int = 5) -> float:

@@ -26,6 +26,21 @@ from .timing import TimedSamples, TimingPolicy, should_stop
 BUDGET_SLACK = 0.05
 
 
+def flush_step(torch, flush_bytes: int, device, mode: str = "write") -> Callable[[], Any] | None:
+    """The L2 flush: one pass over a buffer of flush_bytes (None when 0). 'write' zeroes it in
+    int32 words, as do_bench does: on the H200 a byte-wise memset left a batched fp16 GEMM 3%
+    faster than an int32 one of the same size (111.8 vs 114.8 us; do_bench 115.5),
+    benchmarks/results/harness_diff_h200.json. 'read' sums it in int64 words: it evicts without
+    leaving dirty lines behind."""
+    if not flush_bytes:
+        return None
+    if mode == "read":
+        words = torch.empty(flush_bytes // 8, dtype=torch.int64, device=device)
+        total = torch.empty((), dtype=torch.int64, device=device)
+        return lambda: torch.sum(words, dim=0, out=total)
+    return torch.empty(flush_bytes // 4, dtype=torch.int32, device=device).zero_
+
+
 def _batch_size(samples: Sequence[float], policy: TimingPolicy) -> int:
     # First iteration alone: we know nothing about its cost yet and it may take seconds.
     if not samples:
@@ -68,16 +83,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
     samples: list[float] = []
     stop: str | None = None
     with torch.cuda.device(dev):
-        flush = torch.empty(policy.flush_bytes, dtype=torch.uint8, device=dev) if policy.flush_bytes else None
-        if flush is not None and policy.flush_mode == "read":
-            words = flush[: policy.flush_bytes // 8 * 8].view(torch.int64)
-            total = torch.empty((), dtype=torch.int64, device=dev)
-            flush_step = lambda: torch.sum(words, dim=0, out=total)  # noqa: E731
-        elif flush is not None:
-            # zero 4-byte words, as do_bench does: on the H200 the byte-wise memset left a
-            # batched fp16 GEMM 3% faster than after an int32 one of the same size (111.8 vs
-            # 114.8 us; do_bench 115.5), benchmarks/results/harness_diff_h200.json
-            flush_step = flush[: policy.flush_bytes // 4 * 4].view(torch.int32).zero_
+        flush = flush_step(torch, policy.flush_bytes, dev, policy.flush_mode)
         try:
             # Warm-up absorbs one-off costs (cuBLAS handle/workspace, autotuning, lazy
             # module loading, clock ramp-up); it is neither flushed nor timed.
@@ -94,7 +100,7 @@ def time_cuda(fn: Callable[[], Any], policy: TimingPolicy = TimingPolicy(), devi
                 ]
                 for start, end in pairs:
                     if flush is not None:
-                        flush_step()
+                        flush()
                     start.record()
                     fn()
                     end.record()

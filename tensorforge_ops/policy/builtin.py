@@ -19,6 +19,28 @@ if TYPE_CHECKING:
 GATE, RIGHTSIZING, ENERGY_GATE = "regression-gate", "right-sizing", "energy-gate"
 
 
+def _gate_verdicts(policy: str, records, request: PolicyRequest, samples: str) -> list[Verdict]:
+    """One Verdict per workload record of a gate (latency or energy): the evidence is the
+    MEASURED `samples` of that workload in both captures, and none behind a NO VERDICT."""
+    from .gate import REGRESSION
+
+    roles = (f"baseline {request.baseline.path}", f"candidate {request.candidate.path}")
+    return [
+        Verdict(
+            policy,
+            v.workload,
+            v.verdict,
+            v.reason,
+            evidence=()
+            if v.verdict == NO_VERDICT
+            else tuple(f"MEASURED {samples} of {v.workload} in the {role}" for role in roles),
+            fails=v.verdict == REGRESSION,
+            record=v,
+        )
+        for v in records
+    ]
+
+
 class RegressionGate(Policy):
     """PASS / REGRESSION / IMPROVEMENT / NO VERDICT per workload, from the raw samples of two
     captures of the same device and flags (policy/gate.py, docs/policy.md)."""
@@ -32,24 +54,11 @@ class RegressionGate(Policy):
     commands = ("gate", "report")
 
     def decide(self, request: PolicyRequest) -> list[Verdict]:
-        from .gate import REGRESSION, GateSettings, workload_verdicts
+        from .gate import GateSettings, workload_verdicts
 
         settings = request.settings.get(GATE) or GateSettings()
-        roles = (f"baseline {request.baseline.path}", f"candidate {request.candidate.path}")
-        return [
-            Verdict(
-                GATE,
-                v.workload,
-                v.verdict,
-                v.reason,
-                evidence=()
-                if v.verdict == NO_VERDICT
-                else tuple(f"MEASURED raw samples of {v.workload} in the {role}" for role in roles),
-                fails=v.verdict == REGRESSION,
-                record=v,
-            )
-            for v in workload_verdicts(request.baseline, request.candidate, settings)
-        ]
+        records = workload_verdicts(request.baseline, request.candidate, settings)
+        return _gate_verdicts(GATE, records, request, "raw samples")
 
 
 class EnergyGate(Policy):
@@ -66,28 +75,15 @@ class EnergyGate(Policy):
 
     def decide(self, request: PolicyRequest) -> list[Verdict]:
         from .energy_gate import energy_verdicts
-        from .gate import REGRESSION, GateSettings
+        from .gate import GateSettings
 
         # opt-in (`gate --energy`): captures before energy windows would otherwise turn every
         # PASS into NO VERDICT
         if not request.settings.get(ENERGY_GATE):
             return []
         settings = request.settings.get(GATE) or GateSettings()
-        roles = (f"baseline {request.baseline.path}", f"candidate {request.candidate.path}")
-        return [
-            Verdict(
-                ENERGY_GATE,
-                v.workload,
-                v.verdict,
-                v.reason,
-                evidence=()
-                if v.verdict == NO_VERDICT
-                else tuple(f"MEASURED energy samples of {v.workload} in the {role}" for role in roles),
-                fails=v.verdict == REGRESSION,
-                record=v,
-            )
-            for v in energy_verdicts(request.baseline, request.candidate, settings)
-        ]
+        records = energy_verdicts(request.baseline, request.candidate, settings)
+        return _gate_verdicts(ENERGY_GATE, records, request, "energy samples")
 
 
 @attrs.frozen

@@ -160,3 +160,25 @@ def test_busy_power_over_the_kernel_time_is_the_least_dynamic_energy_of_the_esti
     assert g.estimate_terms.busy_j == 0  # 5e-13 J/FLOP at the GEMM's rate is far above 400 W
     # no kernel time, no busy term
     assert workload_energy(conv, busy, L2, conv.estimate.eager_s).estimate_terms.busy_j == 0
+
+
+def test_the_bound_lets_the_device_draw_what_the_probes_saw_it_draw(predicted):
+    """The cap regulates a ~1 s average: in 0.3 s probe windows the H200 drew up to 709 W at an
+    enforced 700 W, and a bound on the limit alone came out above a sustained measurement. The
+    power-limited bound and ceilings use the higher of the two, so they only get longer-lived
+    rates (shorter times); a peak below the limit changes nothing."""
+    from tensorforge.energy import bound_power_w
+
+    w = predicted.workload("gemm_large_square")
+    capped = attrs.evolve(COEFF, power_limit_w=300.0)
+    seen = attrs.evolve(capped, peak_power_w=350.0)
+    assert bound_power_w(capped) == 300.0 and bound_power_w(seen) == 350.0
+    assert bound_power_w(attrs.evolve(capped, peak_power_w=250.0)) == 300.0
+    assert bound_power_w(attrs.evolve(capped, power_limit_w=None, peak_power_w=None)) is None
+    a, b = workload_energy(w, capped, L2, w.estimate.eager_s), workload_energy(w, seen, L2, w.estimate.eager_s)
+    low_dynamic = b.floor_terms.compute_j + b.floor_terms.dram_j
+    assert b.power_limited_bound_s == pytest.approx(low_dynamic / (350.0 - 100.0))
+    assert b.power_limited_bound_s < a.power_limited_bound_s
+    assert power_limited_ceilings(seen)["bf16"] == pytest.approx(250.0 / 5e-13)
+    # the estimate's stretch stays on the enforced limit (what the device averages to)
+    assert b.estimate_terms.time_s == a.estimate_terms.time_s

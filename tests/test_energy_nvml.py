@@ -270,3 +270,88 @@ def test_window_with_queued_steps_on_a_slow_counter():
 
     slow = measure_energy(dev2.call, sync2, power2, 0.001, min_s=0.3, clock=clock2)
     assert slow.seconds_per_execution > 2.5e-3  # 2 ms of work per 6 ms step
+
+
+class FieldNvml(FakeNvml):
+    """NVML answering NVML_FI_DEV_ENERGY and NVML_FI_DEV_POWER_INSTANT in one call, each value
+    stamped by the driver (us since 1970) `lag_s` before the host's clock reads it."""
+
+    def __init__(self, clock, wall_offset_s=1.7e9, lag_s=0.003, stamp=True, **kw):
+        super().__init__(clock, **kw)
+        self.offset, self.lag, self.stamp = wall_offset_s, lag_s, stamp
+
+    def nvmlDeviceGetFieldValues(self, handle, ids):
+        from tensorforge_ops.energy.nvml_power import FIELD_ENERGY
+
+        when = int((self.clock() - self.lag + self.offset) * 1e6) if self.stamp else 0
+        out = []
+        for i in ids:
+            if i == FIELD_ENERGY:
+                value = types.SimpleNamespace(ullVal=self.nvmlDeviceGetTotalEnergyConsumption(handle))
+                out.append(types.SimpleNamespace(nvmlReturn=0, valueType=3, value=value, timestamp=when))
+            else:
+                value = types.SimpleNamespace(uiVal=int(self.watts * 1000))
+                out.append(types.SimpleNamespace(nvmlReturn=0, valueType=1, value=value, timestamp=when))
+        return out
+
+
+def test_counter_and_power_in_one_call_on_the_drivers_clock():
+    """Both values come from one nvmlDeviceGetFieldValues call and are timed by the driver's
+    timestamp mapped onto the window's clock; without a believable timestamp, the call's midpoint."""
+    from tensorforge_ops.energy import nvml_power
+
+    clock = SimClock()
+    clock.t = 5.0
+    nvml = FieldNvml(clock, lag_s=0.003)
+    power = NvmlPower(nvml, ("gpu", 0))
+    power.clock = clock
+    power.offset_s = nvml_power.epoch_offset(clock, lambda: clock.t + 1.7e9)
+    assert power.offset_s == pytest.approx(1.7e9)
+    clock.t = 5.0123
+    counter, watts = power.read_both()
+    assert counter == (pytest.approx(5.0093), pytest.approx(nvml.nvmlDeviceGetTotalEnergyConsumption(None) / 1000))
+    assert watts == (pytest.approx(5.0093), 400.0)
+    nvml.stamp = False  # a zero timestamp: the host's midpoint of the call
+    counter, watts = power.read_both()
+    assert counter[0] == pytest.approx(5.0123) and watts[0] == pytest.approx(5.0123)
+
+
+def test_the_energy_field_is_used_only_where_it_reads_the_same_counter():
+    clock = SimClock()
+    power = NvmlPower(FieldNvml(clock), ("gpu", 0))
+    assert power.fields_ok
+    plain = NvmlPower(FakeNvml(clock), ("gpu", 0))  # answers the instantaneous field only
+    assert not plain.fields_ok
+
+    class OtherCounter(FieldNvml):
+        def nvmlDeviceGetFieldValues(self, handle, ids):
+            out = super().nvmlDeviceGetFieldValues(handle, ids)
+            out[0].value.ullVal += 10_000  # 10 J off: not the function's counter
+            return out
+
+    assert not NvmlPower(OtherCounter(clock), ("gpu", 0)).fields_ok
+
+
+def test_the_sampler_feeds_the_step_loop_from_one_call():
+    """With `both`, one call a pass gives the counter poll and the power sample, and the step
+    loop's counter reads come from the sampler (latest_joules), never from NVML."""
+    import threading
+
+    from tensorforge_ops.energy.nvml_power import PowerSampler
+
+    calls = []
+    lock = threading.Lock()
+
+    def both():
+        with lock:
+            calls.append(1)
+            n = len(calls)
+        return (float(n), float(n) * 10.0), (float(n), 400.0)
+
+    with PowerSampler(lambda: 0.0, both=both, period_s=0.001) as sampler:
+        first = sampler.latest_joules()
+        assert first is not None and first >= 10.0
+    s = sampler.samples()
+    assert len(s.counter) >= 2 and len(s.instant) == len(s.counter)
+    assert all(w == 400.0 for _, w in s.instant)
+    assert [j for _, j in s.counter] == sorted(j for _, j in s.counter)

@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from ..capture.sections.energy import EnergyCalibration, EnergyPoint
-from ..energy.fit import FitError, fit
+from ..energy.fit import FitError, fit, peak_power_w
 from ..energy.measure import counter_record, take_window
 from ..energy.nvml_power import NvmlPower
 
@@ -213,6 +213,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             if capped_windows
             else None,
             busy_w=max(0.0, busy.joules / busy.seconds - record.static_w) if busy is not None else None,
+            peak_power_w=peak_power_w((*points, *apart)),
         )
         fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]
         error = None

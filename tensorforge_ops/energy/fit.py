@@ -94,6 +94,14 @@ def fit(
     return record, errors, [float(r) for r in residuals]
 
 
+def peak_power_w(points: Sequence[EnergyPoint]) -> float | None:
+    """The highest mean power (counter joules / seconds) of the probe windows: the power the
+    device is seen to draw over a fraction of a second, which the power-limited bound must allow
+    (tensorforge.energy.bound_power_w). None without a window."""
+    powers = [p.joules / p.seconds for p in points if p.seconds > 0]
+    return max(powers) if powers else None
+
+
 def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | None = None) -> EnergyCoefficients:
     """The Core's coefficients from the capture's record; `power_limit` (W, source) stands in
     where the device reported none (a target's declared limit)."""
@@ -114,6 +122,7 @@ def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | N
         capped_rate_flop_s=dict(record.capped_rate_flop_s or {}),
         capped_power_w=record.capped_power_w,
         busy_w=record.busy_w,
+        peak_power_w=record.peak_power_w,
     )
 
 

@@ -107,14 +107,23 @@ def take_window(
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_S)
     try:
-        with PowerSampler(instant, power.averaged_w, clock=clock, counter=power.joules) as sampler:
+        if getattr(power, "fields_ok", False) and clock is getattr(power, "clock", None):
+            # one NVML call a poll (counter and instantaneous power, driver-timestamped), and the
+            # step loop reads the sampler's latest counter value instead of calling NVML itself
+            sampler = PowerSampler(instant, power.averaged_w, clock=clock, both=power.read_both)
+            read_joules = sampler.latest_joules
+            source = f"{source}, read with NVML_FI_DEV_ENERGY in one nvmlDeviceGetFieldValues call (driver timestamps)"
+        else:
+            sampler = PowerSampler(instant, power.averaged_w, clock=clock, counter=power.joules)
+            read_joules = power.joules
+        with sampler:
             counter = counter_window(
-                step, power.joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock, settle_s=settle_s
+                step, read_joules, min_s=min_s, max_s=max_s, on_edge=on_edge, clock=clock, settle_s=settle_s
             )
     finally:
         sys.setswitchinterval(switch)
     samples = sampler.samples()
-    counter = refine_edges(counter, samples.counter)
+    counter = refine_edges(counter, sorted(samples.counter))
     integration = _integration(samples, counter, source)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all

@@ -8,6 +8,12 @@ What each reading is, by NVIDIA's NVML API reference:
 * nvmlDeviceGetPowerUsage: on Ampere (except GA100) and newer, power averaged over 1 s, so its
   integral over a short window lags the load; recorded as context, never integrated.
 * nvmlDeviceGetEnforcedPowerLimit: the power limit in force, mW.
+* the field NVML_FI_DEV_ENERGY: the same counter (mJ) as a field value. Read with the
+  instantaneous power in ONE nvmlDeviceGetFieldValues call (`read_both`), each value carrying
+  the driver's CPU timestamp (us since 1970, nvmlFieldValue_t.timestamp), the counter's edges
+  and the power samples are timed on the driver's clock by the same call: a poll that waited
+  for the interpreter lock after NVML returned no longer shifts either (on the H200's host two
+  separate calls and the lock made a poll pass take 5-14 ms; docs/energy.md).
 
 A fake module with the same functions drives the unit tests; every figure in the docs comes
 from a real device.
@@ -23,6 +29,25 @@ from collections.abc import Callable
 import attrs
 
 FIELD_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT (nvml.h; pynvml 13 defines the same)
+FIELD_ENERGY = 191  # NVML_FI_DEV_ENERGY: total energy consumption, mJ since the driver loaded
+# a driver timestamp is believed when it falls inside the call, or at most this long before it
+# (a value the driver cached a little earlier); otherwise the host's midpoint of the call stands
+TIMESTAMP_BEFORE_S = 0.05
+TIMESTAMP_AFTER_S = 0.002
+
+
+def epoch_offset(clock: Callable[[], float] = time.perf_counter, wall: Callable[[], float] = time.time) -> float:
+    """wall-clock seconds minus `clock` seconds, from the tightest of a few bracketed reads: what
+    maps a driver timestamp (us since 1970) onto the window's clock."""
+    best: tuple[float, float] | None = None
+    for _ in range(5):
+        a = clock()
+        w = wall()
+        b = clock()
+        if best is None or b - a < best[0]:
+            best = (b - a, w - (a + b) / 2)
+    assert best is not None
+    return best[1]
 
 
 def _value(field: Any) -> float | None:
@@ -54,6 +79,11 @@ class NvmlPower:
         self.instant_source = "NVML field NVML_FI_DEV_POWER_INSTANT (instantaneous power)"
         if self.instant_w() is None:  # older drivers: the averaged reading, said so where it is used
             self.instant_source = ""
+        self.clock: Callable[[], float] = time.perf_counter
+        self.offset_s = epoch_offset(self.clock)
+        # both fields in one call, the energy field the same counter as the function's: then the
+        # sampler's polls feed the window's edges and its power samples (read_both)
+        self.fields_ok = bool(self.instant_source) and self._energy_field_matches()
 
     @classmethod
     def open(cls, device_index: int = 0, nvml: Any = None) -> tuple[NvmlPower | None, str | None]:
@@ -87,6 +117,44 @@ class NvmlPower:
         except Exception:
             return None
         return None if mw is None else mw / 1000.0
+
+    def _energy_field_matches(self) -> bool:
+        """The field NVML_FI_DEV_ENERGY reads the same counter (a read between two reads of
+        nvmlDeviceGetTotalEnergyConsumption lies between them) and carries timestamps."""
+        try:
+            before = self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+            counter, power = self.read_both()
+            after = self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+        except Exception:
+            return False
+        return counter is not None and power is not None and before / 1000.0 <= counter[1] <= after / 1000.0
+
+    def _stamped(self, field: Any, lo: float, hi: float) -> tuple[float, float] | None:
+        value = _value(field)
+        if value is None:
+            return None
+        stamp = getattr(field, "timestamp", 0) or 0
+        t = stamp / 1e6 - self.offset_s
+        if not (lo - TIMESTAMP_BEFORE_S <= t <= hi + TIMESTAMP_AFTER_S):
+            t = (lo + hi) / 2  # no believable driver timestamp: the call's midpoint on the host
+        return t, value
+
+    def read_both(self) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+        """((clock s, J) of the energy counter, (clock s, W) of instantaneous power) from ONE
+        nvmlDeviceGetFieldValues call, each timed by the driver's timestamp mapped onto
+        `self.clock` (module docstring); None for a value NVML did not return."""
+        lo = self.clock()
+        try:
+            fields = self.nvml.nvmlDeviceGetFieldValues(self.handle, [FIELD_ENERGY, FIELD_POWER_INSTANT])
+        except Exception:
+            return None, None
+        hi = self.clock()
+        counter = self._stamped(fields[0], lo, hi)
+        power = self._stamped(fields[1], lo, hi)
+        return (
+            None if counter is None else (counter[0], counter[1] / 1000.0),
+            None if power is None else (power[0], power[1] / 1000.0),
+        )
 
     def averaged_w(self) -> float | None:
         try:
@@ -132,9 +200,12 @@ class PowerSampler:
         period_s: float = 0.002,
         clock: Callable[[], float] = time.perf_counter,
         counter: Callable[[], float | None] | None = None,
+        both: Callable[[], tuple[tuple[float, float] | None, tuple[float, float] | None]] | None = None,
     ):
         self.instant, self.averaged, self.period_s, self.clock = instant, averaged, period_s, clock
-        self.counter = counter
+        self.counter, self.both = counter, both
+        self._latest: float | None = None
+        self._first = threading.Event()
         self._instant: list[tuple[float, float]] = []
         self._averaged: list[tuple[float, float]] = []
         self._counter: list[tuple[float, float]] = []
@@ -144,15 +215,24 @@ class PowerSampler:
     def _run(self) -> None:
         i = 0
         while True:
-            if self.counter is not None:
+            if self.both is not None:  # one call, the driver's timestamps (NvmlPower.read_both)
+                c, p = self.both()
+                if c is not None:
+                    self._counter.append(c)
+                    self._latest = c[1]
+                if p is not None:
+                    self._instant.append(p)
+                self._first.set()
+            elif self.counter is not None:
                 t = self.clock()
                 j = self.counter()
                 if j is not None:
                     self._counter.append(((t + self.clock()) / 2, j))
-            t = self.clock()
-            w = self.instant()
-            if w is not None:
-                self._instant.append(((t + self.clock()) / 2, w))
+            if self.both is None:
+                t = self.clock()
+                w = self.instant()
+                if w is not None:
+                    self._instant.append(((t + self.clock()) / 2, w))
             if self.averaged is not None and i % 10 == 0:
                 a = self.averaged()
                 if a is not None:
@@ -162,9 +242,23 @@ class PowerSampler:
                 return
 
     def _one(self) -> None:
+        if self.both is not None:
+            c, p = self.both()
+            if c is not None:
+                self._counter.append(c)
+            if p is not None:
+                self._instant.append(p)
+            return
         w = self.instant()
         if w is not None:
             self._instant.append((self.clock(), w))
+
+    def latest_joules(self) -> float | None:
+        """The counter as last polled by this thread (with `both`): what the step loop reads
+        instead of calling NVML itself, so the two threads never queue on the driver; waits for
+        the first poll."""
+        self._first.wait(1.0)
+        return self._latest
 
     def __enter__(self) -> PowerSampler:
         self._thread.start()

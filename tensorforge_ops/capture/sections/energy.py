@@ -132,6 +132,11 @@ class EnergyCoefficientsRecord:
         "the estimate's busy term",
         "W",
     )
+    peak_power_w: float | None = optional(
+        "the highest mean power (counter) of any loaded probe window: the power the power-limited bound lets the "
+        "device draw where it exceeds the enforced limit (the cap regulates a ~1 s average; docs/energy.md)",
+        "W",
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -59,9 +59,13 @@ def main(paths):
                 if rate > 1e14:  # a compute-bound square GEMM
                     e = (p["joules"] / p["seconds"] - ps_low) / rate
                     e_win[modes_p[0]] = min(e, e_win.get(modes_p[0], e))
-        print(f"# {path}: limit {limit:g} W, peak probe window {peak:.1f} W, P_s,low {ps_low:.1f} W, bound x {scale:.4f}")
+        print(
+            f"# {path}: limit {limit:g} W, peak probe window {peak:.1f} W, P_s,low {ps_low:.1f} W, bound x {scale:.4f}"
+        )
         windows = (doc.get("diagnostic") or {}).get("windows") or {}
-        predicted = {w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []}
+        predicted = {
+            w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []
+        }
         sustained = _sustained_bounds(doc)
         for name, m in doc["measured"]["workloads"].items():
             e = m.get("energy") or {}
@@ -80,7 +84,11 @@ def main(paths):
             modes = {op.get("math_mode") for op in ops}
             mode = modes.pop() if len(modes) == 1 else "mixed"
             e_low = c["joules_per_flop_low"].get(mode)
-            e_run = (e["joules_per_execution"] - ps_low * e["seconds_per_execution"]) / flops if e.get("available") else None
+            e_run = (
+                (e["joules_per_execution"] - ps_low * e["seconds_per_execution"]) / flops
+                if e.get("available")
+                else None
+            )
             print(
                 f"{name:34s} {mode:5s} {old:6.3f} {new:6.3f} {e_run or 0:9.3e} {e_low or 0:9.3e} "
                 f"{(e_run / e_low if e_run and e_low else 0):7.3f} {e.get('mean_power_w') or 0:6.0f} "

@@ -10,7 +10,9 @@ max(limit, peak probe window power) it scales by (limit - P_s,low) / (P - P_s,lo
 arithmetic on the capture's own figures, no refit.
 
 Columns per large GEMM at the cap (issue 15's scope, as benchmarks/energy/score.py picks them):
-  old, new     sustained p50 / sustained bound with the limit / with bound_power_w
+  old, new     sustained p50 / sustained bound as the capture predicted it / with bound_power_w
+               (the same where the capture already recorded peak_power_w)
+  lim          the same with the enforced limit alone (the rule before peak_power_w)
   e_run        the workload's own dynamic energy per FLOP in its energy window:
                (J per execution - P_s,low x seconds per execution) / FLOP  (a diagnosis, never a
                model input: it uses the scored measurement)
@@ -37,7 +39,7 @@ def _sustained_bounds(doc):
 
 def main(paths):
     print(
-        f"{'workload':34s} {'mode':5s} {'old':>6s} {'new':>6s} {'e_run':>9s} {'e_low':>9s} {'run/low':>7s} {'P_run':>6s} {'alt':>6s}"
+        f"{'workload':34s} {'mode':5s} {'old':>6s} {'new':>6s} {'lim':>6s} {'e_run':>9s} {'e_low':>9s} {'run/low':>7s} {'P_run':>6s} {'alt':>6s}"
     )
     for path in paths:
         doc = json.load(open(path))
@@ -50,7 +52,9 @@ def main(paths):
         limit, ps_low = c["power_limit_w"], c["static_w_low"]
         peak = max(p["joules"] / p["seconds"] for p in points if p["seconds"] > 0)
         power = max(limit, peak)
-        scale = (limit - ps_low) / (power - ps_low)
+        # what the capture's own bound used: the limit alone before peak_power_w was recorded
+        used = max(limit, c["peak_power_w"]) if c.get("peak_power_w") else limit
+        scale = (used - ps_low) / (power - ps_low)
         e_win: dict[str, float] = {}
         for p in points:
             modes_p = [m for m, f in (p.get("flops") or {}).items() if f]
@@ -81,6 +85,7 @@ def main(paths):
             cal = sustained.get(name)
             old = p50 / pe["sustained_bound_s"]
             new = p50 / max(b for b in (cal, plb * scale) if b is not None)
+            lim = p50 / max(b for b in (cal, plb * (used - ps_low) / (limit - ps_low)) if b is not None)
             modes = {op.get("math_mode") for op in ops}
             mode = modes.pop() if len(modes) == 1 else "mixed"
             e_low = c["joules_per_flop_low"].get(mode)
@@ -90,7 +95,7 @@ def main(paths):
                 else None
             )
             print(
-                f"{name:34s} {mode:5s} {old:6.3f} {new:6.3f} {e_run or 0:9.3e} {e_low or 0:9.3e} "
+                f"{name:34s} {mode:5s} {old:6.3f} {new:6.3f} {lim:6.3f} {e_run or 0:9.3e} {e_low or 0:9.3e} "
                 f"{(e_run / e_low if e_run and e_low else 0):7.3f} {e.get('mean_power_w') or 0:6.0f} "
                 f"{(p50 / (flops * e_win[mode] / (power - ps_low)) if mode in e_win else 0):6.3f}"
             )

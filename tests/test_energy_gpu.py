@@ -36,11 +36,16 @@ def _gemm(n=8192, dtype=torch.bfloat16):
     return lambda: torch.matmul(a, b, out=out)
 
 
-@pytest.mark.parametrize("n", [8192, 64], ids=["large-gemm", "host-bound-tiny-gemm"])
-def test_counter_and_power_integral_agree(power, n):
+@pytest.mark.parametrize("n,min_s", [(8192, 1.5), (64, 0.4)], ids=["large-gemm", "host-bound-tiny-gemm"])
+def test_counter_and_power_integral_agree(power, n, min_s):
     """Both over exactly the same edges (polled on the sampler's thread): a large GEMM at the cap,
     and a tiny one whose host-bound steps last tens of ms (before the edges were polled, the H200
-    session's gemm_tiny disagreed by 13%)."""
+    session's gemm_tiny disagreed by 13%). The large GEMM's window is 1.5 s: at the cap, one
+    counter update's power differed from the instantaneous power's mean over the same polled
+    interval by 10% (SD, alternating in sign: what one interval over-counts the next gives back),
+    so a short window carries its two edges' share of that; over 1 s or more the two agreed within
+    0.5%, over 0.4 s by -3.3% to +6.4% (H200, 19:10 UTC; docs/energy.md). Not yet run on the
+    device with 1.5 s: the 19:10 session ran it with 0.4 s (6.4%, failed)."""
     from tensorforge_ops.energy.measure import measure_energy
 
     fn = _gemm(n)
@@ -48,7 +53,7 @@ def test_counter_and_power_integral_agree(power, n):
         fn()
     torch.cuda.synchronize()
     per_call = 1.5e-3 if n == 8192 else 5e-6
-    m = measure_energy(fn, torch.cuda.synchronize, power, per_call, event=torch.cuda.Event)
+    m = measure_energy(fn, torch.cuda.synchronize, power, per_call, event=torch.cuda.Event, min_s=min_s)
     assert m.available, m.reason
     assert m.counter.updates >= 3
     assert m.counter.edges_from.startswith("counter polled") and m.counter.edge_resolution_s < 0.005

@@ -102,9 +102,9 @@ DEFAULT_ORDER = (
     "noflush_first",
     "side_replay",
     "flush_left_out",
-    "dot",
     "placement_shift",
     "empty_cache_after_triton",
+    "dot",
     "triton_5",
 )
 DEVICE_KINDS = {"kernel", "gpu_memset", "gpu_memcpy"}

@@ -102,8 +102,7 @@ class GraphCalls:
         return (
             f"CUDA graph of {self.calls} unrolled [L2 flush -> fn] and a graph of the {self.calls} "
             f"flushes alone, replayed back to back between event pairs; sample = (T_fn - T_flush) / "
-            f"{self.calls}: one call's device time, replay latency and flushes cancelled; "
-            + LAUNCH_STATE_NOTE
+            f"{self.calls}: one call's device time, replay latency and flushes cancelled; " + LAUNCH_STATE_NOTE
         )
 
     def replay(self) -> None:

@@ -13,7 +13,7 @@ and the gap before the next, and per graph the busy time and gap time per step; 
 diffs the fastest and the slowest traced graph kernel by kernel.
 
 Usage: python benchmarks/graph_level_trace.py --out DIR [-w transformer_decode] [--recipes a,b]
-       [--deadline 150]
+       [--deadline 150]   (the next call: --recipes with the names in NEXT)
        python benchmarks/graph_level_trace.py --fake --out DIR   (the logic, on a CPU-only host)
 """
 
@@ -83,6 +83,11 @@ RECIPES: dict[str, list[str]] = {
         "trace run",
     ],
     "triton_5": ["triton tri 5 flush", "time tri", "trace tri"],
+    # next: what in the run's lead-in keeps it on the lower level although it warms up on a side
+    # stream (not run yet; the 18:56 UTC call ran the recipes above and `dot`, `triton_5`)
+    "flush_then_warm": ["flush5", "warm", "ours run 5 flush", "time run", "trace run"],
+    "warm_on_default_stream": ["warm_default", "ours run 5 flush", "time run", "trace run"],
+    "side_stream_other_work": ["side_noop", "ours run 5 flush", "time run", "trace run"],
     # the graphs' nodes, edges and kernel attributes (cudaGraphDebugDotPrint) at both levels; on torch
     # 2.11 (H200, 18:56 UTC) CUDAGraph.debug_dump wrote no file: the step records the error
     "dot": [
@@ -96,6 +101,8 @@ RECIPES: dict[str, list[str]] = {
         "dot tri",
     ],
 }
+# The order of the 18:56 UTC call on the H200 (its log and results: benchmarks/results/
+# h200-2026-11-30-1856-graph-level-trace.*); `--recipes` picks others (the NEXT ones).
 DEFAULT_ORDER = (
     "run",
     "triton_first",
@@ -108,6 +115,7 @@ DEFAULT_ORDER = (
     "dot",
     "triton_5",
 )
+NEXT = ("noflush_first", "size_order", "flush_then_warm", "warm_on_default_stream", "side_stream_other_work")
 DEVICE_KINDS = {"kernel", "gpu_memset", "gpu_memcpy"}
 KEEP_ARGS = ("grid", "block", "registers per thread", "shared memory", "stream", "blocks per SM", "graph node id")
 TRACED_REPLAYS = 2  # the second replay is analysed: the first starts from an idle device
@@ -331,6 +339,21 @@ def child(recipe: str, out: Path, workload: str) -> dict:
         def run_step(words: list[str], step: str, rec: dict) -> None:
             if words[0] == "warm":
                 cuda_graph.warm_up(torch, fn, session.device)
+            elif words[0] == "flush5":  # as CudaPhases times the flush before its capture
+                for _ in range(5):
+                    flush()
+                torch.cuda.synchronize()
+            elif words[0] == "warm_default":  # the warm-up calls, on the current (default) stream
+                for _ in range(cuda_graph.WARMUP_CALLS):
+                    fn()
+                torch.cuda.synchronize()
+            elif words[0] == "side_noop":  # other work on a side stream, not the workload
+                side, x = torch.cuda.Stream(), torch.zeros(1, device=session.device)
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    x.add_(1)
+                torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
             elif words[0] == "debug":
                 debug[0] = True
             elif words[0] == "ours":

@@ -88,6 +88,8 @@ RECIPES: dict[str, list[str]] = {
     "flush_then_warm": ["flush5", "warm", "ours run 5 flush", "time run", "trace run"],
     "warm_on_default_stream": ["warm_default", "ours run 5 flush", "time run", "trace run"],
     "side_stream_other_work": ["side_noop", "ours run 5 flush", "time run", "trace run"],
+    # the run's calibration replays graphs of trivial kernels (kernel floors) before any workload
+    "tiny_graph_then_warm": ["tiny_graph", "warm", "ours run 5 flush", "time run", "trace run"],
     # the graphs' nodes, edges and kernel attributes (cudaGraphDebugDotPrint) at both levels; on torch
     # 2.11 (H200, 18:56 UTC) CUDAGraph.debug_dump wrote no file: the step records the error
     "dot": [
@@ -115,7 +117,14 @@ DEFAULT_ORDER = (
     "dot",
     "triton_5",
 )
-NEXT = ("noflush_first", "size_order", "flush_then_warm", "warm_on_default_stream", "side_stream_other_work")
+NEXT = (
+    "noflush_first",
+    "size_order",
+    "flush_then_warm",
+    "warm_on_default_stream",
+    "side_stream_other_work",
+    "tiny_graph_then_warm",
+)
 DEVICE_KINDS = {"kernel", "gpu_memset", "gpu_memcpy"}
 KEEP_ARGS = ("grid", "block", "registers per thread", "shared memory", "stream", "blocks per SM", "graph node id")
 TRACED_REPLAYS = 2  # the second replay is analysed: the first starts from an idle device
@@ -353,6 +362,12 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                 with torch.cuda.stream(side):
                     x.add_(1)
                 torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
+            elif words[0] == "tiny_graph":  # a graph of 100 trivial kernels, replayed, as the floors probe
+                x = torch.zeros(1, device=session.device)
+                g = capture_graph(lambda: [x.add_(1) for _ in range(100)])
+                for _ in range(10):
+                    g.replay()
                 torch.cuda.synchronize()
             elif words[0] == "debug":
                 debug[0] = True

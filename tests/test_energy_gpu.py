@@ -44,7 +44,7 @@ def test_counter_and_power_integral_agree(power, n, min_s):
     counter update's power differed from the instantaneous power's mean over the same polled
     interval by 10% (SD, alternating in sign: what one interval over-counts the next gives back),
     so a short window carries its two edges' share of that; over 1 s or more the two agreed within
-    0.5%, over 0.4 s by -3.3% to +6.4% (H200, 19:10 UTC; docs/energy.md). Not yet run on the
+    0.5%, over 0.4-0.5 s by -6.6% to +6.4% (H200, 19:10 UTC; docs/energy.md). Not yet run on the
     device with 1.5 s: the 19:10 session ran it with 0.4 s (6.4%, failed)."""
     from tensorforge_ops.energy.measure import measure_energy
 

@@ -253,8 +253,10 @@ def busy_energy(
     # to back, a model whose weights exceed L2 evicts every layer's before it comes round again,
     # even where one layer's would fit (on the H200 charging per layer "bytes - L2" made the
     # decode GEMVs look L2-resident, 0 DRAM bytes, where they stream their weights)
-    total_bytes = float(workload.compulsory_bytes)
-    stream = dram_bytes_floor(total_bytes, cache_bytes) / total_bytes if total_bytes > 0 else 0.0
+    # (scaled so the operators' DRAM bytes add up to the workload's DRAM term)
+    total_bytes = sum(float(op.compulsory_bytes) for op in ops)
+    streamed = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
+    stream = streamed / total_bytes if total_bytes > 0 else 0.0
     out = 0.0
     for op in ops:
         dram = float(op.compulsory_bytes) * stream

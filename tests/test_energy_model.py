@@ -175,7 +175,7 @@ def test_busy_term_is_counted_per_operator_so_gemm_surplus_hides_no_small_kernel
     device_s = w.estimate.device_s
     got = busy_energy(w, busy, busy.joules_per_flop, L2, device_s)
     total = sum(o.estimate_s for o in w.estimate.operators)
-    stream = max(0.0, w.compulsory_bytes - L2) / w.compulsory_bytes
+    stream = max(0.0, w.compulsory_bytes - L2) / sum(op.compulsory_bytes for op in w.operators)
     expected = 0.0
     for op in w.operators:
         share = next(o.estimate_s for o in w.estimate.operators if o.name == op.name) / total

@@ -179,7 +179,10 @@ def test_busy_term_is_counted_per_operator_so_gemm_surplus_hides_no_small_kernel
     expected = 0.0
     for op in w.operators:
         share = next(o.estimate_s for o in w.estimate.operators if o.name == op.name) / total
-        own = busy.joules_per_flop.get(op.math_mode, 0.0) * op.flops + busy.joules_per_dram_byte * op.compulsory_bytes * stream
+        own = (
+            busy.joules_per_flop.get(op.math_mode, 0.0) * op.flops
+            + busy.joules_per_dram_byte * op.compulsory_bytes * stream
+        )
         expected += max(0.0, 450.0 * device_s * share - own)
     assert got == pytest.approx(expected)
     compute = sum(busy.joules_per_flop.get(op.math_mode, 0.0) * op.flops for op in w.operators)

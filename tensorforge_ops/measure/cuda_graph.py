@@ -30,6 +30,16 @@ from tensorforge.api import one_line
 WARMUP_CALLS = 3
 
 
+# Said with every graph timing. Why: on an H200 the same graph of the decode step (same kernels,
+# same durations) replayed with 0.10 us or 0.45 us between consecutive kernels depending on the
+# process's history before the capture (benchmarks/graph_level_trace.py, 2026-11-30 18:56 UTC),
+# so a graph time of many short kernels holds a launch-path part that is not the workload's.
+LAUNCH_STATE_NOTE = (
+    "the gaps between the graph's kernels are the driver's launch path in this process's state "
+    "(H200: 0.10 or 0.45 us per kernel boundary; docs/measurement.md, 'The two levels, traced')"
+)
+
+
 class GraphCaptureError(Exception):
     """fn could not be captured; the message says why."""
 
@@ -92,7 +102,7 @@ class GraphCalls:
         return (
             f"CUDA graph of {self.calls} unrolled [L2 flush -> fn] and a graph of the {self.calls} "
             f"flushes alone, replayed back to back between event pairs; sample = (T_fn - T_flush) / "
-            f"{self.calls}: one call's device time, replay latency and flushes cancelled"
+            f"{self.calls}: one call's device time, replay latency and flushes cancelled; " + LAUNCH_STATE_NOTE
         )
 
     def replay(self) -> None:

@@ -29,7 +29,10 @@ import time
 from pathlib import Path
 
 # Each recipe is the steps one fresh process runs, in order. Step words:
-#   warm: 3 side-stream warm-up calls (as the run's CudaPhases.capture does)
+#   warm: 3 warm-up calls on a fresh side stream (PyTorch's documented recipe; what
+#       CudaPhases.capture did until 19:30 UTC 2026-11-30)
+#   warm_harness: cuda_graph.warm_up, on the stream GraphCalls captures on (the harness since then)
+#   triton_s: as `triton`, but captured on the stream of its warm-up calls
 #   ours NAME N flush|noflush [side]: cuda_graph.GraphCalls of N unrolled [flush -> fn] (the
 #       run's capture), replayed on the current stream, or on a side stream with `side`
 #   triton NAME N flush|noflush: as do_bench_cudagraph: inside a new side stream, fn once, 5 calls,
@@ -90,6 +93,11 @@ RECIPES: dict[str, list[str]] = {
     "side_stream_other_work": ["side_noop", "ours run 5 flush", "time run", "trace run"],
     # the run's calibration replays graphs of trivial kernels (kernel floors) before any workload
     "tiny_graph_then_warm": ["tiny_graph", "warm", "ours run 5 flush", "time run", "trace run"],
+    # is it the pairing of warm-up and capture streams (19:18 UTC: a warm-up on the default stream,
+    # or other work on a side stream, kept the lower level; the workload on a side stream did not)?
+    "harness": ["warm_harness", "ours run 5 flush", "time run", "trace run"],
+    "harness_after_side_warm": ["warm", "warm_harness", "ours run 5 flush", "time run", "trace run"],
+    "triton_same_stream": ["triton_s tri 87 flush", "time tri", "trace tri"],
     # the graphs' nodes, edges and kernel attributes (cudaGraphDebugDotPrint) at both levels; on torch
     # 2.11 (H200, 18:56 UTC) CUDAGraph.debug_dump wrote no file: the step records the error
     "dot": [
@@ -263,15 +271,16 @@ def child(recipe: str, out: Path, workload: str) -> dict:
 
     debug = [False]
 
-    def capture_graph(body):
+    def capture_graph(body, stream=None):
         g = torch.cuda.CUDAGraph()
         if debug[0]:
             g.enable_debug_mode()
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, stream=stream):
             body()
         return g
 
-    cuda_graph._capture = lambda _torch, body: capture_graph(body)  # the run's GraphCalls (+ debug mode)
+    # the run's GraphCalls, on its capture stream (+ debug mode)
+    cuda_graph._capture = lambda _torch, body, device: capture_graph(body, cuda_graph.capture_stream(_torch, device))
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)
@@ -346,7 +355,15 @@ def child(recipe: str, out: Path, workload: str) -> dict:
         fn = prepared.fn
 
         def run_step(words: list[str], step: str, rec: dict) -> None:
-            if words[0] == "warm":
+            if words[0] == "warm":  # PyTorch's documented recipe: a fresh side stream, not the capture's
+                side = torch.cuda.Stream(session.device)
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(cuda_graph.WARMUP_CALLS):
+                        fn()
+                torch.cuda.current_stream().wait_stream(side)
+                torch.cuda.synchronize()
+            elif words[0] == "warm_harness":  # the harness's warm-up: on the stream it captures on
                 cuda_graph.warm_up(torch, fn, session.device)
             elif words[0] == "flush5":  # as CudaPhases times the flush before its capture
                 for _ in range(5):
@@ -377,16 +394,17 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                 h = Held(gc.work, gc.flushes, calls, torch.cuda.Stream() if "side" in words[4:] else None, "ours")
                 h.work_obj = gc
                 held[name] = h
-            elif words[0] == "triton":
+            elif words[0] in ("triton", "triton_s"):  # triton_s: captured on its own warm-up stream
                 name, calls, fl = words[1], int(words[2]), words[3] == "flush"
                 stream = torch.cuda.Stream()
+                on_cap = stream if words[0] == "triton_s" else None
                 with torch.cuda.stream(stream):
                     fn()
                     for _ in range(5):
                         fn()
                     torch.cuda.synchronize()
-                    work = capture_graph(lambda: [(flush() if fl else None, fn()) for _ in range(calls)])
-                    flushes = capture_graph(lambda: [flush() for _ in range(calls)]) if fl else None
+                    work = capture_graph(lambda: [(flush() if fl else None, fn()) for _ in range(calls)], on_cap)
+                    flushes = capture_graph(lambda: [flush() for _ in range(calls)], on_cap) if fl else None
                     torch.cuda.synchronize()
                 held[name] = Held(work, flushes, calls, stream, "triton")
             elif words[0] == "time":

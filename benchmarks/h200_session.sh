@@ -4,7 +4,8 @@
 #            mode (burst and sustained regimes, eager and CUDA-graph, the per-operator trace window,
 #            the energy windows; timed), verified, summarised and reported; the estimate's evaluation
 #            suite (burst eager + graph, reusing the calibration) and `tensorforge evaluate`; the
-#            energy held-out suite (sustained regime and energy windows, reusing the calibration).
+#            energy held-out suite (sustained regime and energy windows, reusing the calibration); the
+#            decode graph's launch level with and without the warm-up on the capture stream.
 #   PHASE=B: a second unchanged default run on the cached calibration (timed), the regression gate
 #            (latency and energy) between the two, the comparison against triton's do_bench
 #            (sustained) and do_bench_cudagraph with an L2 flush (graph mode), the GPU tests (about 170 s: give B a
@@ -68,6 +69,9 @@ if [ "$PHASE" = A ]; then
     --budget 1 -o "$WORK/h200-energy-heldout.json" 2> >(quiet >"$WORK/h200-energy-heldout.log") | tail -3
   tensorforge verify "$WORK/h200-energy-heldout.json" | tail -2
   cp "$WORK/h200-energy-heldout.json" "$OUT/" 2>/dev/null
+  echo "== the decode graph's level: warm-up and capture stream paired or not (fresh processes)"; echo "$(left) s left"
+  timeout -s INT "$(box 5 75)" python3 benchmarks/graph_level_trace.py --out "$WORK/graph-level-trace" \
+    --recipes harness,harness_after_side_warm,triton_same_stream,size_order --deadline 65 2>&1 | quiet | grep -v "^diff:"
   cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
   tar -C "$WORK" -czf "$OUT/extras-A.tar.gz" --exclude=home --exclude='capture-h200.json' \
     --exclude='h200-estimate-eval.json' --exclude='h200-energy-heldout.json' .
@@ -85,7 +89,7 @@ else
   timeout -s INT "$(box 100 150)" python3 benchmarks/bench_vs_do_bench.py --rounds "${ROUNDS:-3}" -o "$OUT/do_bench.json" 2>&1 |
     quiet | tail -16
   echo "== graph mode and sustained against triton, each harness in a fresh process"; echo "$(left) s left"
-  timeout -s INT "$(box 200 110)" python3 benchmarks/bench_graph_isolated.py -w transformer_decode -w gemm_batched_fp16 \
+  timeout -s INT "$(box 200 90)" python3 benchmarks/bench_graph_isolated.py -w transformer_decode -w gemm_batched_fp16 \
     --rounds 2 -o "$OUT/graph-isolated.json" 2>&1 | quiet | tail -6
   echo "== GPU tests"; echo "$(left) s left"
   timeout "$(box 5 220)" python3 -m pytest -q -p no:cacheprovider -m gpu --durations=15 tests >"$WORK/gpu-tests.log" 2>&1

@@ -207,15 +207,13 @@ def workload_energy(
             per_flop.update({m: borrowed for m in missing})
             note = f"{', '.join(missing)}: J/FLOP borrowed from the costliest calibrated mode"
         compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
-        at_limit = power_limited_time(compute + dram_j, c.static_w, c.power_limit_w)
         time_s = float(estimate_s)
+        # kernels that run at full clock without much math or DRAM traffic (short convolutions,
+        # elementwise and normalisation kernels) still draw the busy power while they run
+        busy = busy_energy(workload, c, per_flop, cache_bytes, min(float(device_s), time_s)) if device_s else 0.0
+        at_limit = power_limited_time(compute + dram_j + busy, c.static_w, c.power_limit_w)
         if at_limit is not None and at_limit > time_s:
             time_s, power_limited = at_limit, True
-        busy = 0.0
-        if c.busy_w and device_s:
-            # kernels that run at full clock without much math or DRAM traffic (short convolutions,
-            # elementwise and normalisation kernels) still draw the busy power while they run
-            busy = max(0.0, c.busy_w * min(float(device_s), time_s) - compute - dram_j)
         estimate_terms = EnergyTerms(
             static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram, busy_j=busy
         )
@@ -240,6 +238,48 @@ def workload_energy(
         uncalibrated_modes=missing,
         operators=operators,
     )
+
+
+def busy_energy(
+    workload, coefficients: EnergyCoefficients, per_flop: Mapping[str, float], cache_bytes, device_s: float
+) -> float:
+    """What the device's busy power adds to the estimate's FLOP and DRAM terms, operator by
+    operator: each operator's kernels draw at least P_s + busy_w while they run, so its dynamic
+    energy is at least busy_w x its kernel time. Per operator, not per workload: in a transformer
+    the GEMMs' math is far above busy_w x their time, and that surplus must not hide the rope,
+    softmax, norm and elementwise kernels between them, which draw the busy power with few FLOPs
+    (on the H200 prefill cost ~1.2-1.6e-12 J per FLOP where the GEMM probes give ~7.6e-13).
+    `device_s` (the estimate's kernel time) is split over the operators in proportion to their
+    estimated device times; a workload without per-operator estimates is one operator."""
+    c = coefficients
+    if not c.busy_w or device_s <= 0:
+        return 0.0
+    estimate = getattr(workload, "estimate", None)
+    shares = {o.name: float(o.estimate_s) for o in (getattr(estimate, "operators", None) or ())}
+    total = sum(shares.values())
+    ops = [op for op in workload.operators if op.name in shares] if total > 0 else []
+    if not ops or len(ops) != len(workload.operators):
+        compute, dram_j = _dynamic(
+            flops_by_mode(workload),
+            per_flop,
+            c.joules_per_dram_byte,
+            dram_bytes_floor(workload.compulsory_bytes, cache_bytes),
+        )
+        return max(0.0, c.busy_w * device_s - compute - dram_j)
+    # each operator streams the workload's fraction of its bytes that the cache cannot hold: back
+    # to back, a model whose weights exceed L2 evicts every layer's before it comes round again,
+    # even where one layer's would fit (on the H200 charging per layer "bytes - L2" made the
+    # decode GEMVs look L2-resident, 0 DRAM bytes, where they stream their weights)
+    # (scaled so the operators' DRAM bytes add up to the workload's DRAM term)
+    total_bytes = sum(float(op.compulsory_bytes) for op in ops)
+    streamed = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
+    stream = streamed / total_bytes if total_bytes > 0 else 0.0
+    out = 0.0
+    for op in ops:
+        dram = float(op.compulsory_bytes) * stream
+        dynamic = per_flop.get(op.math_mode, 0.0) * float(op.flops) + c.joules_per_dram_byte * dram
+        out += max(0.0, c.busy_w * device_s * shares[op.name] / total - dynamic)
+    return out
 
 
 def power_limited_ceilings(coefficients: EnergyCoefficients) -> dict[str, float]:

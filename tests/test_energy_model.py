@@ -182,3 +182,43 @@ def test_the_bound_lets_the_device_draw_what_the_probes_saw_it_draw(predicted):
     assert power_limited_ceilings(seen)["bf16"] == pytest.approx(250.0 / 5e-13)
     # the estimate's stretch stays on the enforced limit (what the device averages to)
     assert b.estimate_terms.time_s == a.estimate_terms.time_s
+
+
+def test_busy_term_is_counted_per_operator_so_gemm_surplus_hides_no_small_kernels(predicted):
+    """In a transformer the GEMMs' math exceeds busy_w x their time; that surplus must not hide
+    the norm, rope and elementwise kernels between them, each of which draws the busy power while
+    it runs. So the per-operator busy term is the sum over operators of what busy_w x the
+    operator's share of the kernel time adds beyond its own FLOP and DRAM terms, and it is at
+    least the workload-level figure."""
+    from tensorforge.energy import busy_energy
+
+    busy = attrs.evolve(COEFF, busy_w=450.0)
+    w = predicted.workload("transformer_decode")
+    device_s = w.estimate.device_s
+    got = busy_energy(w, busy, busy.joules_per_flop, L2, device_s)
+    total = sum(o.estimate_s for o in w.estimate.operators)
+    stream = max(0.0, w.compulsory_bytes - L2) / sum(op.compulsory_bytes for op in w.operators)
+    expected = 0.0
+    for op in w.operators:
+        share = next(o.estimate_s for o in w.estimate.operators if o.name == op.name) / total
+        own = (
+            busy.joules_per_flop.get(op.math_mode, 0.0) * op.flops
+            + busy.joules_per_dram_byte * op.compulsory_bytes * stream
+        )
+        expected += max(0.0, 450.0 * device_s * share - own)
+    assert got == pytest.approx(expected)
+    compute = sum(busy.joules_per_flop.get(op.math_mode, 0.0) * op.flops for op in w.operators)
+    whole = max(0.0, 450.0 * device_s - compute - busy.joules_per_dram_byte * dram_bytes_floor(w.compulsory_bytes, L2))
+    assert got >= whole * (1 - 1e-12)
+    # the estimate carries it, and the floor never does
+    e = workload_energy(w, busy, L2, w.estimate.eager_s, device_s)
+    assert e.estimate_terms.busy_j == pytest.approx(got) and e.floor_terms.busy_j == 0
+    assert busy_energy(w, COEFF, COEFF.joules_per_flop, L2, device_s) == 0.0  # no busy power measured
+
+
+def test_busy_window_gemm_fits_in_half_of_l2():
+    from tensorforge_ops.calibrate.cuda_energy_probes import busy_matmul_n
+
+    assert busy_matmul_n(50 * 2**20) == 2048  # H100/H200: 24 MiB of operands in 50 MiB of L2
+    n = busy_matmul_n(4 * 2**20)  # a laptop GPU's L2
+    assert 6 * n * n <= 2 * 2**20 and n >= 256

@@ -9,9 +9,11 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
-  L2-resident      an elementwise multiply over a quarter of L2, back to back: the SMs and L2
-                   busy at full clock, no DRAM, no tensor math (kept apart from the fit: what
-                   "busy" costs beyond the static power, the estimate's busy term)
+  L2-resident      an elementwise multiply over a quarter of L2, back to back (context: its
+                   kernels are shorter than a launch, so the GPU idles between them), and a
+                   square bf16 GEMM whose operands stay in L2 (kernels longer than a launch: the
+                   SMs and L2 busy at full clock, no DRAM): what "busy" costs beyond the static
+                   power, the estimate's busy term (both kept apart from the fit)
   capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
                    cap and hot: the math rate there per mode (kept apart from the fit; context:
                    on the H200 slower than the workloads' sustained timings, tensorforge/energy.py)
@@ -39,6 +41,7 @@ WINDOW_S = 0.25
 CAPPED_WARMUP_S = 0.8
 CAPPED = ("bf16", "fp16", "tf32")
 CAPPED_N = 8192
+BUSY_WINDOW = "L2-resident matmul"  # the window busy_w comes from (_busy_matmul_window)
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
@@ -48,7 +51,7 @@ METHOD = (
     "executions kept queued on the device, measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
     "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
-    "from the fit: an L2-resident multiply (busy, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
+    "from the fit: an L2-resident multiply (context) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
     "of continuous load, at the power cap (their rates: context)"
 )
 
@@ -106,6 +109,44 @@ def _l2_bytes(dev) -> int:
     import torch
 
     return int(getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or 50 * 2**20)
+
+
+def busy_matmul_n(l2_bytes: int) -> int:
+    """The side of the busy window's square bf16 GEMM: the largest power of two whose three
+    operands (2 bytes each) fill at most half of L2, at most 2048 (bigger GEMMs run at the cap)."""
+    n = 2048
+    while n > 256 and 3 * 2 * n * n > l2_bytes // 2:
+        n //= 2
+    return n
+
+
+def _busy_matmul_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
+    """The busy window: a square bf16 GEMM whose operands stay in L2, back to back. Why a GEMM
+    and not the elementwise multiply: the multiply's kernel (~3 us) is shorter than a launch
+    from Python, so the queue drains and the GPU idles between kernels (on the H200 it drew 131 W
+    above P_s where the small convolutions and skinny GEMMs of the energy suite drew ~480-550 W
+    above it while their kernels ran); one 2048^3 GEMM lasts ~20-30 us, longer than a launch, so
+    the kernels run back to back at full clock on L2-resident data: what short tensor-core
+    kernels draw beyond the static power, the estimate's busy term. Kept apart from the fit."""
+    import torch
+
+    from ..measure.precision import math_mode
+
+    n = busy_matmul_n(_l2_bytes(dev))
+    with math_mode("bf16") as dtype:
+        a = torch.randn(n, n, device=dev, dtype=dtype)
+        b = torch.randn(n, n, device=dev, dtype=dtype)
+        out = torch.empty(n, n, device=dev, dtype=dtype)
+        point, _c = _window(
+            f"{BUSY_WINDOW} bf16 {n}",
+            lambda: torch.matmul(a, b, out=out),
+            sync,
+            power,
+            {"bf16": 2.0 * n**3},
+            0.0,  # L2-resident: no DRAM bytes after the first call
+            event,
+        )
+    return point
 
 
 def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) -> EnergyCalibration:
@@ -176,6 +217,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             l2 = torch.empty(max(1, _l2_bytes(dev) // 4 // 4), dtype=torch.float32, device=dev).uniform_(0.5, 1.5)
             point, c = _window("L2-resident multiply", lambda: l2.mul_(1.0), sync, power, {}, 0.0, event)
             apart.append(point)
+            apart.append(_busy_matmul_window(dev, sync, power, event))
             capped: dict[str, float] = {}
             for mode in CAPPED:
                 with math_mode(mode) as dtype:
@@ -205,7 +247,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             points, idle_w, limit, "nvmlDeviceGetEnforcedPowerLimit" if limit else "not reported", source
         )
         capped_windows = [p for p in apart if p.name.startswith("capped")]
-        busy = next((p for p in apart if p.name.startswith("L2-resident")), None)
+        busy = next((p for p in apart if p.name.startswith(BUSY_WINDOW)), None)
         record = attrs.evolve(
             record,
             capped_rate_flop_s=capped or None,

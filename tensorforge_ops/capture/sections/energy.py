@@ -128,8 +128,8 @@ class EnergyCoefficientsRecord:
     )
     capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")
     busy_w: float | None = optional(
-        "power above static_w of the L2-resident elementwise window (SMs and L2 busy, no DRAM, no tensor math): "
-        "the estimate's busy term",
+        "power above static_w of the L2-resident bf16 GEMM window (kernels longer than a launch, back to back at "
+        "full clock, no DRAM): the estimate's busy term, per operator",
         "W",
     )
     peak_power_w: float | None = optional(

@@ -30,8 +30,8 @@ from pathlib import Path
 
 # Each recipe is the steps one fresh process runs, in order. Step words:
 #   warm: 3 warm-up calls on a fresh side stream (PyTorch's documented recipe; what
-#       CudaPhases.capture did until 19:30 UTC 2026-11-30)
-#   warm_harness: cuda_graph.warm_up, on the stream GraphCalls captures on (the harness since then)
+#       CudaPhases.capture does)
+#   warm_harness: the warm-up calls on the stream this script captures `ours` on
 #   triton_s: as `triton`, but captured on the stream of its warm-up calls
 #   ours NAME N flush|noflush [side]: cuda_graph.GraphCalls of N unrolled [flush -> fn] (the
 #       run's capture), replayed on the current stream, or on a side stream with `side`
@@ -279,11 +279,13 @@ def child(recipe: str, out: Path, workload: str) -> dict:
             body()
         return g
 
-    # the run's GraphCalls, on its capture stream (+ debug mode)
-    cuda_graph._capture = lambda _torch, body, device: capture_graph(body, cuda_graph.capture_stream(_torch, device))
-
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)
+    # The run's GraphCalls, captured here on one stream of this script's (+ debug mode). Why not
+    # torch's default capture stream: the `warm_harness` step warms up on this same stream, the
+    # pairing tried in the harness at 20:05 UTC (benchmarks/results/h200-2026-11-30-2005-*).
+    cap_stream = torch.cuda.Stream(session.device)
+    cuda_graph._capture = lambda _torch, body: capture_graph(body, cap_stream)
     ((wl, _),) = resolve(core, (workload,))
     builder = ops.builder(wl.kind, "torch-cuda")
     mode = getattr(wl.params, "math_mode", "fp32")
@@ -363,8 +365,13 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                         fn()
                 torch.cuda.current_stream().wait_stream(side)
                 torch.cuda.synchronize()
-            elif words[0] == "warm_harness":  # the harness's warm-up: on the stream it captures on
-                cuda_graph.warm_up(torch, fn, session.device)
+            elif words[0] == "warm_harness":  # warm-up on the stream the graphs are captured on
+                cap_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(cap_stream):
+                    for _ in range(cuda_graph.WARMUP_CALLS):
+                        fn()
+                torch.cuda.current_stream().wait_stream(cap_stream)
+                torch.cuda.synchronize()
             elif words[0] == "flush5":  # as CudaPhases times the flush before its capture
                 for _ in range(5):
                     flush()

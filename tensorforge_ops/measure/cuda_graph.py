@@ -44,28 +44,8 @@ class GraphCaptureError(Exception):
     """fn could not be captured; the message says why."""
 
 
-def capture_stream(torch, device):
-    """The one side stream every graph of this module is warmed up and captured on.
-
-    Why one stream for both: on an H200 a graph of the decode step replayed with 0.45 us between
-    consecutive kernels when the step's warm-up ran on a different side stream from the capture
-    (PyTorch's documented recipe, and triton's do_bench_cudagraph), and with 0.10 us when the
-    warm-up ran on the stream it was then captured on, or on none (benchmarks/graph_level_trace.py,
-    2026-11-30 18:56 and 19:18 UTC). Which stream `torch.cuda.Stream()` hands out depends on the
-    pool's history, so a fresh stream per warm-up left the level to chance; a fixed pairing does not.
-    """
-    key = str(device)
-    if key not in _CAPTURE_STREAMS:
-        _CAPTURE_STREAMS[key] = torch.cuda.Stream(device)
-    return _CAPTURE_STREAMS[key]
-
-
-_CAPTURE_STREAMS: dict[str, Any] = {}
-
-
 def warm_up(torch, fn: Callable[[], Any], device) -> None:
-    """WARMUP_CALLS eager calls on the capture stream, synchronised before the capture."""
-    stream = capture_stream(torch, device)
+    stream = torch.cuda.Stream(device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
         for _ in range(WARMUP_CALLS):
@@ -74,9 +54,9 @@ def warm_up(torch, fn: Callable[[], Any], device) -> None:
     torch.cuda.synchronize(device)
 
 
-def _capture(torch, body: Callable[[], None], device):
+def _capture(torch, body: Callable[[], None]):
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=capture_stream(torch, device)):
+    with torch.cuda.graph(graph):
         body()
     return graph
 
@@ -102,8 +82,8 @@ class GraphCalls:
                     flush_step()
 
         try:
-            self.work = _capture(torch, work, device)
-            self.flushes = _capture(torch, flushes, device) if flush_step is not None else None
+            self.work = _capture(torch, work)
+            self.flushes = _capture(torch, flushes) if flush_step is not None else None
             self.work.replay()  # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
         except KeyboardInterrupt:

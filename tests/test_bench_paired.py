@@ -1,20 +1,13 @@
 """benchmarks/bench_graph_isolated.py's paired verdict: a ratio of medians near 1 is not agreement
 when the rounds disagree (the host-bound eager decode step on the H200, 16:56 UTC)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_graph_isolated.py"
+from script_module import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_graph_isolated", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_graph_isolated.py")
 
 
 def test_medians_agree_by_chance_but_rounds_disagree(bench):

@@ -2,22 +2,18 @@
 into the per-kernel gap comparison in docs/measurement.md) and its parent's handling of recipes,
 on synthetic traces: no GPU needed."""
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from script_module import ROOT, load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "graph_level_trace.py"
+SCRIPT = ROOT / "benchmarks" / "graph_level_trace.py"
 
 
 @pytest.fixture(scope="module")
 def glt():
-    spec = importlib.util.spec_from_file_location("graph_level_trace", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/graph_level_trace.py")
 
 
 def trace(names, gap, replays=2, dur=3.0):

@@ -6,12 +6,12 @@ and a figure for each route (the figures themselves are recomputed online by
 holds a CPU build of PyTorch and none of NVIDIA's CUDA packages."""
 
 import importlib.metadata
-import importlib.util
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -61,9 +61,7 @@ def test_the_readme_shows_both_commands_and_the_cpu_only_route():
 
 
 def test_the_readme_states_a_download_and_an_environment_size_per_route():
-    spec = importlib.util.spec_from_file_location("install_sizes", ROOT / ".ci" / "install_sizes.py")
-    install_sizes = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(install_sizes)
+    install_sizes = load_script(".ci/install_sizes.py")
     figures = install_sizes.readme_figures(ROOT / "README.md")
     assert set(figures) == set(install_sizes.ROUTES) == {"main", "cpu", "test"}
     assert figures["main"] > 10 * figures["cpu"]  # the CUDA build is the bulk of it

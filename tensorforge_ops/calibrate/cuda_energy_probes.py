@@ -120,6 +120,14 @@ def busy_matmul_n(l2_bytes: int) -> int:
     return n
 
 
+def _square_matmul(torch, n: int, dev, dtype):
+    """One n x n x n GEMM into a preallocated output (a probe window's load) and the element size."""
+    a = torch.randn(n, n, device=dev, dtype=dtype)
+    b = torch.randn(n, n, device=dev, dtype=dtype)
+    out = torch.empty(n, n, device=dev, dtype=dtype)
+    return (lambda: torch.matmul(a, b, out=out)), a.element_size()
+
+
 def _busy_matmul_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     """The busy window: a square bf16 GEMM whose operands stay in L2, back to back. Why a GEMM
     and not the elementwise multiply: the multiply's kernel (~3 us) is shorter than a launch
@@ -134,12 +142,10 @@ def _busy_matmul_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
 
     n = busy_matmul_n(_l2_bytes(dev))
     with math_mode("bf16") as dtype:
-        a = torch.randn(n, n, device=dev, dtype=dtype)
-        b = torch.randn(n, n, device=dev, dtype=dtype)
-        out = torch.empty(n, n, device=dev, dtype=dtype)
+        matmul, _size = _square_matmul(torch, n, dev, dtype)
         point, _c = _window(
             f"{BUSY_WINDOW} bf16 {n}",
-            lambda: torch.matmul(a, b, out=out),
+            matmul,
             sync,
             power,
             {"bf16": 2.0 * n**3},
@@ -221,16 +227,14 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             capped: dict[str, float] = {}
             for mode in CAPPED:
                 with math_mode(mode) as dtype:
-                    a = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
-                    b = torch.randn(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
-                    out = torch.empty(CAPPED_N, CAPPED_N, device=dev, dtype=dtype)
+                    matmul, size = _square_matmul(torch, CAPPED_N, dev, dtype)
                     point, c = _window(
                         f"capped matmul {mode} {CAPPED_N}",
-                        lambda: torch.matmul(a, b, out=out),
+                        matmul,
                         sync,
                         power,
                         {mode: 2.0 * CAPPED_N**3},
-                        float(3 * a.element_size() * CAPPED_N * CAPPED_N),
+                        float(3 * size * CAPPED_N * CAPPED_N),
                         event,
                         warm_s=CAPPED_WARMUP_S,
                     )

@@ -356,22 +356,20 @@ def child(recipe: str, out: Path, workload: str) -> dict:
     with session.prepared(builder, wl.params, mode) as prepared:
         fn = prepared.fn
 
+        def warm_on(stream) -> None:
+            """The warm-up calls on `stream`, ordered after and before the current stream's work."""
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(cuda_graph.WARMUP_CALLS):
+                    fn()
+            torch.cuda.current_stream().wait_stream(stream)
+            torch.cuda.synchronize()
+
         def run_step(words: list[str], step: str, rec: dict) -> None:
             if words[0] == "warm":  # PyTorch's documented recipe: a fresh side stream, not the capture's
-                side = torch.cuda.Stream(session.device)
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    for _ in range(cuda_graph.WARMUP_CALLS):
-                        fn()
-                torch.cuda.current_stream().wait_stream(side)
-                torch.cuda.synchronize()
+                warm_on(torch.cuda.Stream(session.device))
             elif words[0] == "warm_harness":  # warm-up on the stream the graphs are captured on
-                cap_stream.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(cap_stream):
-                    for _ in range(cuda_graph.WARMUP_CALLS):
-                        fn()
-                torch.cuda.current_stream().wait_stream(cap_stream)
-                torch.cuda.synchronize()
+                warm_on(cap_stream)
             elif words[0] == "flush5":  # as CudaPhases times the flush before its capture
                 for _ in range(5):
                     flush()

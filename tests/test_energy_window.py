@@ -184,3 +184,47 @@ def test_the_start_edge_waits_for_the_settling_load():
     w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.1, clock=d.clock, settle_s=0.1)
     assert w.ok and w.start_s >= 0.1
     assert w.joules / w.executions == pytest.approx(0.5, rel=0.03)
+
+
+class LumpyDevice(Device):
+    """A counter published every `interval_s` whose content boundaries alternate `lump_s` early
+    and late (what the H200's counter does at the power cap: one update's joules ~10% off, the
+    next giving it back)."""
+
+    def __init__(self, lump_s=0.01, **kw):
+        super().__init__(**kw)
+        self.lump = lump_s
+
+    def joules(self):
+        k = int(self.t // self.interval)
+        content = k * self.interval + (self.lump if k % 2 else -self.lump)
+        return round(max(0.0, content) * self.power, 3)
+
+
+def test_a_lumpy_counter_runs_the_window_on_until_its_spread_is_small_or_long_s():
+    d = LumpyDevice(lump_s=0.01, interval_s=0.1, per_exec_s=0.001)
+    w = counter_window(
+        cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock, spread_target=0.008, long_s=1.0
+    )
+    assert w.ok and w.seconds >= 1.0  # 20% of an update each way: never below 0.8% within 1 s
+    steady = Device(interval_s=0.1, per_exec_s=0.001)
+    s = counter_window(
+        cumulative(steady.run_chunk), steady.joules, min_s=0.4, max_s=5.0, clock=steady.clock, spread_target=0.008, long_s=1.0
+    )
+    assert s.ok and s.seconds < 0.55  # steady updates: the window ends at the first update after min_s
+    plain = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock)
+    assert plain.seconds < 0.55  # without a target the window is as before
+
+
+def test_update_spread_is_one_updates_spread_over_the_window_and_counts_skipped_updates():
+    from tensorforge_ops.energy.window import CounterTick, update_spread
+
+    ticks = [CounterTick(t_s=0.1 * i, joules=70.0 * i + (3.0 if i % 2 else 0.0)) for i in range(6)]
+    steps = [73.0, 67.0, 73.0, 67.0, 73.0]
+    mean = sum(steps) / 5
+    sd = (sum((x - mean) ** 2 for x in steps) / 4) ** 0.5
+    assert update_spread(ticks) == pytest.approx(sd / (ticks[-1].joules - ticks[0].joules))
+    # an interval twice the usual spans two updates: its joules count as two updates' worth each
+    skipped = [CounterTick(t_s=0.0, joules=0.0), CounterTick(t_s=0.1, joules=70.0), CounterTick(t_s=0.3, joules=210.0), CounterTick(t_s=0.4, joules=280.0)]
+    assert update_spread(skipped) == pytest.approx(0.0)
+    assert update_spread(ticks[:3]) is None  # two updates: no spread to speak of

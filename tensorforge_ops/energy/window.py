@@ -83,9 +83,30 @@ class CounterWindow:
             if b.executions > a.executions
         )
 
+    def update_spread(self) -> float | None:
+        return update_spread(self.ticks)
+
     def smallest_step_j(self) -> float | None:
         steps = [b.joules - a.joules for a, b in zip(self.ticks, self.ticks[1:]) if b.joules > a.joules]
         return min(steps) if steps else None
+
+
+def update_spread(ticks: Sequence[CounterTick]) -> float | None:
+    """The standard deviation of the joules the counter added per update, over the window's
+    joules: the window's relative error from its two edges, by the counter alone.
+
+    Why: at steady load one update's joules differ from the energy of its interval by the
+    counter's boundary error at each end, e_k - e_(k-1), alternating in sign (on the H200 ~10% of
+    an update at the power cap, docs/energy.md), so a window's joules carry e_end - e_start only,
+    whose variance is the variance of one update's joules. An interval that spans two updates (a
+    counter that skipped one) counts as that many updates. None: fewer than three updates."""
+    steps = [(b.joules - a.joules, b.t_s - a.t_s) for a, b in zip(ticks, ticks[1:])]
+    if len(steps) < 3:
+        return None
+    typical = statistics.median(dt for _, dt in steps)
+    per = [j / max(1, round(dt / typical)) if typical > 0 else j for j, dt in steps]
+    total = ticks[-1].joules - ticks[0].joules
+    return statistics.stdev(per) / total if total > 0 else None
 
 
 def cumulative(run_chunk: Callable[[], int]) -> Callable[[], int]:
@@ -110,11 +131,16 @@ def counter_window(
     clock: Callable[[], float] = time.perf_counter,
     on_edge: Callable[[str], None] | None = None,
     settle_s: float = 0.0,
+    spread_target: float | None = None,
+    long_s: float | None = None,
 ) -> CounterWindow:
     """Run `step` (tops up the work, returns the executions completed so far) under the counter
     read by `read_joules`, edge to edge (module docstring). `settle_s`: the start edge is the
     first update after at least this much load, so the interval the counter's start value
-    closes was loaded (the device ramped up) and not partly idle."""
+    closes was loaded (the device ramped up) and not partly idle. `spread_target`, `long_s`:
+    past `min_s`, the window runs on, update by update up to `long_s`, while the counter's own
+    per-update spread (update_spread) is above the target: a window sized by what the counter
+    shows, long only where its updates are lumpy (at the power cap)."""
 
     def failed(reason: str, ticks=(), chunks=0) -> CounterWindow:
         return CounterWindow(
@@ -167,7 +193,10 @@ def counter_window(
         if value != last:
             ticks.append(CounterTick(t_s=now, joules=value, executions=executions))
             last = value
-            if now - start >= min_s:
+            spread = update_spread(ticks) if spread_target is not None else None
+            lumpy = spread is None or spread > spread_target  # type: ignore[operator]
+            long_enough = spread_target is None or long_s is None or now - start >= long_s or not lumpy
+            if now - start >= min_s and long_enough:
                 if on_edge is not None:
                     on_edge("end")
                 break

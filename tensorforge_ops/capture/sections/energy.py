@@ -34,6 +34,10 @@ class CounterRecord:
     edge_resolution_s: float | None = optional(
         "half the time between the two polls that bracket an update, the larger of the two edges'", "s"
     )
+    update_spread: float | None = optional(
+        "standard deviation of the joules the counter added per update, over the window's joules: the "
+        "window's relative error from its two edges, by the counter alone (what sized the window)"
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -40,12 +40,13 @@ def _gemm(n=8192, dtype=torch.bfloat16):
 def test_counter_and_power_integral_agree(power, n, min_s):
     """Both over exactly the same edges (polled on the sampler's thread): a large GEMM at the cap,
     and a tiny one whose host-bound steps last tens of ms (before the edges were polled, the H200
-    session's gemm_tiny disagreed by 13%). The large GEMM's window is 1.5 s: at the cap, one
-    counter update's power differed from the instantaneous power's mean over the same polled
-    interval by 10% (SD, alternating in sign: what one interval over-counts the next gives back),
-    so a short window carries its two edges' share of that; over 1 s or more the two agreed within
-    0.5%, over 0.4-0.5 s by -6.6% to +6.4% (H200, 19:10 UTC; docs/energy.md). Not yet run on the
-    device with 1.5 s: the 19:10 session ran it with 0.4 s (6.4%, failed)."""
+    session's gemm_tiny disagreed by 13%). At the cap one counter update's joules differ from the
+    instantaneous power's over the same interval by ~10% (SD, alternating in sign: what one
+    interval over-counts the next gives back), so a short window carries its two edges' share of
+    that; over 1 s or more the two agreed within 0.5% (H200, 19:10 UTC; docs/energy.md). The large
+    GEMM's window is 1.5 s; the tiny one's starts at 0.4 s and runs on (up to LONG_S) while the
+    counter's own per-update spread says its edges could be off by more than 0.8%, as every
+    workload's window in `run` does (the 20:05 session's 0.4 s window read 5.5% and failed)."""
     from tensorforge_ops.energy.measure import measure_energy
 
     fn = _gemm(n)

@@ -209,7 +209,13 @@ def test_a_lumpy_counter_runs_the_window_on_until_its_spread_is_small_or_long_s(
     assert w.ok and w.seconds >= 1.0  # 20% of an update each way: never below 0.8% within 1 s
     steady = Device(interval_s=0.1, per_exec_s=0.001)
     s = counter_window(
-        cumulative(steady.run_chunk), steady.joules, min_s=0.4, max_s=5.0, clock=steady.clock, spread_target=0.008, long_s=1.0
+        cumulative(steady.run_chunk),
+        steady.joules,
+        min_s=0.4,
+        max_s=5.0,
+        clock=steady.clock,
+        spread_target=0.008,
+        long_s=1.0,
     )
     assert s.ok and s.seconds < 0.55  # steady updates: the window ends at the first update after min_s
     plain = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock)
@@ -225,6 +231,11 @@ def test_update_spread_is_one_updates_spread_over_the_window_and_counts_skipped_
     sd = (sum((x - mean) ** 2 for x in steps) / 4) ** 0.5
     assert update_spread(ticks) == pytest.approx(sd / (ticks[-1].joules - ticks[0].joules))
     # an interval twice the usual spans two updates: its joules count as two updates' worth each
-    skipped = [CounterTick(t_s=0.0, joules=0.0), CounterTick(t_s=0.1, joules=70.0), CounterTick(t_s=0.3, joules=210.0), CounterTick(t_s=0.4, joules=280.0)]
+    skipped = [
+        CounterTick(t_s=0.0, joules=0.0),
+        CounterTick(t_s=0.1, joules=70.0),
+        CounterTick(t_s=0.3, joules=210.0),
+        CounterTick(t_s=0.4, joules=280.0),
+    ]
     assert update_spread(skipped) == pytest.approx(0.0)
     assert update_spread(ticks[:3]) is None  # two updates: no spread to speak of

@@ -57,7 +57,10 @@ def rows(path):
 def main(paths):
     n = floor_bad = est_ok = int_ok = int_n = plain_ok = 0
     capped_rows = []
-    print(f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}")
+    print(
+        f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}"
+        f" {'win s':>5s} {'spread':>6s}"
+    )
     for path in paths:
         for name, e, c, capped, large in rows(path):
             if not e.get("available"):
@@ -70,14 +73,18 @@ def main(paths):
             if c.get("estimate_j") is not None:  # the same estimate without its busy term
                 plain_ok += abs((c["estimate_j"] - c["busy_j"]) / e["joules_per_execution"] - 1) <= 0.10
             agree = (e.get("integration") or {}).get("counter_agreement")
+            # the counter's own per-update spread (what sized the window; absent before energy5m)
+            spread = (e.get("counter") or {}).get("update_spread")
             if agree is not None:
                 int_n += 1
                 int_ok += abs(agree) <= 0.02
             if capped and c.get("sustained_over_bound") is not None:
                 capped_rows.append((name, c["sustained_over_bound"], large))
+            spread_text = f"{spread * 100:5.2f}%" if spread is not None else "     -"
             print(
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
                 f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
+                f" {e.get('window_s') or 0:5.2f} {spread_text}"
             )
     print(f"\nworkloads with an energy window: {n}")
     print(f"floor violations: {floor_bad}")

@@ -35,7 +35,7 @@ SETTLE_S = 0.1
 # alternating), so 0.4 s windows there disagreed with the integral by up to 4.5%; steady windows
 # stop at DEFAULT_MIN_S (docs/energy.md, "Sizing the window")
 SPREAD_TARGET = 0.008
-LONG_S = 1.0
+LONG_S = 1.2
 CHUNK_S = 0.002
 SWITCH_S = 0.0005
 

@@ -355,3 +355,32 @@ def test_the_sampler_feeds_the_step_loop_from_one_call():
     assert len(s.counter) >= 2 and len(s.instant) == len(s.counter)
     assert all(w == 400.0 for _, w in s.instant)
     assert [j for _, j in s.counter] == sorted(j for _, j in s.counter)
+
+
+def test_the_diagnostic_trace_holds_each_windows_raw_polls(tmp_path, monkeypatch):
+    """TENSORFORGE_ENERGY_TRACE: one JSON line per window with the counter's polls and the power
+    samples it was cross-checked on; nothing written without it."""
+    import json
+
+    from tensorforge_ops.energy.measure import TRACE_ENV
+    from tensorforge_ops.energy.window import cumulative
+
+    clock = SimClock()
+    power, _ = NvmlPower.open(0, FakeNvml(clock))
+
+    def fn():
+        clock.t += 0.001
+
+    take_window(cumulative(lambda: (fn(), 1)[1]), power, min_s=0.05, clock=clock)
+    trace = tmp_path / "trace.jsonl"
+    assert not trace.exists()
+    monkeypatch.setenv(TRACE_ENV, str(trace))
+    window = take_window(cumulative(lambda: (fn(), 1)[1]), power, min_s=0.05, clock=clock)
+    take_window(cumulative(lambda: (fn(), 1)[1]), power, min_s=0.05, clock=clock)
+    lines = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert len(lines) == 2
+    first = lines[0]
+    assert first["joules"] == pytest.approx(window.counter.joules)
+    assert first["start_s"] == pytest.approx(window.counter.start_s) and first["end_s"] > first["start_s"]
+    assert len(first["ticks"]) == len(window.counter.ticks) >= 2
+    assert all(len(p) == 2 for p in first["counter"] + first["instant"])

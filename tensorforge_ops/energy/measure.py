@@ -7,6 +7,8 @@ calibration probe for each of its windows.
 from __future__ import annotations
 
 import collections
+import json
+import os
 import statistics
 import sys
 import time
@@ -36,6 +38,10 @@ SETTLE_S = 0.1
 # stop at DEFAULT_MIN_S (docs/energy.md, "Sizing the window")
 SPREAD_TARGET = 0.008
 LONG_S = 1.2
+# DIAGNOSTIC: where set, every window appends one JSON line of its raw polls to this file (the
+# counter's values and the instantaneous power, each with its time on the window's clock, and the
+# edges): what the counter's per-update lumps were studied on; never read by TensorForge itself
+TRACE_ENV = "TENSORFORGE_ENERGY_TRACE"
 CHUNK_S = 0.002
 SWITCH_S = 0.0005
 
@@ -145,6 +151,7 @@ def take_window(
     samples = sampler.samples()
     counter = refine_edges(counter, sorted(samples.counter))
     integration = _integration(samples, counter, source)
+    _trace(counter, samples, integration)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
         host = HostEnergy(available=False, reason=rapl_reason) if rapl_reason else None
@@ -165,6 +172,29 @@ def take_window(
     else:
         host = HostEnergy(available=False, reason="RAPL could not be read at both edges of the window")
     return Window(counter=counter, integration=integration, host=host)
+
+
+def _trace(counter: CounterWindow, samples: Any, integration: PowerIntegration | None) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if not path:
+        return
+    line = {
+        "ok": counter.ok,
+        "start_s": counter.start_s,
+        "end_s": counter.end_s,
+        "joules": counter.joules,
+        "executions": counter.executions_exact or counter.executions,
+        "counter_agreement": integration.counter_agreement if integration else None,
+        "ticks": [[t.t_s, t.joules, t.executions] for t in counter.ticks],
+        "counter": [list(p) for p in samples.counter],
+        "instant": [list(p) for p in samples.instant],
+        "averaged": [list(p) for p in samples.averaged],
+    }
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
+    except OSError:  # a diagnostic trace never costs the window
+        pass
 
 
 SYNC_HOW = "in chunks of ~{chunk_ms:g} ms of calls, each followed by a synchronize"

@@ -35,6 +35,9 @@ cp "$TENSORFORGE_HOME"/calibrations/*.json "$OUT/calibration.json" 2>/dev/null |
 rm -f "$OUT"/h200-energy-heldout.summary.txt
 ls "$OUT"/*.incomplete.json >/dev/null 2>&1 && rm -f "$OUT"/h200-energy-default.summary.txt
 python3 benchmarks/energy/score.py "$OUT"/h200-energy-default.json "$OUT"/h200-energy-heldout.json > "$OUT/score.txt" 2>&1
+for f in "$OUT"/h200-energy-default.json "$OUT"/h200-energy-heldout.json; do
+  [ -f "$f" ] && python3 benchmarks/energy/rebound.py "$f" >> "$OUT/score.txt" 2>&1
+done
 tail -25 "$OUT/score.txt"
 t=$(( $(left) - 2 )); [ "$t" -gt 12 ] && timeout -s INT "$t" python3 -m pytest -q -p no:cacheprovider \
   tests/test_energy_gpu.py 2>&1 | tee "$OUT/gpu-tests.log" | tail -15

@@ -92,8 +92,7 @@ def _default_capture_path(target: str) -> Path:
     type=FiniteFloat(0.05, 60),
     default=0.4,
     show_default=True,
-    help="Least length of each workload's energy window (it ends on the counter's next update, or runs on "
-    "up to 1.2 s while the counter's updates are lumpy; docs/energy.md).",
+    help="Least length of each workload's energy window (it ends on the counter's next update).",
 )
 @click.option(
     "--budget",

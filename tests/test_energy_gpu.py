@@ -44,9 +44,9 @@ def test_counter_and_power_integral_agree(power, n, min_s):
     instantaneous power's over the same interval by ~10% (SD, alternating in sign: what one
     interval over-counts the next gives back), so a short window carries its two edges' share of
     that; over 1 s or more the two agreed within 0.5% (H200, 19:10 UTC; docs/energy.md). The large
-    GEMM's window is 1.5 s; the tiny one's starts at 0.4 s and runs on (up to LONG_S) while the
-    counter's own per-update spread says its edges could be off by more than 0.8%, as every
-    workload's window in `run` does (the 20:05 session's 0.4 s window read 5.5% and failed)."""
+    GEMM's window is 1.5 s; the tiny one's 0.4 s, as in `run` (the 20:05 session read 5.5% and
+    failed, the 23:44 one -0.2%, but its edges were known to 9.0 ms, not < 5 ms, and it failed on
+    that: the update instants jitter under load; docs/energy.md)."""
     from tensorforge_ops.energy.measure import measure_energy
 
     fn = _gemm(n)

@@ -285,7 +285,7 @@ def child(recipe: str, out: Path, workload: str) -> dict:
     # torch's default capture stream: the `warm_harness` step warms up on this same stream, the
     # pairing tried in the harness at 20:05 UTC (benchmarks/results/h200-2026-11-30-2005-*).
     cap_stream = torch.cuda.Stream(session.device)
-    cuda_graph._capture = lambda _torch, body: capture_graph(body, cap_stream)
+    cuda_graph._capture = lambda _torch, body, _stream: capture_graph(body, cap_stream)
     ((wl, _),) = resolve(core, (workload,))
     builder = ops.builder(wl.kind, "torch-cuda")
     mode = getattr(wl.params, "math_mode", "fp32")

@@ -30,22 +30,57 @@ from tensorforge.api import one_line
 WARMUP_CALLS = 3
 
 
-# Said with every graph timing. Why: on an H200 the same graph of the decode step (same kernels,
-# same durations) replayed with 0.10 us or 0.45 us between consecutive kernels depending on the
-# process's history before the capture (benchmarks/graph_level_trace.py, 2026-11-30 18:56 UTC),
-# so a graph time of many short kernels holds a launch-path part that is not the workload's.
+# The launch state every graph of this module is captured in, said with every graph timing. Why:
+# on an H200 the same graph of the decode step (same 101 kernels, same durations) replayed with
+# 0.10 or 0.45 us between consecutive kernels, and the upper level appeared when the workload's
+# own kernels had run eagerly on a side stream other than the one the graph was then captured on
+# (PyTorch's documented recipe and triton's do_bench_cudagraph: a fresh side stream for the
+# warm-up, torch's default capture stream for the capture); with the warm-up on the capture
+# stream, or on none, the graph replayed at the lower level (benchmarks/graph_level_trace.py,
+# 2026-11-30 18:56, 19:18, 20:05 UTC). torch.cuda.Stream() hands out pool streams round robin (32
+# per priority, c10/cuda/CUDAStream.cpp) and torch.cuda.graph's default capture stream is one pool
+# stream taken at its first use, so a fresh warm-up stream equals it only by the pool's count: the
+# level was luck. Warming up and capturing on one stream per device makes it a property of the
+# harness.
+LAUNCH_STATE = "paired"
 LAUNCH_STATE_NOTE = (
-    "the gaps between the graph's kernels are the driver's launch path in this process's state "
-    "(H200: 0.10 or 0.45 us per kernel boundary; docs/measurement.md, 'The two levels, traced')"
+    "launch state 'paired': every workload's warm-up calls and every capture ran on one side stream "
+    "per device, so no workload ran eagerly on a side stream other than its capture stream (on the "
+    "H200 the lower launch level, ~0.10 us per kernel boundary, against ~0.45 us after a warm-up on "
+    "another side stream; docs/measurement.md, 'The two levels, traced')"
 )
+
+# Burst replay pairs start behind a device-side spin (torch.cuda._sleep) this many times as long as
+# the host took to launch the two graphs, so the host's submission of a large graph is over before
+# the first timed event: after a rest the host's launch of a many-node graph can fall behind the
+# device and its lag would land in T_fn (a hypothesis for the decode step's burst spread of
+# 373-427 us at 1980 MHz while its trace showed lower-level gaps, 2026-11-30 20:05 UTC).
+HEAD_START_FACTOR = 2.0
+HEAD_START_MAX_S = 3e-3
+SPIN_HZ = 2.0e9  # cycles per second assumed for the spin: at or above the H200's 1.98 GHz boost,
+# so the spin lasts at least the intended time at any lower clock
 
 
 class GraphCaptureError(Exception):
     """fn could not be captured; the message says why."""
 
 
+def capture_stream(torch, device):
+    """The one side stream per device that every workload's warm-up and every capture run on
+    (see LAUNCH_STATE)."""
+    key = str(device)
+    if key not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[key] = torch.cuda.Stream(device)
+    return _CAPTURE_STREAMS[key]
+
+
+_CAPTURE_STREAMS: dict[str, Any] = {}
+
+
 def warm_up(torch, fn: Callable[[], Any], device) -> None:
-    stream = torch.cuda.Stream(device)
+    """WARMUP_CALLS eager calls on the capture stream, ordered after and before the current
+    stream's work, synchronised before the capture."""
+    stream = capture_stream(torch, device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
         for _ in range(WARMUP_CALLS):
@@ -54,9 +89,9 @@ def warm_up(torch, fn: Callable[[], Any], device) -> None:
     torch.cuda.synchronize(device)
 
 
-def _capture(torch, body: Callable[[], None]):
+def _capture(torch, body: Callable[[], None], stream):
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=stream):
         body()
     return graph
 
@@ -64,11 +99,14 @@ def _capture(torch, body: Callable[[], None]):
 class GraphCalls:
     """`calls` unrolled [flush -> fn] in one CUDA graph, and the same flushes alone in another."""
 
+    launch_state = LAUNCH_STATE  # what the capture states (GraphRecord.launch_state)
+
     def __init__(self, torch, fn: Callable[[], Any], flush_step: Callable[[], Any] | None, calls: int, device):
         self.torch, self.device, self.calls = torch, device, calls
         self.flushed = flush_step is not None
         self.work: Any = None  # torch.cuda.CUDAGraph once captured
         self.flushes: Any = None
+        self.head_start_s = 0.0  # device-side spin before each burst pair (see HEAD_START_FACTOR)
 
         def work() -> None:
             for _ in range(calls):
@@ -82,15 +120,32 @@ class GraphCalls:
                     flush_step()
 
         try:
-            self.work = _capture(torch, work)
-            self.flushes = _capture(torch, flushes) if flush_step is not None else None
+            stream = capture_stream(torch, device)
+            self.work = _capture(torch, work, stream)
+            self.flushes = _capture(torch, flushes, stream) if flush_step is not None else None
             self.work.replay()  # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
+            self.head_start_s = self._head_start()
         except KeyboardInterrupt:
             raise
         except Exception as exc:
             self.close()
             raise GraphCaptureError(one_line(exc)) from None
+
+    def _head_start(self) -> float:
+        """HEAD_START_FACTOR x the host time of launching one replay of each graph (after the
+        first, which uploads), capped; 0 where the spin kernel is missing."""
+        import time
+
+        if getattr(self.torch.cuda, "_sleep", None) is None:
+            return 0.0
+        t0 = time.perf_counter()
+        self.work.replay()
+        if self.flushes is not None:
+            self.flushes.replay()
+        host = time.perf_counter() - t0
+        self.torch.cuda.synchronize(self.device)
+        return min(HEAD_START_MAX_S, HEAD_START_FACTOR * host)
 
     @property
     def method(self) -> str:
@@ -105,6 +160,16 @@ class GraphCalls:
             f"{self.calls}: one call's device time, replay latency and flushes cancelled; " + LAUNCH_STATE_NOTE
         )
 
+    @property
+    def head_start_note(self) -> str:
+        return (
+            f"each burst pair queued behind a {self.head_start_s * 1e6:.0f} us device-side spin "
+            f"({HEAD_START_FACTOR:g} x the host's launch of both graphs, <= {HEAD_START_MAX_S * 1e3:g} ms), "
+            "so the host's submission is over before the first timed event"
+            if self.head_start_s > 0
+            else "no device-side spin before the burst pairs (torch.cuda._sleep missing)"
+        )
+
     def replay(self) -> None:
         """One replay of the workload graph (what the trace window traces)."""
         self.work.replay()
@@ -115,6 +180,8 @@ class GraphCalls:
         first kernel runs slow, and without it that delay would land in T_fn and not in T_flush
         (on an H200 it added ~40 us to a 0.38 ms decode step and 1.8 us to a 2.6 us GEMM)."""
         ev = tuple(self.torch.cuda.Event(enable_timing=True) for _ in range(3))
+        if warm and self.head_start_s > 0:
+            self.torch.cuda._sleep(int(self.head_start_s * SPIN_HZ))
         if warm and self.flushes is not None:
             self.flushes.replay()
         ev[0].record()

@@ -141,3 +141,95 @@ def test_the_time_plan_shares_what_is_left_among_the_rows(monkeypatch):
     clock[0] += 100.0
     assert plan.share(1) == 0.0  # past the deadline: one round each, nothing more
     assert bench.TimePlan(None).share(3) is None
+
+
+class _Timed:
+    def __init__(self, p50):
+        self.stats = types.SimpleNamespace(p50=p50)
+
+
+class _Graph:
+    """GraphCalls' timing surface: every workload replay reads `per_call_s`."""
+
+    def __init__(self, per_call_s, calls=5):
+        self.per_call_s, self.calls, self.closed = per_call_s, calls, False
+
+    def queue_replay(self, flushes=False):
+        return flushes
+
+    def read_replays(self, work, flushes):
+        return [self.per_call_s] * len(work)
+
+    def close(self):
+        self.closed = True
+
+
+class _Phases:
+    def __init__(self):
+        self.graph = _Graph(372e-6)
+        self.graph_note = None
+        self.burst_eager_s, self.graph_call_s, self.flush_s, self.host_bound = 2.6e-3, 372e-6, 20e-6, True
+        self.flush = lambda: None
+
+    def burst(self):
+        timings = [types.SimpleNamespace(mode=m, timed=_Timed(v)) for m, v in (("eager", 2.6e-3), ("graph", 372e-6))]
+        return types.SimpleNamespace(timings=timings)
+
+    def sustained(self):
+        timings = [types.SimpleNamespace(mode=m, timed=_Timed(v)) for m, v in (("eager", 2.9e-3), ("graph", 373e-6))]
+        return types.SimpleNamespace(timings=timings, steady=types.SimpleNamespace(reached=True))
+
+
+def test_the_decode_row_compares_each_launch_level_with_its_own(fakes, monkeypatch):
+    """The flow of one levels row on stand-ins: lower rounds (reference paired), then the upper
+    level (our new graph after a side-stream warm-up, the reference unmodified), ratios and the
+    level difference; the upper graph is closed after."""
+    torch, current, _, _ = fakes
+    torch.cuda.synchronize = lambda device=None: None
+    phases = _Phases()
+    session = types.SimpleNamespace(phases=lambda fn, plan: contextlib.nullcontext(phases))
+    prepared = types.SimpleNamespace(fn=lambda: None)
+    calls = []
+
+    def cudagraph_ms(triton_testing, torch_, fn, rep_ms, paired=False):
+        calls.append(paired)
+        if rep_ms == 20.0:  # the flush alone
+            return 0.02, 10, "paired" if paired else "unpaired"
+        return (0.3745 if paired else 0.4111) + 0.02, 190, "paired" if paired else "unpaired"
+
+    upper = _Graph(409e-6)
+    monkeypatch.setattr(bench, "_cudagraph_ms", cudagraph_ms)
+    monkeypatch.setattr(bench, "_settle", lambda phases, rest=True: True)
+    monkeypatch.setattr(
+        bench, "_ours_with_calls", lambda phases, fn, n, torch_, traced=False: {"calls": n, "p50_s": 3.74e-4}
+    )
+    monkeypatch.setattr("tensorforge_ops.measure.cuda_graph.capture", lambda *a, **k: upper)
+    triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
+    args = types.SimpleNamespace(window=0.1, only=None, rounds=2, diagnose=False)
+    row = bench.compare_one(session, prepared, args, triton, torch, None, share_s=None, levels=True)
+
+    assert calls[:2] == [True, True] and calls[-2:] == [False, False]  # lower rounds first, paired
+    assert row["graph_ratio"] == pytest.approx(373e-6 / 374.5e-6)
+    lv = row["levels"]
+    assert lv["upper_ratio"] == pytest.approx(409e-6 / 411.1e-6)
+    assert lv["ours_upper_over_lower"] == pytest.approx(409 / 373 - 1)
+    assert lv["reference_upper_over_lower"] == pytest.approx(411.1 / 374.5 - 1)
+    assert row["upper_level"]["reference_launch_states"] == ["unpaired", "unpaired"]
+    assert row["upper_level"]["held_paired_graph_after_s"] == pytest.approx(372e-6)
+    assert upper.closed
+    assert row["cudagraph_raw"][0]["launch_state"] == "paired"
+
+
+def test_a_time_box_stops_the_rounds_but_keeps_one(fakes, monkeypatch):
+    torch, *_ = fakes
+    phases = _Phases()
+    session = types.SimpleNamespace(phases=lambda fn, plan: contextlib.nullcontext(phases))
+    monkeypatch.setattr(bench, "_cudagraph_ms", lambda *a, **k: (0.4, 10, "paired"))
+    monkeypatch.setattr(bench, "_settle", lambda phases, rest=True: True)
+    monkeypatch.setattr(bench, "_ours_with_calls", lambda *a, **k: {"calls": 10, "p50_s": 3.7e-4})
+    triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
+    args = types.SimpleNamespace(window=0.1, only=None, rounds=5, diagnose=False)
+    row = bench.compare_one(session, types.SimpleNamespace(fn=lambda: None), args, triton, torch, share_s=0.0)
+    assert row["rounds_run"] == 1
+    assert "stopped after 1 of 5 rounds" in row["time_plan"]
+    assert len(row["do_bench_median_s"]) == 1

@@ -55,7 +55,7 @@ LAUNCH_STATE_NOTE = (
 # the first timed event: after a rest the host's launch of a many-node graph can fall behind the
 # device and its lag would land in T_fn (a hypothesis for the decode step's burst spread of
 # 373-427 us at 1980 MHz while its trace showed lower-level gaps, 2026-11-30 20:05 UTC).
-HEAD_START_FACTOR = 2.0
+HEAD_START_FACTOR = 3.0
 HEAD_START_MAX_S = 3e-3
 SPIN_HZ = 2.0e9  # cycles per second assumed for the spin: at or above the H200's 1.98 GHz boost,
 # so the spin lasts at least the intended time at any lower clock

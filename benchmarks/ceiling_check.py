@@ -10,7 +10,6 @@ slower one: the corrected ceiling printed is then a floor of the one calibration
 Nothing is written into the captures (their digests stay valid).
 """
 
-import json
 import sys
 
 from tensorforge.ceilings_file import ceilings_from_data
@@ -23,12 +22,13 @@ from tensorforge_ops.capture.compare import fastest_sample
 from tensorforge_ops.capture.convert import converter
 from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 from tensorforge_ops.report.evaluate import measured_time
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 LARGE = ("gemm_large", "gemm-large")
 
 
 def check(path: str, host: PluginHost) -> None:
-    doc = json.load(open(path, encoding="utf-8"))
+    doc = parse_json(read_text(path, "capture"), f"capture {path}")
     cal = doc["predicted"]["calibrated"]
     data = doc["calibrated"]["ceilings"]
     old = ceilings_from_data(data, f"{path} CALIBRATED")

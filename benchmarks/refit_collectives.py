@@ -4,15 +4,15 @@ on each swept size's fastest sample) and compare it with the capture's own measu
 This is analysis of data already recorded, not a measurement: it shows what today's calibrated
 bound would have said about the workloads that capture measured, next to the bound the capture
 recorded (made with the code of its day). Usage:
-    python benchmarks/refit_collectives.py captures/h200x2-default-run.json
+    python benchmarks/refit_collectives.py captures/h200x2-default-run.json.gz
 """
 
-import json
 import sys
 
 from tensorforge.collectives import ceiling_key, fit_ceiling
 from tensorforge.units import seconds
 from tf_distributed.probes import eager_small_message_s
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 
 def fastest(measured: dict) -> float:
@@ -21,7 +21,7 @@ def fastest(measured: dict) -> float:
 
 
 def main(path: str, hold_out: bool = False) -> None:
-    doc = json.load(open(path, encoding="utf-8"))
+    doc = parse_json(read_text(path, "capture"), f"capture {path}")
     sweep = doc["calibrated"]["probes"]["collective-sweep"]["details"]
     n = sweep["world_size"]
     recorded = {w["name"]: w for w in doc["predicted"]["calibrated"]["workloads"]}

@@ -10,10 +10,15 @@ Two shapes of message, by whose problem it is:
   suite file x.toml: not valid TOML: Expected '=' ... (line 2)  (it was read; its content is bad)
 Callers that check the document's structure use the second shape too ("{what} {path}: ...").
 
+A gzip-compressed file is read as the text it holds (the first two bytes say so, whatever the
+name): a capture is 1-4 MB of JSON and a tenth of that compressed, so archived captures are kept
+that way and every command reads them as they are.
+
 Writes are atomic: a reader sees the old file or the new one, never half of either.
 """
 
 import json
+import zlib
 import os
 import stat
 import tempfile
@@ -31,6 +36,25 @@ _NOT_REGULAR = {
     stat.S_IFBLK: "not a regular file (a block device)",
     stat.S_IFSOCK: "not a regular file (a socket)",
 }
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# A document's text is a few MB; a compressed file that would unpack past this is refused rather
+# than allowed to fill memory (a gzip "bomb" unpacks a thousandfold).
+MAX_UNPACKED_BYTES = 1 << 30
+
+
+def _gunzip(data: bytes, path: Path, what: str) -> bytes:
+    try:
+        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        text = unpacker.decompress(data, MAX_UNPACKED_BYTES)
+        if unpacker.unconsumed_tail:
+            raise TensorForgeError(f"{what} {path}: gzip content unpacks past {MAX_UNPACKED_BYTES} bytes")
+        if not unpacker.eof:
+            raise TensorForgeError(f"{what} {path}: gzip content is cut short")
+    except zlib.error as exc:
+        raise TensorForgeError(f"{what} {path}: not valid gzip ({exc})") from None
+    return text
 
 
 def read_text(path: str | os.PathLike[str], what: str) -> str:
@@ -57,6 +81,8 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
     finally:
         if fd >= 0:
             os.close(fd)
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(data, path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -115,8 +141,8 @@ def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
 
 
 def read_document(path: str | os.PathLike[str], what: str) -> Any:
-    """A file that may be either: JSON when its name ends in .json, else TOML."""
-    if Path(path).suffix.lower() == ".json":
+    """A file that may be either: JSON when its name ends in .json (or .json.gz), else TOML."""
+    if Path(path).name.lower().endswith((".json", ".json.gz")):
         return read_json(path, what)
     return read_toml(path, what)
 

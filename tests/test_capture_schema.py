@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cattrs
 import jsonschema
+from committed import capture_stem, committed
 import pytest
 
 from tensorforge.serialize import canonical_json
@@ -17,7 +18,7 @@ from tensorforge_ops.capture.model import SCHEMA_VERSION
 from tensorforge_ops.capture.versions import upgrade, version_of
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = sorted(p for p in (ROOT / "captures").glob("*.json"))
+COMMITTED = committed(ROOT / "captures")
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def _covers(new, old, path="capture"):
         assert new == old, path
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+@pytest.mark.parametrize("path", COMMITTED, ids=[capture_stem(p) for p in COMMITTED])
 def test_every_committed_capture_reads_round_trips_and_validates(path, validator):
     raw = read_document(path)
     assert version_of(raw)[1] <= SCHEMA_VERSION

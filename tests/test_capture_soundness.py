@@ -45,9 +45,9 @@ seven bf16 entries clear, by 1.8-3.5%; the fp16 one stays (-3.2%: no fp16 point 
 faster than the square probe), which the new fp16 sweep point addresses in a new capture.
 """
 
-import json
 from pathlib import Path
 
+from committed import capture_stem, committed, load_json
 import pytest
 
 from tensorforge.ceilings_file import ceilings_from_data
@@ -61,7 +61,7 @@ from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
 
 ROOT = Path(__file__).resolve().parent.parent
 # the committed captures, and the runs a device session left among the benchmark results
-CAPTURES = sorted((ROOT / "captures").glob("*.json")) + sorted((ROOT / "benchmarks" / "results").glob("*-run.json"))
+CAPTURES = committed(ROOT / "captures") + committed(ROOT / "benchmarks" / "results", "*-run")
 MACHINE_DEPENDENT_TARGETS = {"host-cpu"}
 
 # (capture, workload) -> fastest sample / recorded calibrated bound - 1, measured in that capture.
@@ -108,7 +108,7 @@ def fastest_sample(row: dict) -> float:
 
 def _load(path):
     """The capture in the current layout (a version-1 document is upgraded first, as readers do)."""
-    return upgrade(json.loads(path.read_text(encoding="utf-8")), str(path))
+    return upgrade(load_json(path), str(path))
 
 
 def measured_workloads():
@@ -128,7 +128,7 @@ def measured_workloads():
 
 
 def _param(path, name, i):
-    known = KNOWN_BELOW.get((path.stem, name))
+    known = KNOWN_BELOW.get((capture_stem(path), name))
     marks = (
         [
             pytest.mark.xfail(
@@ -140,7 +140,7 @@ def _param(path, name, i):
         if known
         else []
     )
-    return pytest.param(path, name, i, marks=marks, id=f"{path.stem}:{name}")
+    return pytest.param(path, name, i, marks=marks, id=f"{capture_stem(path)}:{name}")
 
 
 CASES = [_param(*c) for c in measured_workloads()]
@@ -149,7 +149,7 @@ CASES = [_param(*c) for c in measured_workloads()]
 def test_every_committed_capture_is_checked():
     assert {c.values[0] for c in CASES} == set(CAPTURES)
     assert len(CASES) >= 40
-    listed = {(c.values[0].stem, c.values[1]) for c in CASES}
+    listed = {(capture_stem(c.values[0]), c.values[1]) for c in CASES}
     assert set(KNOWN_BELOW) <= listed
 
 
@@ -201,7 +201,7 @@ def test_current_core_bound_from_the_captures_ceilings_is_at_most_the_fastest_sa
 
 def test_known_exceptions_state_their_true_margin():
     """The margins quoted in KNOWN_BELOW are the captures' own numbers (to 0.01%)."""
-    by_stem = {p.stem: _load(p) for p in CAPTURES}
+    by_stem = {capture_stem(p): _load(p) for p in CAPTURES}
     for (stem, name), margin in KNOWN_BELOW.items():
         doc = by_stem[stem]
         bound = next(w for w in doc["predicted"]["calibrated"]["workloads"] if w["name"] == name)["latency_s"]

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import attrs
+from committed import capture_stem, committed
 import pytest
 
 from capture_factory import make_capture, samples
@@ -443,10 +444,10 @@ def test_a_row_follows_from_the_samples_not_the_recorded_summary():
     assert bare.ape_analytical is None and bare.ape_calibrated == pytest.approx(0.25)
 
 
-COMMITTED = sorted((Path(__file__).resolve().parent.parent / "captures").glob("*.json"))
+COMMITTED = committed(Path(__file__).resolve().parent.parent / "captures")
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
+@pytest.mark.parametrize("path", COMMITTED, ids=[capture_stem(p) for p in COMMITTED])
 def test_every_committed_capture_recomputes_cleanly(path):
     """Real captures of every shape (regimes, sustained bounds, traces, estimates, several GPUs):
     every derived figure follows from their data by the run's own functions."""
@@ -477,7 +478,7 @@ def test_a_sustained_regime_without_its_bound_says_why(home):
     from tensorforge_ops.capture.document import read_capture
     from tensorforge_ops.capture.sections.diagnostic import Diagnostic
 
-    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json")
+    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json.gz")
     note = "the calibration has no sustained-regime ceilings (recalibrate)"
     pred = attrs.evolve(cap.predicted, calibrated_sustained=None, calibrated_sustained_note=note)
     windows = cap.diagnostic.windows if isinstance(cap.diagnostic, Diagnostic) else {}
@@ -504,7 +505,7 @@ def test_a_sustained_regime_without_its_bound_says_why(home):
 def test_the_regime_and_operator_violation_lists_are_named_when_edited():
     from tensorforge_ops.capture.document import read_capture
 
-    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json")
+    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json.gz")
     c = cap.comparison
     regimes = attrs.evolve(cap, comparison=attrs.evolve(c, regime_bound_violations=("x (burst graph)",)))
     assert comparison_problems(regimes)[0] == [

@@ -34,7 +34,7 @@ def test_scores_follow_from_the_rows():
 
 
 def test_the_committed_h200_capture(cli):
-    result = CliRunner().invoke(cli, ["evaluate", str(ROOT / "captures" / "h200-estimate-eval.json"), "--json"])
+    result = CliRunner().invoke(cli, ["evaluate", str(ROOT / "captures" / "h200-estimate-eval.json.gz"), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     classes = {c["name"]: c for c in data["classes"]}
@@ -62,7 +62,7 @@ def test_bad_input_is_one_line(cli, tmp_path):
 
 
 def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
-    capture = str(ROOT / "captures" / "h200-estimate-eval.json")
+    capture = str(ROOT / "captures" / "h200-estimate-eval.json.gz")
     result = CliRunner().invoke(cli, ["predict", "-t", "h200", "-w", "gemm_tiny", "--ceilings", capture, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

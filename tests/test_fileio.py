@@ -3,6 +3,7 @@ readers (suite, ceilings, target file, capture, prices, transformer config) refu
 that is not UTF-8, a FIFO, a folder, a missing file or bad syntax in one line naming the file,
 with exit status 2 and no traceback."""
 
+import gzip
 import os
 import threading
 from pathlib import Path
@@ -230,3 +231,44 @@ def test_a_missing_file_or_a_folder_is_one_line_for_every_reader(shared_cli, tmp
 def test_the_committed_capture_still_reads(shared_cli):
     result = CliRunner().invoke(shared_cli, ["verify", str(CAPTURE)])
     assert result.exit_code == 0 and result.stdout.rstrip().endswith("VERIFIED"), result.output
+
+
+def test_a_gzip_compressed_document_reads_as_its_text(tmp_path):
+    """Archived captures are kept as .json.gz: every reader sees the text they hold."""
+    packed = tmp_path / "cap.json.gz"
+    packed.write_bytes(gzip.compress(CAPTURE.read_bytes()))
+    assert read_text(packed, "capture") == CAPTURE.read_text(encoding="utf-8")
+    assert read_document(packed, "ceilings file") == read_json(CAPTURE, "capture")  # JSON, by its name
+
+
+def test_a_compressed_capture_verifies_like_the_plain_one(shared_cli, tmp_path):
+    packed = tmp_path / "cap.json.gz"
+    packed.write_bytes(gzip.compress(CAPTURE.read_bytes()))
+    result = CliRunner().invoke(shared_cli, ["verify", str(packed)])
+    assert result.exit_code == 0 and result.stdout.rstrip().endswith("VERIFIED"), result.output
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (lambda: gzip.compress(b'{"a": 1}')[:-6], "gzip content is cut short"),
+        (lambda: b"\x1f\x8b" + b"\x00" * 20, "not valid gzip"),
+    ],
+    ids=["truncated", "garbage"],
+)
+def test_a_broken_gzip_file_is_one_line_naming_it(tmp_path, content, message):
+    path = tmp_path / "cap.json.gz"
+    path.write_bytes(content())
+    with pytest.raises(TensorForgeError) as err:
+        read_text(path, "capture")
+    assert str(err.value).startswith(f"capture {path}: {message}") and "\n" not in str(err.value)
+
+
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
+    import tensorforge.fileio as fileio
+
+    monkeypatch.setattr(fileio, "MAX_UNPACKED_BYTES", 1000)
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(b" " * 100_000))
+    with pytest.raises(TensorForgeError, match="unpacks past 1000 bytes"):
+        read_text(path, "capture")

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import attrs
 import numpy as np
+from committed import capture_stem, committed
 import pytest
 
 from tensorforge.units import seconds, si
@@ -278,10 +279,10 @@ def test_summary_of_real_capture(real_doc):
     assert lines[-1] == (f"run took {doc['provenance']['duration_s']} s; digest {doc['digest']['value'][:16]}...")
 
 
-REAL_CAPTURES = sorted(p for p in (ROOT / "captures").glob("*.json") if p.with_suffix(".summary.txt").exists())
+REAL_CAPTURES = [p for p in committed(ROOT / "captures") if (p.parent / f"{capture_stem(p)}.summary.txt").exists()]
 
 
-@pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[p.stem for p in REAL_CAPTURES])
+@pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[capture_stem(p) for p in REAL_CAPTURES])
 def test_summary_rows_follow_from_the_capture(capture):
     """Every workload's row says what the capture's numbers say (not: equals a file the same
     code wrote): its measured p50 and its bound check, recomputed from the raw samples."""

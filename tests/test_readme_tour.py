@@ -97,7 +97,7 @@ EXPECTED: dict[str, Expect] = {
     "tensorforge report captures/host-cpu-2core.json -o host-cpu.report.html": Expect(
         stderr=(r"wrote \S*host-cpu\.report\.html",), files=("host-cpu.report.html",)
     ),
-    "tensorforge evaluate captures/h200-estimate-eval-graphfit.json --rows": Expect(
+    "tensorforge evaluate captures/h200-estimate-eval-graphfit.json.gz --rows": Expect(
         stdout=(r"^EVALUATION  captures/h200-estimate-eval-graphfit\.json", r"\ngemm-large ")
     ),
     "tensorforge predict -t h200x8 -w all_reduce_1g -w transformer:config=examples/configs/llama-3-8b,seq=4096,tp=8": Expect(

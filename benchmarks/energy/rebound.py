@@ -26,8 +26,8 @@ Columns per large GEMM at the cap (issue 15's scope, as benchmarks/energy/score.
   python benchmarks/energy/rebound.py CAPTURE [CAPTURE...]
 """
 
-import json
 import sys
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 LARGE_GEMM_FLOPS = 1e10
 
@@ -42,7 +42,7 @@ def main(paths):
         f"{'workload':34s} {'mode':5s} {'old':>6s} {'new':>6s} {'lim':>6s} {'e_run':>9s} {'e_low':>9s} {'run/low':>7s} {'P_run':>6s} {'alt':>6s}"
     )
     for path in paths:
-        doc = json.load(open(path))
+        doc = parse_json(read_text(path, "capture"), f"capture {path}")
         energy = (doc.get("calibrated") or {}).get("energy") or {}
         c = energy.get("coefficients") or {}
         points = energy.get("points") or []

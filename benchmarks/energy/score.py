@@ -9,11 +9,11 @@ power-limited bound   sustained p50 / power-limited sustained bound for LARGE GE
                       sustained telemetry window): >= 1 and <= 1.05 (issue 15's scope); other
                       capped workloads (convolutions, prefill) are listed as context, unscored
 
-  python benchmarks/energy/score.py captures/h200-energy-first-session.json [more captures]
+  python benchmarks/energy/score.py captures/h200-energy-first-session.json.gz [more captures]
 """
 
-import json
 import sys
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 LARGE_GEMM_FLOPS = 1e10
 
@@ -36,7 +36,7 @@ def rebuilt(pred, m):
 
 
 def rows(path):
-    doc = json.load(open(path))
+    doc = parse_json(read_text(path, "capture"), f"capture {path}")
     windows = (doc.get("diagnostic") or {}).get("windows") or {}
     predicted = {w["name"]: w for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads") or []}
     for name, m in doc["measured"]["workloads"].items():

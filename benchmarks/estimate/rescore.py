@@ -23,6 +23,7 @@ from tensorforge.serialize import canonical_json, to_data
 from tensorforge.target import Ceilings
 from tensorforge_ops.calibrate.estimate_fit import fit_estimate
 from tensorforge_ops.report.evaluate import _params, evaluation_text, measured_time
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 
 def current_plan_subset(cal: dict) -> dict:
@@ -75,7 +76,7 @@ def main(argv=None):
         cal = cal["calibrated"]  # a capture: its CALIBRATED section holds the probe points
     if args.current_plan:
         cal = current_plan_subset(cal)
-    doc = json.load(open(args.capture, encoding="utf-8"))
+    doc = parse_json(read_text(args.capture, "capture"), f"capture {args.capture}")
     host = PluginHost()
     target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])
     c = cal["ceilings"]

@@ -5,7 +5,7 @@ as CUDA graphs, beside the burst estimate on the burst ceilings.
     python benchmarks/estimate/sustained_check.py CAPTURE.json COEFFICIENTS.json
 
 CAPTURE: a capture whose calibration has both regimes' ceilings and whose workloads were measured
-in both regimes in graph mode (e.g. captures/h200-final-run.json); COEFFICIENTS: a fitted file
+in both regimes in graph mode (e.g. captures/h200-final-run.json.gz); COEFFICIENTS: a fitted file
 (rescore.py --coefficients). The coefficients never see the capture's measurements.
 """
 
@@ -20,6 +20,7 @@ from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
 from tensorforge.target import Ceilings
 from tensorforge_ops.capture.runner import sustained_estimate
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 
 def graph_p50(measured: dict, regime: str) -> float | None:
@@ -31,7 +32,7 @@ def graph_p50(measured: dict, regime: str) -> float | None:
 
 def main(argv=None):
     capture_path, coefficients_path = (argv or sys.argv[1:])[:2]
-    doc = json.load(open(capture_path, encoding="utf-8"))
+    doc = parse_json(read_text(capture_path, "capture"), f"capture {capture_path}")
     fitted = json.load(open(coefficients_path, encoding="utf-8"))
     coefficients = coefficients_from_data(fitted.get("coefficients", fitted), coefficients_path)
     host = PluginHost()

@@ -3,16 +3,15 @@ calibration document (its 'estimate' section) or a capture (its CALIBRATED secti
 reading in the Core (it never imports what produced them); a document without them, or fitted
 for another target, gives None and the target's own basis applies."""
 
-import json
-from pathlib import Path
-
+from ..errors import TensorForgeError
+from ..fileio import read_json
 from .coefficients import EstimateCoefficients, coefficients_from_data
 
 
 def coefficients_in_document(path, target_name: str) -> EstimateCoefficients | None:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = read_json(path, "ceilings document")  # the one reader: .json.gz included
+    except TensorForgeError:
         return None  # the ceilings reader has already said what is wrong with the file
     if not isinstance(data, dict):
         return None

@@ -20,7 +20,7 @@ ends alike, so the error is about one step over the window (a few ms in a 300 ms
 Why queued, not "run a chunk, synchronize, read": on an H200 a read of NVML's energy counter took
 milliseconds, and a loop that synchronised before each read left the GPU idle most of the time (a
 1.7 ms GEMM came out at one execution per 5.9 ms, 330 W instead of the 690 W it draws under
-continuous load; captures/h200-energy-first-session.json). With executions queued ahead (QueuedSteps
+continuous load; captures/h200-energy-first-session.json.gz). With executions queued ahead (QueuedSteps
 in measure.py) the device never waits for the host's reads.
 
 Pure logic over injected callables (the counter, the clock, the chunk), so it is tested without

@@ -22,6 +22,17 @@
     n = 14 and at n = 190, ours 407 us at n = 187): the lead-in is not the decode step's gap.
   - TensorForge's sustained graph window replays [flush -> fn] back to back (the same
     continuous load as do_bench_cudagraph) and subtracts the flushes' time measured apart.
+* one launch state per comparison (docs/measurement.md, "The launch state, made the harness's"):
+  on the H200 a graph of the decode step replays ~0.1 us or ~0.45 us per kernel boundary, the upper
+  level after the step ran eagerly on a side stream other than its capture stream. Our harness warms
+  up and captures on one stream per device ('paired', the lower level), so the graph rows' reference
+  is do_bench_cudagraph with its warm-up stream made its capture stream (paired=True in
+  _cudagraph_ms: nothing of its timing loop changes). For the --levels rows (default: the decode
+  step), after those rounds: the upper level, triton unmodified against our harness on a new graph
+  after a side-stream warm-up (upper_level); both ratios and the level difference are printed.
+* --deadline: every row gets an equal share of what is left, and stops its rounds when the next
+  would not fit (at least one), so a time box never loses the last rows (the closing session's
+  150 s box ended before the transformers).
 * host-bound rows (burst eager p50 >= 1.5 x graph p50: the host's launches, not the device,
   set the eager time): the eager p50 of both harnesses is the host's Python and launch rate,
   which on the H200's host moved by up to 1.8x between rounds seconds apart (do_bench alone:
@@ -38,7 +49,7 @@
   adds the reference at triton's default rep and, for host-bound rows, our harness on graphs of
   1 ... 150+ calls, one replay of the small and the large one traced (busy, gaps, lead-in per call).
 Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--rest 1]
-       [--clocks] [--diagnose] [-o results.json]
+       [--levels NAME ...] [--deadline SECONDS] [--clocks] [--diagnose] [-o results.json]
 """
 
 import argparse

@@ -101,13 +101,15 @@ RECIPES: dict[str, list[str]] = {
     # 23:30 UTC: with warm-up and capture paired, the decode step's BURST graph (replay pairs with
     # rests, behind a device-side spin) read 374 us for 2-3 samples and ~409 us from then on, while
     # back-to-back replays and the trace window stayed at ~374. Which part of the burst loop does it:
-    # the rests, the spin, the eager calls before the capture (the run's order), the warm flush?
-    "burst_paired": ["warm_harness", "ours run 5 flush", "time run", "burst run", "time run", "trace run"],
-    "burst_paired_norest": ["warm_harness", "ours run 5 flush", "burst run norest", "time run"],
-    "burst_paired_nospin": ["warm_harness", "ours run 5 flush", "burst run nospin", "time run", "trace run"],
-    "burst_paired_nospin_norest": ["warm_harness", "ours run 5 flush", "burst run nospin norest", "time run"],
-    "burst_after_eager": ["eager 40", "warm_harness", "ours run 5 flush", "burst run", "time run", "trace run"],
-    "burst_unpaired_nospin": ["warm", "ours run 5 flush", "burst run nospin", "time run", "trace run"],
+    # the rests, the spin, the eager calls before the capture (the run's order)? Answer (23:50 UTC,
+    # benchmarks/results/h200-2026-11-30-2350-burst-level.*): the spin (an eager kernel between
+    # replays); the harness has none since. (At 23:50 the spin was the harness's and `nospin` removed it.)
+    "burst_paired": ["warm_harness", "ours run 5 flush", "time run", "burst run spin", "time run", "trace run"],
+    "burst_paired_norest": ["warm_harness", "ours run 5 flush", "burst run spin norest", "time run"],
+    "burst_paired_nospin": ["warm_harness", "ours run 5 flush", "burst run", "time run", "trace run"],
+    "burst_paired_nospin_norest": ["warm_harness", "ours run 5 flush", "burst run norest", "time run"],
+    "burst_after_eager": ["eager 40", "warm_harness", "ours run 5 flush", "burst run spin", "time run", "trace run"],
+    "burst_unpaired_nospin": ["warm", "ours run 5 flush", "burst run", "time run", "trace run"],
     # the graphs' nodes, edges and kernel attributes (cudaGraphDebugDotPrint) at both levels; on torch
     # 2.11 (H200, 18:56 UTC) CUDAGraph.debug_dump wrote no file: the step records the error
     "dot": [
@@ -429,11 +431,18 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                     torch.cuda.synchronize()
             elif words[0] == "burst":  # the harness's burst loop, every sample kept (in order)
                 gc = held[words[1]].work_obj
-                if "nospin" in words[2:]:
-                    gc.head_start_s = 0.0
+                spin_cycles = 0
+                if "spin" in words[2:]:  # the 23:30 harness's head start: 3 x the host's launch of both graphs
+                    t0 = time.perf_counter()
+                    gc.work.replay()
+                    gc.flushes.replay()
+                    spin_cycles = int(3 * (time.perf_counter() - t0) * 2e9)
+                    torch.cuda.synchronize()
                 samples = []
                 for _ in range(BURST_SAMPLES):
                     t0 = time.perf_counter()
+                    if spin_cycles:
+                        torch.cuda._sleep(spin_cycles)
                     samples.append(gc.read_pair(gc.queue_pair(warm=True)) * 1e6)
                     if "norest" not in words[2:]:
                         time.sleep(time.perf_counter() - t0)  # the burst regime's max_duty 0.5
@@ -441,7 +450,7 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                 rec["burst_p50_per_step_us"] = statistics.median(samples)
                 rec["burst_first3_per_step_us"] = statistics.median(samples[:3])
                 rec["burst_last10_per_step_us"] = statistics.median(samples[-10:])
-                rec["head_start_us"] = round(gc.head_start_s * 1e6, 1)
+                rec["spin_cycles"] = spin_cycles
             elif words[0] == "time":
                 rec.update(time_graph(held[words[1]]))
             elif words[0] == "trace":

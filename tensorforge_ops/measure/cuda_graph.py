@@ -50,15 +50,13 @@ LAUNCH_STATE_NOTE = (
     "another side stream; docs/measurement.md, 'The two levels, traced')"
 )
 
-# Burst replay pairs start behind a device-side spin (torch.cuda._sleep) this many times as long as
-# the host took to launch the two graphs, so the host's submission of a large graph is over before
-# the first timed event: after a rest the host's launch of a many-node graph can fall behind the
-# device and its lag would land in T_fn (a hypothesis for the decode step's burst spread of
-# 373-427 us at 1980 MHz while its trace showed lower-level gaps, 2026-11-30 20:05 UTC).
-HEAD_START_FACTOR = 3.0
-HEAD_START_MAX_S = 3e-3
-SPIN_HZ = 2.0e9  # cycles per second assumed for the spin: at or above the H200's 1.98 GHz boost,
-# so the spin lasts at least the intended time at any lower clock
+# No device-side spin (torch.cuda._sleep) before the burst pairs: one was tried (23:30 UTC) to give
+# the host's launch of a large graph a head start, and the spin itself moved the decode step's graph
+# to the upper launch level for the rest of the process (H200, 2026-11-30 23:50 UTC,
+# benchmarks/results/h200-2026-11-30-2350-burst-level.*: paired and no spin 372 us over 40 burst
+# pairs, with or without rests; with the spin 372 for at most 3 pairs, then ~407 us, also in
+# back-to-back replays afterwards). An eager kernel launched between replays is part of what decides
+# the level; the burst pair queues only graph replays and event records.
 
 
 class GraphCaptureError(Exception):
@@ -106,7 +104,6 @@ class GraphCalls:
         self.flushed = flush_step is not None
         self.work: Any = None  # torch.cuda.CUDAGraph once captured
         self.flushes: Any = None
-        self.head_start_s = 0.0  # device-side spin before each burst pair (see HEAD_START_FACTOR)
 
         def work() -> None:
             for _ in range(calls):
@@ -125,27 +122,11 @@ class GraphCalls:
             self.flushes = _capture(torch, flushes, stream) if flush_step is not None else None
             self.work.replay()  # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
-            self.head_start_s = self._head_start()
         except KeyboardInterrupt:
             raise
         except Exception as exc:
             self.close()
             raise GraphCaptureError(one_line(exc)) from None
-
-    def _head_start(self) -> float:
-        """HEAD_START_FACTOR x the host time of launching one replay of each graph (after the
-        first, which uploads), capped; 0 where the spin kernel is missing."""
-        import time
-
-        if getattr(self.torch.cuda, "_sleep", None) is None:
-            return 0.0
-        t0 = time.perf_counter()
-        self.work.replay()
-        if self.flushes is not None:
-            self.flushes.replay()
-        host = time.perf_counter() - t0
-        self.torch.cuda.synchronize(self.device)
-        return min(HEAD_START_MAX_S, HEAD_START_FACTOR * host)
 
     @property
     def method(self) -> str:
@@ -160,16 +141,6 @@ class GraphCalls:
             f"{self.calls}: one call's device time, replay latency and flushes cancelled; " + LAUNCH_STATE_NOTE
         )
 
-    @property
-    def head_start_note(self) -> str:
-        return (
-            f"each burst pair queued behind a {self.head_start_s * 1e6:.0f} us device-side spin "
-            f"({HEAD_START_FACTOR:g} x the host's launch of both graphs, <= {HEAD_START_MAX_S * 1e3:g} ms), "
-            "so the host's submission is over before the first timed event"
-            if self.head_start_s > 0
-            else "no device-side spin before the burst pairs (torch.cuda._sleep missing)"
-        )
-
     def replay(self) -> None:
         """One replay of the workload graph (what the trace window traces)."""
         self.work.replay()
@@ -180,8 +151,6 @@ class GraphCalls:
         first kernel runs slow, and without it that delay would land in T_fn and not in T_flush
         (on an H200 it added ~40 us to a 0.38 ms decode step and 1.8 us to a 2.6 us GEMM)."""
         ev = tuple(self.torch.cuda.Event(enable_timing=True) for _ in range(3))
-        if warm and self.head_start_s > 0:
-            self.torch.cuda._sleep(int(self.head_start_s * SPIN_HZ))
         if warm and self.flushes is not None:
             self.flushes.replay()
         ev[0].record()

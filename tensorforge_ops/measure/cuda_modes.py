@@ -152,8 +152,6 @@ class CudaPhases:
                     graph,
                     "burst regime: replay pairs, each followed by an "
                     f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
-                    + self.graph.head_start_note
-                    + "; "
                     + self.graph.method,
                 )
             )

@@ -22,6 +22,17 @@
     n = 14 and at n = 190, ours 407 us at n = 187): the lead-in is not the decode step's gap.
   - TensorForge's sustained graph window replays [flush -> fn] back to back (the same
     continuous load as do_bench_cudagraph) and subtracts the flushes' time measured apart.
+* one launch state per comparison (docs/measurement.md, "The launch state, made the harness's"):
+  on the H200 a graph of the decode step replays ~0.1 us or ~0.45 us per kernel boundary, the upper
+  level after the step ran eagerly on a side stream other than its capture stream. Our harness warms
+  up and captures on one stream per device ('paired', the lower level), so the graph rows' reference
+  is do_bench_cudagraph with its warm-up stream made its capture stream (paired=True in
+  _cudagraph_ms: nothing of its timing loop changes). For the --levels rows (default: the decode
+  step), after those rounds: the upper level, triton unmodified against our harness on a new graph
+  after a side-stream warm-up (upper_level); both ratios and the level difference are printed.
+* --deadline: every row gets an equal share of what is left, and stops its rounds when the next
+  would not fit (at least one), so a time box never loses the last rows (the closing session's
+  150 s box ended before the transformers).
 * host-bound rows (burst eager p50 >= 1.5 x graph p50: the host's launches, not the device,
   set the eager time): the eager p50 of both harnesses is the host's Python and launch rate,
   which on the H200's host moved by up to 1.8x between rounds seconds apart (do_bench alone:
@@ -38,7 +49,7 @@
   adds the reference at triton's default rep and, for host-bound rows, our harness on graphs of
   1 ... 150+ calls, one replay of the small and the large one traced (busy, gaps, lead-in per call).
 Usage: python benchmarks/bench_vs_do_bench.py [-w SPEC ...] [--rounds 5] [--window 0.1] [--rest 1]
-       [--clocks] [--diagnose] [-o results.json]
+       [--levels NAME ...] [--deadline SECONDS] [--clocks] [--diagnose] [-o results.json]
 """
 
 import argparse
@@ -58,25 +69,77 @@ CUDAGRAPH_CALLS_BEFORE_CAPTURE = 6
 HOST_BOUND = 1.5  # burst eager p50 / burst graph p50 at or above which the eager time is the host's
 
 
-def _cudagraph_ms(triton_testing, torch, fn, rep_ms):
-    """do_bench_cudagraph's median (ms per call) and the number of calls its graph unrolled."""
+def _cudagraph_ms(triton_testing, torch, fn, rep_ms, paired: bool = False):
+    """do_bench_cudagraph's median (ms per call), the number of calls its graph unrolled, and the
+    launch state it ran in.
+
+    paired=False: triton unmodified. triton 3.6's python/triton/testing.py, do_bench_cudagraph:
+    `with torch.cuda.stream(torch.cuda.Stream()):` fn() once and 5 times for its estimate, then
+    `with torch.cuda.graph(g):` n unrolled calls, i.e. the warm-up on a NEW pool stream and the
+    capture on torch.cuda.graph's default capture stream (one pool stream taken at its first use):
+    on the H200 the upper launch level for the decode step (docs/measurement.md, "The two levels,
+    traced"). The state reads 'unpaired' unless the pool's round robin (32 streams) happened to
+    hand the warm-up the capture stream itself ('paired by the pool's count'), which is checked.
+    paired=True: the same function, with its warm-up stream equal to its capture stream, our
+    harness's launch state: for the call only, torch.cuda.Stream() returns our harness's capture
+    stream (cuda_graph.capture_stream) and torch.cuda.graph.default_capture_stream is that stream,
+    both restored after. Nothing of triton's timing loop changes."""
+    from tensorforge_ops.measure.cuda_graph import capture_stream
+
     count = [0]
+    warm_stream: list = []  # the stream of the first call (do_bench_cudagraph's warm-up)
 
     def counted():
+        if not count[0]:
+            warm_stream.append(torch.cuda.current_stream())
         count[0] += 1
         return fn()
 
-    with torch.cuda.stream(torch.cuda.Stream()):
-        try:
-            ms = float(triton_testing.do_bench_cudagraph(counted, rep=rep_ms, return_mode="median"))
-        except TypeError:  # older Triton: no return_mode (mean of its retries)
-            ms = float(triton_testing.do_bench_cudagraph(counted, rep=rep_ms))
-    return ms, count[0] - CUDAGRAPH_CALLS_BEFORE_CAPTURE
+    original_stream, original_default = torch.cuda.Stream, torch.cuda.graph.default_capture_stream
+    if paired:
+        shared = capture_stream(torch, torch.device("cuda", torch.cuda.current_device()))
+        torch.cuda.Stream = lambda *a, **k: shared
+        torch.cuda.graph.default_capture_stream = shared
+    try:
+        with torch.cuda.stream(torch.cuda.Stream()):
+            try:
+                ms = float(triton_testing.do_bench_cudagraph(counted, rep=rep_ms, return_mode="median"))
+            except TypeError:  # older Triton: no return_mode (mean of its retries)
+                ms = float(triton_testing.do_bench_cudagraph(counted, rep=rep_ms))
+        capture = torch.cuda.graph.default_capture_stream
+    finally:
+        if paired:
+            torch.cuda.Stream = original_stream
+            torch.cuda.graph.default_capture_stream = original_default
+    if not warm_stream or capture is None:
+        state = "unknown"
+    elif warm_stream[0] == capture:
+        state = "paired" if paired else "paired by the pool's count"
+    else:
+        state = "unpaired"
+    return ms, count[0] - CUDAGRAPH_CALLS_BEFORE_CAPTURE, state
 
 
 def graph_rep_ms(eager_call_s: float) -> float:
     """rep for the reference: ~100 eager calls, within 20-100 ms (see the module docstring)."""
     return min(100.0, max(20.0, 100 * eager_call_s * 1e3))
+
+
+class TimePlan:
+    """Equal shares of what is left of --deadline for the rows still to run (the coordinator's box:
+    the closing session's 150 s ran out before the transformer rows)."""
+
+    def __init__(self, seconds: float | None):
+        import time
+
+        self.end = None if seconds is None else time.perf_counter() + seconds
+
+    def share(self, rows_left: int) -> float | None:
+        import time
+
+        if self.end is None:
+            return None
+        return max(0.0, self.end - time.perf_counter()) / max(1, rows_left)
 
 
 REST_S = [0.0]  # idle seconds before each harness's steadying load (--rest)
@@ -274,9 +337,104 @@ def _ours_with_calls(phases, fn, calls, torch, traced: bool = False):
         graph.close()
 
 
-def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
+def _side_stream(torch, device):
+    """A pool stream that is not the harness's capture stream (the pool hands 32 round robin)."""
+    from tensorforge_ops.measure.cuda_graph import capture_stream
+
+    shared = capture_stream(torch, device)
+    for _ in range(40):
+        stream = torch.cuda.Stream(device)
+        if stream != shared:
+            return stream
+    raise RuntimeError("the stream pool handed only the capture stream")
+
+
+def upper_level(phases, prepared, triton_testing, torch, rep, args, left_s, clocks, sections) -> dict:
+    """(b) of the graph row: both harnesses at the upper launch level. The workload's calls run
+    eagerly on a side stream other than the capture stream (the state PyTorch's documented warm-up
+    and triton's do_bench_cudagraph leave), then our harness captures a new graph of the run's
+    unrolled count on its capture stream and is timed as in the sustained window (after the
+    steadying load: 5 flush-alone replays, then workload replays back to back); triton's
+    do_bench_cudagraph runs unmodified (+ the flush, subtracted as in the lower rows). Rounds
+    alternate; as many as fit left_s (at least one). Run after the lower rounds, never before:
+    the upper state outlasts the graph that brought it (a held graph switched levels, 16:21 UTC)."""
+    import time
+
+    from tensorforge_ops.measure.cuda_graph import capture
+    from tensorforge_ops.measure.cuda_modes import CudaPhases
+
+    device = torch.device("cuda", torch.cuda.current_device())
+    t0 = time.perf_counter()
+    side = _side_stream(torch, device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            prepared.fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    torch.cuda.synchronize(device)
+    graph = capture(torch, prepared.fn, phases.flush, phases.graph.calls, device)
+    flush = phases.flush
+    ours, ref, states = [], [], []
+    try:
+
+        def run_ours():
+            _rest()
+            _settle(phases, rest=False)
+            flushes = [graph.queue_replay(flushes=True) for _ in range(CudaPhases.FLUSH_REPLAYS)]
+            replay_s = graph.calls * ((phases.graph_call_s or 1e-4) + phases.flush_s)
+            work = [graph.queue_replay() for _ in range(max(10, int(args.window / replay_s)))]
+            ours.append(statistics.median(graph.read_replays(work, flushes)))
+
+        def run_ref():
+            _settle(phases)
+            both, _, state = _timed(
+                clocks,
+                "do_bench_cudagraph(flush + fn), unmodified",
+                sections,
+                lambda: _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep),
+            )
+            alone, _, _ = _cudagraph_ms(triton_testing, torch, flush, 20.0)
+            ref.append((both - alone) * 1e-3)
+            states.append(state)
+
+        for r in range(args.rounds):
+            round_t0 = time.perf_counter()
+            for step in (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours):
+                step()
+            took = time.perf_counter() - round_t0
+            if left_s is not None and time.perf_counter() - t0 + 1.1 * took > left_s:
+                break
+        # the run's own (paired, lower-level) graph, re-timed now: does the state reach a held graph?
+        _settle(phases, rest=False)
+        held = phases.graph
+        flushes = [held.queue_replay(flushes=True) for _ in range(5)]
+        work = [held.queue_replay() for _ in range(10)]
+        held_after = statistics.median(held.read_replays(work, flushes))
+    finally:
+        graph.close()
+    ratio = statistics.median(ours) / statistics.median(ref) if ref and statistics.median(ref) > 0 else None
+    return {
+        "method": "workload run eagerly on a side stream other than the capture stream, then: ours on a new "
+        "graph of the run's unrolled count (replays back to back after the steadying load); "
+        "do_bench_cudagraph(flush + fn) - do_bench_cudagraph(flush), triton unmodified",
+        "ours_p50_s": ours,
+        "reference_s": ref,
+        "reference_launch_states": states,
+        "ratio": ratio,
+        "held_paired_graph_after_s": held_after,
+        "rounds_run": len(ours),
+    }
+
+
+def compare_one(session, prepared, args, triton_testing, torch, clocks=None, share_s=None, levels=False):
+    """One workload's row. share_s: its time box (TimePlan), None for none: rounds stop when the
+    next would not fit (at least one runs). levels: also the upper launch level's comparison
+    (upper_level), with its time reserved."""
+    import time
+
     from tensorforge_ops.measure.phases import PhasePlan
 
+    row_t0 = time.perf_counter()
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
     row = {}
     sections: dict = {}
@@ -320,13 +478,15 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                 if phases.graph is not None:
                     flush = phases.flush
                     steady.append(_settle(phases))
-                    both, n_both = _timed(
+                    both, n_both, state = _timed(
                         clocks,
-                        "do_bench_cudagraph(flush + fn)",
+                        "do_bench_cudagraph(flush + fn), paired",
                         sections,
-                        lambda: _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), rep),
+                        lambda: _cudagraph_ms(
+                            triton_testing, torch, lambda: (flush(), prepared.fn()), rep, paired=True
+                        ),
                     )
-                    alone, n_alone = _cudagraph_ms(triton_testing, torch, flush, 20.0)
+                    alone, n_alone, _ = _cudagraph_ms(triton_testing, torch, flush, 20.0, paired=True)
                     graph_ref.append((both - alone) * 1e-3)
                     raw.append(
                         {
@@ -335,6 +495,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                             "flush_alone_s": alone * 1e-3,
                             "flush_calls": n_alone,
                             "rep_ms": rep,
+                            "launch_state": state,
                         }
                     )
                     if r == 0 and n_both > 0 and args.only is None:
@@ -356,7 +517,9 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                         )
                     if args.diagnose and r == 0:  # triton's default rep, once: the replay's lead-in
                         steady.append(_settle(phases, rest=False))
-                        both20, n20 = _cudagraph_ms(triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0)
+                        both20, n20, _ = _cudagraph_ms(
+                            triton_testing, torch, lambda: (flush(), prepared.fn()), 20.0, paired=True
+                        )
                         default_rep.append(
                             {"rep_ms": 20.0, "calls": n20, "per_call_minus_flush_s": (both20 - alone) * 1e-3}
                         )
@@ -364,8 +527,19 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
             steps = (run_ours, run_ref) if r % 2 == 0 else (run_ref, run_ours)
             if args.only is not None:
                 steps = ({"ours": run_ours, "reference": run_ref}[args.only],)
+            round_t0 = time.perf_counter()
             for step in steps:
                 step()
+            row["rounds_run"] = r + 1
+            if share_s is not None and r + 1 < args.rounds:
+                took = time.perf_counter() - round_t0
+                reserve = took if levels and phases.graph is not None else 0.0  # the upper level's rounds
+                if time.perf_counter() - row_t0 + 1.1 * took + reserve > share_s:
+                    row["time_plan"] = f"stopped after {r + 1} of {args.rounds} rounds (time box {share_s:.0f} s)"
+                    break
+        if levels and phases.graph is not None and args.only is None:
+            left = None if share_s is None else share_s - (time.perf_counter() - row_t0)
+            row["upper_level"] = upper_level(phases, prepared, triton_testing, torch, rep, args, left, clocks, sections)
         if args.only is not None:  # one harness: its raw figures; bench_graph_isolated.py compares
             row.update(
                 sustained_eager_p50_s=ours_eager,
@@ -401,7 +575,17 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None):
                 graph_calls=phases.graph.calls,
                 graph_ratio=statistics.median(ours_graph) / reference if reference > 0 else None,
                 graph_ratio_same_calls=(same_n[0]["p50_s"] / graph_ref[0] if same_n and graph_ref[0] > 0 else None),
+                graph_launch_state="paired (ours: cuda_graph.LAUNCH_STATE; reference: see cudagraph_raw)",
             )
+            upper = row.get("upper_level")
+            if upper and upper.get("ratio"):
+                lower_ours, lower_ref = statistics.median(ours_graph), reference
+                row["levels"] = {
+                    "lower_ratio": row["graph_ratio"],
+                    "upper_ratio": upper["ratio"],
+                    "ours_upper_over_lower": statistics.median(upper["ours_p50_s"]) / lower_ours - 1,
+                    "reference_upper_over_lower": statistics.median(upper["reference_s"]) / lower_ref - 1,
+                }
         row["clocks"] = sections or None
     return row
 
@@ -452,8 +636,23 @@ def main() -> int:
         help="time one harness only (its raw figures, no ratios): benchmarks/bench_graph_isolated.py runs "
         "each in a fresh process",
     )
+    parser.add_argument(
+        "--levels",
+        action="append",
+        default=None,
+        help="workloads whose graph row is also compared at the upper launch level (upper_level; "
+        "default: transformer_decode, the one whose levels differ on the H200); run after its lower rounds",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds for the whole comparison: each remaining row gets an equal share of what is left "
+        "and stops its rounds when the next would not fit (at least one round each), so every row runs",
+    )
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
+    levels = set(args.levels) if args.levels is not None else {"transformer_decode"}
     REST_S[0] = max(0.0, args.rest)
     import torch
     import triton.testing as triton_testing
@@ -462,14 +661,26 @@ def main() -> int:
     session = ops.backend("torch-cuda").open(0)
     clocks = Clocks() if args.clocks else None
     rows = []
-    for workload, _ in resolve(core, tuple(args.workload)):
+    plan = TimePlan(args.deadline)
+    workloads = resolve(core, tuple(args.workload))
+    for i, (workload, _) in enumerate(workloads):
         builder = ops.builder(workload.kind, "torch-cuda")
         mode = getattr(workload.params, "math_mode", "fp32")
+        share = plan.share(len(workloads) - i)
         with session.prepared(builder, workload.params, mode) as prepared:
             row = {
                 "workload": workload.name,
                 "kind": workload.kind,
-                **compare_one(session, prepared, args, triton_testing, torch, clocks),
+                **compare_one(
+                    session,
+                    prepared,
+                    args,
+                    triton_testing,
+                    torch,
+                    clocks,
+                    share_s=share,
+                    levels=workload.name in levels,
+                ),
             }
         rows.append(row)
         _write(args, session, rows)  # after every workload: a cut-short run keeps what it measured
@@ -490,6 +701,22 @@ def main() -> int:
             f"{row['do_bench_cold_median_s'] * 1e3:.4f} ms",
             flush=True,
         )
+        if row.get("time_plan"):
+            print(f"{'':22s} {row['time_plan']}")
+        if row.get("levels"):
+            lv, up = row["levels"], row["upper_level"]
+            print(
+                f"{'':22s} graph, lower launch level (both paired: warm-up on the capture stream): ratio "
+                f"{lv['lower_ratio']:.4f}; upper level (after a side-stream warm-up; triton unmodified, "
+                f"{'/'.join(sorted(set(up['reference_launch_states'])))}): ours "
+                f"{statistics.median(up['ours_p50_s']) * 1e3:.4f} ms, cudagraph+flush "
+                f"{statistics.median(up['reference_s']) * 1e3:.4f} ms, ratio {lv['upper_ratio']:.4f}"
+            )
+            print(
+                f"{'':22s} finding: the upper level is {lv['ours_upper_over_lower'] * 100:+.1f}% (ours) and "
+                f"{lv['reference_upper_over_lower'] * 100:+.1f}% (triton) over the lower one; the run's held "
+                f"paired graph re-timed after: {up['held_paired_graph_after_s'] * 1e3:.4f} ms"
+            )
         if row.get("graph_ratio_same_calls"):
             same = row["ours_with_reference_calls"][0]
             print(

@@ -98,6 +98,18 @@ RECIPES: dict[str, list[str]] = {
     "harness": ["warm_harness", "ours run 5 flush", "time run", "trace run"],
     "harness_after_side_warm": ["warm", "warm_harness", "ours run 5 flush", "time run", "trace run"],
     "triton_same_stream": ["triton_s tri 87 flush", "time tri", "trace tri"],
+    # 23:30 UTC: with warm-up and capture paired, the decode step's BURST graph (replay pairs with
+    # rests, behind a device-side spin) read 374 us for 2-3 samples and ~409 us from then on, while
+    # back-to-back replays and the trace window stayed at ~374. Which part of the burst loop does it:
+    # the rests, the spin, the eager calls before the capture (the run's order)? Answer (23:50 UTC,
+    # benchmarks/results/h200-2026-11-30-2350-burst-level.*): the spin (an eager kernel between
+    # replays); the harness has none since. (At 23:50 the spin was the harness's and `nospin` removed it.)
+    "burst_paired": ["warm_harness", "ours run 5 flush", "time run", "burst run spin", "time run", "trace run"],
+    "burst_paired_norest": ["warm_harness", "ours run 5 flush", "burst run spin norest", "time run"],
+    "burst_paired_nospin": ["warm_harness", "ours run 5 flush", "burst run", "time run", "trace run"],
+    "burst_paired_nospin_norest": ["warm_harness", "ours run 5 flush", "burst run norest", "time run"],
+    "burst_after_eager": ["eager 40", "warm_harness", "ours run 5 flush", "burst run spin", "time run", "trace run"],
+    "burst_unpaired_nospin": ["warm", "ours run 5 flush", "burst run", "time run", "trace run"],
     # the graphs' nodes, edges and kernel attributes (cudaGraphDebugDotPrint) at both levels; on torch
     # 2.11 (H200, 18:56 UTC) CUDAGraph.debug_dump wrote no file: the step records the error
     "dot": [
@@ -135,6 +147,7 @@ NEXT = (
 )
 DEVICE_KINDS = {"kernel", "gpu_memset", "gpu_memcpy"}
 KEEP_ARGS = ("grid", "block", "registers per thread", "shared memory", "stream", "blocks per SM", "graph node id")
+BURST_SAMPLES = 40  # per `burst` step: the 23:30 switch came after 2-3 samples
 TRACED_REPLAYS = 2  # the second replay is analysed: the first starts from an idle device
 
 
@@ -285,7 +298,7 @@ def child(recipe: str, out: Path, workload: str) -> dict:
     # torch's default capture stream: the `warm_harness` step warms up on this same stream, the
     # pairing tried in the harness at 20:05 UTC (benchmarks/results/h200-2026-11-30-2005-*).
     cap_stream = torch.cuda.Stream(session.device)
-    cuda_graph._capture = lambda _torch, body: capture_graph(body, cap_stream)
+    cuda_graph._capture = lambda _torch, body, _stream: capture_graph(body, cap_stream)
     ((wl, _),) = resolve(core, (workload,))
     builder = ops.builder(wl.kind, "torch-cuda")
     mode = getattr(wl.params, "math_mode", "fp32")
@@ -412,6 +425,32 @@ def child(recipe: str, out: Path, workload: str) -> dict:
                     flushes = capture_graph(lambda: [flush() for _ in range(calls)], on_cap) if fl else None
                     torch.cuda.synchronize()
                 held[name] = Held(work, flushes, calls, stream, "triton")
+            elif words[0] == "eager":  # eager calls on the current stream, as the burst eager regime
+                for _ in range(int(words[1])):
+                    fn()
+                    torch.cuda.synchronize()
+            elif words[0] == "burst":  # the harness's burst loop, every sample kept (in order)
+                gc = held[words[1]].work_obj
+                spin_cycles = 0
+                if "spin" in words[2:]:  # the 23:30 harness's head start: 3 x the host's launch of both graphs
+                    t0 = time.perf_counter()
+                    gc.work.replay()
+                    gc.flushes.replay()
+                    spin_cycles = int(3 * (time.perf_counter() - t0) * 2e9)
+                    torch.cuda.synchronize()
+                samples = []
+                for _ in range(BURST_SAMPLES):
+                    t0 = time.perf_counter()
+                    if spin_cycles:
+                        torch.cuda._sleep(spin_cycles)
+                    samples.append(gc.read_pair(gc.queue_pair(warm=True)) * 1e6)
+                    if "norest" not in words[2:]:
+                        time.sleep(time.perf_counter() - t0)  # the burst regime's max_duty 0.5
+                rec["burst_samples_us"] = [round(x, 1) for x in samples]
+                rec["burst_p50_per_step_us"] = statistics.median(samples)
+                rec["burst_first3_per_step_us"] = statistics.median(samples[:3])
+                rec["burst_last10_per_step_us"] = statistics.median(samples[-10:])
+                rec["spin_cycles"] = spin_cycles
             elif words[0] == "time":
                 rec.update(time_graph(held[words[1]]))
             elif words[0] == "trace":

@@ -47,14 +47,15 @@ def timed(base, n=25):
     return TimedSamples(samples_s=xs, stats=summarize(xs), stop_reason="stable", warmup_iters=1, flush_bytes=64)
 
 
-def fake_trace(operators, per_op_s):
-    """A graph-replay trace summary in which every operator ran one kernel of per_op_s."""
+def fake_trace(operators, per_op_s, gap_s=0.0):
+    """A graph-replay trace summary in which every operator ran one kernel of per_op_s, each
+    kernel gap_s after the previous one's end."""
     its = []
     for i in range(3):
         t, acts = 0.0, []
         for op in operators:
             acts.append(Activity(f"{op}_kernel", "kernel", t, per_op_s * 1e6, op, i))
-            t += per_op_s * 1e6
+            t += (per_op_s + gap_s) * 1e6
         its.append(Iteration(i, tuple(acts), {}))
     summary = summarize_iterations(its)
     return WorkloadTrace(3, summary, summary, "graph replay", (), "synthetic")
@@ -63,7 +64,7 @@ def fake_trace(operators, per_op_s):
 class FakePhases:
     def __init__(self, plugin, fn):
         self.plugin, self.fn = plugin, fn
-        self.graph = type("G", (), {"method": "synthetic graph", "calls": 4})()
+        self.graph = type("G", (), {"method": "synthetic graph", "calls": 4, "launch_state": "paired"})()
         self.graph_note = None
 
     def burst(self):
@@ -246,7 +247,14 @@ def test_primary_timing_is_burst_device_time_and_every_timing_is_labelled(core, 
         ("sustained", "graph"),
     }
     assert row["host_overhead_s"]["burst"] == pytest.approx(times["burst_eager"] - times["burst_graph"])
-    assert row["graph"] == {"captured": True, "reason": None, "method": "synthetic graph", "calls_per_replay": 4}
+    assert row["graph"] == {
+        "captured": True,
+        "reason": None,
+        "method": "synthetic graph",
+        "calls_per_replay": 4,
+        "launch_state": "paired",  # the harness's launch state, stated in the capture
+        "idle_per_activity_s": 0.0,  # the fake trace's kernels run back to back
+    }
     assert "notes" not in row and "regimes_note" not in row  # optional fields left out when empty
     assert row["steady"]["reached"] is True and row["operators"]["source"] == "graph replay"
     # order: burst timings, burst telemetry (<= 0.3 s), sustained timings, sustained telemetry
@@ -395,3 +403,16 @@ def test_report_shows_both_regimes_and_the_operators(core, times, operators):
     assert "| mlp_down | 2 | 1 |" in md and "## Burst and sustained" in md
     # a named workload without a trace says why
     assert build_facts(doc, operators_workload="nope")["measurement"]["operators"]["available"] is False
+
+
+def test_the_launch_levels_evidence_is_the_traced_idle_time_per_kernel():
+    """GraphRecord.idle_per_activity_s: idle time between the traced graph's kernels per call over
+    kernels per call (the H200's decode step: ~0.1 us at the lower launch level, ~0.45 us upper)."""
+    from tensorforge_ops.capture.workload_measurement import idle_per_activity
+
+    operators = ["a", "b", "c", "d"]
+    trace = fake_trace(operators, 5e-6, gap_s=0.45e-6)
+    # 3 gaps between 4 kernels per call, spread over the 4 kernels
+    assert idle_per_activity(trace) == pytest.approx(3 * 0.45e-6 / 4)
+    assert idle_per_activity(None) is None
+    assert idle_per_activity(attrs.evolve(trace, graph=None)) is None

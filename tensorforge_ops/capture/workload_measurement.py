@@ -77,6 +77,16 @@ def operators_record(trace) -> OperatorsRecord | None:
     )
 
 
+def idle_per_activity(trace) -> float | None:
+    """The traced graph replays' idle time between activities per call, divided by the activities
+    per call: which launch level the graph ran at (GraphRecord.idle_per_activity_s)."""
+    summary = getattr(trace, "graph", None) if trace is not None else None
+    if summary is None:
+        return None
+    activities = sum(op.activities for op in summary.operators)
+    return summary.gap_p50_s / activities if activities > 0 else None
+
+
 def burst_run_once(
     fn: Callable[[], Any], synchronize: Callable[[], None], stretch_s: float = 0.005, duty: float = 0.5
 ) -> Callable[[], None]:
@@ -144,6 +154,8 @@ def measure_phases(
             reason=getattr(phases, "graph_note", None),
             method=graph.method if graph is not None else None,
             calls_per_replay=graph.calls if graph is not None else None,
+            launch_state=getattr(graph, "launch_state", None) if graph is not None else None,
+            idle_per_activity_s=idle_per_activity(burst.trace),
         )
     main = primary(timings)
     steady = sustained.steady if sustained is not None else None

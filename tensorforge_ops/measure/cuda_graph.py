@@ -30,22 +30,55 @@ from tensorforge.api import one_line
 WARMUP_CALLS = 3
 
 
-# Said with every graph timing. Why: on an H200 the same graph of the decode step (same kernels,
-# same durations) replayed with 0.10 us or 0.45 us between consecutive kernels depending on the
-# process's history before the capture (benchmarks/graph_level_trace.py, 2026-11-30 18:56 UTC),
-# so a graph time of many short kernels holds a launch-path part that is not the workload's.
+# The launch state every graph of this module is captured in, said with every graph timing. Why:
+# on an H200 the same graph of the decode step (same 101 kernels, same durations) replayed with
+# 0.10 or 0.45 us between consecutive kernels, and the upper level appeared when the workload's
+# own kernels had run eagerly on a side stream other than the one the graph was then captured on
+# (PyTorch's documented recipe and triton's do_bench_cudagraph: a fresh side stream for the
+# warm-up, torch's default capture stream for the capture); with the warm-up on the capture
+# stream, or on none, the graph replayed at the lower level (benchmarks/graph_level_trace.py,
+# 2026-11-30 18:56, 19:18, 20:05 UTC). torch.cuda.Stream() hands out pool streams round robin (32
+# per priority, c10/cuda/CUDAStream.cpp) and torch.cuda.graph's default capture stream is one pool
+# stream taken at its first use, so a fresh warm-up stream equals it only by the pool's count: the
+# level was luck. Warming up and capturing on one stream per device makes it a property of the
+# harness.
+LAUNCH_STATE = "paired"
 LAUNCH_STATE_NOTE = (
-    "the gaps between the graph's kernels are the driver's launch path in this process's state "
-    "(H200: 0.10 or 0.45 us per kernel boundary; docs/measurement.md, 'The two levels, traced')"
+    "launch state 'paired': every workload's warm-up calls and every capture ran on one side stream "
+    "per device, so no workload ran eagerly on a side stream other than its capture stream (on the "
+    "H200 the lower launch level, ~0.10 us per kernel boundary, against ~0.45 us after a warm-up on "
+    "another side stream; docs/measurement.md, 'The two levels, traced')"
 )
+
+# No device-side spin (torch.cuda._sleep) before the burst pairs: one was tried (23:30 UTC) to give
+# the host's launch of a large graph a head start, and the spin itself moved the decode step's graph
+# to the upper launch level for the rest of the process (H200, 2026-11-30 23:50 UTC,
+# benchmarks/results/h200-2026-11-30-2350-burst-level.*: paired and no spin 372 us over 40 burst
+# pairs, with or without rests; with the spin 372 for at most 3 pairs, then ~407 us, also in
+# back-to-back replays afterwards). An eager kernel launched between replays is part of what decides
+# the level; the burst pair queues only graph replays and event records.
 
 
 class GraphCaptureError(Exception):
     """fn could not be captured; the message says why."""
 
 
+def capture_stream(torch, device):
+    """The one side stream per device that every workload's warm-up and every capture run on
+    (see LAUNCH_STATE)."""
+    key = str(device)
+    if key not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[key] = torch.cuda.Stream(device)
+    return _CAPTURE_STREAMS[key]
+
+
+_CAPTURE_STREAMS: dict[str, Any] = {}
+
+
 def warm_up(torch, fn: Callable[[], Any], device) -> None:
-    stream = torch.cuda.Stream(device)
+    """WARMUP_CALLS eager calls on the capture stream, ordered after and before the current
+    stream's work, synchronised before the capture."""
+    stream = capture_stream(torch, device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
         for _ in range(WARMUP_CALLS):
@@ -54,15 +87,17 @@ def warm_up(torch, fn: Callable[[], Any], device) -> None:
     torch.cuda.synchronize(device)
 
 
-def _capture(torch, body: Callable[[], None]):
+def _capture(torch, body: Callable[[], None], stream):
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=stream):
         body()
     return graph
 
 
 class GraphCalls:
     """`calls` unrolled [flush -> fn] in one CUDA graph, and the same flushes alone in another."""
+
+    launch_state = LAUNCH_STATE  # what the capture states (GraphRecord.launch_state)
 
     def __init__(self, torch, fn: Callable[[], Any], flush_step: Callable[[], Any] | None, calls: int, device):
         self.torch, self.device, self.calls = torch, device, calls
@@ -82,8 +117,9 @@ class GraphCalls:
                     flush_step()
 
         try:
-            self.work = _capture(torch, work)
-            self.flushes = _capture(torch, flushes) if flush_step is not None else None
+            stream = capture_stream(torch, device)
+            self.work = _capture(torch, work, stream)
+            self.flushes = _capture(torch, flushes, stream) if flush_step is not None else None
             self.work.replay()  # a replay that fails belongs to capture, not to timing
             torch.cuda.synchronize(device)
         except KeyboardInterrupt:

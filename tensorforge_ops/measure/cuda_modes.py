@@ -49,7 +49,9 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
     from .timing import should_stop
 
     t0 = time.perf_counter()
-    graph.read_pair(graph.queue_pair(warm=True))  # one untimed pair, as eager timing warms up
+    warmup = max(1, policy.warmup_iters)  # untimed pairs, as many as eager timing's warm-up calls
+    for _ in range(warmup):
+        graph.read_pair(graph.queue_pair(warm=True))
     samples: list[float] = []
     stop = None
     while stop is None:
@@ -62,7 +64,7 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
         samples_s=tuple(samples),
         stats=summarize(samples),
         stop_reason=stop,
-        warmup_iters=1,
+        warmup_iters=warmup,
         flush_bytes=policy.flush_bytes,
     )
 
@@ -151,7 +153,8 @@ class CudaPhases:
                     "graph",
                     graph,
                     "burst regime: replay pairs, each followed by an "
-                    f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; " + self.graph.method,
+                    f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
+                    + self.graph.method,
                 )
             )
         trace = None

@@ -9,7 +9,7 @@ reached its steady clock), 'single' (a device whose regimes collapse to one). Mo
 import attrs
 
 from ...measure.stats import SampleStats
-from ..fields import field
+from ..fields import field, optional
 
 
 @attrs.frozen(kw_only=True)
@@ -34,6 +34,17 @@ class GraphRecord:
     reason: str | None = field("why there is no graph mode (capture failed, no CUDA); null when captured")
     method: str | None = field("how a graph call is timed; null when not captured")
     calls_per_replay: int | None = field("unrolled calls in the burst graph; null when not captured", "count")
+    launch_state: str | None = optional(
+        "the launch state the graph timings belong to: 'paired' (every warm-up and capture on one side "
+        "stream per device: on the H200 the lower launch level, ~0.10 us per kernel boundary; "
+        "docs/measurement.md, 'The two levels, traced'); absent in older captures or when not captured"
+    )
+    idle_per_activity_s: float | None = optional(
+        "evidence of the launch level: the trace window's graph replays, idle time between activities "
+        "per call / activities per call (H200 decode step: ~0.1 us lower level, ~0.45 us upper); "
+        "absent without a traced graph",
+        "s",
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -1,0 +1,235 @@
+"""benchmarks/bench_vs_do_bench.py's graph row compares the harnesses in one launch state: triton's
+do_bench_cudagraph either unmodified (warm-up on a new pool stream, capture on torch.cuda.graph's
+default capture stream) or paired (both on our harness's capture stream, everything restored after).
+Checked on the CPU with a stand-in for torch.cuda and a copy of do_bench_cudagraph's stream use
+(triton 3.6, python/triton/testing.py); and the time plan that gives every row its share."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+
+import pytest
+from script_module import load_script
+
+from tensorforge_ops.measure import cuda_graph
+
+bench = load_script("benchmarks/bench_vs_do_bench.py")
+
+
+class _Stream:
+    pool = 0
+
+    def __init__(self, device=None, priority=0):
+        _Stream.pool += 1
+        self.name = f"pool{_Stream.pool}"
+
+    def __eq__(self, other):
+        return isinstance(other, _Stream) and other.name == self.name
+
+    __hash__ = object.__hash__
+
+    def wait_stream(self, other):
+        pass
+
+
+def _fake_torch(log: list):
+    current = [_Stream()]
+
+    @contextlib.contextmanager
+    def stream(s):
+        before, current[0] = current[0], s
+        try:
+            yield
+        finally:
+            current[0] = before
+
+    class graph:  # noqa: N801 - torch.cuda.graph's name
+        default_capture_stream = None
+
+        def __init__(self, g, stream=None):
+            if stream is None and graph.default_capture_stream is None:
+                graph.default_capture_stream = cuda.Stream()
+            self.stream = stream if stream is not None else graph.default_capture_stream
+
+        def __enter__(self):
+            self.before, current[0] = current[0], self.stream
+            log.append(("capture", self.stream.name))
+
+        def __exit__(self, *exc):
+            current[0] = self.before
+
+    cuda = types.SimpleNamespace(
+        Stream=_Stream,
+        stream=stream,
+        graph=graph,
+        CUDAGraph=lambda: object(),
+        current_stream=lambda device=None: current[0],
+        current_device=lambda: 0,
+    )
+    return types.SimpleNamespace(cuda=cuda, device=lambda kind, index: f"{kind}:{index}"), current
+
+
+def _fake_triton(torch, log: list):
+    def do_bench_cudagraph(fn, rep=20, return_mode="mean"):
+        # the stream use of triton 3.6's do_bench_cudagraph: warm-up and estimate on a new pool
+        # stream, the graph captured with torch.cuda.graph(g) (the default capture stream)
+        with torch.cuda.stream(torch.cuda.Stream()):
+            fn()
+            for _ in range(5):
+                fn()
+            with torch.cuda.graph(torch.cuda.CUDAGraph()):
+                for _ in range(3):
+                    fn()
+        return 1.0
+
+    return types.SimpleNamespace(do_bench_cudagraph=do_bench_cudagraph)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
+    log: list = []
+    torch, current = _fake_torch(log)
+    return torch, current, _fake_triton(torch, log), log
+
+
+def test_paired_reference_warms_up_and_captures_on_our_capture_stream(fakes):
+    torch, current, triton, log = fakes
+    original = torch.cuda.Stream
+    ran_on = []
+    ms, calls, state = bench._cudagraph_ms(triton, torch, lambda: ran_on.append(current[0].name), 20.0, paired=True)
+    shared = cuda_graph.capture_stream(torch, "cuda:0").name
+    assert state == "paired"
+    assert set(ran_on) == {shared}  # warm-up, estimate and captured calls
+    assert log == [("capture", shared)]
+    assert (ms, calls) == (1.0, 3)  # the calls inside the graph (6 before it are not counted)
+    # nothing of torch is left patched
+    assert torch.cuda.Stream is original
+    assert torch.cuda.graph.default_capture_stream is None
+
+
+def test_unmodified_reference_is_labelled_by_the_streams_it_used(fakes):
+    torch, current, triton, log = fakes
+    ran_on = []
+    _, _, state = bench._cudagraph_ms(triton, torch, lambda: ran_on.append(current[0].name), 20.0)
+    assert state == "unpaired"
+    warm, captured = ran_on[0], log[0][1]
+    assert warm != captured
+    # when the pool's round robin hands the warm-up the capture stream itself, the label says so
+    torch.cuda.graph.default_capture_stream = _Stream()
+    _Stream.pool -= 2  # the next two streams handed: ours around the call, then triton's warm-up
+    _, _, state = bench._cudagraph_ms(triton, torch, lambda: None, 20.0)
+    assert state == "paired by the pool's count"
+
+
+def test_the_side_stream_is_never_the_capture_stream(fakes):
+    torch, *_ = fakes
+    shared = cuda_graph.capture_stream(torch, "cuda:0")
+    _Stream.pool -= 1  # the next stream the pool hands is the capture stream again
+    side = bench._side_stream(torch, "cuda:0")
+    assert side != shared
+
+
+def test_the_time_plan_shares_what_is_left_among_the_rows(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr("time.perf_counter", lambda: clock[0])
+    plan = bench.TimePlan(120.0)
+    assert plan.share(10) == pytest.approx(12.0)
+    clock[0] += 60.0  # the first rows took half the time
+    assert plan.share(2) == pytest.approx(30.0)
+    clock[0] += 100.0
+    assert plan.share(1) == 0.0  # past the deadline: one round each, nothing more
+    assert bench.TimePlan(None).share(3) is None
+
+
+class _Timed:
+    def __init__(self, p50):
+        self.stats = types.SimpleNamespace(p50=p50)
+
+
+class _Graph:
+    """GraphCalls' timing surface: every workload replay reads `per_call_s`."""
+
+    def __init__(self, per_call_s, calls=5):
+        self.per_call_s, self.calls, self.closed = per_call_s, calls, False
+
+    def queue_replay(self, flushes=False):
+        return flushes
+
+    def read_replays(self, work, flushes):
+        return [self.per_call_s] * len(work)
+
+    def close(self):
+        self.closed = True
+
+
+class _Phases:
+    def __init__(self):
+        self.graph = _Graph(372e-6)
+        self.graph_note = None
+        self.burst_eager_s, self.graph_call_s, self.flush_s, self.host_bound = 2.6e-3, 372e-6, 20e-6, True
+        self.flush = lambda: None
+
+    def burst(self):
+        timings = [types.SimpleNamespace(mode=m, timed=_Timed(v)) for m, v in (("eager", 2.6e-3), ("graph", 372e-6))]
+        return types.SimpleNamespace(timings=timings)
+
+    def sustained(self):
+        timings = [types.SimpleNamespace(mode=m, timed=_Timed(v)) for m, v in (("eager", 2.9e-3), ("graph", 373e-6))]
+        return types.SimpleNamespace(timings=timings, steady=types.SimpleNamespace(reached=True))
+
+
+def test_the_decode_row_compares_each_launch_level_with_its_own(fakes, monkeypatch):
+    """The flow of one levels row on stand-ins: lower rounds (reference paired), then the upper
+    level (our new graph after a side-stream warm-up, the reference unmodified), ratios and the
+    level difference; the upper graph is closed after."""
+    torch, current, _, _ = fakes
+    torch.cuda.synchronize = lambda device=None: None
+    phases = _Phases()
+    session = types.SimpleNamespace(phases=lambda fn, plan: contextlib.nullcontext(phases))
+    prepared = types.SimpleNamespace(fn=lambda: None)
+    calls = []
+
+    def cudagraph_ms(triton_testing, torch_, fn, rep_ms, paired=False):
+        calls.append(paired)
+        if rep_ms == 20.0:  # the flush alone
+            return 0.02, 10, "paired" if paired else "unpaired"
+        return (0.3745 if paired else 0.4111) + 0.02, 190, "paired" if paired else "unpaired"
+
+    upper = _Graph(409e-6)
+    monkeypatch.setattr(bench, "_cudagraph_ms", cudagraph_ms)
+    monkeypatch.setattr(bench, "_settle", lambda phases, rest=True: True)
+    monkeypatch.setattr(
+        bench, "_ours_with_calls", lambda phases, fn, n, torch_, traced=False: {"calls": n, "p50_s": 3.74e-4}
+    )
+    monkeypatch.setattr("tensorforge_ops.measure.cuda_graph.capture", lambda *a, **k: upper)
+    triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
+    args = types.SimpleNamespace(window=0.1, only=None, rounds=2, diagnose=False)
+    row = bench.compare_one(session, prepared, args, triton, torch, None, share_s=None, levels=True)
+
+    assert calls[:2] == [True, True] and calls[-2:] == [False, False]  # lower rounds first, paired
+    assert row["graph_ratio"] == pytest.approx(373e-6 / 374.5e-6)
+    lv = row["levels"]
+    assert lv["upper_ratio"] == pytest.approx(409e-6 / 411.1e-6)
+    assert lv["ours_upper_over_lower"] == pytest.approx(409 / 373 - 1)
+    assert lv["reference_upper_over_lower"] == pytest.approx(411.1 / 374.5 - 1)
+    assert row["upper_level"]["reference_launch_states"] == ["unpaired", "unpaired"]
+    assert row["upper_level"]["held_paired_graph_after_s"] == pytest.approx(372e-6)
+    assert upper.closed
+    assert row["cudagraph_raw"][0]["launch_state"] == "paired"
+
+
+def test_a_time_box_stops_the_rounds_but_keeps_one(fakes, monkeypatch):
+    torch, *_ = fakes
+    phases = _Phases()
+    session = types.SimpleNamespace(phases=lambda fn, plan: contextlib.nullcontext(phases))
+    monkeypatch.setattr(bench, "_cudagraph_ms", lambda *a, **k: (0.4, 10, "paired"))
+    monkeypatch.setattr(bench, "_settle", lambda phases, rest=True: True)
+    monkeypatch.setattr(bench, "_ours_with_calls", lambda *a, **k: {"calls": 10, "p50_s": 3.7e-4})
+    triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
+    args = types.SimpleNamespace(window=0.1, only=None, rounds=5, diagnose=False)
+    row = bench.compare_one(session, types.SimpleNamespace(fn=lambda: None), args, triton, torch, share_s=0.0)
+    assert row["rounds_run"] == 1
+    assert "stopped after 1 of 5 rounds" in row["time_plan"]
+    assert len(row["do_bench_median_s"]) == 1

@@ -14,7 +14,10 @@ Two claims come out of it, never confused:
   (compulsory bytes beyond the last-level cache: executions run back to back, so a working set that
   fits the cache may never touch DRAM). A math mode without a calibrated coefficient adds nothing
   to the floor.
-* the ESTIMATE (expected) uses the fitted coefficients and the estimate's time (eager: kernels
+* the ESTIMATE (expected): where the calibration measured the queued loop's host time per kernel,
+  `queued_estimate` (the window's physics: the slower of device and host launches, streamed bytes
+  past the cache, a busy floor for compute-bound operators, the capped power over the sustained
+  time at the cap); otherwise, as below: the fitted coefficients and the estimate's time (eager: kernels
   launched one by one from Python), stretched to the time the power limit allows where the work
   would draw more than the limit. Its dynamic energy is at least the device's BUSY power (above
   P_s, measured by an L2-resident elementwise probe) over the estimate's kernel time: a device

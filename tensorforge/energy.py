@@ -14,7 +14,10 @@ Two claims come out of it, never confused:
   (compulsory bytes beyond the last-level cache: executions run back to back, so a working set that
   fits the cache may never touch DRAM). A math mode without a calibrated coefficient adds nothing
   to the floor.
-* the ESTIMATE (expected) uses the fitted coefficients and the estimate's time (eager: kernels
+* the ESTIMATE (expected): where the calibration measured the queued loop's host time per kernel,
+  `queued_estimate` (the window's physics: the slower of device and host launches, streamed bytes
+  past the cache, a busy floor for compute-bound operators, the capped power over the sustained
+  time at the cap); otherwise, as below: the fitted coefficients and the estimate's time (eager: kernels
   launched one by one from Python), stretched to the time the power limit allows where the work
   would draw more than the limit. Its dynamic energy is at least the device's BUSY power (above
   P_s, measured by an L2-resident elementwise probe) over the estimate's kernel time: a device
@@ -99,6 +102,13 @@ class EnergyCoefficients:
     # to draw over a fraction of a second, above the limit while the cap's ~1 s average catches
     # up; None: not measured (the enforced limit alone stands)
     peak_power_w: float | None = None
+    # power above P_s of short tensor-core kernels at full clock BELOW the cap (a CUDA graph of
+    # mid-size GEMMs streaming from DRAM): the queued estimate's busy power for compute-bound
+    # operators; None: not measured (busy_w stands in)
+    busy_below_cap_w: float | None = None
+    # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
+    # None: not measured (the estimate's eager time stands in for the queued time)
+    host_s_per_kernel: float | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -182,10 +192,12 @@ def workload_energy(
     cache_bytes: float | None,
     estimate_s: float | None = None,
     device_s: float | None = None,
+    sustained_device_s: float | None = None,
 ) -> WorkloadEnergy:
     """The floor and the estimate of one execution of a predicted workload (a WorkloadPrediction
     of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate); `device_s`:
-    the estimate's time the device spends in kernels (the busy term, module docstring)."""
+    the estimate's time the device spends in kernels (the busy term, module docstring);
+    `sustained_device_s`: the same on the sustained (power-capped) ceilings (queued_estimate)."""
     c = coefficients
     modes = flops_by_mode(workload)
     dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
@@ -206,17 +218,27 @@ def workload_energy(
             borrowed = max(c.joules_per_flop.values())
             per_flop.update({m: borrowed for m in missing})
             note = f"{', '.join(missing)}: J/FLOP borrowed from the costliest calibrated mode"
-        compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
-        time_s = float(estimate_s)
-        # kernels that run at full clock without much math or DRAM traffic (short convolutions,
-        # elementwise and normalisation kernels) still draw the busy power while they run
-        busy = busy_energy(workload, c, per_flop, cache_bytes, min(float(device_s), time_s)) if device_s else 0.0
-        at_limit = power_limited_time(compute + dram_j + busy, c.static_w, c.power_limit_w)
-        if at_limit is not None and at_limit > time_s:
-            time_s, power_limited = at_limit, True
-        estimate_terms = EnergyTerms(
-            static_j=c.static_w * time_s, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram, busy_j=busy
-        )
+        if c.host_s_per_kernel is not None and device_s:
+            estimate_terms, power_limited = queued_estimate(
+                workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s
+            )
+        else:  # a calibration without the queued loop's host time: the eager-time model
+            compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
+            time_s = float(estimate_s)
+            # kernels that run at full clock without much math or DRAM traffic (short convolutions,
+            # elementwise and normalisation kernels) still draw the busy power while they run
+            busy = busy_energy(workload, c, per_flop, cache_bytes, min(float(device_s), time_s)) if device_s else 0.0
+            at_limit = power_limited_time(compute + dram_j + busy, c.static_w, c.power_limit_w)
+            if at_limit is not None and at_limit > time_s:
+                time_s, power_limited = at_limit, True
+            estimate_terms = EnergyTerms(
+                static_j=c.static_w * time_s,
+                compute_j=compute,
+                dram_j=dram_j,
+                time_s=time_s,
+                dram_bytes=dram,
+                busy_j=busy,
+            )
     operators = tuple(
         OperatorEnergy(
             name=op.name,
@@ -238,6 +260,86 @@ def workload_energy(
         uncalibrated_modes=missing,
         operators=operators,
     )
+
+
+def queued_time(device_s: float, kernels: int, host_s_per_kernel: float) -> float:
+    """One execution's time in a queued eager loop (the energy window's): host and device overlap,
+    so the slower of the two sets the pace: the device's kernel time, or the host's launches
+    (kernels x the host time per launch the launch-bound probe window measured, in the same
+    conditions: the queue, the events, the power sampler's thread). A PREDICTED time: never the
+    workload's measured window."""
+    return max(float(device_s), max(1, int(kernels)) * float(host_s_per_kernel))
+
+
+def streamed_fraction(compulsory_bytes: float, cache_bytes: float | None) -> float:
+    """The fraction of its compulsory bytes an execution moves to or from DRAM when executions
+    run back to back (the estimate; the floor keeps compulsory - cache): a working set that fits
+    the cache stays there (0); one larger than the cache, swept in the same order every
+    execution, evicts each line before its reuse under LRU-like replacement, so all of it
+    streams (1). Charging only "compulsory - cache" made DRAM-bound decode GEMMs (weights 2.2x
+    L2) look half cached on the H200."""
+    return 1.0 if float(compulsory_bytes) > float(cache_bytes or 0.0) else 0.0
+
+
+def queued_estimate(
+    workload,
+    coefficients: EnergyCoefficients,
+    per_flop: Mapping[str, float],
+    cache_bytes: float | None,
+    device_s: float,
+    sustained_device_s: float | None,
+) -> tuple[EnergyTerms, bool]:
+    """The ESTIMATE of one execution in the energy window's queued eager loop (energy5e; every
+    coefficient from the probe windows, none fitted to a scored workload):
+
+    * time: `queued_time` (the device's kernel time or the host's launches, whichever is slower);
+    * per operator: its FLOPs x e_m plus its DRAM bytes (`streamed_fraction`) x e_b; an operator
+      whose bound is compute-bound draws at least the busy power below the cap
+      (`busy_below_cap_w`, busy_w where not measured) over its share of the kernel time: short
+      tensor-core and streaming kernels at full clock draw more than their FLOPs account for,
+      while a DRAM-bound one's power is in e_b (the copy and skinny-GEMM windows);
+    * the power cap: where static + dynamic power over the time would exceed the enforced limit,
+      the device runs at the cap for the time the sustained (capped) ceilings give: energy =
+      the capped probe windows' mean power x the sustained estimate's kernel time, where both
+      are known (else the stretch to the limit).
+
+    Returns the terms and whether the cap applied."""
+    c = coefficients
+    kernels = getattr(getattr(workload, "estimate", None), "kernels", None) or len(workload.operators) or 1
+    time_s = queued_time(device_s, kernels, c.host_s_per_kernel or 0.0)
+    busy_w = c.busy_below_cap_w if c.busy_below_cap_w is not None else (c.busy_w or 0.0)
+    estimate = getattr(workload, "estimate", None)
+    shares = {o.name: float(o.estimate_s) for o in (getattr(estimate, "operators", None) or ())}
+    total = sum(shares.values())
+    stream = streamed_fraction(workload.compulsory_bytes, cache_bytes)
+    compute = dram_j = busy = dram_bytes = 0.0
+    for op in workload.operators:
+        math = per_flop.get(op.math_mode, 0.0) * float(op.flops)
+        op_bytes = float(op.compulsory_bytes) * stream
+        moved = c.joules_per_dram_byte * op_bytes
+        share = shares.get(op.name, 0.0) / total if total > 0 else 1.0 / len(workload.operators)
+        floor_w = busy_w if getattr(op, "bottleneck", "compute") == "compute" else 0.0
+        compute, dram_j, dram_bytes = compute + math, dram_j + moved, dram_bytes + op_bytes
+        busy += max(0.0, floor_w * device_s * share - math - moved)
+    dynamic = compute + dram_j + busy
+    static_j = c.static_w * time_s
+    limit = c.power_limit_w
+    capped = limit is not None and time_s > 0 and c.static_w + dynamic / time_s > limit
+    if capped:
+        if c.capped_power_w and sustained_device_s:
+            capped_time = max(time_s, float(sustained_device_s))
+            cap_w = c.capped_power_w
+        else:
+            cap_w = float(limit)  # type: ignore[arg-type]
+            capped_time = power_limited_time(dynamic, c.static_w, limit) or time_s
+        # the cap's energy, split into the same terms: what the device draws beyond its FLOP
+        # and DRAM terms at the cap is carried by the busy term
+        time_s, static_j = capped_time, c.static_w * capped_time
+        busy = max(busy, cap_w * capped_time - static_j - compute - dram_j)
+    terms = EnergyTerms(
+        static_j=static_j, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram_bytes, busy_j=busy
+    )
+    return terms, capped
 
 
 def busy_energy(

@@ -5,13 +5,15 @@ counter, and the fit of static power, energy per FLOP per math mode and energy p
 Windows, each edge to edge on the counter (energy/window.py) after WARMUP_S of the same load so
 the power (and, for large GEMMs, the power cap's clock) has settled:
   idle             nothing runs (sleep between counter reads): the idle power
-  launch-bound     a one-element add, back to back: static power with the clocks up, ~no work
+  launch-bound     a tiny eager mix (norm, 64x64 matmul, softmax, scale, add), back to back:
+                   static power with the clocks up, ~no work; and the queued eager loop's host
+                   time per kernel (the estimate's host time, tensorforge.energy.queued_time)
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
-  L2-resident      an elementwise multiply over a quarter of L2, back to back (context: its
-                   kernels are shorter than a launch, so the GPU idles between them), and a
-                   square bf16 GEMM whose operands stay in L2 (kernels longer than a launch: the
+  graph GEMMs      a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (no host gaps, below
+                   the cap): the busy power of short tensor-core kernels (busy_below_cap_w)
+  L2-resident      a square bf16 GEMM whose operands stay in L2 (kernels longer than a launch: the
                    SMs and L2 busy at full clock, no DRAM): what "busy" costs beyond the static
                    power, the estimate's busy term (both kept apart from the fit)
   capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
@@ -23,6 +25,7 @@ the device hot).
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -42,16 +45,21 @@ CAPPED_WARMUP_S = 0.8
 CAPPED = ("bf16", "fp16", "tf32")
 CAPPED_N = 8192
 BUSY_WINDOW = "L2-resident matmul"  # the window busy_w comes from (_busy_matmul_window)
+LAUNCH_WINDOW = "launch-bound eager mix"  # static with the clocks up; the host time per kernel
+MIX_KERNELS = 5  # kernels one call of _eager_mix launches
+GRAPH_WINDOW = "graph-replayed gemm"  # busy_below_cap_w (_graph_gemm_window)
+GRAPH_GEMM = (16384, 1024, 128)  # m, k, n: ~4.3 GFLOP, ~36 MB a call
+GRAPH_CALLS = 16
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
 METHOD = (
-    "energy probe windows (idle; a launch-bound loop of one-element adds; a device-to-device copy larger "
+    "energy probe windows (idle; a launch-bound loop of tiny eager ops (norm, 64x64 matmul, softmax, scale, add: host time per kernel); a device-to-device copy larger "
     "than L2; a skinny bf16 GEMM; square GEMMs per math mode), each after {warm:g} s of the same load, "
     "executions kept queued on the device, measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
     "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
-    "from the fit: an L2-resident multiply (context) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
+    "from the fit: a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (busy power below the cap) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
     "of continuous load, at the power cap (their rates: context)"
 )
 
@@ -101,6 +109,7 @@ def _window(
         flops={m: f * n for m, f in flops_per_call.items()},
         dram_bytes=bytes_per_call * n,
         counter_agreement=window.integration.counter_agreement if window.integration else None,
+        executions=float(n),
     )
     return point, c
 
@@ -155,6 +164,71 @@ def _busy_matmul_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     return point
 
 
+def _eager_mix(torch, dev):
+    """One call of the launch-bound window: MIX_KERNELS tiny eager ops of the kinds a model's
+    forward launches one by one (a norm, a small matmul, a softmax, a scale, a residual add) on
+    64 x 64 fp32 tensors, each one kernel that takes less than its launch. Back to back and
+    queued, the loop is host-bound: its window gives the static power with the clocks up (~no
+    work) and the queued eager loop's host time per kernel (seconds / (calls x MIX_KERNELS)),
+    with the power sampler's thread running as in a workload's window. Why not one add_: the
+    cheapest call there is; a model's ops each cost more host time (dispatch, allocation)."""
+    import torch.nn.functional as F
+
+    x = torch.randn(64, 64, device=dev)
+    w = torch.randn(64, 64, device=dev)
+
+    def mix():
+        h = F.layer_norm(x, (64,))
+        y = torch.softmax(torch.matmul(h, w), -1)
+        return torch.add(y * 0.5, x)
+
+    return mix
+
+
+def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
+    """The busy window BELOW the cap: a CUDA graph replaying GRAPH_CALLS mid-size bf16 GEMMs
+    (GRAPH_GEMM: m x k x n), cycling over operands that together exceed twice L2, so each kernel
+    (~10-20 us on an H200) streams its larger operand from DRAM while its tensor cores run at
+    full clock; one replay launches them all, so there are no host gaps between the kernels
+    (the L2-resident multiply it replaces idled between ~3 us kernels). What short, partly
+    memory-bound tensor-core kernels (small convolutions, mid-size GEMMs) draw above the static
+    power below the cap: the queued estimate's busy power (tensorforge.energy.queued_estimate).
+    The L2-resident 2048^3 GEMM (busy_w) ran at the cap on the H200 (720 W) and overstated
+    them by 23-44%. Kept apart from the fit."""
+    import torch
+
+    from ..measure.precision import math_mode
+
+    m, k, n = GRAPH_GEMM
+    with math_mode("bf16") as dtype:
+        size = torch.empty((), dtype=dtype).element_size()
+        sets = max(2, -(-2 * _l2_bytes(dev) // (size * m * k)))  # the A operands exceed 2 x L2
+        a = [torch.randn(m, k, device=dev, dtype=dtype) for _ in range(sets)]
+        b = torch.randn(k, n, device=dev, dtype=dtype)
+        out = [torch.empty(m, n, device=dev, dtype=dtype) for _ in range(sets)]
+        side = torch.cuda.Stream(dev)
+        side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.cuda.stream(side):  # warm cuBLAS outside the capture (its workspace, its choice)
+            for i in range(sets):
+                torch.matmul(a[i], b, out=out[i])
+        torch.cuda.current_stream(dev).wait_stream(side)
+        sync()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for i in range(GRAPH_CALLS):
+                torch.matmul(a[i % sets], b, out=out[i % sets])
+        point, _c = _window(
+            f"{GRAPH_WINDOW} bf16 {m}x{k}x{n} x{GRAPH_CALLS}",
+            graph.replay,
+            sync,
+            power,
+            {"bf16": 2.0 * m * k * n * GRAPH_CALLS},
+            float(size * (m * k + k * n + m * n) * GRAPH_CALLS),
+            event,
+        )
+    return point
+
+
 def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) -> EnergyCalibration:
     import torch
 
@@ -175,10 +249,16 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             torch.cuda.synchronize(dev)
             idle, c = _window("idle", lambda: time.sleep(0.002), lambda: None, power, {}, 0.0)
             counters.append(c)
-            one = torch.zeros(1, device=dev)
-            point, c = _window("launch-bound add", lambda: one.add_(1.0), sync, power, {}, 0.0, event)
-            points.append(point)
+            # its FLOPs (~0.5 MFLOP a call) draw ~0 W: the fit's static point
+            launch, c = _window(LAUNCH_WINDOW, _eager_mix(torch, dev), sync, power, {}, 0.0, event)
+            points.append(launch)
             counters.append(c)
+            apart: list[EnergyPoint] = []  # measured, kept out of the fit
+            # right after the launch-bound window, while the cap's ~1 s average is low: full clock
+            try:
+                apart.append(_graph_gemm_window(dev, sync, power, event))
+            except Exception as exc:  # noqa: BLE001 - a graph this backend cannot capture: busy_w stands in
+                print(f"energy probe: the graph-replayed GEMM window failed ({exc}); busy_w stands in", file=sys.stderr)
             size = default_copy_bytes(dev)
             src = torch.empty(size, dtype=torch.uint8, device=dev).random_()
             dst = torch.empty_like(src)
@@ -219,10 +299,6 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
                     )
                     points.append(point)
                     counters.append(c)
-            apart: list[EnergyPoint] = []  # measured, kept out of the fit
-            l2 = torch.empty(max(1, _l2_bytes(dev) // 4 // 4), dtype=torch.float32, device=dev).uniform_(0.5, 1.5)
-            point, c = _window("L2-resident multiply", lambda: l2.mul_(1.0), sync, power, {}, 0.0, event)
-            apart.append(point)
             apart.append(_busy_matmul_window(dev, sync, power, event))
             capped: dict[str, float] = {}
             for mode in CAPPED:
@@ -252,6 +328,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
         )
         capped_windows = [p for p in apart if p.name.startswith("capped")]
         busy = next((p for p in apart if p.name.startswith(BUSY_WINDOW)), None)
+        below = next((p for p in apart if p.name.startswith(GRAPH_WINDOW)), None)
         record = attrs.evolve(
             record,
             capped_rate_flop_s=capped or None,
@@ -260,6 +337,8 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             else None,
             busy_w=max(0.0, busy.joules / busy.seconds - record.static_w) if busy is not None else None,
             peak_power_w=peak_power_w((*points, *apart)),
+            busy_below_cap_w=max(0.0, below.joules / below.seconds - record.static_w) if below is not None else None,
+            host_s_per_kernel=launch.seconds / (launch.executions * MIX_KERNELS) if launch.executions else None,
         )
         fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]
         error = None

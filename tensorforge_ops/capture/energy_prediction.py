@@ -52,8 +52,10 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
     for w in calibrated_pred.workloads:
         estimate_s = w.estimate.eager_s if w.estimate is not None else None
         device_s = getattr(w.estimate, "device_s", None) if w.estimate is not None else None
-        e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s)
-        sustained = sustained_pred.workload(w.name).latency_s if sustained_pred is not None else None
+        sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
+        sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
+        e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s)
+        sustained = sustained_w.latency_s if sustained_w is not None else None
         bounds = [b for b in (sustained, e.power_limited_bound_s) if b is not None]
         rows[w.name] = WorkloadEnergyRecord(
             floor_j=e.floor_j,

@@ -123,6 +123,8 @@ def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | N
         capped_power_w=record.capped_power_w,
         busy_w=record.busy_w,
         peak_power_w=record.peak_power_w,
+        busy_below_cap_w=record.busy_below_cap_w,
+        host_s_per_kernel=record.host_s_per_kernel,
     )
 
 

@@ -109,6 +109,11 @@ class EnergyPoint:
     dram_bytes: float = field("DRAM bytes read + written in the window", "B")
     counter_agreement: float | None = optional("integrated power / counter - 1 over the same edges", "1")
     residual_w: float | None = optional("mean power of the window - the fit's power for it", "W")
+    executions: float | None = optional(
+        "calls completed between the edges (interpolated at the polled edge times); a launch-bound window's "
+        "seconds / executions is the queued loop's host time per call",
+        "count",
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -135,6 +140,18 @@ class EnergyCoefficientsRecord:
         "power above static_w of the L2-resident bf16 GEMM window (kernels longer than a launch, back to back at "
         "full clock, no DRAM): the estimate's busy term, per operator",
         "W",
+    )
+    busy_below_cap_w: float | None = optional(
+        "power above static_w of a CUDA graph replaying mid-size bf16 GEMMs whose operands stream from DRAM "
+        "(short tensor-core kernels at full clock, no host gaps, below the power cap): the estimate's busy power "
+        "for compute-bound operators (energy5e)",
+        "W",
+    )
+    host_s_per_kernel: float | None = optional(
+        "the queued eager loop's host time per launch, measured in the launch-bound window (seconds / calls, "
+        "with the power sampler's thread running as in a workload's window): the estimate's host time is "
+        "kernels x this (energy5e)",
+        "s",
     )
     peak_power_w: float | None = optional(
         "the highest mean power (counter) of any loaded probe window: the power the power-limited bound lets the "

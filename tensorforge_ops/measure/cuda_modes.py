@@ -153,8 +153,7 @@ class CudaPhases:
                     "graph",
                     graph,
                     "burst regime: replay pairs, each followed by an "
-                    f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; "
-                    + self.graph.method,
+                    f"equal rest (<= {policy.max_duty:.0%} duty), same stopping rule; " + self.graph.method,
                 )
             )
         trace = None

@@ -109,6 +109,11 @@ class EnergyCoefficients:
     # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
     # None: not measured (the estimate's eager time stands in for the queued time)
     host_s_per_kernel: float | None = None
+    # per math mode, the compute ceiling the calibration's SUSTAINED probe measured (FLOP/s): with
+    # capped_rate_flop_s, how much slower a compute-bound operator runs in a capped energy window
+    # than on the sustained ceilings (capped_time); not a record field: the caller fills it from the
+    # calibration's sustained ceilings; empty: the sustained estimate's time stands
+    sustained_rate_flop_s: Mapping[str, float] = attrs.field(factory=dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -193,11 +198,14 @@ def workload_energy(
     estimate_s: float | None = None,
     device_s: float | None = None,
     sustained_device_s: float | None = None,
+    sustained_workload=None,
 ) -> WorkloadEnergy:
     """The floor and the estimate of one execution of a predicted workload (a WorkloadPrediction
     of the calibrated bound). `estimate_s`: the estimate's time (None: no estimate); `device_s`:
     the estimate's time the device spends in kernels (the busy term, module docstring);
-    `sustained_device_s`: the same on the sustained (power-capped) ceilings (queued_estimate)."""
+    `sustained_device_s`: the same on the sustained (power-capped) ceilings (queued_estimate);
+    `sustained_workload`: the workload's prediction on those ceilings (its operators' sustained
+    times: capped_time)."""
     c = coefficients
     modes = flops_by_mode(workload)
     dram = dram_bytes_floor(workload.compulsory_bytes, cache_bytes)
@@ -220,7 +228,7 @@ def workload_energy(
             note = f"{', '.join(missing)}: J/FLOP borrowed from the costliest calibrated mode"
         if c.host_s_per_kernel is not None and device_s:
             estimate_terms, power_limited = queued_estimate(
-                workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s
+                workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s, sustained_workload
             )
         else:  # a calibration without the queued loop's host time: the eager-time model
             compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
@@ -281,6 +289,75 @@ def streamed_fraction(compulsory_bytes: float, cache_bytes: float | None) -> flo
     return 1.0 if float(compulsory_bytes) > float(cache_bytes or 0.0) else 0.0
 
 
+# an operator draws the busy power only where it does real work: its bound's time is at least this
+# share of its estimated kernel time. Below it the estimate is launch latency and fixed overhead of
+# kernels too small to fill the device (a decode's norms, rope and residual adds on one token per
+# sequence: on the H200 their windows' dynamic energy matched FLOPs and DRAM bytes alone, within
+# 1-3%, where a busy floor over their ~2 us kernels over-charged the decodes by 10-20%)
+BUSY_WORK_SHARE = 0.1
+# the workload runs at the power cap where operators whose math rate exceeds the capped probes'
+# rate take at least this share of its kernel time (cap_bound_share)
+CAP_BOUND_SHARE = 0.5
+
+
+def does_work(op, estimate_s: float) -> bool:
+    """Whether an operator's kernels keep the device busy (BUSY_WORK_SHARE): compute-bound by the
+    bound, and its bound's time at least that share of its estimated time."""
+    if getattr(op, "bottleneck", "compute") != "compute":
+        return False
+    return estimate_s <= 0 or float(op.latency_s) >= BUSY_WORK_SHARE * estimate_s
+
+
+def cap_bound_share(workload, coefficients: EnergyCoefficients, device_s: float) -> float:
+    """The share of the kernel time spent in operators whose math rate at the estimate's (burst)
+    time exceeds the rate the capped probe windows sustained at the power cap for their mode
+    (`capped_rate_flop_s`): those the cap slows. Why per operator: a prefill's GEMMs run above that
+    rate while its norms, rope and activations between them pull the workload's mean power below
+    the limit in the whole-workload test, yet its windows sat at the cap (H200: 692-735 W in five
+    sessions, predicted uncapped in four). 0 where the capped rates were not measured."""
+    c = coefficients
+    shares = _estimate_shares(workload)
+    total = sum(shares.values())
+    if not c.capped_rate_flop_s or total <= 0 or device_s <= 0:
+        return 0.0
+    bound = 0.0
+    for op in workload.operators:
+        t = device_s * shares.get(op.name, 0.0) / total
+        rate = c.capped_rate_flop_s.get(op.math_mode)
+        if t > 0 and rate and float(op.flops) / t > rate:
+            bound += t
+    return bound / device_s
+
+
+def capped_time(workload, coefficients: EnergyCoefficients, sustained_device_s: float, sustained_workload=None) -> float:
+    """The kernel time of one execution in a capped energy window: the sustained estimate's, with
+    each compute-bound operator's share slowed by (sustained ceiling / capped probes' rate) of its
+    mode. Why: the energy window is a fraction of a second of queued load after the latency
+    timings, the operating point of the capped probe windows (after 0.8 s of load), which ran
+    8-9% (bf16, fp16) below the sustained probe's ceilings on the H200; the sustained estimate
+    put the capped large GEMMs' windows 4-8% short in five sessions. Without the rates or the
+    sustained operators: the sustained estimate's time."""
+    c = coefficients
+    ops = getattr(getattr(sustained_workload, "estimate", None), "operators", None) or ()
+    shares = {o.name: float(o.estimate_s) for o in ops}
+    total = sum(shares.values())
+    if not (c.capped_rate_flop_s and c.sustained_rate_flop_s) or total <= 0:
+        return float(sustained_device_s)
+    out = 0.0
+    for op in workload.operators:
+        t = float(sustained_device_s) * shares.get(op.name, 0.0) / total
+        ceiling, capped = c.sustained_rate_flop_s.get(op.math_mode), c.capped_rate_flop_s.get(op.math_mode)
+        if getattr(op, "bottleneck", "compute") == "compute" and ceiling and capped:
+            t *= max(1.0, ceiling / capped)
+        out += t
+    return out
+
+
+def _estimate_shares(workload) -> dict[str, float]:
+    estimate = getattr(workload, "estimate", None)
+    return {o.name: float(o.estimate_s) for o in (getattr(estimate, "operators", None) or ())}
+
+
 def queued_estimate(
     workload,
     coefficients: EnergyCoefficients,
@@ -288,28 +365,32 @@ def queued_estimate(
     cache_bytes: float | None,
     device_s: float,
     sustained_device_s: float | None,
+    sustained_workload=None,
 ) -> tuple[EnergyTerms, bool]:
-    """The ESTIMATE of one execution in the energy window's queued eager loop (energy5e; every
-    coefficient from the probe windows, none fitted to a scored workload):
+    """The ESTIMATE of one execution in the energy window's queued eager loop (every coefficient
+    from the probe windows, none fitted to a scored workload; docs/energy.md):
 
     * time: `queued_time` (the device's kernel time or the host's launches, whichever is slower);
-    * per operator: its FLOPs x e_m plus its DRAM bytes (`streamed_fraction`) x e_b; an operator
-      whose bound is compute-bound draws at least the busy power below the cap
-      (`busy_below_cap_w`, busy_w where not measured) over its share of the kernel time: short
-      tensor-core and streaming kernels at full clock draw more than their FLOPs account for,
-      while a DRAM-bound one's power is in e_b (the copy and skinny-GEMM windows);
+    * static + activity (Wattchmen/AccelWattch-like): P_s x time, plus per operator its FLOPs x
+      e_m and its DRAM bytes (`streamed_fraction`) x e_b; an operator that keeps the device busy
+      (`does_work`: compute-bound, not overhead-dominated) draws at least the BUSY power over its
+      share of the kernel time: `busy_w`, the L2-resident GEMM window (H200: 525-540 W above P_s
+      in the last two sessions, where small full-device convolutions drew 437-531 W above P_s
+      over their traced kernel time); `busy_below_cap_w` (the graph window) only where busy_w
+      was not measured: it reached the cap (743-747 W) and over-charged them;
     * the power cap: where static + dynamic power over the time would exceed the enforced limit,
-      the device runs at the cap for the time the sustained (capped) ceilings give: energy =
-      the capped probe windows' mean power x the sustained estimate's kernel time, where both
-      are known (else the stretch to the limit).
+      or cap-bound operators take at least CAP_BOUND_SHARE of the kernel time
+      (`cap_bound_share`), the window runs at the cap: energy = the capped probe windows' mean
+      power x `capped_time` (the sustained estimate with compute-bound operators at the capped
+      rate); else the stretch to the limit. At the cap the board draws the cap's power, whatever
+      the activity terms add up to (they are a capped-point fit), so no maximum with them.
 
     Returns the terms and whether the cap applied."""
     c = coefficients
     kernels = getattr(getattr(workload, "estimate", None), "kernels", None) or len(workload.operators) or 1
     time_s = queued_time(device_s, kernels, c.host_s_per_kernel or 0.0)
-    busy_w = c.busy_below_cap_w if c.busy_below_cap_w is not None else (c.busy_w or 0.0)
-    estimate = getattr(workload, "estimate", None)
-    shares = {o.name: float(o.estimate_s) for o in (getattr(estimate, "operators", None) or ())}
+    busy_w = c.busy_w if c.busy_w is not None else (c.busy_below_cap_w or 0.0)
+    shares = _estimate_shares(workload)
     total = sum(shares.values())
     stream = streamed_fraction(workload.compulsory_bytes, cache_bytes)
     compute = dram_j = busy = dram_bytes = 0.0
@@ -318,24 +399,26 @@ def queued_estimate(
         op_bytes = float(op.compulsory_bytes) * stream
         moved = c.joules_per_dram_byte * op_bytes
         share = shares.get(op.name, 0.0) / total if total > 0 else 1.0 / len(workload.operators)
-        floor_w = busy_w if getattr(op, "bottleneck", "compute") == "compute" else 0.0
+        floor_w = busy_w if does_work(op, shares.get(op.name, 0.0)) else 0.0
         compute, dram_j, dram_bytes = compute + math, dram_j + moved, dram_bytes + op_bytes
         busy += max(0.0, floor_w * device_s * share - math - moved)
     dynamic = compute + dram_j + busy
     static_j = c.static_w * time_s
     limit = c.power_limit_w
     capped = limit is not None and time_s > 0 and c.static_w + dynamic / time_s > limit
+    capped = capped or (limit is not None and cap_bound_share(workload, c, device_s) >= CAP_BOUND_SHARE)
     if capped:
         if c.capped_power_w and sustained_device_s:
-            capped_time = max(time_s, float(sustained_device_s))
-            cap_w = c.capped_power_w
+            at_cap = max(time_s, capped_time(workload, c, float(sustained_device_s), sustained_workload))
+            # the cap's energy, split into the same terms: what the device draws beyond its FLOP
+            # and DRAM terms at the cap is carried by the busy term (negative where the capped-point
+            # activity terms add up to more than the cap's power: the cap wins)
+            time_s, static_j = at_cap, c.static_w * at_cap
+            busy = c.capped_power_w * at_cap - static_j - compute - dram_j
         else:
-            cap_w = float(limit)  # type: ignore[arg-type]
-            capped_time = power_limited_time(dynamic, c.static_w, limit) or time_s
-        # the cap's energy, split into the same terms: what the device draws beyond its FLOP
-        # and DRAM terms at the cap is carried by the busy term
-        time_s, static_j = capped_time, c.static_w * capped_time
-        busy = max(busy, cap_w * capped_time - static_j - compute - dram_j)
+            capped_s = power_limited_time(dynamic, c.static_w, limit) or time_s
+            time_s, static_j = max(time_s, capped_s), c.static_w * max(time_s, capped_s)
+            busy = max(busy, float(limit) * time_s - static_j - compute - dram_j)  # type: ignore[arg-type]
     terms = EnergyTerms(
         static_j=static_j, compute_j=compute, dram_j=dram_j, time_s=time_s, dram_bytes=dram_bytes, busy_j=busy
     )

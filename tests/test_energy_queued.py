@@ -1,15 +1,26 @@
 """The queued estimate (tensorforge.energy.queued_estimate, energy5e): the energy window runs the
 workload back to back with calls queued, so one execution takes the slower of the device's kernel
 time and the host's launches; a working set larger than L2 streams all its bytes; compute-bound
-operators draw at least the busy power below the cap; work that would exceed the power limit runs
-at the capped windows' power for the sustained estimate's time. Every figure here is chosen by
+operators that do real work draw at least the busy power (the L2-resident GEMM window); work that
+would exceed the power limit, or whose operators outrun the capped probes' rate for most of its time,
+runs at the capped windows' power for the capped time (the sustained estimate, compute-bound
+operators slowed to the capped probes' rate). Every figure here is chosen by
 the test (coefficients) or predicted by the Core (workloads), none measured."""
 
 import attrs
 import pytest
 
 from tensorforge.api import predict
-from tensorforge.energy import EnergyCoefficients, queued_time, streamed_fraction, workload_energy
+from tensorforge.energy import (
+    BUSY_WORK_SHARE,
+    EnergyCoefficients,
+    cap_bound_share,
+    capped_time,
+    does_work,
+    queued_time,
+    streamed_fraction,
+    workload_energy,
+)
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
 
@@ -76,34 +87,106 @@ def test_dram_bound_decode_streams_all_its_weights_and_draws_no_busy_floor(predi
         assert t.busy_j == 0.0
 
 
-def test_compute_bound_short_kernel_draws_the_busy_power_below_the_cap(predicted):
+def test_compute_bound_short_kernel_draws_the_busy_power_of_the_l2_resident_window(predicted):
     w = predicted.workload("conv_resnet50_3x3")
     e = _energy(w)
     t = e.estimate_terms
     assert all(op.bottleneck == "compute" for op in w.operators)
+    assert all(does_work(op, o.estimate_s) for op, o in zip(w.operators, w.estimate.operators))
     dynamic = t.compute_j + t.dram_j + t.busy_j
-    assert dynamic == pytest.approx(max(450.0 * w.estimate.device_s, t.compute_j + t.dram_j))
-    # without the below-cap figure the capped busy_w stands in
-    e2 = _energy(w, attrs.evolve(COEFF, busy_below_cap_w=None))
-    assert e2.estimate_j >= e.estimate_j
+    # busy_w (600 W, the L2-resident GEMM window), not the graph window's 450 W
+    assert dynamic == pytest.approx(max(600.0 * w.estimate.device_s, t.compute_j + t.dram_j))
+    # without busy_w the graph window's figure stands in
+    e2 = _energy(w, attrs.evolve(COEFF, busy_w=None))
+    dyn2 = e2.estimate_terms.compute_j + e2.estimate_terms.dram_j + e2.estimate_terms.busy_j
+    assert dyn2 == pytest.approx(max(450.0 * w.estimate.device_s, t.compute_j + t.dram_j))
     assert e.floor_j == e2.floor_j and e.floor_terms.busy_j == 0  # the floor never has a busy term
 
 
-def test_work_above_the_limit_runs_at_the_capped_power_for_the_sustained_time(predicted):
+def test_overhead_dominated_kernels_draw_no_busy_floor(predicted):
+    """A decode's norms, rope and residual adds: compute-bound by the bound, but their bound's time
+    is a sliver of their estimated (launch- and latency-dominated) time: activity terms only."""
+    w = predicted.workload("transformer_decode")
+    est = {o.name: o.estimate_s for o in w.estimate.operators}
+    idle = [op for op in w.operators if op.bottleneck == "compute" and not does_work(op, est[op.name])]
+    assert idle, "transformer_decode has compute-bound operators dominated by overhead"
+    assert all(op.latency_s < BUSY_WORK_SHARE * est[op.name] for op in idle)
+    t = _energy(w).estimate_terms
+    working = [op for op in w.operators if does_work(op, est[op.name])]
+    total = sum(est.values())
+    most = sum(600.0 * w.estimate.device_s * est[op.name] / total for op in working)
+    assert t.busy_j <= most + 1e-12  # only the working operators can add busy energy
+
+
+def test_work_above_the_limit_runs_at_the_capped_power_for_the_capped_time(predicted):
     w = predicted.workload("gemm_large_square")
     low_limit = attrs.evolve(COEFF, power_limit_w=300.0, capped_power_w=310.0)
     sustained = 1.2 * w.estimate.device_s
     e = _energy(w, low_limit, sustained)
     assert e.power_limited
-    assert e.estimate_terms.time_s == pytest.approx(sustained)
-    assert e.estimate_j == pytest.approx(
-        max(310.0 * sustained, e.estimate_terms.static_j + e.estimate_terms.compute_j + e.estimate_terms.dram_j)
-    )
+    assert e.estimate_terms.time_s == pytest.approx(sustained)  # no rates: the sustained estimate's time
+    assert e.estimate_j == pytest.approx(310.0 * sustained)  # the cap's power, whatever the activity adds
+    # with the sustained ceiling and the capped probes' rate, compute-bound operators slow by their ratio
+    rates = attrs.evolve(low_limit, sustained_rate_flop_s={"bf16": 7.4e14}, capped_rate_flop_s={"bf16": 6.8e14})
+    r = workload_energy(w, rates, L2, w.estimate.eager_s, w.estimate.device_s, sustained, w)
+    assert all(op.bottleneck == "compute" for op in w.operators)
+    assert r.estimate_terms.time_s == pytest.approx(sustained * 7.4 / 6.8)
+    assert r.estimate_j == pytest.approx(310.0 * sustained * 7.4 / 6.8)
     # no sustained estimate: the stretch to the enforced limit
     s = _energy(w, low_limit)
-    dyn = s.estimate_terms.compute_j + s.estimate_terms.dram_j + s.estimate_terms.busy_j
-    assert s.power_limited and s.estimate_j == pytest.approx(120.0 * s.estimate_terms.time_s + dyn)
-    assert s.estimate_terms.time_s >= w.estimate.device_s
+    assert s.power_limited and s.estimate_terms.time_s >= w.estimate.device_s
+    assert s.estimate_j >= 300.0 * s.estimate_terms.time_s - 1e-12
+
+
+def test_capped_time_slows_only_compute_bound_operators():
+    ops = (_Op("gemm", "compute", 1e12), _Op("norm", "memory", 1e6))
+    sustained = _W(ops, {"gemm": 3e-3, "norm": 1e-3})
+    c = attrs.evolve(COEFF, sustained_rate_flop_s={"bf16": 8e14}, capped_rate_flop_s={"bf16": 4e14})
+    assert capped_time(sustained, c, 4e-3, sustained) == pytest.approx(3e-3 * 2 + 1e-3)
+    assert capped_time(sustained, COEFF, 4e-3, sustained) == 4e-3  # no rates: unchanged
+    # a faster capped rate never speeds an operator up
+    fast = attrs.evolve(c, capped_rate_flop_s={"bf16": 9e14})
+    assert capped_time(sustained, fast, 4e-3, sustained) == pytest.approx(4e-3)
+
+
+def test_cap_bound_share_counts_operators_faster_than_the_capped_rate():
+    ops = (_Op("gemm", "compute", 3e12), _Op("rope", "compute", 1e6), _Op("act", "memory", 1e6))
+    w = _W(ops, {"gemm": 4e-3, "rope": 3e-3, "act": 3e-3})
+    c = attrs.evolve(COEFF, capped_rate_flop_s={"bf16": 6e14})
+    # device time 10 ms: the GEMM's 4 ms at 7.5e14 FLOP/s exceed 6e14: 40% of the time
+    assert cap_bound_share(w, c, 10e-3) == pytest.approx(0.4)
+    assert cap_bound_share(w, attrs.evolve(c, capped_rate_flop_s={"bf16": 8e14}), 10e-3) == 0.0
+    assert cap_bound_share(w, COEFF, 10e-3) == 0.0  # no capped rates measured
+
+
+@attrs.frozen
+class _Op:
+    name: str
+    bottleneck: str
+    flops: float
+    math_mode: str = "bf16"
+    latency_s: float = 1e-3
+    compulsory_bytes: float = 1e6
+    count: int = 1
+
+
+@attrs.frozen
+class _EstOp:
+    name: str
+    estimate_s: float
+
+
+@attrs.frozen
+class _Est:
+    operators: tuple
+
+
+class _W:
+    """A workload prediction reduced to what the estimate's helpers read (chosen by the test)."""
+
+    def __init__(self, ops, times):
+        self.operators = ops
+        self.estimate = _Est(tuple(_EstOp(n, t) for n, t in times.items()))
 
 
 def test_without_the_host_figure_the_eager_time_model_stands(predicted):

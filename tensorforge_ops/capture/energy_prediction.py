@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from tensorforge.api import workload_energy
 
 from ..energy.fit import to_core
@@ -34,6 +36,13 @@ def _terms(terms) -> dict[str, float]:
     }
 
 
+def _sustained_rates(cal: Any) -> dict[str, float]:
+    """The sustained probe's compute ceilings per math mode (FLOP/s), where the calibration has them."""
+    sustained = (getattr(cal, "ceilings_by_regime", None) or {}).get("sustained")
+    compute = getattr(sustained, "compute", None) or {}
+    return {m: float(r) for m, r in compute.items() if r}
+
+
 def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustained_pred: Any = None):
     """(EnergyPrediction, None) or (None, why not)."""
     energy = getattr(cal, "energy", None) if cal is not None else None
@@ -46,6 +55,9 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
     declared = getattr(device_target, "power", None)
     fallback = (declared.limit_w, f"declared by target {device_target.name}") if declared is not None else None
     coefficients = to_core(energy.coefficients, fallback)
+    sustained_rates = _sustained_rates(cal)
+    if sustained_rates:  # the estimate's capped time (tensorforge.energy.capped_time)
+        coefficients = attrs.evolve(coefficients, sustained_rate_flop_s=sustained_rates)
     cache = device_target.cache_level()
     cache_bytes = float(cache.capacity_bytes) if cache is not None else None
     rows: dict[str, WorkloadEnergyRecord] = {}
@@ -54,7 +66,7 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
         device_s = getattr(w.estimate, "device_s", None) if w.estimate is not None else None
         sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
         sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
-        e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s)
+        e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s, sustained_w)
         sustained = sustained_w.latency_s if sustained_w is not None else None
         bounds = [b for b in (sustained, e.power_limited_bound_s) if b is not None]
         rows[w.name] = WorkloadEnergyRecord(

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call for the energy ESTIMATE (issue 15, helper e6est): a fresh calibration with the
+# default suite, the held-out energy suite on that calibration, a second default run on the cached
+# calibration (a second sample of the host-bound windows: their time varies from run to run), then
+# the score (score.py) and the estimate's time/power split (rescore.py), offline on those captures.
+# Each step has a time box so the call ends inside PHASE_S seconds; what is done lands in $OUT:
+#   default.json.gz, heldout.json.gz, rerun.json.gz, score.txt, session.log, extras.tar.gz
+#   (logs, summaries, the calibration).
+#   OUT=... PHASE_S=185 bash benchmarks/energy/estimate_session.sh      (host check: TARGET=host-cpu)
+set -u
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1
+OUT=${OUT:?set OUT to the folder that comes back}
+TARGET=${TARGET:-h200}
+WORK=/tmp/tf-e6est
+rm -rf "$WORK" && mkdir -p "$WORK"
+export TENSORFORGE_HOME=$WORK/home
+deadline=$(($(date +%s) + ${PHASE_S:-185}))
+left() { echo $((deadline - $(date +%s))); }
+box() { # box SECONDS_RESERVED_AFTER MAX
+  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+exec > >(tee "$OUT/session.log") 2>&1
+quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
+run_one() { # $1 name, $2 time box; the rest: options
+  local name=$1 t=$2; shift 2
+  local start end
+  start=$(date +%s.%N)
+  timeout -s INT "$t" tensorforge run --target "$TARGET" -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
+  local rc=$?
+  end=$(date +%s.%N)
+  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s); $(left) s left"
+  grep -E "^\[.*(calibrated:|run took)" "$WORK/$name.log" | tail -3
+  grep -E "run took" "$WORK/$name.log" | tail -1
+  [ -f "$WORK/$name.json" ] && tensorforge verify "$WORK/$name.json" | tail -2
+  [ -f "$WORK/$name.json" ] && gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
+}
+echo "== default suite, fresh calibration (energy windows; no trace, budget 1 as the energy sessions)"
+run_one default "$(box 70 120)" --recalibrate --no-trace --budget 1
+echo "== held-out energy suite, that calibration"
+run_one heldout "$(box 25 70)" --suite benchmarks/energy/h200-heldout.toml --no-trace --budget 1
+echo "== the default suite again on the cached calibration (a second sample of every window)"
+run_one rerun "$(box 12 60)" --no-trace --budget 1
+echo "== score"
+caps=$(ls "$WORK"/default.json "$WORK"/heldout.json 2>/dev/null)
+{
+  echo "# score.py (run + held-out)"; python3 benchmarks/energy/score.py $caps
+  echo; echo "# rescore.py: time and power parts of each estimate's error (run + held-out)"; python3 benchmarks/energy/rescore.py $caps
+  if [ -f "$WORK/rerun.json" ]; then
+    echo; echo "# rerun (cached calibration): score.py"; python3 benchmarks/energy/score.py "$WORK/rerun.json"
+    echo; echo "# rerun: rescore.py"; python3 benchmarks/energy/rescore.py "$WORK/rerun.json"
+  fi
+} >"$OUT/score.txt" 2>&1
+cat "$OUT/score.txt"
+cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
+tar -C "$WORK" -czf "$OUT/extras.tar.gz" --exclude=./home --exclude=./default.json --exclude=./heldout.json \
+  --exclude=./rerun.json .
+echo "done; $(left) s left"
+ls -la "$OUT"

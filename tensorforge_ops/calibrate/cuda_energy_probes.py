@@ -11,11 +11,14 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
-  graph GEMMs      a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (no host gaps, below
-                   the cap): the busy power of short tensor-core kernels (busy_below_cap_w)
+  graph GEMMs      a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (no host gaps): meant
+                   to sit below the cap, it reached it on the H200 (743-747 W), so busy_below_cap_w
+                   is context; the estimate's busy power is busy_w (below) where measured
   L2-resident      a square bf16 GEMM whose operands stay in L2 (kernels longer than a launch: the
                    SMs and L2 busy at full clock, no DRAM): what "busy" costs beyond the static
-                   power, the estimate's busy term (both kept apart from the fit)
+                   power, the estimate's busy floor for operators that do real work (busy_w; on
+                   the H200 525-540 W, what small full-device convolutions drew over their
+                   kernels; both kept apart from the fit)
   capped GEMMs     bf16, fp16, tf32 8192 after CAPPED_WARMUP_S of continuous load, at the power
                    cap and hot: the math rate there per mode (kept apart from the fit; context:
                    on the H200 slower than the workloads' sustained timings, tensorforge/energy.py)

@@ -132,19 +132,20 @@ class EnergyCoefficientsRecord:
     source: str = field("device, fingerprint and time of the calibration")
     capped_rate_flop_s: Mapping[str, float] | None = optional(
         "per math mode, the FLOP/s a square GEMM sustained at the power cap, hot, after seconds of load "
-        "(context: slower than the workloads' sustained timings on the H200, so it bounds nothing; docs/energy.md)",
+        "(slower than the workloads' sustained timings on the H200, so it bounds nothing; the estimate's capped time "
+        "and cap-bound operators use it: docs/energy.md)",
         "FLOP/s",
     )
     capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")
     busy_w: float | None = optional(
         "power above static_w of the L2-resident bf16 GEMM window (kernels longer than a launch, back to back at "
-        "full clock, no DRAM): the estimate's busy term, per operator",
+        "full clock, no DRAM): the estimate's busy power for operators that do real work (e6est)",
         "W",
     )
     busy_below_cap_w: float | None = optional(
         "power above static_w of a CUDA graph replaying mid-size bf16 GEMMs whose operands stream from DRAM "
-        "(short tensor-core kernels at full clock, no host gaps, below the power cap): the estimate's busy power "
-        "for compute-bound operators (energy5e)",
+        "(short tensor-core kernels at full clock, no host gaps): context; the estimate's busy power only where "
+        "busy_w was not measured (on the H200 this window reached the cap)",
         "W",
     )
     host_s_per_kernel: float | None = optional(
@@ -179,7 +180,8 @@ class WorkloadEnergyRecord:
     floor_j: float = field("energy FLOOR: no measurement may come in below it (sound by construction)", "J")
     floor_terms: Mapping[str, float] = field(
         "its terms: static_j, compute_j, dram_j (J), time_s (s), dram_bytes (B); the estimate's also busy_j (J) "
-        "where the busy power over the kernel time exceeds compute_j + dram_j",
+        "where the busy power over the kernel time exceeds compute_j + dram_j, or at the power cap the capped "
+        "power's energy beyond the other terms (negative where they add up to more)",
     )
     estimate_j: float | None = field("energy ESTIMATE (expected); null without the estimate's time", "J")
     estimate_terms: Mapping[str, float] | None = field("its terms, as floor_terms")

@@ -35,11 +35,13 @@ run_one() { # $1 name, $2 time box; the rest: options
   [ -f "$WORK/$name.json" ] && gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
 }
 echo "== default suite, fresh calibration (energy windows; no trace, budget 1 as the energy sessions)"
-run_one default "$(box 70 120)" --recalibrate --no-trace --budget 1
+run_one default "$(box 50 110)" --recalibrate --no-trace --budget 1
 echo "== held-out energy suite, that calibration"
-run_one heldout "$(box 25 70)" --suite benchmarks/energy/h200-heldout.toml --no-trace --budget 1
-echo "== the default suite again on the cached calibration (a second sample of every window)"
-run_one rerun "$(box 12 60)" --no-trace --budget 1
+run_one heldout "$(box 8 60)" --suite benchmarks/energy/h200-heldout.toml --no-trace --budget 1
+if [ "$(left)" -ge 40 ]; then
+  echo "== the default suite again on the cached calibration (a second sample of every window)"
+  run_one rerun "$(box 5 60)" --no-trace --budget 1
+fi
 echo "== score"
 caps=$(ls "$WORK"/default.json "$WORK"/heldout.json 2>/dev/null)
 {

@@ -16,8 +16,8 @@ Two claims come out of it, never confused:
   to the floor.
 * the ESTIMATE (expected): where the calibration measured the queued loop's host time per kernel,
   `queued_estimate` (the window's physics: the slower of device and host launches, streamed bytes
-  past the cache, a busy floor for compute-bound operators, the capped power over the sustained
-  time at the cap); otherwise, as below: the fitted coefficients and the estimate's time (eager: kernels
+  past the cache, a busy floor for operators that do real work, the capped power over the capped
+  time where the window runs at the cap); otherwise, as below: the fitted coefficients and the estimate's time (eager: kernels
   launched one by one from Python), stretched to the time the power limit allows where the work
   would draw more than the limit. Its dynamic energy is at least the device's BUSY power (above
   P_s, measured by an L2-resident elementwise probe) over the estimate's kernel time: a device
@@ -95,16 +95,16 @@ class EnergyCoefficients:
     # seconds of load: context only (module docstring: why it bounds nothing); empty: not measured
     capped_rate_flop_s: Mapping[str, float] = attrs.field(factory=dict)
     capped_power_w: float | None = None  # the counter's mean power in those windows
-    # power above P_s of a device busy with kernels that move no DRAM bytes and do no tensor math
-    # (an L2-resident elementwise loop at full clock); None: not measured
+    # power above P_s of kernels back to back at full clock on L2-resident data (the L2-resident
+    # bf16 GEMM window): the queued estimate's busy floor (queued_estimate); None: not measured
     busy_w: float | None = None
     # the highest mean power (counter) of any loaded probe window: what the capped device is seen
     # to draw over a fraction of a second, above the limit while the cap's ~1 s average catches
     # up; None: not measured (the enforced limit alone stands)
     peak_power_w: float | None = None
-    # power above P_s of short tensor-core kernels at full clock BELOW the cap (a CUDA graph of
-    # mid-size GEMMs streaming from DRAM): the queued estimate's busy power for compute-bound
-    # operators; None: not measured (busy_w stands in)
+    # power above P_s of a CUDA graph of mid-size GEMMs streaming from DRAM, meant to sit below the
+    # cap (on the H200 it reached it): context; the queued estimate's busy power only where busy_w
+    # was not measured; None: not measured
     busy_below_cap_w: float | None = None
     # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
     # None: not measured (the estimate's eager time stands in for the queued time)

@@ -329,7 +329,9 @@ def cap_bound_share(workload, coefficients: EnergyCoefficients, device_s: float)
     return bound / device_s
 
 
-def capped_time(workload, coefficients: EnergyCoefficients, sustained_device_s: float, sustained_workload=None) -> float:
+def capped_time(
+    workload, coefficients: EnergyCoefficients, sustained_device_s: float, sustained_workload=None
+) -> float:
     """The kernel time of one execution in a capped energy window: the sustained estimate's, with
     each compute-bound operator's share slowed by (sustained ceiling / capped probes' rate) of its
     mode. Why: the energy window is a fraction of a second of queued load after the latency

@@ -28,11 +28,20 @@ class CounterRecord:
     )
     updates: int = field("updates seen inside the window", "count")
     edges_from: str | None = optional(
-        "how the edges were timed: 'counter polled every few ms on the power sampler's thread' or "
-        "'counter reads between steps' (to within one step)"
+        "how the edges were timed: \"the counter's update grid: ...\" (period, phase, periods apart), "
+        "'counter polled every few ms on the power sampler's thread' or 'counter reads between steps' "
+        "(to within one step)"
     )
     edge_resolution_s: float | None = optional(
-        "half the time between the two polls that bracket an update, the larger of the two edges'", "s"
+        "how precisely each edge's time is known: on the counter's update grid, the standard error of the "
+        "grid's fitted phase; with polled edges, half the time between the two polls that bracket an update, "
+        "the larger of the two edges'",
+        "s",
+    )
+    grid_period_s: float | None = optional(
+        "the counter's update period, measured at idle, on whose grid the edges sit (the window a whole "
+        "number of periods); absent: the edges are the polled update instants",
+        "s",
     )
     update_spread: float | None = optional(
         "standard deviation of the joules the counter added per update, over the window's joules: the "

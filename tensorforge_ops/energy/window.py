@@ -247,6 +247,20 @@ def _done_at(progress: Sequence[tuple[float, int]], t: float) -> float:
     return float(pts[-1][1])
 
 
+def _done_at_steady(progress: Sequence[tuple[float, int]], t: float) -> float:
+    """_done_at, carried past the log's ends at the log's mean rate: a grid edge can fall a few ms
+    after the step that saw the end update (the fitted phase sits at the updates' mean
+    publication delay, that update's own may be shorter), and the load is steady there."""
+    pts = sorted(progress)
+    (t0, d0), (t1, d1) = pts[0], pts[-1]
+    rate = (d1 - d0) / (t1 - t0) if t1 > t0 else 0.0
+    if t < t0:
+        return d0 - rate * (t0 - t)
+    if t > t1:
+        return d1 + rate * (t - t1)
+    return _done_at(pts, t)
+
+
 def refine_edges(
     window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None
 ) -> CounterWindow:
@@ -392,15 +406,15 @@ def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], peri
         return window
     n = round((at[j1] - at[j0]) / period_s)
     start, end = phase, phase + n * period_s
-    at_start = _done_at(window.progress, start)
-    done = _done_at(window.progress, end) - at_start
+    at_start = _done_at_steady(window.progress, start)
+    done = _done_at_steady(window.progress, end) - at_start
     on_grid = {v: phase + k * period_s for (t, v), k in zip([u for u in ups if j0 <= u[1] <= j1], ks)}
 
     def placed(tick: CounterTick) -> CounterTick:
         t = on_grid.get(tick.joules)
         if t is None:
             return tick
-        return attrs.evolve(tick, t_s=t, executions=_done_at(window.progress, t) - at_start)
+        return attrs.evolve(tick, t_s=t, executions=_done_at_steady(window.progress, t) - at_start)
 
     # the phase's standard error: how well each edge's time is known (the length: n x period)
     resolution = statistics.stdev(residuals) / len(residuals) ** 0.5 if len(residuals) > 1 else None

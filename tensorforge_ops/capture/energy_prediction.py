@@ -34,6 +34,27 @@ def _terms(terms) -> dict[str, float]:
     }
 
 
+def sustained_bound(burst_w: Any, sustained_w: Any, power_limited_s: float | None, cache_bytes: float | None):
+    """(the sustained regime's bound with the power limit, which bound it is).
+
+    max(the sustained-probe calibrated bound, the power-limited bound), except for a working set
+    that fits in the last-level cache: there max(the burst calibrated bound, the power-limited
+    bound). Why: the sustained probes' ceilings are the rates of square GEMMs of n >= 4096 at the
+    power cap, whose operands (>= 100 MB at 4096 fp16) stream from DRAM; at the same cap, work
+    whose operands stay in L2 spends less energy per FLOP and runs at a higher clock, so the
+    probe's rate is not an upper bound on its rate. On the H200, conv_fp16_3x3_64x512x14 (30 MB)
+    ran its sustained p50 at 714 TFLOP/s against the fp16 sustained ceiling's 702 (02:34 session),
+    below that bound in 4 of 6 sessions (0.980-0.999); on the burst bound it is 1.107-1.254 over
+    them. The burst ceiling is the device at full clock: no cap makes work faster than that."""
+    sustained = sustained_w.latency_s if sustained_w is not None else None
+    resident = cache_bytes is not None and float(burst_w.compulsory_bytes) <= cache_bytes
+    first, label = (float(burst_w.latency_s), "burst calibrated") if resident else (sustained, "sustained-probe calibrated")
+    bounds = [(b, name) for b, name in ((first, label), (power_limited_s, "power-limited")) if b is not None]
+    if not bounds:
+        return None, None
+    return max(bounds)
+
+
 def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustained_pred: Any = None):
     """(EnergyPrediction, None) or (None, why not)."""
     energy = getattr(cal, "energy", None) if cal is not None else None
@@ -55,8 +76,7 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
         sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
         sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
         e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s)
-        sustained = sustained_w.latency_s if sustained_w is not None else None
-        bounds = [b for b in (sustained, e.power_limited_bound_s) if b is not None]
+        bound_s, bound_from = sustained_bound(w, sustained_w, e.power_limited_bound_s, cache_bytes)
         rows[w.name] = WorkloadEnergyRecord(
             floor_j=e.floor_j,
             floor_terms=_terms(e.floor_terms),
@@ -66,7 +86,8 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
             power_limited_bound_s=e.power_limited_bound_s,
             power_limited=e.power_limited,
             uncalibrated_modes=e.uncalibrated_modes,
-            sustained_bound_s=max(bounds) if bounds else None,
+            sustained_bound_s=bound_s,
+            sustained_bound_from=bound_from,
             operators={op.name: op.floor_j for op in e.operators} or None,
         )
     return (

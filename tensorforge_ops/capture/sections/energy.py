@@ -199,7 +199,14 @@ class WorkloadEnergyRecord:
     power_limited: bool = field("true when the estimate's work would draw more than the limit at its own time")
     uncalibrated_modes: tuple[str, ...] = field("math modes without a calibrated J/FLOP (0 in the floor)")
     sustained_bound_s: float | None = optional(
-        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s)", "s"
+        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s); "
+        "for a working set that fits in the last-level cache, max(burst calibrated bound, power_limited_bound_s) "
+        "(sustained_bound_from)",
+        "s",
+    )
+    sustained_bound_from: str | None = optional(
+        "which bound sustained_bound_s is: 'sustained-probe calibrated', 'power-limited' or 'burst calibrated' "
+        "(a working set that fits in the last-level cache: the sustained probes' ceilings are not bounds for it)"
     )
     operators: Mapping[str, float] | None = optional("energy floor per Core operator (x count)", "J")
 
@@ -228,3 +235,7 @@ class EnergyComparison:
     power_limited_bound_s: float | None = optional("the sustained bound with the power limit", "s")
     sustained_p50_s: float | None = optional("MEASURED sustained p50 (eager) it is checked against", "s")
     sustained_over_bound: float | None = optional("sustained p50 / power-limited sustained bound", "1")
+    sustained_verdict: str | None = optional(
+        "'within bound' or 'BOUND ABOVE THE MEASUREMENT' (sustained p50 below the sustained bound, no tolerance: "
+        "the bound is not sound there)"
+    )

@@ -85,6 +85,7 @@ class NvmlPower:
         # sampler's polls feed the window's edges and its power samples (read_both)
         self.fields_ok = bool(self.instant_source) and self._energy_field_matches()
         self._grid: Any = None  # the counter's update period, measured once at idle (grid_period)
+        self._grid_tries = 0
 
     @classmethod
     def open(cls, device_index: int = 0, nvml: Any = None) -> tuple[NvmlPower | None, str | None]:
@@ -171,9 +172,12 @@ class NvmlPower:
         for, by polling the counter for ~0.45 s: the caller asks while nothing runs on the device
         (measure_energy synchronises first; the energy probe asks before its idle window), where the
         updates are regular (H200: SD <= 0.2 ms; under load their polled instants jitter by ~10 ms)."""
-        if self._grid is None:
+        if self._grid is None or (self._grid.period_s is None and self._grid_tries < 2):
             from .window import poll_period
 
+            # a failed measurement (irregular updates right after a load) is tried once more, at
+            # the next window: its windows keep the polled edges meanwhile
+            self._grid_tries += 1
             self._grid = poll_period(self._counter_at, clock=self.clock)
         return self._grid
 

@@ -9,30 +9,53 @@ import pytest
 from tensorforge_ops.capture.compare_energy import BOUND_ABOVE, energy_row
 from tensorforge_ops.capture.energy_prediction import sustained_bound
 
-L2 = 50e6
+CALLS = {"fp16": 196e-6, "bf16": 186e-6}  # the sustained probe's call at its best size (H200, 02:34)
 
 
-def _w(latency_s, compulsory_bytes):
-    return SimpleNamespace(latency_s=latency_s, compulsory_bytes=compulsory_bytes)
+def _op(mode, flops=1e12):
+    return SimpleNamespace(math_mode=mode, flops=flops)
 
 
-def test_streaming_work_takes_the_sustained_probe_bound_or_the_power_limited_one():
-    burst, sustained = _w(1.0e-3, 400e6), _w(1.2e-3, 400e6)
-    assert sustained_bound(burst, sustained, 1.1e-3, L2) == (1.2e-3, "sustained-probe calibrated")
-    assert sustained_bound(burst, sustained, 1.3e-3, L2) == (1.3e-3, "power-limited")
-    assert sustained_bound(burst, None, 1.1e-3, L2) == (1.1e-3, "power-limited")
-    assert sustained_bound(burst, None, None, L2) == (None, None)
+def _w(latency_s, *modes):
+    return SimpleNamespace(latency_s=latency_s, operators=tuple(_op(m) for m in modes or ("bf16",)))
 
 
-def test_cache_resident_work_is_not_bounded_by_the_sustained_probes_rate():
-    """The H200's conv_fp16_3x3_64x512x14 (30 MB): its sustained p50 came in under the
-    sustained-probe bound (GEMMs streaming >= 100 MB at the cap); at the same cap it spends less
-    energy per FLOP and clocks higher, so the burst bound (full clock) is what holds."""
-    burst, sustained = _w(7.49e-5, 30.4e6), _w(8.46e-5, 30.4e6)
-    assert sustained_bound(burst, sustained, 5.74e-5, L2) == (7.49e-5, "burst calibrated")
-    assert sustained_bound(burst, sustained, 8.0e-5, L2) == (8.0e-5, "power-limited")
-    # no cache size known: the rule cannot tell, the sustained-probe bound stands
-    assert sustained_bound(burst, sustained, 5.74e-5, None) == (8.46e-5, "sustained-probe calibrated")
+def test_long_calls_take_the_sustained_probe_bound_or_the_power_limited_one():
+    burst, sustained = _w(1.0e-3), _w(1.2e-3)
+    assert sustained_bound(burst, sustained, 1.1e-3, CALLS) == (1.2e-3, "sustained-probe calibrated")
+    assert sustained_bound(burst, sustained, 1.3e-3, CALLS) == (1.3e-3, "power-limited")
+    assert sustained_bound(burst, None, 1.1e-3, CALLS) == (1.1e-3, "power-limited")
+    assert sustained_bound(burst, None, None, CALLS) == (None, None)
+
+
+def test_calls_shorter_than_the_probes_are_not_bounded_by_its_rate():
+    """The H200's conv_fp16_3x3_64x512x14 (83 us a call, the fp16 probe's 196 us): its sustained
+    p50 came in under the sustained-probe bound; after each call's L2 flush a short call runs at
+    a lower duty cycle and a higher clock under the cap, so the burst bound is what holds."""
+    burst, sustained = _w(7.49e-5, "fp16"), _w(8.46e-5, "fp16")
+    assert sustained_bound(burst, sustained, 5.74e-5, CALLS) == (7.49e-5, "burst calibrated")
+    assert sustained_bound(burst, sustained, 8.0e-5, CALLS) == (8.0e-5, "power-limited")
+    # the longest probe call among the work's modes decides (conservative for mixed work)
+    mixed_burst, mixed = _w(1.5e-4, "bf16", "fp16"), _w(1.9e-4, "bf16", "fp16")
+    assert sustained_bound(mixed_burst, mixed, None, CALLS) == (1.5e-4, "burst calibrated")
+    # the calibration does not say how long the probe's calls were: the sustained-probe bound stands
+    assert sustained_bound(burst, sustained, 5.74e-5, {}) == (8.46e-5, "sustained-probe calibrated")
+    # a mode with no FLOPs does not count
+    zero_burst = SimpleNamespace(latency_s=7.49e-5, operators=(_op("fp16", 0.0), _op("tf32")))
+    assert sustained_bound(zero_burst, sustained, None, CALLS) == (8.46e-5, "sustained-probe calibrated")
+
+
+def test_probe_call_comes_from_the_calibrations_sustained_matmul_probe():
+    from tensorforge_ops.capture.energy_prediction import probe_call_s
+
+    probe = SimpleNamespace(
+        details={"bf16": {"best_n": 4096, "points": [[4096, 740e12], [8192, 693e12]]}, "note": "x"},
+        compute={"bf16": 740e12},
+    )
+    cal = SimpleNamespace(probes={"matmul-ceiling-sustained": probe})
+    assert probe_call_s(cal) == {"bf16": pytest.approx(2 * 4096**3 / 740e12)}
+    assert probe_call_s(SimpleNamespace(probes={})) == {}
+    assert probe_call_s(None) == {}
 
 
 def _measured(p50):

@@ -200,13 +200,14 @@ class WorkloadEnergyRecord:
     uncalibrated_modes: tuple[str, ...] = field("math modes without a calibrated J/FLOP (0 in the floor)")
     sustained_bound_s: float | None = optional(
         "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s); "
-        "for a working set that fits in the last-level cache, max(burst calibrated bound, power_limited_bound_s) "
-        "(sustained_bound_from)",
+        "for work whose calls are shorter than the sustained matmul probe's at its best size, max(burst "
+        "calibrated bound, power_limited_bound_s) (sustained_bound_from)",
         "s",
     )
     sustained_bound_from: str | None = optional(
         "which bound sustained_bound_s is: 'sustained-probe calibrated', 'power-limited' or 'burst calibrated' "
-        "(a working set that fits in the last-level cache: the sustained probes' ceilings are not bounds for it)"
+        "(calls shorter than the sustained matmul probe's: after each call's L2 flush they run at a lower duty "
+        "cycle and a higher clock under the cap than the probe, whose rate is then no bound for them)"
     )
     operators: Mapping[str, float] | None = optional("energy floor per Core operator (x count)", "J")
 

@@ -1,7 +1,9 @@
 """One energy window on a GPU, as the capture records it: the counter edge to edge (window.py),
-instantaneous power integrated over the same edges (nvml_power.py), the host CPU's RAPL
-counter read at the same edges (rapl.py). Used by `run` for every workload and by the energy
-calibration probe for each of its windows.
+the edges on the counter's own update grid (its period measured once at idle, the phase fitted
+to the window's updates: window.grid_edges; under load each update's polled instant jitters by
+~10 ms), instantaneous power integrated over the same edges (nvml_power.py), the host CPU's RAPL
+counter read where the step loop saw the edges (rapl.py). Used by `run` for every workload and
+by the energy calibration probe for each of its windows.
 """
 
 from __future__ import annotations

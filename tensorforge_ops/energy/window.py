@@ -13,9 +13,11 @@ updates instead:
 3. joules = end value - start value; executions = those completed between the two edges; the
    window's time = time between the edges.
 
-The edges are seen when the counter is read, up to one step after the counter's update, at both
-ends alike, so the error is about one step over the window (a few ms in a 300 ms window: about
-1%). A sampler integrates power over the same edges as a cross-check (nvml_power.py).
+The edges are seen when the counter is read, up to one step after the counter's update; a thread
+polling every few ms times them to within a poll (refine_edges), and, where the counter's idle
+update period is known, they are put on its regular update grid (grid_edges): under load each
+update's polled instant jitters by ~10 ms, while the updates keep the idle grid. A sampler
+integrates power over the same edges as a cross-check (nvml_power.py).
 
 Why queued, not "run a chunk, synchronize, read": on an H200 a read of NVML's energy counter took
 milliseconds, and a loop that synchronised before each read left the GPU idle most of the time (a

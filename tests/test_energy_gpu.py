@@ -60,7 +60,13 @@ def test_counter_and_power_integral_agree(power, n, min_s):
     torch.cuda.synchronize()
     per_call = 1.5e-3 if n == 8192 else 5e-6
     m = measure_energy(
-        fn, torch.cuda.synchronize, power, per_call, event=torch.cuda.Event, min_s=min_s, settle_s=1.0 if n == 64 else 0.1
+        fn,
+        torch.cuda.synchronize,
+        power,
+        per_call,
+        event=torch.cuda.Event,
+        min_s=min_s,
+        settle_s=1.0 if n == 64 else 0.1,
     )
     assert m.available, m.reason
     assert m.counter.updates >= 3

@@ -28,14 +28,19 @@ def main(paths):
     for path in paths:
         doc = parse_json(read_text(path, "capture"), f"capture {path}")
         cal = doc["calibrated"]
-        probes = {k: SimpleNamespace(details=v.get("details") or {}, compute=v.get("compute") or {}) for k, v in cal["probes"].items()}
+        probes = {
+            k: SimpleNamespace(details=v.get("details") or {}, compute=v.get("compute") or {})
+            for k, v in cal["probes"].items()
+        }
         calls = probe_call_s(SimpleNamespace(probes=probes))
         pred = doc["predicted"]
         burst = {w["name"]: w for w in pred["calibrated"]["workloads"]}
         sus = {w["name"]: w for w in (pred.get("calibrated_sustained") or {}).get("workloads") or []}
         energy = (pred.get("energy") or {}).get("workloads") or {}
         windows = (doc.get("diagnostic") or {}).get("windows") or {}
-        print(f"# {path}: probe call at best size " + ", ".join(f"{m} {s * 1e6:.0f} us" for m, s in sorted(calls.items())))
+        print(
+            f"# {path}: probe call at best size " + ", ".join(f"{m} {s * 1e6:.0f} us" for m, s in sorted(calls.items()))
+        )
         for name, m in doc["measured"]["workloads"].items():
             capped = dict((windows.get(name) or {}).get("clock_event_fractions") or []).get("SwPowerCap", 0) > 0.5
             p50s = [t["stats"]["p50"] for t in m.get("modes") or [] if t.get("regime") == "sustained"]
@@ -46,7 +51,9 @@ def main(paths):
             if not capped or not p50s or name not in burst or not e.get("sustained_bound_s"):
                 continue
             p50 = min(p50s)
-            new, label = sustained_bound(_ns(burst[name]), _ns(sus[name]) if name in sus else None, e.get("power_limited_bound_s"), calls)
+            new, label = sustained_bound(
+                _ns(burst[name]), _ns(sus[name]) if name in sus else None, e.get("power_limited_bound_s"), calls
+            )
             print(
                 f"  {name:34s} p50 {p50 * 1e6:8.1f} us  sus/burst {p50 / min(bursts):.3f}  recorded {p50 / e['sustained_bound_s']:.3f}"
                 f"  e6grid rule {p50 / new:.3f} ({label}){'  BOUND ABOVE THE MEASUREMENT' if p50 < new else ''}"

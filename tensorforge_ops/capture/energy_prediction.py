@@ -39,7 +39,7 @@ def probe_call_s(cal: Any) -> dict[str, float]:
     became the sustained ceiling (2 n^3 / rate at best_n); {} where the calibration does not say."""
     probe = (getattr(cal, "probes", None) or {}).get("matmul-ceiling-sustained")
     out: dict[str, float] = {}
-    for mode, detail in ((probe.details or {}).items() if probe is not None else ()):
+    for mode, detail in (probe.details or {}).items() if probe is not None else ():
         if not isinstance(detail, dict):
             continue
         n = detail.get("best_n")
@@ -68,7 +68,9 @@ def sustained_bound(burst_w: Any, sustained_w: Any, power_limited_s: float | Non
     modes = {op.math_mode for op in getattr(burst_w, "operators", ()) or () if float(op.flops) > 0}
     calls = [probe_calls[m] for m in modes if m in probe_calls]
     short = sustained is not None and bool(calls) and float(sustained) < max(calls)
-    first, label = (float(burst_w.latency_s), "burst calibrated") if short else (sustained, "sustained-probe calibrated")
+    first, label = (
+        (float(burst_w.latency_s), "burst calibrated") if short else (sustained, "sustained-probe calibrated")
+    )
     bounds = [(b, name) for b, name in ((first, label), (power_limited_s, "power-limited")) if b is not None]
     if not bounds:
         return None, None

@@ -28,7 +28,7 @@ class CounterRecord:
     )
     updates: int = field("updates seen inside the window", "count")
     edges_from: str | None = optional(
-        "how the edges were timed: \"the counter's update grid: ...\" (period, phase, periods apart), "
+        'how the edges were timed: "the counter\'s update grid: ..." (period, phase, periods apart), '
         "'counter polled every few ms on the power sampler's thread' or 'counter reads between steps' "
         "(to within one step)"
     )

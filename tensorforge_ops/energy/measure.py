@@ -133,7 +133,12 @@ def take_window(
     # the sampler's thread must get the interpreter every few ms even while the step loop launches
     # (Python's default switch interval, 5 ms, would be the edges' resolution at worst)
     # the counter's update period, measured at idle the first time (the caller has nothing running)
-    grid = power.grid_period() if callable(getattr(power, "grid_period", None)) else None
+    # (only where the counter's clock is the window's: a period timed on another clock is no grid)
+    grid = (
+        power.grid_period()
+        if callable(getattr(power, "grid_period", None)) and clock is getattr(power, "clock", None)
+        else None
+    )
     period = getattr(grid, "period_s", None)
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_S)

@@ -80,6 +80,7 @@ class NvmlPower:
         if self.instant_w() is None:  # older drivers: the averaged reading, said so where it is used
             self.instant_source = ""
         self.clock: Callable[[], float] = time.perf_counter
+        self.sleep: Callable[[float], None] = time.sleep  # (grid_period's polls; a test's simulated time)
         self.offset_s = epoch_offset(self.clock)
         # both fields in one call, the energy field the same counter as the function's: then the
         # sampler's polls feed the window's edges and its power samples (read_both)
@@ -178,7 +179,7 @@ class NvmlPower:
             # a failed measurement (irregular updates right after a load) is tried once more, at
             # the next window: its windows keep the polled edges meanwhile
             self._grid_tries += 1
-            self._grid = poll_period(self._counter_at, clock=self.clock)
+            self._grid = poll_period(self._counter_at, clock=self.clock, sleep=self.sleep)
         return self._grid
 
     def averaged_w(self) -> float | None:

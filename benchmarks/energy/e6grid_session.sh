@@ -45,7 +45,7 @@ echo "== GPU energy tests ($(left) s left)"
 TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace-tests.jsonl timeout "$(box 4 40)" python3 -m pytest -q -p no:cacheprovider \
   -m gpu tests/test_energy_gpu.py -k counter_and_power >"$WORK/gpu-tests.log" 2>&1
 echo "GPU energy tests: exit $?"; tail -8 "$WORK/gpu-tests.log"
-cat "$WORK"/energy-trace*.jsonl 2>/dev/null | gzip >"$OUT/energy-trace.jsonl.gz"
+cat "$WORK/energy-trace.jsonl" "$WORK/energy-trace-tests.jsonl" 2>/dev/null | gzip >"$OUT/energy-trace.jsonl.gz"
 cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
 tar -C "$WORK" -czf "$OUT/extras.tar.gz" --exclude=home --exclude='e6grid-*.json' --exclude='energy-trace*' .
 echo "done; $(left) s left"

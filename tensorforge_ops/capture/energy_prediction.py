@@ -9,6 +9,7 @@ device reported none, the target's declared limit stands in and the record says 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tensorforge.api import workload_energy
@@ -38,9 +39,11 @@ def probe_call_s(cal: Any) -> dict[str, float]:
     """Per math mode, how long one call of the sustained matmul probe lasted at the size whose rate
     became the sustained ceiling (2 n^3 / rate at best_n); {} where the calibration does not say."""
     probe = (getattr(cal, "probes", None) or {}).get("matmul-ceiling-sustained")
+    if probe is None:
+        return {}
     out: dict[str, float] = {}
-    for mode, detail in (probe.details or {}).items() if probe is not None else ():
-        if not isinstance(detail, dict):
+    for mode, detail in (probe.details or {}).items():
+        if not isinstance(detail, Mapping):
             continue
         n = detail.get("best_n")
         rate = dict((p[0], p[1]) for p in detail.get("points") or ()).get(n) or (probe.compute or {}).get(mode)

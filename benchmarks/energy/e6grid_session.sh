@@ -13,7 +13,7 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:?set OUT to the folder that comes back}
 TARGET=${TARGET:-h200}
 WORK=/tmp/tf-e6grid
-deadline=$(($(date +%s) + ${PHASE_S:-170}))
+deadline=$(($(date +%s) + ${PHASE_S:-160}))
 left() { echo $((deadline - $(date +%s))); }
 box() { # box SECONDS_RESERVED_AFTER MAX
   local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
@@ -42,7 +42,7 @@ run_tf e6grid-energy-heldout "$(box 22 60)" --suite benchmarks/energy/h200-heldo
 echo "== score ($(left) s left)"
 python3 benchmarks/energy/score.py "$WORK/e6grid-run.json" "$WORK/e6grid-energy-heldout.json" 2>&1 | tee "$OUT/score.txt"
 echo "== GPU energy tests ($(left) s left)"
-TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace-tests.jsonl timeout "$(box 4 40)" python3 -m pytest -q -p no:cacheprovider \
+TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace-tests.jsonl timeout "$(box 4 30)" python3 -m pytest -q -p no:cacheprovider \
   -m gpu tests/test_energy_gpu.py -k counter_and_power >"$WORK/gpu-tests.log" 2>&1
 echo "GPU energy tests: exit $?"; tail -8 "$WORK/gpu-tests.log"
 cat "$WORK/energy-trace.jsonl" "$WORK/energy-trace-tests.jsonl" 2>/dev/null | gzip >"$OUT/energy-trace.jsonl.gz"

@@ -83,7 +83,7 @@ print("best lag from probes", best)
 for L in (0.0, best, 0.05, 0.055, 0.06):
     ok = n = 0
     rows = []
-    for _i, w in enumerate(ws[13:35], 13):
+    for i, w in enumerate(ws[13:35], 13):
         ups = update_instants(w["counter"])
         inst = sorted(tuple(p) for p in w["instant"])
         t0 = ups[0][0]

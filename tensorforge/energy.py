@@ -380,8 +380,10 @@ def queued_estimate(
       in the last two sessions, where small full-device convolutions drew 437-531 W above P_s
       over their traced kernel time); `busy_below_cap_w` (the graph window) only where busy_w
       was not measured: it reached the cap (743-747 W) and over-charged them;
-    * the power cap: where static + dynamic power over the time would exceed the enforced limit,
-      or cap-bound operators take at least CAP_BOUND_SHARE of the kernel time
+    * the power cap: where static + activity power over the time would exceed the enforced limit
+      (not the busy floor: on the H200 the L2-resident window itself read 706 W in one session, so
+      P_s + busy_w alone crossed the limit and every working convolution came out capped, +27 to
+      +45%), or cap-bound operators take at least CAP_BOUND_SHARE of the kernel time
       (`cap_bound_share`), the window runs at the cap: energy = the capped probe windows' mean
       power x `capped_time` (the sustained estimate with compute-bound operators at the capped
       rate); else the stretch to the limit. At the cap the board draws the cap's power, whatever
@@ -407,7 +409,7 @@ def queued_estimate(
     dynamic = compute + dram_j + busy
     static_j = c.static_w * time_s
     limit = c.power_limit_w
-    capped = limit is not None and time_s > 0 and c.static_w + dynamic / time_s > limit
+    capped = limit is not None and time_s > 0 and c.static_w + (compute + dram_j) / time_s > limit
     capped = capped or (limit is not None and cap_bound_share(workload, c, device_s) >= CAP_BOUND_SHARE)
     if capped:
         if c.capped_power_w and sustained_device_s:

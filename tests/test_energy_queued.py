@@ -195,3 +195,15 @@ def test_without_the_host_figure_the_eager_time_model_stands(predicted):
     assert old.estimate_terms.time_s == pytest.approx(w.estimate.eager_s)
     new = _energy(w)
     assert new.estimate_terms.time_s == pytest.approx(queued_time(w.estimate.device_s, w.estimate.kernels, 20e-6))
+
+
+def test_the_busy_floor_alone_never_puts_a_workload_at_the_cap(predicted):
+    """P_s + busy_w above the limit (the L2-resident window read at the cap) must not make every
+    working convolution 'capped': the cap test counts static and activity power only."""
+    w = predicted.workload("conv_resnet50_3x3")
+    hot = attrs.evolve(COEFF, busy_w=650.0, capped_power_w=710.0, capped_rate_flop_s={"bf16": 1e16})
+    e = _energy(w, hot, 1.1 * w.estimate.device_s)
+    t = e.estimate_terms
+    assert 120.0 + (t.compute_j + t.dram_j) / t.time_s < 700.0
+    assert not e.power_limited
+    assert t.compute_j + t.dram_j + t.busy_j == pytest.approx(max(650.0 * w.estimate.device_s, t.compute_j + t.dram_j))

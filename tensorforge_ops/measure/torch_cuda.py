@@ -49,6 +49,7 @@ class TorchCudaSession(Session):
     def __init__(self, device_index: int):
         import torch
         from .cuda_timing import versions
+        from .host_state import cupti_teardown_default
 
         self.torch = torch
         if not torch.cuda.is_available():
@@ -61,6 +62,10 @@ class TorchCudaSession(Session):
         self.device = torch.device("cuda", device_index)
         torch.cuda.set_device(self.device)
         details = versions(self.device)
+        # Before any profiler session of this process (the kernel-floors probe, the trace
+        # windows): detach CUPTI after each, so eager timings that follow one are not slowed by
+        # it (host_state.py; the value in force is recorded with the device's details).
+        details["profiler_teardown_cupti"] = cupti_teardown_default(torch.version.cuda)
         self.l2_bytes = int(details.get("l2_cache_bytes") or 0)
         self.info = DeviceInfo(
             backend="torch-cuda", name=str(details["device_name"]), fingerprint=fingerprint(details), details=details

@@ -102,8 +102,14 @@ def environment() -> dict:
     info["governor"] = gov.read_text().strip() if gov.exists() else "no cpufreq in this kernel"
     with contextlib.suppress(OSError):
         info["loadavg"] = Path("/proc/loadavg").read_text().strip()
-        info["threads"] = sorted(Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in os.listdir("/proc/self/task"))
+        info["threads"] = sorted(
+            Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in os.listdir("/proc/self/task")
+        )
     info["TEARDOWN_CUPTI"] = os.environ.get("TEARDOWN_CUPTI")
+    with contextlib.suppress(Exception):
+        import torch
+
+        info["torch_intra_op_threads"] = torch.get_num_threads()
     info["python_threads"] = [t.name for t in threading.enumerate()]
     return info
 
@@ -113,7 +119,7 @@ def cpu_survey(cpus, reps: int = 3) -> dict:
     keep = os.sched_getaffinity(0)
     out = {}
     try:
-        for sweep in range(2):
+        for _sweep in range(2):
             for c in cpus:
                 os.sched_setaffinity(0, {c})
                 spin_ns(2000)
@@ -224,6 +230,29 @@ def summary(blocks: list[dict]) -> dict:
     return s
 
 
+def correlations(conditions: dict) -> dict:
+    """Across every decode block of every condition: how the block's median follows the host's
+    Python speed just before it (spin_ns) and the thread's share of its wall time on a CPU."""
+    blocks = [b for c in conditions.values() for b in c["blocks"].get("decode", [])]
+
+    def r(xs, ys):
+        if len(xs) < 3:
+            return None
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        sx = sum((x - mx) ** 2 for x in xs) ** 0.5
+        sy = sum((y - my) ** 2 for y in ys) ** 0.5
+        return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy), 3) if sx and sy else None
+
+    med = [b["median_s"] for b in blocks]
+    return {
+        "blocks": len(blocks),
+        "median_vs_spin_ns": r([b["spin_ns"] for b in blocks], med),
+        "median_vs_thread_cpu_share": r([b["thread_cpu_over_wall"] or 0 for b in blocks], med),
+        "median_us_range": [round(min(med) * 1e6, 1), round(max(med) * 1e6, 1)] if med else None,
+        "spin_ns_range": [min(b["spin_ns"] for b in blocks), max(b["spin_ns"] for b in blocks)] if blocks else None,
+    }
+
+
 @contextlib.contextmanager
 def condition(gc_off: bool = False, pin: bool = False, thread_period_s: float | None = None):
     from tensorforge_ops.measure.host_state import gc_paused
@@ -292,6 +321,7 @@ def main() -> int:
     t_start = time.perf_counter()
     doc: dict = {"part": args.part, "environment": environment(), "conditions": {}}
     gcc = GcClock()
+    spin_ns(20000)  # the loop's first run is slower (the interpreter specialises it)
 
     def save():
         Path(args.out).write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))
@@ -307,7 +337,7 @@ def main() -> int:
     h = Harnesses(torch, triton_testing, flush, flush.__self__)
     fns = {}
     with contextlib.ExitStack() as stack:
-        for (workload, _) in resolve(core, ("transformer_decode", "gemm_tiny")):
+        for workload, _ in resolve(core, ("transformer_decode", "gemm_tiny")):
             builder = ops.builder(workload.kind, "torch-cuda")
             prepared = stack.enter_context(
                 session.prepared(builder, workload.params, getattr(workload.params, "math_mode", "fp32"))
@@ -392,6 +422,8 @@ def main() -> int:
             run("after_profiler_2", 3, 0, gc_off=True)
         print("profiler sessions (s):", [round(x, 2) for x in doc.get("profiler_s", [])], flush=True)
         graph.close()
+    doc["correlation"] = correlations(doc["conditions"])
+    print("across every decode block:", doc["correlation"], flush=True)
     doc["seconds"] = round(time.perf_counter() - t_start, 1)
     save()
     print(f"done in {doc['seconds']} s; TEARDOWN_CUPTI={os.environ.get('TEARDOWN_CUPTI')}", flush=True)

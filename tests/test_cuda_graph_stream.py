@@ -108,3 +108,52 @@ def test_a_burst_pair_queues_only_graph_replays_and_events(monkeypatch):
     log.clear()
     calls.queue_pair(warm=False)
     assert [what for what, _ in log] == ["replay", "replay"]
+
+
+class _Tensor:
+    def __init__(self, log: list, current: list):
+        self.log, self.current = log, current
+
+    def add_(self, value):
+        self.log.append(("add_", self.current[0]))
+        return self
+
+
+def test_paired_graph_warms_and_captures_on_the_capture_stream(monkeypatch):
+    monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
+    log: list = []
+    torch, current = _fake_torch(log)
+    shared = cuda_graph.capture_stream(torch, "cuda:0").name
+    cuda_graph.paired_graph(
+        torch, lambda: log.append(("warm", current[0])), lambda: log.append(("body", current[0])), "cuda:0"
+    )
+    assert log == [("warm", shared), ("capture", shared), ("body", shared)]
+
+
+class _Device:
+    type = "cuda"
+
+    def __str__(self):
+        return "cuda:0"
+
+
+def test_the_calibration_graphs_are_paired_too(monkeypatch):
+    """Kernel floors and the estimate's kernel chains run in the same process before the workloads:
+    they warm up and capture on the workloads' capture stream, never on a fresh pool stream or on
+    torch's default capture stream."""
+    from tensorforge_ops.calibrate import cuda_floors, estimate_probes
+
+    monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
+    log: list = []
+    torch, current = _fake_torch(log)
+    torch.randn = lambda *shape, device=None: _Tensor(log, current)
+    shared = cuda_graph.capture_stream(torch, "cuda:0").name
+
+    cuda_floors._graph_of_trivial_kernels(torch, _Tensor(log, current), "cuda:0")
+    item = types.SimpleNamespace(elements=8, kernels=4)
+    estimate_probes._graph_fn(torch, item, _Device())
+
+    streams = {s for what, s in log}
+    assert streams == {shared}, log
+    assert [what for what, _ in log].count("capture") == 2
+    assert len(log) == (1 + 1 + cuda_floors.GRAPH_KERNELS) + (3 + 1 + 4)

@@ -150,11 +150,23 @@ def test_the_bar_shows_steps_elapsed_and_remaining_and_prints_lines_above_it():
     progress.advance()
     progress.plan(3, "workloads")
     progress.advance()
-    progress.bar.refresh()
     shown = terminal.getvalue()
     progress.close()
     assert "[   0.0s] calibrating: matmul-ceiling" in shown
     assert re.search(r"workloads .*2/5 elapsed \d+:\d\d:\d\d remaining", shown)
+
+
+def test_the_bar_runs_no_refresh_thread_while_samples_are_timed():
+    """A refresh thread would take the interpreter lock during timed host-bound samples."""
+    import threading
+
+    progress = BarProgress(Terminal(), colour=False)
+    progress.plan(2, "workloads")
+    try:
+        assert not any("refresh" in repr(t).lower() for t in threading.enumerate())
+        assert progress.bar.live.auto_refresh is False
+    finally:
+        progress.close()
 
 
 def test_a_terminal_gets_a_bar_and_anything_else_lines(monkeypatch):

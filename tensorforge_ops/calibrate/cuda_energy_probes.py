@@ -197,6 +197,7 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     them by 23-44%. Kept apart from the fit."""
     import torch
 
+    from ..measure.cuda_graph import paired_graph
     from ..measure.precision import math_mode
 
     m, k, n = GRAPH_GEMM
@@ -206,17 +207,16 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
         a = [torch.randn(m, k, device=dev, dtype=dtype) for _ in range(sets)]
         b = torch.randn(k, n, device=dev, dtype=dtype)
         out = [torch.empty(m, n, device=dev, dtype=dtype) for _ in range(sets)]
-        side = torch.cuda.Stream(dev)
-        side.wait_stream(torch.cuda.current_stream(dev))
-        with torch.cuda.stream(side):  # warm cuBLAS outside the capture (its workspace, its choice)
+
+        def warm():  # cuBLAS warmed outside the capture (its workspace, its choice)
             for i in range(sets):
                 torch.matmul(a[i], b, out=out[i])
-        torch.cuda.current_stream(dev).wait_stream(side)
-        sync()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+
+        def body():
             for i in range(GRAPH_CALLS):
                 torch.matmul(a[i % sets], b, out=out[i % sets])
+
+        graph = paired_graph(torch, warm, body, dev)
         point, _c = _window(
             f"{GRAPH_WINDOW} bf16 {m}x{k}x{n} x{GRAPH_CALLS}",
             graph.replay,

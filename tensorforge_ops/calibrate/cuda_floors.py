@@ -42,17 +42,13 @@ class Floors:
 
 
 def _graph_of_trivial_kernels(torch, x, device):
-    stream = torch.cuda.Stream(device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        x.add_(1.0)
-    torch.cuda.current_stream(device).wait_stream(stream)
-    torch.cuda.synchronize(device)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    from ..measure.cuda_graph import paired_graph
+
+    def body():
         for _ in range(GRAPH_KERNELS):
             x.add_(1.0)
-    return graph
+
+    return paired_graph(torch, lambda: x.add_(1.0), body, device)
 
 
 def _kernel_interval(torch, graph, device) -> float:

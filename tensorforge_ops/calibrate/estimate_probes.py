@@ -78,18 +78,19 @@ def _chain_fn(torch, item, device):
 def _graph_fn(torch, item, device):
     if device.type != "cuda":
         raise Unavailable("CUDA graphs need a CUDA device")
+    from ..measure.cuda_graph import paired_graph
+
     x = torch.randn(item.elements, device=device)
-    stream = torch.cuda.Stream(device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        for _ in range(3):  # warm-up on a side stream, as graph capture requires
+
+    def warm():
+        for _ in range(3):  # warm-up before capture, as graph capture requires
             x.add_(1.0)
-    torch.cuda.current_stream(device).wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+
+    def body():
         for _ in range(item.kernels):
             x.add_(1.0)
-    return graph.replay
+
+    return paired_graph(torch, warm, body, device).replay
 
 
 def _timed(session, fn, budget: float, graph: bool, eager: bool = True) -> dict[str, Any]:

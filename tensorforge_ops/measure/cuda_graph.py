@@ -87,6 +87,22 @@ def warm_up(torch, fn: Callable[[], Any], device) -> None:
     torch.cuda.synchronize(device)
 
 
+def paired_graph(torch, warm: Callable[[], Any], body: Callable[[], Any], device):
+    """A CUDA graph of `body`, warmed up by `warm` and captured on the capture stream: for the
+    calibration's own graphs (kernel floors, estimate chains, the energy busy window), so that
+    nothing in a run's process warms up or captures on another side stream (see LAUNCH_STATE).
+    Why: with the workloads paired and these probes on fresh pool streams and torch's default
+    capture stream, the decode step's burst graph read 3-4% rel. IQR in calibrating runs and
+    0.3% in reruns on a cached calibration (H200, 2026-11-30 20:05 and 2026-12-01 02:34 UTC)."""
+    stream = capture_stream(torch, device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        warm()
+    torch.cuda.current_stream(device).wait_stream(stream)
+    torch.cuda.synchronize(device)
+    return _capture(torch, body, stream)
+
+
 def _capture(torch, body: Callable[[], None], stream):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):

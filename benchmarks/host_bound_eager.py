@@ -387,10 +387,10 @@ def main() -> int:
             doc["profiler_s"].append(profiler_session(torch, decode, flush, graph))
             run("after_profiler_no_teardown_2", 2, 0, gc_off=True)
         else:
-            run("base", 4, 3)
-            run("gc_off", 4, 3, gc_off=True)
-            run("gc_off_pinned", 4, 2, gc_off=True, pin=True)
-            run("thread_5ms", 3, 0, gc_off=True, thread_period_s=0.005)
+            run("base", 3, 2)
+            run("gc_off", 3, 2, gc_off=True)
+            run("gc_off_pinned", 3, 0, gc_off=True, pin=True)
+            run("thread_5ms", 2, 0, gc_off=True, thread_period_s=0.005)
             run("idle_0.3s_before", 2, 0, pre=("idle", 0.3), gc_off=True)
             run("spin_0.3s_before", 2, 0, pre=("spin", 0.3), gc_off=True)
             # the tiny GEMM: does its mode follow the flush buffer (address), and do_bench's own?
@@ -419,7 +419,7 @@ def main() -> int:
             doc["profiler_s"] = [profiler_session(torch, decode, flush, graph)]
             run("after_profiler", 3, 2, gc_off=True)
             doc["profiler_s"].append(profiler_session(torch, decode, flush, graph))
-            run("after_profiler_2", 3, 0, gc_off=True)
+            run("after_profiler_2", 2, 0, gc_off=True)
         print("profiler sessions (s):", [round(x, 2) for x in doc.get("profiler_s", [])], flush=True)
         graph.close()
     doc["correlation"] = correlations(doc["conditions"])

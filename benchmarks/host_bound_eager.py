@@ -286,6 +286,33 @@ def condition(gc_off: bool = False, pin: bool = False, thread_period_s: float | 
             sampler.join()
 
 
+def burst_rests(session, fn, device, budget_s: float = 0.4, repeats: int = 2) -> dict:
+    """The burst eager timing (cuda_timing.time_cuda) of fn, its rests slept (the harness) or spun."""
+    from tensorforge_ops.measure import cuda_timing
+    from tensorforge_ops.measure.host_state import gc_paused
+
+    real_sleep = time.sleep
+
+    def spin(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    out: dict = {"slept": [], "spun": []}
+    for _ in range(repeats):
+        for how in ("slept", "spun"):
+            policy = session.timing_policy(budget_s)
+            try:
+                if how == "spun":
+                    cuda_timing.time.sleep = spin
+                with gc_paused():
+                    timed = cuda_timing.time_cuda(fn, policy, device)
+            finally:
+                cuda_timing.time.sleep = real_sleep
+            out[how].append(round(timed.stats.p50 * 1e6, 1))
+    return out
+
+
 def profiler_session(torch, fn, flush, graph) -> float:
     """What a trace window does (measure/trace_window.py): eager calls after the flush and graph
     replays under the profiler (CPU + CUDA activity), the trace exported and read. Its seconds."""
@@ -393,6 +420,11 @@ def main() -> int:
             run("thread_5ms", 2, 0, gc_off=True, thread_period_s=0.005)
             run("idle_0.3s_before", 2, 0, pre=("idle", 0.3), gc_off=True)
             run("spin_0.3s_before", 2, 0, pre=("spin", 0.3), gc_off=True)
+            # the burst regime's eager timing (<= 5 ms stretches, then an equal rest): rests slept as
+            # the harness does, or spun (the host kept running, the device resting alike)
+            doc["burst_eager_rests"] = burst_rests(session, decode, device)
+            print("decode burst eager p50 (us), rests slept / spun:", doc["burst_eager_rests"], flush=True)
+            save()
             # the tiny GEMM: does its mode follow the flush buffer (address), and do_bench's own?
             tiny_flush = []
             for pad_mib in (0, 1, 7, 33):

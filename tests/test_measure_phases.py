@@ -198,9 +198,13 @@ def core():
 def bound(core, ceilings) -> dict[str, float]:
     from tensorforge.target import Ceilings
 
+    from tensorforge_ops.calibrate.store import COMPUTE_ALLOWANCE
+
+    # the probes' rates, raised by the allowance as the calibration raises them
+    rates = ceilings["compute"] if len(ceilings["compute"]) > 2 else {**BURST["compute"], **ceilings["compute"]}
     c = Ceilings(
         origin="calibrated",
-        compute=ceilings["compute"] if len(ceilings["compute"]) > 2 else {**BURST["compute"], **ceilings["compute"]},
+        compute={mode: rate * (1 + COMPUTE_ALLOWANCE) for mode, rate in rates.items()},
         dram_bytes_per_s=ceilings["dram"],
         source="test",
     )
@@ -315,7 +319,8 @@ def test_ceilings_per_regime_in_the_store(core, times, operators):
     run(core, plugin)
     cal = calibration.load("fake-phases")
     assert calibration.regimes(cal) == ["burst", "sustained"]
-    assert cal.ceilings.compute == BURST["compute"]  # 'ceilings' stays the burst regime
+    up = lambda rates: {m: r * (1 + calibration.COMPUTE_ALLOWANCE) for m, r in rates.items()}  # noqa: E731
+    assert cal.ceilings.compute == up(BURST["compute"])  # 'ceilings' stays the burst regime
     assert cal.floors == {"kernel_interval_s": 1e-6}
     assert [line.split("calibrating: ")[1] for line in plugin.progress if "calibrating: " in line] == [
         "b-burst",
@@ -324,9 +329,9 @@ def test_ceilings_per_regime_in_the_store(core, times, operators):
     assert cal.probes["a-sustained"].regime == "sustained"
     sustained = calibration.to_ceilings(cal, "sustained")
     # modes the sustained probe did not measure come from the burst one, and the source says so
-    assert sustained.compute == {**BURST["compute"], **SUSTAINED["compute"]}
+    assert sustained.compute == up({**BURST["compute"], **SUSTAINED["compute"]})
     assert "(sustained regime; fp32, tf32 from the burst probes)" in sustained.source
-    assert calibration.to_ceilings(cal).compute == BURST["compute"]
+    assert calibration.to_ceilings(cal).compute == up(BURST["compute"])
     assert calibration.to_ceilings(attrs.evolve(cal, ceilings_by_regime=None), "sustained") is None
 
 

@@ -47,6 +47,11 @@ CEILINGS = {
     "dram_bytes_per_s": 4.0e12,
     "launch_floor_s": 5e-6,
 }
+# what the calibration makes of the fake probe's rates: each compute ceiling raised by the allowance
+CALIBRATED_CEILINGS = {
+    **CEILINGS,
+    "compute": {m: r * (1 + calibration.COMPUTE_ALLOWANCE) for m, r in CEILINGS["compute"].items()},
+}
 OOM = "CUDA out of memory. Tried to allocate 20.00 GiB (GPU 0; 139.8 GiB total capacity)"
 
 
@@ -202,7 +207,7 @@ def core():
 def bounds(core) -> dict[str, float]:
     """The calibrated lower bound on h200 the runner will compute from the fake probe."""
     stored = SimpleNamespace(
-        ceilings=SimpleNamespace(**CEILINGS),
+        ceilings=SimpleNamespace(**CALIBRATED_CEILINGS),
         device="NVIDIA H200",
         fingerprint="fake-1",
         measured_at="2026-01-01T00:00:00+00:00",
@@ -417,13 +422,14 @@ def test_calibration_stored_per_fingerprint(h200_run, home):
     assert path.is_file()
     stored = json.loads(path.read_text(encoding="utf-8"))
     assert stored["fingerprint"] == "fake-1" and stored["device"] == "NVIDIA H200"
-    assert stored["ceilings"] == CEILINGS
+    assert stored["ceilings"] == CALIBRATED_CEILINGS and stored["compute_allowance"] == calibration.COMPUTE_ALLOWANCE
+    assert stored["probes"]["fake-probe"]["compute"] == CEILINGS["compute"]  # the rates it observed
     assert stored["probes"]["fake-probe"]["method"] == "synthetic ceilings"
     assert stored["failed_probes"] == {}
     cal = doc["calibrated"]
     assert cal["available"] is True and cal["reused"] is False and cal["label"] == "CALIBRATED"
     assert cal["stored_at"] == str(path)
-    assert cal["ceilings"] == CEILINGS
+    assert cal["ceilings"] == CALIBRATED_CEILINGS
     assert plugin.probe.runs == 1
 
 

@@ -86,6 +86,13 @@ class Calibration:
         "the energy probes' windows and the coefficients fitted to them (docs/energy.md); absent where "
         "no energy probe ran"
     )
+    compute_allowance: float | None = optional(
+        "the fraction by which every compute ceiling (ceilings, ceilings_by_regime) lies above the highest "
+        "rate any probe of its mode observed (probes[name].compute keep the observed rates): the fastest "
+        "sample of one shape varies by about 1% between runs, so another shape's fastest sample can beat "
+        "the probes' best by that much (docs/measurement.md, 'The compute allowance'); absent in "
+        "calibrations written before it (no allowance)"
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -10,9 +10,11 @@ slows the host's CUDA calls lands in the sample. Two such things are the harness
   session stops; pytorch/pytorch#144455, #146604: training 10-20% slower after a profiler session
   had ended). A ``run`` profiles in its kernel-floors probe and in every workload's trace window,
   so every eager timing after the first of them paid CUPTI's per-call cost, and a benchmark that
-  never profiled did not. ``cupti_teardown_default()`` sets ``TEARDOWN_CUPTI=1`` unless the user
-  set it (``TEARDOWN_CUPTI=0`` keeps Kineto's default). The teardown's known crash with CUDA graphs
-  was fixed in CUDA 12.6 (#151124), so it is set only on a CUDA runtime of 12.6 or later.
+  never profiled did not (H200, 2026-12-01: the decode step 3.7 ms eager after one profiler
+  session, 1.2-1.9 ms before it, in both harnesses). ``cupti_teardown_default()`` would set
+  ``TEARDOWN_CUPTI=1`` unless the user set it; the teardown's known crash with CUDA graphs was fixed
+  in CUDA 12.6 (#151124). Not yet run on the device, so the session records the value in force
+  (``profiler_teardown_cupti``) and does not call it.
 * **Garbage collection** inside a timed window: a collection is host time spent in whichever call
   allocated the object that triggered it. ``gc_paused()`` switches the collector off for a timed
   section (the objects a window makes are freed by reference counting; cycles wait for the end).

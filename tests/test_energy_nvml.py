@@ -384,3 +384,41 @@ def test_the_diagnostic_trace_holds_each_windows_raw_polls(tmp_path, monkeypatch
     assert first["start_s"] == pytest.approx(window.counter.start_s) and first["end_s"] > first["start_s"]
     assert len(first["ticks"]) == len(window.counter.ticks) >= 2
     assert all(len(p) == 2 for p in first["counter"] + first["instant"])
+
+
+def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(monkeypatch):
+    """NvmlPower measures the counter's update period once, polling while nothing runs (here on
+    simulated time), and take_window hands it to window.grid_edges (whose arithmetic
+    test_energy_window.py checks; on a device, test_energy_gpu.py); a window timed on another
+    clock than the counter's gets no period (a period timed on another clock is no grid)."""
+    import tensorforge_ops.energy.measure as measure
+
+    clock = SimClock()
+    power, _ = NvmlPower.open(0, FakeNvml(clock, interval_s=0.1))
+    power.clock = clock
+
+    def sleep(s):
+        clock.t += s
+
+    power.sleep = sleep
+    period = power.grid_period()
+    assert period.period_s == pytest.approx(0.1, abs=1e-3) and 0.5 <= clock.t <= 0.72
+    assert power.grid_period() is period  # once per process
+    handed = []
+    real = measure.grid_edges
+    monkeypatch.setattr(measure, "grid_edges", lambda w, polls, p: handed.append(p) or real(w, polls, p))
+    m = measure_energy(_workload(clock), lambda: None, power, 0.001, min_s=0.3, clock=clock)
+    assert m.available and handed == [period.period_s]
+    assert "update grid" in m.method and "whole number of periods" in m.method
+    other = SimClock()
+    other.t = clock.t
+    measure_energy(_workload(other), lambda: None, power, 0.001, min_s=0.3, clock=other)
+    assert handed == [period.period_s, None]
+    # a counter that never updates at idle: no period, said why, tried once more, then left
+    stuck = SimClock()
+    quiet, _ = NvmlPower.open(0, FakeNvml(stuck, interval_s=10.0))
+    quiet.clock, quiet.sleep = stuck, lambda s: setattr(stuck, "t", stuck.t + s)
+    first = quiet.grid_period()
+    assert first.period_s is None and "< 3" in first.reason
+    second = quiet.grid_period()
+    assert second is not first and quiet.grid_period() is second

@@ -239,3 +239,95 @@ def test_update_spread_is_one_updates_spread_over_the_window_and_counts_skipped_
     ]
     assert update_spread(skipped) == pytest.approx(0.0)
     assert update_spread(ticks[:3]) is None  # two updates: no spread to speak of
+
+
+def _late_polls(d, until_s, lateness, every_s=0.002):
+    """Polls of a counter updated every d.interval (its value the energy up to that grid instant)
+    that publishes update k `lateness(k)` s late: the H200's counter under load (its polled
+    update instants jitter by 6-13 ms, SD, while the updates keep a 100 ms grid)."""
+    out, t = [], 0.0
+    while t <= until_s:
+        k = int(t // d.interval)
+        while k > 0 and t < k * d.interval + lateness(k):
+            k -= 1
+        out.append((t, round(k * d.interval * d.power, 3)))
+        t += every_s
+    return out
+
+
+def test_the_period_is_measured_where_the_updates_are_regular():
+    from tensorforge_ops.energy.window import measure_period
+
+    d = Device(power_w=120.0, interval_s=0.1)
+    regular = measure_period(_polls(d, 0.55))
+    assert regular.period_s == pytest.approx(0.1, abs=1e-3) and regular.intervals == 4
+    # one update published 13 ms late (the H200 right after a load: 100.5, 113.4, 86.2 ms) moves
+    # two intervals, not the median
+    late = measure_period(_late_polls(d, 0.65, lambda k: 0.013 if k == 3 else 0.0))
+    assert late.period_s == pytest.approx(0.1, abs=1e-3)
+    jittery = measure_period(_late_polls(d, 0.65, lambda k: (0.0, 0.012, 0.004, 0.015, 0.001, 0.009)[k % 6]))
+    assert jittery.period_s is None and "not regular" in jittery.reason
+    few = measure_period(_polls(d, 0.25))
+    assert few.period_s is None and "< 3" in few.reason
+
+
+def test_poll_period_stops_once_it_has_seen_enough_updates():
+    from tensorforge_ops.energy.window import poll_period
+
+    d = Device(power_w=120.0, interval_s=0.1)
+
+    def read():
+        updated_at = d.t - (d.t % d.interval)
+        return d.t, round(updated_at * d.power, 3)
+
+    def sleep(s):
+        d.t += s
+
+    g = poll_period(read, clock=d.clock, sleep=sleep)
+    assert g.period_s == pytest.approx(0.1, abs=1e-3)
+    assert 0.5 <= d.t <= 0.62  # six updates of a 100 ms counter, not the whole max_s
+    d.t, d.interval = 0.0, 10.0  # a counter that never updates: no period, after max_s
+    assert poll_period(read, clock=d.clock, sleep=sleep, max_s=0.3).period_s is None
+
+
+def test_edges_on_the_counter_grid_undo_the_jitter_of_its_polled_updates():
+    """Updates on a 100 ms grid, each published 0-15 ms late: edges at the polled instants
+    stretch or shrink the window by the difference of the two ends' lateness (here 14 ms: 3.5% of
+    0.4 s); on the grid the window is exactly 4 periods and its power and joules per execution
+    are the device's."""
+    from tensorforge_ops.energy.window import grid_edges, refine_edges
+
+    d = Device(power_w=690.0, per_exec_s=0.001, interval_s=0.1, calls=2)
+    d.t = 0.013
+    lateness = lambda k: (0.001, 0.015, 0.006, 0.011, 0.002, 0.014, 0.004, 0.009)[k % 8]  # noqa: E731
+    polls = _late_polls(d, 1.0, lateness)
+
+    def read():  # the step loop reads the sampler's latest poll
+        seen = [v for t, v in polls if t <= d.t]
+        return seen[-1] if seen else 0.0
+
+    w = counter_window(cumulative(d.run_chunk), read, min_s=0.4, max_s=5.0, clock=d.clock)
+    assert w.ok
+    polled = refine_edges(w, polls)
+    assert abs(polled.joules / polled.seconds / 690.0 - 1) > 0.02
+    g = grid_edges(polled, polls, 0.1)
+    assert g.grid_period_s == 0.1 and g.edges_from.startswith("the counter's update grid")
+    assert g.joules == w.joules
+    assert g.seconds == pytest.approx(0.1 * round(g.seconds / 0.1), abs=1e-12)
+    assert g.joules / g.seconds == pytest.approx(690.0, rel=0.005)
+    assert g.joules / g.executions_exact == pytest.approx(0.69, rel=0.005)
+    assert g.edge_resolution_s < 0.01
+    assert all(s == pytest.approx(0.69, rel=0.02) for s in g.per_execution_samples())
+
+
+def test_off_the_grid_or_without_a_period_the_polled_edges_stand():
+    from tensorforge_ops.energy.window import grid_edges, refine_edges
+
+    d = Device(power_w=400.0, per_exec_s=0.001, interval_s=0.1, calls=2)
+    d.t = 0.013
+    w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.4, max_s=5.0, clock=d.clock)
+    r = refine_edges(w, _polls(d, 1.0))
+    assert grid_edges(r, _polls(d, 1.0), None) == r
+    assert grid_edges(r, [], 0.1) == r
+    # a period that is not the counter's: updates fall off its grid
+    assert grid_edges(r, _polls(d, 1.0), 0.137) == r

@@ -291,6 +291,20 @@ def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
     assert "BOUND VIOLATIONS by regime" in summary_text(from_document(doc))
 
 
+def test_a_regime_bound_above_the_measurement_inside_the_tolerance_is_flagged_as_not_sound(core, times, operators):
+    """The H200's conv_fp16_3x3_64x512x14 (02:34): sustained p50 2.0% under its sustained bound,
+    tolerance 2.8%, so no BOUND VIOLATION; the regime's check now carries the burst check's
+    soundness line (the fastest sample against the bound, no tolerance), which says so."""
+    sustained_bound = bound(core, SUSTAINED).latency_s
+    doc = run(core, Plugin({**times, "sustained_graph": 0.99 * sustained_bound}, operators))
+    check = doc["comparison"]["workloads"][SPEC]["regimes"]["sustained"]["bound_check"]
+    assert check["verdict"] == "within bound" and doc["comparison"]["regime_bound_violations"] == []
+    assert check["fastest_verdict"] == "FASTEST SAMPLE BELOW BOUND"
+    assert check["fastest_over_bound"] <= 0.99 + 1e-9 and check["fastest_margin"] < 0
+    ok = run(core, Plugin(times, operators))["comparison"]["workloads"][SPEC]["regimes"]["sustained"]["bound_check"]
+    assert ok["fastest_verdict"] == "fastest sample within bound" and ok["fastest_over_bound"] > 1
+
+
 def test_operators_are_compared_with_their_own_bounds(core, times, operators):
     doc = run(core, Plugin(times, operators))
     ops = doc["comparison"]["workloads"][SPEC]["operators"]

@@ -1,60 +1,74 @@
 """Offline, DIAGNOSTIC: the counter-vs-integral agreement of each traced energy window with its
-edges put on the counter's own regular update grid instead of the polled update instants
-(docs/energy.md, "Sizing the window": what the 23:44 session's trace showed).
+edges at the polled update instants and on the counter's own update grid, the latter by the code
+`run` uses (tensorforge_ops/energy/window.py: measure_period, grid_edges; docs/energy.md, "Edges
+on the grid, built").
 
-Under load the polled instants of the counter's updates jitter by 6-13 ms (SD of the intervals;
-0.2 ms at idle), so an edge timed at its poll can be off by ~10 ms: ~2% of a 0.5 s window. The
-updates themselves come every 100.0 ms (idle windows: 99.9-100.1 ms, SD <= 0.2 ms). Here every
-update inside the window votes for the grid's phase (mean of t_k - k x PERIOD_S); the edges are
-the grid's instants of the start and end updates, so the window is a whole number of periods,
-and the instantaneous power is integrated over it. Not used by `run` yet: found after the
-session, on that session's trace.
+A trace written before e6grid (TENSORFORGE_ENERGY_TRACE) has windows with polled edges: the
+period is measured here on one idle window's polls (IDLE, by index; the trace's first idle
+window right after a load can be irregular) and the grid put on every window. A trace written
+since has the grid edges already (edges_from, grid_period_s) and the polled ones beside them
+(polled_start_s, polled_end_s): both are integrated here.
 
-  python benchmarks/energy/grid_edges.py TRACE.jsonl[.gz] [FIRST [LAST]]   (window indices)
+  python benchmarks/energy/grid_edges.py TRACE.jsonl[.gz] [IDLE]   (IDLE: index, default 1)
 """
 
 import gzip
 import json
-import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from trace_lumps import _integral, updates  # noqa: E402
-
-PERIOD_S = 0.1000  # the H200's counter (idle windows of the trace)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tensorforge_ops.energy.window import CounterTick, CounterWindow, grid_edges, integrate, measure_period  # noqa: E402
 
 
-def main(path, first=0, last=10**9):
+def _window(w):
+    ticks = tuple(CounterTick(t, j, e) for t, j, e in w["ticks"])
+    return CounterWindow(
+        ok=True,
+        reason=None,
+        joules=w["joules"],
+        executions=int(w["executions"]),
+        start_s=w.get("polled_start_s") or w["start_s"],
+        end_s=w.get("polled_end_s") or w["end_s"],
+        ticks=ticks,
+        chunks=0,
+        progress=tuple((t, e) for t, _, e in w["ticks"]),
+    )
+
+
+def main(path, idle=1):
     opener = gzip.open if path.endswith(".gz") else open
-    rows = []
     with opener(path, "rt", encoding="utf-8") as f:
         windows = [json.loads(x) for x in f if x.strip()]
+    measured = measure_period(windows[idle]["counter"]) if idle < len(windows) else None
+    print(f"# period: as recorded where a window has one, else from window {idle}'s polls: {measured}")
+    rows = []
     for i, w in enumerate(windows):
-        if not first <= i <= last or not w.get("ok") or not w.get("ticks") or w.get("counter_agreement") is None:
+        if not w.get("ok") or not w.get("ticks") or not w.get("joules"):
             continue
-        ups, inst = updates(w), sorted(w["instant"])
-        j0, j1 = w["ticks"][0][1], w["ticks"][-1][1]
-        at = {j: t for t, j, _ in ups}
-        if j0 not in at or j1 not in at:
-            continue
-        inside = [t for t, j, _ in ups if at[j0] - 1e-9 <= t <= at[j1] + 1e-9]
-        ks = [round((t - at[j0]) / PERIOD_S) for t in inside]
-        phase = statistics.fmean(t - k * PERIOD_S for t, k in zip(inside, ks))
-        n = round((at[j1] - at[j0]) / PERIOD_S)
-        e = _integral(inst, phase, phase + n * PERIOD_S)
-        if e is None:
-            continue
-        grid = e / (j1 - j0) - 1
-        rows.append((w["counter_agreement"], grid))
+        polls = [tuple(p) for p in w["counter"]]
+        inst = sorted(tuple(p) for p in w["instant"])
+        win = _window(w)
+        period = w.get("grid_period_s") or (measured.period_s if measured else None)
+        g = grid_edges(win, polls, period)
+        polled = integrate(inst, win.start_s, win.end_s)
+        grid = integrate(inst, g.start_s, g.end_s) if g.grid_period_s else None
+        a = polled / w["joules"] - 1 if polled else None
+        b = grid / w["joules"] - 1 if grid else None
+        rows.append((a, b))
+        pct = lambda x: f"{x * 100:6.2f}%" if x is not None else "     -"  # noqa: E731
         print(
-            f"{i:3d} {(j1 - j0) / (n * PERIOD_S):5.0f} W {n:3d} updates  polled edges {w['counter_agreement'] * 100:5.1f}%"
-            f"  grid edges {grid * 100:5.1f}%"
+            f"{i:3d} {w['joules'] / (g.seconds or 1):5.0f} W {len(w['ticks']) - 1:3d} updates"
+            f"  polled edges {pct(a)}  grid edges {pct(b)}"
+            + (f"  phase SE {g.edge_resolution_s * 1e3:.1f} ms" if g.grid_period_s and g.edge_resolution_s else "")
         )
-    polled = sum(abs(a) <= 0.02 for a, _ in rows)
-    grid = sum(abs(g) <= 0.02 for _, g in rows)
-    print(f"within 2%: polled edges {polled} of {len(rows)}, grid edges {grid} of {len(rows)}")
+    n = len(rows)
+    print(
+        f"within 2%: polled edges {sum(a is not None and abs(a) <= 0.02 for a, _ in rows)} of {n}, "
+        f"grid edges {sum(b is not None and abs(b) <= 0.02 for _, b in rows)} of {n} "
+        f"(on the grid: {sum(b is not None for _, b in rows)})"
+    )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], *(int(a) for a in sys.argv[2:4]))
+    main(sys.argv[1], *(int(a) for a in sys.argv[2:3]))

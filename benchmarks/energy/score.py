@@ -3,11 +3,14 @@
 floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
 estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads); the
                       count without the estimate's busy term (estimate_terms.busy_j) beside it
-counter vs integral   |integrated instantaneous power / counter - 1| <= 2%
+counter vs integral   |integrated instantaneous power / counter - 1| <= 2%; how many windows had
+                      their edges on the counter's update grid (counter.grid_period_s, e6grid)
 power-limited bound   sustained p50 / power-limited sustained bound for LARGE GEMMs at the cap
                       (a gemm_* workload with >= 1e10 FLOP per execution and SwPowerCap in its
                       sustained telemetry window): >= 1 and <= 1.05 (issue 15's scope); other
-                      capped workloads (convolutions, prefill) are listed as context, unscored
+                      capped workloads (convolutions, prefill) are listed as context, unscored;
+                      each with the bound that binds (sustained_bound_from: sustained-probe
+                      calibrated, power-limited or burst calibrated; absent before e6grid)
 
   python benchmarks/energy/score.py captures/h200-energy-first-session.json.gz [more captures]
 """
@@ -50,12 +53,15 @@ def rows(path):
         terms = ((((doc.get("predicted") or {}).get("energy") or {}).get("workloads") or {}).get(name) or {}).get(
             "estimate_terms"
         ) or {}
-        c = dict(c, busy_j=terms.get("busy_j") or 0.0)
+        bound_from = ((((doc.get("predicted") or {}).get("energy") or {}).get("workloads") or {}).get(name) or {}).get(
+            "sustained_bound_from"
+        )
+        c = dict(c, busy_j=terms.get("busy_j") or 0.0, bound_from=bound_from)
         yield name, e, c, capped, name.startswith("gemm_") and flops >= LARGE_GEMM_FLOPS
 
 
 def main(paths):
-    n = floor_bad = est_ok = int_ok = int_n = plain_ok = 0
+    n = floor_bad = est_ok = int_ok = int_n = plain_ok = on_grid = 0
     capped_rows = []
     print(
         f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}"
@@ -75,11 +81,12 @@ def main(paths):
             agree = (e.get("integration") or {}).get("counter_agreement")
             # the counter's own per-update spread (what sized the window; absent before energy5m)
             spread = (e.get("counter") or {}).get("update_spread")
+            on_grid += (e.get("counter") or {}).get("grid_period_s") is not None
             if agree is not None:
                 int_n += 1
                 int_ok += abs(agree) <= 0.02
             if capped and c.get("sustained_over_bound") is not None:
-                capped_rows.append((name, c["sustained_over_bound"], large))
+                capped_rows.append((name, c["sustained_over_bound"], large, c.get("bound_from")))
             spread_text = f"{spread * 100:5.2f}%" if spread is not None else "     -"
             print(
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
@@ -89,7 +96,7 @@ def main(paths):
     print(f"\nworkloads with an energy window: {n}")
     print(f"floor violations: {floor_bad}")
     print(f"estimate within 10% of the counter: {est_ok} of {n} (without its busy term: {plain_ok})")
-    print(f"counter and power integral within 2%: {int_ok} of {int_n}")
+    print(f"counter and power integral within 2%: {int_ok} of {int_n} (edges on the counter's update grid: {on_grid})")
     large = [r for r in capped_rows if r[2]]
     ok = [r for r in large if 1.0 <= r[1] <= 1.05]
     above = [r for r in large if r[1] < 1.0]
@@ -97,11 +104,19 @@ def main(paths):
         f"large GEMMs at the power cap, sustained p50 / power-limited bound in [1, 1.05]: {len(ok)} of {len(large)}"
         f" ({len(above)} with the bound above the measurement)"
     )
-    for name, ratio, _ in large:
-        print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
+    for name, ratio, _, bound_from in large:
+        print(
+            f"  {name}: {ratio:.3f}"
+            + (f" ({bound_from})" if bound_from else "")
+            + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT")
+        )
     print("other capped workloads (context, not in the target):")
-    for name, ratio, _ in (r for r in capped_rows if not r[2]):
-        print(f"  {name}: {ratio:.3f}" + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT"))
+    for name, ratio, _, bound_from in (r for r in capped_rows if not r[2]):
+        print(
+            f"  {name}: {ratio:.3f}"
+            + (f" ({bound_from})" if bound_from else "")
+            + ("" if ratio >= 1.0 else "  BOUND ABOVE THE MEASUREMENT")
+        )
 
 
 if __name__ == "__main__":

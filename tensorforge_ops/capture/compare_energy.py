@@ -13,6 +13,11 @@ from typing import Any
 from .sections.energy import EnergyComparison, WorkloadEnergyRecord
 
 
+# a bound is a bound: no tolerance (the tolerance of the latency checks is for a p50 that might
+# sit below a sound bound by noise; this says the bound is not sound for the sustained p50)
+BOUND_ABOVE = "BOUND ABOVE THE MEASUREMENT"
+
+
 def sustained_p50(m: Any) -> float | None:
     """The fastest p50 of the workload's sustained timings (eager or graph): the strictest
     measurement a sustained bound is checked against."""
@@ -46,4 +51,5 @@ def energy_row(pred: WorkloadEnergyRecord | None, m: Any) -> EnergyComparison | 
         power_limited_bound_s=bound,
         sustained_p50_s=p50,
         sustained_over_bound=p50 / bound if p50 is not None and bound else None,
+        sustained_verdict=None if p50 is None or not bound else BOUND_ABOVE if p50 < bound else "within bound",
     )

@@ -9,6 +9,7 @@ device reported none, the target's declared limit stands in and the record says 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tensorforge.api import workload_energy
@@ -34,6 +35,51 @@ def _terms(terms) -> dict[str, float]:
     }
 
 
+def probe_call_s(cal: Any) -> dict[str, float]:
+    """Per math mode, how long one call of the sustained matmul probe lasted at the size whose rate
+    became the sustained ceiling (2 n^3 / rate at best_n); {} where the calibration does not say."""
+    probe = (getattr(cal, "probes", None) or {}).get("matmul-ceiling-sustained")
+    if probe is None:
+        return {}
+    out: dict[str, float] = {}
+    for mode, detail in (probe.details or {}).items():
+        if not isinstance(detail, Mapping):
+            continue
+        n = detail.get("best_n")
+        rate = dict((p[0], p[1]) for p in detail.get("points") or ()).get(n) or (probe.compute or {}).get(mode)
+        if n and rate:
+            out[mode] = 2.0 * float(n) ** 3 / float(rate)
+    return out
+
+
+def sustained_bound(burst_w: Any, sustained_w: Any, power_limited_s: float | None, probe_calls: dict[str, float]):
+    """(the sustained regime's bound with the power limit, which bound it is).
+
+    max(the sustained-probe calibrated bound, the power-limited bound), except for work whose
+    sustained-probe bound is shorter than one call of the sustained matmul probe at its best size
+    in one of the work's math modes: there max(the burst calibrated bound, the power-limited
+    bound). Why: in the sustained regime every call follows an L2 flush (the workloads' timings
+    and the probe alike), and the cap limits the power averaged over call and flush; a call that
+    is short against the flush runs at a lower duty cycle and so at a higher clock than the
+    probe's calls, and the probe's rate is not an upper bound on it. On the H200 (02:34) the calls
+    under ~110 us ran their sustained p50 within 0-6% of their burst p50 while the longer ones
+    were 7-24% slower; conv_fp16_3x3_64x512x14 (83 us a call against the fp16 probe's 196 us at
+    n = 4096) ran at 714 TFLOP/s sustained against the fp16 sustained ceiling's 702, below that
+    bound in 4 of 6 sessions (0.980-0.999). The burst ceiling is the device at full clock: no cap
+    makes work faster than that."""
+    sustained = sustained_w.latency_s if sustained_w is not None else None
+    modes = {op.math_mode for op in getattr(burst_w, "operators", ()) or () if float(op.flops) > 0}
+    calls = [probe_calls[m] for m in modes if m in probe_calls]
+    short = sustained is not None and bool(calls) and float(sustained) < max(calls)
+    first, label = (
+        (float(burst_w.latency_s), "burst calibrated") if short else (sustained, "sustained-probe calibrated")
+    )
+    bounds = [(b, name) for b, name in ((first, label), (power_limited_s, "power-limited")) if b is not None]
+    if not bounds:
+        return None, None
+    return max(bounds)
+
+
 def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustained_pred: Any = None):
     """(EnergyPrediction, None) or (None, why not)."""
     energy = getattr(cal, "energy", None) if cal is not None else None
@@ -49,14 +95,14 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
     cache = device_target.cache_level()
     cache_bytes = float(cache.capacity_bytes) if cache is not None else None
     rows: dict[str, WorkloadEnergyRecord] = {}
+    probe_calls = probe_call_s(cal)
     for w in calibrated_pred.workloads:
         estimate_s = w.estimate.eager_s if w.estimate is not None else None
         device_s = getattr(w.estimate, "device_s", None) if w.estimate is not None else None
         sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
         sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
         e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s)
-        sustained = sustained_w.latency_s if sustained_w is not None else None
-        bounds = [b for b in (sustained, e.power_limited_bound_s) if b is not None]
+        bound_s, bound_from = sustained_bound(w, sustained_w, e.power_limited_bound_s, probe_calls)
         rows[w.name] = WorkloadEnergyRecord(
             floor_j=e.floor_j,
             floor_terms=_terms(e.floor_terms),
@@ -66,7 +112,8 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
             power_limited_bound_s=e.power_limited_bound_s,
             power_limited=e.power_limited,
             uncalibrated_modes=e.uncalibrated_modes,
-            sustained_bound_s=max(bounds) if bounds else None,
+            sustained_bound_s=bound_s,
+            sustained_bound_from=bound_from,
             operators={op.name: op.floor_j for op in e.operators} or None,
         )
     return (

@@ -1,7 +1,9 @@
 """One energy window on a GPU, as the capture records it: the counter edge to edge (window.py),
-instantaneous power integrated over the same edges (nvml_power.py), the host CPU's RAPL
-counter read at the same edges (rapl.py). Used by `run` for every workload and by the energy
-calibration probe for each of its windows.
+the edges on the counter's own update grid (its period measured once at idle, the phase fitted
+to the window's updates: window.grid_edges; under load each update's polled instant jitters by
+~10 ms), instantaneous power integrated over the same edges (nvml_power.py), the host CPU's RAPL
+counter read where the step loop saw the edges (rapl.py). Used by `run` for every workload and
+by the energy calibration probe for each of its windows.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import attrs
 from ..capture.sections.energy import CounterRecord, EnergyMeasurement, HostEnergy, PowerIntegration
 from .nvml_power import PowerSampler
 from .rapl import Rapl
-from .window import CounterWindow, calls_per_chunk, counter_window, cumulative, integrate, refine_edges
+from .window import CounterWindow, calls_per_chunk, counter_window, cumulative, grid_edges, integrate, refine_edges
 
 COUNTER_SOURCE = "nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded)"
 # 4 updates of the H200's 100 ms counter: with edges polled every ~2-3 ms (each known to about
@@ -49,10 +51,17 @@ METHOD = (
     "the workload ran back to back, {how}, no cache flush; "
     "the energy counter was read between steps, and the window runs from one counter update "
     "(the start edge, after >= {settle_s:g} s of load) to the first update after >= {min_s:g} s (the end edge){longer}; "
-    "a thread polled the counter and instantaneous power every few ms and timed both edges to within a poll; "
-    "joules = counter difference, executions = those completed between the edges (interpolated on the step "
-    "loop's log at the polled edge times); instantaneous power integrated over exactly those edges is the "
-    "cross-check. A window of its own, after the latency timings and the telemetry windows."
+    "a thread polled the counter and instantaneous power every few ms; {edges}; "
+    "joules = counter difference (whole updates), executions = those completed between the edges (interpolated "
+    "on the step loop's log at the edge times); instantaneous power integrated over exactly those edges is the "
+    "cross-check: it proves the two readings count the same energy over that interval, not when the interval "
+    "lay to better than the edges' timing. A window of its own, after the latency timings and the telemetry windows."
+)
+GRID_EDGES = (
+    "the edges sit on the counter's own update grid: its period measured once at idle (where its updates are "
+    "regular), the phase fitted to every update polled inside the window, the window a whole number of periods "
+    "(under load each update's polled instant jitters by ~10 ms; where no idle period is known or an update lies "
+    "off the grid, the edges are the polled update instants)"
 )
 
 
@@ -73,6 +82,7 @@ def counter_record(window: CounterWindow, source: str = COUNTER_SOURCE, unit_j: 
         updates=max(0, len(window.ticks) - 1),
         edges_from=window.edges_from,
         edge_resolution_s=window.edge_resolution_s,
+        grid_period_s=window.grid_period_s,
     )
 
 
@@ -122,6 +132,14 @@ def take_window(
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
     # the sampler's thread must get the interpreter every few ms even while the step loop launches
     # (Python's default switch interval, 5 ms, would be the edges' resolution at worst)
+    # the counter's update period, measured at idle the first time (the caller has nothing running)
+    # (only where the counter's clock is the window's: a period timed on another clock is no grid)
+    grid = (
+        power.grid_period()
+        if callable(getattr(power, "grid_period", None)) and clock is getattr(power, "clock", None)
+        else None
+    )
+    period = getattr(grid, "period_s", None)
     switch = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_S)
     try:
@@ -150,8 +168,10 @@ def take_window(
         sys.setswitchinterval(switch)
     samples = sampler.samples()
     counter = refine_edges(counter, sorted(samples.counter))
+    polled = counter
+    counter = grid_edges(counter, sorted(samples.counter), period)
     integration = _integration(samples, counter, source)
-    _trace(counter, samples, integration)
+    _trace(counter, samples, integration, polled, period)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
         host = HostEnergy(available=False, reason=rapl_reason) if rapl_reason else None
@@ -174,7 +194,13 @@ def take_window(
     return Window(counter=counter, integration=integration, host=host)
 
 
-def _trace(counter: CounterWindow, samples: Any, integration: PowerIntegration | None) -> None:
+def _trace(
+    counter: CounterWindow,
+    samples: Any,
+    integration: PowerIntegration | None,
+    polled: CounterWindow | None = None,
+    period_s: float | None = None,
+) -> None:
     path = os.environ.get(TRACE_ENV)
     if not path:
         return
@@ -185,6 +211,10 @@ def _trace(counter: CounterWindow, samples: Any, integration: PowerIntegration |
         "joules": counter.joules,
         "executions": counter.executions_exact or counter.executions,
         "counter_agreement": integration.counter_agreement if integration else None,
+        "edges_from": counter.edges_from,
+        "grid_period_s": period_s,
+        "polled_start_s": polled.start_s if polled else None,
+        "polled_end_s": polled.end_s if polled else None,
         "ticks": [[t.t_s, t.joules, t.executions] for t in counter.ticks],
         "counter": [list(p) for p in samples.counter],
         "instant": [list(p) for p in samples.instant],
@@ -256,14 +286,14 @@ class QueuedSteps:
             self.pending.popleft().synchronize()
 
 
-def _method(how: str, min_s: float, settle_s: float, long_s: float | None) -> str:
+def _method(how: str, min_s: float, settle_s: float, long_s: float | None, edges: str = GRID_EDGES) -> str:
     longer = (
         f", run on update by update up to >= {long_s:g} s while the counter's per-update spread put the "
         f"window's edge error above {SPREAD_TARGET:.1%}"
         if long_s is not None and long_s > min_s
         else ""
     )
-    return METHOD.format(how=how, min_s=min_s, settle_s=settle_s, longer=longer)
+    return METHOD.format(how=how, min_s=min_s, settle_s=settle_s, longer=longer, edges=edges)
 
 
 def unavailable(reason: str, min_s: float = DEFAULT_MIN_S) -> EnergyMeasurement:
@@ -311,6 +341,7 @@ def measure_energy(
     else:
         queued, step = None, chunk_runner(fn, synchronize, per_call_s)
         how = SYNC_HOW.format(chunk_ms=CHUNK_S * 1e3)
+    synchronize()  # nothing queued: the counter's period is measured at idle the first time (take_window)
     try:
         window = take_window(
             step,

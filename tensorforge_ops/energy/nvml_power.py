@@ -80,10 +80,13 @@ class NvmlPower:
         if self.instant_w() is None:  # older drivers: the averaged reading, said so where it is used
             self.instant_source = ""
         self.clock: Callable[[], float] = time.perf_counter
+        self.sleep: Callable[[float], None] = time.sleep  # (grid_period's polls; a test's simulated time)
         self.offset_s = epoch_offset(self.clock)
         # both fields in one call, the energy field the same counter as the function's: then the
         # sampler's polls feed the window's edges and its power samples (read_both)
         self.fields_ok = bool(self.instant_source) and self._energy_field_matches()
+        self._grid: Any = None  # the counter's update period, measured once at idle (grid_period)
+        self._grid_tries = 0
 
     @classmethod
     def open(cls, device_index: int = 0, nvml: Any = None) -> tuple[NvmlPower | None, str | None]:
@@ -155,6 +158,29 @@ class NvmlPower:
             None if counter is None else (counter[0], counter[1] / 1000.0),
             None if power is None else (power[0], power[1] / 1000.0),
         )
+
+    def _counter_at(self) -> tuple[float, float] | None:
+        """(clock s, J): the counter, timed by the driver where the field reads work, else at the
+        call's midpoint."""
+        if self.fields_ok:
+            return self.read_both()[0]
+        t = self.clock()
+        j = self.joules()
+        return None if j is None else ((t + self.clock()) / 2, j)
+
+    def grid_period(self) -> Any:
+        """The counter's update period (window.GridPeriod), measured the first time it is asked
+        for, by polling the counter for ~0.45 s: the caller asks while nothing runs on the device
+        (measure_energy synchronises first; the energy probe asks before its idle window), where the
+        updates are regular (H200: SD <= 0.2 ms; under load their polled instants jitter by ~10 ms)."""
+        if self._grid is None or (self._grid.period_s is None and self._grid_tries < 2):
+            from .window import poll_period
+
+            # a failed measurement (irregular updates right after a load) is tried once more, at
+            # the next window: its windows keep the polled edges meanwhile
+            self._grid_tries += 1
+            self._grid = poll_period(self._counter_at, clock=self.clock, sleep=self.sleep)
+        return self._grid
 
     def averaged_w(self) -> float | None:
         try:

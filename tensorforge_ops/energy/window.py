@@ -13,9 +13,11 @@ updates instead:
 3. joules = end value - start value; executions = those completed between the two edges; the
    window's time = time between the edges.
 
-The edges are seen when the counter is read, up to one step after the counter's update, at both
-ends alike, so the error is about one step over the window (a few ms in a 300 ms window: about
-1%). A sampler integrates power over the same edges as a cross-check (nvml_power.py).
+The edges are seen when the counter is read, up to one step after the counter's update; a thread
+polling every few ms times them to within a poll (refine_edges), and, where the counter's idle
+update period is known, they are put on its regular update grid (grid_edges): under load each
+update's polled instant jitters by ~10 ms, while the updates keep the idle grid. A sampler
+integrates power over the same edges as a cross-check (nvml_power.py).
 
 Why queued, not "run a chunk, synchronize, read": on an H200 a read of NVML's energy counter took
 milliseconds, and a loop that synchronised before each read left the GPU idle most of the time (a
@@ -63,6 +65,7 @@ class CounterWindow:
     executions_exact: float | None = None
     edge_resolution_s: float | None = None  # how precisely each edge's time is known
     edges_from: str = "counter reads between steps"
+    grid_period_s: float | None = None  # the counter's idle update period where the edges sit on its grid
 
     @property
     def seconds(self) -> float | None:
@@ -246,6 +249,20 @@ def _done_at(progress: Sequence[tuple[float, int]], t: float) -> float:
     return float(pts[-1][1])
 
 
+def _done_at_steady(progress: Sequence[tuple[float, int]], t: float) -> float:
+    """_done_at, carried past the log's ends at the log's mean rate: a grid edge can fall a few ms
+    after the step that saw the end update (the fitted phase sits at the updates' mean
+    publication delay, that update's own may be shorter), and the load is steady there."""
+    pts = sorted(progress)
+    (t0, d0), (t1, d1) = pts[0], pts[-1]
+    rate = (d1 - d0) / (t1 - t0) if t1 > t0 else 0.0
+    if t < t0:
+        return d0 - rate * (t0 - t)
+    if t > t1:
+        return d1 + rate * (t - t1)
+    return _done_at(pts, t)
+
+
 def refine_edges(
     window: CounterWindow, polls: Sequence[tuple[float, float]], slack_s: float | None = None
 ) -> CounterWindow:
@@ -311,3 +328,132 @@ def integrate(samples: Sequence[tuple[float, float]], start_s: float, end_s: flo
     inner = [(t, p) for t, p in pts if start_s < t < end_s]
     path = [(start_s, at(start_s)), *inner, (end_s, at(end_s))]
     return sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in zip(path, path[1:]))
+
+
+# --- edges on the counter's update grid (issue 15; docs/energy.md, "Edges on the counter's grid") ---
+# the idle intervals between updates must agree this well for their mean to be taken as the grid's
+# period (the H200's: 99.9-100.1 ms, SD <= 0.2 ms at idle; under load the polled instants jitter
+# by 6-13 ms, which is why the period is measured at idle and only the phase in the window)
+GRID_MAX_SD_S = 0.001
+# an update further than this fraction of a period from the fitted grid is not on it: the grid
+# is not used for that window (the polled edges stand)
+GRID_MAX_RESIDUAL = 0.25
+
+
+def update_instants(polls: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """(time, new value) of every update of the counter seen in the polls: each timed at the
+    midpoint of the two polls that bracket it."""
+    pts = sorted(polls)
+    return [((t0 + t1) / 2, v1) for (t0, v0), (t1, v1) in zip(pts, pts[1:]) if v1 > v0]
+
+
+@attrs.frozen
+class GridPeriod:
+    """The counter's update period, measured where nothing runs (its updates regular there)."""
+
+    period_s: float | None
+    sd_s: float | None  # SD of the intervals between the updates it came from
+    intervals: int
+    reason: str | None = None  # why no period, where none
+
+
+def measure_period(polls: Sequence[tuple[float, float]], max_sd_s: float = GRID_MAX_SD_S) -> GridPeriod:
+    """The period of the counter's updates from polls taken at idle: the median interval between
+    consecutive updates, trusted where at least three intervals were seen and more than half of
+    them lie within `max_sd_s` of it (one update published late, as right after a load on the
+    H200: 100.5, 113.4, 86.2 ms, moves two intervals and not the median). Regularity is the
+    premise of the grid edges: a counter whose idle updates are irregular gets no period, and its
+    windows keep the polled edges. `sd_s`: the SD of the intervals that agree."""
+    times = [t for t, _ in update_instants(polls)]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    if len(gaps) < 3:
+        return GridPeriod(None, None, len(gaps), f"{len(gaps)} intervals between updates seen at idle (< 3)")
+    median = statistics.median(gaps)
+    agree = [g for g in gaps if abs(g - median) <= max_sd_s]
+    sd = statistics.stdev(agree) if len(agree) > 1 else None
+    if 2 * len(agree) <= len(gaps) or len(agree) < 2:
+        return GridPeriod(
+            None,
+            sd,
+            len(gaps),
+            f"the idle updates are not regular ({len(agree)} of {len(gaps)} intervals within "
+            f"{max_sd_s * 1e3:g} ms of their median {median * 1e3:.2f} ms)",
+        )
+    return GridPeriod(median, sd, len(gaps))
+
+
+def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], period_s: float | None) -> CounterWindow:
+    """The window with its edges on the counter's regular update grid: the period measured at
+    idle (measure_period), the phase fitted to every update polled inside the window (mean of
+    t_k - k x period), the edges the grid's instants of the start and end updates, so the window
+    is exactly a whole number of periods. Why: under load the polled instant of each update
+    jitters by ~10 ms (an edge at its poll is off by ~2% of a 0.5 s window at each end), while
+    the updates themselves keep the idle grid; the phase from ~5 updates is known to a few ms and
+    the length to the period's precision. The joules are unchanged (the same two counter values);
+    executions are interpolated on the step loop's log at the grid instants. Where the polls do
+    not show both edges, an update lies off the grid, or no period is known, the window stands
+    as it was (polled edges)."""
+    if period_s is None or not period_s > 0 or not window.ok or len(window.ticks) < 2 or not window.progress:
+        return window
+    j0, j1 = window.ticks[0].joules, window.ticks[-1].joules
+    ups = update_instants(polls)
+    at = {v: t for t, v in ups}
+    if j0 not in at or j1 not in at or not at[j1] > at[j0]:
+        return window
+    inside = [t for t, v in ups if j0 <= v <= j1]
+    ks = [round((t - at[j0]) / period_s) for t in inside]
+    phase = statistics.fmean(t - k * period_s for t, k in zip(inside, ks))
+    residuals = [t - phase - k * period_s for t, k in zip(inside, ks)]
+    if max(abs(r) for r in residuals) > GRID_MAX_RESIDUAL * period_s or len(set(ks)) != len(ks):
+        return window
+    n = round((at[j1] - at[j0]) / period_s)
+    start, end = phase, phase + n * period_s
+    at_start = _done_at_steady(window.progress, start)
+    done = _done_at_steady(window.progress, end) - at_start
+    on_grid = {v: phase + k * period_s for (t, v), k in zip([u for u in ups if j0 <= u[1] <= j1], ks)}
+
+    def placed(tick: CounterTick) -> CounterTick:
+        t = on_grid.get(tick.joules)
+        if t is None:
+            return tick
+        return attrs.evolve(tick, t_s=t, executions=_done_at_steady(window.progress, t) - at_start)
+
+    # the phase's standard error: how well each edge's time is known (the length: n x period)
+    resolution = statistics.stdev(residuals) / len(residuals) ** 0.5 if len(residuals) > 1 else None
+    return attrs.evolve(
+        window,
+        start_s=start,
+        end_s=end,
+        ticks=tuple(placed(t) for t in window.ticks),
+        executions_exact=done if done > 0 else None,
+        edge_resolution_s=resolution,
+        grid_period_s=period_s,
+        edges_from=(
+            f"the counter's update grid: period {period_s * 1e3:.2f} ms measured at idle, phase fitted to the "
+            f"{len(inside)} updates polled in the window, edges {n} periods apart"
+        ),
+    )
+
+
+def poll_period(
+    read: Callable[[], tuple[float, float] | None],
+    *,
+    updates: int = 6,
+    max_s: float = 0.7,
+    every_s: float = 0.002,
+    clock: Callable[[], float] = time.perf_counter,
+    sleep: Callable[[float], None] = time.sleep,
+) -> GridPeriod:
+    """Poll the counter (`read`: (clock s, J) or None) where nothing runs until `updates` updates
+    were seen (or `max_s` passed), and measure its period from them (measure_period). ~0.45 s on
+    a 100 ms counter, once per process (NvmlPower.grid_period)."""
+    polls: list[tuple[float, float]] = []
+    began = clock()
+    while clock() - began < max_s:
+        got = read()
+        if got is not None:
+            polls.append(got)
+            if len(update_instants(polls)) >= updates:
+                break
+        sleep(every_s)
+    return measure_period(polls)

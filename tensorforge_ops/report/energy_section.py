@@ -45,6 +45,8 @@ def energy_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
                 "counter_agreement": integration.get("counter_agreement"),
                 "power_limited_bound_s": c.get("power_limited_bound_s"),
                 "sustained_p50_s": c.get("sustained_p50_s"),
+                "sustained_verdict": c.get("sustained_verdict"),
+                "bound_from": p.get("sustained_bound_from"),
             }
         )
     energy = doc["predicted"].get("energy") or {}
@@ -66,9 +68,19 @@ HEADERS = [
     "floor check",
     "counter vs power integral",
     "J/token",
-    "power-limited sustained bound",
+    "sustained bound with the power limit (which)",
     "MEASURED sustained p50",
 ]
+
+
+def _bound(r: dict[str, Any]) -> str:
+    """The sustained bound, which bound it is, and BOUND ABOVE THE MEASUREMENT where it is (no
+    tolerance: the bound is not sound there)."""
+    if not r["power_limited_bound_s"]:
+        return "-"
+    text = seconds(r["power_limited_bound_s"]) + (f" ({r['bound_from']})" if r.get("bound_from") else "")
+    verdict = r.get("sustained_verdict")
+    return f"{text} {verdict}" if verdict and verdict != "within bound" else text
 
 
 def table_rows(e: dict[str, Any]) -> list[list[str]]:
@@ -83,7 +95,7 @@ def table_rows(e: dict[str, Any]) -> list[list[str]]:
             r["floor_verdict"] or "-",
             percent(r["counter_agreement"]) if r["counter_agreement"] is not None else "-",
             _j(r["joules_per_token"]) if r["joules_per_token"] is not None else "-",
-            seconds(r["power_limited_bound_s"]) if r["power_limited_bound_s"] else "-",
+            _bound(r),
             seconds(r["sustained_p50_s"]) if r["sustained_p50_s"] else "-",
         ]
         for r in e["rows"]

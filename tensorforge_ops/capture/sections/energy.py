@@ -28,11 +28,20 @@ class CounterRecord:
     )
     updates: int = field("updates seen inside the window", "count")
     edges_from: str | None = optional(
-        "how the edges were timed: 'counter polled every few ms on the power sampler's thread' or "
-        "'counter reads between steps' (to within one step)"
+        'how the edges were timed: "the counter\'s update grid: ..." (period, phase, periods apart), '
+        "'counter polled every few ms on the power sampler's thread' or 'counter reads between steps' "
+        "(to within one step)"
     )
     edge_resolution_s: float | None = optional(
-        "half the time between the two polls that bracket an update, the larger of the two edges'", "s"
+        "how precisely each edge's time is known: on the counter's update grid, the standard error of the "
+        "grid's fitted phase; with polled edges, half the time between the two polls that bracket an update, "
+        "the larger of the two edges'",
+        "s",
+    )
+    grid_period_s: float | None = optional(
+        "the counter's update period, measured at idle, on whose grid the edges sit (the window a whole "
+        "number of periods); absent: the edges are the polled update instants",
+        "s",
     )
     update_spread: float | None = optional(
         "standard deviation of the joules the counter added per update, over the window's joules: the "
@@ -190,7 +199,15 @@ class WorkloadEnergyRecord:
     power_limited: bool = field("true when the estimate's work would draw more than the limit at its own time")
     uncalibrated_modes: tuple[str, ...] = field("math modes without a calibrated J/FLOP (0 in the floor)")
     sustained_bound_s: float | None = optional(
-        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s)", "s"
+        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s); "
+        "for work whose calls are shorter than the sustained matmul probe's at its best size, max(burst "
+        "calibrated bound, power_limited_bound_s) (sustained_bound_from)",
+        "s",
+    )
+    sustained_bound_from: str | None = optional(
+        "which bound sustained_bound_s is: 'sustained-probe calibrated', 'power-limited' or 'burst calibrated' "
+        "(calls shorter than the sustained matmul probe's: after each call's L2 flush they run at a lower duty "
+        "cycle and a higher clock under the cap than the probe, whose rate is then no bound for them)"
     )
     operators: Mapping[str, float] | None = optional("energy floor per Core operator (x count)", "J")
 
@@ -219,3 +236,7 @@ class EnergyComparison:
     power_limited_bound_s: float | None = optional("the sustained bound with the power limit", "s")
     sustained_p50_s: float | None = optional("MEASURED sustained p50 (eager) it is checked against", "s")
     sustained_over_bound: float | None = optional("sustained p50 / power-limited sustained bound", "1")
+    sustained_verdict: str | None = optional(
+        "'within bound' or 'BOUND ABOVE THE MEASUREMENT' (sustained p50 below the sustained bound, no tolerance: "
+        "the bound is not sound there)"
+    )

@@ -233,3 +233,64 @@ def test_a_time_box_stops_the_rounds_but_keeps_one(fakes, monkeypatch):
     assert row["rounds_run"] == 1
     assert "stopped after 1 of 5 rounds" in row["time_plan"]
     assert len(row["do_bench_median_s"]) == 1
+
+
+def test_do_bench_flushes_our_buffer_for_the_block_only(monkeypatch):
+    """reference_flush: inside the block triton's get_empty_cache_for_benchmark hands do_bench the
+    harness's buffer (same sequence, same size), after it triton's own again; do_bench's loop is
+    not touched."""
+
+    class Driver:
+        def get_empty_cache_for_benchmark(self):
+            return "triton's 256 MiB"
+
+    driver = Driver()
+    fake = types.SimpleNamespace(runtime=types.SimpleNamespace(driver=types.SimpleNamespace(active=driver)))
+    monkeypatch.setitem(__import__("sys").modules, "triton", fake)
+    buffer = types.SimpleNamespace(numel=lambda: 60 * 2**20, element_size=lambda: 4)
+    with bench.reference_flush(buffer) as taken:
+        assert driver.get_empty_cache_for_benchmark() is buffer
+        driver.get_empty_cache_for_benchmark()
+    assert taken == [240 * 2**20, 240 * 2**20]
+    assert driver.get_empty_cache_for_benchmark() == "triton's 256 MiB"
+    with bench.reference_flush(buffer, use=False) as taken:
+        assert driver.get_empty_cache_for_benchmark() == "triton's 256 MiB"
+    assert taken == []
+    monkeypatch.setitem(__import__("sys").modules, "triton", types.SimpleNamespace())  # no driver: unpatched
+    with bench.reference_flush(buffer) as taken:
+        pass
+    assert taken == []
+
+
+def test_a_host_bound_row_is_judged_by_the_same_two_percent_with_its_pairs():
+    ours = [1.31e-3, 2.36e-3, 1.22e-3]  # the closing session's decode step (H200, 02:34 UTC)
+    ref = [1.35e-3, 1.22e-3, 1.28e-3]
+    v = bench.host_bound_verdict(ours, ref)
+    assert v["ratio"] == pytest.approx(1.31 / 1.28)
+    assert not v["within"]
+    assert v["pair_ratios"] == [pytest.approx(1.31 / 1.35), pytest.approx(2.36 / 1.22), pytest.approx(1.22 / 1.28)]
+    assert v["pair_ratio_iqr"] is None  # fewer than 4 pairs
+    assert v["ours_spread"] == pytest.approx(2.36 / 1.22 - 1)
+    close = bench.host_bound_verdict([1.0, 1.01, 0.99, 1.0], [1.0, 1.0, 1.0, 1.005])
+    assert close["within"] and close["pair_ratio_iqr"] is not None
+
+
+def test_a_host_bound_row_runs_its_rounds_back_to_back(fakes, monkeypatch):
+    """Host-bound (burst eager >= 1.5 x graph): --host-bound-rounds rounds, no idle rest before any
+    section, the eager comparison alone with --skip-graph-reference, and the row judged by 2%."""
+    torch, *_ = fakes
+    phases = _Phases()
+    session = types.SimpleNamespace(phases=lambda fn, plan: contextlib.nullcontext(phases))
+    rests, settles = [], []
+    monkeypatch.setattr(bench, "_rest", lambda: rests.append(1))
+    monkeypatch.setattr(bench, "_settle", lambda phases, rest=True: settles.append(rest) or True)
+    monkeypatch.setattr(bench, "_cudagraph_ms", lambda *a, **k: pytest.fail("graph reference skipped"))
+    triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
+    args = types.SimpleNamespace(
+        window=0.1, only=None, rounds=2, diagnose=False, host_bound_rounds=6, skip_graph_reference=True
+    )
+    row = bench.compare_one(session, types.SimpleNamespace(fn=lambda: None), args, triton, torch)
+    assert row["rounds_run"] == 6 and row["rounds_planned"] == 6
+    assert rests == [] and settles == [False] * 6 and row["rounds_rested"] is False
+    assert row["host_bound_verdict"]["ratio"] == pytest.approx(1.0) and row["host_bound_verdict"]["within"]
+    assert "graph_ratio" not in row

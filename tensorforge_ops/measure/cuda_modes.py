@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from .cuda_sustained import ContinuousLoad, as_timed, host_bound, reach_steady
 from .cuda_graph import GraphCalls
 from .cuda_timing import flush_step, time_cuda
+from .host_state import gc_paused
 from .phases import ModeTiming, PhasePlan, PhaseResult
 from .timing import TimedSamples, TimingPolicy
 
@@ -138,13 +139,15 @@ class CudaPhases:
         notes: list[str] = [self.graph_note] if self.graph_note else []
         if self.plan.eager or self.graph is None:  # never no timing at all
             t0 = time.perf_counter()
-            eager = time_cuda(self.fn, policy, dev)
+            with gc_paused():  # a collection inside a host-bound call is host time (host_state.py)
+                eager = time_cuda(self.fn, policy, dev)
             self.burst_eager_s = eager.stats.p50
             self.seconds["burst eager"] = time.perf_counter() - t0
             timings.append(ModeTiming("burst", "eager", eager, method.format(what="fn()")))
         if self.graph is not None:
             t0 = time.perf_counter()
-            graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
+            with gc_paused():
+                graph = time_graph_burst(self.graph, self.session.timing_policy(self.plan.graph_budget_s))
             self.graph_call_s = graph.stats.p50
             self.seconds["burst graph"] = time.perf_counter() - t0
             timings.append(
@@ -168,6 +171,10 @@ class CudaPhases:
         return PhaseResult(tuple(timings), tuple(notes), None, trace)
 
     def sustained(self) -> PhaseResult:
+        with gc_paused():  # the steadying load and both windows (host_state.py)
+            return self._sustained()
+
+    def _sustained(self) -> PhaseResult:
         plan = self.plan
         load = ContinuousLoad(self.flush, plan.steady.window_s)
         guess = (self.burst_eager_s or 1e-4) + self.flush_s

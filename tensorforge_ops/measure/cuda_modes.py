@@ -128,7 +128,10 @@ class CudaPhases:
 
     def burst(self) -> PhaseResult:
         dev = self.session.device
-        policy = self.session.timing_policy(self.plan.budget_s)
+        budget = self.plan.budget_s
+        if self.graph is not None:  # the eager sample is context beside the graph's (PhasePlan)
+            budget = min(budget, self.plan.eager_beside_graph_budget_s)
+        policy = self.session.timing_policy(budget)
         method = (
             "burst regime: per call flush L2 -> start event -> {what} -> end event, stretches of "
             f"<= {policy.burst_s * 1e3:g} ms at <= {policy.max_duty:.0%} duty; stop when >= "

@@ -340,8 +340,7 @@ def capped_time(
     put the capped large GEMMs' windows 4-8% short in five sessions. Without the rates or the
     sustained operators: the sustained estimate's time."""
     c = coefficients
-    ops = getattr(getattr(sustained_workload, "estimate", None), "operators", None) or ()
-    shares = {o.name: float(o.estimate_s) for o in ops}
+    shares = _estimate_shares(sustained_workload)
     total = sum(shares.values())
     if not (c.capped_rate_flop_s and c.sustained_rate_flop_s) or total <= 0:
         return float(sustained_device_s)

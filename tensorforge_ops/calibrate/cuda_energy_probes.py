@@ -193,11 +193,11 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     (GRAPH_GEMM: m x k x n), cycling over operands that together exceed twice L2, so each kernel
     (~10-20 us on an H200) streams its larger operand from DRAM while its tensor cores run at
     full clock; one replay launches them all, so there are no host gaps between the kernels
-    (the L2-resident multiply it replaces idled between ~3 us kernels). What short, partly
-    memory-bound tensor-core kernels (small convolutions, mid-size GEMMs) draw above the static
-    power below the cap: the queued estimate's busy power (tensorforge.energy.queued_estimate).
-    The L2-resident 2048^3 GEMM (busy_w) ran at the cap on the H200 (720 W) and overstated
-    them by 23-44%. Kept apart from the fit."""
+    (the L2-resident multiply it replaces idled between ~3 us kernels). Meant to show what short,
+    partly memory-bound tensor-core kernels draw above the static power below the cap; on the H200
+    it reached the cap (743-747 W), so it is context (busy_below_cap_w): the queued estimate uses
+    it only where busy_w was not measured (tensorforge.energy.queued_estimate). Kept apart from
+    the fit."""
     import torch
 
     from ..measure.cuda_graph import paired_graph

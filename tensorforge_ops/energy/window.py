@@ -400,7 +400,8 @@ def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], peri
     at = {v: t for t, v in ups}
     if j0 not in at or j1 not in at or not at[j1] > at[j0]:
         return window
-    inside = [t for t, v in ups if j0 <= v <= j1]
+    inside_ups = [(t, v) for t, v in ups if j0 <= v <= j1]
+    inside = [t for t, _ in inside_ups]
     ks = [round((t - at[j0]) / period_s) for t in inside]
     phase = statistics.fmean(t - k * period_s for t, k in zip(inside, ks))
     residuals = [t - phase - k * period_s for t, k in zip(inside, ks)]
@@ -410,7 +411,7 @@ def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], peri
     start, end = phase, phase + n * period_s
     at_start = _done_at_steady(window.progress, start)
     done = _done_at_steady(window.progress, end) - at_start
-    on_grid = {v: phase + k * period_s for (t, v), k in zip([u for u in ups if j0 <= u[1] <= j1], ks)}
+    on_grid = {v: phase + k * period_s for (_, v), k in zip(inside_ups, ks)}
 
     def placed(tick: CounterTick) -> CounterTick:
         t = on_grid.get(tick.joules)

@@ -78,13 +78,24 @@ _CAPTURE_STREAMS: dict[str, Any] = {}
 def warm_up(torch, fn: Callable[[], Any], device) -> None:
     """WARMUP_CALLS eager calls on the capture stream, ordered after and before the current
     stream's work, synchronised before the capture."""
+
+    def calls() -> None:
+        for _ in range(WARMUP_CALLS):
+            fn()
+
+    _on_capture_stream(torch, calls, device)
+
+
+def _on_capture_stream(torch, work: Callable[[], Any], device):
+    """`work` run on the capture stream, ordered after and before the current stream's work,
+    synchronised; the stream, for the capture that follows."""
     stream = capture_stream(torch, device)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
-        for _ in range(WARMUP_CALLS):
-            fn()
+        work()
     torch.cuda.current_stream(device).wait_stream(stream)
     torch.cuda.synchronize(device)
+    return stream
 
 
 def paired_graph(torch, warm: Callable[[], Any], body: Callable[[], Any], device):
@@ -94,13 +105,7 @@ def paired_graph(torch, warm: Callable[[], Any], body: Callable[[], Any], device
     Why: with the workloads paired and these probes on fresh pool streams and torch's default
     capture stream, the decode step's burst graph read 3-4% rel. IQR in calibrating runs and
     0.3% in reruns on a cached calibration (H200, 2026-11-30 20:05 and 2026-12-01 02:34 UTC)."""
-    stream = capture_stream(torch, device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        warm()
-    torch.cuda.current_stream(device).wait_stream(stream)
-    torch.cuda.synchronize(device)
-    return _capture(torch, body, stream)
+    return _capture(torch, body, _on_capture_stream(torch, warm, device))
 
 
 def _capture(torch, body: Callable[[], None], stream):

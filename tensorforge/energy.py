@@ -109,6 +109,11 @@ class EnergyCoefficients:
     # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
     # None: not measured (the estimate's eager time stands in for the queued time)
     host_s_per_kernel: float | None = None
+    # energy per FLOP of work on the VECTOR (CUDA-core) units, not the tensor cores: the depthwise
+    # stencil probe window's power less P_s and its DRAM bytes x e_b, per FLOP (e7est). The
+    # estimate charges it to operators that run there (`on_vector_units`); None: not measured
+    # (their FLOPs keep their math mode's tensor-core coefficient)
+    joules_per_vector_flop: float | None = None
     # per math mode, the compute ceiling the calibration's SUSTAINED probe measured (FLOP/s): with
     # capped_rate_flop_s, how much slower a compute-bound operator runs in a capped energy window
     # than on the sustained ceilings (capped_time); not a record field: the caller fills it from the
@@ -295,9 +300,30 @@ def streamed_fraction(compulsory_bytes: float, cache_bytes: float | None) -> flo
 # sequence: on the H200 their windows' dynamic energy matched FLOPs and DRAM bytes alone, within
 # 1-3%, where a busy floor over their ~2 us kernels over-charged the decodes by 10-20%)
 BUSY_WORK_SHARE = 0.1
+# problem types whose math runs on the vector units whatever the mapping (on_vector_units)
+VECTOR_PROBLEMS = frozenset({"StreamProblem"})
 # the workload runs at the power cap where operators whose math rate exceeds the capped probes'
 # rate take at least this share of its kernel time (cap_bound_share)
 CAP_BOUND_SHARE = 0.5
+
+
+def on_vector_units(op) -> bool:
+    """Whether an operator's math runs on the vector (CUDA-core) units, not the tensor cores: the
+    bound mapped it there (a `vector-*` strategy: a depthwise convolution's one channel per group,
+    which no tensor-core tile fills), or it is elementwise or reduction work (a StreamProblem:
+    norms, activations, residual adds). Their FLOPs cost the vector units' energy per FLOP
+    (`joules_per_vector_flop`), not the tensor cores': on the H200 conv_depthwise_3x3 drew 577-648 W
+    in six sessions where its DRAM bytes and bf16 tensor-core FLOPs accounted for ~360 W."""
+    strategy = str(getattr(getattr(op, "mapping", None), "strategy", "") or "")
+    return strategy.startswith("vector") or getattr(op, "problem_type", "") in VECTOR_PROBLEMS
+
+
+def op_math_j(op, per_flop: Mapping[str, float], vector_flop_j: float | None) -> float:
+    """An operator's math energy: its FLOPs x the vector units' energy per FLOP where it runs there
+    and that was measured (`on_vector_units`), else x its math mode's (tensor-core) coefficient."""
+    if vector_flop_j is not None and on_vector_units(op):
+        return float(vector_flop_j) * float(op.flops)
+    return per_flop.get(op.math_mode, 0.0) * float(op.flops)
 
 
 def does_work(op, estimate_s: float) -> bool:
@@ -398,7 +424,7 @@ def queued_estimate(
     stream = streamed_fraction(workload.compulsory_bytes, cache_bytes)
     compute = dram_j = busy = dram_bytes = 0.0
     for op in workload.operators:
-        math = per_flop.get(op.math_mode, 0.0) * float(op.flops)
+        math = op_math_j(op, per_flop, c.joules_per_vector_flop)
         op_bytes = float(op.compulsory_bytes) * stream
         moved = c.joules_per_dram_byte * op_bytes
         share = shares.get(op.name, 0.0) / total if total > 0 else 1.0 / len(workload.operators)

@@ -2,6 +2,7 @@
 coefficients give them back; the lower ends lie below the truth; too few windows, or windows
 that do not separate the coefficients, are an error that names the problem."""
 
+import attrs
 import numpy as np
 import pytest
 
@@ -69,3 +70,9 @@ def test_to_core_takes_the_targets_limit_only_where_the_device_gave_none():
     assert to_core(record, (700.0, "declared")).power_limit_source == "declared"
     record2, _, _ = fit(_points(), None, 650.0, "nvml", "t")
     assert to_core(record2, (700.0, "declared")).power_limit_w == 650.0
+
+
+def test_to_core_carries_the_vector_energy_per_flop():
+    record, _, _ = fit(_points(), None, None, "not reported", "t")
+    assert to_core(record).joules_per_vector_flop is None  # older calibrations: no depthwise window
+    assert to_core(attrs.evolve(record, joules_per_vector_flop=2.4e-11)).joules_per_vector_flop == 2.4e-11

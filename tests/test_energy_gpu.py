@@ -105,6 +105,8 @@ def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
     assert 1e14 < c.capped_rate_flop_s["bf16"] < 989e12
     assert c.capped_rate_flop_s["tf32"] < c.capped_rate_flop_s["bf16"]
     assert c.busy_w is not None and c.busy_w > 0
+    # the depthwise window: a FLOP on the CUDA cores costs more than one on the tensor cores
+    assert c.joules_per_vector_flop is not None and c.joules_per_vector_flop > c.joules_per_flop["bf16"]
     host = PluginHost()
     target = host.target("h200")
     specs = ("gemm:m=6144,n=6144,k=6144,dtype=bf16", "conv2d:n=64,c=256,h=28,w=28,k=256,r=3,s=3,padding=1,dtype=bf16")

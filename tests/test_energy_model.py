@@ -222,3 +222,20 @@ def test_busy_window_gemm_fits_in_half_of_l2():
     assert busy_matmul_n(50 * 2**20) == 2048  # H100/H200: 24 MiB of operands in 50 MiB of L2
     n = busy_matmul_n(4 * 2**20)  # a laptop GPU's L2
     assert 6 * n * n <= 2 * 2**20 and n >= 256
+
+
+def test_depthwise_window_gives_the_vector_energy_per_flop():
+    """The vector units' energy per FLOP: the depthwise window's joules less static power over its
+    seconds and its DRAM bytes at e_b, per FLOP; never below 0."""
+    from tensorforge_ops.calibrate.cuda_energy_probes import DEPTHWISE, depthwise_call, vector_flop_j
+    from tensorforge_ops.capture.sections.energy import EnergyPoint
+
+    flops, moved = depthwise_call(2, 8, 4, 4)
+    assert flops == 2 * 9 * 2 * 8 * 16 and moved == 2 * (2 * 2 * 8 * 16 + 9 * 8)
+    _, big = depthwise_call(*DEPTHWISE)
+    assert big > 4 * 60 * 2**20 / 2  # input and output each beyond twice an H200's L2: everything streams
+    point = EnergyPoint(name="depthwise", seconds=0.3, joules=0.3 * 640.0, flops={"bf16": 1e12}, dram_bytes=6e11)
+    # 192 J = 130 W x 0.3 s (39 J) + 6e11 B x 1.25e-10 J/B (75 J) + 1e12 FLOP x e_vec -> 7.8e-11
+    assert vector_flop_j(point, 130.0, 1.25e-10) == pytest.approx(7.8e-11)
+    assert vector_flop_j(point, 700.0, 1.25e-10) == 0.0  # never negative
+    assert vector_flop_j(attrs.evolve(point, flops={}), 130.0, 1.25e-10) is None

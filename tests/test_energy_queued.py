@@ -17,6 +17,8 @@ from tensorforge.energy import (
     cap_bound_share,
     capped_time,
     does_work,
+    on_vector_units,
+    op_math_j,
     queued_time,
     streamed_fraction,
     workload_energy,
@@ -207,3 +209,36 @@ def test_the_busy_floor_alone_never_puts_a_workload_at_the_cap(predicted):
     assert 120.0 + (t.compute_j + t.dram_j) / t.time_s < 700.0
     assert not e.power_limited
     assert t.compute_j + t.dram_j + t.busy_j == pytest.approx(max(650.0 * w.estimate.device_s, t.compute_j + t.dram_j))
+
+
+def test_vector_unit_operators_are_charged_the_vector_energy_per_flop():
+    """A depthwise convolution (one channel per group: the bound maps it on the vector units) costs
+    the depthwise probe window's energy per FLOP, not the bf16 tensor-core coefficient; tensor-core
+    work keeps its mode's; without the probe figure every FLOP keeps its mode's (older captures)."""
+    host = PluginHost()
+    pred = predict(
+        resolve(host, ("conv_depthwise_3x3", "conv_resnet50_3x3")), host.target("h200"), host.mappings(), estimate=True
+    )
+    dw, dense = pred.workload("conv_depthwise_3x3"), pred.workload("conv_resnet50_3x3")
+    assert all(on_vector_units(op) for op in dw.operators)
+    assert not any(on_vector_units(op) for op in dense.operators)
+    vec = attrs.evolve(COEFF, joules_per_vector_flop=2.5e-11)
+    flops = sum(op.flops for op in dw.operators)
+    assert _energy(dw).estimate_terms.compute_j == pytest.approx(8e-13 * flops)
+    with_vec = _energy(dw, vec)
+    assert with_vec.estimate_terms.compute_j == pytest.approx(2.5e-11 * flops)
+    assert with_vec.estimate_j - _energy(dw).estimate_j == pytest.approx((2.5e-11 - 8e-13) * flops)
+    assert with_vec.floor_j == _energy(dw).floor_j  # the floor keeps the (lower) tensor-core low end: still sound
+    assert _energy(dense, vec).estimate_j == _energy(dense).estimate_j
+
+
+def test_on_vector_units_reads_the_mapping_strategy_and_the_problem_type():
+    from types import SimpleNamespace as NS
+
+    assert on_vector_units(NS(mapping=NS(strategy="vector-matmul"), problem_type="MatmulProblem"))
+    assert on_vector_units(NS(mapping=NS(strategy="streaming"), problem_type="StreamProblem"))
+    assert not on_vector_units(NS(mapping=NS(strategy="tiled-matmul"), problem_type="MatmulProblem"))
+    assert not on_vector_units(NS(mapping=NS(strategy="flash-attention"), problem_type="AttentionProblem"))
+    op = NS(mapping=NS(strategy="vector-matmul"), problem_type="MatmulProblem", math_mode="bf16", flops=1e9)
+    assert op_math_j(op, {"bf16": 8e-13}, None) == pytest.approx(8e-4)  # not measured: the mode's
+    assert op_math_j(op, {"bf16": 8e-13}, 3e-11) == pytest.approx(3e-2)

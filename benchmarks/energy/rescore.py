@@ -41,6 +41,7 @@ FIELDS = (
     "peak_power_w",
     "busy_below_cap_w",
     "host_s_per_kernel",
+    "joules_per_vector_flop",
 )
 
 

@@ -11,9 +11,12 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
-  graph GEMMs      a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (no host gaps): meant
-                   to sit below the cap, it reached it on the H200 (743-747 W), so busy_below_cap_w
-                   is context; the estimate's busy power is busy_w (below) where measured
+  depthwise        a 3x3 depthwise bf16 convolution (one channel per group, channels-last) streaming
+                   from DRAM: its math runs on the vector (CUDA-core) units, not the tensor cores;
+                   its power less P_s and its DRAM bytes x e_b, per FLOP, is the vector units'
+                   energy per FLOP (joules_per_vector_flop, e7est; kept apart from the fit). It took
+                   the place of a CUDA graph of mid-size GEMMs (busy_below_cap_w: context since
+                   e6est, it reached the cap on the H200) so the calibration keeps its time
   L2-resident      a square bf16 GEMM whose operands stay in L2 (kernels longer than a launch: the
                    SMs and L2 busy at full clock, no DRAM): what "busy" costs beyond the static
                    power, the estimate's busy floor for operators that do real work (busy_w; on
@@ -50,9 +53,10 @@ CAPPED_N = 8192
 BUSY_WINDOW = "L2-resident matmul"  # the window busy_w comes from (_busy_matmul_window)
 LAUNCH_WINDOW = "launch-bound eager mix"  # static with the clocks up; the host time per kernel
 MIX_KERNELS = 5  # kernels one call of _eager_mix launches
-GRAPH_WINDOW = "graph-replayed gemm"  # busy_below_cap_w (_graph_gemm_window)
-GRAPH_GEMM = (16384, 1024, 128)  # m, k, n: ~4.3 GFLOP, ~36 MB a call
-GRAPH_CALLS = 16
+VECTOR_WINDOW = "depthwise conv"  # joules_per_vector_flop (_depthwise_window)
+# n, c, h, w of the 3x3 depthwise probe (bf16, stride 1, padding 1): ~0.6 GFLOP and ~134 MB a
+# call (input and output each 2.5x an H200's L2, so every byte streams), ~65 us on an H200
+DEPTHWISE = (16, 512, 64, 64)
 SQUARE = (("bf16", 8192), ("bf16", 4096), ("fp16", 8192), ("tf32", 8192))
 SKINNY = (8192, 8192, 64)  # m, k, n (bf16)
 
@@ -62,7 +66,8 @@ METHOD = (
     "executions kept queued on the device, measured edge to edge on NVML's energy counter for >= {win:g} s; least-squares fit of each loaded "
     "window's mean power P = P_s + sum_m e_m FLOP_m/s + e_b B/s (idle kept apart); lower ends = "
     "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
-    "from the fit: a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (busy power below the cap) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
+    "from the fit: a 3x3 depthwise bf16 convolution streaming from DRAM (vector-unit math: (its power - P_s - e_b B/s) "
+    "per FLOP/s is the vector units' energy per FLOP) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
     "of continuous load, at the power cap (their rates: context)"
 )
 
@@ -188,45 +193,52 @@ def _eager_mix(torch, dev):
     return mix
 
 
-def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
-    """The busy window BELOW the cap: a CUDA graph replaying GRAPH_CALLS mid-size bf16 GEMMs
-    (GRAPH_GEMM: m x k x n), cycling over operands that together exceed twice L2, so each kernel
-    (~10-20 us on an H200) streams its larger operand from DRAM while its tensor cores run at
-    full clock; one replay launches them all, so there are no host gaps between the kernels
-    (the L2-resident multiply it replaces idled between ~3 us kernels). Meant to show what short,
-    partly memory-bound tensor-core kernels draw above the static power below the cap; on the H200
-    it reached the cap (743-747 W), so it is context (busy_below_cap_w): the queued estimate uses
-    it only where busy_w was not measured (tensorforge.energy.queued_estimate). Kept apart from
-    the fit."""
-    import torch
+def depthwise_call(n: int, c: int, h: int, w: int) -> tuple[float, float]:
+    """(FLOPs, DRAM bytes) of one call of the depthwise probe: 9 multiply-adds per output element
+    (3x3, stride 1, padding 1: the output is as large as the input), the input and output each
+    read or written once from DRAM (bf16, 2 bytes) and the filter (negligible)."""
+    elements = float(n * c * h * w)
+    return 2.0 * 9.0 * elements, 2.0 * (2.0 * elements + 9.0 * c)
 
-    from ..measure.cuda_graph import paired_graph
+
+def vector_flop_j(point: EnergyPoint, static_w: float, joules_per_dram_byte: float) -> float | None:
+    """The vector units' energy per FLOP from the depthwise window: what its counter joules hold
+    beyond the static power over its seconds and its DRAM bytes at the fitted energy per byte, per
+    FLOP (the same split the estimate makes of a vector-unit operator: P_s x t + e_b x bytes +
+    e_vec x FLOPs); never below 0; None without FLOPs."""
+    flops = sum(point.flops.values())
+    if flops <= 0:
+        return None
+    return max(0.0, (point.joules - static_w * point.seconds - joules_per_dram_byte * point.dram_bytes) / flops)
+
+
+def _depthwise_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
+    """The vector-unit window: a 3x3 depthwise bf16 convolution (DEPTHWISE; cuDNN, channels-last as
+    the conv2d workloads run), back to back. One channel per group leaves nothing for a
+    tensor-core tile: its multiply-adds run on the CUDA cores, each with its loads and
+    conversions, while the input streams from DRAM at about half the copy's rate. Why a probe of
+    its own: on the H200 conv_depthwise_3x3 drew 577-648 W in six sessions where its DRAM bytes
+    at e_b and its FLOPs at the bf16 tensor-core coefficient accounted for ~360 W (its estimate
+    -33 to -37%); the tensor-core windows cannot say what a CUDA-core FLOP costs. Run right after
+    the launch-bound window, at full clock (a depthwise window stays below the cap). Kept apart
+    from the fit."""
+    import torch
+    import torch.nn.functional as F
+
     from ..measure.precision import math_mode
 
-    m, k, n = GRAPH_GEMM
+    n, c, h, w = DEPTHWISE
     with math_mode("bf16") as dtype:
-        size = torch.empty((), dtype=dtype).element_size()
-        sets = max(2, -(-2 * _l2_bytes(dev) // (size * m * k)))  # the A operands exceed 2 x L2
-        a = [torch.randn(m, k, device=dev, dtype=dtype) for _ in range(sets)]
-        b = torch.randn(k, n, device=dev, dtype=dtype)
-        out = [torch.empty(m, n, device=dev, dtype=dtype) for _ in range(sets)]
-
-        def warm():  # cuBLAS warmed outside the capture (its workspace, its choice)
-            for i in range(sets):
-                torch.matmul(a[i], b, out=out[i])
-
-        def body():
-            for i in range(GRAPH_CALLS):
-                torch.matmul(a[i % sets], b, out=out[i % sets])
-
-        graph = paired_graph(torch, warm, body, dev)
+        x = torch.randn(n, c, h, w, device=dev, dtype=dtype).to(memory_format=torch.channels_last)
+        weight = torch.randn(c, 1, 3, 3, device=dev, dtype=dtype).to(memory_format=torch.channels_last)
+        flops, moved = depthwise_call(n, c, h, w)
         point, _c = _window(
-            f"{GRAPH_WINDOW} bf16 {m}x{k}x{n} x{GRAPH_CALLS}",
-            graph.replay,
+            f"{VECTOR_WINDOW} bf16 3x3 {n}x{c}x{h}x{w} (vector units)",
+            lambda: F.conv2d(x, weight, None, 1, 1, 1, c),
             sync,
             power,
-            {"bf16": 2.0 * m * k * n * GRAPH_CALLS},
-            float(size * (m * k + k * n + m * n) * GRAPH_CALLS),
+            {"bf16": flops},
+            moved,
             event,
         )
     return point
@@ -259,9 +271,9 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             apart: list[EnergyPoint] = []  # measured, kept out of the fit
             # right after the launch-bound window, while the cap's ~1 s average is low: full clock
             try:
-                apart.append(_graph_gemm_window(dev, sync, power, event))
-            except Exception as exc:  # noqa: BLE001 - a graph this backend cannot capture: busy_w stands in
-                print(f"energy probe: the graph-replayed GEMM window failed ({exc}); busy_w stands in", file=sys.stderr)
+                apart.append(_depthwise_window(dev, sync, power, event))
+            except Exception as exc:  # noqa: BLE001 - no depthwise kernel here: vector FLOPs keep their mode's e_m
+                print(f"energy probe: the depthwise window failed ({exc}); no vector energy per FLOP", file=sys.stderr)
             size = default_copy_bytes(dev)
             src = torch.empty(size, dtype=torch.uint8, device=dev).random_()
             dst = torch.empty_like(src)
@@ -331,7 +343,7 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
         )
         capped_windows = [p for p in apart if p.name.startswith("capped")]
         busy = next((p for p in apart if p.name.startswith(BUSY_WINDOW)), None)
-        below = next((p for p in apart if p.name.startswith(GRAPH_WINDOW)), None)
+        vector = next((p for p in apart if p.name.startswith(VECTOR_WINDOW)), None)
         record = attrs.evolve(
             record,
             capped_rate_flop_s=capped or None,
@@ -340,7 +352,9 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             else None,
             busy_w=max(0.0, busy.joules / busy.seconds - record.static_w) if busy is not None else None,
             peak_power_w=peak_power_w((*points, *apart)),
-            busy_below_cap_w=max(0.0, below.joules / below.seconds - record.static_w) if below is not None else None,
+            joules_per_vector_flop=vector_flop_j(vector, record.static_w, record.joules_per_dram_byte)
+            if vector is not None
+            else None,
             host_s_per_kernel=launch.seconds / (launch.executions * MIX_KERNELS) if launch.executions else None,
         )
         fitted = [attrs.evolve(p, residual_w=r) for p, r in zip(points, residuals)]

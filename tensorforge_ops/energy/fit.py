@@ -125,6 +125,7 @@ def to_core(record: EnergyCoefficientsRecord, power_limit: tuple[float, str] | N
         peak_power_w=record.peak_power_w,
         busy_below_cap_w=record.busy_below_cap_w,
         host_s_per_kernel=record.host_s_per_kernel,
+        joules_per_vector_flop=record.joules_per_vector_flop,
     )
 
 

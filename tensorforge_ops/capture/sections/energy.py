@@ -163,6 +163,12 @@ class EnergyCoefficientsRecord:
         "kernels x this (energy5e)",
         "s",
     )
+    joules_per_vector_flop: float | None = optional(
+        "energy per FLOP of math on the vector (CUDA-core) units: the 3x3 depthwise bf16 convolution window's joules "
+        "less static_w x its seconds and its DRAM bytes x joules_per_dram_byte, per FLOP; the estimate charges it to "
+        "operators that run on the vector units (a vector mapping: depthwise convolutions; elementwise work) (e7est)",
+        "J/FLOP",
+    )
     peak_power_w: float | None = optional(
         "the highest mean power (counter) of any loaded probe window: the power the power-limited bound lets the "
         "device draw where it exceeds the enforced limit (the cap regulates a ~1 s average; docs/energy.md)",

@@ -39,7 +39,7 @@ python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", tr
 echo "installed; $(left) s left"
 # Bytecode for the modules a run imports lazily (the profiler's first session pulls in torch._dynamo,
 # sympy and FSDP). The lent machine's torch environment has no .pyc files and does not keep the ones
-# Python writes (06:49 UTC: importing torch, torch._dynamo and sympy took 12.2 s, and 9.2 s again in
+# Python writes (06:16 UTC: importing torch, torch._dynamo and sympy took 12.2 s, and 9.2 s again in
 # the next process), so every process compiles ~2,500 files: 7.3 s of the 06:10 UTC cProfile'd run.
 # pip compiles them at install, so a user's run does not pay it. The session keeps bytecode in its
 # own folder (PYTHONPYCACHEPREFIX), filled once here, timed, outside the run's timing.

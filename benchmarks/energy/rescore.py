@@ -16,9 +16,15 @@ Columns per workload:
             (1 + err) = (1 + time) x (1 + power)
   stored    the error of the estimate the capture recorded (the code that ran)
   CAP       the estimate ran at the power cap
+  HOST x    the estimate's time is the host's launches (kernels x the eager-mix probe's host time
+            per kernel); x = the window's seconds per execution / kernels over that probe figure
+            (1.0: the probe tracked the window's host pace; e7est)
 
-  python benchmarks/energy/rescore.py CAPTURE [CAPTURE...]     (a run and its held-out capture
-                                                               may be given together)
+  --vector-flop-j J   a STAND-IN energy per vector-unit FLOP where a calibration has none (before
+                      e7est's depthwise window): a sensitivity check, never a result or a coefficient
+
+  python benchmarks/energy/rescore.py [--vector-flop-j J] CAPTURE [CAPTURE...]   (a run and its
+                                                               held-out capture may be given together)
 """
 
 from __future__ import annotations
@@ -54,8 +60,13 @@ def _ns(value):
     return value
 
 
+STAND_IN: dict[str, float] = {}  # --vector-flop-j: joules_per_vector_flop where the record has none
+
+
 def coefficients(doc) -> EnergyCoefficients:
-    c = doc["calibrated"]["energy"]["coefficients"]
+    c = dict(doc["calibrated"]["energy"]["coefficients"])
+    if c.get("joules_per_vector_flop") is None and "vector" in STAND_IN:
+        c["joules_per_vector_flop"] = STAND_IN["vector"]
     sustained = ((doc["calibrated"].get("ceilings_by_regime") or {}).get("sustained") or {}).get("compute") or {}
     return EnergyCoefficients(
         **{k: c.get(k) for k in FIELDS},
@@ -84,18 +95,37 @@ def rows(path):
         sw = _ns(sustained[name]) if name in sustained else None
         s_dev = sw.estimate.device_s if sw is not None and getattr(sw, "estimate", None) else None
         r = workload_energy(w, c, cache, w.estimate.eager_s, w.estimate.device_s, s_dev, sw)
-        yield name, e, r, (stored.get(name) or {}).get("estimate_j")
+        yield name, e, r, (stored.get(name) or {}).get("estimate_j"), host_pace(w, c, e, r)
+
+
+def host_pace(w, c: EnergyCoefficients, e, r) -> float | None:
+    """The window's host time per kernel over the probe's, where the estimate's time is the host's
+    launches (queued_time took kernels x host_s_per_kernel); None elsewhere."""
+    kernels = getattr(getattr(w, "estimate", None), "kernels", None)
+    if not c.host_s_per_kernel or not kernels or r.power_limited:
+        return None
+    if r.estimate_terms.time_s <= float(w.estimate.device_s) * (1 + 1e-9):
+        return None
+    return e["seconds_per_execution"] / kernels / c.host_s_per_kernel
 
 
 def main(paths: list[str]) -> int:
+    if paths[:1] == ["--vector-flop-j"]:
+        try:
+            STAND_IN["vector"] = float(paths[1])
+        except (IndexError, ValueError):
+            print("--vector-flop-j needs a number of joules per FLOP", file=sys.stderr)
+            return 2
+        paths = paths[2:]
+        print(f"# STAND-IN joules_per_vector_flop {STAND_IN['vector']:g} where a calibration has none (sensitivity)")
     if not paths:
-        print(__doc__.strip().splitlines()[-2].strip(), file=sys.stderr)
+        print("usage: python benchmarks/energy/rescore.py [--vector-flop-j J] CAPTURE [CAPTURE...]", file=sys.stderr)
         return 2
     n = ok = ok_stored = 0
     print(f"{'workload':34s} {'err':>7s} {'time':>7s} {'power':>7s} {'stored':>7s}")
     for path in paths:
         print(f"# {path}")
-        for name, e, r, stored in rows(path):
+        for name, e, r, stored, pace in rows(path):
             measured, t = e["joules_per_execution"], r.estimate_terms
             err = r.estimate_j / measured - 1
             time = t.time_s / e["seconds_per_execution"] - 1
@@ -107,6 +137,7 @@ def main(paths: list[str]) -> int:
             print(
                 f"{name:34s} {err * 100:+6.1f}% {time * 100:+6.1f}% {power * 100:+6.1f}% {was_text}"
                 f"{'  CAP' if r.power_limited else ''}"
+                f"{f'  HOST {pace:.2f}' if pace is not None else ''}"
             )
     print(f"\nestimate within 10% of the counter: {ok} of {n} (as the captures recorded it: {ok_stored})")
     return 0

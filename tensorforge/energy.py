@@ -104,7 +104,8 @@ class EnergyCoefficients:
     peak_power_w: float | None = None
     # power above P_s of a CUDA graph of mid-size GEMMs streaming from DRAM, meant to sit below the
     # cap (on the H200 it reached it): context; the queued estimate's busy power only where busy_w
-    # was not measured; None: not measured
+    # was not measured; None: not measured (calibrations since e7est: the depthwise window took
+    # its place)
     busy_below_cap_w: float | None = None
     # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
     # None: not measured (the estimate's eager time stands in for the queued time)
@@ -399,7 +400,8 @@ def queued_estimate(
 
     * time: `queued_time` (the device's kernel time or the host's launches, whichever is slower);
     * static + activity (Wattchmen/AccelWattch-like): P_s x time, plus per operator its FLOPs x
-      e_m and its DRAM bytes (`streamed_fraction`) x e_b; an operator that keeps the device busy
+      e_m (x `joules_per_vector_flop` where its math runs on the vector units: `op_math_j`) and its
+      DRAM bytes (`streamed_fraction`) x e_b; an operator that keeps the device busy
       (`does_work`: compute-bound, not overhead-dominated) draws at least the BUSY power over its
       share of the kernel time: `busy_w`, the L2-resident GEMM window (H200: 525-540 W above P_s
       in the last two sessions, where small full-device convolutions drew 437-531 W above P_s

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for the energy ESTIMATE (issue 15, helper e6est): a fresh calibration with the
+# One device call for the energy ESTIMATE (issue 15, helpers e6est, e7est): a fresh calibration with the
 # default suite, the held-out energy suite on that calibration, a second default run on the cached
 # calibration (a second sample of the host-bound windows: their time varies from run to run), then
 # the score (score.py) and the estimate's time/power split (rescore.py), offline on those captures.
@@ -7,12 +7,13 @@
 #   default.json.gz, heldout.json.gz, rerun.json.gz, score.txt, session.log, extras.tar.gz
 #   (logs, summaries, the calibration).
 #   OUT=... PHASE_S=185 bash benchmarks/energy/estimate_session.sh      (host check: TARGET=host-cpu)
+#   NO_RERUN=1 skips the rerun (a call too short for it: default ~90 s + held-out ~41 s on the H200)
 set -u
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 OUT=${OUT:?set OUT to the folder that comes back}
 TARGET=${TARGET:-h200}
-WORK=/tmp/tf-e6est
+WORK=/tmp/tf-estimate
 rm -rf "$WORK" && mkdir -p "$WORK"
 export TENSORFORGE_HOME=$WORK/home
 deadline=$(($(date +%s) + ${PHASE_S:-185}))
@@ -38,7 +39,7 @@ echo "== default suite, fresh calibration (energy windows; no trace, budget 1 as
 run_one default "$(box 50 110)" --recalibrate --no-trace --budget 1
 echo "== held-out energy suite, that calibration"
 run_one heldout "$(box 8 60)" --suite benchmarks/energy/h200-heldout.toml --no-trace --budget 1
-if [ "$(left)" -ge 40 ]; then
+if [ -z "${NO_RERUN:-}" ] && [ "$(left)" -ge 40 ]; then
   echo "== the default suite again on the cached calibration (a second sample of every window)"
   run_one rerun "$(box 5 60)" --no-trace --budget 1
 fi

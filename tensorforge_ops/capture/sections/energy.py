@@ -154,7 +154,7 @@ class EnergyCoefficientsRecord:
     busy_below_cap_w: float | None = optional(
         "power above static_w of a CUDA graph replaying mid-size bf16 GEMMs whose operands stream from DRAM "
         "(short tensor-core kernels at full clock, no host gaps): context; the estimate's busy power only where "
-        "busy_w was not measured (on the H200 this window reached the cap)",
+        "busy_w was not measured (on the H200 this window reached the cap); calibrations before e7est only",
         "W",
     )
     host_s_per_kernel: float | None = optional(

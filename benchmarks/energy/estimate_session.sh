@@ -21,6 +21,12 @@ left() { echo $((deadline - $(date +%s))); }
 box() { # box SECONDS_RESERVED_AFTER MAX
   local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
 exec > >(tee "$OUT/session.log") 2>&1
+# bytecode in the session's own folder, warmed once and timed outside the runs (the lent machine's
+# torch keeps no .pyc: every process would compile ~2,500 files, ~7-9 s; benchmarks/h200_session.sh)
+export PYTHONPYCACHEPREFIX=$WORK/pycache
+t0=$(date +%s.%N)
+python3 -c 'import torch, torch._dynamo, sympy, torch.distributed.fsdp' 2>/dev/null
+echo "bytecode cache warmed: $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s; $(left) s left"
 quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
 run_one() { # $1 name, $2 time box; the rest: options
   local name=$1 t=$2; shift 2

@@ -8,6 +8,8 @@
 #   (logs, summaries, the calibration).
 #   OUT=... PHASE_S=185 bash benchmarks/energy/estimate_session.sh      (host check: TARGET=host-cpu)
 #   NO_RERUN=1 skips the rerun (a call too short for it: default ~90 s + held-out ~41 s on the H200)
+#   CHECK_SUITE=benchmarks/energy/h200-vector-check.toml runs that suite on the same calibration after
+#   the held-out one (check.json.gz), scored apart (e7est: depthwise shapes no probe or scored run had)
 set -u
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
@@ -45,6 +47,10 @@ echo "== default suite, fresh calibration (energy windows; no trace, budget 1 as
 run_one default "$(box 50 110)" --recalibrate --no-trace --budget 1
 echo "== held-out energy suite, that calibration"
 run_one heldout "$(box 8 60)" --suite benchmarks/energy/h200-heldout.toml --no-trace --budget 1
+if [ -n "${CHECK_SUITE:-}" ] && [ "$(left)" -ge 25 ]; then
+  echo "== check suite $CHECK_SUITE, that calibration (scored apart)"
+  run_one check "$(box 5 40)" --suite "$CHECK_SUITE" --no-trace --budget 1
+fi
 if [ -z "${NO_RERUN:-}" ] && [ "$(left)" -ge 40 ]; then
   echo "== the default suite again on the cached calibration (a second sample of every window)"
   run_one rerun "$(box 5 60)" --no-trace --budget 1
@@ -54,6 +60,10 @@ caps=$(ls "$WORK"/default.json "$WORK"/heldout.json 2>/dev/null)
 {
   echo "# score.py (run + held-out)"; python3 benchmarks/energy/score.py $caps
   echo; echo "# rescore.py: time and power parts of each estimate's error (run + held-out)"; python3 benchmarks/energy/rescore.py $caps
+  if [ -f "$WORK/check.json" ]; then
+    echo; echo "# check suite (scored apart): score.py"; python3 benchmarks/energy/score.py "$WORK/check.json"
+    echo; echo "# check suite: rescore.py"; python3 benchmarks/energy/rescore.py "$WORK/check.json"
+  fi
   if [ -f "$WORK/rerun.json" ]; then
     echo; echo "# rerun (cached calibration): score.py"; python3 benchmarks/energy/score.py "$WORK/rerun.json"
     echo; echo "# rerun: rescore.py"; python3 benchmarks/energy/rescore.py "$WORK/rerun.json"
@@ -62,6 +72,6 @@ caps=$(ls "$WORK"/default.json "$WORK"/heldout.json 2>/dev/null)
 cat "$OUT/score.txt"
 cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
 tar -C "$WORK" -czf "$OUT/extras.tar.gz" --exclude=./home --exclude=./default.json --exclude=./heldout.json \
-  --exclude=./rerun.json .
+  --exclude=./rerun.json --exclude=./check.json --exclude=./pycache .
 echo "done; $(left) s left"
 ls -la "$OUT"

@@ -406,7 +406,7 @@ def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(mon
     assert power.grid_period() is period  # once per process
     handed = []
     real = measure.grid_edges
-    monkeypatch.setattr(measure, "grid_edges", lambda w, polls, p: handed.append(p) or real(w, polls, p))
+    monkeypatch.setattr(measure, "grid_edges", lambda w, polls, p, sd=None: handed.append(p) or real(w, polls, p, sd))
     m = measure_energy(_workload(clock), lambda: None, power, 0.001, min_s=0.3, clock=clock)
     assert m.available and handed == [period.period_s]
     assert "update grid" in m.method and "whole number of periods" in m.method

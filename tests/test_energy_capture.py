@@ -108,6 +108,56 @@ def test_energy_gate_calls_a_change_only_with_evidence(capture, home):
     assert all(v.verdict == "NO VERDICT" and "no energy window" in v.reason for v in missing)
 
 
+def _with_samples(capture, home, name, samples_j):
+    """The capture with one workload's energy samples replaced, sealed again (a new digest)."""
+    rows = dict(capture.measured.workloads)
+    energy = attrs.evolve(rows[name].energy, samples_j=tuple(samples_j))
+    rows[name] = attrs.evolve(rows[name], energy=energy)
+    return seal(attrs.evolve(capture, measured=attrs.evolve(capture.measured, workloads=rows), digest=None), home)
+
+
+def _h200_like_window(seed, power_w=700.0, min_updates=10):
+    """One energy window on a simulated 100 ms counter whose power wanders (5% SD per 10 ms, so one
+    update's J per execution scatters ~1.6%, as the H200's did at the cap), with `run`'s
+    rules: >= 0.4 s and >= `min_updates` updates; its per-update samples of J per execution."""
+    from test_energy_window import NoisyDevice
+    from tensorforge_ops.energy.window import counter_window, cumulative
+
+    d = NoisyDevice(power_w=power_w, per_exec_s=1e-4, interval_s=0.1, seed=seed)
+    d.t = 0.0137
+    w = counter_window(
+        cumulative(d.run_chunk), d.joules, min_s=0.4, min_updates=min_updates, updates_max_s=1.5, clock=d.clock
+    )
+    assert w.ok
+    return w.per_execution_samples()
+
+
+def test_energy_gate_on_windows_of_ten_updates_passes_unchanged_and_calls_a_real_change(capture, home):
+    """Both directions on the evidence rule the latency gate uses (>= 10 samples, Mann-Whitney and
+    the bootstrap interval agreeing, beyond 5%): at 0.4 s a 100 ms counter gives 4-5 samples and
+    the gate says NO VERDICT (the 05:03 H200 session, all ten workloads); with windows of 10
+    updates two unchanged runs (different noise) PASS and a 10% rise in power is a REGRESSION, an
+    8% fall an IMPROVEMENT."""
+    name = "gemm_large_square"
+    base = _with_samples(capture, home, name, _h200_like_window(seed=1))
+    same = _with_samples(capture, home, name, _h200_like_window(seed=2))
+    more = _with_samples(capture, home, name, _h200_like_window(seed=3, power_w=770.0))
+    less = _with_samples(capture, home, name, _h200_like_window(seed=4, power_w=644.0))
+    short = _with_samples(capture, home, name, _h200_like_window(seed=5, min_updates=None))
+    assert len(base.measured.workloads[name].energy.samples_j) == 10
+
+    def verdict(a, b):
+        return {v.workload: v for v in energy_verdicts(Evidence("a", a), Evidence("b", b), GateSettings())}[name]
+
+    unchanged = verdict(base, same)
+    assert unchanged.verdict == "PASS" and abs(unchanged.ratio - 1) < 0.02, unchanged.reason
+    assert verdict(base, more).verdict == "REGRESSION"
+    assert verdict(base, more).ratio == pytest.approx(1.1, rel=0.02)
+    assert verdict(base, less).verdict == "IMPROVEMENT"
+    few = verdict(base, short)
+    assert few.verdict == "NO VERDICT" and "too few energy samples in the candidate" in few.reason
+
+
 def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
     more = make_capture(SPECS, home=home, energy={"gemm_large_square": 1.2, "transformer_decode": 0.2})
     a, b = write(tmp_path / "a.json", capture), write(tmp_path / "b.json", more)

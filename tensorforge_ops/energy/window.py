@@ -441,7 +441,8 @@ def fit_grid(
        poll gap is an outlier (it keeps its grid instant; it does not place the phase);
     4. the phase is the mean over the rest, each weighted by 1 / (jitter^2 + half gap^2 / 3) (a
        midpoint between polls 2h apart is off by up to h, variance h^2 / 3): an update polled
-       coarsely counts less. Its standard error is the weighted residuals' (sandwich form).
+       coarsely counts less. Its standard error: the larger of the weighted residuals' (sandwich
+       form) and the weights' own (1 / sqrt(sum of weights)).
 
     No grid where fewer than GRID_MIN_INLIERS of the updates (or fewer than two) place the
     phase, or an update lies half a period or more off it (its index is ambiguous)."""
@@ -495,7 +496,10 @@ def fit_grid(
             None, tuple(ks), tuple(inliers), None, jitter,
             f"an update lies {worst * 1e3:.1f} ms off the fitted grid (half a period or more: its grid instant is ambiguous)",
         )
-    se = (sum((w * (o - phase)) ** 2 for w, (o, _) in zip(weights, used)) ** 0.5 / total) if len(used) > 1 else None
+    # the larger of the residuals' (sandwich) and the model's (the jitter and poll gaps assumed)
+    # standard errors: with 3-5 updates the residuals alone can come out implausibly small
+    sandwich = sum((w * (o - phase)) ** 2 for w, (o, _) in zip(weights, used)) ** 0.5 / total
+    se = max(sandwich, (1.0 / total) ** 0.5)
     left_out = [f"{(o - phase) * 1e3:+.1f} ms (half poll gap {h * 1e3:.1f} ms)" for o, h, ok in zip(offsets, halves, inliers) if not ok]
     note = (
         f"phase from {len(used)} of {n} updates polled in the window, weighted by their poll gaps; jitter "

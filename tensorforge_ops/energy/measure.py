@@ -67,9 +67,10 @@ METHOD = (
 )
 GRID_EDGES = (
     "the edges sit on the counter's own update grid: its period measured once at idle (where its updates are "
-    "regular), the phase fitted to every update polled inside the window, the window a whole number of periods "
-    "(under load each update's polled instant jitters by ~10 ms; where no idle period is known or an update lies "
-    "off the grid, the edges are the polled update instants)"
+    "regular), the phase fitted to the updates polled inside the window (robustly: an update further off than 4 x "
+    "their jitter plus its half poll gap is left out, counter.grid_fit says which), the window a whole number of "
+    "periods (under load each update's polled instant jitters by ~10 ms; where no idle period is known or the "
+    "updates do not keep one grid, the edges are the polled update instants and counter.grid_fit says why)"
 )
 
 

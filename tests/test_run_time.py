@@ -148,3 +148,46 @@ def test_the_burst_matmul_probe_runs_at_the_burst_duty():
 
     assert BURST_MATMUL_POLICY.max_duty == MAX_DUTY < 1
     assert BURST_MATMUL_POLICY.burst_s == PROBE_POLICY.burst_s
+
+
+def test_prepared_frees_the_workloads_cycles_and_freezes_what_survives():
+    """prepared() ends with a full collection: a reference cycle the builder made (and that held
+    its tensors) is freed, and what survives is frozen, so the next workload's collection does not
+    walk the modules the profiler imported lazily (torch_cuda.py: 95 collections cost 5.5 s)."""
+    import weakref
+
+    import torch
+
+    from tensorforge_ops.measure.torch_cuda import TorchCudaSession
+
+    class _Cuda:  # the CUDA calls prepared() makes, on a machine without a GPU
+        def __getattr__(self, name):
+            return {"memory_allocated": lambda d: 0, "max_memory_allocated": lambda d: 0}.get(name, lambda *a: None)
+
+    class _Node:
+        pass
+
+    kept: list[object] = []
+    made: dict[str, weakref.ref] = {}
+
+    class _Builder:
+        def build(self, params, device):
+            node = _Node()
+            node.self = node  # a cycle: only the collector frees it
+            made["cycle"] = weakref.ref(node)
+            kept.append([[] for _ in range(1000)])  # tracked containers that outlive the workload
+            return lambda: None
+
+    session = TorchCudaSession.__new__(TorchCudaSession)
+    session.torch, session.device = SimpleNamespace(cuda=_Cuda(), inference_mode=torch.inference_mode), None
+    gc.freeze()
+    session._frozen = True
+    try:
+        before = gc.get_freeze_count()
+        with session.prepared(_Builder(), None, "fp32") as prepared:
+            prepared.fn()
+        assert made["cycle"]() is None  # the cycle was collected before the freeze
+        assert gc.get_freeze_count() >= before + 1000  # the survivors were frozen
+    finally:
+        session.close()
+    assert gc.get_freeze_count() == 0

@@ -78,7 +78,11 @@ class TorchCudaSession(Session):
         # once per estimate-terms item (~100) and per workload: seconds of a run spent on objects
         # that live as long as the process. Freezing them (gc.freeze) moves them out of the
         # collector's generations, so a collection walks only what was made since the session
-        # opened; close() hands them back.
+        # opened; close() hands them back. The survivors of each workload's collection are frozen
+        # too (prepared()): the profiler's first session imports torch._dynamo, sympy and FSDP
+        # (~200k more objects), after which every collection took ~58 ms (95 of them, 5.5 s of an
+        # H200 run, cProfile 2026-12-01 06:10 UTC). What survives a full collection with the
+        # workload's callable gone is state the process keeps (modules, the flush buffer, results).
         gc.freeze()
         self._frozen = True
 
@@ -116,6 +120,8 @@ class TorchCudaSession(Session):
         finally:
             del fn
             gc.collect()
+            if self._frozen:
+                gc.freeze()
             torch.cuda.empty_cache()
 
     def timing_policy(self, budget_s: float):

@@ -5,6 +5,7 @@ its recomputation by `verify`; the energy gate; right-sizing with an energy pric
 objective; the report's energy section; a target file's [power] table."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -163,8 +164,12 @@ def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
     a, b = write(tmp_path / "a.json", capture), write(tmp_path / "b.json", more)
     plain = subprocess.run([TF, "gate", str(a), str(b)], capture_output=True, text=True)
     assert "energy-gate" not in plain.stdout
-    asked = subprocess.run([TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True)
+    # a wide screen: the reason is read whole here, not wrapped (the narrow layout has tests of its own)
+    wide = dict(os.environ, COLUMNS="250")
+    asked = subprocess.run([TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True, env=wide)
     assert asked.returncode == 1 and "energy-gate" in asked.stdout and "more energy" in asked.stdout
+    # the change split into the windows' time and power (context for reading it)
+    assert "time per execution" in asked.stdout and "power" in asked.stdout
 
 
 def test_rightsize_adds_measured_energy_to_the_cost(capture):

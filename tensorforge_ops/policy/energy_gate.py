@@ -45,6 +45,20 @@ def _samples(row, role: str, settings: GateSettings) -> tuple[list[float] | None
     return samples, None
 
 
+def _split(a, b) -> str:
+    """The change of J per execution split into its time and power parts (J = mean power x seconds
+    per execution, from the two windows): context for reading a verdict, never a verdict. Why: a
+    host-bound loop's window (an eager decode, a tiny GEMM) spends ~static power for as long as the
+    host takes per call, so its joules follow the host's speed from run to run (the 05:03 H200
+    runs: gemm_tiny 2.06 and 2.59 mJ per execution, unchanged code); a change in time with the
+    power unchanged says that, a change in power says the device drew more."""
+    if not (a.seconds_per_execution and b.seconds_per_execution and a.mean_power_w and b.mean_power_w):
+        return ""
+    t = b.seconds_per_execution / a.seconds_per_execution - 1
+    w = b.mean_power_w / a.mean_power_w - 1
+    return f"; time per execution {t * 100:+.1f}%, power {w * 100:+.1f}%"
+
+
 def _floor_violation(evidence: Evidence, name: str, row) -> bool:
     """The energy floor check recomputed from the capture (never the recorded one)."""
     from ..capture.compare_energy import energy_row
@@ -98,6 +112,7 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
         )
         change = f"{(ratio - 1) * 100:+.1f}% J per execution (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
         verdict = classify(ratio, p, low, high, settings)
+        change += _split(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]
         if verdict == "REGRESSION":
             reason = f"more energy: {change}"
         elif verdict == "IMPROVEMENT":

@@ -300,7 +300,12 @@ class QueuedSteps:
 
 
 def _method(
-    how: str, min_s: float, settle_s: float, long_s: float | None, edges: str = GRID_EDGES, min_updates: int | None = None
+    how: str,
+    min_s: float,
+    settle_s: float,
+    long_s: float | None,
+    edges: str = GRID_EDGES,
+    min_updates: int | None = None,
 ) -> str:
     updates = (
         f" spanning >= {min_updates} of its updates (one sample of joules per execution each; at most the first "

@@ -425,9 +425,11 @@ class GridFit:
     note: str  # what placed the phase and what was left out, or why there is no grid
 
 
-def fit_grid(
-    updates: Sequence[tuple[float, float]], period_s: float, idle_sd_s: float | None = None
-) -> GridFit:
+def _no_grid(note: str) -> GridFit:
+    return GridFit(None, (), (), None, None, note)
+
+
+def fit_grid(updates: Sequence[tuple[float, float]], period_s: float, idle_sd_s: float | None = None) -> GridFit:
     """Fit the phase of a grid of known period to a window's updates (`updates`: (polled
     midpoint, half the gap of the polls that bracket it)), robust to the few updates published
     far late or polled coarsely at the power cap:
@@ -450,7 +452,7 @@ def fit_grid(
     halves = [h for _, h in updates]
     n = len(times)
     if n < 2:
-        return GridFit(None, (), (), None, None, f"{n} update(s) polled in the window (< 2)")
+        return _no_grid(f"{n} update(s) polled in the window (< 2)")
 
     def indexed(ref: float) -> tuple[list[int], list[float], float, float]:
         # each update's grid index counted from `ref`, its offset t - k x period, their median and
@@ -466,24 +468,21 @@ def fit_grid(
     ks = [k - ks[0] for k in ks]
     if len(set(ks)) != n:
         a, b = next((x, y) for x, y, i, j in zip(times, times[1:], ks, ks[1:]) if i == j)
-        return GridFit(
-            None, (), (), None, None,
+        return _no_grid(
             f"two updates {abs(b - a) * 1e3:.1f} ms apart fall on one grid instant of the {period_s * 1e3:.2f} ms period",
         )
     offsets = [t - k * period_s for t, k in zip(times, ks)]
     first = statistics.median(offsets)
     jitter = max(spread, idle_sd_s or 0.0, GRID_MIN_JITTER_S)
     if spread > GRID_MAX_JITTER * period_s:
-        return GridFit(
-            None, tuple(ks), (), None, jitter,
+        return _no_grid(
             f"the updates jitter by {spread * 1e3:.1f} ms (robust SD) about the best grid, more than "
             f"{GRID_MAX_JITTER:g} of the period: the updates do not keep the idle grid",
         )
     inliers = [abs(o - first) <= GRID_OUTLIER_SDS * jitter + h for o, h in zip(offsets, halves)]
     used = [(o, h) for (o, h), ok in zip(zip(offsets, halves), inliers) if ok]
     if len(used) < 2 or len(used) < GRID_MIN_INLIERS * n:
-        return GridFit(
-            None, tuple(ks), tuple(inliers), None, jitter,
+        return _no_grid(
             f"only {len(used)} of {n} updates lie within {GRID_OUTLIER_SDS:g} x {jitter * 1e3:.1f} ms (their "
             "jitter) plus their half poll gap of one grid: the updates do not keep the idle grid",
         )
@@ -492,21 +491,28 @@ def fit_grid(
     phase = sum(w * o for w, (o, _) in zip(weights, used)) / total
     worst = max(abs(o - phase) for o in offsets)
     if worst >= period_s / 2:
-        return GridFit(
-            None, tuple(ks), tuple(inliers), None, jitter,
+        return _no_grid(
             f"an update lies {worst * 1e3:.1f} ms off the fitted grid (half a period or more: its grid instant is ambiguous)",
         )
     # the larger of the residuals' (sandwich) and the model's (the jitter and poll gaps assumed)
     # standard errors: with 3-5 updates the residuals alone can come out implausibly small
     sandwich = sum((w * (o - phase)) ** 2 for w, (o, _) in zip(weights, used)) ** 0.5 / total
     se = max(sandwich, (1.0 / total) ** 0.5)
-    left_out = [f"{(o - phase) * 1e3:+.1f} ms (half poll gap {h * 1e3:.1f} ms)" for o, h, ok in zip(offsets, halves, inliers) if not ok]
+    left_out = [
+        f"{(o - phase) * 1e3:+.1f} ms (half poll gap {h * 1e3:.1f} ms)"
+        for o, h, ok in zip(offsets, halves, inliers)
+        if not ok
+    ]
     note = (
         f"phase from {len(used)} of {n} updates polled in the window, weighted by their poll gaps; jitter "
         f"{jitter * 1e3:.2f} ms (robust SD"
         + (f", idle SD {idle_sd_s * 1e3:.2f} ms" if idle_sd_s else "")
         + f"), tolerance {GRID_OUTLIER_SDS:g} x jitter + half poll gap"
-        + (f"; left out as outliers (kept on their grid instants): {', '.join(left_out)}" if left_out else "; none left out")
+        + (
+            f"; left out as outliers (kept on their grid instants): {', '.join(left_out)}"
+            if left_out
+            else "; none left out"
+        )
     )
     return GridFit(phase, tuple(ks), tuple(inliers), se, jitter, note)
 

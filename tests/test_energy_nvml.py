@@ -422,3 +422,37 @@ def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(mon
     assert first.period_s is None and "< 3" in first.reason
     second = quiet.grid_period()
     assert second is not first and quiet.grid_period() is second
+
+
+def test_the_period_is_measured_once_per_gpu_and_process():
+    """`run --recalibrate` opens NVML twice (the energy probe, then the run): the second opening
+    reuses the period the first measured for the same GPU (its UUID) instead of ~0.5 s of idle
+    polls again; another GPU, or a driver without UUIDs, measures its own."""
+    from tensorforge_ops.energy import nvml_power
+
+    class UuidNvml(FakeNvml):
+        uuid = "GPU-e7gate-test"
+
+        def nvmlDeviceGetUUID(self, handle):
+            return self.uuid
+
+    clock = SimClock()
+
+    def opened(nvml):
+        power, _ = NvmlPower.open(0, nvml)
+        power.clock, power.sleep = clock, lambda s: setattr(clock, "t", clock.t + s)
+        return power
+
+    nvml_power._PERIODS.pop(UuidNvml.uuid, None)
+    first = opened(UuidNvml(clock, interval_s=0.1)).grid_period()
+    assert first.period_s == pytest.approx(0.1, abs=1e-3)
+    began = clock.t
+    again = opened(UuidNvml(clock, interval_s=0.1)).grid_period()
+    assert again is first and clock.t == began  # no polls
+    other = UuidNvml(clock, interval_s=0.1)
+    other.uuid = "GPU-another"
+    assert opened(other).grid_period() is not first and clock.t > began
+    began = clock.t
+    assert opened(FakeNvml(clock, interval_s=0.1)).grid_period().period_s is not None and clock.t > began
+    nvml_power._PERIODS.pop(UuidNvml.uuid, None)
+    nvml_power._PERIODS.pop("GPU-another", None)

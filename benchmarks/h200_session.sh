@@ -101,7 +101,7 @@ else
   t=$(box 260 150)
   timeout -s INT "$t" python3 benchmarks/bench_vs_do_bench.py --rounds "${ROUNDS:-3}" --deadline $((t > 30 ? t - 12 : 18)) \
     -o "$OUT/do_bench.json" 2>&1 |
-    quiet | tail -16
+    quiet | tail -20
   echo "== GPU tests"; echo "$(left) s left"
   timeout "$(box 85 200)" python3 -m pytest -q -p no:cacheprovider -m gpu --durations=15 tests >"$WORK/gpu-tests.log" 2>&1
   echo "GPU tests: exit $?"; tail -12 "$WORK/gpu-tests.log"

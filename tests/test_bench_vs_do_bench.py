@@ -89,6 +89,8 @@ def _fake_triton(torch, log: list):
 @pytest.fixture
 def fakes(monkeypatch):
     monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
+    # host-bound rows' interleaved windows need CUDA events: tested on their own below
+    monkeypatch.setattr(bench, "interleaved_eager", lambda phases, fn, triton: {"stand-in": True})
     log: list = []
     torch, current = _fake_torch(log)
     return torch, current, _fake_triton(torch, log), log
@@ -309,3 +311,52 @@ def test_a_host_bound_row_runs_its_rounds_back_to_back(fakes, monkeypatch):
     assert rests == [] and settles == [False] * 6 and row["rounds_rested"] is False
     assert row["host_bound_verdict"]["ratio"] == pytest.approx(1.0) and row["host_bound_verdict"]["within"]
     assert "graph_ratio" not in row
+
+
+def test_interleaved_eager_windows_alternate_and_are_judged_on_their_pairs(monkeypatch):
+    """A host-bound row's interleaved comparison: pairs of short windows, order alternating, our
+    window the sustained eager loop (ContinuousLoad), do_bench with rep = the window, the host's
+    rate stepping between pairs (both harnesses alike) and the verdict on the pair ratios."""
+    from tensorforge_ops.measure import cuda_sustained
+
+    order: list[str] = []
+    host = {"rate": 1.0}
+
+    def window_done():  # the host steps between pairs (after every second window), not inside one
+        if len(order) % 2 == 0:
+            host["rate"] = 1.6 if host["rate"] == 1.0 else 1.0
+
+    class _Load:
+        def __init__(self, flush_step, window_s):
+            self.window_s = window_s
+
+        def calls_for(self, per_call_s, window_s=None):
+            return int(self.window_s / per_call_s)
+
+        def queue(self, fn, calls):
+            order.append(f"ours:{calls}")
+            pairs = [2.0e-3 * host["rate"]] * calls
+            window_done()
+            return pairs
+
+        @staticmethod
+        def read(pairs):
+            return list(pairs)
+
+    def do_bench(fn, warmup, rep, return_mode):
+        order.append(f"ref:{rep:g}")
+        ms = 2.0 * host["rate"] * 1.004
+        window_done()
+        return ms
+
+    monkeypatch.setattr(cuda_sustained, "ContinuousLoad", _Load)
+    phases = types.SimpleNamespace(flush=lambda: None, burst_eager_s=2.4e-3, flush_s=0.1e-3)
+    out = bench.interleaved_eager(
+        phases, lambda: None, types.SimpleNamespace(do_bench=do_bench), pairs=4, window_s=0.05
+    )
+    assert order == ["ours:20", "ref:50", "ref:50", "ours:20", "ours:20", "ref:50", "ref:50", "ours:20"]
+    v = out["verdict"]
+    assert v["judged_on"] == "pair_ratio_median" and v["within"]
+    assert v["pair_ratio_median"] == pytest.approx(1 / 1.004)
+    assert v["ours_spread"] == pytest.approx(0.6)  # each harness alone saw the host's steps
+    assert out["reference_flush"] == "triton's own"  # no harness buffer on the stand-in

@@ -82,7 +82,7 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
     if updates:
         assert m.counter.updates >= updates and len(m.samples_j) >= updates
     period = m.counter.grid_period_s
-    assert period is not None and 0.001 < period < 1.0, (power.grid_period(), m.counter.edges_from)
+    assert period is not None and 0.001 < period < 1.0, (power.grid_period(), m.counter.edges_from, m.counter.grid_fit)
     assert m.counter.edges_from.startswith("the counter's update grid"), m.counter.grid_fit
     periods = m.window_s / period
     assert abs(periods - round(periods)) < 1e-6 and round(periods) >= m.counter.updates

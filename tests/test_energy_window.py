@@ -272,6 +272,25 @@ def test_the_period_is_measured_where_the_updates_are_regular():
     assert few.period_s is None and "< 3" in few.reason
 
 
+def test_the_period_is_the_slope_of_the_updates_not_their_median_interval():
+    """Updates published late by a growing amount, then on time again (a board settling after a
+    load): most intervals read 100.8 ms, so their median is 0.8 ms long, and 16 periods of a
+    window would be 13 ms too long; the slope over every pair of updates (Theil-Sen) weighs the
+    lateness by the pairs' distance."""
+    import statistics
+
+    from tensorforge_ops.energy.window import measure_period, update_instants
+
+    d = Device(power_w=120.0, interval_s=0.1)
+    lateness = lambda k: (0.0, 0.0008, 0.0016, 0.0024, 0.0, 0.0008, 0.0016, 0.0)[k % 8]  # noqa: E731
+    polls = _late_polls(d, 0.75, lateness, every_s=0.0002)
+    times = [t for t, _ in update_instants(polls)]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert statistics.median(gaps) == pytest.approx(0.1008, abs=0.0002)
+    p = measure_period(polls)
+    assert p.period_s == pytest.approx(0.1, abs=0.0004)
+
+
 def test_poll_period_stops_once_it_has_seen_enough_updates():
     from tensorforge_ops.energy.window import poll_period
 

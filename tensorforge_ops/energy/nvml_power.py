@@ -183,13 +183,19 @@ class NvmlPower:
         key = self._uuid() if self._grid is None else None
         if key is not None and key in _PERIODS:
             self._grid = _PERIODS[key]  # measured by an earlier instance in this process, at idle
-        if self._grid is None or (self._grid.period_s is None and self._grid_tries < 2):
+        if self._grid is None or (self._grid.period_s is None and self._grid_tries < 3):
             from .window import poll_period
 
-            # a failed measurement (irregular updates right after a load) is tried once more, at
-            # the next window: its windows keep the polled edges meanwhile
-            self._grid_tries += 1
-            self._grid = poll_period(self._counter_at, clock=self.clock, sleep=self.sleep)
+            # a failed measurement (irregular updates right after a load) is tried again at once,
+            # the device still idle and the load further behind (the 07:05 H200 session's GPU test
+            # measured it right after 50 warm-up GEMMs, got none, and its 1.5 s window kept the
+            # polled edges), then once more at the next window: its windows keep the polled edges
+            # meanwhile
+            for _ in range(2 if self._grid is None else 1):
+                self._grid_tries += 1
+                self._grid = poll_period(self._counter_at, clock=self.clock, sleep=self.sleep)
+                if self._grid.period_s is not None:
+                    break
             key = self._uuid()
             if key is not None and self._grid.period_s is not None:
                 _PERIODS[key] = self._grid

@@ -281,3 +281,45 @@ def test_target_file_power_mistakes_are_one_line(table, message):
     with pytest.raises(TensorForgeError) as err:
         target_from_toml(text[:start] + table + text[end:], "t.toml")
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def _host_bound(capture, home, name, eager_over_graph):
+    """The capture with one workload timed as a graph (primary, burst) beside a burst eager timing
+    `eager_over_graph` times slower, sealed again."""
+    from tensorforge_ops.capture.sections.phases import ModeTimingRecord
+
+    rows = dict(capture.measured.workloads)
+    row = rows[name]
+    eager_samples = tuple(s * eager_over_graph for s in row.samples_s)
+    eager = ModeTimingRecord(
+        regime="burst",
+        mode="eager",
+        samples_s=eager_samples,
+        stats=attrs.evolve(row.stats, p50=row.stats.p50 * eager_over_graph),
+        stop_reason="stable",
+        warmup_iters=5,
+        flush_bytes=row.flush_bytes,
+        method="burst eager (test)",
+    )
+    rows[name] = attrs.evolve(row, regime="burst", mode="graph", modes=(eager,))
+    return seal(attrs.evolve(capture, measured=attrs.evolve(capture.measured, workloads=rows), digest=None), home)
+
+
+def test_energy_gate_gives_no_verdict_on_a_host_bound_window(capture, home):
+    """A host-bound workload's energy window of eager calls measures the host's pace (07:05 H200:
+    the unchanged tiny GEMM read +13.8%, time +14.4%, power +0.1%): NO VERDICT naming why, even
+    where its samples would call a change; a workload whose eager time is near its graph time is
+    judged as before."""
+    name = "transformer_decode"
+    base = _host_bound(capture, home, name, 5.5)
+    slower_host = _with_samples(base, home, name, [j * 1.2 for j in base.measured.workloads[name].energy.samples_j])
+    verdict = {v.workload: v for v in energy_verdicts(Evidence("a", base), Evidence("b", slower_host))}[name]
+    assert verdict.verdict == "NO VERDICT"
+    assert "host-bound in the baseline (burst eager p50 5.5x the graph p50)" in verdict.reason
+    assert "+20.0% J per execution" in verdict.reason
+    device_bound = _host_bound(capture, home, name, 1.1)
+    more = _with_samples(
+        device_bound, home, name, [j * 1.2 for j in device_bound.measured.workloads[name].energy.samples_j]
+    )
+    judged = {v.workload: v for v in energy_verdicts(Evidence("a", device_bound), Evidence("b", more))}[name]
+    assert judged.verdict == "REGRESSION"

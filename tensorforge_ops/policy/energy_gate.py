@@ -143,9 +143,9 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
             continue
         paced = _host_bound({"baseline": base_rows[name], "candidate": cand_rows[name]}, name)
         if paced:
-            change = float(np.median(b)) / float(np.median(a)) - 1
+            moved = float(np.median(b)) / float(np.median(a)) - 1
             split = _split(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]
-            out.append(WorkloadVerdict(name, NO_VERDICT, f"{paced} ({change * 100:+.1f}% J per execution{split})"))
+            out.append(WorkloadVerdict(name, NO_VERDICT, f"{paced} ({moved * 100:+.1f}% J per execution{split})"))
             continue
         p50a, p50b = float(np.median(a)), float(np.median(b))
         ratio = p50b / p50a

@@ -95,6 +95,15 @@ def _default_capture_path(target: str) -> Path:
     help="Least length of each workload's energy window (it ends on the counter's next update).",
 )
 @click.option(
+    "--energy-updates",
+    type=click.IntRange(0, 100),
+    default=10,
+    show_default=True,
+    help="Least number of the energy counter's updates each energy window spans: one sample of joules per "
+    "execution each, what `gate --energy` compares (its --min-samples); on a 100 ms counter 10 make the window "
+    "~1 s. 0: --energy-seconds alone.",
+)
+@click.option(
     "--budget",
     "budget_s",
     type=FiniteFloat(0.01, 600),
@@ -167,6 +176,7 @@ def run(
     no_trace,
     no_energy,
     energy_seconds,
+    energy_updates,
     budget_s,
     cooldown_s,
     rest_s,
@@ -210,6 +220,7 @@ def run(
         trace=not no_trace,
         energy=not no_energy,
         energy_s=energy_seconds,
+        energy_updates=energy_updates,
         command=tuple(["tensorforge"] + sys.argv[1:]),
     )
     from .capture.export import export_all, parse_options, requested_sinks, resolve_sinks

@@ -5,6 +5,7 @@ its recomputation by `verify`; the energy gate; right-sizing with an energy pric
 objective; the report's energy section; a target file's [power] table."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,13 +109,67 @@ def test_energy_gate_calls_a_change_only_with_evidence(capture, home):
     assert all(v.verdict == "NO VERDICT" and "no energy window" in v.reason for v in missing)
 
 
+def _with_samples(capture, home, name, samples_j):
+    """The capture with one workload's energy samples replaced, sealed again (a new digest)."""
+    rows = dict(capture.measured.workloads)
+    energy = attrs.evolve(rows[name].energy, samples_j=tuple(samples_j))
+    rows[name] = attrs.evolve(rows[name], energy=energy)
+    return seal(attrs.evolve(capture, measured=attrs.evolve(capture.measured, workloads=rows), digest=None), home)
+
+
+def _h200_like_window(seed, power_w=700.0, min_updates=10):
+    """One energy window on a simulated 100 ms counter whose power wanders (5% SD per 10 ms, so one
+    update's J per execution scatters ~1.6%, as the H200's did at the cap), with `run`'s
+    rules: >= 0.4 s and >= `min_updates` updates; its per-update samples of J per execution."""
+    from test_energy_window import NoisyDevice
+    from tensorforge_ops.energy.window import counter_window, cumulative
+
+    d = NoisyDevice(power_w=power_w, per_exec_s=1e-4, interval_s=0.1, seed=seed)
+    d.t = 0.0137
+    w = counter_window(
+        cumulative(d.run_chunk), d.joules, min_s=0.4, min_updates=min_updates, updates_max_s=1.5, clock=d.clock
+    )
+    assert w.ok
+    return w.per_execution_samples()
+
+
+def test_energy_gate_on_windows_of_ten_updates_passes_unchanged_and_calls_a_real_change(capture, home):
+    """Both directions on the evidence rule the latency gate uses (>= 10 samples, Mann-Whitney and
+    the bootstrap interval agreeing, beyond 5%): at 0.4 s a 100 ms counter gives 4-5 samples and
+    the gate says NO VERDICT (the 05:03 H200 session, all ten workloads); with windows of 10
+    updates two unchanged runs (different noise) PASS and a 10% rise in power is a REGRESSION, an
+    8% fall an IMPROVEMENT."""
+    name = "gemm_large_square"
+    base = _with_samples(capture, home, name, _h200_like_window(seed=1))
+    same = _with_samples(capture, home, name, _h200_like_window(seed=2))
+    more = _with_samples(capture, home, name, _h200_like_window(seed=3, power_w=770.0))
+    less = _with_samples(capture, home, name, _h200_like_window(seed=4, power_w=644.0))
+    short = _with_samples(capture, home, name, _h200_like_window(seed=5, min_updates=None))
+    assert len(base.measured.workloads[name].energy.samples_j) == 10
+
+    def verdict(a, b):
+        return {v.workload: v for v in energy_verdicts(Evidence("a", a), Evidence("b", b), GateSettings())}[name]
+
+    unchanged = verdict(base, same)
+    assert unchanged.verdict == "PASS" and abs(unchanged.ratio - 1) < 0.02, unchanged.reason
+    assert verdict(base, more).verdict == "REGRESSION"
+    assert verdict(base, more).ratio == pytest.approx(1.1, rel=0.02)
+    assert verdict(base, less).verdict == "IMPROVEMENT"
+    few = verdict(base, short)
+    assert few.verdict == "NO VERDICT" and "too few energy samples in the candidate" in few.reason
+
+
 def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
     more = make_capture(SPECS, home=home, energy={"gemm_large_square": 1.2, "transformer_decode": 0.2})
     a, b = write(tmp_path / "a.json", capture), write(tmp_path / "b.json", more)
     plain = subprocess.run([TF, "gate", str(a), str(b)], capture_output=True, text=True)
     assert "energy-gate" not in plain.stdout
-    asked = subprocess.run([TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True)
+    # a wide screen: the reason is read whole here, not wrapped (the narrow layout has tests of its own)
+    wide = dict(os.environ, COLUMNS="250")
+    asked = subprocess.run([TF, "gate", str(a), str(b), "--energy"], capture_output=True, text=True, env=wide)
     assert asked.returncode == 1 and "energy-gate" in asked.stdout and "more energy" in asked.stdout
+    # the change split into the windows' time and power (context for reading it)
+    assert "time per execution" in asked.stdout and "power" in asked.stdout
 
 
 def test_rightsize_adds_measured_energy_to_the_cost(capture):
@@ -226,3 +281,45 @@ def test_target_file_power_mistakes_are_one_line(table, message):
     with pytest.raises(TensorForgeError) as err:
         target_from_toml(text[:start] + table + text[end:], "t.toml")
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def _host_bound(capture, home, name, eager_over_graph):
+    """The capture with one workload timed as a graph (primary, burst) beside a burst eager timing
+    `eager_over_graph` times slower, sealed again."""
+    from tensorforge_ops.capture.sections.phases import ModeTimingRecord
+
+    rows = dict(capture.measured.workloads)
+    row = rows[name]
+    eager_samples = tuple(s * eager_over_graph for s in row.samples_s)
+    eager = ModeTimingRecord(
+        regime="burst",
+        mode="eager",
+        samples_s=eager_samples,
+        stats=attrs.evolve(row.stats, p50=row.stats.p50 * eager_over_graph),
+        stop_reason="stable",
+        warmup_iters=5,
+        flush_bytes=row.flush_bytes,
+        method="burst eager (test)",
+    )
+    rows[name] = attrs.evolve(row, regime="burst", mode="graph", modes=(eager,))
+    return seal(attrs.evolve(capture, measured=attrs.evolve(capture.measured, workloads=rows), digest=None), home)
+
+
+def test_energy_gate_gives_no_verdict_on_a_host_bound_window(capture, home):
+    """A host-bound workload's energy window of eager calls measures the host's pace (07:05 H200:
+    the unchanged tiny GEMM read +13.8%, time +14.4%, power +0.1%): NO VERDICT naming why, even
+    where its samples would call a change; a workload whose eager time is near its graph time is
+    judged as before."""
+    name = "transformer_decode"
+    base = _host_bound(capture, home, name, 5.5)
+    slower_host = _with_samples(base, home, name, [j * 1.2 for j in base.measured.workloads[name].energy.samples_j])
+    verdict = {v.workload: v for v in energy_verdicts(Evidence("a", base), Evidence("b", slower_host))}[name]
+    assert verdict.verdict == "NO VERDICT"
+    assert "host-bound in the baseline (burst eager p50 5.5x the graph p50)" in verdict.reason
+    assert "+20.0% J per execution" in verdict.reason
+    device_bound = _host_bound(capture, home, name, 1.1)
+    more = _with_samples(
+        device_bound, home, name, [j * 1.2 for j in device_bound.measured.workloads[name].energy.samples_j]
+    )
+    judged = {v.workload: v for v in energy_verdicts(Evidence("a", device_bound), Evidence("b", more))}[name]
+    assert judged.verdict == "REGRESSION"

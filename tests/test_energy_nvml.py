@@ -406,7 +406,7 @@ def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(mon
     assert power.grid_period() is period  # once per process
     handed = []
     real = measure.grid_edges
-    monkeypatch.setattr(measure, "grid_edges", lambda w, polls, p: handed.append(p) or real(w, polls, p))
+    monkeypatch.setattr(measure, "grid_edges", lambda w, polls, p, sd=None: handed.append(p) or real(w, polls, p, sd))
     m = measure_energy(_workload(clock), lambda: None, power, 0.001, min_s=0.3, clock=clock)
     assert m.available and handed == [period.period_s]
     assert "update grid" in m.method and "whole number of periods" in m.method
@@ -422,3 +422,61 @@ def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(mon
     assert first.period_s is None and "< 3" in first.reason
     second = quiet.grid_period()
     assert second is not first and quiet.grid_period() is second
+
+
+def test_the_period_is_measured_once_per_gpu_and_process():
+    """`run --recalibrate` opens NVML twice (the energy probe, then the run): the second opening
+    reuses the period the first measured for the same GPU (its UUID) instead of ~0.5 s of idle
+    polls again; another GPU, or a driver without UUIDs, measures its own."""
+    from tensorforge_ops.energy import nvml_power
+
+    class UuidNvml(FakeNvml):
+        uuid = "GPU-e7gate-test"
+
+        def nvmlDeviceGetUUID(self, handle):
+            return self.uuid
+
+    clock = SimClock()
+
+    def opened(nvml):
+        power, _ = NvmlPower.open(0, nvml)
+        power.clock, power.sleep = clock, lambda s: setattr(clock, "t", clock.t + s)
+        return power
+
+    nvml_power._PERIODS.pop(UuidNvml.uuid, None)
+    first = opened(UuidNvml(clock, interval_s=0.1)).grid_period()
+    assert first.period_s == pytest.approx(0.1, abs=1e-3)
+    began = clock.t
+    again = opened(UuidNvml(clock, interval_s=0.1)).grid_period()
+    assert again is first and clock.t == began  # no polls
+    other = UuidNvml(clock, interval_s=0.1)
+    other.uuid = "GPU-another"
+    assert opened(other).grid_period() is not first and clock.t > began
+    began = clock.t
+    assert opened(FakeNvml(clock, interval_s=0.1)).grid_period().period_s is not None and clock.t > began
+    nvml_power._PERIODS.pop(UuidNvml.uuid, None)
+    nvml_power._PERIODS.pop("GPU-another", None)
+
+
+def test_a_period_not_found_right_after_a_load_is_measured_again_at_once():
+    """The 07:05 H200 session's GPU test measured the period right after 50 warm-up GEMMs, found
+    the updates irregular, and its 1.5 s window kept the polled edges (the grid was retried only
+    at the next window, and there was none). Now a failed measurement is repeated at once: the
+    device is still idle and the load further behind."""
+
+    class SettlingNvml(FakeNvml):
+        # for the first 0.7 s the updates are published 0-25 ms late (a board still leaving a
+        # load), then on a regular 100 ms grid
+        def nvmlDeviceGetTotalEnergyConsumption(self, handle):
+            t = self.clock()
+            k = int(t // self.interval)
+            late = (0.0, 0.012, 0.003, 0.025, 0.007, 0.018, 0.001)[k % 7] if t < 0.7 else 0.0
+            if t < k * self.interval + late:
+                k -= 1
+            return int(round(k * self.interval * self.watts * 1000))
+
+    clock = SimClock()
+    power, _ = NvmlPower.open(0, SettlingNvml(clock, interval_s=0.1))
+    power.clock, power.sleep = clock, lambda s: setattr(clock, "t", clock.t + s)
+    period = power.grid_period()
+    assert period.period_s == pytest.approx(0.1, abs=1e-3) and power._grid_tries == 2  # two measurements

@@ -4,7 +4,9 @@ floor violations      MEASURED J per execution below the PREDICTED energy floor 
 estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads); the
                       count without the estimate's busy term (estimate_terms.busy_j) beside it
 counter vs integral   |integrated instantaneous power / counter - 1| <= 2%; how many windows had
-                      their edges on the counter's update grid (counter.grid_period_s, e6grid)
+                      their edges on the counter's update grid (counter.grid_period_s, e6grid);
+                      n: the window's per-update samples (what the energy gate compares, >= 10
+                      since e7gate), and the grid fit where it left an update out or was not used
 power-limited bound   sustained p50 / power-limited sustained bound for LARGE GEMMs at the cap
                       (a gemm_* workload with >= 1e10 FLOP per execution and SwPowerCap in its
                       sustained telemetry window): >= 1 and <= 1.05 (issue 15's scope); other
@@ -65,7 +67,7 @@ def main(paths):
     capped_rows = []
     print(
         f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}"
-        f" {'win s':>5s} {'spread':>6s}"
+        f" {'win s':>5s} {'spread':>6s} {'n':>3s}"
     )
     for path in paths:
         for name, e, c, capped, large in rows(path):
@@ -91,8 +93,11 @@ def main(paths):
             print(
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
                 f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
-                f" {e.get('window_s') or 0:5.2f} {spread_text}"
+                f" {e.get('window_s') or 0:5.2f} {spread_text} {len(e.get('samples_j') or ()):3d}"
             )
+            outliers = ((e.get("counter") or {}).get("grid_fit") or "").partition("left out as outliers")[2]
+            if outliers or ((e.get("counter") or {}).get("grid_fit") or "").startswith("not used"):
+                print(f"{'':34s} grid: {(e.get('counter') or {}).get('grid_fit')}")
     print(f"\nworkloads with an energy window: {n}")
     print(f"floor violations: {floor_bad}")
     print(f"estimate within 10% of the counter: {est_ok} of {n} (without its busy term: {plain_ok})")

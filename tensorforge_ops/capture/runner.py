@@ -83,6 +83,9 @@ class RunOptions:
     # around >= energy_s of back-to-back executions, after the latency timings.
     energy: bool = True
     energy_s: float = attrs.field(default=0.4, validator=finite_in(0, low_open=True))
+    # ... and spanning >= energy_updates of the counter's updates: one sample of J per execution
+    # each, what the energy gate compares (its default --min-samples: 10); 0: energy_s alone
+    energy_updates: int = attrs.field(default=10, validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0)))
     command: tuple[str, ...] = ()
 
 
@@ -614,6 +617,7 @@ class Run:
                 counter,
                 per_call,
                 min_s=self.opts.energy_s,
+                min_updates=self.opts.energy_updates or None,
                 tokens=tokens,
                 # on a GPU the executions stay queued while the host reads the counter
                 event=_cuda_event() if self.opts.backend == DEFAULT_BACKEND else None,

@@ -40,6 +40,14 @@ SETTLE_S = 0.1
 # jitter under load, not lumpy joules (docs/energy.md, "Sizing the window")
 SPREAD_TARGET = 0.008
 LONG_S = 1.2
+# `run`'s windows span at least this many counter updates (`--energy-updates`): each update
+# interval is one sample of joules per execution, and the energy gate asks for 10 (its
+# --min-samples), the latency gate's evidence rule. At 0.4 s a 100 ms counter gave 4-5 samples and
+# the gate NO VERDICT for every workload (H200, 05:03 UTC); 10 updates make it ~1.0 s there, a fast
+# counter (RAPL) none longer. UPDATES_MAX_S: a slower counter's window ends at the first update after
+# this long with what it has (fewer samples: NO VERDICT), so a window never runs away
+DEFAULT_MIN_UPDATES = 10
+UPDATES_MAX_S = 1.5
 # DIAGNOSTIC: where set, every window appends one JSON line of its raw polls to this file (the
 # counter's values and the instantaneous power, each with its time on the window's clock, and the
 # edges): what the counter's per-update lumps were studied on; never read by TensorForge itself
@@ -50,7 +58,7 @@ SWITCH_S = 0.0005
 METHOD = (
     "the workload ran back to back, {how}, no cache flush; "
     "the energy counter was read between steps, and the window runs from one counter update "
-    "(the start edge, after >= {settle_s:g} s of load) to the first update after >= {min_s:g} s (the end edge){longer}; "
+    "(the start edge, after >= {settle_s:g} s of load) to the first update after >= {min_s:g} s{updates} (the end edge){longer}; "
     "a thread polled the counter and instantaneous power every few ms; {edges}; "
     "joules = counter difference (whole updates), executions = those completed between the edges (interpolated "
     "on the step loop's log at the edge times); instantaneous power integrated over exactly those edges is the "
@@ -59,9 +67,10 @@ METHOD = (
 )
 GRID_EDGES = (
     "the edges sit on the counter's own update grid: its period measured once at idle (where its updates are "
-    "regular), the phase fitted to every update polled inside the window, the window a whole number of periods "
-    "(under load each update's polled instant jitters by ~10 ms; where no idle period is known or an update lies "
-    "off the grid, the edges are the polled update instants)"
+    "regular), the phase fitted to the updates polled inside the window (robustly: an update further off than 4 x "
+    "their jitter plus its half poll gap is left out, counter.grid_fit says which), the window a whole number of "
+    "periods (under load each update's polled instant jitters by ~10 ms; where no idle period is known or the "
+    "updates do not keep one grid, the edges are the polled update instants and counter.grid_fit says why)"
 )
 
 
@@ -83,6 +92,7 @@ def counter_record(window: CounterWindow, source: str = COUNTER_SOURCE, unit_j: 
         edges_from=window.edges_from,
         edge_resolution_s=window.edge_resolution_s,
         grid_period_s=window.grid_period_s,
+        grid_fit=window.grid_fit,
     )
 
 
@@ -117,9 +127,10 @@ def take_window(
     settle_s: float = 0.0,
     spread_target: float | None = None,
     long_s: float | None = None,
+    min_updates: int | None = None,
 ) -> Window:
     """One window: the counter edge to edge, power integrated over it, RAPL at its edges
-    (`spread_target`, `long_s`: window.counter_window)."""
+    (`spread_target`, `long_s`, `min_updates`: window.counter_window)."""
     edges: dict[str, tuple[int, ...] | None] = {}
     read_at: dict[str, float] = {}
 
@@ -157,19 +168,21 @@ def take_window(
                 step,
                 read_joules,
                 min_s=min_s,
-                max_s=max(max_s, (long_s or 0.0) + 1.0),
+                max_s=max(max_s, (long_s or 0.0) + 1.0, UPDATES_MAX_S + 1.0 if min_updates else 0.0),
                 on_edge=on_edge,
                 clock=clock,
                 settle_s=settle_s,
                 spread_target=spread_target,
                 long_s=long_s,
+                min_updates=min_updates,
+                updates_max_s=UPDATES_MAX_S if min_updates else None,
             )
     finally:
         sys.setswitchinterval(switch)
     samples = sampler.samples()
     counter = refine_edges(counter, sorted(samples.counter))
     polled = counter
-    counter = grid_edges(counter, sorted(samples.counter), period)
+    counter = grid_edges(counter, sorted(samples.counter), period, getattr(grid, "sd_s", None))
     integration = _integration(samples, counter, source)
     _trace(counter, samples, integration, polled, period)
     host: HostEnergy | None = None
@@ -286,14 +299,27 @@ class QueuedSteps:
             self.pending.popleft().synchronize()
 
 
-def _method(how: str, min_s: float, settle_s: float, long_s: float | None, edges: str = GRID_EDGES) -> str:
+def _method(
+    how: str,
+    min_s: float,
+    settle_s: float,
+    long_s: float | None,
+    edges: str = GRID_EDGES,
+    min_updates: int | None = None,
+) -> str:
+    updates = (
+        f" spanning >= {min_updates} of its updates (one sample of joules per execution each; at most the first "
+        f"update after {UPDATES_MAX_S:g} s)"
+        if min_updates
+        else ""
+    )
     longer = (
         f", run on update by update up to >= {long_s:g} s while the counter's per-update spread put the "
         f"window's edge error above {SPREAD_TARGET:.1%}"
         if long_s is not None and long_s > min_s
         else ""
     )
-    return METHOD.format(how=how, min_s=min_s, settle_s=settle_s, longer=longer, edges=edges)
+    return METHOD.format(how=how, min_s=min_s, settle_s=settle_s, longer=longer, edges=edges, updates=updates)
 
 
 def unavailable(reason: str, min_s: float = DEFAULT_MIN_S) -> EnergyMeasurement:
@@ -327,12 +353,15 @@ def measure_energy(
     event: Callable[[], Any] | None = None,
     settle_s: float = SETTLE_S,
     long_s: float | None = None,
+    min_updates: int | None = None,
 ) -> EnergyMeasurement:
     """A workload's MEASURED energy window (module docstring). `power`: an NvmlPower, or a
     RaplCounter where the host CPU is the measured device. `event`: a device event factory
     (torch.cuda.Event) to keep executions queued (QueuedSteps); None: synchronous chunks.
     `long_s`: how far past `min_s` a window whose counter updates are lumpy may run (e.g. LONG_S);
-    None (the default): the window ends at the first update after `min_s`."""
+    None (the default): the window ends at the first update after `min_s`. `min_updates`: the
+    window also spans at least this many counter updates (`run`: DEFAULT_MIN_UPDATES, the energy
+    gate's samples; window.counter_window)."""
     long_s = long_s if long_s is not None and long_s > min_s else None
     if event is not None:
         queued = QueuedSteps(fn, event, per_call_s)
@@ -353,11 +382,12 @@ def measure_energy(
             settle_s=settle_s,
             spread_target=SPREAD_TARGET if long_s is not None else None,
             long_s=long_s,
+            min_updates=min_updates,
         )
     finally:
         if queued is not None:
             queued.drain()
-    method = _method(how, min_s, settle_s, long_s)
+    method = _method(how, min_s, settle_s, long_s, min_updates=min_updates)
     c = window.counter
     if not c.ok or not c.executions or not c.seconds or c.joules is None:
         return attrs.evolve(unavailable(c.reason or "no execution completed inside the window", min_s), method=method)

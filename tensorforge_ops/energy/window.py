@@ -66,6 +66,8 @@ class CounterWindow:
     edge_resolution_s: float | None = None  # how precisely each edge's time is known
     edges_from: str = "counter reads between steps"
     grid_period_s: float | None = None  # the counter's idle update period where the edges sit on its grid
+    # which updates placed the grid and which were left out, and why; or why the grid was not used
+    grid_fit: str | None = None
 
     @property
     def seconds(self) -> float | None:
@@ -136,6 +138,8 @@ def counter_window(
     settle_s: float = 0.0,
     spread_target: float | None = None,
     long_s: float | None = None,
+    min_updates: int | None = None,
+    updates_max_s: float | None = None,
 ) -> CounterWindow:
     """Run `step` (tops up the work, returns the executions completed so far) under the counter
     read by `read_joules`, edge to edge (module docstring). `settle_s`: the start edge is the
@@ -143,7 +147,12 @@ def counter_window(
     closes was loaded (the device ramped up) and not partly idle. `spread_target`, `long_s`:
     past `min_s`, the window runs on, update by update up to `long_s`, while the counter's own
     per-update spread (update_spread) is above the target: a window sized by what the counter
-    shows, long only where its updates are lumpy (at the power cap)."""
+    shows, long only where its updates are lumpy (at the power cap). `min_updates`: past
+    `min_s`, the window runs on until it spans at least this many of the counter's updates (each
+    one sample of joules per execution for the energy gate): a 100 ms counter makes 10 updates
+    ~1.0 s, a fast counter (RAPL's ~1 ms) ends at `min_s` as before; `updates_max_s`: the window
+    ends at the first update after this long even with fewer updates (a slow counter gives a
+    window with fewer samples, which the gate calls NO VERDICT, never a hang)."""
 
     def failed(reason: str, ticks=(), chunks=0) -> CounterWindow:
         return CounterWindow(
@@ -199,7 +208,12 @@ def counter_window(
             spread = update_spread(ticks) if spread_target is not None else None
             lumpy = spread is None or spread > spread_target  # type: ignore[operator]
             long_enough = spread_target is None or long_s is None or now - start >= long_s or not lumpy
-            if now - start >= min_s and long_enough:
+            enough_updates = (
+                min_updates is None
+                or len(ticks) - 1 >= min_updates
+                or (updates_max_s is not None and now - start >= updates_max_s)
+            )
+            if now - start >= min_s and long_enough and enough_updates:
                 if on_edge is not None:
                     on_edge("end")
                 break
@@ -335,16 +349,33 @@ def integrate(samples: Sequence[tuple[float, float]], start_s: float, end_s: flo
 # period (the H200's: 99.9-100.1 ms, SD <= 0.2 ms at idle; under load the polled instants jitter
 # by 6-13 ms, which is why the period is measured at idle and only the phase in the window)
 GRID_MAX_SD_S = 0.001
-# an update further than this fraction of a period from the fitted grid is not on it: the grid
-# is not used for that window (the polled edges stand)
-GRID_MAX_RESIDUAL = 0.25
+# an update whose polled instant lies further from the fitted grid than GRID_OUTLIER_SDS x the
+# jitter of the window's updates (robust: 1.4826 x their median absolute deviation, at least the
+# idle intervals' SD and GRID_MIN_JITTER_S) plus half the gap of the two polls that bracket it is
+# an outlier: it keeps its grid instant (its joules are the counter's) but does not place the
+# phase. Why: at the power cap the sampler's polls come 5-25 ms apart and an update is now and
+# then published far late; the 05:03 H200 session's 1.5 s GPU-test window lost its grid to one
+# such update under the former rule (any update > a quarter period off: the window refused)
+GRID_OUTLIER_SDS = 4.0
+GRID_MIN_JITTER_S = 0.0005
+# updates that scatter about their best grid by more than this fraction of the period (robust SD;
+# the H200 under load: 3-9 ms of 100 ms) do not keep it: no grid, the polled edges stand
+GRID_MAX_JITTER = 0.125
+# the grid is not used where fewer than this share of the window's updates place the phase (the
+# updates do not keep one grid), or where two updates fall on one grid instant
+GRID_MIN_INLIERS = 0.5
 
 
 def update_instants(polls: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """(time, new value) of every update of the counter seen in the polls: each timed at the
     midpoint of the two polls that bracket it."""
+    return [(t, v) for t, v, _ in _bracketed_updates(polls)]
+
+
+def _bracketed_updates(polls: Sequence[tuple[float, float]]) -> list[tuple[float, float, float]]:
+    """(midpoint, new value, half the gap of the two polls that bracket it) of every update."""
     pts = sorted(polls)
-    return [((t0 + t1) / 2, v1) for (t0, v0), (t1, v1) in zip(pts, pts[1:]) if v1 > v0]
+    return [((t0 + t1) / 2, v1, (t1 - t0) / 2) for (t0, v0), (t1, v1) in zip(pts, pts[1:]) if v1 > v0]
 
 
 @attrs.frozen
@@ -358,9 +389,9 @@ class GridPeriod:
 
 
 def measure_period(polls: Sequence[tuple[float, float]], max_sd_s: float = GRID_MAX_SD_S) -> GridPeriod:
-    """The period of the counter's updates from polls taken at idle: the median interval between
-    consecutive updates, trusted where at least three intervals were seen and more than half of
-    them lie within `max_sd_s` of it (one update published late, as right after a load on the
+    """The period of the counter's updates from polls taken at idle: the Theil-Sen slope of the
+    update instants over their indices, trusted where at least three intervals were seen and more
+    than half of them lie within `max_sd_s` of their median (one update published late, as right after a load on the
     H200: 100.5, 113.4, 86.2 ms, moves two intervals and not the median). Regularity is the
     premise of the grid edges: a counter whose idle updates are irregular gets no period, and its
     windows keep the polled edges. `sd_s`: the SD of the intervals that agree."""
@@ -379,39 +410,164 @@ def measure_period(polls: Sequence[tuple[float, float]], max_sd_s: float = GRID_
             f"the idle updates are not regular ({len(agree)} of {len(gaps)} intervals within "
             f"{max_sd_s * 1e3:g} ms of their median {median * 1e3:.2f} ms)",
         )
-    return GridPeriod(median, sd, len(gaps))
+    # the period itself: the median of the slopes between every pair of updates (Theil-Sen), each
+    # pair's index difference counted in median intervals: a late update moves only the slopes it
+    # is part of, and pairs far apart weigh its lateness by 1 / their distance (the median interval
+    # alone was 0.4 ms off, 99.57 ms, in the 07:05 H200 session's GPU-test process, right after a load)
+    ks = [0]
+    for g in gaps:
+        ks.append(ks[-1] + max(1, round(g / median)))
+    slopes = [(times[j] - times[i]) / (ks[j] - ks[i]) for i in range(len(times)) for j in range(i + 1, len(times))]
+    slope = statistics.median(slopes)
+    if abs(slope - median) > max_sd_s:  # e.g. intervals alternating long and short: no one period
+        return GridPeriod(
+            None,
+            sd,
+            len(gaps),
+            f"the idle updates' slope ({slope * 1e3:.2f} ms) and median interval ({median * 1e3:.2f} ms) "
+            f"differ by more than {max_sd_s * 1e3:g} ms",
+        )
+    return GridPeriod(slope, sd, len(gaps))
 
 
-def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], period_s: float | None) -> CounterWindow:
+@attrs.frozen
+class GridFit:
+    """The phase of the counter's grid fitted to a window's updates (fit_grid)."""
+
+    phase_s: float | None  # the grid instant of the window's first update; None: no grid
+    ks: tuple[int, ...]  # each update's grid index, counted from the first
+    inliers: tuple[bool, ...]  # which updates placed the phase
+    phase_se_s: float | None  # the phase's standard error
+    jitter_s: float | None  # the updates' jitter about the grid (robust SD) the tolerance came from
+    note: str  # what placed the phase and what was left out, or why there is no grid
+
+
+def _no_grid(note: str) -> GridFit:
+    return GridFit(None, (), (), None, None, note)
+
+
+def fit_grid(updates: Sequence[tuple[float, float]], period_s: float, idle_sd_s: float | None = None) -> GridFit:
+    """Fit the phase of a grid of known period to a window's updates (`updates`: (polled
+    midpoint, half the gap of the polls that bracket it)), robust to the few updates published
+    far late or polled coarsely at the power cap:
+
+    1. each update's grid index, counted in periods from the update that leaves the others least
+       scattered (so no single late update shifts the others' indices); two on one index: no grid;
+    2. a first phase at the median of t_k - k x period, and the updates' jitter about it as
+       1.4826 x their median absolute deviation (above GRID_MAX_JITTER of the period: no grid),
+       at least the idle intervals' SD (`idle_sd_s`) and GRID_MIN_JITTER_S;
+    3. an update further from that phase than GRID_OUTLIER_SDS x the jitter plus its own half
+       poll gap is an outlier (it keeps its grid instant; it does not place the phase);
+    4. the phase is the mean over the rest, each weighted by 1 / (jitter^2 + half gap^2 / 3) (a
+       midpoint between polls 2h apart is off by up to h, variance h^2 / 3): an update polled
+       coarsely counts less. Its standard error: the larger of the weighted residuals' (sandwich
+       form) and the weights' own (1 / sqrt(sum of weights)).
+
+    No grid where fewer than GRID_MIN_INLIERS of the updates (or fewer than two) place the
+    phase, or an update lies half a period or more off it (its index is ambiguous)."""
+    times = [t for t, _ in updates]
+    halves = [h for _, h in updates]
+    n = len(times)
+    if n < 2:
+        return _no_grid(f"{n} update(s) polled in the window (< 2)")
+
+    def indexed(ref: float) -> tuple[list[int], list[float], float, float]:
+        # each update's grid index counted from `ref`, its offset t - k x period, their median and
+        # robust SD (1.4826 x median absolute deviation)
+        ks = [round((t - ref) / period_s) for t in times]
+        offsets = [t - k * period_s for t, k in zip(times, ks)]
+        mid = statistics.median(offsets)
+        return ks, offsets, mid, 1.4826 * statistics.median(abs(o - mid) for o in offsets)
+
+    # the indices from the update that leaves the others least scattered (and no two on one
+    # index, where one such exists): a far-late first update would shift every index counted from it
+    ks, offsets, first, spread = min((indexed(t) for t in times), key=lambda c: (len(set(c[0])) < n, c[3]))
+    ks = [k - ks[0] for k in ks]
+    if len(set(ks)) != n:
+        a, b = next((x, y) for x, y, i, j in zip(times, times[1:], ks, ks[1:]) if i == j)
+        return _no_grid(
+            f"two updates {abs(b - a) * 1e3:.1f} ms apart fall on one grid instant of the {period_s * 1e3:.2f} ms period",
+        )
+    offsets = [t - k * period_s for t, k in zip(times, ks)]
+    first = statistics.median(offsets)
+    jitter = max(spread, idle_sd_s or 0.0, GRID_MIN_JITTER_S)
+    if spread > GRID_MAX_JITTER * period_s:
+        return _no_grid(
+            f"the updates jitter by {spread * 1e3:.1f} ms (robust SD) about the best grid, more than "
+            f"{GRID_MAX_JITTER:g} of the period: the updates do not keep the idle grid",
+        )
+    inliers = [abs(o - first) <= GRID_OUTLIER_SDS * jitter + h for o, h in zip(offsets, halves)]
+    used = [(o, h) for (o, h), ok in zip(zip(offsets, halves), inliers) if ok]
+    if len(used) < 2 or len(used) < GRID_MIN_INLIERS * n:
+        return _no_grid(
+            f"only {len(used)} of {n} updates lie within {GRID_OUTLIER_SDS:g} x {jitter * 1e3:.1f} ms (their "
+            "jitter) plus their half poll gap of one grid: the updates do not keep the idle grid",
+        )
+    weights = [1.0 / (jitter**2 + h**2 / 3) for _, h in used]
+    total = sum(weights)
+    phase = sum(w * o for w, (o, _) in zip(weights, used)) / total
+    worst = max(abs(o - phase) for o in offsets)
+    if worst >= period_s / 2:
+        return _no_grid(
+            f"an update lies {worst * 1e3:.1f} ms off the fitted grid (half a period or more: its grid instant is ambiguous)",
+        )
+    # the larger of the residuals' (sandwich) and the model's (the jitter and poll gaps assumed)
+    # standard errors: with 3-5 updates the residuals alone can come out implausibly small
+    sandwich = sum((w * (o - phase)) ** 2 for w, (o, _) in zip(weights, used)) ** 0.5 / total
+    se = max(sandwich, (1.0 / total) ** 0.5)
+    left_out = [
+        f"{(o - phase) * 1e3:+.1f} ms (half poll gap {h * 1e3:.1f} ms)"
+        for o, h, ok in zip(offsets, halves, inliers)
+        if not ok
+    ]
+    note = (
+        f"phase from {len(used)} of {n} updates polled in the window, weighted by their poll gaps; jitter "
+        f"{jitter * 1e3:.2f} ms (robust SD"
+        + (f", idle SD {idle_sd_s * 1e3:.2f} ms" if idle_sd_s else "")
+        + f"), tolerance {GRID_OUTLIER_SDS:g} x jitter + half poll gap"
+        + (
+            f"; left out as outliers (kept on their grid instants): {', '.join(left_out)}"
+            if left_out
+            else "; none left out"
+        )
+    )
+    return GridFit(phase, tuple(ks), tuple(inliers), se, jitter, note)
+
+
+def grid_edges(
+    window: CounterWindow,
+    polls: Sequence[tuple[float, float]],
+    period_s: float | None,
+    idle_sd_s: float | None = None,
+) -> CounterWindow:
     """The window with its edges on the counter's regular update grid: the period measured at
-    idle (measure_period), the phase fitted to every update polled inside the window (mean of
-    t_k - k x period), the edges the grid's instants of the start and end updates, so the window
-    is exactly a whole number of periods. Why: under load the polled instant of each update
-    jitters by ~10 ms (an edge at its poll is off by ~2% of a 0.5 s window at each end), while
-    the updates themselves keep the idle grid; the phase from ~5 updates is known to a few ms and
-    the length to the period's precision. The joules are unchanged (the same two counter values);
-    executions are interpolated on the step loop's log at the grid instants. Where the polls do
-    not show both edges, an update lies off the grid, or no period is known, the window stands
-    as it was (polled edges)."""
+    idle (measure_period), the phase fitted to the updates polled inside the window (fit_grid:
+    robust to updates published far late or polled coarsely at the cap), the edges the grid's
+    instants of the start and end updates, so the window is exactly a whole number of periods.
+    Why: under load the polled instant of each update jitters by ~10 ms (an edge at its poll is
+    off by ~2% of a 0.5 s window at each end), while the updates themselves keep the idle grid;
+    the phase from ~5-10 updates is known to a few ms and the length to the period's precision.
+    The joules are unchanged (the same two counter values); executions are interpolated on the
+    step loop's log at the grid instants. Where the polls do not show both edges, the updates do
+    not keep one grid (fit_grid), or no period is known, the window keeps its polled edges and
+    `grid_fit` says why."""
     if period_s is None or not period_s > 0 or not window.ok or len(window.ticks) < 2 or not window.progress:
         return window
     j0, j1 = window.ticks[0].joules, window.ticks[-1].joules
-    ups = update_instants(polls)
-    at = {v: t for t, v in ups}
+    ups = _bracketed_updates(polls)
+    at = {v: t for t, v, _ in ups}
     if j0 not in at or j1 not in at or not at[j1] > at[j0]:
-        return window
-    inside_ups = [(t, v) for t, v in ups if j0 <= v <= j1]
-    inside = [t for t, _ in inside_ups]
-    ks = [round((t - at[j0]) / period_s) for t in inside]
-    phase = statistics.fmean(t - k * period_s for t, k in zip(inside, ks))
-    residuals = [t - phase - k * period_s for t, k in zip(inside, ks)]
-    if max(abs(r) for r in residuals) > GRID_MAX_RESIDUAL * period_s or len(set(ks)) != len(ks):
-        return window
-    n = round((at[j1] - at[j0]) / period_s)
+        return attrs.evolve(window, grid_fit="not used: the polls do not show both edges' updates")
+    inside_ups = [(t, v, h) for t, v, h in ups if j0 <= v <= j1]
+    fit = fit_grid([(t, h) for t, _, h in inside_ups], period_s, idle_sd_s)
+    if fit.phase_s is None:
+        return attrs.evolve(window, grid_fit=f"not used: {fit.note}")
+    phase = fit.phase_s
+    n = fit.ks[-1]
     start, end = phase, phase + n * period_s
     at_start = _done_at_steady(window.progress, start)
     done = _done_at_steady(window.progress, end) - at_start
-    on_grid = {v: phase + k * period_s for (_, v), k in zip(inside_ups, ks)}
+    on_grid = {v: phase + k * period_s for (_, v, _), k in zip(inside_ups, fit.ks)}
 
     def placed(tick: CounterTick) -> CounterTick:
         t = on_grid.get(tick.joules)
@@ -419,19 +575,19 @@ def grid_edges(window: CounterWindow, polls: Sequence[tuple[float, float]], peri
             return tick
         return attrs.evolve(tick, t_s=t, executions=_done_at_steady(window.progress, t) - at_start)
 
-    # the phase's standard error: how well each edge's time is known (the length: n x period)
-    resolution = statistics.stdev(residuals) / len(residuals) ** 0.5 if len(residuals) > 1 else None
     return attrs.evolve(
         window,
         start_s=start,
         end_s=end,
         ticks=tuple(placed(t) for t in window.ticks),
         executions_exact=done if done > 0 else None,
-        edge_resolution_s=resolution,
+        # the phase's standard error: how well each edge's time is known (the length: n x period)
+        edge_resolution_s=fit.phase_se_s,
         grid_period_s=period_s,
+        grid_fit=fit.note,
         edges_from=(
-            f"the counter's update grid: period {period_s * 1e3:.2f} ms measured at idle, phase fitted to the "
-            f"{len(inside)} updates polled in the window, edges {n} periods apart"
+            f"the counter's update grid: period {period_s * 1e3:.2f} ms measured at idle, phase fitted to "
+            f"{sum(fit.inliers)} of the {len(inside_ups)} updates polled in the window, edges {n} periods apart"
         ),
     )
 

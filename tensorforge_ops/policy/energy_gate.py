@@ -7,6 +7,14 @@ the threshold.
 Its samples are the energy window's joules per execution between consecutive counter updates
 (MEASURED `energy.samples_j`): one per update interval, so a short window holds few, and too few
 is NO VERDICT, never a guess.
+
+A host-bound workload (burst eager p50 at least 1.5x its graph p50: the tiny GEMM, the eager decode
+step) is NO VERDICT, whatever its samples say: its energy window runs eager calls, which last as
+long as the host CPU takes per call, at little more than static power, so its joules per execution
+measure the host's speed. On unchanged code (H200, 07:05 UTC, e7gate's run and rerun) the tiny GEMM
+came out REGRESSION (+13.8%: time per execution +14.4%, power +0.1%) and the decode step
+IMPROVEMENT (-22.1%: time -20.6%). The latency gate judges their device (graph) time; windows of
+graph replays would let this gate judge their device energy (not built).
 """
 
 from __future__ import annotations
@@ -43,6 +51,49 @@ def _samples(row, role: str, settings: GateSettings) -> tuple[list[float] | None
     if stats.p50 <= 0:
         return None, f"median joules per execution is 0 in the {role}"
     return samples, None
+
+
+def _split(a, b) -> str:
+    """The change of J per execution split into its time and power parts (J = mean power x seconds
+    per execution, from the two windows): context for reading a verdict, never a verdict. Why: a
+    host-bound loop's window (an eager decode, a tiny GEMM) spends ~static power for as long as the
+    host takes per call, so its joules follow the host's speed from run to run (the 05:03 H200
+    runs: gemm_tiny 2.06 and 2.59 mJ per execution, unchanged code); a change in time with the
+    power unchanged says that, a change in power says the device drew more."""
+    if not (a.seconds_per_execution and b.seconds_per_execution and a.mean_power_w and b.mean_power_w):
+        return ""
+    t = b.seconds_per_execution / a.seconds_per_execution - 1
+    w = b.mean_power_w / a.mean_power_w - 1
+    return f"; time per execution {t * 100:+.1f}%, power {w * 100:+.1f}%"
+
+
+# burst eager p50 / burst graph p50 at or above which the host's launches, not the device, set an
+# eager call's time (the threshold measure/cuda_sustained.py and the do_bench comparison use)
+HOST_BOUND = 1.5
+
+
+def host_bound_ratio(row) -> float | None:
+    """Burst eager p50 over burst graph p50 of a measurement, or None where it has no graph timing.
+    Read from the capture (the primary timing and `modes`), so the gate needs no device."""
+    timings = [(row.regime or "burst", row.mode or "eager", float(row.stats.p50))]
+    timings += [(m.regime, m.mode, float(m.stats.p50)) for m in row.modes or ()]
+    eager = next((p for r, m, p in timings if r == "burst" and m == "eager"), None)
+    graph = next((p for r, m, p in timings if r == "burst" and m == "graph"), None)
+    return eager / graph if eager and graph else None
+
+
+def _host_bound(rows: dict, name: str) -> str | None:
+    """Why a workload's energy window cannot be judged: its loop of eager calls is paced by the host
+    (module docstring), in the baseline or the candidate; None where neither is."""
+    for role, row in rows.items():
+        ratio = host_bound_ratio(row)
+        if ratio is not None and ratio >= HOST_BOUND:
+            return (
+                f"host-bound in the {role} (burst eager p50 {ratio:.1f}x the graph p50): its energy window "
+                "of eager calls lasts as long as the host takes per call, so its joules per execution "
+                "follow the host CPU's speed, not the device; the latency gate judges its device time"
+            )
+    return None
 
 
 def _floor_violation(evidence: Evidence, name: str, row) -> bool:
@@ -90,6 +141,12 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
         if flags:
             out.append(WorkloadVerdict(name, NO_VERDICT, flags))
             continue
+        paced = _host_bound({"baseline": base_rows[name], "candidate": cand_rows[name]}, name)
+        if paced:
+            moved = float(np.median(b)) / float(np.median(a)) - 1
+            split = _split(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]
+            out.append(WorkloadVerdict(name, NO_VERDICT, f"{paced} ({moved * 100:+.1f}% J per execution{split})"))
+            continue
         p50a, p50b = float(np.median(a)), float(np.median(b))
         ratio = p50b / p50a
         _, p = mann_whitney(a, b)
@@ -98,6 +155,7 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
         )
         change = f"{(ratio - 1) * 100:+.1f}% J per execution (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
         verdict = classify(ratio, p, low, high, settings)
+        change += _split(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]
         if verdict == "REGRESSION":
             reason = f"more energy: {change}"
         elif verdict == "IMPROVEMENT":

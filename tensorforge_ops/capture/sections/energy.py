@@ -43,6 +43,11 @@ class CounterRecord:
         "number of periods); absent: the edges are the polled update instants",
         "s",
     )
+    grid_fit: str | None = optional(
+        "how the grid's phase was placed: how many of the window's updates placed it, their jitter and the "
+        "tolerance, and which were left out as outliers (kept on their grid instants); or why the grid was not "
+        "used (the edges then are the polled update instants)"
+    )
     update_spread: float | None = optional(
         "standard deviation of the joules the counter added per update, over the window's joules: the "
         "window's relative error from its two edges, by the counter alone (what sized the window)"

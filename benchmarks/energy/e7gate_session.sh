@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# e7gate's one H200 call (issue 15: an energy gate that gives a verdict; counter and integral
+# within 2%), inside one time box (PHASE_S seconds from the start of this script, default 183):
+#   1. the default `tensorforge run --target h200 --recalibrate` (timed: the whole command and the
+#      energy windows' share; every energy window appends its raw polls to the trace);
+#   2. the GPU energy tests of the counter/integral agreement (the large GEMM at the cap over 1.5 s,
+#      the tiny GEMM over 10 updates);
+#   3. a second unchanged default `run` on that calibration (timed);
+#   4. `tensorforge gate --energy` run -> rerun (the energy gate on two unchanged runs);
+#   5. benchmarks/energy/score.py over both captures;
+#   6. the probe floor GPU test, if the box still holds ~25 s.
+# At most 8 files come back from $OUT: the two captures (gzipped), the score, the gate's output,
+# the trace (gzipped), the session log and a tarball of logs, summaries and the calibration.
+#   Invoke from the repository root:  OUT=... bash benchmarks/energy/e7gate_session.sh
+set -u
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1
+OUT=${OUT:?set OUT to the folder that comes back}
+TARGET=${TARGET:-h200}
+WORK=/tmp/tf-e7gate
+deadline=$(($(date +%s) + ${PHASE_S:-183}))
+left() { echo $((deadline - $(date +%s))); }
+box() { # box SECONDS_RESERVED_AFTER MAX
+  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+rm -rf "$WORK" && mkdir -p "$WORK"
+exec > >(tee "$OUT/session.log") 2>&1
+export TENSORFORGE_HOME=$WORK/home
+export TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace.jsonl
+nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv 2>/dev/null
+# bytecode in the session's own folder, filled once here outside the runs' timing: the lent
+# machine's torch keeps no .pyc, so every process would compile ~2,500 files (7.3 s of a run;
+# benchmarks/h200_session.sh)
+export PYTHONPYCACHEPREFIX=$WORK/pycache
+t0=$(date +%s.%N)
+python3 -c 'import torch, torch._dynamo, sympy, torch.distributed.fsdp, triton' 2>/dev/null
+echo "bytecode cache warmed: $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s"
+quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
+run_tf() { # $1: capture name, $2: time box; the rest: options
+  local name=$1 t=$2; shift 2
+  local start end
+  start=$(date +%s.%N)
+  timeout -s INT "$t" tensorforge run --target "$TARGET" -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
+  local rc=$?
+  end=$(date +%s.%N)
+  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s)"
+  grep -E "calibrated:|run took" "$WORK/$name.log" | tail -2
+  # the energy windows' share of the run: the 'energy' step of every workload
+  python3 - "$WORK/$name.log" <<'EOF'
+import re, sys
+steps = [float(x) for x in re.findall(r"energy (\d+\.\d+)\s*$", open(sys.argv[1]).read(), re.M)]
+print(f"energy steps: {len(steps)} workloads, {sum(steps):.2f} s ({', '.join(f'{s:.2f}' for s in steps)})")
+EOF
+  tensorforge verify "$WORK/$name.json" 2>&1 | tail -1
+  gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
+}
+echo "== default run --recalibrate ($(left) s left)"
+run_tf e7gate-run "$(box 65 115)" --recalibrate
+echo "== GPU energy tests: counter and integral ($(left) s left)"
+TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace-tests.jsonl timeout "$(box 55 30)" python3 -m pytest -q -p no:cacheprovider \
+  -m gpu tests/test_energy_gpu.py -k counter_and_power >"$WORK/gpu-tests.log" 2>&1
+echo "GPU energy tests: exit $?"; grep -E "passed|failed|Error|assert" "$WORK/gpu-tests.log" | tail -8
+echo "== second unchanged default run ($(left) s left)"
+run_tf e7gate-rerun "$(box 8 60)"
+echo "== gate --energy run -> rerun ($(left) s left)"
+tensorforge gate --energy "$WORK/e7gate-run.json" "$WORK/e7gate-rerun.json" >"$WORK/gate.txt" 2>&1
+echo "gate --energy: exit $?" >>"$WORK/gate.txt"
+cat "$WORK/gate.txt" | tail -32 | tee "$OUT/gate.txt"
+echo "== score ($(left) s left)"
+python3 benchmarks/energy/score.py "$WORK/e7gate-run.json" "$WORK/e7gate-rerun.json" 2>&1 | tee "$OUT/score.txt"
+if [ "$(left)" -gt 25 ]; then
+  echo "== GPU energy test: the probe's floor ($(left) s left)"
+  timeout "$(box 2 40)" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_energy_gpu.py -k floor \
+    >"$WORK/gpu-tests-floor.log" 2>&1
+  echo "floor GPU test: exit $?"; tail -3 "$WORK/gpu-tests-floor.log"
+fi
+cat "$WORK/energy-trace.jsonl" "$WORK/energy-trace-tests.jsonl" 2>/dev/null | gzip >"$OUT/energy-trace.jsonl.gz"
+cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
+tar -C "$WORK" -czf "$OUT/extras.tar.gz" --exclude=home --exclude='e7gate-*.json' --exclude='energy-trace*' .
+echo "done; $(left) s left"
+ls -la "$OUT"

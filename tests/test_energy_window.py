@@ -392,10 +392,14 @@ def test_a_window_spans_the_updates_the_gate_needs_only_where_the_counter_is_slo
     assert w.seconds == pytest.approx(1.0, abs=0.005)
     assert all(s == pytest.approx(0.5, rel=0.03) for s in w.per_execution_samples())
     fast = Device(interval_s=0.001)
-    f = counter_window(cumulative(fast.run_chunk), fast.joules, min_s=0.4, min_updates=10, updates_max_s=1.5, clock=fast.clock)
+    f = counter_window(
+        cumulative(fast.run_chunk), fast.joules, min_s=0.4, min_updates=10, updates_max_s=1.5, clock=fast.clock
+    )
     assert f.seconds == pytest.approx(0.4, abs=0.005)
     slow = Device(interval_s=0.25)
-    s = counter_window(cumulative(slow.run_chunk), slow.joules, min_s=0.4, min_updates=10, updates_max_s=1.5, clock=slow.clock)
+    s = counter_window(
+        cumulative(slow.run_chunk), slow.joules, min_s=0.4, min_updates=10, updates_max_s=1.5, clock=slow.clock
+    )
     assert s.ok and s.seconds == pytest.approx(1.5, abs=0.005) and len(s.ticks) - 1 == 6
 
 

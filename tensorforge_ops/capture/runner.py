@@ -85,7 +85,9 @@ class RunOptions:
     energy_s: float = attrs.field(default=0.4, validator=finite_in(0, low_open=True))
     # ... and spanning >= energy_updates of the counter's updates: one sample of J per execution
     # each, what the energy gate compares (its default --min-samples: 10); 0: energy_s alone
-    energy_updates: int = attrs.field(default=10, validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0)))
+    energy_updates: int = attrs.field(
+        default=10, validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
+    )
     command: tuple[str, ...] = ()
 
 

@@ -323,3 +323,29 @@ def test_energy_gate_gives_no_verdict_on_a_host_bound_window(capture, home):
     )
     judged = {v.workload: v for v in energy_verdicts(Evidence("a", device_bound), Evidence("b", more))}[name]
     assert judged.verdict == "REGRESSION"
+
+
+def test_energy_gate_gives_no_verdict_on_a_host_paced_window(capture, home):
+    """A call whose burst eager time is near its device time can still be paced by the host in a
+    queued energy window (H200 07:33: conv_resnet50_3x3 2.0x its graph p50 per execution in one
+    run, 1.2x in the next): NO VERDICT when the window's time per execution is >= 1.5x the graph p50;
+    a window at the power cap's ~1.2x is judged."""
+    name = "gemm_large_square"
+    base = _host_bound(capture, home, name, 1.05)
+    graph_p50 = base.measured.workloads[name].stats.p50
+
+    def paced(cap, factor):
+        rows = dict(cap.measured.workloads)
+        energy = attrs.evolve(rows[name].energy, seconds_per_execution=graph_p50 * factor)
+        rows[name] = attrs.evolve(rows[name], energy=energy)
+        return seal(attrs.evolve(cap, measured=attrs.evolve(cap.measured, workloads=rows), digest=None), home)
+
+    slow = paced(base, 2.0)
+    more = _with_samples(
+        paced(base, 1.2), home, name, [j * 1.2 for j in base.measured.workloads[name].energy.samples_j]
+    )
+    v = {x.workload: x for x in energy_verdicts(Evidence("a", slow), Evidence("b", more))}[name]
+    assert v.verdict == "NO VERDICT" and "host-paced energy window in the baseline (2.0x" in v.reason
+    capped = paced(base, 1.2)
+    judged = {x.workload: x for x in energy_verdicts(Evidence("a", capped), Evidence("b", more))}[name]
+    assert judged.verdict == "REGRESSION"

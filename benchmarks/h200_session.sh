@@ -66,7 +66,7 @@ run_h200() { # $1: capture name, $2: time box; the rest: extra options. The capt
 
 if [ "$PHASE" = A ]; then
   echo "== run --target h200 (all modes, trace and energy windows, fresh calibration)"
-  run_h200 capture-h200 "$(box 200 200)" --recalibrate
+  run_h200 capture-h200 "$(box 150 200)" --recalibrate
   cat "$WORK/capture-h200.summary.txt"
   tensorforge report "$WORK/capture-h200.json" -o "$WORK/capture-h200.report.html" --force >/dev/null
   echo "== evaluation suite (burst eager + graph, reusing the calibration)"; echo "$(left) s left"

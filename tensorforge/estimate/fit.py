@@ -86,9 +86,26 @@ def _search(loss: Callable[[float], float], lo: float, hi: float) -> float:
     return best if loss(best) <= values[i] else float(grid[i])
 
 
+def _bounded(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
+    """The loss, infinite where its parameters leave the representable range. Why: the searches run
+    in log space and exponentiate; on a loaded 2-core CI machine the probe points were noisy enough
+    that a Nelder-Mead expansion stepped to exp(x) > 1.8e308 and the whole host-CPU fit failed
+    with OverflowError, leaving the shipped coefficients in its place."""
+
+    def loss(x: np.ndarray) -> float:
+        try:
+            value = float(f(x))
+        except (OverflowError, ZeroDivisionError):
+            return math.inf
+        return value if math.isfinite(value) else math.inf
+
+    return loss
+
+
 def _nelder_mead(
     f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray, iterations: int = 240
 ) -> np.ndarray:
+    f = _bounded(f)
     n = x0.size
     simplex = [x0] + [x0 + np.eye(n)[i] * step[i] for i in range(n)]
     values = [f(x) for x in simplex]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capture.sections.measured import Measurement
+from ..measure.cuda_sustained import HOST_BOUND
 from ..measure.stats import summarize
 from .evidence import Evidence
 from .gate import NO_VERDICT, GateSettings, WorkloadVerdict, _device_difference, _flag_difference, _rows, _seed
@@ -67,18 +68,19 @@ def _split(a, b) -> str:
     return f"; time per execution {t * 100:+.1f}%, power {w * 100:+.1f}%"
 
 
-# burst eager p50 / burst graph p50 at or above which the host's launches, not the device, set an
-# eager call's time (the threshold measure/cuda_sustained.py and the do_bench comparison use)
-HOST_BOUND = 1.5
+def _burst_p50(row, mode: str) -> float | None:
+    """The burst-regime p50 of one mode of a measurement (its primary timing or one of `modes`);
+    a timing without a regime or mode is burst eager (captures from before the phases)."""
+    for timing in (row, *(row.modes or ())):
+        if (timing.regime or "burst") == "burst" and (timing.mode or "eager") == mode:
+            return float(timing.stats.p50)
+    return None
 
 
 def host_bound_ratio(row) -> float | None:
     """Burst eager p50 over burst graph p50 of a measurement, or None where it has no graph timing.
-    Read from the capture (the primary timing and `modes`), so the gate needs no device."""
-    timings = [(row.regime or "burst", row.mode or "eager", float(row.stats.p50))]
-    timings += [(m.regime, m.mode, float(m.stats.p50)) for m in row.modes or ()]
-    eager = next((p for r, m, p in timings if r == "burst" and m == "eager"), None)
-    graph = next((p for r, m, p in timings if r == "burst" and m == "graph"), None)
+    Read from the capture, so the gate needs no device."""
+    eager, graph = _burst_p50(row, "eager"), _burst_p50(row, "graph")
     return eager / graph if eager and graph else None
 
 
@@ -86,19 +88,12 @@ def window_pace_ratio(row) -> float | None:
     """The energy window's seconds per execution over the burst graph p50 (the device's time), or
     None where either is missing. A window paced by its kernels reads 1.0-1.25 (the power cap slows
     the large GEMMs ~20%); one paced by the host's launches reads more."""
-    graph = next(
-        (float(m.stats.p50) for m in ((row,) + tuple(row.modes or ())) if _is(m, "burst", "graph")),
-        None,
-    )
-    pace = getattr(row.energy, "seconds_per_execution", None) if row.energy is not None else None
+    graph = _burst_p50(row, "graph")
+    pace = row.energy.seconds_per_execution if row.energy is not None else None
     return pace / graph if pace and graph else None
 
 
-def _is(timing, regime: str, mode: str) -> bool:
-    return (getattr(timing, "regime", None) or "burst") == regime and (getattr(timing, "mode", None) or "eager") == mode
-
-
-def _host_bound(rows: dict, name: str) -> str | None:
+def _host_bound(rows: dict) -> str | None:
     """Why a workload's energy window cannot be judged: its loop of eager calls is paced by the host
     (module docstring), in the baseline or the candidate; None where neither is. Read from times
     alone: the burst eager p50 against the graph p50, and the window's own time per execution
@@ -168,7 +163,7 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
         if flags:
             out.append(WorkloadVerdict(name, NO_VERDICT, flags))
             continue
-        paced = _host_bound({"baseline": base_rows[name], "candidate": cand_rows[name]}, name)
+        paced = _host_bound({"baseline": base_rows[name], "candidate": cand_rows[name]})
         if paced:
             moved = float(np.median(b)) / float(np.median(a)) - 1
             split = _split(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]

@@ -19,10 +19,9 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:?set OUT to the folder that comes back}
 PHASE=${PHASE:-A}
 WORK=/tmp/tf-session
-deadline=$(($(date +%s) + ${PHASE_S:-540}))
-left() { echo $((deadline - $(date +%s))); }
-box() { # box SECONDS_RESERVED_AFTER MAX: a time box that leaves the reserve for later steps
-  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; echo "$t"; }
+TARGET=h200
+. benchmarks/session_lib.sh
+session_deadline "${PHASE_S:-540}"
 # Phase A starts clean; phase B (the next call, on the same warm machine) reuses A's calibration.
 [ "$PHASE" = A ] && rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -38,27 +37,19 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.get_device_name(0))'
 echo "installed; $(left) s left"
 # Bytecode for the modules a run imports lazily (the profiler's first session pulls in torch._dynamo,
-# sympy and FSDP). The lent machine's torch environment has no .pyc files and does not keep the ones
+# sympy and FSDP): the lent machine's torch environment has no .pyc files and does not keep the ones
 # Python writes (06:16 UTC: importing torch, torch._dynamo and sympy took 12.2 s, and 9.2 s again in
-# the next process), so every process compiles ~2,500 files: 7.3 s of the 06:10 UTC cProfile'd run.
-# pip compiles them at install, so a user's run does not pay it. The session keeps bytecode in its
-# own folder (PYTHONPYCACHEPREFIX), filled once here, timed, outside the run's timing.
+# the next process). The session keeps bytecode in its own folder (session_lib.sh, warm_bytecode),
+# filled once in phase A, timed, outside the run's timing; phase B reads the same folder.
 export PYTHONPYCACHEPREFIX=$WORK/pycache
 if [ "$PHASE" = A ]; then
-  t0=$(date +%s.%N)
-  python3 -c 'import torch, torch._dynamo, sympy, torch.distributed.fsdp, triton' 2>/dev/null
-  echo "bytecode cache warmed: $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s (a second import: $(python3 -c 'import time; t=time.perf_counter(); import torch, torch._dynamo, sympy; print(round(time.perf_counter()-t,1))') s)"
+  warm_bytecode
+  echo "a second import: $(python3 -c 'import time; t=time.perf_counter(); import torch, torch._dynamo, sympy; print(round(time.perf_counter()-t,1))') s"
 fi
 
-quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
 run_h200() { # $1: capture name, $2: time box; the rest: extra options. The capture goes to $OUT at once.
-  local name=$1 t=$2; shift 2
-  local start end
-  start=$(date +%s.%N)
-  timeout -s INT "$t" tensorforge run --target h200 -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
-  local rc=$?
-  end=$(date +%s.%N)
-  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s)"
+  local name=$1
+  timed_run "$@"
   grep -E "^(phase|run time|calibrat)" "$WORK/$name.log" | tail -20
   tensorforge verify "$WORK/$name.json" | tail -3
   cp "$WORK/$name.json" "$OUT/" 2>/dev/null

@@ -13,24 +13,16 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:?set OUT to the folder that comes back}
 TARGET=${TARGET:-h200}
 WORK=/tmp/tf-e6grid
-deadline=$(($(date +%s) + ${PHASE_S:-160}))
-left() { echo $((deadline - $(date +%s))); }
-box() { # box SECONDS_RESERVED_AFTER MAX
-  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+. benchmarks/session_lib.sh
+session_deadline "${PHASE_S:-160}"
 rm -rf "$WORK" && mkdir -p "$WORK"
 exec > >(tee "$OUT/session.log") 2>&1
 export TENSORFORGE_HOME=$WORK/home
 export TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace.jsonl
 nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv 2>/dev/null
-quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
 run_tf() { # $1: capture name, $2: time box; the rest: options
-  local name=$1 t=$2; shift 2
-  local start end
-  start=$(date +%s.%N)
-  timeout -s INT "$t" tensorforge run --target "$TARGET" -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
-  local rc=$?
-  end=$(date +%s.%N)
-  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s)"
+  local name=$1
+  timed_run "$@"
   grep -E "^\[.*(calibrated:|energy)" "$WORK/$name.log" | tail -3
   tensorforge verify "$WORK/$name.json" 2>&1 | tail -2
   cp "$WORK/$name.json" "$OUT/" 2>/dev/null

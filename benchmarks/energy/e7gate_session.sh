@@ -18,31 +18,17 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:?set OUT to the folder that comes back}
 TARGET=${TARGET:-h200}
 WORK=/tmp/tf-e7gate
-deadline=$(($(date +%s) + ${PHASE_S:-183}))
-left() { echo $((deadline - $(date +%s))); }
-box() { # box SECONDS_RESERVED_AFTER MAX
-  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+. benchmarks/session_lib.sh
+session_deadline "${PHASE_S:-183}"
 rm -rf "$WORK" && mkdir -p "$WORK"
 exec > >(tee "$OUT/session.log") 2>&1
 export TENSORFORGE_HOME=$WORK/home
 export TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace.jsonl
 nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu --format=csv 2>/dev/null
-# bytecode in the session's own folder, filled once here outside the runs' timing: the lent
-# machine's torch keeps no .pyc, so every process would compile ~2,500 files (7.3 s of a run;
-# benchmarks/h200_session.sh)
-export PYTHONPYCACHEPREFIX=$WORK/pycache
-t0=$(date +%s.%N)
-python3 -c 'import torch, torch._dynamo, sympy, torch.distributed.fsdp, triton' 2>/dev/null
-echo "bytecode cache warmed: $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s"
-quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
+warm_bytecode
 run_tf() { # $1: capture name, $2: time box; the rest: options
-  local name=$1 t=$2; shift 2
-  local start end
-  start=$(date +%s.%N)
-  timeout -s INT "$t" tensorforge run --target "$TARGET" -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
-  local rc=$?
-  end=$(date +%s.%N)
-  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s)"
+  local name=$1
+  timed_run "$@"
   grep -E "calibrated:|run took" "$WORK/$name.log" | tail -2
   # the energy windows' share of the run: the 'energy' step of every workload
   python3 - "$WORK/$name.log" <<'EOF'

@@ -18,26 +18,15 @@ TARGET=${TARGET:-h200}
 WORK=/tmp/tf-estimate
 rm -rf "$WORK" && mkdir -p "$WORK"
 export TENSORFORGE_HOME=$WORK/home
-deadline=$(($(date +%s) + ${PHASE_S:-185}))
-left() { echo $((deadline - $(date +%s))); }
-box() { # box SECONDS_RESERVED_AFTER MAX
-  local t=$(($(left) - $1)); [ "$t" -gt "$2" ] && t=$2; [ "$t" -lt 1 ] && t=1; echo "$t"; }
+. benchmarks/session_lib.sh
+session_deadline "${PHASE_S:-185}"
 exec > >(tee "$OUT/session.log") 2>&1
-# bytecode in the session's own folder, warmed once and timed outside the runs (the lent machine's
-# torch keeps no .pyc: every process would compile ~2,500 files, ~7-9 s; benchmarks/h200_session.sh)
-export PYTHONPYCACHEPREFIX=$WORK/pycache
-t0=$(date +%s.%N)
-python3 -c 'import torch, torch._dynamo, sympy, torch.distributed.fsdp' 2>/dev/null
-echo "bytecode cache warmed: $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s; $(left) s left"
-quiet() { grep -v -E "USDT|_warn_once|UserWarning: Warning: Profiler"; }
+warm_bytecode
+echo "$(left) s left"
 run_one() { # $1 name, $2 time box; the rest: options
-  local name=$1 t=$2; shift 2
-  local start end
-  start=$(date +%s.%N)
-  timeout -s INT "$t" tensorforge run --target "$TARGET" -o "$WORK/$name.json" "$@" 2> >(quiet >"$WORK/$name.log")
-  local rc=$?
-  end=$(date +%s.%N)
-  echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s); $(left) s left"
+  local name=$1
+  timed_run "$@"
+  echo "$(left) s left"
   grep -E "^\[.*(calibrated:|run took)" "$WORK/$name.log" | tail -3
   grep -E "run took" "$WORK/$name.log" | tail -1
   [ -f "$WORK/$name.json" ] && tensorforge verify "$WORK/$name.json" | tail -2

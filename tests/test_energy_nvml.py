@@ -480,3 +480,93 @@ def test_a_period_not_found_right_after_a_load_is_measured_again_at_once():
     power.clock, power.sleep = clock, lambda s: setattr(clock, "t", clock.t + s)
     period = power.grid_period()
     assert period.period_s == pytest.approx(0.1, abs=1e-3) and power._grid_tries == 2  # two measurements
+
+
+class LaggingFieldNvml(FieldNvml):
+    """A device whose power steps down (an overshoot after the load starts, then the cap), with
+    the energy counter refreshed every 100 ms on whole updates of the true energy and the
+    instantaneous field showing power `field_lag_s` late: the H200's field shows the energy a
+    counter update publishes ~70 ms after it (docs/energy.md, "The e8int work")."""
+
+    def __init__(self, clock, field_lag_s=0.07, high_w=900.0, low_w=700.0, until_s=0.25, **kw):
+        import threading
+
+        super().__init__(clock, interval_s=0.1, lag_s=0.0, **kw)
+        self.field_lag, self.high, self.low, self.until = field_lag_s, high_w, low_w, until_s
+        self.polled = threading.Event()  # set by every field read: the workload waits for one a step
+
+    def workload(self, seconds=0.005):
+        """One execution: `seconds` of simulated time, then a field read by the sampler's thread
+        at the new time (so the field is sampled every `seconds`, as on a device, whatever the
+        host's speed; the wait's timeout only keeps a broken sampler from hanging the test)."""
+
+        def fn():
+            self.clock.t += seconds
+            self.polled.clear()
+            self.polled.wait(10.0)
+
+        return fn
+
+    def power_at(self, t):
+        return self.high if t < self.until else self.low
+
+    def energy_to(self, t):
+        return self.high * min(t, self.until) + self.low * max(0.0, t - self.until)
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle):
+        t = self.clock()
+        return int(round(self.energy_to(round(t - (t % self.interval), 9)) * 1000))
+
+    def nvmlDeviceGetFieldValues(self, handle, ids):
+        out = super().nvmlDeviceGetFieldValues(handle, ids)
+        for i, f in zip(ids, out):
+            if i == FIELD_POWER_INSTANT:
+                f.value.uiVal = int(self.power_at(self.clock() - self.field_lag) * 1000)
+                self.polled.set()
+        return out
+
+
+def test_the_field_is_integrated_shifted_by_its_lag_behind_the_counter():
+    """Over the counter's own edges a field that lags the counter counts part of the interval
+    before the window (here the overshoot) and misses part of the last: the shifted integral
+    agrees, the unshifted one (kept in the record) does not; the polls go on past the end edge
+    for the lag, while the load runs on, and the executions counted are the window's alone."""
+    from tensorforge_ops.energy.nvml_power import FIELD_LAG_S
+
+    clock = SimClock()
+    nvml = LaggingFieldNvml(clock, field_lag_s=FIELD_LAG_S)
+    power = NvmlPower(nvml, ("gpu", 0))  # (timed on the simulated clock by the window's own polls)
+    assert power.field_lag_s == FIELD_LAG_S
+    m = measure_energy(nvml.workload(), lambda: None, power, 0.005, min_s=0.3, clock=clock)
+    assert m.available
+    assert m.integration.field_lag_s == FIELD_LAG_S and "shifted 70 ms later" in m.integration.source
+    assert abs(m.integration.counter_agreement) < 0.005
+    assert abs(m.integration.unshifted_agreement) > 0.02  # what the edges alone gave
+    assert m.seconds_per_execution == pytest.approx(0.005, rel=0.01)  # the tail's executions not counted
+    assert clock.t >= m.window_s + FIELD_LAG_S  # the load ran on past the end edge for the lag
+    # without the lag (a power reading that is not the field) the edges alone are integrated
+    clock2 = SimClock()
+    nvml2 = LaggingFieldNvml(clock2, field_lag_s=FIELD_LAG_S)
+    plain = NvmlPower(nvml2, ("gpu", 0))
+    plain.field_lag_s = None
+    m2 = measure_energy(nvml2.workload(), lambda: None, plain, 0.005, min_s=0.3, clock=clock2)
+    assert m2.integration.field_lag_s is None and m2.integration.unshifted_agreement is None
+    assert m2.integration.counter_agreement == pytest.approx(m.integration.unshifted_agreement, abs=0.005)
+
+
+def test_a_window_whose_polls_stop_at_its_end_keeps_the_unshifted_integral():
+    """Where the field's samples do not reach past the end edge by the lag (a window cut short),
+    the field is integrated over the edges themselves and the record gives no lag."""
+    from tensorforge_ops.energy.measure import _integration
+    from tensorforge_ops.energy.nvml_power import PowerSamples
+    from tensorforge_ops.energy.window import CounterWindow
+
+    window = CounterWindow(ok=True, reason=None, joules=70.0, executions=10, start_s=1.0, end_s=1.1, ticks=(), chunks=1)
+    short = PowerSamples(instant=tuple((1.0 + i * 0.005, 700.0) for i in range(21)), averaged=())
+    kept = _integration(short, window, "field", lag_s=0.07)
+    assert kept.field_lag_s is None and kept.unshifted_agreement is None
+    assert kept.joules == pytest.approx(70.0) and kept.counter_agreement == pytest.approx(0.0)
+    longer = PowerSamples(instant=tuple((1.0 + i * 0.005, 700.0 if i < 30 else 0.0) for i in range(40)), averaged=())
+    shifted = _integration(longer, window, "field", lag_s=0.07)
+    assert shifted.field_lag_s == 0.07 and shifted.unshifted_agreement == pytest.approx(0.0)
+    assert shifted.joules == pytest.approx(700.0 * 0.075 + 350.0 * 0.005)  # [1.07, 1.17]: 700 W to 1.145, a ramp to 0 by 1.15

@@ -22,7 +22,8 @@ LAG is taken from the PROBE windows only (the first 13 lines of a `run --recalib
 the OTHER traces given (leave one out), never from the windows scored: where the per-update SD of
 field / counter is smallest over the probes' loaded updates.
 
-  python benchmarks/energy/integral_error.py TRACE.jsonl.gz [TRACE2 ...]
+  python benchmarks/energy/integral_error.py TRACE.jsonl.gz [TRACE2 ...] [--lag=70]
+  (--lag=MS: that lag for every trace instead, e.g. the built one on a trace written since e8int)
 """
 
 from __future__ import annotations
@@ -181,12 +182,17 @@ def analyse(path: str, lag: float) -> dict:
         j2 = before[1] - ticks[0][1] if abs(before[0] - b2) < p / 4 else None
         unshifted = rel(integrate(inst, a, b2), j2) if j2 else None
         shifted = rel(integrate(inst, a + lag, b2 + lag), j2) if j2 else None
+        # the whole window shifted by LAG, where the polls cover it (a trace written since e8int:
+        # the polls go on past the end edge for the field's lag)
+        full = rel(integrate(inst, a + lag, b + lag), j)
         ratios = per_update_ratios(w, lag)
         cw = [(jb - ja) / (tb - ta) for (ta, ja), (tb, jb) in zip(g, g[1:]) if round((tb - ta) / p) == 1]
         csd = statistics.pstdev(cw) / statistics.fmean(cw) if len(cw) > 1 else None
         row = dict(
             i=i,
             w=watts(w),
+            updates=len(ticks) - 1,
+            samples=len(inside),
             as_run=as_run,
             polled=polled,
             edge3=edge3,
@@ -194,6 +200,7 @@ def analyse(path: str, lag: float) -> dict:
             stair=None if stair is None or as_run is None else as_run - stair,
             unshifted=unshifted,
             shifted=shifted,
+            full=full,
             ratio_sd=statistics.pstdev(ratios) if len(ratios) > 1 else None,
             counter_sd=csd,
         )
@@ -202,7 +209,7 @@ def analyse(path: str, lag: float) -> dict:
             f"{i:3d} {row['w']:5.0f} {len(ticks) - 1:4d} {len(inside):5d} {statistics.median(gaps) * 1e3:5.1f}/{max(gaps) * 1e3:4.1f}"
             f" | {pct(as_run)} {pct(polled)} {pct(edge3)}  | {pct(row['thin'])} {pct(row['stair'])}  |"
             f" {(slope or 0) * 1e3:6.1f} {(offset or 0) * 1e3:5.0f}  | {pct(unshifted)} {pct(shifted)} |"
-            f" {pct(row['ratio_sd'])} {pct(csd)}"
+            f" {pct(row['ratio_sd'])} {pct(csd)} | whole window shifted {pct(full)}"
         )
 
     def rms(key: str, only=lambda r: True) -> str:
@@ -221,19 +228,40 @@ def analyse(path: str, lag: float) -> dict:
         f"shifted {lag * 1e3:.0f} ms {rms('shifted', loaded)}; per-update SD field/counter at the lag "
         f"{rms('ratio_sd', loaded)}, the counter's own per-update SD {rms('counter_sd', loaded)}"
     )
+    groups = [
+        ("< 300 W", lambda r: r["w"] < 300),
+        ("300-650 W", lambda r: 300 <= r["w"] < 650),
+        (">= 650 W (the cap)", lambda r: r["w"] >= 650),
+        ("3-5 updates", lambda r: r["updates"] <= 5),
+        (">= 10 updates", lambda r: r["updates"] >= 10),
+    ]
+    for name, only in groups:
+        if any(only(r) for r in rows):
+            print(
+                f"  {name:18s}: as run {rms('as_run', only)}; less the last update unshifted {rms('unshifted', only)}, "
+                f"shifted {rms('shifted', only)}; SD f/c per update {rms('ratio_sd', only)}"
+            )
     print(
         f"  within 2% (all windows, probes included): as run {within('as_run')}; polled edges {within('polled')}; "
-        f"less the last update: unshifted {within('unshifted')}, shifted {within('shifted')}"
+        f"less the last update: unshifted {within('unshifted')}, shifted {within('shifted')}; "
+        f"the whole window shifted (where polled past its end) {within('full')}"
     )
     return {"rows": rows}
 
 
-def main(paths: list[str]) -> None:
+def main(args: list[str]) -> None:
+    fixed = [float(a.split("=", 1)[1]) / 1e3 for a in args if a.startswith("--lag=")]
+    paths = [a for a in args if not a.startswith("--lag=")]
     probes = {p: load(p)[:PROBES] for p in paths}
     for p in paths:
         own_lag, own_sd = best_lag(probes[p])
         others = [w for q in paths if q != p for w in probes[q]]
         lag, sd = best_lag(others) if others else (own_lag, own_sd)
+        if fixed:  # the lag as built (nvml_power.FIELD_LAG_S), e.g. on a trace written since e8int
+            lag = fixed[0]
+            print(f"\n# {p}: lag as given {lag * 1e3:.0f} ms; its own probes' {own_lag * 1e3:.0f} ms ({own_sd * 100:.2f}%)")
+            analyse(p, lag)
+            continue
         print(
             f"\n# {p}: lag from the OTHER traces' probe windows {lag * 1e3:.0f} ms (per-update SD {sd * 100:.2f}%);"
             f" its own probes' {own_lag * 1e3:.0f} ms ({own_sd * 100:.2f}%)"

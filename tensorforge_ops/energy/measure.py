@@ -54,6 +54,9 @@ UPDATES_MAX_S = 1.5
 TRACE_ENV = "TENSORFORGE_ENERGY_TRACE"
 CHUNK_S = 0.002
 SWITCH_S = 0.0005
+# past the end edge plus the field's lag, the polls go on this long: the grid's end edge can lie a
+# few ms after the instant the step loop saw the end update (its phase is the updates' mean)
+LAG_MARGIN_S = 0.015
 
 METHOD = (
     "the workload ran back to back, {how}, no cache flush; "
@@ -61,7 +64,8 @@ METHOD = (
     "(the start edge, after >= {settle_s:g} s of load) to the first update after >= {min_s:g} s{updates} (the end edge){longer}; "
     "a thread polled the counter and instantaneous power every few ms; {edges}; "
     "joules = counter difference (whole updates), executions = those completed between the edges (interpolated "
-    "on the step loop's log at the edge times); instantaneous power integrated over exactly those edges is the "
+    "on the step loop's log at the edge times); instantaneous power integrated over the same edges (NVML's "
+    "instantaneous field shifted later by its lag behind the counter, integration.field_lag_s) is the "
     "cross-check: it proves the two readings count the same energy over that interval, not when the interval "
     "lay to better than the edges' timing. A window of its own, after the latency timings and the telemetry windows."
 )
@@ -96,22 +100,35 @@ def counter_record(window: CounterWindow, source: str = COUNTER_SOURCE, unit_j: 
     )
 
 
-def _integration(samples, window: CounterWindow, source: str) -> PowerIntegration | None:
+def _integration(samples, window: CounterWindow, source: str, lag_s: float | None = None) -> PowerIntegration | None:
+    """The field integrated over the window's edges, shifted later by `lag_s` (its lag behind the
+    counter, nvml_power.FIELD_LAG_S) where the samples cover the shifted interval; the unshifted
+    agreement is kept beside it."""
     if not window.ok or window.start_s is None or window.end_s is None:
         return None
-    inside = [t for t, _ in samples.instant if window.start_s <= t <= window.end_s]
-    if not inside:
+
+    def agreement(j: float | None) -> float | None:
+        return (j / window.joules - 1) if j is not None and window.joules else None
+
+    unshifted = integrate(samples.instant, window.start_s, window.end_s)
+    shifted = integrate(samples.instant, window.start_s + lag_s, window.end_s + lag_s) if lag_s else None
+    lag = lag_s if shifted is not None else None
+    start, end = window.start_s + (lag or 0.0), window.end_s + (lag or 0.0)
+    inside = [t for t, _ in samples.instant if start <= t <= end]
+    joules = shifted if lag else unshifted
+    if joules is None:
         return None
     gaps = [b - a for a, b in zip(inside, inside[1:])]
-    joules = integrate(samples.instant, window.start_s, window.end_s)
     averaged = [w for t, w in samples.averaged if window.start_s <= t <= window.end_s]
     return PowerIntegration(
-        source=source,
+        source=source + (f", shifted {lag * 1e3:g} ms later (the field's lag behind the counter)" if lag else ""),
         samples=len(inside),
         period_s=statistics.median(gaps) if gaps else None,
         joules=joules,
-        counter_agreement=(joules / window.joules - 1) if joules is not None and window.joules else None,
+        counter_agreement=agreement(joules),
         averaged_power_w=statistics.fmean(averaged) if averaged else None,
+        field_lag_s=lag,
+        unshifted_agreement=agreement(unshifted) if lag else None,
     )
 
 
@@ -140,6 +157,8 @@ def take_window(
             read_at[which] = clock()
 
     instant = power.instant_w if power.instant_source else power.averaged_w  # (the fallback is said below)
+    # the instantaneous field's lag behind the counter (nvml_power.FIELD_LAG_S), where it is integrated
+    lag = getattr(power, "field_lag_s", None) if power.instant_source else None
     source = power.instant_source or "nvmlDeviceGetPowerUsage (the instantaneous field is not supported here)"
     # the sampler's thread must get the interpreter every few ms even while the step loop launches
     # (Python's default switch interval, 5 ms, would be the edges' resolution at worst)
@@ -177,13 +196,20 @@ def take_window(
                 min_updates=min_updates,
                 updates_max_s=UPDATES_MAX_S if min_updates else None,
             )
+            if lag and counter.ok and counter.end_s is not None:
+                # the field shows the window's last interval ~lag after the end edge: keep the
+                # load as it was and the polls going until then (executions after the edge are
+                # not counted; ~0.08 s a window)
+                until = counter.end_s + lag + LAG_MARGIN_S
+                while clock() < until:
+                    step()
     finally:
         sys.setswitchinterval(switch)
     samples = sampler.samples()
     counter = refine_edges(counter, sorted(samples.counter))
     polled = counter
     counter = grid_edges(counter, sorted(samples.counter), period, getattr(grid, "sd_s", None))
-    integration = _integration(samples, counter, source)
+    integration = _integration(samples, counter, source, lag)
     _trace(counter, samples, integration, polled, period)
     host: HostEnergy | None = None
     if rapl is None:  # no reason: the host is not measured beside this counter at all
@@ -224,6 +250,8 @@ def _trace(
         "joules": counter.joules,
         "executions": counter.executions_exact or counter.executions,
         "counter_agreement": integration.counter_agreement if integration else None,
+        "field_lag_s": integration.field_lag_s if integration else None,
+        "unshifted_agreement": integration.unshifted_agreement if integration else None,
         "edges_from": counter.edges_from,
         "grid_period_s": period_s,
         "polled_start_s": polled.start_s if polled else None,

@@ -61,11 +61,24 @@ class PowerIntegration:
     source: str = field("which power reading was integrated")
     samples: int = field("samples inside the window", "count")
     period_s: float | None = field("median time between samples", "s")
-    joules: float | None = field("trapezoidal integral over the window's edges", "J")
+    joules: float | None = field(
+        "trapezoidal integral over the window's edges (shifted later by field_lag_s where that is given)", "J"
+    )
     counter_agreement: float | None = field("integrated joules / counter joules - 1", "1")
     averaged_power_w: float | None = optional(
         "mean of nvmlDeviceGetPowerUsage over the window (a 1 s moving average on recent GPUs: context, not integrated)",
         "W",
+    )
+    field_lag_s: float | None = optional(
+        "how much later than the window's edges the instantaneous field was integrated: its lag behind the "
+        "counter's updates (a constant measured offline on earlier sessions' probe windows, never fitted to this "
+        "window); absent: integrated over the edges themselves",
+        "s",
+    )
+    unshifted_agreement: float | None = optional(
+        "the field integrated over the edges themselves, unshifted, / counter joules - 1 (what counter_agreement "
+        "was before the lag was applied; context)",
+        "1",
     )
 
 

@@ -125,7 +125,7 @@ def best_lag(windows: list[dict]) -> tuple[float, float]:
         for lag, r in zip(LAGS, per):
             ratios[lag].extend(r[:n])
     lag = min(LAGS, key=lambda x: statistics.pstdev(ratios[x]) if len(ratios[x]) > 2 else 9.0)
-    return lag, statistics.pstdev(ratios[lag])
+    return lag, statistics.pstdev(ratios[lag]) if len(ratios[lag]) > 1 else float("nan")
 
 
 def pct(x: float | None) -> str:

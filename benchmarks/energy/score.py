@@ -3,7 +3,9 @@
 floor violations      MEASURED J per execution below the PREDICTED energy floor (target: 0)
 estimate vs counter   |estimate - measured| / measured <= 10% (target: >= 20 workloads); the
                       count without the estimate's busy term (estimate_terms.busy_j) beside it
-counter vs integral   |integrated instantaneous power / counter - 1| <= 2%; how many windows had
+counter vs integral   |integrated instantaneous power / counter - 1| <= 2%, the field shifted by its
+                      lag behind the counter where the window did (integration.field_lag_s, e8int;
+                      the unshifted count beside it); how many windows had
                       their edges on the counter's update grid (counter.grid_period_s, e6grid);
                       n: the window's per-update samples (what the energy gate compares, >= 10
                       since e7gate), and the grid fit where it left an update out or was not used
@@ -63,7 +65,7 @@ def rows(path):
 
 
 def main(paths):
-    n = floor_bad = est_ok = int_ok = int_n = plain_ok = on_grid = 0
+    n = floor_bad = est_ok = int_ok = int_n = plain_ok = on_grid = lagged = unshifted_ok = 0
     capped_rows = []
     print(
         f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}"
@@ -87,6 +89,11 @@ def main(paths):
             if agree is not None:
                 int_n += 1
                 int_ok += abs(agree) <= 0.02
+                # since e8int the field is integrated shifted by its lag behind the counter; the
+                # unshifted agreement (over the edges themselves) is kept beside it
+                unshifted = (e.get("integration") or {}).get("unshifted_agreement")
+                lagged += unshifted is not None
+                unshifted_ok += abs(agree if unshifted is None else unshifted) <= 0.02
             if capped and c.get("sustained_over_bound") is not None:
                 capped_rows.append((name, c["sustained_over_bound"], large, c.get("bound_from")))
             spread_text = f"{spread * 100:5.2f}%" if spread is not None else "     -"
@@ -101,7 +108,10 @@ def main(paths):
     print(f"\nworkloads with an energy window: {n}")
     print(f"floor violations: {floor_bad}")
     print(f"estimate within 10% of the counter: {est_ok} of {n} (without its busy term: {plain_ok})")
-    print(f"counter and power integral within 2%: {int_ok} of {int_n} (edges on the counter's update grid: {on_grid})")
+    print(
+        f"counter and power integral within 2%: {int_ok} of {int_n} (edges on the counter's update grid: {on_grid};"
+        f" the field shifted by its lag: {lagged}, unshifted {unshifted_ok} of {int_n} within 2%)"
+    )
     large = [r for r in capped_rows if r[2]]
     ok = [r for r in large if 1.0 <= r[1] <= 1.05]
     above = [r for r in large if r[1] < 1.0]

@@ -47,7 +47,7 @@ tensorforge verify "$WORK/$name.json" 2>&1 | tail -1
 gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
 echo "== score and the integral study ($(left) s left)"
 python3 benchmarks/energy/score.py "$WORK/$name.json" 2>&1 | tee "$OUT/score.txt"
-python3 benchmarks/energy/integral_error.py --lag=70 "$WORK/energy-trace.jsonl" >"$OUT/integral-error.txt" 2>&1
+[ -s "$WORK/energy-trace.jsonl" ] && python3 benchmarks/energy/integral_error.py --lag=70 "$WORK/energy-trace.jsonl" >"$OUT/integral-error.txt" 2>&1
 grep -E "RMS|within 2%" "$OUT/integral-error.txt"
 echo "== GPU energy tests ($(left) s left)"
 TENSORFORGE_ENERGY_TRACE=$WORK/energy-trace-tests.jsonl timeout "$(box 3 60)" python3 -m pytest -q -p no:cacheprovider \

@@ -569,4 +569,5 @@ def test_a_window_whose_polls_stop_at_its_end_keeps_the_unshifted_integral():
     longer = PowerSamples(instant=tuple((1.0 + i * 0.005, 700.0 if i < 30 else 0.0) for i in range(40)), averaged=())
     shifted = _integration(longer, window, "field", lag_s=0.07)
     assert shifted.field_lag_s == 0.07 and shifted.unshifted_agreement == pytest.approx(0.0)
-    assert shifted.joules == pytest.approx(700.0 * 0.075 + 350.0 * 0.005)  # [1.07, 1.17]: 700 W to 1.145, a ramp to 0 by 1.15
+    # over [1.07, 1.17]: 700 W to 1.145, a ramp to 0 W by 1.15, then 0 W
+    assert shifted.joules == pytest.approx(700.0 * 0.075 + 350.0 * 0.005)

@@ -113,7 +113,6 @@ def watts(w: dict) -> float:
     return w["joules"] / (w["end_s"] - w["start_s"])
 
 
-
 def best_lag(windows: list[dict]) -> tuple[float, float]:
     ratios: dict[float, list[float]] = {lag: [] for lag in LAGS}
     for w in windows:
@@ -170,7 +169,9 @@ def analyse(path: str, lag: float) -> dict:
         stair = rel(staircase(inst, a, b), j)
         p = period_of(w)
         fr = [t for t in refreshes(inst) if a - p <= t <= b + p]
-        slope = statistics.median((y - x) / max(1, round((y - x) / p)) for x, y in zip(fr, fr[1:])) if len(fr) > 2 else None
+        slope = (
+            statistics.median((y - x) / max(1, round((y - x) / p)) for x, y in zip(fr, fr[1:])) if len(fr) > 2 else None
+        )
         g = grid_updates(w)
         offset = (circular_phase([t for t, _ in g], 0.1) - circular_phase(fr, 0.1)) % 0.1 if len(fr) > 1 else None
         # the window less its last update: the field has polls past its end for the shift
@@ -259,7 +260,9 @@ def main(args: list[str]) -> None:
         lag, sd = best_lag(others) if others else (own_lag, own_sd)
         if fixed:  # the lag as built (nvml_power.FIELD_LAG_S), e.g. on a trace written since e8int
             lag = fixed[0]
-            print(f"\n# {p}: lag as given {lag * 1e3:.0f} ms; its own probes' {own_lag * 1e3:.0f} ms ({own_sd * 100:.2f}%)")
+            print(
+                f"\n# {p}: lag as given {lag * 1e3:.0f} ms; its own probes' {own_lag * 1e3:.0f} ms ({own_sd * 100:.2f}%)"
+            )
             analyse(p, lag)
             continue
         print(

@@ -104,7 +104,10 @@ class GemmCoefficients:
     stream_fixed_s: once per memory-bound GEMM kernel (skinny, GEMV): the time before its operand
         stream runs at the streaming rate. Why: graph-timed H200 GEMVs of 75 MB and 134 MB of
         weights ran 27 and 41 us, a fixed ~9 us plus the bytes at ~98% of the copy ceiling, the
-        same shape as the decode-attention probes (a read-dominated stream after the L2 flush)."""
+        same shape as the decode-attention probes (a read-dominated stream after the L2 flush).
+        At most the stream's own time (gemm.times): a GEMM of a few KB waits for no ramp. Fitted
+        again, with the streaming rate, from the read-dominated GEMM probes alone (fit.py, stage
+        gemm-stream: the six-coefficient stage gemm compromised at 1.5 us and 73% of the ceiling)."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
@@ -138,7 +141,16 @@ class ConvCoefficients:
         tap): each tap's slice of K starts a new im2col gather (filter offsets, halo bounds), so a
         filter over few channels pays it on more of its K. Why: with one rate for all, the closing
         H200 session's kxk probes of 64 channels ran 5-23% slower than estimated and those of
-        512 channels 16-57% faster; 0 = one rate whatever the depth."""
+        512 channels 16-57% faster; 0 = one rate whatever the depth.
+    kxk_wave_exposed: the share of the GEMM's tile overhead (gemm.tile_overhead_s, per wave) an
+        implicit-GEMM (R*S > 1) convolution kernel exposes per wave; 1 = all of it (coefficients
+        fitted before 2026-12-01). Why: cuDNN's non-persistent convolution kernels keep several
+        CTAs per SM, so one tile's epilogue hides under another's main loop; charged the GEMM's
+        1.4 us per wave, the 48-wave 3x3 convolutions of the 07:44 H200 run came out 68 us (+47%)
+        slow while the fit pushed tile_overhead_s to its limit 0.
+    kxk_fixed_s: once per implicit-GEMM convolution kernel (filter and im2col descriptors, the
+        first tiles' pipeline fill): what a one-wave convolution costs beyond its tiles. Apart from
+        the per-wave cost only with probes of many waves (probe_plan: 20-60 waves)."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -149,6 +161,8 @@ class ConvCoefficients:
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
     kxk_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
+    kxk_wave_exposed: float = attrs.field(default=1.0, validator=_fraction)
+    kxk_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

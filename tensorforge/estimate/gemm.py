@@ -133,7 +133,10 @@ def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
         + r.tile_overhead_s
     )
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
-    memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
+    stream = geo["dram"] / r.stream_bytes_per_s
+    # the fixed time of a stream is at most its own length again: a tiny GEMM reading a few KB
+    # has no DRAM ramp to wait for, nor dirty cache lines of the timing flush to write back
+    memory = stream + r.prologue_s + np.minimum(r.stream_fixed_s, stream)
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
     return {"compute": compute, "memory": memory, "total": total}
 

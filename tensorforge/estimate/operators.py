@@ -117,6 +117,19 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
     return eff, penalty
 
 
+def _implicit_conv(s: gemm.GemmShape) -> bool:
+    """An R*S > 1 convolution on cuDNN's implicit-GEMM tensor-core kernels (aligned channels)."""
+    return s.conv == "kxk" and s.conv_aligned
+
+
+def _tile_overhead(s: gemm.GemmShape, c: EstimateCoefficients) -> float:
+    """Fixed cost per wave of tiles: an implicit-GEMM convolution exposes its share of the GEMM's
+    (ConvCoefficients.kxk_wave_exposed) plus its own (conv.tile_overhead_s)."""
+    if not _implicit_conv(s):
+        return c.gemm.tile_overhead_s
+    return c.gemm.tile_overhead_s * c.conv.kxk_wave_exposed + c.conv.tile_overhead_s
+
+
 def gemm_rates(
     s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficiency=True, bandwidth=True, penalty=True
 ) -> gemm.GemmRates:
@@ -125,14 +138,10 @@ def gemm_rates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
         feed_bytes_per_s=c.gemm.feed_bytes_per_clock * d.clock_hz if efficiency else INF,
-        tile_overhead_s=(
-            c.gemm.tile_overhead_s + (c.conv.tile_overhead_s if s.conv == "kxk" and s.conv_aligned else 0.0)
-        )
-        if efficiency
-        else 0.0,
+        tile_overhead_s=_tile_overhead(s, c) if efficiency else 0.0,
         stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
         launch_s=0.0,
-        prologue_s=c.gemm.prologue_s if efficiency else 0.0,
+        prologue_s=(c.gemm.prologue_s + (c.conv.kxk_fixed_s if _implicit_conv(s) else 0.0)) if efficiency else 0.0,
         stream_fixed_s=c.gemm.stream_fixed_s if bandwidth else 0.0,
     )
 

@@ -105,9 +105,16 @@ class GemmCoefficients:
         stream runs at the streaming rate. Why: graph-timed H200 GEMVs of 75 MB and 134 MB of
         weights ran 27 and 41 us, a fixed ~9 us plus the bytes at ~98% of the copy ceiling, the
         same shape as the decode-attention probes (a read-dominated stream after the L2 flush).
-        At most the stream's own time (gemm.times): a GEMM of a few KB waits for no ramp. Fitted
-        again, with the streaming rate, from the read-dominated GEMM probes alone (fit.py, stage
-        gemm-stream: the six-coefficient stage gemm compromised at 1.5 us and 73% of the ceiling)."""
+    read_stream_efficiency, read_stream_fixed_s: the same two for a read-dominated GEMM (operand
+        bytes >= READ_DOMINATED x the bytes written: a GEMV, a skinny decode GEMM, a small-N tall
+        one), fitted from those probes alone (fit.py, stage gemm-stream); 0 = not fitted, the
+        two above serve. The fixed time is at most the stream's own length (operators._stream). Why apart: stage gemm fits one pair to every memory-bound GEMM with four
+        compute-side coefficients; in the 07:44 H200 run of 2026-12-01 its compromise (1.5 us,
+        73% of the copy ceiling) had the 201 MB GEMV probe 21% slow and the 19 MB one 15% fast,
+        and the scored decode GEMMs (117-134 MB of weights) 12-17% slow, while those probes lie on
+        one line of ~7 us (a one-wave kernel's DRAM ramp, the timing flush's dirty lines written
+        back) plus the bytes at ~93% of the ceiling; that pair for every GEMM had a batched
+        128 x 128^3 GEMM (a third of its bytes written) 30% slow."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
@@ -116,6 +123,8 @@ class GemmCoefficients:
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     prologue_s: float = attrs.field(default=0.0, validator=_non_negative)
     stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
+    read_stream_efficiency: float = attrs.field(default=0.0, validator=_non_negative)
+    read_stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..target import Ceilings, Target, datasheet_ceilings
 from .coefficients import EstimateCoefficients
+from .gemm import READ_DOMINATED
 from .menus import menu_for
 from .model import device_for, estimate_workload
 from .probe_plan import STREAM_OPS
@@ -276,14 +277,13 @@ def _fit_large_gemms(f: "Fitter", gemm_points, mode_points, ceilings: Ceilings) 
 
 
 STREAM_GEMM_MIN_S = 8e-6  # shorter: the launch and harness, not the stream, are its time
-STREAM_GEMM_READS = 4.0  # operand bytes read per output byte written: a read-dominated stream
-STREAM_GEMM_POINTS = 3  # fewer: stage gemm's streaming coefficients stay
+STREAM_GEMM_POINTS = 3  # fewer: stage gemm's streaming coefficients serve read streams too
 
 
 def _read_stream(p: WorkloadPoint) -> bool:
-    """A GEMM probe whose bound is its memory side, that reads at least STREAM_GEMM_READS bytes
-    of operands per byte it writes (a GEMV, a skinny decode GEMM, a small-N tall one) and ran
-    long enough for the stream to be its time."""
+    """A GEMM probe whose bound is its memory side, that reads at least gemm.READ_DOMINATED bytes
+    of operands per byte it writes (a GEMV, a skinny decode GEMM, a small-N tall one: the shapes
+    the read_stream_* coefficients apply to) and ran long enough for the stream to be its time."""
     ops = p.prediction.operators
     if len(ops) != 1 or ops[0].bottleneck != "memory" or p.measured_s < STREAM_GEMM_MIN_S:
         return False
@@ -293,28 +293,26 @@ def _read_stream(p: WorkloadPoint) -> bool:
         writes = float(prob["c"]["nbytes"])
     except (KeyError, TypeError):
         return False
-    return reads >= STREAM_GEMM_READS * max(writes, 1.0)
+    return reads >= READ_DOMINATED * max(writes, 1.0)
 
 
 def _fit_stream_gemms(f: "Fitter", gemm_points) -> None:
-    """The fixed time and the rate of a read-dominated GEMM stream once more, from those probes
-    alone, every other GEMM coefficient held. Why: stage gemm fits them together with four
-    compute-side coefficients; in the 07:44 H200 run of 2026-12-01 its compromise (1.5 us, 73%
-    of the copy ceiling) had the 201 MB GEMV probe 21% slow and the 19 MB one 15% fast, and the
-    scored decode GEMMs (117-134 MB of weights) 12-17% slow, while those probes lie on one line
-    of a few microseconds (the ramp of a one-wave kernel streaming from DRAM, the write-back of
-    the timing flush's dirty lines) plus bytes at ~93% of the ceiling."""
+    """The fixed time and the rate of a read-dominated GEMM stream (GemmCoefficients.read_stream_*)
+    from those probes alone, every other GEMM coefficient held: why, in the coefficients' doc."""
     chosen = [p for p in gemm_points if _read_stream(p)]
     if len(chosen) < STREAM_GEMM_POINTS:
-        f.report["gemm-stream"] = {"points": len(chosen), "status": "too few read-dominated GEMM probes: kept"}
+        f.report["gemm-stream"] = {
+            "points": len(chosen),
+            "status": "too few read-dominated GEMM probes: stage gemm's stream coefficients serve",
+        }
         return
     measured = [p.measured_s for p in chosen]
 
     def make(x):
         return f.evolve(
             "gemm",
-            stream_efficiency=float(min(1.5, math.exp(x[0]))),
-            stream_fixed_s=float(min(3e-5, math.exp(x[1]))),
+            read_stream_efficiency=float(min(1.5, math.exp(x[0]))),
+            read_stream_fixed_s=float(min(3e-5, math.exp(x[1]))),
         )
 
     g = f.c.gemm
@@ -326,7 +324,10 @@ def _fit_stream_gemms(f: "Fitter", gemm_points) -> None:
     f.note(
         "gemm-stream",
         chosen,
-        {"gemm.stream_efficiency": f.c.gemm.stream_efficiency, "gemm.stream_fixed_s": f.c.gemm.stream_fixed_s},
+        {
+            "gemm.read_stream_efficiency": f.c.gemm.read_stream_efficiency,
+            "gemm.read_stream_fixed_s": f.c.gemm.read_stream_fixed_s,
+        },
     )
 
 

@@ -25,6 +25,7 @@ from ..mappings.base import ceil_div
 from .menus import Menu
 
 ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
+READ_DOMINATED = 8.0  # operand bytes per byte written from which a GEMM is a read stream (a GEMV)
 
 
 @attrs.frozen
@@ -51,6 +52,12 @@ class GemmShape:
     @property
     def k_run(self) -> int:
         return self.k_padded or self.k
+
+    @property
+    def read_dominated(self) -> bool:
+        """A GEMV-like stream: one operand read once, little written (EstimateCoefficients'
+        read_stream_* apply)."""
+        return self.a_bytes + self.b_bytes >= READ_DOMINATED * max(self.c_bytes, 1.0)
 
 
 def is_aligned(leading_dims, elem_bytes) -> bool:
@@ -133,10 +140,7 @@ def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
         + r.tile_overhead_s
     )
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
-    stream = geo["dram"] / r.stream_bytes_per_s
-    # the fixed time of a stream is at most its own length again: a tiny GEMM reading a few KB
-    # has no DRAM ramp to wait for, nor dirty cache lines of the timing flush to write back
-    memory = stream + r.prologue_s + np.minimum(r.stream_fixed_s, stream)
+    memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s
     return {"compute": compute, "memory": memory, "total": total}
 

@@ -171,6 +171,7 @@ class ConvCoefficients:
     direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
     kxk_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
     kxk_wave_exposed: float = attrs.field(default=1.0, validator=_fraction)
+    kxk_feed_scale: float = attrs.field(default=1.0, validator=_positive)
     kxk_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 

@@ -534,10 +534,11 @@ def fit_coefficients(
             ("conv", "kxk_wave_exposed", 1e-3, 1.0),
             ("conv", "kxk_tap_channels", 1.0, 2048.0),
             ("conv", "kxk_fixed_s", 1e-8, 3e-5),
+            ("conv", "kxk_feed_scale", 0.25, 4.0),
         ],
-        iterations=240,
+        iterations=300,
         # the other valleys: all of a wave's overhead and little per kernel; none and a few us
-        starts=[(0.9, 1.0, 32.0, 1e-7), (0.9, 0.05, 32.0, 5e-6)],
+        starts=[(0.9, 1.0, 32.0, 1e-7, 1.0), (0.9, 0.05, 32.0, 5e-6, 2.0)],
     )
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
     _fit_nd(

@@ -65,7 +65,9 @@ def patched(path: str, host, target, ceilings, coefficients) -> str:
     chosen = []
     for w in doc["predicted"]["analytical"]["workloads"]:
         kind_name, params = _params(host, w["spec"])
-        chosen.append((Workload(name=w["name"], kind=kind_name, params=params, spec=w["spec"]), host.workload_kind(kind_name)))
+        chosen.append(
+            (Workload(name=w["name"], kind=kind_name, params=params, spec=w["spec"]), host.workload_kind(kind_name))
+        )
     pred = predict(chosen, target, host.mappings(), None, ceilings, estimate=coefficients)
     new = {w.name: wp.estimate for (w, _), wp in zip(chosen, pred.workloads)}
     factor = {}
@@ -88,7 +90,10 @@ def patched(path: str, host, target, ceilings, coefficients) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python benchmarks/estimate/energy_refit.py CALIBRATION_OR_CAPTURE CAPTURE [CAPTURE...]", file=sys.stderr)
+        print(
+            "usage: python benchmarks/estimate/energy_refit.py CALIBRATION_OR_CAPTURE CAPTURE [CAPTURE...]",
+            file=sys.stderr,
+        )
         return 2
     fitted = refit(argv[0])
     paths = [patched(p, *fitted) for p in argv[1:]]

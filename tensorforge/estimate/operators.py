@@ -149,7 +149,9 @@ def gemm_rates(
     return gemm.GemmRates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
-        feed_bytes_per_s=c.gemm.feed_bytes_per_clock * d.clock_hz * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
+        feed_bytes_per_s=c.gemm.feed_bytes_per_clock
+        * d.clock_hz
+        * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
         if efficiency
         else INF,
         tile_overhead_s=_tile_overhead(s, c) if efficiency else 0.0,

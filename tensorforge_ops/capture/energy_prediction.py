@@ -2,8 +2,9 @@
 calibrated bound, with the coefficients of the calibration's energy probes.
 
 Times: the floor uses the calibrated lower bound (and, for work the power limit slows, the
-power-limited time); the estimate uses the estimate's eager time (the energy window runs eager
-calls back to back). The power limit is the one NVML enforced during calibration; where the
+power-limited time); the estimate uses the queued window's time (the slower of the estimate's
+device time and the host's launches: an eager window), and beside it the estimate on the device
+time alone (`device_estimate_j`: a window of CUDA-graph replays, which host-bound workloads get). The power limit is the one NVML enforced during calibration; where the
 device reported none, the target's declared limit stands in and the record says so.
 """
 
@@ -22,7 +23,10 @@ from .sections.energy import EnergyPrediction, WorkloadEnergyRecord
 TIME_BASIS = (
     "floor: the calibrated lower bound's time, or the power-limited time where longer; estimate: the "
     "estimate's eager time (kernels launched from Python), or the power-limited time where longer; its "
-    "busy term: the estimate's device (kernel) time"
+    "busy term: the estimate's device (kernel) time; with the queued model (a calibration with the host time "
+    "per kernel): the slower of the estimate's device time and the host's launches (an eager window), and "
+    "device_estimate_j on the device time alone (a CUDA-graph window; the comparison picks the one matching "
+    "the window's execution)"
 )
 
 
@@ -121,6 +125,8 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
             estimate_j=e.estimate_j,
             estimate_terms=_terms(e.estimate_terms) if e.estimate_terms else None,
             estimate_note=e.estimate_note,
+            device_estimate_j=e.device_estimate_j,
+            device_estimate_terms=_terms(e.device_estimate_terms) if e.device_estimate_terms else None,
             power_limited_bound_s=e.power_limited_bound_s,
             power_limited=e.power_limited,
             uncalibrated_modes=e.uncalibrated_modes,

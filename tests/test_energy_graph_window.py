@@ -212,3 +212,106 @@ def test_an_old_capture_record_reads_without_the_new_fields():
     m = converter.structure(old, EnergyMeasurement)
     assert m.execution is None and m.graph_calls is None and m.execution_reason is None
     assert attrs.evolve(m, execution="graph").execution == "graph"
+
+
+class _FakeCuda:
+    """torch.cuda as cuda_replays and cuda_graph.paired_graph use it: streams, a graph that
+    records the calls made while capturing and replays them, and a reserved-memory figure that
+    grows by `pool_bytes` at each capture."""
+
+    def __init__(self, pool_bytes):
+        self.pool_bytes, self.reserved, self.capturing, self.freed = pool_bytes, 1 << 20, None, 0
+        cuda = self
+
+        class Graph:
+            def __init__(self):
+                self.calls = []
+
+            def replay(self):
+                for call in self.calls:
+                    call()
+
+        class Stream:
+            def __init__(self, device=None):
+                pass
+
+            def wait_stream(self, other):
+                pass
+
+        self.CUDAGraph, self.Stream = Graph, Stream
+
+        @contextlib.contextmanager
+        def graph(g, stream=None):
+            cuda.capturing = g
+            yield
+            cuda.capturing = None
+            cuda.reserved += cuda.pool_bytes
+
+        @contextlib.contextmanager
+        def stream(s):
+            yield
+
+        self.graph, self.stream = graph, stream
+
+    def current_stream(self, device=None):
+        return self.Stream()
+
+    def synchronize(self, device=None):
+        pass
+
+    def memory_reserved(self, device=None):
+        return self.reserved
+
+    def empty_cache(self):
+        self.freed += 1
+
+
+@pytest.fixture(autouse=True)
+def _own_capture_streams(monkeypatch):
+    """The fake torch's streams never reach the module's per-device cache of real ones."""
+    from tensorforge_ops.measure import cuda_graph
+
+    monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
+
+
+def _fake_torch(pool_bytes):
+    return types.SimpleNamespace(cuda=_FakeCuda(pool_bytes), inference_mode=contextlib.nullcontext)
+
+
+def test_cuda_replays_captures_k_unrolled_calls_and_measures_its_pool():
+    from tensorforge_ops.energy.graph_window import cuda_replays
+
+    torch = _fake_torch(3 << 20)
+    ran = []
+
+    def fn():
+        if torch.cuda.capturing is not None:
+            torch.cuda.capturing.calls.append(lambda: ran.append("replayed"))
+        else:
+            ran.append("eager")
+
+    with cuda_replays(torch, fn, 5, "cuda:0") as graph:
+        assert graph.calls == 5 and graph.pool_bytes == 3 << 20
+        assert ran == ["eager"] + ["replayed"] * 5  # the warm-up call, then the check replay
+        ran.clear()
+        graph.replay()
+        assert ran == ["replayed"] * 5
+    assert torch.cuda.freed == 1  # the pool is given back when the window ends
+
+
+def test_cuda_replays_refuses_a_graph_whose_pool_is_too_large_or_whose_capture_fails():
+    from tensorforge_ops.energy.graph_window import MAX_POOL_BYTES, cuda_replays
+
+    torch = _fake_torch(MAX_POOL_BYTES + 1)
+    with pytest.raises(GraphCaptureError, match=r"the graph of 4 calls reserved 1024 MiB \(> 1024 MiB\)"):
+        with cuda_replays(torch, lambda: None, 4, "cuda:0"):
+            pass
+
+    def sync_inside():
+        if torch.cuda.capturing is not None:
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+    torch = _fake_torch(0)
+    with pytest.raises(GraphCaptureError, match="operation not permitted when stream is capturing"):
+        with cuda_replays(torch, sync_inside, 4, "cuda:0"):
+            pass

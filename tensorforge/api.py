@@ -23,7 +23,8 @@ from .cli_options import (
 )
 from .collectives import CollectiveCeiling
 from .collectives import ceilings_from_data as collective_ceilings
-from .energy import EnergyCoefficients, PowerFigures, power_limited_ceilings, workload_energy
+from .cap_bound import CAP_MARGIN, CapCalibration, cap_bound_s, cap_calibration, compute_flops
+from .energy import EnergyCoefficients, PowerFigures, bound_power_w, power_limited_ceilings, workload_energy
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
 from .estimate.basis import coefficients_for
@@ -116,6 +117,13 @@ __all__ = [
     "PowerFigures",
     "power_limited_ceilings",
     "workload_energy",
+    "bound_power_w",
+    # the sustained bound at the power cap (tensorforge.cap_bound), from the sustained matmul probe
+    "CAP_MARGIN",
+    "CapCalibration",
+    "cap_bound_s",
+    "cap_calibration",
+    "compute_flops",
     # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
     "EstimateCoefficients",
     "Evaluation",

@@ -109,10 +109,17 @@ class MatmulCeilingSustainedProbe(CalibrationProbe):
 
         start = time.perf_counter()
         compute, details = {}, {}
+        flush_bytes = getattr(session, "flush_bytes", 0)
         for mode in self.modes:
-            probe = probe_matmul_sustained(mode, device=session.device, flush_bytes=getattr(session, "flush_bytes", 0))
+            probe = probe_matmul_sustained(mode, device=session.device, flush_bytes=flush_bytes)
             compute[mode] = probe.best_flops_per_s
-            details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
+            # flush_bytes: the cap bound charges each call's flush (tensorforge.cap_bound)
+            details[mode] = {
+                "best_n": probe.best_n,
+                "method": probe.method,
+                "points": [list(p) for p in probe.points],
+                "flush_bytes": flush_bytes,
+            }
         return ProbeResult(
             name=self.name,
             regime="sustained",

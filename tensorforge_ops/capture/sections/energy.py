@@ -231,17 +231,41 @@ class WorkloadEnergyRecord:
     power_limited: bool = field("true when the estimate's work would draw more than the limit at its own time")
     uncalibrated_modes: tuple[str, ...] = field("math modes without a calibrated J/FLOP (0 in the floor)")
     sustained_bound_s: float | None = optional(
-        "the sustained regime's bound with the power limit: max(calibrated sustained bound, power_limited_bound_s); "
-        "for work whose calls are shorter than the sustained matmul probe's at its best size, max(burst "
-        "calibrated bound, power_limited_bound_s) (sustained_bound_from)",
+        "the sustained regime's bound with the power limit: max(burst calibrated bound, cap_bound_s, "
+        "power_limited_bound_s) where the calibration's sustained matmul probe gives the energy per FLOP at the "
+        "cap; without it (older calibrations) max(calibrated sustained bound, power_limited_bound_s), or for work "
+        "whose calls are shorter than the sustained matmul probe's at its best size max(burst calibrated bound, "
+        "power_limited_bound_s) (sustained_bound_from)",
         "s",
     )
     sustained_bound_from: str | None = optional(
-        "which bound sustained_bound_s is: 'sustained-probe calibrated', 'power-limited' or 'burst calibrated' "
-        "(calls shorter than the sustained matmul probe's: after each call's L2 flush they run at a lower duty "
-        "cycle and a higher clock under the cap than the probe, whose rate is then no bound for them)"
+        "which bound sustained_bound_s is: 'power cap (sustained probes)' (cap_bound_s), 'power-limited' "
+        "(power_limited_bound_s), 'burst calibrated', or on older calibrations 'sustained-probe calibrated'"
+    )
+    cap_bound_s: float | None = optional(
+        "the least time one call after its L2 flush can take at the power cap: (e_cap x compute-bound FLOPs + the "
+        "flush's energy) / (P_cap - P_s low) - the flush's time, e_cap the lowest energy per FLOP the sustained "
+        "matmul probe's sizes ran at under the cap, less 1% (tensorforge.cap_bound); null without those probes",
+        "s",
     )
     operators: Mapping[str, float] | None = optional("energy floor per Core operator (x count)", "J")
+
+
+@attrs.frozen(kw_only=True)
+class CapRecord:
+    """CALIBRATED energy per FLOP at the power cap, from the rates the sustained matmul probe ran at
+    under it (tensorforge.cap_bound): what cap_bound_s is built on."""
+
+    joules_per_flop: Mapping[str, float] = field(
+        "per math mode: the lowest over the probe's sizes, less the margin (what the bound uses)", "J"
+    )
+    per_size: Mapping[str, Mapping[str, float]] = field("per math mode, per probe size n: its energy per FLOP", "J")
+    margin: float = field("taken off the lowest size's figure", "1")
+    power_w: float = field("the power the cap holds the device to on average: the enforced limit", "W")
+    static_w: float = field("the static power (the energy probes' fit)", "W")
+    flush_s: float = field("one L2 flush of the sustained regime: its bytes at the sustained copy bandwidth", "s")
+    flush_j: float = field("its dynamic energy: its bytes x the DRAM energy per byte's low end", "J")
+    method: str = field("how it was derived")
 
 
 @attrs.frozen(kw_only=True)
@@ -253,6 +277,7 @@ class EnergyPrediction:
     cache_bytes: float | None = field("last-level cache the DRAM floor subtracts (executions run back to back)", "B")
     time_basis: str = field("which times the floor and the estimate use")
     workloads: Mapping[str, WorkloadEnergyRecord] = field("per workload name")
+    cap: CapRecord | None = optional("the energy per FLOP at the power cap from the sustained matmul probe")
 
 
 @attrs.frozen(kw_only=True)

@@ -634,9 +634,12 @@ class Run:
             else None
         )
         try:
-            return energy_window(
+            m = energy_window(
                 prepared.fn, fields, lambda fn, per, **kw: measure(fn, per_call_s=per, **kw), replays, per_call
             )
+            if m.execution == "graph" or "graph failed" in (m.execution_reason or ""):
+                self.say(f"  energy window: {m.execution} ({m.execution_reason})")
+            return m
         except KeyboardInterrupt:
             raise
         except Exception as exc:

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # e8graph's one H200 call (issue 15: host-bound workloads' energy windows as CUDA-graph replays),
-# inside one time box (PHASE_S seconds from the start of this script, default 250):
+# inside one time box (PHASE_S seconds from the start of this script, default 235):
 #   1. the default `tensorforge run --target h200 --recalibrate` (timed: the whole command and the
 #      energy windows' share; every energy window appends its raw polls to the trace);
 #   2. the held-out energy suite on that calibration (benchmarks/energy/h200-heldout.toml, as
 #      benchmarks/h200_session.sh phase A runs it);
 #   3. a second unchanged default `run` on that calibration (timed);
 #   4. `tensorforge gate --energy` run -> rerun (the energy gate on two unchanged runs);
-#   5. benchmarks/energy/score.py over run + held-out and over the rerun; rescore.py over all three.
+#   5. benchmarks/energy/score.py over run + held-out and over the rerun; rescore.py over all three;
+#   6. the GPU test of a tiny GEMM's graph window, if the box still holds ~20 s.
 # At most 8 files come back from $OUT: the three captures (gzipped), the score, the gate's output,
 # the session log and a tarball of logs, the trace and the calibration.
 #   Invoke from the repository root:  OUT=... bash benchmarks/energy/e8graph_session.sh
@@ -18,7 +19,7 @@ OUT=${OUT:?set OUT to the folder that comes back}
 TARGET=${TARGET:-h200}
 WORK=/tmp/tf-e8graph
 . benchmarks/session_lib.sh
-session_deadline "${PHASE_S:-250}"
+session_deadline "${PHASE_S:-235}"
 rm -rf "$WORK" && mkdir -p "$WORK"
 exec > >(tee "$OUT/session.log") 2>&1
 export TENSORFORGE_HOME=$WORK/home
@@ -58,6 +59,12 @@ echo "== score ($(left) s left)"
   echo; echo "# rescore (time and power parts)"
   python3 benchmarks/energy/rescore.py "$WORK/e8graph-run.json" "$WORK/e8graph-heldout.json" "$WORK/e8graph-rerun.json" 2>&1
 } | tee "$OUT/score.txt"
+if [ "$(left)" -gt 20 ]; then
+  echo "== GPU energy test: a tiny GEMM's graph window at the device's pace ($(left) s left)"
+  timeout "$(box 4 30)" python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_energy_gpu.py -k graph_window \
+    >"$WORK/gpu-test-graph.log" 2>&1
+  echo "graph-window GPU test: exit $?"; grep -E "passed|failed|Error|assert" "$WORK/gpu-test-graph.log" | tail -6
+fi
 gzip -c "$WORK/energy-trace.jsonl" >"$WORK/energy-trace.jsonl.gz" 2>/dev/null
 cp "$TENSORFORGE_HOME"/calibrations/*.json "$WORK/" 2>/dev/null
 tar -C "$WORK" -czf "$OUT/extras.tar.gz" --exclude=home --exclude=pycache --exclude='e8graph-*.json' --exclude=energy-trace.jsonl .

@@ -381,7 +381,9 @@ def test_energy_gate_judges_a_host_bound_workload_whose_window_replayed_a_graph(
     )
     # a graph window that the host still paced (>= 1.5x the graph p50): NO VERDICT by the pace rule
     rows = dict(more.measured.workloads)
-    rows[name] = attrs.evolve(rows[name], energy=attrs.evolve(rows[name].energy, seconds_per_execution=row.stats.p50 * 2))
+    rows[name] = attrs.evolve(
+        rows[name], energy=attrs.evolve(rows[name].energy, seconds_per_execution=row.stats.p50 * 2)
+    )
     paced = seal(attrs.evolve(more, measured=attrs.evolve(more.measured, workloads=rows), digest=None), home)
     p = {x.workload: x for x in energy_verdicts(Evidence("a", base), Evidence("b", paced))}[name]
     assert p.verdict == "NO VERDICT" and "host-paced energy window in the candidate" in p.reason

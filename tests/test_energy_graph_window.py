@@ -39,8 +39,13 @@ def _fields(eager_s, graph_s, captured=True, reason=None):
     """What `run` holds before the energy window: the burst graph p50 as the primary timing (as a
     captured graph makes it) and the burst eager p50 among the modes."""
     if graph_s is None:
-        return {"stats": types.SimpleNamespace(p50=eager_s), "regime": "burst", "mode": "eager", "modes": (),
-                "graph": types.SimpleNamespace(captured=captured, reason=reason)}
+        return {
+            "stats": types.SimpleNamespace(p50=eager_s),
+            "regime": "burst",
+            "mode": "eager",
+            "modes": (),
+            "graph": types.SimpleNamespace(captured=captured, reason=reason),
+        }
     return {
         "stats": types.SimpleNamespace(p50=graph_s),
         "regime": "burst",
@@ -205,9 +210,18 @@ def test_an_old_capture_record_reads_without_the_new_fields():
     from tensorforge_ops.capture.sections.energy import EnergyMeasurement
 
     old = {
-        "available": True, "reason": None, "regime": "sustained", "method": "m", "executions": 10,
-        "window_s": 1.0, "joules": 1.0, "joules_per_execution": 0.1, "seconds_per_execution": 0.1,
-        "mean_power_w": 1.0, "counter": None, "integration": None,
+        "available": True,
+        "reason": None,
+        "regime": "sustained",
+        "method": "m",
+        "executions": 10,
+        "window_s": 1.0,
+        "joules": 1.0,
+        "joules_per_execution": 0.1,
+        "seconds_per_execution": 0.1,
+        "mean_power_w": 1.0,
+        "counter": None,
+        "integration": None,
     }
     m = converter.structure(old, EnergyMeasurement)
     assert m.execution is None and m.graph_calls is None and m.execution_reason is None

@@ -262,4 +262,6 @@ def test_the_graph_windows_estimate_is_the_device_time_alone(predicted):
     big = _energy(predicted.workload("gemm_large_square"))
     assert big.device_estimate_j == pytest.approx(big.estimate_j)
     # no queued model (a calibration without the host figure): no device-time estimate either
-    assert _energy(predicted.workload("gemm_tiny"), attrs.evolve(COEFF, host_s_per_kernel=None)).device_estimate_j is None
+    assert (
+        _energy(predicted.workload("gemm_tiny"), attrs.evolve(COEFF, host_s_per_kernel=None)).device_estimate_j is None
+    )

@@ -4,8 +4,9 @@ calibrated bound, with the coefficients of the calibration's energy probes.
 Times: the floor uses the calibrated lower bound (and, for work the power limit slows, the
 power-limited time); the estimate uses the queued window's time (the slower of the estimate's
 device time and the host's launches: an eager window), and beside it the estimate on the device
-time alone (`device_estimate_j`: a window of CUDA-graph replays, which host-bound workloads get). The power limit is the one NVML enforced during calibration; where the
-device reported none, the target's declared limit stands in and the record says so.
+time alone (`device_estimate_j`: a window of CUDA-graph replays, which host-bound workloads get).
+The power limit is the one NVML enforced during calibration; where the device reported none, the
+target's declared limit stands in and the record says so.
 """
 
 from __future__ import annotations

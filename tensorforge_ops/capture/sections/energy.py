@@ -119,7 +119,9 @@ class EnergyMeasurement:
         "why that execution: the host-bound rule's figures (burst eager p50 / burst graph p50 against 1.5), or "
         "why a graph window was not possible (no graph timing, capture failed, memory)"
     )
-    graph_calls: int | None = optional("calls unrolled in one replayed graph (executions = graph_calls x replays)", "count")
+    graph_calls: int | None = optional(
+        "calls unrolled in one replayed graph (executions = graph_calls x replays)", "count"
+    )
     graph_pool_bytes: int | None = optional(
         "device memory the graph's capture reserved (its private pool: the unrolled calls' activations)", "B"
     )

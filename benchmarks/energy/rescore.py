@@ -97,7 +97,10 @@ def rows(path):
         sw = _ns(sustained[name]) if name in sustained else None
         s_dev = sw.estimate.device_s if sw is not None and getattr(sw, "estimate", None) else None
         r = workload_energy(w, c, cache, w.estimate.eager_s, w.estimate.device_s, s_dev, sw)
-        yield name, e, r, (stored.get(name) or {}).get("estimate_j"), host_pace(w, c, e, r)
+        kept = stored.get(name) or {}
+        # the estimate the capture compared: a graph window's is the device-time one (e8graph)
+        was = kept.get("device_estimate_j") if e.get("execution") == "graph" else None
+        yield name, e, r, was if was is not None else kept.get("estimate_j"), host_pace(w, c, e, r)
 
 
 def host_pace(w, c: EnergyCoefficients, e, r) -> float | None:

@@ -23,8 +23,15 @@ from .cli_options import (
 )
 from .collectives import CollectiveCeiling
 from .collectives import ceilings_from_data as collective_ceilings
-from .cap_bound import CAP_MARGIN, CapCalibration, cap_bound_s, cap_calibration, compute_flops
-from .energy import EnergyCoefficients, PowerFigures, bound_power_w, power_limited_ceilings, workload_energy
+from .cap_bound import CAP_MARGIN, CapCalibration, cap_bound_s, cap_calibration
+from .energy import (
+    EnergyCoefficients,
+    PowerFigures,
+    bound_power_w,
+    flops_by_mode,
+    power_limited_ceilings,
+    workload_energy,
+)
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
 from .finite import FiniteFloat, finite_in, finite_number
 from .estimate.basis import coefficients_for
@@ -123,7 +130,7 @@ __all__ = [
     "CapCalibration",
     "cap_bound_s",
     "cap_calibration",
-    "compute_flops",
+    "flops_by_mode",
     # the estimate (tensorforge.estimate): calibration fits it, evaluation and the report score it
     "EstimateCoefficients",
     "Evaluation",

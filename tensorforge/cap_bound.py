@@ -25,8 +25,11 @@ less `CAP_MARGIN` = 1%: one size's e repeats to 0.9-1.4% (one standard deviation
 16384 over those calibrations (probe data alone, docs/energy.md "The power cap from the sustained
 probes"); a shape the square probes do not resemble can sit below the lowest of them by about that.
 A rule from the mechanism and the probes, not a proof: nothing here bounds the energy per FLOP of
-an arbitrary shape at the cap. Only compute-bound operators' FLOPs count (memory-bound work adds
-energy the bound leaves out: the bound stays lower).
+an arbitrary shape at the cap. Every operator's FLOPs in a calibrated mode count, memory-bound ones
+too: their math costs energy whatever limits their time, and at least the probe's per FLOP (a
+GEMV or an elementwise kernel moves more bytes per FLOP than a large GEMM, and CUDA-core math costs
+~30x the tensor cores' on the H200); a tf32 4096^3 GEMM the bound calls memory-bound (its tile's
+traffic) would otherwise have gone unbounded at the cap (H200, 10:12 UTC).
 
 Pure arithmetic: no device, no torch.
 """
@@ -106,12 +109,3 @@ def cap_bound_s(compute_flops: Mapping[str, float], cap: CapCalibration) -> floa
     if energy <= 0:
         return None
     return max(0.0, (energy + cap.flush_j) / cap.headroom_w - cap.flush_s)
-
-
-def compute_flops(workload) -> dict[str, float]:
-    """A workload prediction's FLOPs of its compute-bound operators, per math mode."""
-    out: dict[str, float] = {}
-    for op in workload.operators:
-        if getattr(op, "bottleneck", None) == "compute" and float(op.flops) > 0:
-            out[op.math_mode] = out.get(op.math_mode, 0.0) + float(op.flops)
-    return out

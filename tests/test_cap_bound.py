@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import attrs
 import pytest
 
-from tensorforge.cap_bound import CAP_MARGIN, cap_bound_s, cap_calibration, cap_joules_per_flop, compute_flops
+from tensorforge.cap_bound import CAP_MARGIN, cap_bound_s, cap_calibration, cap_joules_per_flop
+from tensorforge.energy import flops_by_mode
 from tensorforge_ops.capture.energy_prediction import CAP_LABEL, cap_calibration_of, cap_record, sustained_bound
 
 # the 07:44 UTC H200 calibration's bf16 sustained probe (n, FLOP/s at the fastest call)
@@ -64,16 +65,18 @@ def test_no_power_figure_or_no_headroom_no_cap_bound():
     assert cap_calibration({"bf16": []}, 700.0, 125.9, FLUSH_S, FLUSH_J) is None
 
 
-def test_only_compute_bound_flops_in_a_calibrated_mode_count():
+def test_every_operators_flops_in_a_calibrated_mode_count_memory_bound_ones_too():
+    """The H200's 10:12 calibration called the tf32 4096^3 GEMM memory-bound (its tile's traffic):
+    its math still costs energy at the cap, so it is bounded there too."""
     ops = (
         SimpleNamespace(bottleneck="compute", math_mode="bf16", flops=1e12),
         SimpleNamespace(bottleneck="memory", math_mode="bf16", flops=5e11),
         SimpleNamespace(bottleneck="compute", math_mode="fp32", flops=1e11),
     )
     w = SimpleNamespace(operators=ops)
-    assert compute_flops(w) == {"bf16": 1e12, "fp32": 1e11}
+    assert flops_by_mode(w) == {"bf16": 1.5e12, "fp32": 1e11}
     cap = cap_calibration({"bf16": BF16}, 700.0, 125.9, FLUSH_S, FLUSH_J)
-    assert cap_bound_s(compute_flops(w), cap) == pytest.approx(cap_bound_s({"bf16": 1e12}, cap))
+    assert cap_bound_s(flops_by_mode(w), cap) == pytest.approx(cap_bound_s({"bf16": 1.5e12}, cap))
     assert cap_bound_s({"fp32": 1e11}, cap) is None  # nothing calibrated to bound it with
 
 

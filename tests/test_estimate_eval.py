@@ -47,6 +47,18 @@ def test_no_evaluation_shape_is_a_probe_shape(host, suite):
     assert clashes == []
 
 
+def test_no_scored_energy_or_default_shape_is_a_probe_shape(host):
+    """The energy target (issue 15) scores the default suites and the held-out energy suite on
+    the estimate's time: the probes that set its coefficients must not be any of those shapes
+    either (the sweep had the default suite's gemm_tiny, 64^3, until 2026-12-01)."""
+    probes = _probe_keys(host, CUDA_PLAN)
+    chosen = list(load_suite_file(host, ROOT / "benchmarks" / "energy" / "h200-heldout.toml"))
+    for kind in (host.workload_kind(name) for name in ("gemm", "conv2d", "transformer")):
+        chosen += [resolve_spec(host, preset) for preset in kind.default_suite]
+    clashes = [w.name for w, kind in chosen if _key(kind.name, w.params) in probes]
+    assert len(chosen) >= 20 and clashes == []
+
+
 def test_the_h200_suite_covers_every_class_from_four_model_configs(host):
     chosen = load_suite_file(host, SUITES["h200"])
     assert len(chosen) >= 60

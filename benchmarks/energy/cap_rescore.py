@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from rescore import _ns, coefficients  # noqa: E402
 
-from tensorforge.api import cap_bound_s, compute_flops, parse_json, read_text, workload_energy  # noqa: E402
+from tensorforge.api import cap_bound_s, flops_by_mode, parse_json, read_text, workload_energy  # noqa: E402
 from tensorforge.cap_bound import cap_calibration  # noqa: E402
 from tensorforge_ops.capture import energy_prediction as ep  # noqa: E402
 
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
                 continue
             w = _ns(calibrated[name])
             sw = _ns(sustained[name]) if name in sustained else None
-            flops = compute_flops(w)
+            flops = flops_by_mode(w)
             if sum(flops.values()) < LARGE_FLOPS:
                 continue
             est = getattr(w, "estimate", None)

@@ -71,7 +71,7 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
 
-    cal = json.load(open(args.calibration, encoding="utf-8"))
+    cal = parse_json(read_text(args.calibration, "calibration"), f"calibration {args.calibration}")
     if "ceilings" not in cal and isinstance(cal.get("calibrated"), dict):
         cal = cal["calibrated"]  # a capture: its CALIBRATED section holds the probe points
     if args.current_plan:

@@ -104,7 +104,17 @@ class GemmCoefficients:
     stream_fixed_s: once per memory-bound GEMM kernel (skinny, GEMV): the time before its operand
         stream runs at the streaming rate. Why: graph-timed H200 GEMVs of 75 MB and 134 MB of
         weights ran 27 and 41 us, a fixed ~9 us plus the bytes at ~98% of the copy ceiling, the
-        same shape as the decode-attention probes (a read-dominated stream after the L2 flush)."""
+        same shape as the decode-attention probes (a read-dominated stream after the L2 flush).
+    read_stream_efficiency, read_stream_fixed_s: the same two for a read-dominated GEMM (operand
+        bytes >= READ_DOMINATED x the bytes written: a GEMV, a skinny decode GEMM, a small-N tall
+        one), fitted from those probes alone (fit.py, stage gemm-stream); 0 = not fitted, the
+        two above serve. The fixed time is at most the stream's own length (operators._stream). Why apart: stage gemm fits one pair to every memory-bound GEMM with four
+        compute-side coefficients; in the 07:44 H200 run of 2026-12-01 its compromise (1.5 us,
+        73% of the copy ceiling) had the 201 MB GEMV probe 21% slow and the 19 MB one 15% fast,
+        and the scored decode GEMMs (117-134 MB of weights) 12-17% slow, while those probes lie on
+        one line of ~7 us (a one-wave kernel's DRAM ramp, the timing flush's dirty lines written
+        back) plus the bytes at ~93% of the ceiling; that pair for every GEMM had a batched
+        128 x 128^3 GEMM (a third of its bytes written) 30% slow."""
 
     mainloop_efficiency: Mapping[str, float] = attrs.field(validator=_fractions)
     feed_bytes_per_clock: float = attrs.field(validator=_positive)
@@ -113,6 +123,8 @@ class GemmCoefficients:
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     prologue_s: float = attrs.field(default=0.0, validator=_non_negative)
     stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
+    read_stream_efficiency: float = attrs.field(default=0.0, validator=_non_negative)
+    read_stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen
@@ -138,7 +150,16 @@ class ConvCoefficients:
         tap): each tap's slice of K starts a new im2col gather (filter offsets, halo bounds), so a
         filter over few channels pays it on more of its K. Why: with one rate for all, the closing
         H200 session's kxk probes of 64 channels ran 5-23% slower than estimated and those of
-        512 channels 16-57% faster; 0 = one rate whatever the depth."""
+        512 channels 16-57% faster; 0 = one rate whatever the depth.
+    kxk_wave_exposed: the share of the GEMM's tile overhead (gemm.tile_overhead_s, per wave) an
+        implicit-GEMM (R*S > 1) convolution kernel exposes per wave; 1 = all of it (coefficients
+        fitted before 2026-12-01). Why: cuDNN's non-persistent convolution kernels keep several
+        CTAs per SM, so one tile's epilogue hides under another's main loop; charged the GEMM's
+        1.4 us per wave, the 48-wave 3x3 convolutions of the 07:44 H200 run came out 68 us (+47%)
+        slow while the fit pushed tile_overhead_s to its limit 0.
+    kxk_fixed_s: once per implicit-GEMM convolution kernel (filter and im2col descriptors, the
+        first tiles' pipeline fill): what a one-wave convolution costs beyond its tiles. Apart from
+        the per-wave cost only with probes of many waves (probe_plan: 20-60 waves)."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -149,6 +170,9 @@ class ConvCoefficients:
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
     kxk_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
+    kxk_wave_exposed: float = attrs.field(default=1.0, validator=_fraction)
+    kxk_feed_scale: float = attrs.field(default=1.0, validator=_positive)
+    kxk_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

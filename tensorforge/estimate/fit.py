@@ -33,6 +33,7 @@ import numpy as np
 
 from ..target import Ceilings, Target, datasheet_ceilings
 from .coefficients import EstimateCoefficients
+from .gemm import READ_DOMINATED
 from .menus import menu_for
 from .model import device_for, estimate_workload
 from .probe_plan import STREAM_OPS
@@ -189,8 +190,11 @@ class Fitter:
         self.note(group, points, {f"{section}.{field}" + (f"[{key}]" if key else ""): best})
 
 
-def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> None:
-    """Nelder-Mead on the log of several coefficients at once; params: (section, field, lo, hi)."""
+def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160, starts=()) -> None:
+    """Nelder-Mead on the log of several coefficients at once; params: (section, field, lo, hi).
+    starts: more starting points (values in params' order), the best end kept: where coefficients
+    trade against each other (a per-kernel against a per-wave cost) one simplex can stop in the
+    valley it started in."""
     if not points:
         f.note(group, points, {})
         return
@@ -203,14 +207,18 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160) -> N
             c = attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **{field: value})})
         return c
 
-    start = np.array([math.log(max(getattr(getattr(f.c, s), fld), lo)) for s, fld, lo, hi in params])
-    x = _nelder_mead(
-        lambda x: _loss(f.times(points, make(x)), measured), start, np.full(len(params), 0.5), iterations=iterations
-    )
-    x = _nelder_mead(
-        lambda x: _loss(f.times(points, make(x)), measured), x, np.full(len(params), 0.15), iterations=iterations
-    )
-    f.c = make(x)
+    def loss(x):
+        return _loss(f.times(points, make(x)), measured)
+
+    first = [max(getattr(getattr(f.c, s), fld), lo) for s, fld, lo, hi in params]
+    best, best_loss = None, math.inf
+    for values in [first, *starts]:
+        start = np.array([math.log(max(v, lo)) for v, (_, _, lo, _) in zip(values, params)])
+        x = _nelder_mead(loss, start, np.full(len(params), 0.5), iterations=iterations)
+        x = _nelder_mead(loss, x, np.full(len(params), 0.15), iterations=iterations)
+        if loss(x) < best_loss:
+            best, best_loss = x, loss(x)
+    f.c = make(best)
     f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})
 
 
@@ -266,6 +274,61 @@ def _fit_large_gemms(f: "Fitter", gemm_points, mode_points, ceilings: Ceilings) 
             chosen,
             {f"gemm.mainloop_efficiency[{m}]": best for m in modes},
         )
+
+
+STREAM_GEMM_MIN_S = 8e-6  # shorter: the launch and harness, not the stream, are its time
+STREAM_GEMM_POINTS = 3  # fewer: stage gemm's streaming coefficients serve read streams too
+
+
+def _read_stream(p: WorkloadPoint) -> bool:
+    """A GEMM probe whose bound is its memory side, that reads at least gemm.READ_DOMINATED bytes
+    of operands per byte it writes (a GEMV, a skinny decode GEMM, a small-N tall one: the shapes
+    the read_stream_* coefficients apply to) and ran long enough for the stream to be its time."""
+    ops = p.prediction.operators
+    if len(ops) != 1 or ops[0].bottleneck != "memory" or p.measured_s < STREAM_GEMM_MIN_S:
+        return False
+    prob = ops[0].problem
+    try:
+        reads = float(prob["a"]["nbytes"]) + float(prob["b"]["nbytes"])
+        writes = float(prob["c"]["nbytes"])
+    except (KeyError, TypeError):
+        return False
+    return reads >= READ_DOMINATED * max(writes, 1.0)
+
+
+def _fit_stream_gemms(f: "Fitter", gemm_points) -> None:
+    """The fixed time and the rate of a read-dominated GEMM stream (GemmCoefficients.read_stream_*)
+    from those probes alone, every other GEMM coefficient held: why, in the coefficients' doc."""
+    chosen = [p for p in gemm_points if _read_stream(p)]
+    if len(chosen) < STREAM_GEMM_POINTS:
+        f.report["gemm-stream"] = {
+            "points": len(chosen),
+            "status": "too few read-dominated GEMM probes: stage gemm's stream coefficients serve",
+        }
+        return
+    measured = [p.measured_s for p in chosen]
+
+    def make(x):
+        return f.evolve(
+            "gemm",
+            read_stream_efficiency=float(min(1.5, math.exp(x[0]))),
+            read_stream_fixed_s=float(min(3e-5, math.exp(x[1]))),
+        )
+
+    g = f.c.gemm
+    start = np.array([math.log(g.stream_efficiency), math.log(max(g.stream_fixed_s, 1e-6))])
+    loss = _bounded(lambda x: _loss(f.times(chosen, make(x)), measured))
+    best = _nelder_mead(loss, start, np.array([0.2, 0.7]), iterations=200)
+    best = _nelder_mead(loss, best, np.array([0.05, 0.2]), iterations=200)
+    f.c = make(best)
+    f.note(
+        "gemm-stream",
+        chosen,
+        {
+            "gemm.read_stream_efficiency": f.c.gemm.read_stream_efficiency,
+            "gemm.read_stream_fixed_s": f.c.gemm.read_stream_fixed_s,
+        },
+    )
 
 
 def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) -> tuple[float, float]:
@@ -455,18 +518,27 @@ def fit_coefficients(
     for mode in sorted({p.prediction.operators[0].math_mode for p in mode_points}):
         chosen = [p for p in mode_points if p.prediction.operators[0].math_mode == mode]
         f.fit_1d(f"gemm-mode:{mode}", chosen, "gemm", "mainloop_efficiency", key=mode)
+    _fit_stream_gemms(f, gemm_points)
     _fit_large_gemms(f, gemm_points, mode_points, ceilings)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
     f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
+    if not f.c.conv.kxk_fixed_s:
+        # a log-space simplex started at its limit of 1e-8 barely leaves it: start at 1 us
+        f.c = f.evolve("conv", kxk_fixed_s=1e-6)
     _fit_nd(
         f,
         "conv-kxk",
         by_group("conv-kxk"),
         [
-            ("conv", "kxk_efficiency", 0.02, 1.5),
-            ("conv", "tile_overhead_s", 1e-8, 2e-5),
+            ("conv", "kxk_efficiency", 0.02, 1.05),  # a convolution main loop is no faster than a GEMM's
+            ("conv", "kxk_wave_exposed", 1e-3, 1.0),
             ("conv", "kxk_tap_channels", 1.0, 2048.0),
+            ("conv", "kxk_fixed_s", 1e-8, 3e-5),
+            ("conv", "kxk_feed_scale", 0.25, 4.0),
         ],
+        iterations=300,
+        # the other valleys: all of a wave's overhead and little per kernel; none and a few us
+        starts=[(0.9, 1.0, 32.0, 1e-7, 1.0), (0.9, 0.05, 32.0, 5e-6, 2.0)],
     )
     f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
     _fit_nd(

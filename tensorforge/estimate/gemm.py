@@ -25,6 +25,7 @@ from ..mappings.base import ceil_div
 from .menus import Menu
 
 ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
+READ_DOMINATED = 8.0  # operand bytes per byte written from which a GEMM is a read stream (a GEMV)
 
 
 @attrs.frozen
@@ -51,6 +52,12 @@ class GemmShape:
     @property
     def k_run(self) -> int:
         return self.k_padded or self.k
+
+    @property
+    def read_dominated(self) -> bool:
+        """A GEMV-like stream: one operand read once, little written (EstimateCoefficients'
+        read_stream_* apply)."""
+        return self.a_bytes + self.b_bytes >= READ_DOMINATED * max(self.c_bytes, 1.0)
 
 
 def is_aligned(leading_dims, elem_bytes) -> bool:

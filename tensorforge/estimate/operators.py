@@ -117,6 +117,31 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
     return eff, penalty
 
 
+def _implicit_conv(s: gemm.GemmShape) -> bool:
+    """An R*S > 1 convolution on cuDNN's implicit-GEMM tensor-core kernels (aligned channels)."""
+    return s.conv == "kxk" and s.conv_aligned
+
+
+def _tile_overhead(s: gemm.GemmShape, c: EstimateCoefficients) -> float:
+    """Fixed cost per wave of tiles: an implicit-GEMM convolution exposes its share of the GEMM's
+    (ConvCoefficients.kxk_wave_exposed) plus its own (conv.tile_overhead_s)."""
+    if not _implicit_conv(s):
+        return c.gemm.tile_overhead_s
+    return c.gemm.tile_overhead_s * c.conv.kxk_wave_exposed + c.conv.tile_overhead_s
+
+
+def _stream(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> tuple[float, float]:
+    """(efficiency, fixed time) of the GEMM's operand stream: a read-dominated one's own where
+    fitted (GemmCoefficients.read_stream_*), its fixed time at most the stream's own length (a
+    GEMV of a few KB has no DRAM ramp to wait for, nor the timing flush's dirty lines to write
+    back); else the GEMM's."""
+    g = c.gemm
+    if s.read_dominated and g.read_stream_efficiency > 0:
+        stream = (s.a_bytes + s.b_bytes + s.c_bytes) / (d.dram_bytes_per_s * g.read_stream_efficiency)
+        return g.read_stream_efficiency, min(g.read_stream_fixed_s, stream)
+    return g.stream_efficiency, g.stream_fixed_s
+
+
 def gemm_rates(
     s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficiency=True, bandwidth=True, penalty=True
 ) -> gemm.GemmRates:
@@ -124,16 +149,16 @@ def gemm_rates(
     return gemm.GemmRates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
-        feed_bytes_per_s=c.gemm.feed_bytes_per_clock * d.clock_hz if efficiency else INF,
-        tile_overhead_s=(
-            c.gemm.tile_overhead_s + (c.conv.tile_overhead_s if s.conv == "kxk" and s.conv_aligned else 0.0)
-        )
+        feed_bytes_per_s=c.gemm.feed_bytes_per_clock
+        * d.clock_hz
+        * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
         if efficiency
-        else 0.0,
-        stream_bytes_per_s=d.dram_bytes_per_s * (c.gemm.stream_efficiency if bandwidth else 1.0),
+        else INF,
+        tile_overhead_s=_tile_overhead(s, c) if efficiency else 0.0,
+        stream_bytes_per_s=d.dram_bytes_per_s * (_stream(s, d, c)[0] if bandwidth else 1.0),
         launch_s=0.0,
-        prologue_s=c.gemm.prologue_s if efficiency else 0.0,
-        stream_fixed_s=c.gemm.stream_fixed_s if bandwidth else 0.0,
+        prologue_s=(c.gemm.prologue_s + (c.conv.kxk_fixed_s if _implicit_conv(s) else 0.0)) if efficiency else 0.0,
+        stream_fixed_s=_stream(s, d, c)[1] if bandwidth else 0.0,
     )
 
 

@@ -183,7 +183,10 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             # one-wave and few-wave GEMMs: what a GEMM kernel costs beyond a tiny kernel (the
             # prologue) against the tile overhead per wave (the 2026-11-30 evaluation: small
             # GEMMs were the largest miss, the sweep had four GEMMs under 10 us)
-            _gemm(64, 64, 64),
+            # one-tile GEMMs (was 64^3, the default suite's gemm_tiny: a probe must not be a
+            # shape anyone is scored on): the fixed cost of a GEMM kernel with no main loop to speak of
+            _gemm(48, 64, 64),
+            _gemm(64, 128, 32),
             _gemm(192, 192, 192),
             _gemm(640, 640, 640),
             _gemm(768, 1536, 384),
@@ -194,6 +197,11 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             # tell the two apart)
             _gemm(1, 3072, 3072),
             _gemm(16, 8192, 12288),
+            # skinny GEMMs of 126 and 268 MB beside the 75 and 201 MB ones: the scored decode GEMMs
+            # (117-134 MB of weights) sit there, and the fixed time against the stream rate of
+            # a GEMV-like kernel is a line only with points across it
+            _gemm(24, 10240, 6144),
+            _gemm(8, 16384, 8192),  # 268 MB: the top of the line
         ),
     )
     + _items(
@@ -238,11 +246,19 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(4, 512, 7, 7, 512, 3, padding=1),
             _conv(16, 128, 28, 28, 128, 3, padding=1),
             _conv(8, 64, 112, 112, 64, 3, padding=1),
-            _conv(32, 256, 7, 7, 256, 3, padding=1),
             # several waves of the deep-channel tiles (the 13:01 sweep's kxk probes ran 1-4 waves)
             _conv(48, 128, 28, 28, 128, 3, padding=1),
             _conv(24, 256, 14, 14, 256, 3, padding=1),
             _conv(32, 512, 7, 7, 512, 3, padding=1),
+            # long implicit-GEMM convolutions (100-300 us, 20-60 waves): the probes above run
+            # 9-85 us, where a kernel's fixed cost and its rate cannot be told apart, and the fit
+            # extrapolated 40-50% slow to 3x3 convolutions of 48+ waves (2026-12-01 07:44 run);
+            # one per channel depth 64-512, none a shape anyone is scored on. (Dropped for them:
+            # 32x256x7x7, the same GEMM as 8x256x14x14: 100 tiles, 9.6 us both.)
+            _conv(96, 64, 96, 96, 64, 3, padding=1),
+            _conv(192, 128, 40, 40, 128, 3, padding=1),
+            _conv(48, 256, 40, 40, 256, 3, padding=1),
+            _conv(256, 512, 12, 12, 512, 3, padding=1),
         ),
     )
     + _items(

@@ -23,7 +23,7 @@ from tensorforge.api import (
     bound_power_w,
     cap_bound_s,
     cap_calibration,
-    compute_flops,
+    flops_by_mode,
     workload_energy,
 )
 
@@ -212,7 +212,7 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
         sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
         sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
         e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s, sustained_w)
-        cap_s = cap_bound_s(compute_flops(w), cap) if cap is not None else None
+        cap_s = cap_bound_s(flops_by_mode(w), cap) if cap is not None else None
         bound_s, bound_from = sustained_bound(w, sustained_w, e.power_limited_bound_s, probe_calls, cap_s)
         rows[w.name] = WorkloadEnergyRecord(
             floor_j=e.floor_j,

@@ -245,7 +245,7 @@ class WorkloadEnergyRecord:
         "(power_limited_bound_s), 'burst calibrated', or on older calibrations 'sustained-probe calibrated'"
     )
     cap_bound_s: float | None = optional(
-        "the least time one call after its L2 flush can take at the power cap: (e_cap x compute-bound FLOPs + the "
+        "the least time one call after its L2 flush can take at the power cap: (e_cap x FLOPs + the "
         "flush's energy) / (P_cap - P_s low) - the flush's time, e_cap the lowest energy per FLOP the sustained "
         "matmul probe's sizes ran at under the cap, less 1% (tensorforge.cap_bound); null without those probes",
         "s",

@@ -106,10 +106,11 @@ def sustained_bound(
     sustained against the fp16 sustained ceiling's 702). The burst ceiling is the device at full
     clock: no cap makes work faster than that."""
     burst = float(burst_w.latency_s) if burst_w is not None else None
+    candidates: tuple[tuple[float | None, str], ...]
     if cap_s is not None:
         candidates = ((burst, "burst calibrated"), (cap_s, CAP_LABEL), (power_limited_s, "power-limited"))
     else:
-        sustained = sustained_w.latency_s if sustained_w is not None else None
+        sustained = float(sustained_w.latency_s) if sustained_w is not None else None
         modes = {op.math_mode for op in getattr(burst_w, "operators", ()) or () if float(op.flops) > 0}
         calls = [probe_calls[m] for m in modes if m in probe_calls]
         short = sustained is not None and bool(calls) and float(sustained) < max(calls)

@@ -161,6 +161,13 @@ class WorkloadEnergy:
     power_limited: bool  # the estimate's work would draw more than the limit at its own time
     uncalibrated_modes: tuple[str, ...]  # math modes with no coefficient (0 J/FLOP in the floor)
     operators: tuple[OperatorEnergy, ...]
+    # the estimate of one execution in a CUDA-graph window (queued_estimate with host=False: the
+    # device's pace, no host term); None where the queued model does not apply (e8graph)
+    device_estimate_terms: EnergyTerms | None = None
+
+    @property
+    def device_estimate_j(self) -> float | None:
+        return self.device_estimate_terms.total_j if self.device_estimate_terms else None
 
 
 def dram_bytes_floor(compulsory_bytes: float, cache_bytes: float | None) -> float:
@@ -223,6 +230,7 @@ def workload_energy(
         static_j=c.static_w_low * floor_time, compute_j=compute_low, dram_j=dram_low, time_s=floor_time, dram_bytes=dram
     )
     estimate_terms, note, power_limited = None, None, False
+    device_terms: EnergyTerms | None = None
     if estimate_s is None:
         note = "no estimate of the time"
     else:
@@ -235,6 +243,10 @@ def workload_energy(
         if c.host_s_per_kernel is not None and device_s:
             estimate_terms, power_limited = queued_estimate(
                 workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s, sustained_workload
+            )
+            # the same execution replayed as a CUDA graph: the device's pace alone (e8graph)
+            device_terms, _ = queued_estimate(
+                workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s, sustained_workload, host=False
             )
         else:  # a calibration without the queued loop's host time: the eager-time model
             compute, dram_j = _dynamic(modes, per_flop, c.joules_per_dram_byte, dram)
@@ -273,6 +285,7 @@ def workload_energy(
         power_limited=power_limited,
         uncalibrated_modes=missing,
         operators=operators,
+        device_estimate_terms=device_terms,
     )
 
 
@@ -394,11 +407,14 @@ def queued_estimate(
     device_s: float,
     sustained_device_s: float | None,
     sustained_workload=None,
+    host: bool = True,
 ) -> tuple[EnergyTerms, bool]:
     """The ESTIMATE of one execution in the energy window's queued eager loop (every coefficient
     from the probe windows, none fitted to a scored workload; docs/energy.md):
 
     * time: `queued_time` (the device's kernel time or the host's launches, whichever is slower);
+      `host=False`: the device's kernel time alone, for a window of CUDA-graph replays (one host
+      call launches many executions' kernels, so the host never sets the pace; e8graph);
     * static + activity (Wattchmen/AccelWattch-like): P_s x time, plus per operator its FLOPs x
       e_m (x `joules_per_vector_flop` where its math runs on the vector units: `op_math_j`) and its
       DRAM bytes (`streamed_fraction`) x e_b; an operator that keeps the device busy
@@ -419,7 +435,7 @@ def queued_estimate(
     Returns the terms and whether the cap applied."""
     c = coefficients
     kernels = getattr(getattr(workload, "estimate", None), "kernels", None) or len(workload.operators) or 1
-    time_s = queued_time(device_s, kernels, c.host_s_per_kernel or 0.0)
+    time_s = queued_time(device_s, kernels, c.host_s_per_kernel or 0.0) if host else float(device_s)
     busy_w = c.busy_w if c.busy_w is not None else (c.busy_below_cap_w or 0.0)
     shares = _estimate_shares(workload)
     total = sum(shares.values())

@@ -349,3 +349,41 @@ def test_energy_gate_gives_no_verdict_on_a_host_paced_window(capture, home):
     capped = paced(base, 1.2)
     judged = {x.workload: x for x in energy_verdicts(Evidence("a", capped), Evidence("b", more))}[name]
     assert judged.verdict == "REGRESSION"
+
+
+def _graph_window(cap, home, name):
+    """The capture with one workload's energy window marked as CUDA-graph replays (e8graph)."""
+    rows = dict(cap.measured.workloads)
+    energy = attrs.evolve(rows[name].energy, execution="graph", execution_reason="host-bound (test)", graph_calls=6)
+    rows[name] = attrs.evolve(rows[name], energy=energy)
+    return seal(attrs.evolve(cap, measured=attrs.evolve(cap.measured, workloads=rows), digest=None), home)
+
+
+def test_energy_gate_judges_a_host_bound_workload_whose_window_replayed_a_graph(capture, home):
+    """A host-bound workload's window of graph replays runs at the device's pace, so the gate gives
+    it a verdict under the unchanged evidence rules (eager windows of it stay NO VERDICT); the
+    window-pace rule still applies to it, and a graph window at ~1x its graph p50 passes it."""
+    name = "transformer_decode"
+    base = _graph_window(_host_bound(capture, home, name, 5.5), home, name)
+    row = base.measured.workloads[name]
+    assert row.energy.seconds_per_execution / row.stats.p50 < 1.5  # the window-pace rule does not misfire
+    same = _with_samples(base, home, name, [j * 1.001 for j in row.energy.samples_j])  # unchanged code
+    same_v = {v.workload: v for v in energy_verdicts(Evidence("a", base), Evidence("b", same))}[name]
+    assert same_v.verdict == "PASS", same_v.reason
+    more = _with_samples(base, home, name, [j * 1.2 for j in row.energy.samples_j])
+    v = {v.workload: v for v in energy_verdicts(Evidence("a", base), Evidence("b", more))}[name]
+    assert v.verdict == "REGRESSION" and "+20.0% J per execution" in v.reason
+    # the same change in an eager window of the host-bound workload: NO VERDICT, as before
+    eager = _host_bound(capture, home, name, 5.5)
+    eager_more = _with_samples(eager, home, name, [j * 1.2 for j in row.energy.samples_j])
+    assert {x.workload: x for x in energy_verdicts(Evidence("a", eager), Evidence("b", eager_more))}[name].verdict == (
+        "NO VERDICT"
+    )
+    # a graph window that the host still paced (>= 1.5x the graph p50): NO VERDICT by the pace rule
+    rows = dict(more.measured.workloads)
+    rows[name] = attrs.evolve(
+        rows[name], energy=attrs.evolve(rows[name].energy, seconds_per_execution=row.stats.p50 * 2)
+    )
+    paced = seal(attrs.evolve(more, measured=attrs.evolve(more.measured, workloads=rows), digest=None), home)
+    p = {x.workload: x for x in energy_verdicts(Evidence("a", base), Evidence("b", paced))}[name]
+    assert p.verdict == "NO VERDICT" and "host-paced energy window in the candidate" in p.reason

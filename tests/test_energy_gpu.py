@@ -148,3 +148,43 @@ def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
         floor = workload_energy(w, c, target.cache_level().capacity_bytes).floor_j
         assert m.available, m.reason
         assert floor <= m.joules_per_execution, (w.name, floor, m.joules_per_execution)
+
+
+def test_a_host_bound_gemms_graph_window_runs_at_the_devices_pace(power):
+    """e8graph: a tiny GEMM's eager window is paced by the host's launches; the same GEMM replayed
+    as a CUDA graph of K unrolled calls (graph_window.cuda_replays) runs at the device's pace, its
+    graph's pool is small (freed tensors are reused inside the capture), and its joules per
+    execution are those of back-to-back kernels, far below the eager window's."""
+    from tensorforge_ops.energy.graph_window import cuda_replays, graph_calls
+    from tensorforge_ops.energy.measure import measure_energy
+
+    fn = _gemm(256)
+    fn()
+    torch.cuda.synchronize()
+    dev = torch.device("cuda", 0)
+    eager = measure_energy(fn, torch.cuda.synchronize, power, None, min_s=0.4, event=torch.cuda.Event)
+    with cuda_replays(torch, fn, 8, dev) as probe:  # the device time of one call, as a graph
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(50):
+            probe.replay()
+        end.record()
+        end.synchronize()
+        call_s = start.elapsed_time(end) * 1e-3 / 400
+    calls = graph_calls(call_s)
+    with cuda_replays(torch, fn, calls, dev) as graph:
+        assert graph.pool_bytes is not None and graph.pool_bytes < 64 << 20
+        m = measure_energy(
+            graph.replay,
+            torch.cuda.synchronize,
+            power,
+            calls * call_s,
+            min_s=0.4,
+            event=torch.cuda.Event,
+            executions_per_call=calls,
+        )
+    assert eager.available and m.available, (eager.reason, m.reason)
+    assert m.executions_exact >= calls
+    assert m.seconds_per_execution < 1.5 * call_s, (m.seconds_per_execution, call_s)
+    assert eager.seconds_per_execution > 1.5 * m.seconds_per_execution
+    assert m.joules_per_execution < eager.joules_per_execution

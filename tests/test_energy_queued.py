@@ -242,3 +242,26 @@ def test_on_vector_units_reads_the_mapping_strategy_and_the_problem_type():
     op = NS(mapping=NS(strategy="vector-matmul"), problem_type="MatmulProblem", math_mode="bf16", flops=1e9)
     assert op_math_j(op, {"bf16": 8e-13}, None) == pytest.approx(8e-4)  # not measured: the mode's
     assert op_math_j(op, {"bf16": 8e-13}, 3e-11) == pytest.approx(3e-2)
+
+
+def test_the_graph_windows_estimate_is_the_device_time_alone(predicted):
+    """A window of CUDA-graph replays runs at the device's pace (e8graph): its estimate is the
+    queued model with the estimate's device time and no host term. Host-bound (the tiny GEMM, the
+    decode step): the two differ by the host's launches; device-bound: they are the same."""
+    for name in ("gemm_tiny", "transformer_decode"):
+        w = predicted.workload(name)
+        e = _energy(w)
+        host_s = w.estimate.kernels * 20e-6
+        assert host_s > w.estimate.device_s  # host-bound by the model
+        assert e.estimate_terms.time_s == pytest.approx(host_s)
+        assert e.device_estimate_terms.time_s == pytest.approx(w.estimate.device_s)
+        assert e.device_estimate_j == pytest.approx(e.device_estimate_terms.total_j)
+        # only the static term follows the time; activity is the same work
+        assert e.estimate_j - e.device_estimate_j == pytest.approx(120.0 * (host_s - w.estimate.device_s))
+        assert e.device_estimate_terms.compute_j == e.estimate_terms.compute_j
+    big = _energy(predicted.workload("gemm_large_square"))
+    assert big.device_estimate_j == pytest.approx(big.estimate_j)
+    # no queued model (a calibration without the host figure): no device-time estimate either
+    assert (
+        _energy(predicted.workload("gemm_tiny"), attrs.evolve(COEFF, host_s_per_kernel=None)).device_estimate_j is None
+    )

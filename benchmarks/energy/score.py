@@ -15,6 +15,9 @@ power-limited bound   sustained p50 / power-limited sustained bound for LARGE GE
                       capped workloads (convolutions, prefill) are listed as context, unscored;
                       each with the bound that binds (sustained_bound_from: sustained-probe
                       calibrated, power-limited or burst calibrated; absent before e6grid)
+exec                  what the energy window ran: 'eager' calls or 'graph' replays (e8graph: host-bound
+                      workloads); a graph window is scored against the estimate on the device time
+                      (device_estimate_j, the comparison's estimate_basis)
 
   python benchmarks/energy/score.py captures/h200-energy-first-session.json.gz [more captures]
 """
@@ -31,6 +34,8 @@ def rebuilt(pred, m):
     measured = e.get("joules_per_execution") if e.get("available") else None
     pred = pred or {}
     floor, estimate, bound = pred.get("floor_j"), pred.get("estimate_j"), pred.get("sustained_bound_s")
+    if e.get("execution") == "graph" and pred.get("device_estimate_j") is not None:  # e8graph: the device time's
+        estimate = pred["device_estimate_j"]
     p50s = [t["stats"]["p50"] for t in m.get("modes") or [] if t.get("regime") == "sustained"]
     p50 = min(p50s) if p50s else None
     return {
@@ -69,7 +74,7 @@ def main(paths):
     capped_rows = []
     print(
         f"{'workload':34s} {'J/exec':>9s} {'floor':>9s} {'estimate':>9s} {'est err':>8s} {'cnt/int':>8s} {'P W':>5s}"
-        f" {'win s':>5s} {'spread':>6s} {'n':>3s}"
+        f" {'win s':>5s} {'spread':>6s} {'n':>3s} {'exec':>5s}"
     )
     for path in paths:
         for name, e, c, capped, large in rows(path):
@@ -101,6 +106,7 @@ def main(paths):
                 f"{name:34s} {e['joules_per_execution']:9.4g} {c.get('floor_j') or 0:9.4g} {c.get('estimate_j') or 0:9.4g} "
                 f"{(err or 0) * 100:7.1f}% {(agree or 0) * 100:7.1f}% {e['mean_power_w']:5.0f}"
                 f" {e.get('window_s') or 0:5.2f} {spread_text} {len(e.get('samples_j') or ()):3d}"
+                f" {e.get('execution') or 'eager':>5s}"
             )
             outliers = ((e.get("counter") or {}).get("grid_fit") or "").partition("left out as outliers")[2]
             if outliers or ((e.get("counter") or {}).get("grid_fit") or "").startswith("not used"):

@@ -25,13 +25,32 @@ def sustained_p50(m: Any) -> float | None:
     return min(p50s) if p50s else None
 
 
+QUEUED_EAGER = "eager window"
+DEVICE_GRAPH = "device (graph window)"
+
+
+def _estimate(pred: WorkloadEnergyRecord | None, measured: Any) -> tuple[float | None, str]:
+    """The estimate that matches the window's execution, and which one it is: a window of CUDA-graph
+    replays runs at the device's pace, so it is compared with the estimate on the device time alone
+    (`device_estimate_j`); an eager window with the queued estimate (the host's launches where slower).
+    A graph window without a device-time estimate (a calibration before the queued model) keeps the
+    eager estimate and says so."""
+    if pred is None:
+        return None, QUEUED_EAGER
+    if getattr(measured, "execution", None) == "graph":
+        if pred.device_estimate_j is not None:
+            return pred.device_estimate_j, DEVICE_GRAPH
+        return pred.estimate_j, QUEUED_EAGER + " (no device-time estimate for this graph window)"
+    return pred.estimate_j, QUEUED_EAGER
+
+
 def energy_row(pred: WorkloadEnergyRecord | None, m: Any) -> EnergyComparison | None:
     measured_record = getattr(m, "energy", None)
     if pred is None and measured_record is None:
         return None
     measured = measured_record.joules_per_execution if measured_record and measured_record.available else None
     floor = pred.floor_j if pred else None
-    estimate = pred.estimate_j if pred else None
+    estimate, basis = _estimate(pred, measured_record)
     if measured is None:
         why = measured_record.reason if measured_record is not None else "no energy window ran"
         verdict = f"no verdict: no energy measurement ({why})"
@@ -48,6 +67,7 @@ def energy_row(pred: WorkloadEnergyRecord | None, m: Any) -> EnergyComparison | 
         floor_verdict=verdict,
         measured_over_floor=measured / floor if measured is not None and floor else None,
         estimate_error=(estimate - measured) / measured if measured and estimate is not None else None,
+        estimate_basis=basis if estimate is not None else None,
         power_limited_bound_s=bound,
         sustained_p50_s=p50,
         sustained_over_bound=p50 / bound if p50 is not None and bound else None,

@@ -2,9 +2,11 @@
 calibrated bound, with the coefficients of the calibration's energy probes.
 
 Times: the floor uses the calibrated lower bound (and, for work the power limit slows, the
-power-limited time); the estimate uses the estimate's eager time (the energy window runs eager
-calls back to back). The power limit is the one NVML enforced during calibration; where the
-device reported none, the target's declared limit stands in and the record says so.
+power-limited time); the estimate uses the queued window's time (the slower of the estimate's
+device time and the host's launches: an eager window), and beside it the estimate on the device
+time alone (`device_estimate_j`: a window of CUDA-graph replays, which host-bound workloads get).
+The power limit is the one NVML enforced during calibration; where the device reported none, the
+target's declared limit stands in and the record says so.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ from .sections.energy import CapRecord, EnergyPrediction, WorkloadEnergyRecord
 TIME_BASIS = (
     "floor: the calibrated lower bound's time, or the power-limited time where longer; estimate: the "
     "estimate's eager time (kernels launched from Python), or the power-limited time where longer; its "
-    "busy term: the estimate's device (kernel) time"
+    "busy term: the estimate's device (kernel) time; with the queued model (a calibration with the host time "
+    "per kernel): the slower of the estimate's device time and the host's launches (an eager window), and "
+    "device_estimate_j on the device time alone (a CUDA-graph window; the comparison picks the one matching "
+    "the window's execution)"
 )
 
 
@@ -101,10 +106,11 @@ def sustained_bound(
     sustained against the fp16 sustained ceiling's 702). The burst ceiling is the device at full
     clock: no cap makes work faster than that."""
     burst = float(burst_w.latency_s) if burst_w is not None else None
+    candidates: tuple[tuple[float | None, str], ...]
     if cap_s is not None:
         candidates = ((burst, "burst calibrated"), (cap_s, CAP_LABEL), (power_limited_s, "power-limited"))
     else:
-        sustained = sustained_w.latency_s if sustained_w is not None else None
+        sustained = float(sustained_w.latency_s) if sustained_w is not None else None
         modes = {op.math_mode for op in getattr(burst_w, "operators", ()) or () if float(op.flops) > 0}
         calls = [probe_calls[m] for m in modes if m in probe_calls]
         short = sustained is not None and bool(calls) and float(sustained) < max(calls)
@@ -215,6 +221,8 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
             estimate_j=e.estimate_j,
             estimate_terms=_terms(e.estimate_terms) if e.estimate_terms else None,
             estimate_note=e.estimate_note,
+            device_estimate_j=e.device_estimate_j,
+            device_estimate_terms=_terms(e.device_estimate_terms) if e.device_estimate_terms else None,
             power_limited_bound_s=e.power_limited_bound_s,
             power_limited=e.power_limited,
             uncalibrated_modes=e.uncalibrated_modes,

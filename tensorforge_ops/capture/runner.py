@@ -5,6 +5,7 @@ Without a device every section is still present: PREDICTED is filled and MEASURE
 CALIBRATED and DIAGNOSTIC say "unavailable" with the reason.
 """
 
+import functools
 import platform
 import socket
 import sys
@@ -592,6 +593,7 @@ class Run:
     def _energy_window(self, session, prepared, fields, workload):
         """MEASURED energy: a window of its own after the timings and telemetry (docs/energy.md);
         None where no counter is open and energy windows are off; its failure costs the window."""
+        from ..energy.graph_window import cuda_replays, energy_window
         from ..energy.measure import measure_energy, unavailable
 
         if not self.opts.energy:
@@ -612,20 +614,32 @@ class Run:
         per_call = sustained[0] if sustained else fields["stats"].p50
         params = workload.params
         tokens = params.batch * params.seq if workload.kind == "transformer" else None
+        cuda = self.opts.backend == DEFAULT_BACKEND
+        measure = functools.partial(
+            measure_energy,
+            synchronize=getattr(session, "synchronize", lambda: None),
+            power=counter,
+            min_s=self.opts.energy_s,
+            min_updates=self.opts.energy_updates or None,
+            tokens=tokens,
+            # on a GPU the executions stay queued while the host reads the counter
+            event=_cuda_event() if cuda else None,
+            rapl=self.rapl if beside else None,
+            rapl_reason=self.rapl_reason if beside else None,
+        )
+        # a host-bound workload's window replays a CUDA graph of it, at the device's pace (graph_window.py)
+        replays = (
+            functools.partial(cuda_replays, session.torch, device=session.device)
+            if cuda and hasattr(session, "torch")
+            else None
+        )
         try:
-            return measure_energy(
-                prepared.fn,
-                getattr(session, "synchronize", lambda: None),
-                counter,
-                per_call,
-                min_s=self.opts.energy_s,
-                min_updates=self.opts.energy_updates or None,
-                tokens=tokens,
-                # on a GPU the executions stay queued while the host reads the counter
-                event=_cuda_event() if self.opts.backend == DEFAULT_BACKEND else None,
-                rapl=self.rapl if beside else None,
-                rapl_reason=self.rapl_reason if beside else None,
+            m = energy_window(
+                prepared.fn, fields, lambda fn, per, **kw: measure(fn, per_call_s=per, **kw), replays, per_call
             )
+            if m.execution == "graph" or "graph failed" in (m.execution_reason or ""):
+                self.say(f"  energy window: {m.execution} ({m.execution_reason})")
+            return m
         except KeyboardInterrupt:
             raise
         except Exception as exc:

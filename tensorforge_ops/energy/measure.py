@@ -294,10 +294,14 @@ class QueuedSteps:
     followed by an event, up to AHEAD_S of work queued; a step tops the queue up, waits for the
     oldest chunk only when the queue is full, and returns the executions whose chunk's event has
     completed. `event()` makes a recordable event (torch.cuda.Event: record(), query(),
-    synchronize())."""
+    synchronize()). `executions_per_call`: executions one call of fn runs (a CUDA graph of K
+    unrolled calls: K; graph_window.py)."""
 
-    def __init__(self, fn: Callable[[], Any], event: Callable[[], Any], per_call_s: float | None):
+    def __init__(
+        self, fn: Callable[[], Any], event: Callable[[], Any], per_call_s: float | None, executions_per_call: int = 1
+    ):
         self.fn, self.event = fn, event
+        self.per_call = max(1, int(executions_per_call))
         self.calls = calls_per_chunk(per_call_s, CHUNK_S)
         chunk_s = self.calls * per_call_s if per_call_s else CHUNK_S
         self.depth = max(2, min(64, round(AHEAD_S / max(chunk_s, 1e-6))))
@@ -309,7 +313,7 @@ class QueuedSteps:
             self.pending[0].synchronize()
         while self.pending and self.pending[0].query():
             self.pending.popleft()
-            self.done += self.calls
+            self.done += self.calls * self.per_call
 
     def __call__(self) -> int:
         self._retire(wait=len(self.pending) >= self.depth)
@@ -382,6 +386,8 @@ def measure_energy(
     settle_s: float = SETTLE_S,
     long_s: float | None = None,
     min_updates: int | None = None,
+    executions_per_call: int = 1,
+    how: str | None = None,
 ) -> EnergyMeasurement:
     """A workload's MEASURED energy window (module docstring). `power`: an NvmlPower, or a
     RaplCounter where the host CPU is the measured device. `event`: a device event factory
@@ -389,15 +395,17 @@ def measure_energy(
     `long_s`: how far past `min_s` a window whose counter updates are lumpy may run (e.g. LONG_S);
     None (the default): the window ends at the first update after `min_s`. `min_updates`: the
     window also spans at least this many counter updates (`run`: DEFAULT_MIN_UPDATES, the energy
-    gate's samples; window.counter_window)."""
+    gate's samples; window.counter_window). `executions_per_call`, `how`: a call of `fn` that runs
+    several executions (a CUDA graph's replay, queued: graph_window.py) and what the method string
+    says of it (default: QUEUED_HOW)."""
     long_s = long_s if long_s is not None and long_s > min_s else None
     if event is not None:
-        queued = QueuedSteps(fn, event, per_call_s)
+        queued = QueuedSteps(fn, event, per_call_s, executions_per_call)
         step: Callable[[], int] = queued
-        how = QUEUED_HOW.format(chunk_ms=CHUNK_S * 1e3, ahead_ms=AHEAD_S * 1e3)
+        how = how or QUEUED_HOW.format(chunk_ms=CHUNK_S * 1e3, ahead_ms=AHEAD_S * 1e3)
     else:
         queued, step = None, chunk_runner(fn, synchronize, per_call_s)
-        how = SYNC_HOW.format(chunk_ms=CHUNK_S * 1e3)
+        how = how or SYNC_HOW.format(chunk_ms=CHUNK_S * 1e3)
     synchronize()  # nothing queued: the counter's period is measured at idle the first time (take_window)
     try:
         window = take_window(

@@ -39,7 +39,9 @@ def energy_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
                 "mean_power_w": m.get("mean_power_w"),
                 "joules_per_token": m.get("joules_per_token"),
                 "floor_j": p.get("floor_j"),
-                "estimate_j": p.get("estimate_j"),
+                # the estimate the comparison used: the one matching the window's execution (e8graph)
+                "estimate_j": c["estimate_j"] if c.get("estimate_j") is not None else p.get("estimate_j"),
+                "execution": m.get("execution"),
                 "floor_verdict": c.get("floor_verdict"),
                 "estimate_error": c.get("estimate_error"),
                 "counter_agreement": integration.get("counter_agreement"),
@@ -87,7 +89,9 @@ def table_rows(e: dict[str, Any]) -> list[list[str]]:
     return [
         [
             r["name"],
-            _j(r["measured_j"]) if r["measured_j"] is not None else f"- ({r['reason'] or 'not measured'})",
+            (_j(r["measured_j"]) + (" (graph replays)" if r.get("execution") == "graph" else ""))
+            if r["measured_j"] is not None
+            else f"- ({r['reason'] or 'not measured'})",
             f"{r['mean_power_w']:.0f} W" if r["mean_power_w"] is not None else "-",
             _j(r["floor_j"]),
             _j(r["estimate_j"]),
@@ -106,7 +110,8 @@ def intro(e: dict[str, Any]) -> str:
     basis = f"coefficients: {e['source']}" if e["source"] else f"no energy prediction: {e['note']}"
     violations = f"FLOOR VIOLATIONS: {', '.join(e['violations'])}" if e["violations"] else "no energy floor violations"
     return (
-        "MEASURED joules per execution from the device's energy counter, in a window of its own; the PREDICTED "
+        "MEASURED joules per execution from the device's energy counter, in a window of its own (host-bound "
+        "workloads: CUDA-graph replays, at the device's pace, compared with the estimate on the device time); the PREDICTED "
         f"floor is sound (no measurement may come in below it), the ESTIMATE is expected, not a bound ({basis}); "
         f"{violations}. docs/energy.md explains every figure."
     )

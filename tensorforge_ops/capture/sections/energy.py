@@ -123,6 +123,21 @@ class EnergyMeasurement:
     integration: PowerIntegration | None = field("the power integration over the same edges; null without samples")
     power_limit_w: float | None = optional("the enforced power limit NVML reported for the window", "W")
     host_cpu: HostEnergy | None = optional("the host CPU's energy over the same window")
+    execution: str | None = optional(
+        "what the window ran: 'eager' (the workload's own calls, queued; host-paced where the host is slower "
+        "than the device) or 'graph' (replays of a CUDA graph of graph_calls unrolled calls, queued: the "
+        "device's pace; for host-bound workloads, e8graph); null in captures before e8graph (eager)"
+    )
+    execution_reason: str | None = optional(
+        "why that execution: the host-bound rule's figures (burst eager p50 / burst graph p50 against 1.5), or "
+        "why a graph window was not possible (no graph timing, capture failed, memory)"
+    )
+    graph_calls: int | None = optional(
+        "calls unrolled in one replayed graph (executions = graph_calls x replays)", "count"
+    )
+    graph_pool_bytes: int | None = optional(
+        "device memory the graph's capture reserved (its private pool: the unrolled calls' activations)", "B"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -219,6 +234,12 @@ class WorkloadEnergyRecord:
     estimate_j: float | None = field("energy ESTIMATE (expected); null without the estimate's time", "J")
     estimate_terms: Mapping[str, float] | None = field("its terms, as floor_terms")
     estimate_note: str | None = field("why no estimate, or what it borrowed")
+    device_estimate_j: float | None = optional(
+        "energy ESTIMATE of one execution in a CUDA-graph window (the device's pace: the queued model with "
+        "the estimate's device time, no host term; e8graph); null where the queued model does not apply",
+        "J",
+    )
+    device_estimate_terms: Mapping[str, float] | None = optional("its terms, as floor_terms")
     power_limited_bound_s: float | None = field(
         "sound lower bound on the time under the power limit: floor dynamic energy / (P_limit - P_s low)", "s"
     )
@@ -284,6 +305,11 @@ class EnergyComparison:
     floor_verdict: str = field("'within floor', 'FLOOR VIOLATION' (measured below the floor) or 'no verdict: <why>'")
     measured_over_floor: float | None = field("measured / floor", "1")
     estimate_error: float | None = field("(estimate - measured) / measured", "1")
+    estimate_basis: str | None = optional(
+        "which estimate estimate_j is, matching the window's execution: 'eager window' (estimate_j: the queued "
+        "model's time, device or host launches, whichever is slower) or 'device (graph window)' (device_estimate_j: "
+        "the estimate's device time alone); null in captures before e8graph (eager window)"
+    )
     power_limited_bound_s: float | None = optional("the sustained bound with the power limit", "s")
     sustained_p50_s: float | None = optional("MEASURED sustained p50 (eager) it is checked against", "s")
     sustained_over_bound: float | None = optional("sustained p50 / power-limited sustained bound", "1")

@@ -1,0 +1,180 @@
+"""Which execution a workload's energy window runs, and the window of CUDA-graph replays.
+
+Why: an energy window of eager calls, queued, lasts as long as the slower of the device and the
+host's Python launches. For a host-bound workload (burst eager p50 >= HOST_BOUND x burst graph p50,
+the rule of measure/cuda_sustained.py: the tiny GEMM, the eager decode steps) that is the host:
+its joules per execution followed the VM host's speed (the window's time per kernel over the
+probe's 0.60-1.82x over nine H200 runs, docs/energy.md "The e7est work"), the estimate could not
+predict them, and the energy gate had to say NO VERDICT. Serving runs such steps as CUDA graphs.
+So a host-bound workload whose latency timings captured a graph gets a window of graph replays:
+one graph of K unrolled calls (no L2 flush: the eager window has none), K such that one replay is
+~GRAPH_TARGET_S of device time, replays queued as the eager window's chunks are
+(measure.QueuedSteps; executions = K x completed replays). One host call then launches K
+executions' kernels, so the device sets the pace and the window measures the device's energy per
+execution. Everything else keeps the eager window: where the device is slower than the host the
+two windows run the same kernels back to back.
+
+The graph's memory: the capture's private pool holds what the K unrolled calls allocate; tensors
+freed inside the capture are reused by later calls of it, so it holds about one call's
+activations, not K. It is measured (`graph_pool_bytes`) and a capture above MAX_POOL_BYTES is
+dropped for the eager window, as is a capture that fails; the record says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from ..measure.cuda_sustained import HOST_BOUND, host_bound
+
+GRAPH = "graph"
+EAGER = "eager"
+# one replay's device time: long enough that the host's one launch per replay (a few us) is far
+# shorter than the device's work, short enough that the queue's 2 ms chunks hold one replay each
+GRAPH_TARGET_S = 0.002
+# unrolled calls per graph at most: the tiny GEMM (2.6 us graph-timed on the H200) needs ~770 for
+# 2 ms; a capture of 1024 kernels takes milliseconds
+MAX_GRAPH_CALLS = 1024
+# the capture's private pool at most (~1 call's activations where freed tensors are reused; the
+# eager decode step's are a few MiB): above it the graph is dropped and the window runs eager calls
+MAX_POOL_BYTES = 1 << 30
+
+GRAPH_HOW = (
+    "replayed as a CUDA graph of {calls} unrolled calls (captured for this window, no L2 flush), the replays "
+    "queued on the device in chunks of ~{chunk_ms:g} ms, each followed by an event, at most ~{ahead_ms:g} ms of "
+    "work ahead (executions completed = {calls} x replays whose event completed): the device's pace, not the "
+    "host's"
+)
+
+
+@attrs.frozen
+class WindowChoice:
+    """The execution an energy window runs, and why."""
+
+    execution: str  # GRAPH or EAGER
+    reason: str
+    graph_call_s: float | None = None  # the burst graph p50 (device time of one call)
+    calls: int | None = None  # unrolled calls per graph (GRAPH only)
+
+
+def burst_p50(fields: Mapping[str, Any], mode: str) -> float | None:
+    """The burst-regime p50 of one mode among a measurement's timings (its primary timing and
+    `modes`), from the fields `run` collects before the energy window."""
+    stats = fields.get("stats")
+    primary = (fields.get("regime") or "burst", fields.get("mode") or "eager", getattr(stats, "p50", None))
+    timings = [primary] + [(t.regime, t.mode, t.stats.p50) for t in fields.get("modes") or ()]
+    for regime, m, p50 in timings:
+        if regime == "burst" and m == mode and p50:
+            return float(p50)
+    return None
+
+
+def graph_calls(call_s: float) -> int:
+    """Unrolled calls per graph: one replay ~GRAPH_TARGET_S of device time, 1..MAX_GRAPH_CALLS."""
+    return max(1, min(MAX_GRAPH_CALLS, math.ceil(GRAPH_TARGET_S / max(float(call_s), 1e-9))))
+
+
+def choose(fields: Mapping[str, Any], graphs: bool) -> WindowChoice:
+    """Graph replays for a host-bound workload whose latency timings captured a graph (module
+    docstring); eager calls otherwise. `graphs`: whether the backend can capture one here."""
+    eager, graph = burst_p50(fields, "eager"), burst_p50(fields, "graph")
+    record = fields.get("graph")
+    if eager is None or graph is None:
+        why = getattr(record, "reason", None) if record is not None and not record.captured else None
+        return WindowChoice(EAGER, "no burst graph timing" + (f" ({why})" if why else "") + ": eager calls")
+    ratio = f"burst eager p50 {eager * 1e6:.4g} us / burst graph p50 {graph * 1e6:.4g} us = {eager / graph:.2f}"
+    if not host_bound(eager, graph):
+        return WindowChoice(EAGER, f"device-paced ({ratio} < {HOST_BOUND:g}): eager calls", graph)
+    if not graphs:
+        return WindowChoice(EAGER, f"host-bound ({ratio}) but this backend captures no CUDA graph: eager calls", graph)
+    return WindowChoice(
+        GRAPH,
+        f"host-bound ({ratio} >= {HOST_BOUND:g}): CUDA-graph replays, the device's pace",
+        graph,
+        graph_calls(graph),
+    )
+
+
+@attrs.frozen
+class Replays:
+    """A captured graph of `calls` unrolled calls: `replay()` launches them all."""
+
+    replay: Callable[[], Any]
+    calls: int
+    pool_bytes: int | None
+
+
+@contextlib.contextmanager
+def cuda_replays(torch: Any, fn: Callable[[], Any], calls: int, device: Any) -> Iterator[Replays]:
+    """A CUDA graph of `calls` unrolled fn() (no flush), warmed up and captured on the capture
+    stream every graph of the run uses (cuda_graph.paired_graph: the launch state the latency
+    graphs were timed in); GraphCaptureError where capture fails or its pool exceeds
+    MAX_POOL_BYTES. Freed with its pool when the block ends."""
+    from ..measure.cuda_graph import GraphCaptureError, paired_graph
+    from tensorforge.api import one_line
+
+    def body() -> None:
+        for _ in range(calls):
+            fn()
+
+    graph = None
+    try:
+        with torch.inference_mode():  # as the latency graphs were captured (cuda_modes.cuda_phases)
+            torch.cuda.synchronize(device)
+            before = torch.cuda.memory_reserved(device)
+            try:
+                graph = paired_graph(torch, fn, body, device)
+                graph.replay()  # a replay that fails belongs to capture, not to the window
+                torch.cuda.synchronize(device)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                raise GraphCaptureError(one_line(exc)) from None
+            pool = max(0, int(torch.cuda.memory_reserved(device) - before))
+        if pool > MAX_POOL_BYTES:
+            raise GraphCaptureError(
+                f"the graph of {calls} calls reserved {pool / 2**20:.0f} MiB (> {MAX_POOL_BYTES / 2**20:.0f} MiB)"
+            )
+        yield Replays(graph.replay, calls, pool)
+    finally:
+        graph = None
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
+
+
+def energy_window(
+    fn: Callable[[], Any],
+    fields: Mapping[str, Any],
+    measure: Callable[..., Any],
+    replays: Callable[[Callable[[], Any], int], Any] | None,
+    eager_per_call_s: float | None,
+) -> Any:
+    """The workload's energy window in the execution `choose` picks: `measure(fn, per_call_s,
+    **kw)` is measure.measure_energy with everything else bound (the counter, the event factory);
+    `replays(fn, calls)` a context manager yielding Replays (cuda_replays on a CUDA session), None
+    where the backend captures no graph. The EnergyMeasurement says which execution ran and why;
+    a graph that cannot be captured falls back to the eager window and says why."""
+    from ..measure.cuda_graph import GraphCaptureError
+    from .measure import AHEAD_S, CHUNK_S
+
+    choice = choose(fields, replays is not None)
+    if choice.execution == GRAPH and replays is not None and choice.calls and choice.graph_call_s:
+        try:
+            with replays(fn, choice.calls) as graph:
+                how = GRAPH_HOW.format(calls=graph.calls, chunk_ms=CHUNK_S * 1e3, ahead_ms=AHEAD_S * 1e3)
+                m = measure(graph.replay, graph.calls * choice.graph_call_s, executions_per_call=graph.calls, how=how)
+            return attrs.evolve(
+                m,
+                execution=GRAPH,
+                execution_reason=choice.reason,
+                graph_calls=graph.calls,
+                graph_pool_bytes=graph.pool_bytes,
+            )
+        except GraphCaptureError as exc:
+            choice = WindowChoice(EAGER, f"{choice.reason}; but the graph failed ({exc}): eager calls")
+    m = measure(fn, eager_per_call_s)
+    return attrs.evolve(m, execution=EAGER, execution_reason=choice.reason)

@@ -539,7 +539,6 @@ def fit_coefficients(
             ("conv", "kxk_fixed_s", 1e-8, 3e-5),
             ("conv", "kxk_feed_scale", 0.25, 4.0),
         ],
-        iterations=300,
         # the other valleys: all of a wave's overhead and little per kernel; none and a few us
         starts=[(0.9, 1.0, 32.0, 1e-7, 1.0), (0.9, 0.05, 32.0, 5e-6, 2.0)],
     )

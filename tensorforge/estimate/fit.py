@@ -220,6 +220,7 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160, star
         x = _nelder_mead(loss, start, np.full(len(params), 0.5), iterations=iterations)
         if (value := loss(x)) < best_loss:
             best, best_loss = x, value
+    assert best is not None  # at least the first start ran
     best = _nelder_mead(loss, best, np.full(len(params), 0.15), iterations=iterations)
     f.c = make(best)
     f.note(group, points, {f"{s}.{fld}": getattr(getattr(f.c, s), fld) for s, fld, lo, hi in params})

@@ -33,3 +33,11 @@ timed_run() { # $1: capture name, $2: time box; the rest: options of `tensorforg
   end=$(date +%s.%N)
   echo "$name: rc=$rc, whole command $(python3 -c "print(round($end-$start,1))") s (time box $t s)"
 }
+
+energy_steps() { # $1: a run's log: the energy windows' share of the run (each workload's 'energy' step)
+  python3 - "$1" <<'PY'
+import re, sys
+steps = [float(x) for x in re.findall(r"energy (\d+\.\d+)\s*$", open(sys.argv[1]).read(), re.M)]
+print(f"energy steps: {len(steps)} workloads, {sum(steps):.2f} s ({', '.join(f'{s:.2f}' for s in steps)})")
+PY
+}

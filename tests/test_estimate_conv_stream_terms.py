@@ -14,6 +14,7 @@ from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve_spec
 from tensorforge.target import Ceilings
+from estimate_points import generated_points
 
 CONV_MANY_WAVES = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
 CONV_1X1 = "conv2d:n=32,c=256,h=56,w=56,k=64,r=1,s=1,stride=1,padding=0,groups=1,dtype=bf16"
@@ -87,9 +88,7 @@ def test_a_read_dominated_gemm_streams_at_its_own_rate_and_fixed_time(host):
 
 
 def test_the_stream_stage_recovers_the_read_stream_it_generated(host):
-    from tensorforge.estimate.fit import Fitter, WorkloadPoint, _fit_stream_gemms, _read_stream
-    from tensorforge.estimate.model import device_for, estimate_workload
-    from tensorforge.estimate.probe_plan import CUDA_PLAN
+    from tensorforge.estimate.fit import Fitter, _fit_stream_gemms, _read_stream
 
     ceilings = Ceilings(
         origin="calibrated",
@@ -98,24 +97,8 @@ def test_the_stream_stage_recovers_the_read_stream_it_generated(host):
     )
     base = shipped()["nvidia-sm90"]
     truth = _with(base, "gemm", read_stream_efficiency=0.97, read_stream_fixed_s=7e-6)
-    items = [i for i in CUDA_PLAN if i.group == "gemm"]
-    chosen = [resolve_spec(host, i.spec) for i in items]
+    bound, points = generated_points(host, ("gemm",), ceilings, truth)
     target = host.target("h200")
-    bound = predict(chosen, target, host.mappings(), None, ceilings, estimate=False)
-    device = device_for(target, bound.ceilings, truth)
-    points = [
-        WorkloadPoint(
-            i.name,
-            i.group,
-            wp,
-            tuple(k.operators(w.params)),
-            k,
-            w.params,
-            estimate_workload(wp, k.operators(w.params), k, w.params, device, truth).device_s,
-            regime="graph",
-        )
-        for i, (w, k), wp in zip(items, chosen, bound.workloads)
-    ]
     streams = [p for p in points if _read_stream(p)]
     assert 5 <= len(streams) < len(points)
     assert any("m=1,n=6144" in p.name for p in streams)

@@ -20,8 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from rescore import _ns, coefficients  # noqa: E402
 
-from tensorforge.api import cap_bound_s, flops_by_mode, parse_json, read_text, workload_energy  # noqa: E402
-from tensorforge.cap_bound import cap_calibration  # noqa: E402
+from tensorforge.api import CAP_MARGIN, cap_bound_s, flops_by_mode, parse_json, read_text, workload_energy  # noqa: E402
 from tensorforge_ops.capture import energy_prediction as ep  # noqa: E402
 
 LARGE_FLOPS = 1e10
@@ -35,7 +34,9 @@ def at_cap(doc, name) -> bool:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("captures", nargs="+")
-    ap.add_argument("--margin", type=float, default=None, help="a margin other than CAP_MARGIN (a sensitivity check)")
+    ap.add_argument(
+        "--margin", type=float, default=CAP_MARGIN, help="another margin than CAP_MARGIN (a sensitivity check)"
+    )
     args = ap.parse_args(argv)
     large_n = large_ok = above = large_above = 0
     above_by: dict[str, int] = {}
@@ -45,11 +46,7 @@ def main(argv=None) -> int:
             print(f"# {path}: no energy calibration")
             continue
         c = coefficients(doc)
-        cap = ep.cap_calibration_of(doc["calibrated"], c)
-        if cap is not None and args.margin is not None:
-            probe = doc["calibrated"]["probes"]["matmul-ceiling-sustained"]["details"]
-            pts = {m: [(float(n), float(r)) for n, r in d["points"]] for m, d in probe.items() if isinstance(d, dict)}
-            cap = cap_calibration(pts, cap.power_w, cap.static_w, cap.flush_s, cap.flush_j, margin=args.margin)
+        cap = ep.cap_calibration_of(doc["calibrated"], c, args.margin)
         if cap is None:
             print(f"# {path}: no sustained matmul probe points")
             continue

@@ -30,12 +30,7 @@ run_tf() { # $1: capture name, $2: time box; the rest: options
   local name=$1
   timed_run "$@"
   grep -E "calibrated:|run took" "$WORK/$name.log" | tail -2
-  # the energy windows' share of the run: the 'energy' step of every workload
-  python3 - "$WORK/$name.log" <<'EOF'
-import re, sys
-steps = [float(x) for x in re.findall(r"energy (\d+\.\d+)\s*$", open(sys.argv[1]).read(), re.M)]
-print(f"energy steps: {len(steps)} workloads, {sum(steps):.2f} s ({', '.join(f'{s:.2f}' for s in steps)})")
-EOF
+  energy_steps "$WORK/$name.log"
   tensorforge verify "$WORK/$name.json" 2>&1 | tail -1
   gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
 }

@@ -31,12 +31,7 @@ run_tf() { # $1: capture name, $2: time box; the rest: options
   timed_run "$@"
   grep -E "calibrated:|run took" "$WORK/$name.log" | tail -2
   grep -E "energy window:" "$WORK/$name.log"
-  # the energy windows' share of the run: the 'energy' step of every workload
-  python3 - "$WORK/$name.log" <<'PY'
-import re, sys
-steps = [float(x) for x in re.findall(r"energy (\d+\.\d+)\s*$", open(sys.argv[1]).read(), re.M)]
-print(f"energy steps: {len(steps)} workloads, {sum(steps):.2f} s ({', '.join(f'{s:.2f}' for s in steps)})")
-PY
+  energy_steps "$WORK/$name.log"
   tensorforge verify "$WORK/$name.json" 2>&1 | tail -1
   gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
 }

@@ -39,11 +39,7 @@ name=e8int-run
 echo "== default run --recalibrate ($(left) s left)"
 timed_run "$name" "$(box 22 110)" --recalibrate
 grep -E "calibrated:|run took" "$WORK/$name.log" | tail -2
-python3 - "$WORK/$name.log" <<'EOF'
-import re, sys
-steps = [float(x) for x in re.findall(r"energy (\d+\.\d+)\s*$", open(sys.argv[1]).read(), re.M)]
-print(f"energy steps: {len(steps)} workloads, {sum(steps):.2f} s ({', '.join(f'{s:.2f}' for s in steps)})")
-EOF
+energy_steps "$WORK/$name.log"
 tensorforge verify "$WORK/$name.json" 2>&1 | tail -1
 gzip -c "$WORK/$name.json" >"$OUT/$name.json.gz"
 echo "== score and the integral study ($(left) s left)"

@@ -24,9 +24,11 @@ from tensorforge.estimate.coefficients import coefficients_from_data
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge.serialize import to_data
-from tensorforge.target import Ceilings
 from tensorforge_ops.calibrate.estimate_fit import fit_estimate
 from tensorforge_ops.report.evaluate import _params
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rescore import calibration_ceilings  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,13 +44,7 @@ def refit(cal_path: str):
     doc = parse_json(read_text(cal_path, "calibration"), f"calibration {cal_path}")
     cal = doc["calibrated"] if "ceilings" not in doc and isinstance(doc.get("calibrated"), dict) else doc
     host = PluginHost()
-    c = cal["ceilings"]
-    ceilings = Ceilings(
-        origin="calibrated",
-        compute={k: float(v) for k, v in c["compute"].items()},
-        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
-        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}",
-    )
+    ceilings = calibration_ceilings(cal)
     target_name = (doc.get("predicted") or {}).get("calibrated_target") or doc.get("target") or "h200"
     target = host.target(target_name)
     fitted = fit_estimate(cal, host, target, ceilings)

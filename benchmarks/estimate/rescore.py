@@ -52,6 +52,17 @@ def current_plan_subset(cal: dict) -> dict:
     return cal
 
 
+def calibration_ceilings(cal: dict) -> Ceilings:
+    """The burst ceilings a calibration document (JSON) holds: what its estimate sweep was fitted on."""
+    c = cal["ceilings"]
+    return Ceilings(
+        origin="calibrated",
+        compute={k: float(v) for k, v in c["compute"].items()},
+        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
+        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}",
+    )
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("calibration")
@@ -79,13 +90,7 @@ def main(argv=None):
     doc = parse_json(read_text(args.capture, "capture"), f"capture {args.capture}")
     host = PluginHost()
     target = host.target(doc["predicted"]["calibrated_target"] or doc["target"])
-    c = cal["ceilings"]
-    ceilings = Ceilings(
-        origin="calibrated",
-        compute={k: float(v) for k, v in c["compute"].items()},
-        dram_bytes_per_s=float(c["dram_bytes_per_s"]),
-        source=f"calibrated on {cal.get('device')} at {cal.get('measured_at')}",
-    )
+    ceilings = calibration_ceilings(cal)
     if args.shipped:
         from tensorforge.estimate.shipped import shipped
 

@@ -146,9 +146,10 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
-def cap_calibration_of(cal: Any, coefficients: Any) -> CapCalibration | None:
+def cap_calibration_of(cal: Any, coefficients: Any, margin: float = CAP_MARGIN) -> CapCalibration | None:
     """The energy per FLOP at the cap from a calibration's sustained matmul probe; None where the
-    calibration lacks the probe's points, its flush size or a power figure."""
+    calibration lacks the probe's points, its flush size or a power figure (`margin`: another
+    than CAP_MARGIN, for a sensitivity check)."""
     probe = (_get(cal, "probes") or {}).get("matmul-ceiling-sustained")
     details = _get(probe, "details") or {}
     points = {
@@ -171,6 +172,7 @@ def cap_calibration_of(cal: Any, coefficients: Any) -> CapCalibration | None:
         coefficients.static_w,
         flush_s=flush_bytes / float(copy),
         flush_j=flush_bytes * coefficients.joules_per_dram_byte_low,
+        margin=margin,
     )
 
 

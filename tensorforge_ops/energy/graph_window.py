@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from ..measure.cuda_sustained import HOST_BOUND, host_bound
+from ..measure.cuda_sustained import burst_p50 as timings_p50
 
 GRAPH = "graph"
 EAGER = "eager"
@@ -64,13 +65,8 @@ class WindowChoice:
 def burst_p50(fields: Mapping[str, Any], mode: str) -> float | None:
     """The burst-regime p50 of one mode among a measurement's timings (its primary timing and
     `modes`), from the fields `run` collects before the energy window."""
-    stats = fields.get("stats")
-    primary = (fields.get("regime") or "burst", fields.get("mode") or "eager", getattr(stats, "p50", None))
-    timings = [primary] + [(t.regime, t.mode, t.stats.p50) for t in fields.get("modes") or ()]
-    for regime, m, p50 in timings:
-        if regime == "burst" and m == mode and p50:
-            return float(p50)
-    return None
+    primary = (fields.get("regime"), fields.get("mode"), getattr(fields.get("stats"), "p50", None))
+    return timings_p50([primary, *((t.regime, t.mode, t.stats.p50) for t in fields.get("modes") or ())], mode)
 
 
 def graph_calls(call_s: float) -> int:

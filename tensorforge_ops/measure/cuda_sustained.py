@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 import time
 from typing import Any
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -44,6 +44,16 @@ HOST_BOUND = 1.5
 def host_bound(eager_s: float | None, graph_s: float | None) -> bool:
     """Whether the host's launches, not the device, set the eager call's time."""
     return bool(eager_s and graph_s and eager_s >= HOST_BOUND * graph_s)
+
+
+def burst_p50(timings: Iterable[tuple[str | None, str | None, float | None]], mode: str) -> float | None:
+    """The burst-regime p50 of one mode among (regime, mode, p50) timings: what the host-bound
+    rule reads, in a run before its energy window and in the energy gate from a capture. A timing
+    without a regime or mode is burst eager (captures from before the phases)."""
+    for regime, m, p50 in timings:
+        if (regime or "burst") == "burst" and (m or "eager") == mode and p50:
+            return float(p50)
+    return None
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..capture.sections.measured import Measurement
-from ..measure.cuda_sustained import HOST_BOUND
+from ..measure.cuda_sustained import HOST_BOUND, burst_p50
 from ..measure.stats import summarize
 from .evidence import Evidence
 from .gate import NO_VERDICT, GateSettings, WorkloadVerdict, _device_difference, _flag_difference, _rows, _seed
@@ -74,12 +74,8 @@ def _split(a, b) -> str:
 
 
 def _burst_p50(row, mode: str) -> float | None:
-    """The burst-regime p50 of one mode of a measurement (its primary timing or one of `modes`);
-    a timing without a regime or mode is burst eager (captures from before the phases)."""
-    for timing in (row, *(row.modes or ())):
-        if (timing.regime or "burst") == "burst" and (timing.mode or "eager") == mode:
-            return float(timing.stats.p50)
-    return None
+    """The burst-regime p50 of one mode of a measurement (its primary timing or one of `modes`)."""
+    return burst_p50(((t.regime, t.mode, t.stats.p50) for t in (row, *(row.modes or ()))), mode)
 
 
 def host_bound_ratio(row) -> float | None:

@@ -30,6 +30,7 @@ from .energy import (
     bound_power_w,
     flops_by_mode,
     power_limited_ceilings,
+    window_time,
     workload_energy,
 )
 from .errors import PluginError, TensorForgeError, closest, one_line, unknown
@@ -40,7 +41,7 @@ from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
 from .estimate.evaluation import Evaluation, Row
 from .estimate.evaluation import evaluate as evaluate_estimates
 from .estimate.fit import WorkloadPoint, fit_coefficients
-from .estimate.probe_plan import STREAM_OPS, plan_for, timing_modes
+from .estimate.probe_plan import STREAM_OPS, plan_for, timing_modes, warm_timed
 from .estimate.render import SHORT as TERM_LABELS
 from .estimate.results import TERMS
 from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
@@ -123,6 +124,7 @@ __all__ = [
     "EnergyCoefficients",
     "PowerFigures",
     "power_limited_ceilings",
+    "window_time",
     "workload_energy",
     "bound_power_w",
     # the sustained bound at the power cap (tensorforge.cap_bound), from the sustained matmul probe
@@ -145,6 +147,7 @@ __all__ = [
     "fit_coefficients",
     "plan_for",
     "timing_modes",
+    "warm_timed",
     "resolve_spec",
     "workload_class",
     # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own

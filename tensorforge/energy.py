@@ -170,6 +170,19 @@ class WorkloadEnergy:
         return self.device_estimate_terms.total_j if self.device_estimate_terms else None
 
 
+def window_time(estimate) -> float | None:
+    """The estimate's device time of one execution in an energy window, which runs executions back
+    to back without the L2 flush every timed call has: WorkloadEstimate.window_s (the flushed
+    device time less the calibrated warm saving, tensorforge/estimate/warm.py). Read from the
+    fields, so an estimate read back from a capture's JSON works too, and one from before the
+    warm saving gets the flushed device time; None without an estimate."""
+    device = getattr(estimate, "device_s", None) if estimate is not None else None
+    if device is None:
+        return None
+    saving = float(getattr(estimate, "warm_saving_s", 0.0) or 0.0)
+    return max(float(getattr(estimate, "bound_s", 0.0) or 0.0), float(device) - saving)
+
+
 def dram_bytes_floor(compulsory_bytes: float, cache_bytes: float | None) -> float:
     """DRAM bytes one execution must move when executions run back to back: whatever of the
     compulsory traffic does not fit in the last-level cache."""
@@ -289,13 +302,26 @@ def workload_energy(
     )
 
 
-def queued_time(device_s: float, kernels: int, host_s_per_kernel: float) -> float:
+def queued_time(device_s: float, calls: int, host_s_per_kernel: float) -> float:
     """One execution's time in a queued eager loop (the energy window's): host and device overlap,
     so the slower of the two sets the pace: the device's kernel time, or the host's launches
-    (kernels x the host time per launch the launch-bound probe window measured, in the same
-    conditions: the queue, the events, the power sampler's thread). A PREDICTED time: never the
-    workload's measured window."""
-    return max(float(device_s), max(1, int(kernels)) * float(host_s_per_kernel))
+    (framework calls x the host time per call the launch-bound probe window measured, in the same
+    conditions: the queue, the events, the power sampler's thread; its calls launch one kernel
+    each, so `host_s_per_kernel` is per call). A PREDICTED time: never the workload's measured
+    window."""
+    return max(float(device_s), max(1, int(calls)) * float(host_s_per_kernel))
+
+
+def host_calls(estimate) -> int | None:
+    """The framework calls one execution makes (WorkloadEstimate.calls), its kernels where an
+    estimate read back from an older capture has no count of calls. Why calls and not kernels: a
+    split-K GEMM launches its reduction from inside the same library call, at no host dispatch of
+    its own; on the H200 at 11:10 the skinny decode GEMM (split-K 2) was estimated host-paced at 2 x
+    22.5 us where its eager window ran 34.7 us a call, device-paced."""
+    if estimate is None:
+        return None
+    calls = getattr(estimate, "calls", 0) or getattr(estimate, "kernels", None)
+    return int(calls) if calls else None
 
 
 def streamed_fraction(compulsory_bytes: float, cache_bytes: float | None) -> float:
@@ -434,8 +460,8 @@ def queued_estimate(
 
     Returns the terms and whether the cap applied."""
     c = coefficients
-    kernels = getattr(getattr(workload, "estimate", None), "kernels", None) or len(workload.operators) or 1
-    time_s = queued_time(device_s, kernels, c.host_s_per_kernel or 0.0) if host else float(device_s)
+    calls = host_calls(getattr(workload, "estimate", None)) or len(workload.operators) or 1
+    time_s = queued_time(device_s, calls, c.host_s_per_kernel or 0.0) if host else float(device_s)
     busy_w = c.busy_w if c.busy_w is not None else (c.busy_below_cap_w or 0.0)
     shares = _estimate_shares(workload)
     total = sum(shares.values())

@@ -7,6 +7,8 @@ runs at the capped windows' power for the capped time (the sustained estimate, c
 operators slowed to the capped probes' rate). Every figure here is chosen by
 the test (coefficients) or predicted by the Core (workloads), none measured."""
 
+from types import SimpleNamespace
+
 import attrs
 import pytest
 
@@ -17,6 +19,7 @@ from tensorforge.energy import (
     cap_bound_share,
     capped_time,
     does_work,
+    host_calls,
     on_vector_units,
     op_math_j,
     queued_time,
@@ -72,7 +75,7 @@ def test_host_bound_workload_takes_the_host_launch_time(predicted):
     w = predicted.workload("gemm_tiny")
     e = _energy(w)
     t = e.estimate_terms
-    assert t.time_s == pytest.approx(max(w.estimate.device_s, w.estimate.kernels * 20e-6))
+    assert t.time_s == pytest.approx(max(w.estimate.device_s, w.estimate.calls * 20e-6))
     assert t.static_j == pytest.approx(120.0 * t.time_s)
     assert not e.power_limited
     slower_host = _energy(w, attrs.evolve(COEFF, host_s_per_kernel=40e-6))
@@ -196,7 +199,21 @@ def test_without_the_host_figure_the_eager_time_model_stands(predicted):
     old = _energy(w, attrs.evolve(COEFF, host_s_per_kernel=None))
     assert old.estimate_terms.time_s == pytest.approx(w.estimate.eager_s)
     new = _energy(w)
-    assert new.estimate_terms.time_s == pytest.approx(queued_time(w.estimate.device_s, w.estimate.kernels, 20e-6))
+    assert new.estimate_terms.time_s == pytest.approx(queued_time(w.estimate.device_s, w.estimate.calls, 20e-6))
+
+
+def test_the_host_paces_the_window_by_framework_calls_not_kernels(predicted):
+    """A library call that launches several kernels (a split-K GEMM's reduction, an attention's
+    split-KV combine) costs the host one dispatch: the queued window counts calls. An estimate
+    read back from an older capture, without the count, falls back to its kernels."""
+    decode = predicted.workload("transformer_decode").estimate
+    assert 0 < decode.calls < decode.kernels  # its split-KV combines are inside the attention calls
+    skinny = predicted.workload("gemm_skinny_decode").estimate
+    assert skinny.calls == 1 and skinny.kernels == 2  # split-K 2: one matmul call
+    assert host_calls(skinny) == 1
+    assert host_calls(SimpleNamespace(kernels=5)) == 5 and host_calls(None) is None
+    e = _energy(predicted.workload("gemm_skinny_decode"))
+    assert e.estimate_terms.time_s == pytest.approx(max(skinny.device_s, 20e-6))
 
 
 def test_the_busy_floor_alone_never_puts_a_workload_at_the_cap(predicted):
@@ -251,7 +268,7 @@ def test_the_graph_windows_estimate_is_the_device_time_alone(predicted):
     for name in ("gemm_tiny", "transformer_decode"):
         w = predicted.workload(name)
         e = _energy(w)
-        host_s = w.estimate.kernels * 20e-6
+        host_s = w.estimate.calls * 20e-6
         assert host_s > w.estimate.device_s  # host-bound by the model
         assert e.estimate_terms.time_s == pytest.approx(host_s)
         assert e.device_estimate_terms.time_s == pytest.approx(w.estimate.device_s)

@@ -18,7 +18,7 @@ Columns per workload:
   CAP       the estimate ran at the power cap
   GRAPH     the window replayed a CUDA graph (e8graph): scored against the estimate on the device time
             alone (device_estimate_terms), no host term
-  HOST x    the estimate's time is the host's launches (kernels x the eager-mix probe's host time
+  HOST x    the estimate's time is the host's launches (framework calls x the eager-mix probe's host time
             per kernel); x = the window's seconds per execution / kernels over that probe figure
             (1.0: the probe tracked the window's host pace; e7est)
 
@@ -35,7 +35,7 @@ import sys
 from types import SimpleNamespace
 
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
-from tensorforge.energy import EnergyCoefficients, workload_energy
+from tensorforge.energy import EnergyCoefficients, host_calls, window_time, workload_energy
 
 FIELDS = (
     "static_w",
@@ -95,8 +95,8 @@ def rows(path):
             continue
         w = _ns(calibrated[name])
         sw = _ns(sustained[name]) if name in sustained else None
-        s_dev = sw.estimate.device_s if sw is not None and getattr(sw, "estimate", None) else None
-        r = workload_energy(w, c, cache, w.estimate.eager_s, w.estimate.device_s, s_dev, sw)
+        s_dev = window_time(sw.estimate) if sw is not None and getattr(sw, "estimate", None) else None
+        r = workload_energy(w, c, cache, w.estimate.eager_s, window_time(w.estimate), s_dev, sw)
         kept = stored.get(name) or {}
         # the estimate the capture compared: a graph window's is the device-time one (e8graph)
         was = kept.get("device_estimate_j") if e.get("execution") == "graph" else None
@@ -105,11 +105,11 @@ def rows(path):
 
 def host_pace(w, c: EnergyCoefficients, e, r) -> float | None:
     """The window's host time per kernel over the probe's, where the estimate's time is the host's
-    launches (queued_time took kernels x host_s_per_kernel); None elsewhere."""
-    kernels = getattr(getattr(w, "estimate", None), "kernels", None)
+    launches (queued_time took framework calls x host_s_per_kernel); None elsewhere."""
+    kernels = host_calls(getattr(w, "estimate", None))
     if not c.host_s_per_kernel or not kernels or r.power_limited:
         return None
-    if r.estimate_terms.time_s <= float(w.estimate.device_s) * (1 + 1e-9):
+    if r.estimate_terms.time_s <= float(window_time(w.estimate) or 0.0) * (1 + 1e-9):
         return None
     return e["seconds_per_execution"] / kernels / c.host_s_per_kernel
 

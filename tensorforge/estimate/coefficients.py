@@ -41,6 +41,13 @@ def _fractions(_inst, attr, value):
             raise ValueError(f"{attr.name}[{key}] must be in (0, 1.5], got {item!r}")
 
 
+def _savings(_inst, attr, value):
+    # seconds a call saves without the L2 flush (warm.py): a few microseconds, never negative
+    for key, item in value.items():
+        if not (isinstance(item, (int, float)) and 0 <= item < 1e-3):
+            raise ValueError(f"{attr.name}[{key}] must be in [0, 1e-3) s, got {item!r}")
+
+
 def _resident(_inst, attr, value):
     # bytes served from the shared cache move faster than the DRAM ceiling, but not unboundedly
     if not (isinstance(value, (int, float)) and 0 < value <= 10):
@@ -229,6 +236,9 @@ class EstimateCoefficients:
     peak_fraction, dram_fraction: calibrated / datasheet on the source device; they turn a
         datasheet ceiling into an achievable one when no calibration of this device exists.
     source_clock_mhz: the clock of the source device's ceilings (the feed is per clock).
+    warm_saving_s: per class of operator (warm.WARM_CLASSES), the seconds one execution saves in
+        a window of calls back to back without the L2 flush (warm.py); empty: not probed, and a
+        window's time is the flushed device time.
     """
 
     family: str
@@ -243,6 +253,7 @@ class EstimateCoefficients:
     dram_fraction: float = attrs.field(default=1.0, validator=_fraction)
     source_clock_mhz: float = attrs.field(default=1000.0, validator=_positive)
     fit: Mapping[str, Any] = attrs.field(factory=dict)  # how well the probes were reproduced
+    warm_saving_s: Mapping[str, float] = attrs.field(factory=dict, validator=_savings)
 
     def relabel(self, basis_kind: str, basis: str) -> "EstimateCoefficients":
         return attrs.evolve(self, basis_kind=basis_kind, basis=basis)

@@ -36,7 +36,8 @@ from .coefficients import EstimateCoefficients
 from .gemm import READ_DOMINATED
 from .menus import menu_for
 from .model import device_for, estimate_workload
-from .probe_plan import STREAM_OPS
+from .probe_plan import STREAM_OPS, warm_timed
+from .warm import fit_savings, warm_class
 
 
 @attrs.frozen
@@ -53,6 +54,8 @@ class WorkloadPoint:
     # 'graph': measured_s is a CUDA-graph sample, compared with the estimate's device time (the
     # regime the evaluation scores); 'eager': an eager sample, compared with the eager time
     regime: str = "eager"
+    # the same calls back to back without the L2 flush (probe_plan.WARM_ITEMS; warm.py), per call
+    warm_s: float | None = None
 
 
 def _loss(values: Sequence[float], measured: Sequence[float]) -> float:
@@ -333,6 +336,37 @@ def _fit_stream_gemms(f: "Fitter", gemm_points) -> None:
             "gemm.read_stream_fixed_s": f.c.gemm.read_stream_fixed_s,
         },
     )
+
+
+def _fit_warm(f: "Fitter", results: Sequence[dict[str, Any]], points: Sequence[WorkloadPoint]) -> None:
+    """Per class of operator, what a call saves without the L2 flush (warm.py): the graph-timed
+    probes also timed warm, each in the class of its operators (a point whose operators fall in
+    several classes says nothing about one and is left out), the streaming items in 'memory';
+    only the pairs the plan times warm (probe_plan.warm_timed: an exploratory calibration that
+    timed every item warm fits as a run's does)."""
+    pairs = []
+    for p in points:
+        if p.warm_s and p.regime == "graph" and warm_timed(p.group, p.measured_s):
+            classes = {warm_class(op.problem, b.bottleneck) for op, b in zip(p.operators, p.prediction.operators)}
+            if len(classes) == 1:
+                pairs.append((classes.pop(), p.measured_s, float(p.warm_s)))
+    pairs += [
+        ("memory", float(r["graph_p50_s"]), float(r["warm_p50_s"]))
+        for r in results
+        if r["group"] == "stream" and r.get("warm_p50_s") and warm_timed("stream", r.get("graph_p50_s"))
+    ]
+    if not pairs:
+        f.report["warm"] = {"points": 0, "status": "not probed: a window's time is the flushed device time"}
+        return
+    savings = fit_savings(pairs)
+    f.c = attrs.evolve(f.c, warm_saving_s=savings)
+    f.report["warm"] = {
+        "points": len(pairs),
+        "fitted": {f"warm_saving_s[{c}]": v for c, v in savings.items()},
+        "pairs_per_class": {c: sum(1 for k, _, _ in pairs if k == c) for c in sorted({k for k, _, _ in pairs})},
+        "note": "per class, the median of (flushed graph p50 - warm p50) over its probe items: what one "
+        "execution saves in a window without flushes (an energy window)",
+    }
 
 
 def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) -> tuple[float, float]:
@@ -650,6 +684,8 @@ def fit_coefficients(
         f.note("host", host_all, {"kernel.host_per_kernel_s": per, "kernel.host_slack_s": slack})
     else:
         f.note("host", [], {})
+
+    _fit_warm(f, ok, points)
 
     sheet = datasheet_ceilings(target, operating_point)
     peak = {

@@ -15,6 +15,7 @@ from .coefficients import EstimateCoefficients
 from .implementation import DEFAULT, declared_table
 from .operators import ESTIMATORS, Device, estimate_unknown
 from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+from .warm import warm_class, window_saving
 
 
 def device_for(
@@ -46,6 +47,7 @@ def estimate_workload(
     if len(operators) != len(prediction.operators):
         raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
     results = []
+    calls = 0
     declared = declared_table(kind, params)
     for op, bound_op in zip(operators, prediction.operators):
         impl = declared.get(op.name, DEFAULT)
@@ -56,6 +58,10 @@ def estimate_workload(
         total, terms, kernels, mapping, notes = estimator(
             op.problem, impl, per_bound, device, coefficients, resident=resident
         )
+        # framework calls: the implementation's own kernels and layout copies, each launched from
+        # Python; kernels the library adds inside one call (a split-K reduction, a split-KV
+        # combine, cuDNN's memsets and padding copies) cost the host no call of their own
+        calls += op.count * min(kernels, max(1, impl.kernels) + impl.layout_copy_kernels)
         results.append(
             OperatorEstimate(
                 name=op.name,
@@ -97,6 +103,7 @@ def estimate_workload(
             }
         ]
     )
+    classes = [warm_class(op.problem, b.bottleneck) for op, b in zip(operators, prediction.operators)]
     return WorkloadEstimate(
         label=LABEL,
         bound_s=prediction.latency_s,
@@ -105,6 +112,8 @@ def estimate_workload(
         kernels=kernels,
         terms=terms,
         operators=tuple(results),
+        warm_saving_s=window_saving(classes, coefficients.warm_saving_s),
+        calls=calls,
     )
 
 

@@ -47,6 +47,18 @@ def timing_modes(group: str) -> tuple[str, ...]:
     return ("graph",)
 
 
+# a graph-timed item whose flushed graph p50 is at most this is also timed warm (warm.py): the
+# saving is a few microseconds, lost in the noise of longer samples (+-4 us on 0.3-1 ms GEMMs on
+# the H200), and it only matters to short executions; ~20 ms an item
+WARM_MAX_CALL_S = 100e-6
+
+
+def warm_timed(group: str, graph_p50_s: float | None) -> bool:
+    """Whether a CUDA probe item is also timed warm (no L2 flush, back to back): the workload-shaped
+    and streaming items (not the launch chains) whose flushed graph sample is short enough."""
+    return group != "launch" and graph_p50_s is not None and 0 < float(graph_p50_s) <= WARM_MAX_CALL_S
+
+
 @attrs.frozen
 class ProbeItem:
     name: str

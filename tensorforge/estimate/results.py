@@ -42,7 +42,11 @@ class OperatorEstimate:
 class WorkloadEstimate:
     """bound_s is the same number as the workload's lower bound; device_s the expected device
     time (kernels back to back, as a CUDA-graph replay or a timed single kernel sees them);
-    eager_s adds the host overhead of launching the kernels one by one from Python."""
+    eager_s adds the host overhead of launching the kernels one by one from Python.
+    warm_saving_s: what one execution saves in a window of executions back to back without the
+    L2 flush every timed call has (warm.py; 0 where not calibrated): `window_s`.
+    calls: the framework calls one execution makes from Python (each a host dispatch; a library
+    call may launch several kernels: a split-K GEMM's reduction); 0: not counted (kernels)."""
 
     label: str
     bound_s: float
@@ -51,6 +55,14 @@ class WorkloadEstimate:
     kernels: int
     terms: Mapping[str, float]  # device terms + host_overhead; device ones sum to device_s - bound_s
     operators: tuple[OperatorEstimate, ...]
+    warm_saving_s: float = 0.0
+    calls: int = 0
+
+    @property
+    def window_s(self) -> float:
+        """The device time of one execution in a window without flushes (an energy window),
+        never below the bound."""
+        return max(self.bound_s, self.device_s - self.warm_saving_s)
 
     def estimate_for(self, regime: str) -> float:
         return self.eager_s if regime == "eager" else self.device_s

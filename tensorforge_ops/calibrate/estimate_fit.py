@@ -77,6 +77,7 @@ def fit_estimate(
                 # scores), except for the host stage, whose points measure the eager host
                 measured_s=float(r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] != "host" else r["p50_s"]),
                 regime="graph" if r.get("graph_p50_s") and r["group"] != "host" else "eager",
+                warm_s=float(r["warm_p50_s"]) if r.get("warm_p50_s") and r.get("graph_p50_s") else None,
             )
             for r, (w, kind), wp in zip(measured, resolved, bound.workloads)
         ]

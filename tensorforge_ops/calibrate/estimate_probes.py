@@ -27,6 +27,8 @@ ITEM_BUDGET_S = {"torch-cuda": 0.1, "torch-cpu": 0.2}
 # graph sample averages up to 64 unrolled calls, so 0.04 s (4-5 samples at 50% duty) gives a
 # stable p50.
 GRAPH_BUDGET_S = 0.04
+# the warm sample (`_warm`): replays of one graph of unrolled calls, each ~GRAPH_TARGET_S
+WARM_REPLAYS = 5
 
 
 def _stream_fn(torch, item, device):
@@ -117,6 +119,43 @@ def _timed(session, fn, budget: float, graph: bool, eager: bool = True) -> dict[
     return row
 
 
+def _warm(torch, fn, device, call_s: float) -> dict[str, Any]:
+    """The item as an energy window runs it: calls back to back with no L2 flush between them,
+    as one CUDA graph of K unrolled calls (energy.graph_window.cuda_replays, the window's own
+    graph), replayed WARM_REPLAYS times back to back after one untimed replay; sample = replay
+    time / K. Why: the flushed graph sample charges every call the L2 flush's aftermath (cold
+    misses, the flush's dirty lines written back during the call); an energy window has none,
+    and on the H200 (11:10 UTC) its calls ran 0.7 us (the 64^3 GEMM) to 6 us (GEMVs streaming
+    >100 MB) faster than the flushed graph p50. The estimate's window time is fitted from the
+    pairs (tensorforge.estimate.fit, the warm stage)."""
+    from ..energy.graph_window import cuda_replays, graph_calls
+
+    calls = graph_calls(call_s)
+    with cuda_replays(torch, fn, calls, device) as graph:
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(WARM_REPLAYS + 1)]
+        graph.replay()
+        events[0].record()
+        for event in events[1:]:
+            graph.replay()
+            event.record()
+        events[-1].synchronize()
+        per_call = sorted(a.elapsed_time(b) * 1e-3 / calls for a, b in zip(events, events[1:]))
+    return {"warm_p50_s": per_call[len(per_call) // 2], "warm_calls": calls}
+
+
+def _with_warm(torch, row: dict[str, Any], fn, device, graph: bool) -> dict[str, Any]:
+    """The row with the warm sample where the plan asks for one (probe_plan.warm_timed)."""
+    from tensorforge.api import warm_timed
+
+    if not (graph and warm_timed(str(row["group"]), row.get("graph_p50_s"))):
+        return row
+    try:
+        row.update(_warm(torch, fn, device, float(row["graph_p50_s"])))
+    except Exception as exc:  # the flushed sample stands; the warm fit goes without this point
+        row["warm_error"] = one_line(exc)
+    return row
+
+
 def _record(item, timed) -> dict[str, Any]:
     s = timed.stats
     return {
@@ -175,6 +214,7 @@ class EstimateTermsProbe(CalibrationProbe):
                     mode = getattr(workload.params, "math_mode", None) or "fp32"
                     with session.prepared(builder, workload.params, mode) as prepared:
                         row.update(_timed(session, prepared.fn, budget, graph and "graph" in modes, "eager" in modes))
+                        _with_warm(torch, row, prepared.fn, device, graph)
                 else:
                     maker: Callable = {"add_chain": _chain_fn}.get(item.op, _stream_fn)
                     if item.group == "graph":
@@ -185,6 +225,7 @@ class EstimateTermsProbe(CalibrationProbe):
                         fn = maker(torch, item, device)
                         fn()
                     row.update(_timed(session, fn, budget, graph and "graph" in modes, "eager" in modes))
+                    _with_warm(torch, row, fn, device, graph)
                     del fn
             except Unavailable as exc:
                 row["error"] = f"unavailable: {exc}"

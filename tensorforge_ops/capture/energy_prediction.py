@@ -24,6 +24,7 @@ from tensorforge.api import (
     cap_bound_s,
     cap_calibration,
     flops_by_mode,
+    window_time,
     workload_energy,
 )
 
@@ -36,7 +37,8 @@ TIME_BASIS = (
     "busy term: the estimate's device (kernel) time; with the queued model (a calibration with the host time "
     "per kernel): the slower of the estimate's device time and the host's launches (an eager window), and "
     "device_estimate_j on the device time alone (a CUDA-graph window; the comparison picks the one matching "
-    "the window's execution)"
+    "the window's execution); the device time is the estimate's window time where the calibration timed "
+    "probes without the L2 flush (the flushed device time less the warm saving: the windows have no flush)"
 )
 
 
@@ -211,9 +213,11 @@ def energy_prediction(cal: Any, calibrated_pred: Any, device_target: Any, sustai
     cap = cap_calibration_of(cal, coefficients)
     for w in calibrated_pred.workloads:
         estimate_s = w.estimate.eager_s if w.estimate is not None else None
-        device_s = getattr(w.estimate, "device_s", None) if w.estimate is not None else None
+        # an energy window runs its executions back to back without the L2 flush: the estimate's
+        # window time (the flushed device time less the calibrated warm saving)
+        device_s = window_time(w.estimate)
         sustained_w = sustained_pred.workload(w.name) if sustained_pred is not None else None
-        sustained_device_s = getattr(getattr(sustained_w, "estimate", None), "device_s", None)
+        sustained_device_s = window_time(getattr(sustained_w, "estimate", None))
         e = workload_energy(w, coefficients, cache_bytes, estimate_s, device_s, sustained_device_s, sustained_w)
         cap_s = cap_bound_s(flops_by_mode(w), cap) if cap is not None else None
         bound_s, bound_from = sustained_bound(w, sustained_w, e.power_limited_bound_s, probe_calls, cap_s)

@@ -185,6 +185,17 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     ),
     "WorkloadEstimate.eager_s": ("expected time launched eagerly from Python (device + host overhead)", "s"),
     "WorkloadEstimate.kernels": ("kernels the implementation launches", "count"),
+    "WorkloadEstimate.calls": (
+        "framework calls one execution makes from Python (a library call may launch several kernels: a "
+        "split-K reduction, a split-KV combine); the energy window's host pace counts these; 0: not counted",
+        "count",
+    ),
+    "WorkloadEstimate.warm_saving_s": (
+        "what one execution saves in a window of executions back to back without the L2 flush (an energy "
+        "window): the largest calibrated saving of its operators' classes (tensorforge/estimate/warm.py); 0 "
+        "where the calibration timed no probe warm",
+        "s",
+    ),
     "WorkloadEstimate.terms": ("the waterfall: seconds each named term adds to the bound (docs/estimate.md)", "s"),
     "WorkloadEstimate.operators": ("per operator: its realistic mapping, estimate and terms", None),
     "OperatorEstimate.name": ("operator name", None),

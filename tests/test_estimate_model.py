@@ -75,6 +75,11 @@ def _coefficients(draw_fraction, base):
             fp32_efficiency=f(),
             unaligned_efficiency=f(),
             depthwise_bandwidth_efficiency=f(),
+            # the tiled, overlapping tap term of e9conv (0 < tile: on; a tile of 0 is the older term)
+            kxk_tap_channels=f() * 150,
+            kxk_tap_tile=16384.0 * round(f()),
+            kxk_tap_overlap=1.0 + 3 * f(),
+            fp32_tap_channels=f() * 100,
         ),
         attention=attrs.evolve(
             base.attention, prefill_efficiency=f(), causal_efficiency=f(), decode_bandwidth_efficiency=f()

@@ -166,7 +166,28 @@ class ConvCoefficients:
         slow while the fit pushed tile_overhead_s to its limit 0.
     kxk_fixed_s: once per implicit-GEMM convolution kernel (filter and im2col descriptors, the
         first tiles' pipeline fill): what a one-wave convolution costs beyond its tiles. Apart from
-        the per-wave cost only with probes of many waves (probe_plan: 20-60 waves)."""
+        the per-wave cost only with probes of many waves (probe_plan: 20-60 waves).
+    kxk_tap_tile: the tile (rows x cols) at which kxk_tap_channels holds on the 16-bit
+        implicit-GEMM kernels; a tile of a times that area pays 1/a of it (gemm.tap_share). 0 = the
+        same for every tile, and kxk_tap_overlap, fp32_tap_channels unused (coefficients fitted
+        before e9conv, 2026-12-01). Why: a tap's gather (a new im2col offset for the activation
+        tile, a pipeline stage refilled) is a fixed time per tile and k-block, while the math it
+        feeds grows with rows x cols x channels; with one tap term for all tiles the model ran
+        64x64 tiles as fast per FLOP as 256x64 and 128x128 ones and took them wherever they
+        quantized better. (The H200 traces: cuDNN takes 64x64 where larger tiles would leave most
+        SMs idle, 8 x 256 x 14^2 and 4 x 512 x 7^2, 256x64 or 128x128 where those fill the device;
+        one exception, 8 x 64 x 112^2 on 64x64 at 12 waves, is the conv-kxk stage's largest miss.)
+    kxk_tap_overlap: the p of the p-norm that adds a tap's gather to its math: the share of the
+        rate is (1 + (tap channels / channels)^p)^(-1/p); 1 = the gather in series with the math,
+        large p = hidden under it (max). Why: Hopper's implicit-GEMM kernels issue the next tap's
+        TMA im2col load from a producer warp while the consumers multiply (warp-specialized), so
+        a deep tap hides its gather: the 11:10 H200 probes ran 512-channel 3x3
+        convolutions at 96% of the bf16 ceiling and 64-channel ones at 57%, which the series form
+        (p = 1) cannot give at once (it had the 256-channel held-out convolution 15% slow).
+    fp32_tap_channels: the tap term of fp32 and tf32 convolutions (series, every tile the same)
+        where kxk_tap_tile is set: cuDNN runs them on sm80 kernels (cp.async, no warp
+        specialization: the same warps compute the gather and multiply), fitted from their own
+        probes with fp32_efficiency."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -180,6 +201,9 @@ class ConvCoefficients:
     kxk_wave_exposed: float = attrs.field(default=1.0, validator=_fraction)
     kxk_feed_scale: float = attrs.field(default=1.0, validator=_positive)
     kxk_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
+    kxk_tap_tile: float = attrs.field(default=0.0, validator=_non_negative)
+    kxk_tap_overlap: float = attrs.field(default=1.0, validator=_positive)
+    fp32_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

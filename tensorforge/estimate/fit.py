@@ -369,6 +369,47 @@ def _fit_warm(f: "Fitter", results: Sequence[dict[str, Any]], points: Sequence[W
     }
 
 
+TAP_TILE = 128 * 128  # the tile the kxk tap term is quoted at (ConvCoefficients.kxk_tap_tile)
+
+
+def _fit_kxk(f: "Fitter", kxk, fp32) -> None:
+    """The implicit-GEMM convolution terms (stage conv-kxk), then the fp32/tf32 convolutions'
+    (conv-fp32). On tensor-core families the tap term scales with the tile and overlaps the main
+    loop (ConvCoefficients.kxk_tap_tile, kxk_tap_overlap: why there), fitted with the others, and
+    the fp32/tf32 kernels get their own series tap term; elsewhere (the host CPU: one kxk probe)
+    the series term of one size for all tiles."""
+    if not f.c.conv.kxk_fixed_s:
+        # a log-space simplex started at its limit of 1e-8 barely leaves it: start at 1 us
+        f.c = f.evolve("conv", kxk_fixed_s=1e-6)
+    params = [
+        ("conv", "kxk_efficiency", 0.02, 1.05),  # a convolution main loop is no faster than a GEMM's
+        ("conv", "kxk_wave_exposed", 1e-3, 1.0),
+        ("conv", "kxk_tap_channels", 1.0, 2048.0),
+        ("conv", "kxk_fixed_s", 1e-8, 3e-5),
+        ("conv", "kxk_feed_scale", 0.25, 4.0),
+    ]
+    # the other valleys: all of a wave's overhead and little per kernel; none and a few us
+    starts: list[tuple[float, ...]] = [(0.9, 1.0, 32.0, 1e-7, 1.0), (0.9, 0.05, 32.0, 5e-6, 2.0)]
+    tiled = menu_for(f.c.family).tensor_cores and bool(kxk)
+    if tiled:
+        f.c = f.evolve("conv", kxk_tap_tile=float(TAP_TILE))
+        params.append(("conv", "kxk_tap_overlap", 1.0, 8.0))
+        starts = [(*s, 2.0) for s in starts]  # a gather half hidden: between series and max
+    _fit_nd(f, "conv-kxk", kxk, params, starts=starts)
+    if not tiled:
+        f.fit_1d("conv-fp32", fp32, "conv", "fp32_efficiency")
+        return
+    if fp32 and not f.c.conv.fp32_tap_channels:  # off the simplex's lower limit: the order of C
+        f.c = f.evolve("conv", fp32_tap_channels=64.0)
+    _fit_nd(
+        f,
+        "conv-fp32",
+        fp32,
+        [("conv", "fp32_efficiency", 0.02, 1.5), ("conv", "fp32_tap_channels", 1.0, 2048.0)],
+        iterations=60,
+    )
+
+
 def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) -> tuple[float, float]:
     """harness, launch from (kernels, seconds) pairs: a line through the two shortest chains,
     extended by each longer chain that lies within `host_bound` x of the line (then least
@@ -560,24 +601,7 @@ def fit_coefficients(
     _fit_large_gemms(f, gemm_points, mode_points, ceilings)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
     f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
-    if not f.c.conv.kxk_fixed_s:
-        # a log-space simplex started at its limit of 1e-8 barely leaves it: start at 1 us
-        f.c = f.evolve("conv", kxk_fixed_s=1e-6)
-    _fit_nd(
-        f,
-        "conv-kxk",
-        by_group("conv-kxk"),
-        [
-            ("conv", "kxk_efficiency", 0.02, 1.05),  # a convolution main loop is no faster than a GEMM's
-            ("conv", "kxk_wave_exposed", 1e-3, 1.0),
-            ("conv", "kxk_tap_channels", 1.0, 2048.0),
-            ("conv", "kxk_fixed_s", 1e-8, 3e-5),
-            ("conv", "kxk_feed_scale", 0.25, 4.0),
-        ],
-        # the other valleys: all of a wave's overhead and little per kernel; none and a few us
-        starts=[(0.9, 1.0, 32.0, 1e-7, 1.0), (0.9, 0.05, 32.0, 5e-6, 2.0)],
-    )
-    f.fit_1d("conv-fp32", by_group("conv-fp32"), "conv", "fp32_efficiency")
+    _fit_kxk(f, by_group("conv-kxk"), by_group("conv-fp32"))
     _fit_nd(
         f,
         "conv-unaligned",

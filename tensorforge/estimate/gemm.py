@@ -8,8 +8,9 @@ kernels, a stream-K variant that balances the last wave), the geometry is fixed 
   tiles  = batch * ceil(M/tm) * ceil(N/tn) * split           (tile quantization)
   waves  = ceil(tiles / units), or tiles / units for stream-K   (wave quantization)
   per tile: 2*tm*tn*k_slice FLOPs and (tm*ea + tn*eb)*k_slice operand bytes
-Coefficients then give the time of a tile, max(FLOPs at the mainloop rate, operand bytes at the
-unit's feed rate) + a fixed tile overhead, a prologue once per kernel (first operands from DRAM,
+Coefficients then give the time of a tile, max(FLOPs at the mainloop rate (an implicit-GEMM
+convolution's less its filter taps' gathers: tap_share), operand bytes at the unit's feed rate) +
+a fixed tile overhead, a prologue once per kernel (first operands from DRAM,
 last epilogue), and the memory time, compulsory bytes (+ split-K
 partials) at the achieved streaming bandwidth; the configuration with the least time is the one
 the library's heuristic is assumed to pick. Geometry and time are separate so calibration can fit
@@ -120,6 +121,27 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
 
 
 @attrs.frozen
+class TapCost:
+    """The im2col gather each filter tap of an implicit-GEMM convolution starts, as the channels
+    of main loop it costs (ConvCoefficients.kxk_tap_* says why each part is there)."""
+
+    channels: float  # the gather's cost in channels of the main loop, at a tile of `tile` area
+    conv_channels: int  # the convolution's input channels per group (per tap)
+    tile: float = 0.0  # rows x cols at which `channels` holds; 0 = every tile the same
+    overlap: float = 1.0  # p-norm of gather and math: 1 = in series, large = hidden under the math
+
+
+def tap_share(geo: dict[str, np.ndarray], tap: TapCost | None) -> np.ndarray | float:
+    """The share of the main-loop rate each configuration keeps beside its taps' gathers."""
+    if tap is None or tap.channels <= 0:
+        return 1.0
+    ratio = tap.channels / max(1, tap.conv_channels)
+    if tap.tile > 0:
+        ratio = ratio * tap.tile / (geo["tm"] * geo["tn"])
+    return (1.0 + ratio**tap.overlap) ** (-1.0 / tap.overlap)
+
+
+@attrs.frozen
 class GemmRates:
     """The coefficients a GEMM time needs, already turned into rates for one shape."""
 
@@ -131,14 +153,13 @@ class GemmRates:
     launch_s: float
     prologue_s: float = 0.0  # once per kernel: first operand fetch + last epilogue
     stream_fixed_s: float = 0.0  # once per kernel, memory-bound side only
+    tap: TapCost | None = None  # an implicit-GEMM convolution's per-tap gather (tap_share)
 
 
 def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
     """compute, memory and total time of every configuration."""
-    t_tile = (
-        np.maximum(geo["flops_tile"] / (r.unit_rate * r.efficiency), geo["feed_tile"] / r.feed_bytes_per_s)
-        + r.tile_overhead_s
-    )
+    rate = r.unit_rate * r.efficiency * tap_share(geo, r.tap)
+    t_tile = np.maximum(geo["flops_tile"] / rate, geo["feed_tile"] / r.feed_bytes_per_s) + r.tile_overhead_s
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
     memory = geo["dram"] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
     total = np.maximum(compute, memory) + geo["kernels"] * r.launch_s

@@ -104,9 +104,8 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
     if s.conv:
         if s.conv == "pointwise":
             eff *= c.conv.pointwise_efficiency
-        elif s.conv_aligned:  # each tap's K slices start a new im2col gather: shallow taps pay it more
-            eff *= c.conv.kxk_efficiency / (1.0 + c.conv.kxk_tap_channels / max(1, s.conv_channels))
-        else:  # unaligned channels run other engines (padded or direct): their own rates below
+        else:  # R*S > 1: aligned channels pay each tap's gather beside it (_tap_cost), unaligned
+            # ones run other engines (padded or direct): their own rates below
             eff *= c.conv.kxk_efficiency
         if s.mode in ("fp32", "tf32"):
             eff *= c.conv.fp32_efficiency
@@ -120,6 +119,22 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
 def _implicit_conv(s: gemm.GemmShape) -> bool:
     """An R*S > 1 convolution on cuDNN's implicit-GEMM tensor-core kernels (aligned channels)."""
     return s.conv == "kxk" and s.conv_aligned
+
+
+def _tap_cost(s: gemm.GemmShape, c: EstimateCoefficients) -> gemm.TapCost | None:
+    """Each tap's slice of K starts a new im2col gather (filter offsets, halo bounds): shallow taps
+    pay it on more of their K and, where kxk_tap_tile is set, small tiles against less math
+    (ConvCoefficients.kxk_tap_*)."""
+    if not _implicit_conv(s):
+        return None
+    v = c.conv
+    if not v.kxk_tap_tile:  # coefficients fitted before e9conv: one series term for every kernel
+        return gemm.TapCost(channels=v.kxk_tap_channels, conv_channels=s.conv_channels)
+    if s.mode in ("fp32", "tf32"):  # sm80 kernels: the gather in series
+        return gemm.TapCost(channels=v.fp32_tap_channels, conv_channels=s.conv_channels)
+    return gemm.TapCost(
+        channels=v.kxk_tap_channels, conv_channels=s.conv_channels, tile=v.kxk_tap_tile, overlap=v.kxk_tap_overlap
+    )
 
 
 def _tile_overhead(s: gemm.GemmShape, c: EstimateCoefficients) -> float:
@@ -159,6 +174,7 @@ def gemm_rates(
         launch_s=0.0,
         prologue_s=(c.gemm.prologue_s + (c.conv.kxk_fixed_s if _implicit_conv(s) else 0.0)) if efficiency else 0.0,
         stream_fixed_s=_stream(s, d, c)[1] if bandwidth else 0.0,
+        tap=_tap_cost(s, c) if efficiency else None,
     )
 
 

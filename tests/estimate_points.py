@@ -3,11 +3,21 @@ the estimate with known ("truth") coefficients, so a fit stage can be asked to r
 
 from __future__ import annotations
 
+import attrs
+
 from tensorforge.api import resolve_spec
 from tensorforge.estimate.fit import WorkloadPoint
 from tensorforge.estimate.model import device_for, estimate_workload
 from tensorforge.estimate.probe_plan import CUDA_PLAN
 from tensorforge.model import predict
+from tensorforge.target import Ceilings
+
+# H200-like calibrated ceilings (close to a calibration's; chosen here, not measured) for the fit tests
+H200_CEILINGS = Ceilings(
+    origin="calibrated",
+    compute={"bf16": 8.2e14, "fp16": 7.9e14, "tf32": 4.0e14, "fp32": 5.1e13},
+    dram_bytes_per_s=4.26e12,
+)
 
 
 def generated_points(host, groups, ceilings, truth, regime: str = "graph", target: str = "h200"):
@@ -24,3 +34,18 @@ def generated_points(host, groups, ceilings, truth, regime: str = "graph", targe
         seconds = est.device_s if regime == "graph" else est.eager_s
         points.append(WorkloadPoint(i.name, i.group, wp, tuple(k.operators(w.params)), k, w.params, seconds, regime))
     return bound, points
+
+
+def device_times(host, coefficients, specs, target: str = "h200") -> list[float]:
+    """Each spec's estimated device time with these coefficients (datasheet ceilings), checked
+    never below its bound."""
+    chosen = [resolve_spec(host, s) for s in specs]
+    pred = predict(chosen, host.target(target), host.mappings(), None, None, estimate=coefficients)
+    for w in pred.workloads:
+        assert w.estimate.device_s >= w.latency_s  # never below the bound
+    return [w.estimate.device_s for w in pred.workloads]
+
+
+def with_section(c, section, **changes):
+    """Coefficients with some fields of one section (gemm, conv, ...) changed."""
+    return attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **changes)})

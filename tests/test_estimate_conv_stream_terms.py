@@ -5,16 +5,15 @@ fit recovers the read stream from probe times the model made (docs/estimate.md, 
 
 import math
 
-import attrs
 import pytest
 
 from tensorforge.estimate.gemm import READ_DOMINATED
 from tensorforge.estimate.shipped import shipped
-from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings
+from estimate_points import device_times as _device_times
+from estimate_points import H200_CEILINGS
 from estimate_points import generated_points
+from estimate_points import with_section as _with
 
 CONV_MANY_WAVES = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
 CONV_1X1 = "conv2d:n=32,c=256,h=56,w=56,k=64,r=1,s=1,stride=1,padding=0,groups=1,dtype=bf16"
@@ -27,18 +26,6 @@ BATCHED_SMALL = "gemm:m=128,n=128,k=128,dtype=bf16,batch=128"
 @pytest.fixture(scope="module")
 def host():
     return PluginHost()
-
-
-def _device_times(host, coefficients, specs):
-    chosen = [resolve_spec(host, s) for s in specs]
-    pred = predict(chosen, host.target("h200"), host.mappings(), None, None, estimate=coefficients)
-    for w in pred.workloads:
-        assert w.estimate.device_s >= w.latency_s  # never below the bound
-    return [w.estimate.device_s for w in pred.workloads]
-
-
-def _with(c, section, **changes):
-    return attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **changes)})
 
 
 def test_the_new_terms_default_to_the_older_model():
@@ -90,11 +77,7 @@ def test_a_read_dominated_gemm_streams_at_its_own_rate_and_fixed_time(host):
 def test_the_stream_stage_recovers_the_read_stream_it_generated(host):
     from tensorforge.estimate.fit import Fitter, _fit_stream_gemms, _read_stream
 
-    ceilings = Ceilings(
-        origin="calibrated",
-        compute={"bf16": 8.2e14, "fp16": 7.9e14, "tf32": 4.0e14, "fp32": 5.1e13},
-        dram_bytes_per_s=4.26e12,
-    )
+    ceilings = H200_CEILINGS
     base = shipped()["nvidia-sm90"]
     truth = _with(base, "gemm", read_stream_efficiency=0.97, read_stream_fixed_s=7e-6)
     bound, points = generated_points(host, ("gemm",), ceilings, truth)

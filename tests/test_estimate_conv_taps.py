@@ -10,11 +10,11 @@ import pytest
 from tensorforge.estimate import gemm
 from tensorforge.estimate.fit import TAP_TILE, Fitter, _fit_kxk
 from tensorforge.estimate.shipped import shipped
-from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings
+from estimate_points import device_times as _device_times
+from estimate_points import H200_CEILINGS
 from estimate_points import generated_points
+from estimate_points import with_section as _with
 
 SHALLOW = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
 DEEP = "conv2d:n=256,c=512,h=12,w=12,k=512,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
@@ -25,18 +25,6 @@ TILES = {"tm": np.array([256, 128, 64]), "tn": np.array([64, 128, 64])}
 @pytest.fixture(scope="module")
 def host():
     return PluginHost()
-
-
-def _device_times(host, coefficients, specs):
-    chosen = [resolve_spec(host, s) for s in specs]
-    pred = predict(chosen, host.target("h200"), host.mappings(), None, None, estimate=coefficients)
-    for w in pred.workloads:
-        assert w.estimate.device_s >= w.latency_s  # never below the bound
-    return [w.estimate.device_s for w in pred.workloads]
-
-
-def _with(c, section, **changes):
-    return attrs.evolve(c, **{section: attrs.evolve(getattr(c, section), **changes)})
 
 
 def _tiled(c, **changes):
@@ -101,11 +89,7 @@ def test_fp32_convolutions_take_their_own_series_term(host):
 
 
 def test_stage_conv_kxk_fits_the_overlap_on_tensor_core_families_only(host):
-    ceilings = Ceilings(
-        origin="calibrated",
-        compute={"bf16": 8.2e14, "fp16": 7.9e14, "tf32": 4.0e14, "fp32": 5.1e13},
-        dram_bytes_per_s=4.26e12,
-    )
+    ceilings = H200_CEILINGS
     base = shipped()["nvidia-sm90"]
     truth = _tiled(
         base,

@@ -17,8 +17,8 @@ from tensorforge.estimate.warm import MIN_PAIRS, fit_savings, warm_class, window
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
-from tensorforge.target import Ceilings
 
+from estimate_points import H200_CEILINGS
 from estimate_points import generated_points
 
 SAVINGS = {"compute": 1.2e-6, "memory": 1.0e-6, "read": 6.0e-6}
@@ -110,11 +110,7 @@ def test_the_energy_estimate_of_a_window_uses_the_window_time(predicted):
 def test_the_warm_stage_recovers_the_savings_it_generated(host):
     """Probe points whose warm samples are the flushed ones less a known saving per class: the
     stage gives each class its saving, and streaming items count as 'memory'."""
-    ceilings = Ceilings(
-        origin="calibrated",
-        compute={"bf16": 8.2e14, "fp16": 7.9e14, "tf32": 4.0e14, "fp32": 5.1e13},
-        dram_bytes_per_s=4.26e12,
-    )
+    ceilings = H200_CEILINGS
     truth = shipped()["nvidia-sm90"]
     bound, points = generated_points(host, ("gemm", "attn-decode"), ceilings, truth)
     by_class = {}

@@ -15,6 +15,8 @@ value, and the report says 'not probed'):
   attention prefill / causal / decode;
   host     last: eager tiny transformers, host time per kernel and flush slack, against the
            device time every stage before it fixed.
+  warm     after them: per class of operator, what a call saves in a window without the L2 flush
+           (the probes also timed warm: warm.py), a median, no search
 Where a probe was also timed as a CUDA graph (the device-time regime the evaluation scores), its
 graph sample is the one fitted, against the estimate's device time: an eager sample of a 3 us
 GEMM holds ~3 us of event pair and launch that the graph sample does not, and fitting device

@@ -154,7 +154,12 @@ def test_calibrated_ceilings_are_positive_and_stored(runs):
     ceilings = cal["ceilings"]
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
     declared = set(host_target(read_machine()).pe_array.flops_per_clock)
-    assert set(ceilings["compute"]) == declared & {"fp32", "bf16", "fp16"}
+    # every mode the CPU runs natively has its matmul ceiling; a mode it does not (bf16 on an
+    # AVX2-only CPU, emulated by PyTorch) only where the estimate's sweep timed a GEMM in it
+    measured = set(ceilings["compute"])
+    assert declared & {"fp32", "bf16", "fp16"} <= measured
+    assert set(cal["probes"]["cpu-matmul-ceiling"]["compute"]) == declared & {"fp32", "bf16", "fp16"}
+    assert measured - declared <= set(cal["probes"]["cpu-estimate-terms"]["compute"])
     # (how long calibration takes is a speed figure: benchmarks/, not a test)
     assert all(p["duration_s"] > 0 for p in cal["probes"].values())
     stored = home / "calibrations" / f"{cal['fingerprint']}.json"

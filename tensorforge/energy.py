@@ -179,8 +179,10 @@ def window_time(estimate) -> float | None:
     device = getattr(estimate, "device_s", None) if estimate is not None else None
     if device is None:
         return None
-    saving = float(getattr(estimate, "warm_saving_s", 0.0) or 0.0)
-    return max(float(getattr(estimate, "bound_s", 0.0) or 0.0), float(device) - saving)
+    from .estimate.results import window_seconds
+
+    saving = getattr(estimate, "warm_saving_s", 0.0) or 0.0
+    return window_seconds(device, getattr(estimate, "bound_s", 0.0) or 0.0, saving)
 
 
 def dram_bytes_floor(compulsory_bytes: float, cache_bytes: float | None) -> float:

@@ -62,10 +62,17 @@ class WorkloadEstimate:
     def window_s(self) -> float:
         """The device time of one execution in a window without flushes (an energy window),
         never below the bound."""
-        return max(self.bound_s, self.device_s - self.warm_saving_s)
+        return window_seconds(self.device_s, self.bound_s, self.warm_saving_s)
 
     def estimate_for(self, regime: str) -> float:
         return self.eager_s if regime == "eager" else self.device_s
+
+
+def window_seconds(device_s: float, bound_s: float, warm_saving_s: float) -> float:
+    """One execution's device time without the L2 flush: the flushed time less the warm saving,
+    never below the bound (WorkloadEstimate.window_s; tensorforge.energy.window_time for an
+    estimate read back from a capture)."""
+    return max(float(bound_s), float(device_s) - float(warm_saving_s))
 
 
 def add_terms(parts) -> dict[str, float]:

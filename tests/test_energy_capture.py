@@ -170,6 +170,11 @@ def test_gate_runs_the_energy_gate_only_when_asked(capture, home, tmp_path):
     assert asked.returncode == 1 and "energy-gate" in asked.stdout and "more energy" in asked.stdout
     # the change split into the windows' time and power (context for reading it)
     assert "time per execution" in asked.stdout and "power" in asked.stdout
+    # the summary line counts the energy gate's verdicts under its own name, after the gate's own
+    last = asked.stdout.splitlines()[-1]
+    gate_count, energy_count = last.split("; ")[:2]
+    assert gate_count == plain.stdout.splitlines()[-1].split("; ")[0]
+    assert energy_count.startswith("energy-gate ") and "REGRESSION" in energy_count, last
 
 
 def test_rightsize_adds_measured_energy_to_the_cost(capture):

@@ -93,7 +93,7 @@ def gate(
     from .builtin import ENERGY_GATE, GATE
     from .evidence import load_evidence
     from .gate import EXIT_NO_VERDICT, EXIT_OK, EXIT_REGRESSION, GateSettings, result as gate_result
-    from .shown import as_data, as_text, exit_status, other_verdicts, own_verdicts
+    from .shown import as_data, as_text, counts, exit_status, other_verdicts, own_verdicts
 
     from ..capture.trust import trust_from
 
@@ -141,7 +141,13 @@ def gate(
         screen.echo(screen.table(["workload", "verdict", "baseline p50", "candidate p50", "change", "why"], rows))
         for line in as_text(ops, others):
             screen.echo(screen.wrap(line))
-        screen.echo(f"{result.summary}; {why + '; ' if why else ''}exit {status}")
+        # the gate's own count first (it stands alone where no other policy applies), then each
+        # other policy's counts by name (a reader saw "10 PASS; no verdict from energy-gate" as the
+        # energy gate's count)
+        others_count = counts(others)
+        screen.echo(
+            f"{result.summary}; {others_count + '; ' if others_count else ''}{why + '; ' if why else ''}exit {status}"
+        )
     sys.exit(status)
 
 

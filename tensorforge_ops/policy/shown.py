@@ -53,6 +53,16 @@ def as_text(ops, verdicts: Sequence[Verdict]) -> list[str]:
     return lines
 
 
+def counts(verdicts: Sequence[Verdict]) -> str:
+    """Per policy, how many of each verdict it gave ('energy-gate 9 PASS, 1 NO VERDICT; ...'): the
+    summary line counts every policy's verdicts by name, so a count is never read as another's."""
+    out = []
+    for name in sorted({v.policy for v in verdicts}):
+        mine = [v.verdict for v in verdicts if v.policy == name]
+        out.append(f"{name} " + ", ".join(f"{mine.count(k)} {k}" for k in sorted(set(mine), key=mine.index)))
+    return "; ".join(out)
+
+
 def exit_status(status: int, verdicts: Sequence[Verdict], failing: int, no_verdict: int, ok: int) -> tuple[int, str]:
     """The command's exit status once other policies' verdicts count too: any failing verdict
     fails; any NO VERDICT turns a pass into no verdict."""

@@ -392,3 +392,17 @@ def test_energy_gate_judges_a_host_bound_workload_whose_window_replayed_a_graph(
     paced = seal(attrs.evolve(more, measured=attrs.evolve(more.measured, workloads=rows), digest=None), home)
     p = {x.workload: x for x in energy_verdicts(Evidence("a", base), Evidence("b", paced))}[name]
     assert p.verdict == "NO VERDICT" and "host-paced energy window in the candidate" in p.reason
+
+
+def test_energy_gate_gives_no_verdict_where_the_windows_ran_different_executions(capture, home):
+    """The window's execution is chosen per run (the host's launch time moves from run to run), so
+    one capture can hold eager calls and the other graph replays of the same workload: NO VERDICT,
+    naming both; the same execution on both sides is judged."""
+    name = "gemm_large_square"
+    graph = _graph_window(capture, home, name)
+    more = _with_samples(graph, home, name, [j * 1.2 for j in graph.measured.workloads[name].energy.samples_j])
+    v = {x.workload: x for x in energy_verdicts(Evidence("a", capture), Evidence("b", more))}[name]
+    assert v.verdict == "NO VERDICT"
+    assert "eager calls in the baseline, graph in the candidate" in v.reason and "not the same measurement" in v.reason
+    judged = {x.workload: x for x in energy_verdicts(Evidence("a", graph), Evidence("b", more))}[name]
+    assert judged.verdict == "REGRESSION"

@@ -188,3 +188,28 @@ def test_a_host_bound_gemms_graph_window_runs_at_the_devices_pace(power):
     assert m.seconds_per_execution < 1.5 * call_s, (m.seconds_per_execution, call_s)
     assert eager.seconds_per_execution > 1.5 * m.seconds_per_execution
     assert m.joules_per_execution < eager.joules_per_execution
+
+
+def test_the_hosts_launch_time_is_measured_apart_from_the_devices_pace():
+    """The window choice's pace check (graph_window.host_launch_s) on the device: a tiny GEMM's launch
+    takes longer than its kernel (a queue of it is host-paced), and a 4096^3 GEMM's launch is a
+    sliver of its kernel, though its chunks keep the device busy while it is timed."""
+    from tensorforge_ops.energy.graph_window import PACE_BOUND, host_launch_s
+
+    def device_s(fn, calls=50):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        fn()
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e-3 / calls
+
+    tiny, large = _gemm(64), _gemm(4096)
+    tiny_s = 2.6e-6  # its kernel on the H200 (graph-timed); eager back to back the host sets the time
+    tiny_launch = host_launch_s(tiny, torch.cuda.synchronize, tiny_s)
+    assert tiny_launch is not None and tiny_launch >= PACE_BOUND * tiny_s, tiny_launch
+    large_s = device_s(large)
+    large_launch = host_launch_s(large, torch.cuda.synchronize, large_s)
+    assert large_launch is not None and large_launch < 0.1 * large_s, (large_launch, large_s)

@@ -21,10 +21,13 @@ from tensorforge_ops.energy.graph_window import (
     GRAPH,
     GRAPH_TARGET_S,
     MAX_GRAPH_CALLS,
+    PACE_BOUND,
+    PACE_MAX_CALL_S,
     Replays,
     choose,
     energy_window,
     graph_calls,
+    host_launch_s,
 )
 from tensorforge_ops.energy.measure import measure_energy
 from tensorforge_ops.energy.nvml_power import NvmlPower
@@ -171,6 +174,70 @@ def test_a_graph_that_cannot_be_had_falls_back_to_eager_calls_and_says_why():
         m.execution_reason
     )
     assert m.seconds_per_execution == pytest.approx(60e-6, rel=0.05)
+
+
+def _waiter(clock, dev):
+    """synchronize() on the simulated queue: the host waits until the device is idle."""
+    return lambda: setattr(clock, "t", max(clock.t, dev.busy_until))
+
+
+def test_the_hosts_launch_time_is_measured_without_the_devices_pace():
+    # host-paced: 30 us a launch against 18.6 us on the device (conv_resnet50_3x3's queued windows)
+    clock = SimClock()
+    dev = QueueDevice(clock, per_exec_s=18.6e-6, host_s=30e-6)
+    assert host_launch_s(dev.call, _waiter(clock, dev), 18.6e-6, clock) == pytest.approx(30e-6)
+    assert clock.t >= 0.02  # it ran its 20 ms
+    # device-paced: the chunks are waited on between, so no launch waits behind a full queue
+    clock = SimClock()
+    dev = QueueDevice(clock, per_exec_s=1e-3, host_s=10e-6)
+    assert host_launch_s(dev.call, _waiter(clock, dev), 1e-3, clock) == pytest.approx(10e-6)
+
+
+def test_a_queue_the_host_barely_outruns_gets_graph_replays():
+    """conv_resnet50_3x3 on the H200: burst eager 22.75 us against graph 18.6 us (1.22, device-paced
+    by the burst rule), yet its queued eager windows ran at 22-39 us a call: the host's launch time
+    decides."""
+    asked = []
+
+    def host(seconds):
+        def measure(graph_s):
+            asked.append(graph_s)
+            return seconds
+
+        return measure
+
+    fields = _fields(22.75e-6, 18.6e-6)
+    paced = choose(fields, graphs=True, host_s=host(25e-6))
+    assert paced.execution == GRAPH and paced.calls == graph_calls(18.6e-6) and paced.host_launch_s == 25e-6
+    assert "host-paced in a queue" in paced.reason and "1.34 x the burst graph p50" in paced.reason
+    assert asked == [18.6e-6]
+    quick = choose(fields, graphs=True, host_s=host(PACE_BOUND * 18.6e-6 * 0.99))
+    assert quick.execution == EAGER and "device-paced" in quick.reason and "< 0.6" in quick.reason
+    assert quick.host_launch_s == pytest.approx(PACE_BOUND * 18.6e-6 * 0.99)
+    # no graph backend, or a call too long to be host-paced: nothing is measured
+    asked.clear()
+    assert choose(fields, graphs=False, host_s=host(1.0)).execution == EAGER
+    long_call = PACE_MAX_CALL_S * 2
+    assert choose(_fields(long_call * 1.2, long_call), graphs=True, host_s=host(1.0)).execution == EAGER
+    assert asked == []
+    # the burst rule's graph windows need no measurement either
+    assert choose(_fields(16.8e-6, 2.6e-6), graphs=True, host_s=host(0.0)).execution == GRAPH and asked == []
+
+
+def test_a_window_whose_host_is_measured_slower_replays_the_graph_at_the_devices_pace():
+    fields = _fields(22.75e-6, 18.6e-6)  # device-paced by the burst rule
+    clock = SimClock()
+    dev = _GraphDevice(clock, per_exec_s=18.6e-6, host_s=30e-6)
+    m = energy_window(dev.call, fields, _measure(clock, dev), dev.replays(), 22e-6, _waiter(clock, dev), clock)
+    assert m.execution == GRAPH and "host-paced in a queue" in m.execution_reason
+    assert m.host_launch_s == pytest.approx(30e-6)
+    assert m.seconds_per_execution == pytest.approx(18.6e-6, rel=0.02)
+    # the same workload where the host keeps well ahead: eager calls, the launch time recorded
+    clock = SimClock()
+    dev = _GraphDevice(clock, per_exec_s=18.6e-6, host_s=8e-6)
+    m = energy_window(dev.call, fields, _measure(clock, dev), dev.replays(), 22e-6, _waiter(clock, dev), clock)
+    assert m.execution == EAGER and m.host_launch_s == pytest.approx(8e-6)
+    assert m.seconds_per_execution == pytest.approx(18.6e-6, rel=0.05)
 
 
 def _pred(estimate_j=4.0e-4, device_j=1.1e-4):

@@ -635,7 +635,13 @@ class Run:
         )
         try:
             m = energy_window(
-                prepared.fn, fields, lambda fn, per, **kw: measure(fn, per_call_s=per, **kw), replays, per_call
+                prepared.fn,
+                fields,
+                lambda fn, per, **kw: measure(fn, per_call_s=per, **kw),
+                replays,
+                per_call,
+                # the host's launch time decides too where a graph is possible (graph_window.py)
+                synchronize=getattr(session, "synchronize", None) if replays is not None else None,
             )
             if m.execution == "graph" or "graph failed" in (m.execution_reason or ""):
                 self.say(f"  energy window: {m.execution} ({m.execution_reason})")

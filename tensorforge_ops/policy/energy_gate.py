@@ -20,6 +20,8 @@ Since e8graph such a workload's energy window replays a CUDA graph of it (energy
 rules; the host-bound rule stays for eager windows (captures before e8graph, a failed capture). The
 window-pace rule (time per execution >= 1.5x the graph p50) applies to both: a graph window reads
 ~1 there (no host between the kernels), so it does not misfire; one that did would be NO VERDICT.
+Two windows of different executions (eager in one capture, graph in the other: the choice reads the
+host's launch time too, which moves from run to run) are NO VERDICT: not the same measurement.
 """
 
 from __future__ import annotations
@@ -122,6 +124,20 @@ def _host_bound(rows: dict) -> str | None:
     return None
 
 
+def _executions_differ(a, b) -> str | None:
+    """Why two windows are not the same measurement: one ran eager calls, the other CUDA-graph
+    replays (graph_window.choose decides per run, from the host's launch time too: a workload the
+    host barely outruns can land on either side in two runs); None where both ran the same (a
+    capture from before e8graph ran eager calls)."""
+    ran = [getattr(e, "execution", None) or "eager" for e in (a, b)]
+    if ran[0] == ran[1]:
+        return None
+    return (
+        f"the energy windows ran different executions ({ran[0]} calls in the baseline, {ran[1]} in the candidate): "
+        "their joules per execution are not the same measurement"
+    )
+
+
 def _floor_violation(evidence: Evidence, name: str, row) -> bool:
     """The energy floor check recomputed from the capture (never the recorded one)."""
     from ..capture.compare_energy import energy_row
@@ -166,6 +182,10 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
         flags = _flag_difference(base_rows[name].framework_flags, cand_rows[name].framework_flags)  # type: ignore[union-attr]
         if flags:
             out.append(WorkloadVerdict(name, NO_VERDICT, flags))
+            continue
+        ran = _executions_differ(base_rows[name].energy, cand_rows[name].energy)  # type: ignore[union-attr]
+        if ran:
+            out.append(WorkloadVerdict(name, NO_VERDICT, ran))
             continue
         paced = _host_bound({"baseline": base_rows[name], "candidate": cand_rows[name]})
         if paced:

@@ -129,14 +129,21 @@ class EnergyMeasurement:
         "device's pace; for host-bound workloads, e8graph); null in captures before e8graph (eager)"
     )
     execution_reason: str | None = optional(
-        "why that execution: the host-bound rule's figures (burst eager p50 / burst graph p50 against 1.5), or "
-        "why a graph window was not possible (no graph timing, capture failed, memory)"
+        "why that execution: the host-bound rule's figures (burst eager p50 / burst graph p50 against 1.5; the "
+        "host's launch time per call against 0.6 x the graph p50), or why a graph window was not possible (no "
+        "graph timing, capture failed, memory)"
     )
     graph_calls: int | None = optional(
         "calls unrolled in one replayed graph (executions = graph_calls x replays)", "count"
     )
     graph_pool_bytes: int | None = optional(
         "device memory the graph's capture reserved (its private pool: the unrolled calls' activations)", "B"
+    )
+    host_launch_s: float | None = optional(
+        "MEASURED before the window where the burst rule said eager: the host's time to launch one eager call, "
+        "chunks waited on between (graph replays where it is >= 0.6 x the burst graph p50: a queue the host "
+        "barely outruns is host-paced whenever the host stalls); null where not measured",
+        "s",
     )
 
 

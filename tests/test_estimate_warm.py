@@ -1,6 +1,7 @@
 """The estimate's window time (tensorforge/estimate/warm.py): an energy window runs executions back
 to back without the L2 flush every timed call has, so each saves its operators' largest class
-saving, fitted per class from probes timed both ways. Figures are chosen by the test or predicted
+saving (a short one a share of its time, at most the cap), fitted per class from probes timed
+both ways. Figures are chosen by the test or predicted
 by the Core (workloads), none measured; the GPU test at the end times a real probe both ways."""
 
 from types import SimpleNamespace as NS
@@ -13,7 +14,7 @@ from tensorforge.energy import window_time, workload_energy
 from tensorforge.estimate.coefficients import coefficients_from_data, coefficients_to_data
 from tensorforge.estimate.fit import Fitter, _fit_warm
 from tensorforge.estimate.shipped import shipped
-from tensorforge.estimate.warm import MIN_PAIRS, fit_savings, warm_class, window_saving
+from tensorforge.estimate.warm import MIN_PAIRS, fit_warm, warm_class, window_saving
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
 from tensorforge.suite import resolve
@@ -58,10 +59,32 @@ def test_savings_are_per_class_medians_never_negative_and_need_enough_pairs():
     pairs += [("compute", 300e-6, 304e-6), ("compute", 10e-6, 11e-6), ("compute", 200e-6, 203e-6)]
     pairs += [("memory", 5e-6, 4e-6)] * (MIN_PAIRS - 1)
     pairs += [("read", 0.0, 1e-6)]  # no sample: left out
-    got = fit_savings(pairs)
+    got, shares = fit_warm(pairs)
     assert got["read"] == pytest.approx(6e-6)  # median of 6, 5 and 7 us
     assert got["compute"] == 0.0  # the warm calls were slower: no saving, not a negative one
     assert "memory" not in got  # too few pairs: not calibrated
+    assert shares == {}  # three pairs cannot put MIN_PAIRS on both sides of a knee: the median alone
+
+
+def test_a_short_call_saves_a_share_of_its_time_up_to_the_cap():
+    """Pairs shaped as the H200's memory class of 13:33: one-tile GEMMs of 2.6-4 us saving ~15% of
+    themselves, longer calls a capped ~1.5 us (with noise either way): the fit gives the cap and
+    the share, and the one-tile call's saving follows its time, not the cap."""
+    times = [2.6, 2.7, 2.9, 3.1, 4.0, 6.0, 8.0, 13.6, 18.0, 24.8, 26.4, 35.5, 51.6, 62.0, 80.4, 98.3]
+    noise = [0.02, -0.03, 0.01, 0.0, -0.02, 0.03, -0.01, 0.2, -0.1, 0.05, -0.2, 0.1, 0.0, -0.05, 0.15, -0.1]
+    pairs = []
+    for t, e in zip(times, noise):
+        saving = min(1.5, 0.15 * t) + (e if t > 10 else e * 0.1)
+        pairs.append(("memory", t * 1e-6, (t - saving) * 1e-6))
+    caps, shares = fit_warm(pairs)
+    assert caps["memory"] == pytest.approx(1.5e-6, rel=0.05)
+    assert shares["memory"] == pytest.approx(0.15, rel=0.05)
+    tiny = window_saving(["memory"], caps, shares, 2.84e-6)
+    assert tiny == pytest.approx(shares["memory"] * 2.84e-6) and tiny < 0.5e-6
+    assert window_saving(["memory"], caps, shares, 40e-6) == caps["memory"]
+    # without the execution's time (or the class's share) the cap stands, as before the share
+    assert window_saving(["memory"], caps, shares) == caps["memory"]
+    assert window_saving(["memory"], caps, {}, 2.84e-6) == caps["memory"]
 
 
 def test_one_execution_saves_its_largest_class_saving_once():
@@ -85,6 +108,17 @@ def test_the_estimate_carries_the_saving_and_a_window_time_never_below_the_bound
         assert w.estimate.window_s >= w.estimate.bound_s
         assert w.estimate.estimate_for("graph") == w.estimate.device_s
     assert attrs.evolve(tiny.estimate, warm_saving_s=1.0).window_s == tiny.estimate.bound_s
+
+
+def test_the_estimate_limits_a_short_executions_saving_to_its_share(host):
+    shares = {"compute": 0.15, "memory": 0.15, "read": 0.22}
+    coefficients = attrs.evolve(shipped()["nvidia-sm90"], warm_saving_s=SAVINGS, warm_saving_share=shares)
+    chosen = resolve(host, ("gemm_tiny", "gemm_large_square"))
+    got = predict(chosen, host.target("h200"), host.mappings(), estimate=coefficients)
+    tiny, big = got.workload("gemm_tiny").estimate, got.workload("gemm_large_square").estimate
+    assert tiny.device_s < 5e-6  # a few microseconds: below the memory class's knee
+    assert tiny.warm_saving_s == pytest.approx(0.15 * tiny.device_s)
+    assert big.warm_saving_s == pytest.approx(SAVINGS["compute"])  # a long call: the cap
 
 
 def test_window_time_reads_a_captures_estimate_with_or_without_the_saving():
@@ -150,6 +184,14 @@ def test_savings_round_trip_and_bad_values_are_refused():
     # older coefficients without the field: no saving
     data.pop("warm_saving_s")
     assert coefficients_from_data(data, "x").warm_saving_s == {}
+    shared = attrs.evolve(c, warm_saving_share={"memory": 0.15})
+    assert coefficients_from_data(coefficients_to_data(shared), "x").warm_saving_share == {"memory": 0.15}
+    data = coefficients_to_data(shared)
+    data["warm_saving_share"] = {"memory": 0.0}
+    with pytest.raises(TensorForgeError, match="warm_saving_share"):
+        coefficients_from_data(data, "calibration")
+    data.pop("warm_saving_share")  # before the share: the cap whatever the time
+    assert coefficients_from_data(data, "x").warm_saving_share == {}
 
 
 def test_which_probe_items_are_timed_warm():

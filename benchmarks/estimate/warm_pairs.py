@@ -1,6 +1,6 @@
 """The estimate probes timed both ways (flushed graph p50 and warm: no L2 flush, back to back), per
 class of operator (tensorforge/estimate/warm.py), from a calibration or a capture: each pair's
-saving and the class medians the fit makes of them (EstimateCoefficients.warm_saving_s).
+saving and the caps and shares the fit makes of them (EstimateCoefficients.warm_saving_s, warm_saving_share).
 
     python benchmarks/estimate/warm_pairs.py CALIBRATION_OR_CAPTURE [--all]
 
@@ -13,7 +13,7 @@ import statistics
 import sys
 
 from tensorforge.api import parse_json, read_text, resolve_spec, warm_timed
-from tensorforge.estimate.warm import fit_savings, warm_class
+from tensorforge.estimate.warm import fit_warm, warm_class
 from tensorforge.model import predict
 from tensorforge.plugins import PluginHost
 from tensorforge_ops.calibrate.estimate_fit import probe_points
@@ -53,8 +53,9 @@ def main(argv=None) -> int:
             print(
                 f"  {r['name'][:70]:70s} flushed {r['graph_p50_s'] * 1e6:8.2f} warm {r['warm_p50_s'] * 1e6:8.2f} us  saves {s:6.2f}"
             )
-    fitted = fit_savings((c, r["graph_p50_s"], r["warm_p50_s"]) for c, r in pairs)
-    print("fitted warm_saving_s (us):", {c: round(v * 1e6, 3) for c, v in fitted.items()})
+    caps, shares = fit_warm((c, r["graph_p50_s"], r["warm_p50_s"]) for c, r in pairs)
+    print("fitted warm_saving_s (us):", {c: round(v * 1e6, 3) for c, v in caps.items()})
+    print("fitted warm_saving_share:", {c: round(v, 3) for c, v in shares.items()})
     return 0
 
 

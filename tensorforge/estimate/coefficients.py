@@ -263,6 +263,9 @@ class EstimateCoefficients:
     warm_saving_s: per class of operator (warm.WARM_CLASSES), the seconds one execution saves in
         a window of calls back to back without the L2 flush (warm.py); empty: not probed, and a
         window's time is the flushed device time.
+    warm_saving_share: per class, the share of a short execution's flushed device time it saves
+        at most (warm.py: min(warm_saving_s, share x time)); empty (calibrations before 15:50 UTC
+        2026-12-01): the class's saving whatever the execution's time.
     """
 
     family: str
@@ -278,6 +281,7 @@ class EstimateCoefficients:
     source_clock_mhz: float = attrs.field(default=1000.0, validator=_positive)
     fit: Mapping[str, Any] = attrs.field(factory=dict)  # how well the probes were reproduced
     warm_saving_s: Mapping[str, float] = attrs.field(factory=dict, validator=_savings)
+    warm_saving_share: Mapping[str, float] = attrs.field(factory=dict, validator=_fractions)
 
     def relabel(self, basis_kind: str, basis: str) -> "EstimateCoefficients":
         return attrs.evolve(self, basis_kind=basis_kind, basis=basis)

@@ -39,7 +39,7 @@ from .gemm import READ_DOMINATED
 from .menus import menu_for
 from .model import device_for, estimate_workload
 from .probe_plan import STREAM_OPS, warm_timed
-from .warm import fit_savings, warm_class
+from .warm import fit_warm, warm_class
 
 
 @attrs.frozen
@@ -360,14 +360,16 @@ def _fit_warm(f: "Fitter", results: Sequence[dict[str, Any]], points: Sequence[W
     if not pairs:
         f.report["warm"] = {"points": 0, "status": "not probed: a window's time is the flushed device time"}
         return
-    savings = fit_savings(pairs)
-    f.c = attrs.evolve(f.c, warm_saving_s=savings)
+    savings, shares = fit_warm(pairs)
+    f.c = attrs.evolve(f.c, warm_saving_s=savings, warm_saving_share=shares)
     f.report["warm"] = {
         "points": len(pairs),
-        "fitted": {f"warm_saving_s[{c}]": v for c, v in savings.items()},
+        "fitted": {f"warm_saving_s[{c}]": v for c, v in savings.items()}
+        | {f"warm_saving_share[{c}]": v for c, v in shares.items()},
         "pairs_per_class": {c: sum(1 for k, _, _ in pairs if k == c) for c in sorted({k for k, _, _ in pairs})},
-        "note": "per class, the median of (flushed graph p50 - warm p50) over its probe items: what one "
-        "execution saves in a window without flushes (an energy window)",
+        "note": "per class, what one execution saves in a window without flushes (an energy window): at most "
+        "the share of its flushed time the class's short probe items saved (median of saving / time below the "
+        "knee), at most the cap (median saving above it)",
     }
 
 

@@ -112,7 +112,7 @@ def estimate_workload(
         kernels=kernels,
         terms=terms,
         operators=tuple(results),
-        warm_saving_s=window_saving(classes, coefficients.warm_saving_s),
+        warm_saving_s=window_saving(classes, coefficients.warm_saving_s, coefficients.warm_saving_share, device_s),
         calls=calls,
     )
 

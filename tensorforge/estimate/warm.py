@@ -20,6 +20,18 @@ noise, +-4 us on 0.3-1 ms GEMMs, so the compute items timed warm are short ones)
 One execution saves the LARGEST saving among its operators' classes, not their sum: the flush
 comes once per execution. On the H200 the 4-layer decode steps (12-16 read-dominated GEMMs and
 attentions each) saved 5-6 us per step in their windows, one read-class saving, not sixteen.
+
+A short call saves a SHARE of its time, not the class's whole saving (2026-12-01, 15:50 UTC): the
+flush's aftermath slows a call only while it reads, so a call shorter than the aftermath saves
+about a fixed share of itself. On the H200 probes of 13:33 the one-tile GEMMs (2.6-4.0 us) saved
+0.37-0.67 us (14-17%) where the memory class's median was 1.05 us, and the 64^3 GEMM's window
+estimate came out 12% short; the read class's savings rose with the call up to ~32 us (3.1 us at
+10.7 us, 5.4-6.2 at 20-28 us) and stayed ~7-9 us above. So per class the saving is
+min(cap, share x the call's flushed time): `fit_warm` takes the share as the median of saving /
+time over the calls below the knee (cap / share) and the cap as the median saving above it,
+alternating until they settle (leave-one-out over the 73 pairs of 13:33: mean error 0.96 / 0.76 /
+1.12 us for compute / memory / read, was 0.98 / 0.85 / 1.46 with the class median alone). A class
+with fewer than MIN_PAIRS pairs on either side of its knee keeps the median alone (no share).
 """
 
 import statistics
@@ -46,17 +58,65 @@ def warm_class(problem, bottleneck: str) -> str:
     return "read" if reads >= READ_DOMINATED * max(writes, 1.0) else "memory"
 
 
-def fit_savings(pairs: Iterable[tuple[str, float, float]]) -> dict[str, float]:
-    """Per class, the median of (flushed - warm) seconds over its (class, flushed, warm) probe
-    pairs, never below 0; a class with fewer than MIN_PAIRS pairs is left out (no saving)."""
-    by_class: dict[str, list[float]] = {}
+# alternations of the cap / share fit at most (it settles in 2-4 on the H200's pairs)
+FIT_ROUNDS = 20
+
+
+def _cap_and_share(points: list[tuple[float, float]]) -> tuple[float, float | None]:
+    """(cap, share) of one class's (flushed seconds, saving seconds) pairs (module docstring);
+    share None where either side of the knee has fewer than MIN_PAIRS pairs."""
+    cap = statistics.median(s for _, s in points)
+    share = statistics.median(s / t for t, s in points)
+    for _ in range(FIT_ROUNDS):
+        if not (share > 0 and cap > 0):
+            return cap, None
+        knee = cap / share
+        below = [s / t for t, s in points if t < knee]
+        above = [s for t, s in points if t >= knee]
+        if len(below) < MIN_PAIRS or len(above) < MIN_PAIRS:
+            return statistics.median(s for _, s in points), None
+        settled = (statistics.median(above), statistics.median(below))
+        if settled == (cap, share):
+            break
+        cap, share = settled
+    return cap, share
+
+
+def fit_warm(pairs: Iterable[tuple[str, float, float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per class, from its (class, flushed, warm) probe pairs: the saving's cap (seconds, never
+    below 0) and the share of a short call's time it saves (module docstring); a class with fewer
+    than MIN_PAIRS pairs is left out (no saving), one without enough on both sides of its knee
+    gets its median saving and no share."""
+    by_class: dict[str, list[tuple[float, float]]] = {}
     for cls, flushed, warm in pairs:
         if flushed > 0 and warm > 0:
-            by_class.setdefault(cls, []).append(float(flushed) - float(warm))
-    return {c: max(0.0, statistics.median(d)) for c, d in sorted(by_class.items()) if len(d) >= MIN_PAIRS}
+            by_class.setdefault(cls, []).append((float(flushed), float(flushed) - float(warm)))
+    caps: dict[str, float] = {}
+    shares: dict[str, float] = {}
+    for cls, points in sorted(by_class.items()):
+        if len(points) < MIN_PAIRS:
+            continue
+        cap, share = _cap_and_share(points)
+        caps[cls] = max(0.0, cap)
+        if share is not None and caps[cls] > 0:
+            shares[cls] = share
+    return caps, shares
 
 
-def window_saving(classes: Iterable[str], savings: Mapping[str, float]) -> float:
+def window_saving(
+    classes: Iterable[str],
+    savings: Mapping[str, float],
+    shares: Mapping[str, float] | None = None,
+    device_s: float | None = None,
+) -> float:
     """What one execution of operators of these classes saves in a window without flushes: the
-    largest of their classes' savings (module docstring); 0 where none is calibrated."""
-    return max((float(savings.get(c, 0.0)) for c in classes), default=0.0)
+    largest of their classes' savings, each at most its share of the execution's flushed device
+    time where the class has one (module docstring); 0 where none is calibrated."""
+    shares = shares or {}
+
+    def saving(c: str) -> float:
+        cap = float(savings.get(c, 0.0))
+        share = shares.get(c)
+        return cap if share is None or device_s is None else min(cap, float(share) * float(device_s))
+
+    return max((saving(c) for c in classes), default=0.0)

@@ -40,7 +40,7 @@ COEFF = EnergyCoefficients(
     joules_per_dram_byte_low=9e-11,
     power_limit_w=700.0,
     capped_power_w=710.0,
-    busy_w=600.0,
+    busy_w=560.0,  # P_s + busy_w 680 W: below the capped power (the busy floor stands)
     busy_below_cap_w=450.0,
     host_s_per_kernel=20e-6,
 )
@@ -99,8 +99,8 @@ def test_compute_bound_short_kernel_draws_the_busy_power_of_the_l2_resident_wind
     assert all(op.bottleneck == "compute" for op in w.operators)
     assert all(does_work(op, o.estimate_s) for op, o in zip(w.operators, w.estimate.operators))
     dynamic = t.compute_j + t.dram_j + t.busy_j
-    # busy_w (600 W, the L2-resident GEMM window), not the graph window's 450 W
-    assert dynamic == pytest.approx(max(600.0 * w.estimate.device_s, t.compute_j + t.dram_j))
+    # busy_w (560 W, the L2-resident GEMM window), not the graph window's 450 W
+    assert dynamic == pytest.approx(max(560.0 * w.estimate.device_s, t.compute_j + t.dram_j))
     # without busy_w the graph window's figure stands in
     e2 = _energy(w, attrs.evolve(COEFF, busy_w=None))
     dyn2 = e2.estimate_terms.compute_j + e2.estimate_terms.dram_j + e2.estimate_terms.busy_j
@@ -119,7 +119,7 @@ def test_overhead_dominated_kernels_draw_no_busy_floor(predicted):
     t = _energy(w).estimate_terms
     working = [op for op in w.operators if does_work(op, est[op.name])]
     total = sum(est.values())
-    most = sum(600.0 * w.estimate.device_s * est[op.name] / total for op in working)
+    most = sum(560.0 * w.estimate.device_s * est[op.name] / total for op in working)
     assert t.busy_j <= most + 1e-12  # only the working operators can add busy energy
 
 
@@ -225,7 +225,33 @@ def test_the_busy_floor_alone_never_puts_a_workload_at_the_cap(predicted):
     t = e.estimate_terms
     assert 120.0 + (t.compute_j + t.dram_j) / t.time_s < 700.0
     assert not e.power_limited
-    assert t.compute_j + t.dram_j + t.busy_j == pytest.approx(max(650.0 * w.estimate.device_s, t.compute_j + t.dram_j))
+    # the busy floor stands where it keeps the mean power within what the board draws at the cap,
+    # and gives way where it would not (the time stays: nothing slowed the window in this model)
+    floor = max(650.0 * w.estimate.device_s, t.compute_j + t.dram_j)
+    assert t.static_j + t.compute_j + t.dram_j + t.busy_j == pytest.approx(min(t.static_j + floor, 710.0 * t.time_s))
+    assert t.time_s == e2_time(w, hot)
+
+
+def e2_time(w, c):
+    """The same window's time with the busy floor far below the cap (nothing to give way)."""
+    return _energy(w, attrs.evolve(c, busy_w=100.0), 1.1 * w.estimate.device_s).estimate_terms.time_s
+
+
+def test_the_busy_floor_never_lifts_an_uncapped_estimate_above_the_caps_power(predicted):
+    """H200 15:55 UTC: conv_resnet50_3x3's graph window of back-to-back small convolutions was
+    estimated at 723 W (P_s + the busy floor over its kernel time) against 692 W measured and 689 W
+    in the capped probe windows. The estimate draws at most the capped windows' power (the limit
+    where they were not measured), the time unchanged."""
+    w = predicted.workload("conv_resnet50_3x3")
+    hot = attrs.evolve(COEFF, busy_w=640.0, capped_power_w=689.0)
+    graph = _energy(w, hot).device_estimate_terms
+    assert graph.time_s == pytest.approx(w.estimate.device_s)
+    assert graph.total_j == pytest.approx(689.0 * graph.time_s)  # 120 + 640 W would be 760 W
+    assert graph.busy_j >= 0
+    limit_only = _energy(w, attrs.evolve(hot, capped_power_w=None)).device_estimate_terms
+    assert limit_only.total_j == pytest.approx(700.0 * limit_only.time_s)
+    cool = _energy(w, attrs.evolve(hot, busy_w=300.0)).device_estimate_terms  # 420 W: untouched
+    assert cool.total_j == pytest.approx(cool.static_j + max(300.0 * w.estimate.device_s, cool.compute_j + cool.dram_j))
 
 
 def test_vector_unit_operators_are_charged_the_vector_energy_per_flop():

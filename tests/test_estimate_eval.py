@@ -30,33 +30,67 @@ def _key(kind, params):
     return kind, tuple(sorted(fields.items()))
 
 
-def _probe_keys(host, plan):
+def _problem_key(kind, params):
+    """What the device runs for a workload: its kind and, per operator, the problem the estimate
+    maps (a convolution's implicit GEMM M x N x K, its math mode and tensor sizes). Two different
+    specs can be one measurement: the probe 8x64x112^2 3x3 convolution and the evaluation's
+    32x64x56^2 one are the same 100352 x 64 x 576 implicit GEMM, which cuDNN runs with the same
+    kernel on the same tiles (e9conv, 2026-12-01)."""
+
+    def fields(problem):
+        out = []
+        for name in sorted(vars(problem) if hasattr(problem, "__dict__") else ()):
+            value = getattr(problem, name)
+            out.append((name, getattr(value, "nbytes", value)))
+        for attribute in getattr(problem, "__attrs_attrs__", ()):
+            value = getattr(problem, attribute.name)
+            out.append((attribute.name, getattr(value, "nbytes", value)))
+        return tuple(sorted(set(out), key=repr))
+
+    return kind.name, tuple((type(op.problem).__name__, fields(op.problem)) for op in kind.operators(params))
+
+
+def _probe_keys(host, plan, key=_key):
     keys = set()
     for item in plan:
         if item.spec:
             workload, kind = resolve_spec(host, item.spec)
-            keys.add(_key(kind.name, workload.params))
+            keys.add(key(kind.name, workload.params) if key is _key else key(kind, workload.params))
     return keys
+
+
+def _clashes(host, chosen, plans):
+    """Scored workloads that are a probe's spec or run a probe's problems."""
+    specs = set().union(*(_probe_keys(host, p) for p in plans))
+    problems = set().union(*(_probe_keys(host, p, _problem_key) for p in plans))
+    return [
+        w.name for w, kind in chosen if _key(kind.name, w.params) in specs or _problem_key(kind, w.params) in problems
+    ]
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
 def test_no_evaluation_shape_is_a_probe_shape(host, suite):
-    probes = _probe_keys(host, CUDA_PLAN) | _probe_keys(host, CPU_PLAN)
     chosen = load_suite_file(host, SUITES[suite])
-    clashes = [w.name for w, kind in chosen if _key(kind.name, w.params) in probes]
-    assert clashes == []
+    assert _clashes(host, chosen, (CUDA_PLAN, CPU_PLAN)) == []
+
+
+def test_the_problem_key_sees_one_implicit_gemm_behind_two_convolution_specs(host):
+    probe, probe_kind = resolve_spec(host, "conv2d:n=8,c=64,h=112,w=112,k=64,r=3,s=3,padding=1,dtype=bf16")
+    scored, scored_kind = resolve_spec(host, "conv2d:n=32,c=64,h=56,w=56,k=64,r=3,s=3,padding=1,dtype=bf16")
+    assert _key(probe_kind.name, probe.params) != _key(scored_kind.name, scored.params)
+    assert _problem_key(probe_kind, probe.params) == _problem_key(scored_kind, scored.params)
+    other, other_kind = resolve_spec(host, "conv2d:n=16,c=64,h=112,w=112,k=64,r=3,s=3,padding=1,dtype=bf16")
+    assert _problem_key(other_kind, other.params) != _problem_key(scored_kind, scored.params)
 
 
 def test_no_scored_energy_or_default_shape_is_a_probe_shape(host):
     """The energy target (issue 15) scores the default suites and the held-out energy suite on
     the estimate's time: the probes that set its coefficients must not be any of those shapes
     either (the sweep had the default suite's gemm_tiny, 64^3, until 2026-12-01)."""
-    probes = _probe_keys(host, CUDA_PLAN)
     chosen = list(load_suite_file(host, ROOT / "benchmarks" / "energy" / "h200-heldout.toml"))
     for kind in (host.workload_kind(name) for name in ("gemm", "conv2d", "transformer")):
         chosen += [resolve_spec(host, preset) for preset in kind.default_suite]
-    clashes = [w.name for w, kind in chosen if _key(kind.name, w.params) in probes]
-    assert len(chosen) >= 20 and clashes == []
+    assert len(chosen) >= 20 and _clashes(host, chosen, (CUDA_PLAN,)) == []
 
 
 def test_the_h200_suite_covers_every_class_from_four_model_configs(host):

@@ -257,7 +257,9 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(16, 96, 64, 64, 96, 5, padding=2),
             _conv(4, 512, 7, 7, 512, 3, padding=1),
             _conv(16, 128, 28, 28, 128, 3, padding=1),
-            _conv(8, 64, 112, 112, 64, 3, padding=1),
+            # 64 channels at 112^2 (cuDNN's 64x64 tiles): 16 images, not 8, whose implicit GEMM
+            # (100352 x 64 x 576) was the evaluation's 32x64x56^2 convolution's (e9conv, 2026-12-01)
+            _conv(16, 64, 112, 112, 64, 3, padding=1),
             # several waves of the deep-channel tiles (the 13:01 sweep's kxk probes ran 1-4 waves)
             _conv(48, 128, 28, 28, 128, 3, padding=1),
             _conv(24, 256, 14, 14, 256, 3, padding=1),

@@ -151,7 +151,7 @@ class ConvCoefficients:
         not scale with its size (its first wave's halo loads waiting on DRAM behind the timing
         flush's dirty lines, its last wave's drain); 0 = none (coefficients fitted before it).
         Why: the H200's two 3x3 depthwise probes (19 and 51 MB, graph p50 13.6 and 26.4 us in
-        every session since 2026-11-30) lie on one line of bytes with a ~4.5 us intercept beyond
+        every session since 2026-11-30) lie on one line of bytes with a ~4.4 us intercept beyond
         the launch, at ~2.5 TB/s; without it the fit took one rate between them (1.83 TB/s), the
         19 MB probe 12% fast, the 51 MB one 12% slow, and the 103 MB default conv_depthwise_3x3
         came out 18% slow, a 6 MB 7x7 one 35% fast.

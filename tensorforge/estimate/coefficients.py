@@ -147,6 +147,14 @@ class ConvCoefficients:
         of the DRAM ceiling.
     depthwise_compute_efficiency: and do their per-tap multiply-adds (and loads) at this fraction
         of the vector (fp32) rate: a 5x5 depthwise kernel is slower per byte than a 3x3 one.
+    depthwise_fixed_s: once per depthwise kernel, beside its bytes and taps: the time that does
+        not scale with its size (its first wave's halo loads waiting on DRAM behind the timing
+        flush's dirty lines, its last wave's drain); 0 = none (coefficients fitted before it).
+        Why: the H200's two 3x3 depthwise probes (19 and 51 MB, graph p50 13.6 and 26.4 us in
+        every session since 2026-11-30) lie on one line of bytes with a ~4.4 us intercept beyond
+        the launch, at ~2.5 TB/s; without it the fit took one rate between them (1.83 TB/s), the
+        19 MB probe 12% fast, the 51 MB one 12% slow, and the 103 MB default conv_depthwise_3x3
+        came out 18% slow, a 6 MB 7x7 one 35% fast.
     tile_overhead_s: extra fixed cost per tile of an implicit-GEMM (R*S > 1) convolution
         (filter and activation address set-up) on top of the GEMM's.
     direct_efficiency: unaligned channels with a small filter (a C=3 3x3 stem) run a direct
@@ -195,6 +203,7 @@ class ConvCoefficients:
     unaligned_efficiency: float = attrs.field(validator=_fraction)
     depthwise_bandwidth_efficiency: float = attrs.field(validator=_fraction)
     depthwise_compute_efficiency: float = attrs.field(default=1.0, validator=_fraction)
+    depthwise_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
     tile_overhead_s: float = attrs.field(default=0.0, validator=_non_negative)
     direct_efficiency: float = attrs.field(default=0.2, validator=_fraction)
     kxk_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)

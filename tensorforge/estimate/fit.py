@@ -414,6 +414,31 @@ def _fit_kxk(f: "Fitter", kxk, fp32) -> None:
     )
 
 
+DEPTHWISE_FIXED_POINTS = 3  # fewer: bandwidth and per-tap rate alone (the fixed time stays 0)
+
+
+def _fit_depthwise(f: "Fitter", points) -> None:
+    """The depthwise stencil kernel's bandwidth, per-tap rate and, with at least
+    DEPTHWISE_FIXED_POINTS probes, its fixed time per kernel (ConvCoefficients.depthwise_*: why
+    there). The probes of one filter size hold as many FLOPs per byte (a 3x3: 4.5 in bf16), so
+    the fixed time against the bandwidth comes from two sizes of one filter, the per-tap rate
+    from a larger filter; a second start begins with every probe bound by its taps (the other
+    valley). One probe (the host CPU): the bandwidth alone."""
+    if len(points) < 2:
+        f.fit_1d("conv-depthwise", points, "conv", "depthwise_bandwidth_efficiency")
+        return
+    params = [
+        ("conv", "depthwise_bandwidth_efficiency", 0.02, 1.5),
+        ("conv", "depthwise_compute_efficiency", 0.005, 1.5),
+    ]
+    starts: list[tuple[float, ...]] = [(0.5, 0.3)]
+    if len(points) >= DEPTHWISE_FIXED_POINTS:
+        params.append(("conv", "depthwise_fixed_s", 1e-8, 2e-5))
+        # off the simplex's lower limit (a log-space search started at 1e-8 barely leaves it)
+        starts = [(0.5, 0.3, 2e-6), (1.0, 0.15, 4e-6)]
+    _fit_nd(f, "conv-depthwise", points, params, iterations=150, starts=starts)
+
+
 def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) -> tuple[float, float]:
     """harness, launch from (kernels, seconds) pairs: a line through the two shortest chains,
     extended by each longer chain that lies within `host_bound` x of the line (then least
@@ -612,34 +637,7 @@ def fit_coefficients(
         by_group("conv-unaligned"),
         [("conv", "unaligned_efficiency", 0.005, 1.5), ("conv", "direct_efficiency", 0.005, 1.5)],
     )
-    depthwise = by_group("conv-depthwise")
-    if len(depthwise) >= 2:  # bandwidth and per-tap arithmetic together
-        measured = [p.measured_s for p in depthwise]
-
-        def make_dw(x):
-            return f.evolve(
-                "conv",
-                depthwise_bandwidth_efficiency=float(min(1.5, math.exp(x[0]))),
-                depthwise_compute_efficiency=float(min(1.5, math.exp(x[1]))),
-            )
-
-        x = _nelder_mead(
-            lambda x: _loss(f.times(depthwise, make_dw(x)), measured),
-            np.array([math.log(0.5), math.log(0.3)]),
-            np.array([0.5, 0.7]),
-            iterations=150,
-        )
-        f.c = make_dw(x)
-        f.note(
-            "conv-depthwise",
-            depthwise,
-            {
-                "conv.depthwise_bandwidth_efficiency": f.c.conv.depthwise_bandwidth_efficiency,
-                "conv.depthwise_compute_efficiency": f.c.conv.depthwise_compute_efficiency,
-            },
-        )
-    else:
-        f.fit_1d("conv-depthwise", depthwise, "conv", "depthwise_bandwidth_efficiency")
+    _fit_depthwise(f, by_group("conv-depthwise"))
     _fit_nd(
         f,
         "attn-prefill",

@@ -279,17 +279,20 @@ def _estimate_direct(p: MatmulProblem, impl: Implementation, bound: float, d: De
 
 
 def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients):
-    """Depthwise convolution: a dedicated stencil kernel streaming input and output, with the
-    multiply-adds on the vector units."""
+    """Depthwise convolution: a dedicated stencil kernel (cuDNN's conv2d_c1_k1_nhwc_specialized
+    on the H200) streaming input and output, with the multiply-adds on the vector units, plus a
+    fixed time per kernel that does not scale with its bytes (ConvCoefficients.depthwise_fixed_s:
+    its first wave's start on a cold cache and its last wave's drain)."""
     nbytes = float(p.a.nbytes + p.b.nbytes + p.c.nbytes)
     compute = p.flops / d.rate(d.vector_mode)
     memory = nbytes / (d.dram_bytes_per_s * c.conv.depthwise_bandwidth_efficiency)
+    taps = compute / c.conv.depthwise_compute_efficiency
     total, terms = _waterfall(
         bound,
         [
             ("tile_wave_quantization", max(compute, nbytes / d.dram_bytes_per_s)),
-            ("compute_efficiency", max(compute / c.conv.depthwise_compute_efficiency, nbytes / d.dram_bytes_per_s)),
-            ("achieved_bandwidth", max(compute / c.conv.depthwise_compute_efficiency, memory)),
+            ("compute_efficiency", max(taps, nbytes / d.dram_bytes_per_s)),
+            ("achieved_bandwidth", max(taps, memory) + c.conv.depthwise_fixed_s),
         ],
     )
     kernels = max(1, impl.kernels)

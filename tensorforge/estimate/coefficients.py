@@ -195,7 +195,18 @@ class ConvCoefficients:
     fp32_tap_channels: the tap term of fp32 and tf32 convolutions (series, every tile the same)
         where kxk_tap_tile is set: cuDNN runs them on sm80 kernels (cp.async, no warp
         specialization: the same warps compute the gather and multiply), fitted from their own
-        probes with fp32_efficiency."""
+        probes with fp32_efficiency.
+    pointwise_stream_efficiency: the achieved fraction of the DRAM ceiling of a 16-bit 1x1
+        convolution's operand stream (stage conv-pointwise, from its memory-bound probes), with the
+        GEMM's fixed time gemm.stream_fixed_s; 0 = the GEMM's gemm.stream_efficiency (coefficients
+        fitted before pw1x1, 2026-12-01). Why apart: a 1x1 convolution over NHWC activations is one
+        pass over M = N*H*W rows of K channels with a filter of a few KB to 2 MB that every tile
+        re-reads from L2 (the H200 traces: nvjet TNN kernels of 1256-1568 tiles, 10-12 waves); the
+        memory-bound GEMM probes that fit gemm.stream_efficiency re-read both operands across
+        tiles or run one wave of long-K tiles (2.8-3.0 TB/s on the H200). Stage conv-pointwise
+        fitted only a compute multiplier, so its memory-bound probe (64 x 64 x 56^2 -> 256, 128 MB,
+        38.2 us graph: 3.5 TB/s past the launch) came out 13% slow in every session, and the
+        ResNet-50 1x1 convolutions at 56^2 (64 MB) 10-21% slow."""
 
     kxk_efficiency: float = attrs.field(validator=_fraction)
     pointwise_efficiency: float = attrs.field(validator=_fraction)
@@ -213,6 +224,7 @@ class ConvCoefficients:
     kxk_tap_tile: float = attrs.field(default=0.0, validator=_non_negative)
     kxk_tap_overlap: float = attrs.field(default=1.0, validator=_positive)
     fp32_tap_channels: float = attrs.field(default=0.0, validator=_non_negative)
+    pointwise_stream_efficiency: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

@@ -376,6 +376,34 @@ def _fit_warm(f: "Fitter", results: Sequence[dict[str, Any]], points: Sequence[W
 TAP_TILE = 128 * 128  # the tile the kxk tap term is quoted at (ConvCoefficients.kxk_tap_tile)
 
 
+def _pointwise_streams(points) -> list[WorkloadPoint]:
+    """The 16-bit 1x1 convolution probes whose bound is their memory side: the points the
+    pointwise stream rate (ConvCoefficients.pointwise_stream_efficiency) is the time of."""
+    chosen = []
+    for p in points:
+        op = p.prediction.operators[0]
+        if op.bottleneck == "memory" and op.math_mode not in ("fp32", "tf32"):
+            chosen.append(p)
+    return chosen
+
+
+def _fit_pointwise(f: "Fitter", points) -> None:
+    """Stage conv-pointwise: the 1x1 convolutions' compute multiplier and, where a 16-bit probe is
+    memory-bound, their own stream rate with it (ConvCoefficients.pointwise_stream_efficiency: why
+    there); without one (the host CPU's fp32 probe, older plans) the multiplier alone, as before.
+    The rate starts at the GEMM's: the old model is the simplex's first vertex."""
+    if not _pointwise_streams(points):
+        f.fit_1d("conv-pointwise", points, "conv", "pointwise_efficiency")
+        return
+    f.c = f.evolve("conv", pointwise_stream_efficiency=f.c.gemm.stream_efficiency)
+    _fit_nd(
+        f,
+        "conv-pointwise",
+        points,
+        [("conv", "pointwise_efficiency", 0.02, 1.5), ("conv", "pointwise_stream_efficiency", 0.05, 1.5)],
+    )
+
+
 def _fit_kxk(f: "Fitter", kxk, fp32) -> None:
     """The implicit-GEMM convolution terms (stage conv-kxk), then the fp32/tf32 convolutions'
     (conv-fp32). On tensor-core families the tap term scales with the tile and overlaps the main
@@ -629,7 +657,7 @@ def fit_coefficients(
     _fit_stream_gemms(f, gemm_points)
     _fit_large_gemms(f, gemm_points, mode_points, ceilings)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
-    f.fit_1d("conv-pointwise", by_group("conv-pointwise"), "conv", "pointwise_efficiency")
+    _fit_pointwise(f, by_group("conv-pointwise"))
     _fit_kxk(f, by_group("conv-kxk"), by_group("conv-fp32"))
     _fit_nd(
         f,

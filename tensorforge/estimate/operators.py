@@ -145,12 +145,22 @@ def _tile_overhead(s: gemm.GemmShape, c: EstimateCoefficients) -> float:
     return c.gemm.tile_overhead_s * c.conv.kxk_wave_exposed + c.conv.tile_overhead_s
 
 
+def _pointwise_stream(s: gemm.GemmShape, c: EstimateCoefficients) -> bool:
+    """A 16-bit 1x1 convolution with its own fitted stream rate (ConvCoefficients.
+    pointwise_stream_efficiency): fp32/tf32 ones run cuDNN's sm80 NCHW kernels behind layout
+    copies, not the nvjet GEMM the pointwise probes timed."""
+    return s.conv == "pointwise" and s.mode not in ("fp32", "tf32") and c.conv.pointwise_stream_efficiency > 0
+
+
 def _stream(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> tuple[float, float]:
-    """(efficiency, fixed time) of the GEMM's operand stream: a read-dominated one's own where
-    fitted (GemmCoefficients.read_stream_*), its fixed time at most the stream's own length (a
-    GEMV of a few KB has no DRAM ramp to wait for, nor the timing flush's dirty lines to write
-    back); else the GEMM's."""
+    """(efficiency, fixed time) of the GEMM's operand stream: a 1x1 convolution's own rate where
+    fitted (ConvCoefficients.pointwise_stream_efficiency) with the GEMM's fixed time; a
+    read-dominated one's own where fitted (GemmCoefficients.read_stream_*), its fixed time at most
+    the stream's own length (a GEMV of a few KB has no DRAM ramp to wait for, nor the timing
+    flush's dirty lines to write back); else the GEMM's."""
     g = c.gemm
+    if _pointwise_stream(s, c):
+        return c.conv.pointwise_stream_efficiency, g.stream_fixed_s
     if s.read_dominated and g.read_stream_efficiency > 0:
         stream = (s.a_bytes + s.b_bytes + s.c_bytes) / (d.dram_bytes_per_s * g.read_stream_efficiency)
         return g.read_stream_efficiency, min(g.read_stream_fixed_s, stream)

@@ -2,7 +2,10 @@
 a calibration's probe points (benchmarks/energy/rescore.py then splits each energy error into its
 time and power parts, as for the stored estimates).
 
-    python benchmarks/estimate/energy_refit.py CALIBRATION_OR_CAPTURE CAPTURE [CAPTURE...]
+    python benchmarks/estimate/energy_refit.py CALIBRATION_OR_CAPTURE CAPTURE [CAPTURE...] [--current-plan]
+
+(--current-plan: the calibration's probe points cut to the current plan's items first, as rescore.py
+does: what a calibration of the current plan would have fitted from the same measurements.)
 
 Why: the energy estimate (issue 15) multiplies the estimate's time; when the estimate's model
 changes after a device session, this shows what the change does to the energy score on the SAME
@@ -28,7 +31,7 @@ from tensorforge_ops.calibrate.estimate_fit import fit_estimate
 from tensorforge_ops.report.evaluate import _params
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rescore import calibration_ceilings  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)
+from rescore import calibration_ceilings, current_plan_subset  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,9 +43,11 @@ def _energy_rescore():
     return mod
 
 
-def refit(cal_path: str):
+def refit(cal_path: str, current_plan: bool = False):
     doc = parse_json(read_text(cal_path, "calibration"), f"calibration {cal_path}")
     cal = doc["calibrated"] if "ceilings" not in doc and isinstance(doc.get("calibrated"), dict) else doc
+    if current_plan:  # the calibration's probe points cut to the current plan's items (rescore.py)
+        cal = current_plan_subset(cal)
     host = PluginHost()
     ceilings = calibration_ceilings(cal)
     target_name = (doc.get("predicted") or {}).get("calibrated_target") or doc.get("target") or "h200"
@@ -91,7 +96,9 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    fitted = refit(argv[0])
+    current = "--current-plan" in argv
+    argv = [a for a in argv if a != "--current-plan"]
+    fitted = refit(argv[0], current)
     paths = [patched(p, *fitted) for p in argv[1:]]
     print(f"# estimate times refitted by the current code from {argv[0]}")
     return _energy_rescore().main(paths)

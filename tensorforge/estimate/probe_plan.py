@@ -247,14 +247,17 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(64, 64, 56, 56, 256, 1),
             _conv(8, 1024, 14, 14, 2048, 1),
             _conv(8, 2048, 7, 7, 512, 1),
-            # read-heavy memory-bound 1x1 convolutions (4 bytes read per byte written, 71 and
-            # 37 MB) beside the write-heavy 64 x 64 x 56^2 one (4 written per read, 128 MB), the
-            # only memory-bound one until pw1x1 (2026-12-01): conv.pointwise_stream_efficiency was
+            # a read-heavy memory-bound 1x1 convolution (4 bytes read per byte written, 71 MB)
+            # beside the write-heavy 64 x 64 x 56^2 one (4 written per read, 128 MB), the only
+            # memory-bound one until pw1x1 (2026-12-01): conv.pointwise_stream_efficiency was
             # fitted on a write stream alone, and the H200 ran read-heavy 1x1 convolutions with a
             # few us more per kernel (the flush's dirty lines: flushed - warm 1.5 us at half the
-            # bytes read, 0 at a fifth); none a shape anyone is scored on
+            # bytes read, 0 at a fifth); not a shape anyone is scored on. (Dropped after its first
+            # calibration, H200 16:23 UTC: 24 x 384 x 40^2 -> 96, 37 MB in 25.1 us, 1.5 TB/s where
+            # every other 1x1 probe streamed 2.9-3.5 TB/s: 96 output channels run a kernel the
+            # model has no structure for, and the stream rate fitted through it, 0.66 of the copy
+            # ceiling against 0.85-0.86 without it, put the 1x1 convolutions 25% slow.)
             _conv(48, 256, 48, 48, 64, 1),
-            _conv(24, 384, 40, 40, 96, 1),
         ),
     )
     + _items(

@@ -16,7 +16,7 @@ import json
 import re
 import sys
 
-from tensorforge.api import WorkloadPoint, parse_json, predict, read_text, resolve_spec
+from tensorforge.api import WorkloadPoint, parse_json, read_text
 from tensorforge.estimate import gemm as G
 from tensorforge.estimate.coefficients import coefficients_from_data
 from tensorforge.estimate.implementation import DEFAULT
@@ -24,7 +24,7 @@ from tensorforge.estimate.menus import menu_for
 from tensorforge.estimate.model import device_for, estimate_workload
 from tensorforge.estimate.operators import _gemm_shape, gemm_menu, gemm_rates
 from tensorforge.plugins import PluginHost
-from tensorforge_ops.calibrate.estimate_fit import calibrated_coefficients, probe_points
+from tensorforge_ops.calibrate.estimate_fit import calibrated_coefficients, probe_points, workload_points
 
 sys.path.insert(0, "benchmarks/estimate")
 from rescore import calibration_ceilings  # noqa: E402
@@ -46,22 +46,9 @@ def traced_tiles(path: str = TRACES) -> dict[str, tuple[int, int]]:
 
 
 def load_points(cal, host, target, ceilings, groups):
+    """The graph-timed probe points of these groups, as the estimate's fit reads them."""
     rows = [r for r in probe_points(cal) if r["group"] in groups and r.get("spec") and r.get("graph_p50_s")]
-    resolved = [resolve_spec(host, r["spec"]) for r in rows]
-    bound = predict(resolved, target, host.mappings(), None, ceilings, estimate=False)
-    return [
-        WorkloadPoint(
-            name=r["name"],
-            group=r["group"],
-            prediction=wp,
-            operators=tuple(kind.operators(w.params)),
-            kind=kind,
-            params=w.params,
-            measured_s=float(r["graph_p50_s"]),
-            regime="graph",
-        )
-        for r, (w, kind), wp in zip(rows, resolved, bound.workloads)
-    ]
+    return workload_points(rows, host, target, ceilings)[1]
 
 
 def traced_time(p: WorkloadPoint, tile, d, c) -> float | None:

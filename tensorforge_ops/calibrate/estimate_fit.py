@@ -45,6 +45,36 @@ def probe_regime(calibration: Any) -> str:
     return (_get(probe, "regime") if probe is not None else None) or "burst"
 
 
+def workload_points(results, core, target: Target, ceilings: Ceilings, operating_point: str | None = None):
+    """(the bound's prediction of the probe items, their WorkloadPoints) from a sweep's result rows:
+    the host stage reads the eager sample; every other point its graph sample where it has one (a
+    CUDA item may have no eager sample: probe_plan.timing_modes), else its eager one."""
+    measured = [
+        r
+        for r in results
+        if r.get("spec") and (r.get("p50_s") if r["group"] == "host" else r.get("graph_p50_s") or r.get("p50_s"))
+    ]
+    resolved = [resolve_spec(core, r["spec"]) for r in measured]
+    bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
+    points = [
+        WorkloadPoint(
+            name=r["name"],
+            group=r["group"],
+            prediction=wp,
+            operators=tuple(kind.operators(w.params)),
+            kind=kind,
+            params=w.params,
+            # the graph sample where there is one (the device-time regime the evaluation scores),
+            # except for the host stage, whose points measure the eager host
+            measured_s=float(r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] != "host" else r["p50_s"]),
+            regime="graph" if r.get("graph_p50_s") and r["group"] != "host" else "eager",
+            warm_s=float(r["warm_p50_s"]) if r.get("warm_p50_s") and r.get("graph_p50_s") else None,
+        )
+        for r, (w, kind), wp in zip(measured, resolved, bound.workloads)
+    ]
+    return bound, points
+
+
 def fit_estimate(
     calibration: Any, core, target: Target, ceilings: Ceilings, operating_point: str | None = None
 ) -> dict[str, Any] | None:
@@ -56,31 +86,7 @@ def fit_estimate(
         return None
     regime = probe_regime(calibration)
     try:
-        # the host stage reads the eager sample; every other point its graph sample where it has
-        # one (a CUDA item may have no eager sample: probe_plan.timing_modes), else its eager one
-        measured = [
-            r
-            for r in results
-            if r.get("spec") and (r.get("p50_s") if r["group"] == "host" else r.get("graph_p50_s") or r.get("p50_s"))
-        ]
-        resolved = [resolve_spec(core, r["spec"]) for r in measured]
-        bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
-        points = [
-            WorkloadPoint(
-                name=r["name"],
-                group=r["group"],
-                prediction=wp,
-                operators=tuple(kind.operators(w.params)),
-                kind=kind,
-                params=w.params,
-                # the graph sample where there is one (the device-time regime the evaluation
-                # scores), except for the host stage, whose points measure the eager host
-                measured_s=float(r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] != "host" else r["p50_s"]),
-                regime="graph" if r.get("graph_p50_s") and r["group"] != "host" else "eager",
-                warm_s=float(r["warm_p50_s"]) if r.get("warm_p50_s") and r.get("graph_p50_s") else None,
-            )
-            for r, (w, kind), wp in zip(measured, resolved, bound.workloads)
-        ]
+        bound, points = workload_points(results, core, target, ceilings, operating_point)
         base = coefficients_for(target)
         basis = (
             f"calibrated on {_get(calibration, 'device')} at {_get(calibration, 'measured_at')} "

@@ -229,10 +229,10 @@ def test_the_busy_floor_alone_never_puts_a_workload_at_the_cap(predicted):
     # and gives way where it would not (the time stays: nothing slowed the window in this model)
     floor = max(650.0 * w.estimate.device_s, t.compute_j + t.dram_j)
     assert t.static_j + t.compute_j + t.dram_j + t.busy_j == pytest.approx(min(t.static_j + floor, 710.0 * t.time_s))
-    assert t.time_s == e2_time(w, hot)
+    assert t.time_s == _time_with_a_cool_busy_floor(w, hot)
 
 
-def e2_time(w, c):
+def _time_with_a_cool_busy_floor(w, c):
     """The same window's time with the busy floor far below the cap (nothing to give way)."""
     return _energy(w, attrs.evolve(c, busy_w=100.0), 1.1 * w.estimate.device_s).estimate_terms.time_s
 

@@ -4,6 +4,7 @@ probe measured (the coefficients come from the probes only)."""
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tensorforge.estimate.classes import CLASSES, workload_class
@@ -38,14 +39,9 @@ def _problem_key(kind, params):
     kernel on the same tiles (e9conv, 2026-12-01)."""
 
     def fields(problem):
-        out = []
-        for name in sorted(vars(problem) if hasattr(problem, "__dict__") else ()):
-            value = getattr(problem, name)
-            out.append((name, getattr(value, "nbytes", value)))
-        for attribute in getattr(problem, "__attrs_attrs__", ()):
-            value = getattr(problem, attribute.name)
-            out.append((attribute.name, getattr(value, "nbytes", value)))
-        return tuple(sorted(set(out), key=repr))
+        # every operator problem is an attrs value; a tensor counts by its size, not its name
+        values = attrs.asdict(problem, recurse=False)
+        return tuple(sorted((name, getattr(value, "nbytes", value)) for name, value in values.items()))
 
     return kind.name, tuple((type(op.problem).__name__, fields(op.problem)) for op in kind.operators(params))
 

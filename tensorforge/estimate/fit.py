@@ -16,7 +16,7 @@ value, and the report says 'not probed'):
   host     last: eager tiny transformers, host time per kernel and flush slack, against the
            device time every stage before it fixed.
   warm     after them: per class of operator, what a call saves in a window without the L2 flush
-           (the probes also timed warm: warm.py), a median, no search
+           (the probes also timed warm: warm.py), a cap and a share of a short call, medians, no search
 Where a probe was also timed as a CUDA graph (the device-time regime the evaluation scores), its
 graph sample is the one fitted, against the estimate's device time: an eager sample of a 3 us
 GEMM holds ~3 us of event pair and launch that the graph sample does not, and fitting device
@@ -56,7 +56,7 @@ class WorkloadPoint:
     # 'graph': measured_s is a CUDA-graph sample, compared with the estimate's device time (the
     # regime the evaluation scores); 'eager': an eager sample, compared with the eager time
     regime: str = "eager"
-    # the same calls back to back without the L2 flush (probe_plan.WARM_ITEMS; warm.py), per call
+    # the same calls back to back without the L2 flush (probe_plan.warm_timed; warm.py), per call
     warm_s: float | None = None
 
 

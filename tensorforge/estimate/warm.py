@@ -8,9 +8,10 @@ the H200 (2026-12-01 11:10 UTC) the windows ran 0.7 us (the 64^3 GEMM) to 6 us (
 streaming >100 MB) faster per execution than the flushed graph p50, and the energy estimate, on
 the flushed time, came out 36% high for the tiny GEMM and 8-14% for a small convolution.
 
-What is calibrated: selected probe items are timed both ways (probe_plan.WARM_ITEMS: the flushed
+What is calibrated: selected probe items are timed both ways (probe_plan.warm_timed: the flushed
 graph sample and a graph of the same calls unrolled without flushes), and per class of operator
-the median saving (flushed - warm) is a coefficient (EstimateCoefficients.warm_saving_s). The
+the saving (flushed - warm) is fitted: a cap and a share of a short call's time, below
+(EstimateCoefficients.warm_saving_s, warm_saving_share). The
 classes follow the bound's operator: on the H200 probes of 12:25 UTC, read-dominated memory-bound
 operators (GEMVs and skinny decode GEMMs, decode attention) saved 3-9 us a call whatever their
 size (19-268 MB), other memory-bound ones (elementwise, norms, copies over 100 MB) ~1 us, and

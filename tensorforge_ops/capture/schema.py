@@ -192,8 +192,8 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     ),
     "WorkloadEstimate.warm_saving_s": (
         "what one execution saves in a window of executions back to back without the L2 flush (an energy "
-        "window): the largest calibrated saving of its operators' classes (tensorforge/estimate/warm.py); 0 "
-        "where the calibration timed no probe warm",
+        "window): the largest of its operators' classes' calibrated savings, each at most its share of the "
+        "execution's flushed time (tensorforge/estimate/warm.py); 0 where the calibration timed no probe warm",
         "s",
     ),
     "WorkloadEstimate.terms": ("the waterfall: seconds each named term adds to the bound (docs/estimate.md)", "s"),

@@ -34,6 +34,7 @@ dropped for the eager window, as is a capture that fails; the record says why.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import statistics
 import sys
@@ -240,8 +241,7 @@ def energy_window(
     from ..measure.cuda_graph import GraphCaptureError
     from .measure import AHEAD_S, CHUNK_S
 
-    sync = synchronize
-    host_s = (lambda graph_s: host_launch_s(fn, sync, graph_s, clock)) if sync is not None else None
+    host_s = functools.partial(host_launch_s, fn, synchronize, clock=clock) if synchronize is not None else None
     choice = choose(fields, replays is not None, host_s)
     launch = {"host_launch_s": choice.host_launch_s} if choice.host_launch_s is not None else {}
     if choice.execution == GRAPH and replays is not None and choice.calls and choice.graph_call_s:

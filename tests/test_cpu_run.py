@@ -214,7 +214,7 @@ def test_second_run_reuses_the_calibration_of_the_same_fingerprint(runs):
 
 
 def test_gate_and_report_read_host_cpu_captures(runs):
-    folder, home, _, _ = runs
+    folder, home, _, docs = runs
     gate = tf("gate", str(folder / "first.json"), str(folder / "second.json"), "--json", home=home)
     # The same code twice; what cannot be judged says why. A change may still be called: on the
     # shared 2-core CI machine the load can change between the two runs for real (a CI run saw
@@ -226,7 +226,14 @@ def test_gate_and_report_read_host_cpu_captures(runs):
     called = []
     for verdict in result["verdicts"]:
         assert verdict["verdict"] in ("PASS", "NO VERDICT", "REGRESSION", "IMPROVEMENT"), verdict
-        if verdict["verdict"] == "NO VERDICT":
+        if verdict["verdict"] == "NO VERDICT" and verdict["reason"].startswith("bound violation in the "):
+            # A calibration taken while the shared machine was busy can leave a ceiling below what
+            # a calmer measurement then reaches (CI saw it once); the capture records the
+            # violation, and the gate must refuse on that recorded evidence, not invent it.
+            role = verdict["reason"].removeprefix("bound violation in the ").split(":")[0]
+            doc = docs[("baseline", "candidate").index(role)]
+            assert doc["policy"]["bound_checks"][verdict["workload"]]["verdict"] == "BOUND VIOLATION", verdict
+        elif verdict["verdict"] == "NO VERDICT":
             assert verdict["reason"].startswith(("spread too wide", "too few samples", "contended"))
         if verdict["verdict"] in ("REGRESSION", "IMPROVEMENT"):
             called.append(verdict["verdict"])

@@ -95,8 +95,41 @@ def test_versions_is_json_dict():
     assert info["torch"] == torch.__version__
     assert info["cuda_available"] == torch.cuda.is_available()
     if not torch.cuda.is_available():
-        assert info["device_name"] is None and info["l2_cache_bytes"] is None
+        assert info["device_name"] is None and info["l2_cache_bytes"] is None and info["device_uuid"] is None
     json.dumps(info)
+
+
+def test_versions_records_the_board_apart_from_the_fingerprint(monkeypatch):
+    # a stand-in for one device's properties: the fields versions() reads, and the board's UUID
+    from types import SimpleNamespace
+
+    from tensorforge_ops.measure import cuda_timing
+    from tensorforge_ops.measure.torch_cuda import fingerprint
+
+    def props(uuid):
+        return SimpleNamespace(
+            name="NVIDIA H200",
+            major=9,
+            minor=0,
+            multi_processor_count=132,
+            total_memory=150 << 30,
+            L2_cache_size=60 << 20,
+            uuid=uuid,
+        )
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cuda_timing, "cuda_device", lambda device=None: torch.device("cuda", 0))
+    boards = []
+    for uuid in ("6f1c2a90-0000-4000-8000-000000000001", "6f1c2a90-0000-4000-8000-000000000002"):
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev, uuid=uuid: props(uuid))
+        boards.append(cuda_timing.versions())
+    assert [b["device_uuid"] for b in boards] == [
+        "6f1c2a90-0000-4000-8000-000000000001",
+        "6f1c2a90-0000-4000-8000-000000000002",
+    ]
+    assert fingerprint(boards[0]) == fingerprint(boards[1])  # one model: one calibration store
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: props(None))
+    assert cuda_timing.versions()["device_uuid"] is None  # a PyTorch without the field says nothing
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA error path")

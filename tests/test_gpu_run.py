@@ -46,6 +46,9 @@ def test_run_measures_calibrates_and_verifies(tmp_path, monkeypatch):
     doc = json.loads(capture.read_text())
     assert doc["complete"] is True
     assert doc["measured"]["available"] and doc["calibrated"]["available"]
+    # the physical board, apart from the fingerprint (torch's device properties carry its UUID)
+    uuid = getattr(torch.cuda.get_device_properties(0), "uuid", None)
+    assert doc["measured"]["device"]["details"]["device_uuid"] == (str(uuid) if uuid else None)
     rows = doc["measured"]["workloads"]
     ok = rows["gemm:m=2048,n=2048,k=2048,dtype=bf16"]
     assert ok["status"] == "ok" and len(ok["samples_s"]) >= 10 and ok["stats"]["p50"] > 0

@@ -156,6 +156,11 @@ def versions(device: Any = None) -> dict:
         "multiprocessor_count": None,
         "total_memory_bytes": None,
         "l2_cache_bytes": None,
+        # which physical board: DIAGNOSTIC, never in the fingerprint (boards of one model share
+        # calibrations). Why: H200 sessions of the same fingerprint drew 620 vs 670-676 W in the
+        # same copy probe window (2026-12-01, 16:23/16:39 against 11:10-15:55 UTC), and nothing on
+        # record said whether the lent board had changed
+        "device_uuid": None,
     }
     if not info["cuda_available"]:
         return info
@@ -165,6 +170,7 @@ def versions(device: Any = None) -> dict:
     except Exception:
         return info
     l2 = getattr(p, "L2_cache_size", None)  # attribute absent on older PyTorch
+    uuid = getattr(p, "uuid", None)  # likewise
     info.update(
         device_index=dev.index,
         device_name=str(p.name),
@@ -172,5 +178,6 @@ def versions(device: Any = None) -> dict:
         multiprocessor_count=int(p.multi_processor_count),
         total_memory_bytes=int(p.total_memory),
         l2_cache_bytes=int(l2) if l2 is not None else None,
+        device_uuid=str(uuid) if uuid else None,
     )
     return info

@@ -126,6 +126,14 @@ def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
     assert c.busy_w is not None and c.busy_w > 0
     # the depthwise window: a FLOP on the CUDA cores costs more than one on the tensor cores
     assert c.joules_per_vector_flop is not None and c.joules_per_vector_flop > c.joules_per_flop["bf16"]
+    # the read-stream window (context, apart from the fit): DRAM reads at a rate of the copy's
+    # order, above the idle power
+    from tensorforge_ops.calibrate.cuda_energy_probes import READ_WINDOW
+
+    (read,) = [p for p in calibration.points if p.name.startswith(READ_WINDOW)]
+    (copy,) = [p for p in calibration.points if p.name.startswith("copy")]
+    assert read.dram_bytes / read.seconds > 0.3 * copy.dram_bytes / copy.seconds
+    assert read.joules / read.seconds > c.idle_w
     host = PluginHost()
     target = host.target("h200")
     specs = ("gemm:m=6144,n=6144,k=6144,dtype=bf16", "conv2d:n=64,c=256,h=28,w=28,k=256,r=3,s=3,padding=1,dtype=bf16")

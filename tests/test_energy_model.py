@@ -224,6 +224,20 @@ def test_busy_window_gemm_fits_in_half_of_l2():
     assert 6 * n * n <= 2 * 2**20 and n >= 256
 
 
+def test_read_stream_window_reads_its_buffer_once_a_call_and_writes_nothing_of_size():
+    """The read-stream window's load (run here on the CPU, the same tensor calls): one sum over the
+    whole bf16 buffer into one fp32 scalar; its bytes are the buffer's, all reads."""
+    torch = pytest.importorskip("torch")
+    from tensorforge_ops.calibrate.cuda_energy_probes import read_stream_load
+
+    call, moved = read_stream_load(torch, 1 << 12, "cpu")
+    assert moved == 1 << 12  # 2048 bf16 elements, read once
+    first = call()
+    assert first.dtype == torch.float32 and first.dim() == 0 and first.numel() == 1
+    assert float(call()) == float(first)  # the same buffer every call: a fixed load, no new data
+    assert -2048.0 <= float(first) <= 2048.0  # uniform in [-1, 1): random values, not zeros
+
+
 def test_depthwise_window_gives_the_vector_energy_per_flop():
     """The vector units' energy per FLOP: the depthwise window's joules less static power over its
     seconds and its DRAM bytes at e_b, per FLOP; never below 0."""

@@ -9,6 +9,9 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
                    static power with the clocks up, ~no work; and the queued eager loop's host
                    time per kernel (the estimate's host time, tensorforge.energy.queued_time)
   copy             device-to-device copy of max(8 x L2, 1 GiB): DRAM bytes, no math
+  read stream      a bf16 sum over a buffer of the copy's size: DRAM reads with ~no writes, beside
+                   the copy's reads and writes (kept apart from the fit: context for whether a
+                   read-heavy stream, a decode's weights, costs what the copy's bytes cost)
   skinny GEMM      bf16 8192 x 8192 weights times 64 columns: DRAM bytes and some math
   square GEMMs     bf16 8192 and 4096, fp16 8192, tf32 8192: math, few bytes
   depthwise        a 3x3 depthwise bf16 convolution (one channel per group, channels-last) streaming
@@ -56,6 +59,7 @@ BUSY_WINDOW = "L2-resident matmul"  # the window busy_w comes from (_busy_matmul
 LAUNCH_WINDOW = "launch-bound eager mix"  # static with the clocks up; the host time per kernel
 MIX_KERNELS = 5  # kernels one call of _eager_mix launches
 VECTOR_WINDOW = "depthwise conv"  # joules_per_vector_flop (_depthwise_window)
+READ_WINDOW = "read stream"  # DRAM reads alone, context (_read_stream_window)
 GRAPH_WINDOW = "graph-replayed gemm"  # busy_below_cap_w and the highest power (_graph_gemm_window)
 GRAPH_GEMM = (16384, 1024, 128)  # m, k, n: ~4.3 GFLOP, ~36 MB a call
 GRAPH_CALLS = 16
@@ -73,7 +77,8 @@ METHOD = (
     "(fit - 2 standard errors) x 0.97, never below 0, the static one also at most the idle power; kept apart "
     "from the fit: a 3x3 depthwise bf16 convolution streaming from DRAM (vector-unit math: (its power - P_s - e_b B/s) "
     "per FLOP/s is the vector units' energy per FLOP) and a CUDA graph of mid-size bf16 GEMMs streaming from DRAM "
-    "(busy power below the cap; in practice the highest power) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
+    "(busy power below the cap; in practice the highest power) and a bf16 sum over the copy's buffer size (DRAM reads alone: "
+    "context) and an L2-resident bf16 GEMM (busy power: kernels at full clock, no DRAM) and square GEMMs bf16/fp16/tf32 8192 after {capped:g} s "
     "of continuous load, at the power cap (their rates: context)"
 )
 
@@ -246,6 +251,32 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     return point
 
 
+def read_stream_load(torch, nbytes: int, dev):
+    """One call of the read-stream window and the DRAM bytes it moves: a sum of nbytes of random
+    bf16 into one fp32 scalar (a single reduction kernel; its output is 4 bytes, so the bytes are
+    the reads). Its adds (nbytes / 2 a call) run on the vector units and are not counted as FLOPs:
+    the window is context for the bytes, not for math."""
+    x = torch.empty(nbytes // 2, dtype=torch.bfloat16, device=dev).uniform_(-1.0, 1.0)
+    out = torch.empty((), dtype=torch.float32, device=dev)
+    return (lambda: torch.sum(x, 0, dtype=torch.float32, out=out)), float(x.numel() * x.element_size())
+
+
+def _read_stream_window(dev, sync, power: NvmlPower, event, nbytes: int) -> EnergyPoint:
+    """The read-stream window: `read_stream_load` back to back over a buffer as large as the copy
+    window's (max(8 x L2, 1 GiB): every byte streams from DRAM). Why: a decode's GEMMs read their
+    weights and write almost nothing, while e_b is fitted mostly from the copy (as many writes as
+    reads) and the skinny GEMM (reads, and math at e_bf16); on the H200 at 16:23 and 16:39 UTC
+    (2026-12-01) the decode GEMMs' windows drew 50-70 W less than the copy's at the same
+    bandwidth and their estimates came out +7 to +14% in power, at 13:33 and 15:55 within 4%.
+    This window puts reads alone on record beside the copy in every calibration, so a read/write
+    split of e_b can be judged from probes. Kept apart from the fit."""
+    import torch
+
+    call, moved = read_stream_load(torch, nbytes, dev)
+    point, _c = _window(f"{READ_WINDOW} bf16 sum {int(moved)} B", call, sync, power, {}, moved, event)
+    return point
+
+
 def depthwise_call(n: int, c: int, h: int, w: int) -> tuple[float, float]:
     """(FLOPs, DRAM bytes) of one call of the depthwise probe: 9 multiply-adds per output element
     (3x3, stride 1, padding 1: the output is as large as the input), the input and output each
@@ -337,6 +368,10 @@ def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) 
             point, c = _window(f"copy {size} B", lambda: dst.copy_(src), sync, power, {}, 2.0 * size, event)
             points.append(point)
             counters.append(c)
+            try:
+                apart.append(_read_stream_window(dev, sync, power, event, size))
+            except Exception as exc:  # noqa: BLE001 - context only: the fit and every coefficient stand without it
+                print(f"energy probe: the read-stream window failed ({exc}); no read-only point", file=sys.stderr)
             with math_mode("bf16") as dtype:
                 m, k, n = SKINNY
                 w = torch.randn(m, k, device=dev, dtype=dtype)

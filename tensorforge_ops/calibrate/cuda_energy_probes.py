@@ -273,7 +273,9 @@ def _read_stream_window(dev, sync, power: NvmlPower, event, nbytes: int) -> Ener
     import torch
 
     call, moved = read_stream_load(torch, nbytes, dev)
-    point, _c = _window(f"{READ_WINDOW} bf16 sum {int(moved)} B", call, sync, power, {}, moved, event)
+    # right after the copy, on the same DRAM-bound load: its power has settled, so a short warm-up
+    # (the window costs ~0.45 s of a calibration, not ~0.55)
+    point, _c = _window(f"{READ_WINDOW} bf16 sum {int(moved)} B", call, sync, power, {}, moved, event, warm_s=0.05)
     return point
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tensorforge.estimate.gemm import READ_DOMINATED
-from tensorforge.estimate.shipped import shipped
+from estimate_points import before_new_terms
 from tensorforge.plugins import PluginHost
 from estimate_points import device_times as _device_times
 from estimate_points import H200_CEILINGS
@@ -29,13 +29,13 @@ def host():
 
 
 def test_the_new_terms_default_to_the_older_model():
-    c = shipped()["nvidia-sm90"]
+    c = before_new_terms()
     assert (c.conv.kxk_fixed_s, c.conv.kxk_wave_exposed, c.conv.kxk_feed_scale) == (0.0, 1.0, 1.0)
     assert c.gemm.read_stream_efficiency == 0.0  # not fitted: stage gemm's pair serves every GEMM
 
 
 def test_a_kxk_fixed_cost_is_paid_once_per_convolution_kernel_only(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     fixed = _with(base, "conv", kxk_fixed_s=5e-6)
     specs = [CONV_MANY_WAVES, CONV_1X1, GEMM_SQUARE]
     before, after = _device_times(host, base, specs), _device_times(host, fixed, specs)
@@ -44,7 +44,7 @@ def test_a_kxk_fixed_cost_is_paid_once_per_convolution_kernel_only(host):
 
 
 def test_hiding_the_wave_overhead_speeds_a_many_wave_convolution_by_its_waves(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     hidden = _with(base, "conv", kxk_wave_exposed=0.001)
     specs = [CONV_MANY_WAVES, GEMM_SQUARE]
     before, after = _device_times(host, base, specs), _device_times(host, hidden, specs)
@@ -55,7 +55,7 @@ def test_hiding_the_wave_overhead_speeds_a_many_wave_convolution_by_its_waves(ho
 
 
 def test_a_faster_convolution_feed_never_slows_a_convolution_and_leaves_gemms(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     fed = _with(base, "conv", kxk_feed_scale=2.5)
     specs = [CONV_MANY_WAVES, GEMM_SQUARE, CONV_1X1]
     before, after = _device_times(host, base, specs), _device_times(host, fed, specs)
@@ -63,7 +63,7 @@ def test_a_faster_convolution_feed_never_slows_a_convolution_and_leaves_gemms(ho
 
 
 def test_a_read_dominated_gemm_streams_at_its_own_rate_and_fixed_time(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     own = _with(base, "gemm", read_stream_efficiency=0.98, read_stream_fixed_s=7e-6)
     specs = [GEMV, BATCHED_SMALL, GEMM_SQUARE, GEMV_TINY]
     before, after = _device_times(host, base, specs), _device_times(host, own, specs)
@@ -78,7 +78,7 @@ def test_the_stream_stage_recovers_the_read_stream_it_generated(host):
     from tensorforge.estimate.fit import Fitter, _fit_stream_gemms, _read_stream
 
     ceilings = H200_CEILINGS
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     truth = _with(base, "gemm", read_stream_efficiency=0.97, read_stream_fixed_s=7e-6)
     bound, points = generated_points(host, ("gemm",), ceilings, truth)
     target = host.target("h200")

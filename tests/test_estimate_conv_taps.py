@@ -9,7 +9,7 @@ import pytest
 
 from tensorforge.estimate import gemm
 from tensorforge.estimate.fit import TAP_TILE, Fitter, _fit_kxk
-from tensorforge.estimate.shipped import shipped
+from estimate_points import before_new_terms
 from tensorforge.plugins import PluginHost
 from estimate_points import device_times as _device_times
 from estimate_points import H200_CEILINGS
@@ -32,7 +32,7 @@ def _tiled(c, **changes):
 
 
 def test_without_a_tap_tile_the_series_term_of_before_holds(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     assert (base.conv.kxk_tap_tile, base.conv.kxk_tap_overlap, base.conv.fp32_tap_channels) == (0.0, 1.0, 0.0)
     # the overlap and the fp32 term are read only where a tap tile is set
     other = _with(base, "conv", kxk_tap_overlap=4.0, fp32_tap_channels=500.0)
@@ -68,7 +68,7 @@ def test_a_small_tile_pays_its_gather_against_less_math():
 def test_deep_and_shallow_convolutions_through_the_estimate(host):
     # rate and operand feed as the H200 fits leave them (at most the GEMM's rate; x4: no tile
     # feed-bound), so the main loop shows
-    base = _with(shipped()["nvidia-sm90"], "conv", kxk_efficiency=0.9, kxk_feed_scale=4.0)
+    base = _with(before_new_terms(), "conv", kxk_efficiency=0.9, kxk_feed_scale=4.0)
     off = _with(base, "conv", kxk_tap_channels=0.0)
     series = _tiled(base, kxk_tap_channels=100.0, kxk_tap_overlap=1.0)
     hidden = _tiled(base, kxk_tap_channels=100.0, kxk_tap_overlap=3.0)
@@ -78,7 +78,7 @@ def test_deep_and_shallow_convolutions_through_the_estimate(host):
 
 
 def test_fp32_convolutions_take_their_own_series_term(host):
-    fitted = _with(shipped()["nvidia-sm90"], "conv", kxk_efficiency=0.9, kxk_feed_scale=4.0)
+    fitted = _with(before_new_terms(), "conv", kxk_efficiency=0.9, kxk_feed_scale=4.0)
     base = _tiled(fitted, kxk_tap_channels=100.0, kxk_tap_overlap=2.0, fp32_tap_channels=50.0)
     specs = [TF32, DEEP]
     before = _device_times(host, base, specs)
@@ -90,7 +90,7 @@ def test_fp32_convolutions_take_their_own_series_term(host):
 
 def test_stage_conv_kxk_fits_the_overlap_on_tensor_core_families_only(host):
     ceilings = H200_CEILINGS
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     truth = _tiled(
         base,
         kxk_efficiency=1.0,

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from tensorforge.estimate.fit import Fitter, _fit_depthwise, _fit_nd
-from tensorforge.estimate.shipped import shipped
+from estimate_points import before_new_terms
 from tensorforge.plugins import PluginHost
 from estimate_points import H200_CEILINGS
 from estimate_points import device_times as _device_times
@@ -35,17 +35,17 @@ def host():
 
 
 def _h200_base():
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     return attrs.evolve(base, kernel=attrs.evolve(base.kernel, **H200_GRAPH_KERNEL))
 
 
 def test_coefficients_without_the_fixed_time_are_the_older_model():
-    c = shipped()["nvidia-sm90"]
+    c = before_new_terms()
     assert c.conv.depthwise_fixed_s == 0.0
 
 
 def test_the_fixed_time_is_paid_once_per_depthwise_kernel_and_by_nothing_else(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     fixed = _with(base, "conv", depthwise_fixed_s=4.4e-6)
     specs = [DEPTHWISE_3X3, CONV_3X3, CONV_1X1, GEMM_SQUARE]
     before, after = _device_times(host, base, specs), _device_times(host, fixed, specs)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from tensorforge.estimate.fit import _pointwise_streams, fit_coefficients
-from tensorforge.estimate.shipped import shipped
+from estimate_points import before_new_terms
 from tensorforge.plugins import PluginHost
 from estimate_points import device_times, generated_points, H200_CEILINGS, with_section
 
@@ -25,15 +25,15 @@ def host():
 
 
 def test_the_gemm_s_rate_is_the_older_model(host):
-    """0 (the shipped coefficients, older calibrations) and the GEMM's own rate predict alike."""
-    base = shipped()["nvidia-sm90"]
+    """0 (the coefficients of before the term, older calibrations) and the GEMM's own rate predict alike."""
+    base = before_new_terms()
     assert base.conv.pointwise_stream_efficiency == 0.0
     same = with_section(base, "conv", pointwise_stream_efficiency=base.gemm.stream_efficiency)
     assert device_times(host, same, [CONV_1X1]) == device_times(host, base, [CONV_1X1])
 
 
 def test_a_faster_pointwise_stream_moves_only_16_bit_1x1_convolutions(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     rate = base.gemm.stream_efficiency * 1.25
     fast = with_section(base, "conv", pointwise_stream_efficiency=rate)
     specs = [CONV_1X1, CONV_1X1_FP32, CONV_3X3, GEMM_STREAM]
@@ -45,7 +45,7 @@ def test_a_faster_pointwise_stream_moves_only_16_bit_1x1_convolutions(host):
 
 
 def test_the_pointwise_stage_recovers_the_stream_rate_it_generated(host):
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     truth = with_section(base, "conv", pointwise_efficiency=0.8, pointwise_stream_efficiency=0.85)
     bound, points = generated_points(host, ("conv-pointwise",), H200_CEILINGS, truth)
     streams = _pointwise_streams(points)
@@ -59,7 +59,7 @@ def test_the_pointwise_stage_recovers_the_stream_rate_it_generated(host):
 
 def test_without_a_memory_bound_16_bit_probe_the_stage_keeps_the_gemm_s_rate(host):
     """The host CPU's one pointwise probe is fp32: the multiplier alone is fitted, as before."""
-    base = shipped()["nvidia-sm90"]
+    base = before_new_terms()
     truth = with_section(base, "conv", pointwise_efficiency=0.7)
     bound, points = generated_points(host, ("conv-pointwise",), H200_CEILINGS, truth)
     compute_bound = [p for p in points if p not in _pointwise_streams(points)]

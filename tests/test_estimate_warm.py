@@ -13,7 +13,7 @@ from tensorforge.api import predict, warm_timed
 from tensorforge.energy import window_time, workload_energy
 from tensorforge.estimate.coefficients import coefficients_from_data, coefficients_to_data
 from tensorforge.estimate.fit import Fitter, _fit_warm
-from tensorforge.estimate.shipped import shipped
+from estimate_points import before_new_terms
 from tensorforge.estimate.warm import MIN_PAIRS, fit_warm, warm_class, window_saving
 from tensorforge.errors import TensorForgeError
 from tensorforge.plugins import PluginHost
@@ -33,7 +33,7 @@ def host():
 @pytest.fixture(scope="module")
 def predicted(host):
     names = ("gemm_tiny", "gemm_skinny_decode", "gemm_large_square", "transformer_decode", "conv_resnet50_3x3")
-    coefficients = attrs.evolve(shipped()["nvidia-sm90"], warm_saving_s=SAVINGS)
+    coefficients = attrs.evolve(before_new_terms(), warm_saving_s=SAVINGS)
     return predict(resolve(host, names), host.target("h200"), host.mappings(), estimate=coefficients)
 
 
@@ -112,7 +112,7 @@ def test_the_estimate_carries_the_saving_and_a_window_time_never_below_the_bound
 
 def test_the_estimate_limits_a_short_executions_saving_to_its_share(host):
     shares = {"compute": 0.15, "memory": 0.15, "read": 0.22}
-    coefficients = attrs.evolve(shipped()["nvidia-sm90"], warm_saving_s=SAVINGS, warm_saving_share=shares)
+    coefficients = attrs.evolve(before_new_terms(), warm_saving_s=SAVINGS, warm_saving_share=shares)
     chosen = resolve(host, ("gemm_tiny", "gemm_large_square"))
     got = predict(chosen, host.target("h200"), host.mappings(), estimate=coefficients)
     tiny, big = got.workload("gemm_tiny").estimate, got.workload("gemm_large_square").estimate
@@ -145,7 +145,7 @@ def test_the_warm_stage_recovers_the_savings_it_generated(host):
     """Probe points whose warm samples are the flushed ones less a known saving per class: the
     stage gives each class its saving, and streaming items count as 'memory'."""
     ceilings = H200_CEILINGS
-    truth = shipped()["nvidia-sm90"]
+    truth = before_new_terms()
     bound, points = generated_points(host, ("gemm", "attn-decode"), ceilings, truth)
     by_class = {}
     warm_points = []
@@ -175,7 +175,7 @@ def test_the_warm_stage_recovers_the_savings_it_generated(host):
 
 
 def test_savings_round_trip_and_bad_values_are_refused():
-    c = attrs.evolve(shipped()["nvidia-sm90"], warm_saving_s=SAVINGS)
+    c = attrs.evolve(before_new_terms(), warm_saving_s=SAVINGS)
     assert coefficients_from_data(coefficients_to_data(c), "x").warm_saving_s == SAVINGS
     data = coefficients_to_data(c)
     data["warm_saving_s"] = {"read": -1e-6}

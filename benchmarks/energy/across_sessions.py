@@ -1,7 +1,7 @@
 """Offline: the energy estimate's error per workload across several device sessions, side by side,
 each recomputed with the current model from what the session's captures hold (rescore.py's rows).
 
-    python benchmarks/energy/across_sessions.py [--conv-flop-ratio R ...] STEM [STEM...]
+    python benchmarks/energy/across_sessions.py [--vector-flop-j J] STEM [STEM...]
 
 STEM names one session's captures: captures/STEM-run.json.gz and, where it exists,
 captures/STEM-energy-heldout.json.gz (e.g. h200-2026-12-01-1639). Each cell is the error of the
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+USAGE = "python benchmarks/energy/across_sessions.py [--vector-flop-j J] STEM [STEM...]"
 
 
 def _rescore():
@@ -51,14 +52,16 @@ def errors(rescore, stem: str) -> dict[str, tuple[float, float, str]]:
 
 def main(argv: list[str]) -> int:
     rescore = _rescore()
-    flags = {flag: rest for flag, *rest in getattr(rescore, "STAND_IN_FLAGS", ())}
-    while argv[:1] and argv[0] in flags:
-        key, field, _what = flags[argv[0]]
-        rescore.STAND_IN[key] = float(argv[1])
-        print(f"# STAND-IN {field} {argv[1]} where a calibration has none (sensitivity)")
+    if argv[:1] == ["--vector-flop-j"]:  # rescore.py's stand-in (a sensitivity check, never a result)
+        try:
+            rescore.STAND_IN["vector"] = float(argv[1])
+        except (IndexError, ValueError):
+            print("--vector-flop-j needs a number of joules per FLOP", file=sys.stderr)
+            return 2
+        print(f"# STAND-IN joules_per_vector_flop {argv[1]} where a calibration has none (sensitivity)")
         argv = argv[2:]
     if not argv:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print(f"usage: {USAGE}", file=sys.stderr)
         return 2
     missing = [s for s in argv if not session_paths(s)]
     if missing:

@@ -141,12 +141,26 @@ def test_run_to_standard_output_is_one_sealed_capture_and_the_summary_goes_to_st
     assert "PREDICTED" in outcome.stderr and "wrote standard output" in outcome.stderr
 
 
+def _as_in_a_terminal():
+    """In the child before exec: SIGINT at its default, as for a command a terminal runs in the
+    foreground (where Ctrl-C reaches it). Why: a shell without job control starts a background job
+    with SIGINT ignored, and the test runner, and so the run, inherit that (a CI job started that
+    way failed the Ctrl-C case: the run rightly kept an inherited SIG_IGN and measured on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_run(folder, *extra, env=None):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     full_env["TENSORFORGE_HOME"] = str(folder / "home")
     full_env.update(env or {})
     return subprocess.Popen(
-        [TENSORFORGE, *extra], cwd=folder, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [TENSORFORGE, *extra],
+        cwd=folder,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_in_a_terminal,
     )
 
 

@@ -3,6 +3,7 @@ the estimate with known ("truth") coefficients, so a fit stage can be asked to r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -24,8 +25,6 @@ def before_new_terms() -> EstimateCoefficients:
     the depthwise fixed time, the 1x1 stream and the warm share existed, so every one of those
     terms holds its default. The tests of a new term start from it ("the older model"), so what is
     shipped can be refitted without moving them."""
-    import json
-
     data = json.loads(BEFORE_NEW_TERMS.read_text(encoding="utf-8"))
     return coefficients_from_data(data, f"test coefficients {BEFORE_NEW_TERMS.name}")
 

@@ -197,14 +197,11 @@ def host_cpu_home(tmp_path_factory):
     Why: a run on a fresh home calibrates first (~26 s on the 2-core VM) before its first
     "measuring" line; the signal cases are about what a run leaves when stopped while measuring,
     so each starts from a copy of this home and reaches that line in ~2 s."""
-    home = tmp_path_factory.mktemp("host_cpu_home") / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
-    env["TENSORFORGE_HOME"] = str(home)
-    done = subprocess.run(
-        [TENSORFORGE, "calibrate", "--target", "host-cpu"], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    return home
+    folder = tmp_path_factory.mktemp("host_cpu_home")
+    proc = _start_run(folder, "calibrate", "--target", "host-cpu")  # into folder / "home"
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return folder / "home"
 
 
 @pytest.mark.parametrize(

@@ -15,19 +15,14 @@ that misses in every session is the model's; one that misses in one is the sessi
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rescore  # noqa: E402  (benchmarks/energy/rescore.py, beside this script)
+
 ROOT = Path(__file__).resolve().parents[2]
 USAGE = "python benchmarks/energy/across_sessions.py [--vector-flop-j J] STEM [STEM...]"
-
-
-def _rescore():
-    spec = importlib.util.spec_from_file_location("energy_rescore", Path(__file__).with_name("rescore.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def session_paths(stem: str) -> list[Path]:
@@ -35,7 +30,7 @@ def session_paths(stem: str) -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
-def errors(rescore, stem: str) -> dict[str, tuple[float, float, str]]:
+def errors(stem: str) -> dict[str, tuple[float, float, str]]:
     """workload -> (error, its time part, the window's marks) for one session."""
     out = {}
     for path in session_paths(stem):
@@ -51,7 +46,6 @@ def errors(rescore, stem: str) -> dict[str, tuple[float, float, str]]:
 
 
 def main(argv: list[str]) -> int:
-    rescore = _rescore()
     if argv[:1] == ["--vector-flop-j"]:  # rescore.py's stand-in (a sensitivity check, never a result)
         try:
             rescore.STAND_IN["vector"] = float(argv[1])
@@ -67,7 +61,7 @@ def main(argv: list[str]) -> int:
     if missing:
         print(f"no captures for session {missing[0]} (captures/{missing[0]}-run.json.gz)", file=sys.stderr)
         return 2
-    table = {stem: errors(rescore, stem) for stem in argv}
+    table = {stem: errors(stem) for stem in argv}
     names = sorted({n for t in table.values() for n in t})
     short = [s.rsplit("-", 1)[-1] for s in argv]
     print(f"{'workload':34s} " + " ".join(f"{s:>15s}" for s in short))

@@ -15,6 +15,7 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 
 from tensorforge.api import WorkloadPoint, parse_json, read_text
 from tensorforge.estimate import gemm as G
@@ -26,10 +27,10 @@ from tensorforge.estimate.operators import _gemm_shape, gemm_menu, gemm_rates
 from tensorforge.plugins import PluginHost
 from tensorforge_ops.calibrate.estimate_fit import calibrated_coefficients, probe_points, workload_points
 
-sys.path.insert(0, "benchmarks/estimate")
-from rescore import calibration_ceilings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rescore import calibration_ceilings  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)
 
-TRACES = "benchmarks/results/h200-probe-kernels.json"
+TRACES = str(Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200-probe-kernels.json")
 
 
 def traced_tiles(path: str = TRACES) -> dict[str, tuple[int, int]]:

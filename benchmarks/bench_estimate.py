@@ -13,10 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+from tensorforge.bound.model import predict
 from tensorforge.estimate import gemm
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 SUITE = Path(__file__).resolve().parent / "eval" / "h200-suite.toml"
 

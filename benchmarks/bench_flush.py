@@ -11,9 +11,9 @@ import sys
 
 import attrs
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 
 def main() -> int:
@@ -22,9 +22,10 @@ def main() -> int:
     parser.add_argument("--output", "-o")
     args = parser.parse_args()
     import triton.testing
-    from tensorforge_ops.measure.cuda_timing import time_cuda
-    from tensorforge_ops.measure.timing import TimingPolicy
-    from tensorforge_ops.measure.torch_cuda import MAX_DUTY, MIN_SAMPLES
+    from tf_cuda.backend import MAX_DUTY, MIN_SAMPLES
+    from tf_cuda.timing import time_cuda
+
+    from tensorforge_measure.measure.timing import TimingPolicy
 
     core, ops = PluginHost(), OpsHost()
     session = ops.backend("torch-cuda").open(0)

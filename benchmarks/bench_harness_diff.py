@@ -11,9 +11,9 @@ import json
 import statistics
 import sys
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 
 def our_loop(fn, n, flush, warmup, torch):

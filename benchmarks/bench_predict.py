@@ -9,10 +9,10 @@ import statistics
 import sys
 import time
 
-from tensorforge.model import machine_for, predict, predict_workload
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge.target import datasheet_ceilings
+from tensorforge.bound.model import machine_for, predict, predict_workload
+from tensorforge.hardware.target import datasheet_ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
 * sustained regime vs do_bench: TensorForge's sustained window (eager calls after the device is
   steady under continuous load, L2 flush, event pair per call, one synchronisation; the rule
-  in tensorforge_ops.measure.cuda_sustained) and do_bench(return_mode='median') alternate for
+  in tf_cuda.sustained) and do_bench(return_mode='median') alternate for
   `rounds` rounds (A B, B A, A B, ...). do_bench too is called right after the same continuous load
   has made the device steady: called after an idle moment, a power-capped GPU lands in a
   transient (on an H200 the 8192^3 bf16 GEMM read 1.71 and 1.78 ms from do_bench against 1.62 ms
@@ -63,9 +63,9 @@ import json
 import statistics
 import sys
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 GEMM_AND_TRANSFORMER = ("gemm", "transformer")
 
@@ -90,7 +90,7 @@ def _cudagraph_ms(triton_testing, torch, fn, rep_ms, paired: bool = False):
     harness's launch state: for the call only, torch.cuda.Stream() returns our harness's capture
     stream (cuda_graph.capture_stream) and torch.cuda.graph.default_capture_stream is that stream,
     both restored after. Nothing of triton's timing loop changes."""
-    from tensorforge_ops.measure.cuda_graph import capture_stream
+    from tf_cuda.graph import capture_stream
 
     count = [0]
     warm_stream: list = []  # the stream of the first call (do_bench_cudagraph's warm-up)
@@ -168,9 +168,9 @@ def _settle(phases, rest: bool = True):
     rest: idle first (_rest), as before every compared section; the diagnostics skip it."""
     if rest:
         _rest()
-    from tensorforge_ops.measure.cuda_sustained import ContinuousLoad, reach_steady
+    from tf_cuda.sustained import ContinuousLoad, reach_steady
 
-    from tensorforge_ops.measure.host_state import gc_paused
+    from tensorforge_measure.measure.host_state import gc_paused
 
     load = ContinuousLoad(phases.flush, phases.plan.steady.window_s)
     with gc_paused():  # as in the harness's own sustained phase
@@ -271,8 +271,9 @@ def interleaved_eager(
     windows lie 1-3 s apart (the graph sections and steadying loads between), and the host's Python
     speed moves on that scale (05:03 UTC H200: the decode step's rounds spread 125% in ours, 82% in
     do_bench; pair ratios 0.74-1.24). Judged on the median pair ratio (host_bound_verdict)."""
-    from tensorforge_ops.measure.cuda_sustained import ContinuousLoad
-    from tensorforge_ops.measure.host_state import gc_paused
+    from tf_cuda.sustained import ContinuousLoad
+
+    from tensorforge_measure.measure.host_state import gc_paused
 
     load = ContinuousLoad(phases.flush, window_s)
     calls = load.calls_for((phases.burst_eager_s or 1e-4) + phases.flush_s)
@@ -443,7 +444,7 @@ def _traced_replay(graph, torch) -> dict:
 def _ours_with_calls(phases, fn, calls, torch, traced: bool = False):
     """Our sustained graph timing (replays back to back, flush-alone median subtracted) on a graph
     of `calls` unrolled [flush -> fn]: {calls, p50_s}."""
-    from tensorforge_ops.measure.cuda_graph import capture
+    from tf_cuda.graph import capture
 
     graph = capture(torch, fn, phases.flush, calls, torch.device("cuda", torch.cuda.current_device()))
     try:
@@ -462,7 +463,7 @@ def _ours_with_calls(phases, fn, calls, torch, traced: bool = False):
 
 def _side_stream(torch, device):
     """A pool stream that is not the harness's capture stream (the pool hands 32 round robin)."""
-    from tensorforge_ops.measure.cuda_graph import capture_stream
+    from tf_cuda.graph import capture_stream
 
     shared = capture_stream(torch, device)
     for _ in range(40):
@@ -483,8 +484,8 @@ def upper_level(phases, prepared, triton_testing, torch, rep, args, left_s, cloc
     the upper state outlasts the graph that brought it (a held graph switched levels, 16:21 UTC)."""
     import time
 
-    from tensorforge_ops.measure.cuda_graph import capture
-    from tensorforge_ops.measure.cuda_modes import CudaPhases
+    from tf_cuda.graph import capture
+    from tf_cuda.modes import CudaPhases
 
     device = torch.device("cuda", torch.cuda.current_device())
     t0 = time.perf_counter()
@@ -555,7 +556,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None, sha
     (upper_level), with its time reserved."""
     import time
 
-    from tensorforge_ops.measure.phases import PhasePlan
+    from tensorforge_measure.measure.phases import PhasePlan
 
     row_t0 = time.perf_counter()
     plan = PhasePlan(trace=False, sustained_window_s=args.window)
@@ -566,7 +567,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None, sha
         row["burst_p50_s"] = burst
         row["graph_capture"] = phases.graph_note or "ok"
         if args.only != "ours":
-            from tensorforge_ops.measure.host_state import gc_paused
+            from tensorforge_measure.measure.host_state import gc_paused
 
             with reference_flush(flush_buffer(phases), getattr(args, "reference_flush", "ours") == "ours"), gc_paused():
                 cold = triton_testing.do_bench(prepared.fn, warmup=25, rep=args.window * 1e3, return_mode="median")
@@ -597,7 +598,7 @@ def compare_one(session, prepared, args, triton_testing, torch, clocks=None, sha
                     (ours_eager if t.mode == "eager" else ours_graph).append(t.timed.stats.p50)
 
             def run_ref(r=r):
-                from tensorforge_ops.measure.host_state import gc_paused
+                from tensorforge_measure.measure.host_state import gc_paused
 
                 steady.append(_settle(phases, rest=rested))
                 with reference_flush(buffer) as taken, gc_paused():

@@ -3,8 +3,8 @@ Usage: python benchmarks/capture_table.py CAPTURE.json"""
 
 import sys
 
-from tensorforge_ops.capture.document import read_capture
-from tensorforge_ops.capture.sections.calibrated import Calibrated
+from tensorforge_measure.capture.document import read_capture
+from tensorforge_measure.capture.sections.calibrated import Calibrated
 
 
 def fmt(seconds):

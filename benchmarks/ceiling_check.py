@@ -1,5 +1,5 @@
 """Offline check of the calibrated compute ceiling 'highest rate any calibration probe of the mode
-observed' (tensorforge_ops/calibrate/sweep_rates.py) on stored captures: the bound recomputed
+observed' (tensorforge_measure/calibrate/sweep_rates.py) on stored captures: the bound recomputed
 from each capture's own CALIBRATED data, with the ceilings as recorded and with each mode raised
 to the estimate sweep's fastest GEMM rate, against the measured fastest sample and p50.
 
@@ -12,17 +12,17 @@ Nothing is written into the captures (their digests stay valid).
 
 import sys
 
-from tensorforge.ceilings_file import ceilings_from_data
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge_ops.calibrate.estimate_fit import probe_points
-from tensorforge_ops.calibrate.sweep_rates import sweep_gemm_rates
-from tensorforge_ops.capture.compare import fastest_sample
-from tensorforge_ops.capture.convert import converter
-from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
-from tensorforge_ops.report.evaluate import measured_time
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
+from tensorforge.bound.model import predict
+from tensorforge.hardware.ceilings_file import ceilings_from_data
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve_spec
+from tensorforge_measure.calibrate.estimate_fit import probe_points
+from tensorforge_measure.calibrate.sweep_rates import sweep_gemm_rates
+from tensorforge_measure.capture.convert import converter
+from tensorforge_measure.capture.sections.measured import WorkloadMeasurement
+from tensorforge_measure.commands.evaluate import measured_time
+from tensorforge_measure.compare.workload import fastest_sample
 
 LARGE = ("gemm_large", "gemm-large")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import attrs
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 
 def main() -> int:
@@ -27,10 +27,11 @@ def main() -> int:
     out = Path(args.out)
     import triton
     import triton.testing
-    from tensorforge_ops.calibrate.cuda_floors import probe_floors
-    from tensorforge_ops.measure.phases import PhasePlan
-    from tensorforge_ops.calibrate.cuda_probes import probe_matmul
-    from tensorforge_ops.calibrate.cuda_probes_sustained import probe_copy_sustained, probe_matmul_sustained
+    from tf_cuda.floors import probe_floors
+    from tf_cuda.probes import probe_matmul
+    from tf_cuda.probes_sustained import probe_copy_sustained, probe_matmul_sustained
+
+    from tensorforge_measure.measure.phases import PhasePlan
 
     print("triton", triton.__version__, "do_bench_cudagraph", inspect.signature(triton.testing.do_bench_cudagraph))
     core, ops = PluginHost(), OpsHost()

@@ -14,11 +14,12 @@ import argparse
 import statistics
 import sys
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.measure.cuda_graph import capture
-from tensorforge_ops.measure.cuda_timing import flush_step
+from tf_cuda.graph import capture
+from tf_cuda.timing import flush_step
+
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 
 def sample(graph, pairs: int) -> float:

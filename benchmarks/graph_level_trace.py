@@ -274,13 +274,13 @@ def child(recipe: str, out: Path, workload: str) -> dict:
     import contextlib
 
     import torch
+    from tf_cuda import graph as cuda_graph
+    from tf_cuda.timing import flush_step
     from torch.profiler import ProfilerActivity, profile
 
-    from tensorforge.plugins import PluginHost
-    from tensorforge.suite import resolve
-    from tensorforge_ops.host import OpsHost
-    from tensorforge_ops.measure import cuda_graph
-    from tensorforge_ops.measure.cuda_timing import flush_step
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge.workloads.suite import resolve
+    from tensorforge_measure.host import OpsHost
 
     debug = [False]
 

@@ -14,9 +14,9 @@ import json
 import statistics
 import sys
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
 
 
 def time_graph(torch, fn, calls: int, replays: int) -> dict:

@@ -134,7 +134,7 @@ class Harnesses:
         self.torch, self.tt, self.flush, self.buffer = torch, triton_testing, flush, buffer
 
     def ours(self, fn, window_s: float) -> dict:
-        from tensorforge_ops.measure.cuda_sustained import ContinuousLoad, SteadyPolicy, per_call_wall_s, reach_steady
+        from tf_cuda.sustained import ContinuousLoad, SteadyPolicy, per_call_wall_s, reach_steady
 
         load = ContinuousLoad(self.flush, 0.03)
         policy = SteadyPolicy(window_s=0.03, min_s=0.06, max_s=0.5)
@@ -255,7 +255,7 @@ def correlations(conditions: dict) -> dict:
 
 @contextlib.contextmanager
 def condition(gc_off: bool = False, pin: bool = False, thread_period_s: float | None = None):
-    from tensorforge_ops.measure.host_state import gc_paused
+    from tensorforge_measure.measure.host_state import gc_paused
 
     keep = os.sched_getaffinity(0)
     stop = threading.Event()
@@ -288,8 +288,9 @@ def condition(gc_off: bool = False, pin: bool = False, thread_period_s: float | 
 
 def burst_rests(session, fn, device, budget_s: float = 0.4, repeats: int = 2) -> dict:
     """The burst eager timing (cuda_timing.time_cuda) of fn, its rests slept (the harness) or spun."""
-    from tensorforge_ops.measure import cuda_timing
-    from tensorforge_ops.measure.host_state import gc_paused
+    from tf_cuda import timing as cuda_timing
+
+    from tensorforge_measure.measure.host_state import gc_paused
 
     real_sleep = time.sleep
 
@@ -316,7 +317,7 @@ def burst_rests(session, fn, device, budget_s: float = 0.4, repeats: int = 2) ->
 def profiler_session(torch, fn, flush, graph) -> float:
     """What a trace window does (measure/trace_window.py): eager calls after the flush and graph
     replays under the profiler (CPU + CUDA activity), the trace exported and read. Its seconds."""
-    from tensorforge_ops.measure.trace_window import _calls, export
+    from tensorforge_measure.measure.trace_window import _calls, export
 
     t0 = time.perf_counter()
 
@@ -338,12 +339,12 @@ def main() -> int:
 
     import torch
     import triton.testing as triton_testing
+    from tf_cuda.graph import capture, warm_up
+    from tf_cuda.timing import flush_step
 
-    from tensorforge.plugins import PluginHost
-    from tensorforge.suite import resolve
-    from tensorforge_ops.host import OpsHost
-    from tensorforge_ops.measure.cuda_graph import capture, warm_up
-    from tensorforge_ops.measure.cuda_timing import flush_step
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge.workloads.suite import resolve
+    from tensorforge_measure.host import OpsHost
 
     t_start = time.perf_counter()
     doc: dict = {"part": args.part, "environment": environment(), "conditions": {}}

@@ -1,4 +1,4 @@
-"""Re-fit a capture's collective sweep with the current curve (tensorforge.collectives.fit_ceiling
+"""Re-fit a capture's collective sweep with the current curve (tensorforge.workloads.collectives.fit_ceiling
 on each swept size's fastest sample) and compare it with the capture's own measurements.
 
 This is analysis of data already recorded, not a measurement: it shows what today's calibrated
@@ -9,10 +9,11 @@ recorded (made with the code of its day). Usage:
 
 import sys
 
-from tensorforge.collectives import ceiling_key, fit_ceiling
-from tensorforge.units import seconds
 from tf_distributed.probes import eager_small_message_s
+
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
+from tensorforge.cli.units import seconds
+from tensorforge.workloads.collectives import ceiling_key, fit_ceiling
 
 
 def fastest(measured: dict) -> float:

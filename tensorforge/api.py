@@ -9,7 +9,10 @@ in strict mode.
 from collections.abc import Sequence
 from typing import Any
 
-from .cli_options import (
+from tensorforge.bound.cap_bound import CAP_MARGIN, CapCalibration, cap_bound_s, cap_calibration
+from tensorforge.bound.mappings.base import UNSTATED
+from tensorforge.bound.model import predict, search_of
+from tensorforge.cli.options import (
     CliState,
     core_host,
     json_option,
@@ -21,10 +24,10 @@ from .cli_options import (
     wide_option,
     workload_options,
 )
-from .collectives import CollectiveCeiling
-from .collectives import ceilings_from_data as collective_ceilings
-from .cap_bound import CAP_MARGIN, CapCalibration, cap_bound_s, cap_calibration
-from .energy import (
+from tensorforge.cli.render import table
+from tensorforge.cli.screen import PLAIN, Screen, detect, paint
+from tensorforge.cli.units import percent, seconds, si
+from tensorforge.energy.model import (
     EnergyCoefficients,
     PowerFigures,
     bound_power_w,
@@ -33,33 +36,38 @@ from .energy import (
     window_time,
     workload_energy,
 )
-from .errors import PluginError, TensorForgeError, closest, one_line, unknown
-from .finite import FiniteFloat, finite_in, finite_number
-from .estimate.basis import coefficients_for
-from .estimate.classes import workload_class
-from .estimate.coefficients import EstimateCoefficients, coefficients_from_data
-from .estimate.evaluation import Evaluation, Row
-from .estimate.evaluation import evaluate as evaluate_estimates
-from .estimate.fit import WorkloadPoint, fit_coefficients
-from .estimate.probe_plan import STREAM_OPS, plan_for, timing_modes, warm_timed
-from .estimate.render import SHORT as TERM_LABELS
-from .estimate.results import TERMS
-from .fileio import parse_json, parse_toml, read_document, read_json, read_text, read_toml, write_atomic
-from .mappings.base import UNSTATED
-from .model import predict, search_of
-from .interrupts import signal_name, signals_as_interrupts, signals_ignored
-from .output import STDOUT, Claim, claim, write_output
-from .plugin_options import PluginOptions
-from .plugins import BaseHost, PluginHost, PluginReport
-from .precision import VECTOR_EXECUTES
-from .render import table
-from .screen import PLAIN, Screen, detect, paint
-from .results import Prediction
-from .serialize import canonical_json, converter, to_data
-from .suite import parse_fields, resolve, resolve_spec
-from .target import Ceilings, Target
-from .units import percent, seconds, si
-from .workload import Workload, WorkloadKind
+from tensorforge.errors import PluginError, TensorForgeError, closest, one_line, unknown
+from tensorforge.estimate.basis import coefficients_for
+from tensorforge.estimate.classes import workload_class
+from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.estimate.evaluation import Evaluation, Row
+from tensorforge.estimate.evaluation import evaluate as evaluate_estimates
+from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
+from tensorforge.estimate.probe_plan import STREAM_OPS, plan_for, timing_modes, warm_timed
+from tensorforge.estimate.render import SHORT as TERM_LABELS
+from tensorforge.estimate.results import TERMS
+from tensorforge.files.documents import (
+    parse_json,
+    parse_toml,
+    read_document,
+    read_json,
+    read_text,
+    read_toml,
+    write_atomic,
+)
+from tensorforge.files.output import STDOUT, Claim, claim, write_output
+from tensorforge.files.serialize import canonical_json, converter, to_data
+from tensorforge.hardware.target import Ceilings, Target
+from tensorforge.host.interrupts import signal_name, signals_as_interrupts, signals_ignored
+from tensorforge.host.options import PluginOptions
+from tensorforge.host.plugin_host import BaseHost, PluginHost, PluginReport
+from tensorforge.results.prediction import Prediction
+from tensorforge.workloads.collectives import CollectiveCeiling
+from tensorforge.workloads.collectives import ceilings_from_data as collective_ceilings
+from tensorforge.workloads.finite import FiniteFloat, finite_in, finite_number
+from tensorforge.workloads.kinds import Workload, WorkloadKind
+from tensorforge.workloads.precision import VECTOR_EXECUTES
+from tensorforge.workloads.suite import parse_fields, resolve, resolve_spec
 
 __all__ = [
     "STDOUT",
@@ -120,14 +128,14 @@ __all__ = [
     "workload_options",
     "write_atomic",
     "VECTOR_EXECUTES",
-    # energy (tensorforge.energy): the energy probe's fit feeds it, `run` predicts with it
+    # energy (tensorforge.energy.model): the energy probe's fit feeds it, `run` predicts with it
     "EnergyCoefficients",
     "PowerFigures",
     "power_limited_ceilings",
     "window_time",
     "workload_energy",
     "bound_power_w",
-    # the sustained bound at the power cap (tensorforge.cap_bound), from the sustained matmul probe
+    # the sustained bound at the power cap (tensorforge.bound.cap_bound), from the sustained matmul probe
     "CAP_MARGIN",
     "CapCalibration",
     "cap_bound_s",
@@ -150,7 +158,7 @@ __all__ = [
     "warm_timed",
     "resolve_spec",
     "workload_class",
-    # the capture (tensorforge_ops.capture) structures the Core's results with the Core's own
+    # the capture (tensorforge_measure.capture) structures the Core's results with the Core's own
     # cattrs converter, and derives how a version-1 capture's bounds were searched for
     "UNSTATED",
     "converter",

@@ -18,10 +18,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tensorforge.plugins import PluginHost
-from tensorforge.serialize import canonical_json
-from tensorforge.suite import resolve_spec
-from tensorforge_ops.api import (
+from tensorforge.files.serialize import canonical_json
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve_spec
+from tensorforge_measure.api import (
     CalibrationProbe,
     DeviceInfo,
     MeasurementBackend,
@@ -31,13 +31,13 @@ from tensorforge_ops.api import (
     TelemetrySource,
     WorkloadBuilder,
 )
-from tensorforge_ops.capture.convert import to_document
-from tensorforge_ops.capture.document import seal
-from tensorforge_ops.capture.runner import Run, RunOptions
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimedSamples
+from tensorforge_measure.capture.convert import to_document
+from tensorforge_measure.capture.document import seal
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure.run.runner import Run, RunOptions
 
 CEILINGS = {
     "compute": {"bf16": 600e12, "fp32": 50e12, "tf32": 300e12, "fp16": 600e12},
@@ -196,21 +196,21 @@ class _Plugin:
         self.device_name, self.fingerprint, self.flags = device_name, fingerprint, flags
 
     @hookimpl
-    def tensorforge_ops_register_backends(self, register):
+    def tensorforge_measure_register_backends(self, register):
         register(_Backend(self))
 
     @hookimpl
-    def tensorforge_ops_register_builders(self, register):
+    def tensorforge_measure_register_builders(self, register):
         for kind in ("gemm", "conv2d", "transformer"):
             register(_Builder(kind))
 
     @hookimpl
-    def tensorforge_ops_register_probes(self, register):
+    def tensorforge_measure_register_probes(self, register):
         if self.calibrate:
             register(_Probe(self.energy))
 
     @hookimpl
-    def tensorforge_ops_register_telemetry(self, register):
+    def tensorforge_measure_register_telemetry(self, register):
         register(_Telemetry(self))
 
 

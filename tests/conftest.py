@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tensorforge.cli import make_cli
-from tensorforge.plugins import PluginHost
+from tensorforge.cli.main import make_cli
+from tensorforge.host.plugin_host import PluginHost
 
 _counter = itertools.count()
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import attrs
 
 from tensorforge.api import resolve_spec
+from tensorforge.bound.model import predict
 from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
 from tensorforge.estimate.fit import WorkloadPoint
 from tensorforge.estimate.model import device_for, estimate_workload
 from tensorforge.estimate.probe_plan import CUDA_PLAN
-from tensorforge.model import predict
-from tensorforge.target import Ceilings
+from tensorforge.hardware.target import Ceilings
 
 BEFORE_NEW_TERMS = Path(__file__).resolve().parent / "fixtures" / "estimate" / "nvidia-sm90-2026-11-30.json"
 

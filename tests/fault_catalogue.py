@@ -5,7 +5,7 @@ Each case is a `Case`: a name that says what it checks, the command line, the fi
 holds first, and what must come out (exit status, the one error line). Every case, on top of its
 own expectation, must end without a traceback, with nothing half-written, and with every file
 that existed before byte-for-byte the same and of the same type, unless the case says it may
-write that file. Cases run in-process (`tensorforge.cli.main`, fast) unless they need a real
+write that file. Cases run in-process (`tensorforge.cli.main.main`, fast) unless they need a real
 process (standard input, signals, other processes, special files), then as a subprocess of the
 installed console script. Every case runs under a timeout (pytest-timeout): a hang fails.
 
@@ -21,8 +21,8 @@ import re
 import stat
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import attrs
 
@@ -91,7 +91,7 @@ def _expand(argv: Sequence[str], folder: Path) -> list:
 
 
 def run_in_process(argv: Sequence[str], folder: Path, env: Mapping[str, str]) -> Outcome:
-    from tensorforge.cli import main
+    from tensorforge.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     saved_env = {k: os.environ.get(k) for k in env}

@@ -11,8 +11,7 @@ import types
 
 import pytest
 from script_module import load_script
-
-from tensorforge_ops.measure import cuda_graph
+from tf_cuda import graph as cuda_graph
 
 bench = load_script("benchmarks/bench_vs_do_bench.py")
 
@@ -205,7 +204,7 @@ def test_the_decode_row_compares_each_launch_level_with_its_own(fakes, monkeypat
     monkeypatch.setattr(
         bench, "_ours_with_calls", lambda phases, fn, n, torch_, traced=False: {"calls": n, "p50_s": 3.74e-4}
     )
-    monkeypatch.setattr("tensorforge_ops.measure.cuda_graph.capture", lambda *a, **k: upper)
+    monkeypatch.setattr("tf_cuda.graph.capture", lambda *a, **k: upper)
     triton = types.SimpleNamespace(do_bench=lambda fn, warmup, rep, return_mode: 2.9)
     args = types.SimpleNamespace(window=0.1, only=None, rounds=2, diagnose=False)
     row = bench.compare_one(session, prepared, args, triton, torch, None, share_s=None, levels=True)
@@ -317,7 +316,7 @@ def test_interleaved_eager_windows_alternate_and_are_judged_on_their_pairs(monke
     """A host-bound row's interleaved comparison: pairs of short windows, order alternating, our
     window the sustained eager loop (ContinuousLoad), do_bench with rep = the window, the host's
     rate stepping between pairs (both harnesses alike) and the verdict on the pair ratios."""
-    from tensorforge_ops.measure import cuda_sustained
+    from tf_cuda import sustained as cuda_sustained
 
     order: list[str] = []
     host = {"rate": 1.0}

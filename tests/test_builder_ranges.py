@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.measure import op_ranges
-from tensorforge_ops.host import OpsHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure import op_ranges
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import types
 
-from tensorforge_ops.measure import cuda_modes
-from tensorforge_ops.measure.phases import PhasePlan
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy
+from tf_cuda import modes as cuda_modes
+
+from tensorforge_measure.measure.phases import PhasePlan
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy
 
 
 def _timed() -> TimedSamples:

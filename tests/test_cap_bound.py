@@ -1,4 +1,4 @@
-"""The sustained bound at the power cap (tensorforge.cap_bound) and how a run predicts it from the
+"""The sustained bound at the power cap (tensorforge.bound.cap_bound) and how a run predicts it from the
 calibration's sustained matmul probe (capture/energy_prediction.cap_calibration_of), asserted as
 behaviour: a probe-sized call gets the probe's own time whatever the power figures, the lowest
 size's energy per FLOP (less the margin) binds, a short call gets its flush's credit, and what the
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import attrs
 import pytest
 
-from tensorforge.cap_bound import CAP_MARGIN, cap_bound_s, cap_calibration, cap_joules_per_flop
-from tensorforge.energy import flops_by_mode
-from tensorforge_ops.capture.energy_prediction import CAP_LABEL, cap_calibration_of, cap_record, sustained_bound
+from tensorforge.bound.cap_bound import CAP_MARGIN, cap_bound_s, cap_calibration, cap_joules_per_flop
+from tensorforge.energy.model import flops_by_mode
+from tensorforge_measure.run.energy_prediction import CAP_LABEL, cap_calibration_of, cap_record, sustained_bound
 
 # the 07:44 UTC H200 calibration's bf16 sustained probe (n, FLOP/s at the fastest call)
 BF16 = [(4096, 720.27e12), (8192, 686.52e12), (16384, 681.05e12)]

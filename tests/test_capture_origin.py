@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture.document import content_digest, seal_document
-from tensorforge_ops.capture.signing import PUBLIC_NAME, sign_digest
+from tensorforge.files.serialize import canonical_json
+from tensorforge_measure.capture.document import content_digest, seal_document
+from tensorforge_measure.capture.signing import PUBLIC_NAME, sign_digest
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("clean_plugin_env")]
 

@@ -1,27 +1,26 @@
 """The capture as a typed, versioned document: the published JSON Schema and field reference
-are what the classes generate (drift fails here), every committed capture reads as the current
+are what the classes generate (drift fails here), every golden capture reads as the current
 classes and round-trips, and the documents TensorForge writes validate against the schema."""
 
 import json
 from pathlib import Path
 
 import cattrs
-from committed import capture_stem, committed
 import pytest
+from golden import GOLDEN, H200_RUN, ids
 
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture import schema
-from tensorforge_ops.capture.convert import from_document, to_document
-from tensorforge_ops.capture.document import read_capture, read_document, verify, write_capture
-from tensorforge_ops.capture.model import SCHEMA_VERSION
-from tensorforge_ops.capture.versions import upgrade, version_of
+from tensorforge.files.serialize import canonical_json
+from tensorforge_measure.capture import schema
+from tensorforge_measure.capture.convert import from_document, to_document
+from tensorforge_measure.capture.document import read_capture, read_document, verify, write_capture
+from tensorforge_measure.capture.model import SCHEMA_VERSION
+from tensorforge_measure.capture.versions import upgrade, version_of
 
 # a test requirement (requirements-test.txt); the lent GPU machines lack it, and `pytest -m gpu
 # tests` there must collect this module (it has no GPU test) rather than stop the whole run
 jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = committed(ROOT / "captures")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,7 @@ def test_published_schema_and_field_reference_match_the_classes():
     stale = schema.drifted()
     assert stale == [], (
         f"{[str(p) for p in stale]} drifted from the capture classes: "
-        "run python -m tensorforge_ops.capture.schema --write"
+        "run python -m tensorforge_measure.capture.schema --write"
     )
 
 
@@ -81,8 +80,8 @@ def _covers(new, old, path="capture"):
         assert new == old, path
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=[capture_stem(p) for p in COMMITTED])
-def test_every_committed_capture_reads_round_trips_and_validates(path, validator):
+@pytest.mark.parametrize("path", GOLDEN, ids=ids(GOLDEN))
+def test_every_golden_capture_reads_round_trips_and_validates(path, validator):
     raw = read_document(path)
     assert version_of(raw)[1] <= SCHEMA_VERSION
     current = upgrade(raw)
@@ -92,11 +91,11 @@ def test_every_committed_capture_reads_round_trips_and_validates(path, validator
     _covers(again, current)  # and loses nothing the file said
     assert list(validator.iter_errors(again)) == []
     # that each one verifies (seal and every recomputed figure) is test_ops_capture.py's
-    # test_every_real_capture_verifies, over the same captures: not run twice
+    # test_every_golden_capture_verifies, over the same captures: not run twice
 
 
 def test_captures_written_now_validate_and_read_back(tmp_path, validator):
-    source = ROOT / "captures" / "h200-default-run.json"
+    source = H200_RUN
     path = tmp_path / "now.json"
     sealed = write_capture(path, read_capture(source))
     written = json.loads(path.read_text(encoding="utf-8"))
@@ -140,7 +139,7 @@ def test_a_capture_without_a_device_validates(tmp_path, validator, cli):
     ],
 )
 def test_the_schema_is_as_strict_as_the_reader(tmp_path, validator, edit, where, culprit):
-    doc = to_document(read_capture(ROOT / "captures" / "h200-default-run.json"))
+    doc = to_document(read_capture(H200_RUN))
     edit(doc)
     assert list(validator.iter_errors(doc)), where  # the schema refuses it
     with pytest.raises(cattrs.BaseValidationError) as info:

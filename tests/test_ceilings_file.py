@@ -3,19 +3,18 @@ ceilings from a device the target does not describe (or from no named device) ar
 one line unless --force-ceilings, and a forced prediction says whose ceilings it used."""
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from golden import H200_RUN, HOST_CPU_RUN
 
-from tensorforge.ceilings_file import load_ceilings
 from tensorforge.errors import TensorForgeError
+from tensorforge.hardware.ceilings_file import load_ceilings
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
-CAPTURES = Path(__file__).resolve().parent.parent / "captures"
-H200_CAPTURE = CAPTURES / "h200-default-run.json"
-CPU_CAPTURE = CAPTURES / "host-cpu-2core.json"
+H200_CAPTURE = H200_RUN
+CPU_CAPTURE = HOST_CPU_RUN
 
 
 def run(cli, *args):
@@ -42,7 +41,7 @@ def test_a_capture_gives_its_calibrated_section(host):
 def test_a_capture_in_the_current_layout_gives_its_calibrated_section(host, tmp_path):
     """A capture written now (schema 'tensorforge.capture', schema_version beside it) is read
     like a version-1 one: the CALIBRATED section has the same layout in both."""
-    from tensorforge_ops.capture.document import read_capture, write_capture
+    from tensorforge_measure.capture.document import read_capture, write_capture
 
     path = tmp_path / "current.json"
     write_capture(path, read_capture(H200_CAPTURE))
@@ -161,7 +160,7 @@ def test_force_without_ceilings_is_an_error(cli):
 
 def test_a_target_file_matches_by_its_device_names(host, tmp_path):
     # a TOML target file that names the device accepts that device's ceilings
-    from tensorforge.target_dump import dump_target
+    from tensorforge.hardware.target_dump import dump_target
 
     path = tmp_path / "mine.toml"
     path.write_text(dump_target(host.target("h200")).replace('name = "h200"', 'name = "mine"'))

@@ -1,7 +1,7 @@
 """The command line, plainly: every command is module-level and importable, the options
 several commands share are declared once, plugin selection travels as one value (never
 through the environment), the Ops side's plugins load once per process, the Ops side uses the
-Core only through tensorforge.api, and no function of tensorforge/cli.py is longer than 60
+Core only through tensorforge.api, and no function of tensorforge/cli/main.py is longer than 60
 lines."""
 
 import ast
@@ -13,12 +13,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-import tensorforge.cli
+import tensorforge.cli.main
 import tensorforge.hookspecs
-from tensorforge.cli import make_cli
-from tensorforge.cli_options import CliState, core_host
-from tensorforge.plugin_options import PluginOptions
-from tensorforge.plugins import PluginHost
+from tensorforge.cli.main import make_cli
+from tensorforge.cli.options import CliState, core_host
+from tensorforge.host.options import PluginOptions
+from tensorforge.host.plugin_host import PluginHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -46,24 +46,24 @@ def test_no_function_in_cli_py_is_longer_than_60_lines():
 
 
 def test_every_core_command_is_module_level_and_runs_on_its_own(host):
-    """A command imported from tensorforge.cli runs without the root group: it needs only the
+    """A command imported from tensorforge.cli.main runs without the root group: it needs only the
     invocation's plugins (CliState) as click's context object."""
     state = CliState(PluginOptions(), lambda: host)
     for name in ("list_plugins", "predict", "targets", "workloads"):
-        assert isinstance(getattr(tensorforge.cli, name), click.Command), name
-    result = CliRunner().invoke(tensorforge.cli.predict, ["-t", "h200", "-w", "gemm_tiny", "--json"], obj=state)
+        assert isinstance(getattr(tensorforge.cli.main, name), click.Command), name
+    result = CliRunner().invoke(tensorforge.cli.main.predict, ["-t", "h200", "-w", "gemm_tiny", "--json"], obj=state)
     assert result.exit_code == 0, result.output
     assert [w["name"] for w in json.loads(result.stdout)["workloads"]] == ["gemm_tiny"]
-    result = CliRunner().invoke(tensorforge.cli.targets, ["list"], obj=state)
+    result = CliRunner().invoke(tensorforge.cli.main.targets, ["list"], obj=state)
     assert result.exit_code == 0 and "h200" in result.stdout
     # the same command objects serve every root that make_cli builds
-    assert make_cli().commands["predict"] is make_cli(lambda: host).commands["predict"] is tensorforge.cli.predict
+    assert make_cli().commands["predict"] is make_cli(lambda: host).commands["predict"] is tensorforge.cli.main.predict
 
 
 def test_the_ops_commands_are_module_level_too():
-    from tensorforge_ops import core_plugin
-    from tensorforge_ops.policy import commands
-    from tensorforge_ops.report import commands as report_commands
+    from tensorforge_measure import core_plugin
+    from tensorforge_measure.commands import policy as commands
+    from tensorforge_measure.commands import report as report_commands
 
     for command in (
         core_plugin.run,
@@ -106,7 +106,7 @@ def _declarations(option: str):
     in a call of an `option`/`Option` function), across the Core and the Ops side. (`report
     --workload` names the one workload a report explains: another option, another name.)"""
     found = []
-    for path in _sources("tensorforge") + _sources("tensorforge_ops"):
+    for path in _sources("tensorforge") + _sources("tensorforge_measure"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
                 "option",
@@ -124,7 +124,7 @@ def _declarations(option: str):
 
 @pytest.mark.parametrize("option", SHARED)
 def test_shared_options_are_declared_once(option):
-    assert _declarations(option) == ["tensorforge/cli_options.py"]
+    assert _declarations(option) == ["tensorforge/cli/options.py"]
 
 
 def _params(cli, *path):
@@ -159,7 +159,7 @@ def test_root_options_never_touch_the_environment(monkeypatch):
         seen["options"] = host.options
         return host
 
-    monkeypatch.setattr(tensorforge.cli_options, "PluginHost", spy)
+    monkeypatch.setattr(tensorforge.cli.options, "PluginHost", spy)
     result = CliRunner().invoke(
         make_cli(),
         ["--plugins", "gemm,rtx3050,builtin-mappings", "--disable-plugins", "gemm", "--trace-hooks", "workloads"],
@@ -188,7 +188,7 @@ def test_command_line_options_override_the_environment(monkeypatch):
 
 
 def test_the_ops_side_loads_the_core_selection():
-    from tensorforge_ops.core_plugin import ops_host
+    from tensorforge_measure.core_plugin import ops_host
 
     core = PluginHost(options=PluginOptions(disabled=frozenset({"gemm-torch"})))
     ops = ops_host(core)
@@ -201,7 +201,7 @@ def test_the_ops_side_loads_the_core_selection():
 
 @pytest.fixture
 def count_ops_hosts(monkeypatch):
-    from tensorforge_ops.host import OpsHost
+    from tensorforge_measure.host import OpsHost
 
     built = []
     original = OpsHost.__init__
@@ -247,7 +247,7 @@ def test_list_plugins_loads_the_ops_plugins_once(count_ops_hosts):
 
 
 def test_one_ops_host_per_core_host():
-    from tensorforge_ops.core_plugin import ops_host
+    from tensorforge_measure.core_plugin import ops_host
 
     core, other = PluginHost(), PluginHost()
     assert ops_host(core) is ops_host(core)
@@ -262,7 +262,7 @@ ALLOWED_CORE_MODULES = {"tensorforge", "tensorforge.api", "tensorforge.hookspecs
 
 def test_ops_imports_the_core_only_through_its_api():
     reached = []
-    for path in _sources("tensorforge_ops"):
+    for path in _sources("tensorforge_measure"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.ImportFrom)
@@ -291,7 +291,7 @@ def test_ops_touches_no_private_state_of_the_core_hosts():
     private = ("_registered", "_broken_hint", "_get", "_presets", "_companions")
     touched = [
         f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}"
-        for path in _sources("tensorforge_ops")
+        for path in _sources("tensorforge_measure")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Attribute) and node.attr in private
     ]

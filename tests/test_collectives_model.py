@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorforge.collectives import (
+from tensorforge.bound.model import predict
+from tensorforge.errors import TensorForgeError
+from tensorforge.hardware.target import datasheet_ceilings
+from tensorforge.hardware.target_dump import dump_target
+from tensorforge.hardware.target_file import target_from_toml
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.testing import check_target
+from tensorforge.workloads.collectives import (
     CollectiveCeiling,
     CollectiveProblem,
     analytical_seconds,
@@ -18,15 +25,8 @@ from tensorforge.collectives import (
     fit_ceiling,
     tier_traffic,
 )
-from tensorforge.errors import TensorForgeError
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.problems import Tensor
-from tensorforge.suite import resolve
-from tensorforge.target import datasheet_ceilings
-from tensorforge.target_dump import dump_target
-from tensorforge.target_file import target_from_toml
-from tensorforge.testing import check_target
+from tensorforge.workloads.problems import Tensor
+from tensorforge.workloads.suite import resolve
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -188,8 +188,8 @@ def test_a_cpu_curve_takes_the_smaller_knot_between_swept_sizes():
     chord = fit_ceiling("all_reduce", 2, pts, drift=0.0, resolution_s=0.0)
     assert step.envelope(MiB) == 250e-6 and step.envelope(96 * KiB) == 250e-6
     assert chord.envelope(MiB) > 1e-3
-    from tensorforge.collectives import ceilings_from_data
-    from tensorforge.serialize import to_data
+    from tensorforge.files.serialize import to_data
+    from tensorforge.workloads.collectives import ceilings_from_data
 
     data = to_data(step)
     assert ceilings_from_data({"all_reduce/2": data}, "x")["all_reduce/2"].interpolation == "step"
@@ -225,8 +225,8 @@ def test_curve_from_the_sweep_sizes_never_exceeds_the_suite_sizes(lines, noise):
 
 
 def test_curves_read_back_from_json_are_checked():
-    from tensorforge.collectives import ceilings_from_data
-    from tensorforge.serialize import to_data
+    from tensorforge.files.serialize import to_data
+    from tensorforge.workloads.collectives import ceilings_from_data
 
     curve = fit_ceiling("all_gather", 2, _points(10e-6, 300e9, "all_gather"))
     assert (curve.drift, curve.resolution_s) == (0.02, 1e-6)

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import click
 import pytest
+from golden import H200_RERUN, H200_RUN
 
-from tensorforge.cli import make_cli
+from tensorforge.cli.main import make_cli
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 ROOT = Path(__file__).resolve().parent.parent
-H200 = ROOT / "captures" / "h200-default-run.json"
-RERUN = ROOT / "captures" / "h200-rerun-reused-calibration.json"
+H200 = H200_RUN
+RERUN = H200_RERUN
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Commands that write files or send captures and print no listing: no --json to give.
@@ -256,9 +257,9 @@ def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tensorforge_exe, 
 
 
 def test_calibrate_target_picks_the_backend_that_measures_it(host):
-    from tensorforge.cli_options import CliState
-    from tensorforge.plugin_options import PluginOptions
-    from tensorforge_ops.core_plugin import _calibration_backend, ops_host
+    from tensorforge.cli.options import CliState
+    from tensorforge.host.options import PluginOptions
+    from tensorforge_measure.core_plugin import _calibration_backend, ops_host
 
     ops = ops_host(host)
     with click.Context(click.Command("calibrate"), obj=CliState(PluginOptions(), lambda: host)):
@@ -287,10 +288,10 @@ def test_mlflow_files_are_stated_and_ignored(commands):
 def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
     """One source for the bottleneck word: the README's H200 table, the run summary and the
     report all show bottleneck_cell(analytical, calibrated) for each workload."""
-    from tensorforge_ops.capture.bottleneck import bottleneck_cell
-    from tensorforge_ops.capture.document import read_capture
-    from tensorforge_ops.capture.summary import summary_text
-    from tensorforge_ops.report.facts import build_facts
+    from tensorforge_measure.capture.document import read_capture
+    from tensorforge_measure.compare.bottleneck import bottleneck_cell
+    from tensorforge_measure.report.facts import build_facts
+    from tensorforge_measure.report.summary import summary_text
 
     capture = read_capture(H200)
     expected = {

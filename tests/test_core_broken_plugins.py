@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from tensorforge.api import run_prediction
-from tensorforge.cli import make_cli
-from tensorforge.testing import command_names
+from tensorforge.cli.main import make_cli
 from tensorforge.errors import TensorForgeError
-from tensorforge.plugins import PluginHost
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.testing import command_names
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -28,7 +28,7 @@ HEADER = "from tensorforge.hookspecs import hookimpl\n"
 TOY_TARGET = (
     HEADER
     + """
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 
 def toy(name, units=4, flops=None, sram=None, default="base"):
     return Target(
@@ -154,17 +154,17 @@ def tensorforge_register_targets(register, registry):
         (
             "tensorforge_register_targets",
             "{'name': 'rtx3050-laptop'}",
-            "plugin 'wrong-type' registered a dict as a target; expected tensorforge.target.Target",
+            "plugin 'wrong-type' registered a dict as a target; expected tensorforge.hardware.target.Target",
         ),
         (
             "tensorforge_register_workloads",
             "'gemm'",
-            "plugin 'wrong-type' registered a str as a workload; expected tensorforge.workload.WorkloadKind",
+            "plugin 'wrong-type' registered a str as a workload; expected tensorforge.workloads.kinds.WorkloadKind",
         ),
         (
             "tensorforge_register_mappings",
             "object()",
-            "plugin 'wrong-type' registered a object as a mapping; expected tensorforge.mappings.base.MappingStrategy",
+            "plugin 'wrong-type' registered a object as a mapping; expected tensorforge.bound.mappings.base.MappingStrategy",
         ),
     ],
 )
@@ -253,7 +253,7 @@ def test_duplicate_preset_name(make_plugin):
         HEADER
         + """
 import attrs
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
 
 @attrs.frozen
 class P:
@@ -472,7 +472,7 @@ def test_a_plugin_that_failed_registration_adds_no_command_and_no_reports(make_p
         TOY_TARGET
         + """
 import click
-from tensorforge.plugins import PluginReport
+from tensorforge.host.plugin_host import PluginReport
 
 @hookimpl
 def tensorforge_register_targets(register):
@@ -516,8 +516,8 @@ BAD_KIND = (
     HEADER
     + """
 import attrs
-from tensorforge.problems import MatmulProblem, Operator, Tensor
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.problems import MatmulProblem, Operator, Tensor
+from tensorforge.workloads.kinds import WorkloadKind
 
 @attrs.frozen
 class P:
@@ -547,9 +547,9 @@ def tensorforge_register_workloads(register):
     "body, error",
     [
         ('raise RuntimeError("shape table missing")', "operators() raised RuntimeError: shape table missing"),
-        ("return None", "operators() returned a NoneType; expected a tuple of tensorforge.problems.Operator"),
+        ("return None", "operators() returned a NoneType; expected a tuple of tensorforge.workloads.problems.Operator"),
         ('return "mm"', "operators() returned a str; expected a tuple"),
-        ('return ["mm"]', "operators() item 0: a str, not a tensorforge.problems.Operator"),
+        ('return ["mm"]', "operators() item 0: a str, not a tensorforge.workloads.problems.Operator"),
         ('return (Operator("mm", good_op().problem, count=0),)', "operator 'mm': count must be an integer >= 1, got 0"),
         ('return (Operator("mm", object()),)', "operator 'mm': its problem object is unusable"),
         (

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import tensorforge
-from tensorforge.cli import main, make_cli
+from tensorforge.cli.main import main, make_cli
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -315,7 +315,7 @@ def test_failed_write_leaves_the_existing_file_and_no_debris(cli, tmp_path, monk
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("tensorforge.output.os.replace", refuse)
+    monkeypatch.setattr("tensorforge.files.output.os.replace", refuse)
     result = invoke(cli, "predict", *TARGET, "-w", "gemm_tiny", "--json", "-o", str(out), "--force")
     assert result.exit_code == 2
     assert result.stderr == f"error: cannot write prediction {out}: Permission denied\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tensorforge.hookspecs import ENTRY_POINT_GROUP
-from tensorforge.plugins import PluginHost
+from tensorforge.host.plugin_host import PluginHost
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ EXPECTED = {
     "rtx3050": ("tf-rtx3050", "tf_rtx3050.plugin", ("tensorforge_register_targets",), {"targets": ("rtx3050-laptop",)}),
     "builtin-mappings": (
         "tensorforge",
-        "tensorforge.mappings.plugin",
+        "tensorforge.bound.mappings.plugin",
         ("tensorforge_register_mappings",),
         {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul", "vector-matmul")},
     ),
@@ -81,7 +81,7 @@ def test_plugin_metadata_matches_its_own_pyproject(host, package):
 
 def test_builtin_mappings_come_from_the_tensorforge_distribution(host):
     project = _pyproject(REPO / "pyproject.toml")["project"]
-    assert project["entry-points"][ENTRY_POINT_GROUP]["builtin-mappings"] == "tensorforge.mappings.plugin"
+    assert project["entry-points"][ENTRY_POINT_GROUP]["builtin-mappings"] == "tensorforge.bound.mappings.plugin"
     (ep,) = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == "builtin-mappings"]
     assert ep.dist.metadata["Name"] == "tensorforge"
     assert host.reports["builtin-mappings"].version == metadata.version("tensorforge")

@@ -12,15 +12,15 @@ from click.testing import CliRunner
 
 from tensorforge import hookspecs
 from tensorforge.api import run_prediction
-from tensorforge.cli import make_cli
+from tensorforge.bound.mappings.base import MappingStrategy, finish
+from tensorforge.cli.main import make_cli
 from tensorforge.errors import TensorForgeError
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 from tensorforge.hookspecs import hookimpl
-from tensorforge.mappings.base import MappingStrategy, finish
-from tensorforge.plugins import PluginHost, PluginReport
-from tensorforge.problems import Operator, StreamProblem, Tensor
+from tensorforge.host.plugin_host import PluginHost, PluginReport
 from tensorforge.testing import command_names
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.problems import Operator, StreamProblem, Tensor
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

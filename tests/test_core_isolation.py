@@ -1,5 +1,5 @@
 """The one dependency rule: the Core (tensorforge) and the Core sides of the plugins import
-none of torch, pynvml, mlflow or tensorforge_ops — not at module level, not lazily.
+none of torch, pynvml, mlflow or tensorforge_measure — not at module level, not lazily.
 
 Checked twice: dynamically, in a fresh interpreter where those packages cannot be imported at
 all (a meta-path finder raises ImportError for them), and statically, on the source text."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FORBIDDEN = ("torch", "pynvml", "mlflow", "tensorforge_ops")
+FORBIDDEN = ("torch", "pynvml", "mlflow", "tensorforge_measure")
 PLUGIN_CORE_MODULES = (
     "tf_gemm.plugin",
     "tf_conv2d.plugin",
@@ -67,13 +67,13 @@ CHILD = textwrap.dedent(r'''
 
     import_attempts = list(attempts)
 
-    from tensorforge.plugins import PluginHost
+    from tensorforge.host.plugin_host import PluginHost
     from tensorforge.api import run_prediction
     host = PluginHost()
     pred = run_prediction(host, "rtx3050-laptop")             # the whole default suite
     # ... and the CLI, in-process, as a user would drive it.
     from click.testing import CliRunner
-    from tensorforge.cli import make_cli
+    from tensorforge.cli.main import make_cli
     cli_result = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w",
                                                  "transformer_decode", "--json"])
 
@@ -119,19 +119,18 @@ def test_every_core_module_and_plugin_core_side_imports_without_them(child_repor
     # The walk really covered the package, its subpackages and the plugins' Core sides.
     expected = {
         "tensorforge",
-        "tensorforge.cli",
-        "tensorforge.plugins",
-        "tensorforge.model",
-        "tensorforge.serialize",
-        "tensorforge.suite",
-        "tensorforge.params",
+        "tensorforge.cli.main",
+        "tensorforge.host.plugin_host",
+        "tensorforge.bound.model",
+        "tensorforge.files.serialize",
+        "tensorforge.workloads.suite",
+        "tensorforge.workloads.params",
         "tensorforge.hookspecs",
-        "tensorforge.hookspecs.commands",
-        "tensorforge.mappings.base",
-        "tensorforge.mappings.matmul",
-        "tensorforge.mappings.attention",
-        "tensorforge.mappings.streaming",
-        "tensorforge.mappings.plugin",
+        "tensorforge.bound.mappings.base",
+        "tensorforge.bound.mappings.matmul",
+        "tensorforge.bound.mappings.attention",
+        "tensorforge.bound.mappings.streaming",
+        "tensorforge.bound.mappings.plugin",
         *PLUGIN_CORE_MODULES,
     }
     assert expected <= imported
@@ -217,8 +216,8 @@ def test_static_no_forbidden_import_text(child_report):
         "  from torch.nn import functional",
         "import os, pynvml",
         "from mlflow import log_metric",
-        "importlib.import_module('tensorforge_ops.measure.cuda_timing')",
-        "import tensorforge_ops",
+        "importlib.import_module('tf_cuda.timing')",
+        "import tensorforge_measure",
     ],
 )
 def test_static_pattern_catches_the_forms_it_must(line):

@@ -1,4 +1,4 @@
-"""What the Core refuses (tensorforge/limits.py), and that what it accepts it computes exactly
+"""What the Core refuses (tensorforge/workloads/limits.py), and that what it accepts it computes exactly
 and in bounded memory: no int64 wrap-round (dims of 2^34 gave negative times), no traceback
 (2^63 did not fit numpy), no array as long as a sequence (10^8 tokens took 23.7 GB)."""
 
@@ -10,15 +10,15 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorforge.cli import make_cli
+from tensorforge.bound.mappings.base import Machine, Residency, ceil_div
+from tensorforge.bound.mappings.matmul import TiledMatmul
+from tensorforge.bound.model import predict
+from tensorforge.cli.main import make_cli
 from tensorforge.errors import TensorForgeError
-from tensorforge.limits import MAX_DIM, MAX_ELEMENTS, MAX_TENSOR_BYTES, MAX_UNITS, check_problem
-from tensorforge.mappings.base import Machine, Residency, ceil_div
-from tensorforge.mappings.matmul import TiledMatmul
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.problems import AttentionProblem, MatmulProblem, StreamProblem, Tensor
-from tensorforge.suite import resolve_spec
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.limits import MAX_DIM, MAX_ELEMENTS, MAX_TENSOR_BYTES, MAX_UNITS, check_problem
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, StreamProblem, Tensor
+from tensorforge.workloads.suite import resolve_spec
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -216,7 +216,7 @@ def test_problems_a_third_party_plugin_might_build_are_checked_too():
 
 def test_a_target_with_too_many_units_is_refused(tmp_path):
     host = PluginHost()
-    from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+    from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 
     huge = Target(
         name="huge",

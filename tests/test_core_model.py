@@ -8,19 +8,19 @@ from pathlib import Path
 import attrs
 import pytest
 
-import tensorforge.mappings.matmul as matmul_module
+import tensorforge.bound.mappings.matmul as matmul_module
+from tensorforge.bound.mappings.attention import FlashAttention
+from tensorforge.bound.mappings.base import MAX_CANDIDATES, Machine, Residency
+from tensorforge.bound.mappings.matmul import TiledMatmul, VectorMatmul
+from tensorforge.bound.mappings.streaming import Streaming
+from tensorforge.bound.model import predict
 from tensorforge.errors import TensorForgeError
-from tensorforge.mappings.attention import FlashAttention
-from tensorforge.mappings.base import MAX_CANDIDATES, Machine, Residency
-from tensorforge.mappings.matmul import TiledMatmul, VectorMatmul
-from tensorforge.mappings.streaming import Streaming
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
-from tensorforge.serialize import canonical_json, to_data
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings, MemoryLevel, OperatingPoint, PEArray, Target, datasheet_ceilings
-from tensorforge.workload import Workload, WorkloadKind
+from tensorforge.files.serialize import canonical_json, to_data
+from tensorforge.hardware.target import Ceilings, MemoryLevel, OperatingPoint, PEArray, Target, datasheet_ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.kinds import Workload, WorkloadKind
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
+from tensorforge.workloads.suite import resolve_spec
 
 HF = Path(__file__).resolve().parent / "fixtures" / "hf"
 

@@ -5,7 +5,6 @@ record. The sizing rule is tested on recorded and constructed rates; the sweep o
 from pathlib import Path
 
 import pytest
-
 from tf_cpu.flush import (
     FLUSH_MULTIPLE,
     MIB,

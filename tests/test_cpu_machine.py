@@ -5,12 +5,12 @@ built from them, fallbacks included. No torch needed."""
 from pathlib import Path
 
 import pytest
-
-from tensorforge.target import datasheet_ceilings, validate_target
-from tensorforge.testing import check_target
 from tf_cpu.isa import host_isa
 from tf_cpu.machine import Machine, parse_cpu_list, parse_size, read_machine
 from tf_cpu.target import ASSUMED_DRAM_BYTES_PER_S, host_target
+
+from tensorforge.hardware.target import datasheet_ceilings, validate_target
+from tensorforge.testing import check_target
 
 SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30

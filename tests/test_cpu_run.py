@@ -16,16 +16,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tensorforge.plugins import PluginHost  # noqa: E402
-from tensorforge.suite import resolve_spec  # noqa: E402
-from tensorforge_ops.api import Unavailable  # noqa: E402
-from tensorforge_ops.capture.document import verify  # noqa: E402
-from tensorforge_ops.capture.labels import LABELS  # noqa: E402
-from tensorforge_ops.host import OpsHost  # noqa: E402
 from tf_cpu.backend import MIN_SAMPLES, TorchCpuBackend  # noqa: E402
 from tf_cpu.flush import FLUSH_MULTIPLE, MIN_FLUSH_BYTES  # noqa: E402
 from tf_cpu.machine import read_machine  # noqa: E402
 from tf_cpu.target import host_target  # noqa: E402
+
+from tensorforge.host.plugin_host import PluginHost  # noqa: E402
+from tensorforge.workloads.suite import resolve_spec  # noqa: E402
+from tensorforge_measure.api import Unavailable  # noqa: E402
+from tensorforge_measure.capture.document import verify  # noqa: E402
+from tensorforge_measure.capture.labels import LABELS  # noqa: E402
+from tensorforge_measure.host import OpsHost  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -5,11 +5,11 @@ and its flush order, and the resident high-water mark."""
 from pathlib import Path
 
 import pytest
-
-from tensorforge_ops.measure.timing import TimingPolicy
 from tf_cpu import peak_rss
 from tf_cpu.cpu_timing import time_cpu
 from tf_cpu.telemetry import CAVEAT, Readers, collect_window, headline, summarize
+
+from tensorforge_measure.measure.timing import TimingPolicy
 
 SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
 

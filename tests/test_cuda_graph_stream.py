@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import types
 
-from tensorforge_ops.measure import cuda_graph
+from tf_cuda import graph as cuda_graph
 
 
 class _Stream:
@@ -141,7 +141,9 @@ def test_the_calibration_graphs_are_paired_too(monkeypatch):
     """Kernel floors and the estimate's kernel chains run in the same process before the workloads:
     they warm up and capture on the workloads' capture stream, never on a fresh pool stream or on
     torch's default capture stream."""
-    from tensorforge_ops.calibrate import cuda_floors, estimate_probes
+    from tf_cuda import floors as cuda_floors
+
+    from tensorforge_measure.calibrate import estimate_probes
 
     monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
     log: list = []

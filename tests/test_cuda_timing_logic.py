@@ -9,11 +9,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tensorforge_ops.calibrate.cuda_probes import probe_launch_floor  # noqa: E402
-from tensorforge_ops.measure.cuda_timing import _batch_size, flush_step, time_cuda, versions  # noqa: E402
-from tensorforge_ops.measure.precision import MODE_DTYPES, framework_flags, math_mode  # noqa: E402
-from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy, should_stop  # noqa: E402
-from tensorforge_ops.measure.stats import summarize  # noqa: E402
+from tf_cuda.probes import probe_launch_floor  # noqa: E402
+from tf_cuda.timing import _batch_size, flush_step, time_cuda, versions  # noqa: E402
+
+from tensorforge_measure.measure.precision import MODE_DTYPES, framework_flags, math_mode  # noqa: E402
+from tensorforge_measure.measure.stats import summarize  # noqa: E402
+from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy, should_stop  # noqa: E402
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -103,8 +104,8 @@ def test_versions_records_the_board_apart_from_the_fingerprint(monkeypatch):
     # a stand-in for one device's properties: the fields versions() reads, and the board's UUID
     from types import SimpleNamespace
 
-    from tensorforge_ops.measure import cuda_timing
-    from tensorforge_ops.measure.torch_cuda import fingerprint
+    from tf_cuda import timing as cuda_timing
+    from tf_cuda.backend import fingerprint
 
     def props(uuid):
         return SimpleNamespace(

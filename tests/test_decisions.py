@@ -8,15 +8,14 @@ import json
 
 import attrs
 import pytest
-
-
 from capture_factory import make_capture, samples, write
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, fastest_check
-from tensorforge_ops.capture.convert import to_document
-from tensorforge_ops.capture.document import check, seal_document
-from tensorforge_ops.policy.evidence import Evidence
-from tensorforge_ops.policy.gate import (
+
+from tensorforge.files.serialize import canonical_json
+from tensorforge_measure.capture.convert import to_document
+from tensorforge_measure.capture.document import check, seal_document
+from tensorforge_measure.compare.workload import MIN_TOLERANCE, ape, bound_tolerance, fastest_check
+from tensorforge_measure.policy.evidence import Evidence
+from tensorforge_measure.policy.gate import (
     EXIT_NO_VERDICT,
     EXIT_OK,
     EXIT_REGRESSION,
@@ -28,7 +27,7 @@ from tensorforge_ops.policy.gate import (
     classify,
     gate,
 )
-from tensorforge_ops.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, Objective
+from tensorforge_measure.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, Objective
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_plugin_env")]
 
@@ -353,7 +352,7 @@ def test_ape_is_relative_to_the_measurement():
 
 def test_tolerance_and_fastest_sample_edges():
     stats = samples(1.0)
-    from tensorforge_ops.measure.stats import summarize
+    from tensorforge_measure.measure.stats import summarize
 
     assert bound_tolerance(summarize(stats)) == MIN_TOLERANCE
     assert fastest_check(0.999, 1.0).verdict == "FASTEST SAMPLE BELOW BOUND"
@@ -389,9 +388,10 @@ def test_objectives_refuse_nan_and_describe_themselves():
 
 
 def test_rightsizing_verdicts_from_a_capture(home):
-    from tensorforge.suite import resolve
     from capture_factory import core
-    from tensorforge_ops.policy.rightsize import rightsize
+
+    from tensorforge.workloads.suite import resolve
+    from tensorforge_measure.policy.rightsize import rightsize
 
     host = core()
     cap = make_capture({"gemm_tiny": samples(5e-6)}, home=home)
@@ -421,7 +421,8 @@ def _expected_interval(base, cand, name, a, b, settings=T):
     """The bootstrap interval the gate must report: seeded from the two digests and the name,
     as docs/policy.md promises (so a verdict is reproducible)."""
     import hashlib
-    from tensorforge_ops.policy.statistics import bootstrap_ratio_ci
+
+    from tensorforge_measure.policy.statistics import bootstrap_ratio_ci
 
     text = f"{base.capture.digest.value}:{cand.capture.digest.value}:{name}"
     seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
@@ -430,8 +431,9 @@ def _expected_interval(base, cand, name, a, b, settings=T):
 
 def test_the_whole_gate_result(home):
     import numpy as np
-    from tensorforge_ops.policy.gate import WorkloadVerdict
-    from tensorforge_ops.policy.statistics import mann_whitney
+
+    from tensorforge_measure.policy.gate import WorkloadVerdict
+    from tensorforge_measure.policy.statistics import mann_whitney
 
     a_tiny, b_tiny = samples(1e-3), samples(1.1e-3)
     a_big, b_big = samples(3e-3), samples(3e-3)
@@ -469,7 +471,7 @@ def test_the_whole_gate_result(home):
 
 
 def test_the_interval_depends_on_both_digests_and_the_name(home):
-    from tensorforge_ops.policy.gate import _seed
+    from tensorforge_measure.policy.gate import _seed
 
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
     seeds = {_seed(base, cand, "w"), _seed(cand, base, "w"), _seed(base, cand, "v"), _seed(base, base, "w")}
@@ -478,7 +480,7 @@ def test_the_interval_depends_on_both_digests_and_the_name(home):
 
 
 def test_flag_differences_are_counted_over_both_sides(home):
-    from tensorforge_ops.policy.gate import _flag_difference
+    from tensorforge_measure.policy.gate import _flag_difference
 
     assert _flag_difference({"a": 1}, {"a": 1}) is None
     assert _flag_difference({"a": 1}, {}) == "framework flags differ: a 1 -> None"
@@ -554,7 +556,7 @@ def test_zero_second_samples_and_missing_rows(home):
         m,
         workloads={
             "gemm_tiny": __import__(
-                "tensorforge_ops.capture.sections.measured", fromlist=["FailedMeasurement"]
+                "tensorforge_measure.capture.sections.measured", fromlist=["FailedMeasurement"]
             ).FailedMeasurement(math_mode="bf16", reason="CUDA out of memory: boom")
         },
     )
@@ -586,7 +588,7 @@ def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, 
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1.1e-3)}, calibrate=False)
     assert base.capture.predicted.calibrated is None
     assert verdicts(gate(base, cand))["gemm_tiny"].verdict == REGRESSION  # no bound to violate: still judged
-    from tensorforge_ops.capture.model import Unavailable
+    from tensorforge_measure.capture.model import Unavailable
 
     none = attrs.evolve(cand.capture, measured=Unavailable(label="MEASURED", reason="no CUDA device"))
     result = gate(base, ev(none))
@@ -600,7 +602,8 @@ def test_without_calibration_or_measurement_the_gate_says_what_is_missing(home, 
 
 def test_the_seed_is_the_first_eight_bytes_little_endian(home):
     import hashlib
-    from tensorforge_ops.policy.gate import _seed
+
+    from tensorforge_measure.policy.gate import _seed
 
     base, cand = pair(home, {"gemm_tiny": samples(1e-3)}, {"gemm_tiny": samples(1e-3)})
     text = f"{base.capture.digest.value}:{cand.capture.digest.value}:gemm_tiny"

@@ -5,14 +5,13 @@ add up to a target's verdict; prices; the order of the answer."""
 
 import attrs
 import pytest
+from capture_factory import core, make_capture, samples
 
 from tensorforge.api import seconds
-
-from capture_factory import core, make_capture, samples
-from tensorforge.suite import resolve
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge_ops.policy.evidence import Evidence
-from tensorforge_ops.policy.rightsize import (
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.policy.evidence import Evidence
+from tensorforge_measure.policy.rightsize import (
     MEETS,
     RULED_OUT,
     UNKNOWN,
@@ -73,7 +72,7 @@ def world(tmp_path_factory):
 
 
 def bounds(host, workloads, target):
-    from tensorforge.model import predict
+    from tensorforge.bound.model import predict
 
     return {w.name: w for w in predict(workloads, target, host.mappings()).workloads}
 

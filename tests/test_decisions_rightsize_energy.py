@@ -5,13 +5,12 @@ note that says what a cost includes when some workload has no energy window. Cap
 the synthetic backend, whose counter gives exactly the chosen joules per execution."""
 
 import pytest
+from capture_factory import core, make_capture, samples
 
 from tensorforge.api import seconds
-
-from capture_factory import core, make_capture, samples
-from tensorforge.suite import resolve
-from tensorforge_ops.policy.evidence import Evidence
-from tensorforge_ops.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, Cell, EnergyTerms, Objective, rightsize
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.policy.evidence import Evidence
+from tensorforge_measure.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, Cell, EnergyTerms, Objective, rightsize
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_plugin_env")]
 
@@ -42,7 +41,7 @@ def p50(center):
 
 
 def bound(host, workloads, target, name):
-    from tensorforge.model import predict
+    from tensorforge.bound.model import predict
 
     return next(w.latency_s for w in predict(workloads, target, host.mappings()).workloads if w.name == name)
 

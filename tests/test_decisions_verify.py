@@ -4,19 +4,18 @@ finding. Captures come from capture_factory; edits are made on the typed capture
 changes exactly one thing) and the recomputation is asked directly."""
 
 import math
-from pathlib import Path
 
 import attrs
-from committed import capture_stem, committed
 import pytest
-
 from capture_factory import make_capture, samples
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture.convert import to_document
-from tensorforge_ops.capture.integrity import DIGEST_OVER, content_digest, digest_record, integrity
-from tensorforge_ops.capture.model import Unavailable
-from tensorforge_ops.capture.recompute import _differences, close, comparison_problems, measured_problems
-from tensorforge_ops.capture.sections.measured import FailedMeasurement
+from golden import GOLDEN, H200_ENERGY_RUN, ids
+
+from tensorforge.files.serialize import canonical_json
+from tensorforge_measure.capture.convert import to_document
+from tensorforge_measure.capture.integrity import DIGEST_OVER, content_digest, digest_record, integrity
+from tensorforge_measure.capture.model import Unavailable
+from tensorforge_measure.capture.recompute import _differences, close, comparison_problems, measured_problems
+from tensorforge_measure.capture.sections.measured import FailedMeasurement
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("clean_plugin_env")]
 
@@ -323,8 +322,8 @@ def test_a_recorded_violation_follows_from_samples_under_the_bound(home):
 
 def test_key_lines_in_every_spelling(tmp_path):
     from tensorforge.errors import TensorForgeError
-    from tensorforge_ops.capture.origin import _raw_key, parse_key
-    from tensorforge_ops.capture.signing import sign_digest
+    from tensorforge_measure.capture.origin import _raw_key, parse_key
+    from tensorforge_measure.capture.signing import sign_digest
 
     sig = sign_digest("ab" * 32, tmp_path)
     for line in (
@@ -350,9 +349,9 @@ def test_key_lines_in_every_spelling(tmp_path):
 
 
 def test_the_fastest_sample_is_the_samples_minimum_and_the_ratio_is_over_the_bound():
-    from tensorforge_ops.capture.compare import fastest_check, fastest_sample
-    from tensorforge_ops.capture.sections.measured import Measurement
-    from tensorforge_ops.measure.stats import summarize
+    from tensorforge_measure.capture.sections.measured import Measurement
+    from tensorforge_measure.compare.workload import fastest_check, fastest_sample
+    from tensorforge_measure.measure.stats import summarize
 
     stats = attrs.evolve(summarize([2.0, 3.0]), min=9.0)  # a summary that disagrees with the samples
     m = Measurement(
@@ -393,7 +392,7 @@ def test_more_edges_of_the_recomputation(home):
 
 
 def test_the_fallback_note_of_a_capture_without_calibration(home):
-    from tensorforge_ops.capture.compare_row import comparison_row
+    from tensorforge_measure.compare.row import comparison_row
 
     cap = make_capture({"gemm_tiny": samples(1e-3)}, home=home, calibrate=False)
     pred = attrs.evolve(cap.predicted, calibrated_note=None)
@@ -417,10 +416,11 @@ def test_the_fallback_note_of_a_capture_without_calibration(home):
 
 
 def test_a_row_follows_from_the_samples_not_the_recorded_summary():
-    from tensorforge_ops.capture.compare import compare_workload
-    from tensorforge_ops.capture.sections.measured import Measurement
-    from tensorforge_ops.measure.stats import summarize
     from types import SimpleNamespace as NS
+
+    from tensorforge_measure.capture.sections.measured import Measurement
+    from tensorforge_measure.compare.workload import compare_workload
+    from tensorforge_measure.measure.stats import summarize
 
     stats = attrs.evolve(summarize([0.2, 0.4, 0.6]), p50=9.0)  # a summary that lies about the p50
     m = Measurement(
@@ -444,14 +444,11 @@ def test_a_row_follows_from_the_samples_not_the_recorded_summary():
     assert bare.ape_analytical is None and bare.ape_calibrated == pytest.approx(0.25)
 
 
-COMMITTED = committed(Path(__file__).resolve().parent.parent / "captures")
-
-
-@pytest.mark.parametrize("path", COMMITTED, ids=[capture_stem(p) for p in COMMITTED])
-def test_every_committed_capture_recomputes_cleanly(path):
-    """Real captures of every shape (regimes, sustained bounds, traces, estimates, several GPUs):
+@pytest.mark.parametrize("path", GOLDEN, ids=ids(GOLDEN))
+def test_every_golden_capture_recomputes_cleanly(path):
+    """Real captures of every shape (regimes, sustained bounds, estimates, several GPUs, energy):
     every derived figure follows from their data by the run's own functions."""
-    from tensorforge_ops.capture.document import read_capture
+    from tensorforge_measure.capture.document import read_capture
 
     capture = read_capture(path)
     assert measured_problems(capture)[0] == []
@@ -460,7 +457,8 @@ def test_every_committed_capture_recomputes_cleanly(path):
 
 def test_the_estimate_beside_the_bound_in_each_case():
     from types import SimpleNamespace as NS
-    from tensorforge_ops.capture.compare import compare_workload
+
+    from tensorforge_measure.compare.workload import compare_workload
 
     est = NS(eager_s=1.5, device_s=1.2)
     with_estimate = NS(latency_s=1.0, bottleneck="compute", estimate=est)
@@ -474,11 +472,11 @@ def test_the_estimate_beside_the_bound_in_each_case():
 def test_a_sustained_regime_without_its_bound_says_why(home):
     """A capture whose sustained timings have no sustained-regime bound (the calibration lacked
     those ceilings): its rows say why, with the capture's own note, and that recomputes."""
-    from tensorforge_ops.capture.compare_row import comparison_row
-    from tensorforge_ops.capture.document import read_capture
-    from tensorforge_ops.capture.sections.diagnostic import Diagnostic
+    from tensorforge_measure.capture.document import read_capture
+    from tensorforge_measure.capture.sections.diagnostic import Diagnostic
+    from tensorforge_measure.compare.row import comparison_row
 
-    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json.gz")
+    cap = read_capture(H200_ENERGY_RUN)
     note = "the calibration has no sustained-regime ceilings (recalibrate)"
     pred = attrs.evolve(cap.predicted, calibrated_sustained=None, calibrated_sustained_note=note)
     windows = cap.diagnostic.windows if isinstance(cap.diagnostic, Diagnostic) else {}
@@ -503,9 +501,9 @@ def test_a_sustained_regime_without_its_bound_says_why(home):
 
 
 def test_the_regime_and_operator_violation_lists_are_named_when_edited():
-    from tensorforge_ops.capture.document import read_capture
+    from tensorforge_measure.capture.document import read_capture
 
-    cap = read_capture(Path(__file__).resolve().parent.parent / "captures" / "h200-final-run.json.gz")
+    cap = read_capture(H200_ENERGY_RUN)
     c = cap.comparison
     regimes = attrs.evolve(cap, comparison=attrs.evolve(c, regime_bound_violations=("x (burst graph)",)))
     assert comparison_problems(regimes)[0] == [

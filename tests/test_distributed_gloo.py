@@ -19,8 +19,9 @@ torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
     pytest.skip("this PyTorch build has no torch.distributed", allow_module_level=True)
 
-from tensorforge_ops.capture.document import verify  # noqa: E402
 from tf_cpu.machine import read_machine  # noqa: E402
+
+from tensorforge_measure.capture.document import verify  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -4,13 +4,17 @@ calibration store carries collective curves to the Core, the per-operator bound 
 backend's claim and suites, and the CPU slices the ranks are pinned to."""
 
 import pytest
+from tf_distributed.backend import TorchDistributedBackend, device_kind
+from tf_distributed.local import cpu_slice
+from tf_distributed.lockstep import batch_size
+from tf_distributed.operator_window import summarize
+from tf_distributed.session import combine_probe_results
 
-from tensorforge.collectives import CollectiveCeiling
-from tensorforge.plugins import PluginHost
-from tensorforge_ops.api import ProbeResult
-from tensorforge_ops.calibrate import store
-from tensorforge_ops.capture.compare_operators import operator_rows
-from tensorforge_ops.capture.sections.measured import (
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.collectives import CollectiveCeiling
+from tensorforge_measure.api import ProbeResult
+from tensorforge_measure.calibrate import store
+from tensorforge_measure.capture.sections.measured import (
     Measurement,
     OperatorTime,
     OperatorTimes,
@@ -18,13 +22,9 @@ from tensorforge_ops.capture.sections.measured import (
     RankMeasurement,
     ResultCheck,
 )
-from tensorforge_ops.measure.stats import summarize as summarize_samples
-from tensorforge_ops.measure.timing import TimingPolicy
-from tf_distributed.backend import TorchDistributedBackend, device_kind
-from tf_distributed.local import cpu_slice
-from tf_distributed.lockstep import batch_size
-from tf_distributed.operator_window import summarize
-from tf_distributed.session import combine_probe_results
+from tensorforge_measure.compare.operators import operator_rows
+from tensorforge_measure.measure.stats import summarize as summarize_samples
+from tensorforge_measure.measure.timing import TimingPolicy
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -226,7 +226,7 @@ def test_the_backend_claims_systems_and_sizes_its_suite_for_them():
     assert any("tp=8" in s for s in backend.default_suite_for(host.target("h200x8")))
     cpu = backend.default_suite_for(host.target("host-cpu-x2"))
     assert all("fp32" in s for s in cpu) and any("tp=2" in s for s in cpu)
-    from tensorforge_ops.host import OpsHost
+    from tensorforge_measure.host import OpsHost
 
     assert OpsHost().default_backend(host.target("h200x2"), "torch-cuda") == "torch-distributed"
     assert OpsHost().default_backend(host.target("h200"), "torch-cuda") == "torch-cuda"

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import attrs
 import pytest
-
 from capture_factory import ENERGY_COEFFICIENTS, core, make_capture, samples, write
-from tensorforge.suite import resolve
-from tensorforge.target_dump import dump_target
-from tensorforge.target_file import target_from_toml
-from tensorforge_ops.capture.document import seal
-from tensorforge_ops.policy.evidence import Evidence
-from tensorforge_ops.policy.gate import GateSettings
-from tensorforge_ops.policy.energy_gate import energy_verdicts
-from tensorforge_ops.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, EnergyTerms, Objective, rightsize
+
+from tensorforge.hardware.target_dump import dump_target
+from tensorforge.hardware.target_file import target_from_toml
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.capture.document import seal
+from tensorforge_measure.policy.energy_gate import energy_verdicts
+from tensorforge_measure.policy.evidence import Evidence
+from tensorforge_measure.policy.gate import GateSettings
+from tensorforge_measure.policy.rightsize import MEETS, RULED_OUT, UNKNOWN, EnergyTerms, Objective, rightsize
 
 TF = str(Path(sys.executable).with_name("tensorforge"))  # the console script of this environment
 pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("clean_plugin_env")]
@@ -122,7 +122,8 @@ def _h200_like_window(seed, power_w=700.0, min_updates=10):
     update's J per execution scatters ~1.6%, as the H200's did at the cap), with `run`'s
     rules: >= 0.4 s and >= `min_updates` updates; its per-update samples of J per execution."""
     from test_energy_window import NoisyDevice
-    from tensorforge_ops.energy.window import counter_window, cumulative
+
+    from tensorforge_measure.energy.window import counter_window, cumulative
 
     d = NoisyDevice(power_w=power_w, per_exec_s=1e-4, interval_s=0.1, seed=seed)
     d.t = 0.0137
@@ -291,7 +292,7 @@ def test_target_file_power_mistakes_are_one_line(table, message):
 def _host_bound(capture, home, name, eager_over_graph):
     """The capture with one workload timed as a graph (primary, burst) beside a burst eager timing
     `eager_over_graph` times slower, sealed again."""
-    from tensorforge_ops.capture.sections.phases import ModeTimingRecord
+    from tensorforge_measure.capture.sections.phases import ModeTimingRecord
 
     rows = dict(capture.measured.workloads)
     row = rows[name]

@@ -1,4 +1,4 @@
-"""The energy coefficients' fit (tensorforge_ops/energy/fit.py): points made from known
+"""The energy coefficients' fit (tensorforge_measure/energy/fit.py): points made from known
 coefficients give them back; the lower ends lie below the truth; too few windows, or windows
 that do not separate the coefficients, are an error that names the problem."""
 
@@ -6,8 +6,8 @@ import attrs
 import numpy as np
 import pytest
 
-from tensorforge_ops.capture.sections.energy import EnergyPoint
-from tensorforge_ops.energy.fit import FitError, fit, to_core
+from tensorforge_measure.capture.sections.energy import EnergyPoint
+from tensorforge_measure.energy.fit import FitError, fit, to_core
 
 TRUE = {"static_w": 180.0, "bf16": 5.5e-13, "fp16": 5.8e-13, "tf32": 1.1e-12, "byte": 6e-11}
 

@@ -20,7 +20,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def power():
-    from tensorforge_ops.energy.nvml_power import NvmlPower
+    from tf_cuda.nvml_power import NvmlPower
 
     p, reason = NvmlPower.open(0)
     if p is None:
@@ -63,7 +63,7 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
     Since e8int: the instantaneous field is a reading refreshed every ~100 ms that shows the
     energy a counter update publishes ~70 ms later, so it is integrated over the edges shifted
     by that lag (nvml_power.FIELD_LAG_S; docs/energy.md, "The e8int work")."""
-    from tensorforge_ops.energy.measure import measure_energy
+    from tensorforge_measure.energy.measure import measure_energy
 
     fn = _gemm(n)
     for _ in range(50):
@@ -94,7 +94,7 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
     assert m.integration is not None and "POWER_INSTANT" in m.integration.source
     # since e8int the field is integrated shifted by its lag behind the counter (the polls go on
     # past the end edge for it): the shifted integral is what must agree
-    from tensorforge_ops.energy.nvml_power import FIELD_LAG_S
+    from tf_cuda.nvml_power import FIELD_LAG_S
 
     assert m.integration.field_lag_s == FIELD_LAG_S and m.integration.unshifted_agreement is not None
     assert abs(m.integration.counter_agreement) < 0.02, (m.integration, m.counter.grid_fit)
@@ -106,13 +106,14 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
 
 
 def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
-    from tensorforge.energy import workload_energy
-    from tensorforge.plugins import PluginHost
-    from tensorforge.suite import resolve
+    from tf_cuda.energy_probes import probe_energy
+
     from tensorforge.api import predict
-    from tensorforge_ops.calibrate.cuda_energy_probes import probe_energy
-    from tensorforge_ops.energy.fit import to_core
-    from tensorforge_ops.energy.measure import measure_energy
+    from tensorforge.energy.model import workload_energy
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge.workloads.suite import resolve
+    from tensorforge_measure.energy.fit import to_core
+    from tensorforge_measure.energy.measure import measure_energy
 
     calibration = probe_energy(0, torch.cuda.get_device_name(0), "test", "now")
     assert calibration.coefficients is not None, calibration.error
@@ -128,7 +129,7 @@ def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
     assert c.joules_per_vector_flop is not None and c.joules_per_vector_flop > c.joules_per_flop["bf16"]
     # the read-stream window (context, apart from the fit): DRAM reads at a rate of the copy's
     # order, above the idle power
-    from tensorforge_ops.calibrate.cuda_energy_probes import READ_WINDOW
+    from tf_cuda.energy_probes import READ_WINDOW
 
     (read,) = [p for p in calibration.points if p.name.startswith(READ_WINDOW)]
     (copy,) = [p for p in calibration.points if p.name.startswith("copy")]
@@ -163,8 +164,9 @@ def test_a_host_bound_gemms_graph_window_runs_at_the_devices_pace(power):
     as a CUDA graph of K unrolled calls (graph_window.cuda_replays) runs at the device's pace, its
     graph's pool is small (freed tensors are reused inside the capture), and its joules per
     execution are those of back-to-back kernels, far below the eager window's."""
-    from tensorforge_ops.energy.graph_window import cuda_replays, graph_calls
-    from tensorforge_ops.energy.measure import measure_energy
+    from tf_cuda.graph_window import cuda_replays, graph_calls
+
+    from tensorforge_measure.energy.measure import measure_energy
 
     fn = _gemm(256)
     fn()
@@ -203,7 +205,7 @@ def test_the_hosts_launch_time_is_measured_apart_from_the_devices_pace():
     takes longer than its kernel (a queue of it is host-paced), and a 4096^3 GEMM's launch is a
     small share of its kernel (H200, 17:05 UTC: 23 us against 174 us, 0.13), though its chunks keep
     the device busy while it is timed: the window choice keeps it eager."""
-    from tensorforge_ops.energy.graph_window import PACE_BOUND, host_launch_s
+    from tf_cuda.graph_window import PACE_BOUND, host_launch_s
 
     def device_s(fn, calls=50):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

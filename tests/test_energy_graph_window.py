@@ -12,11 +12,9 @@ import types
 
 import attrs
 import pytest
-
 from test_energy_nvml import FakeEvent, FakeNvml, QueueDevice, SimClock
-from tensorforge_ops.capture.compare_energy import DEVICE_GRAPH, QUEUED_EAGER, energy_row
-from tensorforge_ops.capture.sections.energy import WorkloadEnergyRecord
-from tensorforge_ops.energy.graph_window import (
+from tf_cuda.graph import GraphCaptureError
+from tf_cuda.graph_window import (
     EAGER,
     GRAPH,
     GRAPH_TARGET_S,
@@ -29,9 +27,11 @@ from tensorforge_ops.energy.graph_window import (
     graph_calls,
     host_launch_s,
 )
-from tensorforge_ops.energy.measure import measure_energy
-from tensorforge_ops.energy.nvml_power import NvmlPower
-from tensorforge_ops.measure.cuda_graph import GraphCaptureError
+from tf_cuda.nvml_power import NvmlPower
+
+from tensorforge_measure.capture.sections.energy import WorkloadEnergyRecord
+from tensorforge_measure.compare.energy import DEVICE_GRAPH, QUEUED_EAGER, energy_row
+from tensorforge_measure.energy.measure import measure_energy
 
 
 def _timing(regime, mode, p50):
@@ -273,8 +273,8 @@ def test_the_comparison_picks_the_estimate_that_matches_the_windows_execution():
 
 
 def test_an_old_capture_record_reads_without_the_new_fields():
-    from tensorforge_ops.capture.convert import converter
-    from tensorforge_ops.capture.sections.energy import EnergyMeasurement
+    from tensorforge_measure.capture.convert import converter
+    from tensorforge_measure.capture.sections.energy import EnergyMeasurement
 
     old = {
         "available": True,
@@ -350,7 +350,7 @@ class _FakeCuda:
 @pytest.fixture(autouse=True)
 def _own_capture_streams(monkeypatch):
     """The fake torch's streams never reach the module's per-device cache of real ones."""
-    from tensorforge_ops.measure import cuda_graph
+    from tf_cuda import graph as cuda_graph
 
     monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
 
@@ -360,7 +360,7 @@ def _fake_torch(pool_bytes):
 
 
 def test_cuda_replays_captures_k_unrolled_calls_and_measures_its_pool():
-    from tensorforge_ops.energy.graph_window import cuda_replays
+    from tf_cuda.graph_window import cuda_replays
 
     torch = _fake_torch(3 << 20)
     ran = []
@@ -381,7 +381,7 @@ def test_cuda_replays_captures_k_unrolled_calls_and_measures_its_pool():
 
 
 def test_cuda_replays_refuses_a_graph_whose_pool_is_too_large_or_whose_capture_fails():
-    from tensorforge_ops.energy.graph_window import MAX_POOL_BYTES, cuda_replays
+    from tf_cuda.graph_window import MAX_POOL_BYTES, cuda_replays
 
     torch = _fake_torch(MAX_POOL_BYTES + 1)
     with pytest.raises(GraphCaptureError, match=r"the graph of 4 calls reserved 1024 MiB \(> 1024 MiB\)"):

@@ -1,13 +1,15 @@
-"""The Core's energy model (tensorforge/energy.py): the floor is sound against any device that
+"""The Core's energy model (tensorforge/energy/model.py): the floor is sound against any device that
 obeys the model with coefficients at or above the floor's and a time at or above the bound; the
 estimate sits above the floor; the power limit stretches the time of work that would exceed
 it; a math mode without a coefficient adds nothing to the floor and is named."""
 
 import attrs
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tensorforge.energy import (
+from tensorforge.api import predict
+from tensorforge.energy.model import (
     EnergyCoefficients,
     PowerFigures,
     dram_bytes_floor,
@@ -15,9 +17,8 @@ from tensorforge.energy import (
     power_limited_time,
     workload_energy,
 )
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge.api import predict
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +133,7 @@ def test_floor_is_sound_against_any_device_obeying_the_model(
 
 
 def test_power_figures_validate():
-    from tensorforge.energy import validate_power
+    from tensorforge.energy.model import validate_power
 
     validate_power(PowerFigures(tdp_w=700.0), "t")
     with pytest.raises(ValueError, match="power.tdp_w"):
@@ -167,7 +168,7 @@ def test_the_bound_lets_the_device_draw_what_the_probes_saw_it_draw(predicted):
     enforced 700 W, and a bound on the limit alone came out above a sustained measurement. The
     power-limited bound and ceilings use the higher of the two, so they only get longer-lived
     rates (shorter times); a peak below the limit changes nothing."""
-    from tensorforge.energy import bound_power_w
+    from tensorforge.energy.model import bound_power_w
 
     w = predicted.workload("gemm_large_square")
     capped = attrs.evolve(COEFF, power_limit_w=300.0)
@@ -190,7 +191,7 @@ def test_busy_term_is_counted_per_operator_so_gemm_surplus_hides_no_small_kernel
     it runs. So the per-operator busy term is the sum over operators of what busy_w x the
     operator's share of the kernel time adds beyond its own FLOP and DRAM terms, and it is at
     least the workload-level figure."""
-    from tensorforge.energy import busy_energy
+    from tensorforge.energy.model import busy_energy
 
     busy = attrs.evolve(COEFF, busy_w=450.0)
     w = predicted.workload("transformer_decode")
@@ -217,7 +218,7 @@ def test_busy_term_is_counted_per_operator_so_gemm_surplus_hides_no_small_kernel
 
 
 def test_busy_window_gemm_fits_in_half_of_l2():
-    from tensorforge_ops.calibrate.cuda_energy_probes import busy_matmul_n
+    from tf_cuda.energy_probes import busy_matmul_n
 
     assert busy_matmul_n(50 * 2**20) == 2048  # H100/H200: 24 MiB of operands in 50 MiB of L2
     n = busy_matmul_n(4 * 2**20)  # a laptop GPU's L2
@@ -228,7 +229,7 @@ def test_read_stream_window_reads_its_buffer_once_a_call_and_writes_nothing_of_s
     """The read-stream window's load (run here on the CPU, the same tensor calls): one sum over the
     whole bf16 buffer into one fp32 scalar; its bytes are the buffer's, all reads."""
     torch = pytest.importorskip("torch")
-    from tensorforge_ops.calibrate.cuda_energy_probes import read_stream_load
+    from tf_cuda.energy_probes import read_stream_load
 
     call, moved = read_stream_load(torch, 1 << 12, "cpu")
     assert moved == 1 << 12  # 2048 bf16 elements, read once
@@ -241,8 +242,9 @@ def test_read_stream_window_reads_its_buffer_once_a_call_and_writes_nothing_of_s
 def test_depthwise_window_gives_the_vector_energy_per_flop():
     """The vector units' energy per FLOP: the depthwise window's joules less static power over its
     seconds and its DRAM bytes at e_b, per FLOP; never below 0."""
-    from tensorforge_ops.calibrate.cuda_energy_probes import DEPTHWISE, depthwise_call, vector_flop_j
-    from tensorforge_ops.capture.sections.energy import EnergyPoint
+    from tf_cuda.energy_probes import DEPTHWISE, depthwise_call, vector_flop_j
+
+    from tensorforge_measure.capture.sections.energy import EnergyPoint
 
     flops, moved = depthwise_call(2, 8, 4, 4)
     assert flops == 2 * 9 * 2 * 8 * 16 and moved == 2 * (2 * 2 * 8 * 16 + 9 * 8)

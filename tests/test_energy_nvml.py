@@ -7,10 +7,10 @@ for RAPL (readable, wrapped, absent)."""
 import types
 
 import pytest
+from tf_cpu.rapl import Rapl, RaplCounter
+from tf_cuda.nvml_power import FIELD_POWER_INSTANT, NvmlPower
 
-from tensorforge_ops.energy.measure import measure_energy, take_window
-from tensorforge_ops.energy.nvml_power import FIELD_POWER_INSTANT, NvmlPower
-from tensorforge_ops.energy.rapl import Rapl, RaplCounter
+from tensorforge_measure.energy.measure import measure_energy, take_window
 
 
 class SimClock:
@@ -166,7 +166,7 @@ def test_rapl_beside_the_gpu_window(tmp_path):
         state["uj"] += 50_000
         (pkg / "energy_uj").write_text(f"{state['uj']}\n")
 
-    from tensorforge_ops.energy.window import cumulative
+    from tensorforge_measure.energy.window import cumulative
 
     window = take_window(cumulative(lambda: (fn(), 1)[1]), power, min_s=0.05, rapl=rapl, clock=clock)
     assert window.host.available and window.host.mean_power_w == pytest.approx(50.0)
@@ -224,7 +224,7 @@ class QueueDevice:
 
 
 def test_queued_steps_keep_the_device_busy_and_count_completions():
-    from tensorforge_ops.energy.measure import QueuedSteps
+    from tensorforge_measure.energy.measure import QueuedSteps
 
     clock = SimClock()
     dev = QueueDevice(clock)
@@ -281,7 +281,7 @@ class FieldNvml(FakeNvml):
         self.offset, self.lag, self.stamp = wall_offset_s, lag_s, stamp
 
     def nvmlDeviceGetFieldValues(self, handle, ids):
-        from tensorforge_ops.energy.nvml_power import FIELD_ENERGY
+        from tf_cuda.nvml_power import FIELD_ENERGY
 
         when = int((self.clock() - self.lag + self.offset) * 1e6) if self.stamp else 0
         out = []
@@ -298,7 +298,7 @@ class FieldNvml(FakeNvml):
 def test_counter_and_power_in_one_call_on_the_drivers_clock():
     """Both values come from one nvmlDeviceGetFieldValues call and are timed by the driver's
     timestamp mapped onto the window's clock; without a believable timestamp, the call's midpoint."""
-    from tensorforge_ops.energy import nvml_power
+    from tf_cuda import nvml_power
 
     clock = SimClock()
     clock.t = 5.0
@@ -337,7 +337,7 @@ def test_the_sampler_feeds_the_step_loop_from_one_call():
     loop's counter reads come from the sampler (latest_joules), never from NVML."""
     import threading
 
-    from tensorforge_ops.energy.nvml_power import PowerSampler
+    from tf_cuda.nvml_power import PowerSampler
 
     calls = []
     lock = threading.Lock()
@@ -362,8 +362,8 @@ def test_the_diagnostic_trace_holds_each_windows_raw_polls(tmp_path, monkeypatch
     samples it was cross-checked on; nothing written without it."""
     import json
 
-    from tensorforge_ops.energy.measure import TRACE_ENV
-    from tensorforge_ops.energy.window import cumulative
+    from tensorforge_measure.energy.measure import TRACE_ENV
+    from tensorforge_measure.energy.window import cumulative
 
     clock = SimClock()
     power, _ = NvmlPower.open(0, FakeNvml(clock))
@@ -391,7 +391,7 @@ def test_the_counters_period_is_measured_once_at_idle_and_handed_to_the_grid(mon
     simulated time), and take_window hands it to window.grid_edges (whose arithmetic
     test_energy_window.py checks; on a device, test_energy_gpu.py); a window timed on another
     clock than the counter's gets no period (a period timed on another clock is no grid)."""
-    import tensorforge_ops.energy.measure as measure
+    import tensorforge_measure.energy.measure as measure
 
     clock = SimClock()
     power, _ = NvmlPower.open(0, FakeNvml(clock, interval_s=0.1))
@@ -428,7 +428,7 @@ def test_the_period_is_measured_once_per_gpu_and_process():
     """`run --recalibrate` opens NVML twice (the energy probe, then the run): the second opening
     reuses the period the first measured for the same GPU (its UUID) instead of ~0.5 s of idle
     polls again; another GPU, or a driver without UUIDs, measures its own."""
-    from tensorforge_ops.energy import nvml_power
+    from tf_cuda import nvml_power
 
     class UuidNvml(FakeNvml):
         uuid = "GPU-e7gate-test"
@@ -531,7 +531,7 @@ def test_the_field_is_integrated_shifted_by_its_lag_behind_the_counter():
     before the window (here the overshoot) and misses part of the last: the shifted integral
     agrees, the unshifted one (kept in the record) does not; the polls go on past the end edge
     for the lag, while the load runs on, and the executions counted are the window's alone."""
-    from tensorforge_ops.energy.nvml_power import FIELD_LAG_S
+    from tf_cuda.nvml_power import FIELD_LAG_S
 
     clock = SimClock()
     nvml = LaggingFieldNvml(clock, field_lag_s=FIELD_LAG_S)
@@ -557,9 +557,10 @@ def test_the_field_is_integrated_shifted_by_its_lag_behind_the_counter():
 def test_a_window_whose_polls_stop_at_its_end_keeps_the_unshifted_integral():
     """Where the field's samples do not reach past the end edge by the lag (a window cut short),
     the field is integrated over the edges themselves and the record gives no lag."""
-    from tensorforge_ops.energy.measure import _integration
-    from tensorforge_ops.energy.nvml_power import PowerSamples
-    from tensorforge_ops.energy.window import CounterWindow
+    from tf_cuda.nvml_power import PowerSamples
+
+    from tensorforge_measure.energy.measure import _integration
+    from tensorforge_measure.energy.window import CounterWindow
 
     window = CounterWindow(ok=True, reason=None, joules=70.0, executions=10, start_s=1.0, end_s=1.1, ticks=(), chunks=1)
     short = PowerSamples(instant=tuple((1.0 + i * 0.005, 700.0) for i in range(21)), averaged=())

@@ -1,4 +1,4 @@
-"""The queued estimate (tensorforge.energy.queued_estimate, energy5e): the energy window runs the
+"""The queued estimate (tensorforge.energy.model.queued_estimate, energy5e): the energy window runs the
 workload back to back with calls queued, so one execution takes the slower of the device's kernel
 time and the host's launches; a working set larger than L2 streams all its bytes; compute-bound
 operators that do real work draw at least the busy power (the L2-resident GEMM window); work that
@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from tensorforge.api import predict
-from tensorforge.energy import (
+from tensorforge.energy.model import (
     BUSY_WORK_SHARE,
     EnergyCoefficients,
     cap_bound_share,
@@ -26,8 +26,8 @@ from tensorforge.energy import (
     streamed_fraction,
     workload_energy,
 )
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 L2 = 60 * 2**20
 COEFF = EnergyCoefficients(

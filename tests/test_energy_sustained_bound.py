@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tensorforge_ops.capture.compare_energy import BOUND_ABOVE, energy_row
-from tensorforge_ops.capture.energy_prediction import sustained_bound
+from tensorforge_measure.compare.energy import BOUND_ABOVE, energy_row
+from tensorforge_measure.run.energy_prediction import sustained_bound
 
 CALLS = {"fp16": 196e-6, "bf16": 186e-6}  # the sustained probe's call at its best size (H200, 02:34)
 
@@ -46,7 +46,7 @@ def test_calls_shorter_than_the_probes_are_not_bounded_by_its_rate():
 
 
 def test_probe_call_comes_from_the_calibrations_sustained_matmul_probe():
-    from tensorforge_ops.capture.energy_prediction import probe_call_s
+    from tensorforge_measure.run.energy_prediction import probe_call_s
 
     probe = SimpleNamespace(
         details={"bf16": {"best_n": 4096, "points": [[4096, 740e12], [8192, 693e12]]}, "note": "x"},

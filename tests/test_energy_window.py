@@ -1,4 +1,4 @@
-"""The energy window's logic (tensorforge_ops/energy/window.py) on a simulated counter and clock:
+"""The energy window's logic (tensorforge_measure/energy/window.py) on a simulated counter and clock:
 edge alignment makes joules per execution exact where a naive before/after read is off by up to
 an update interval; a counter that never moves, stops answering or runs backwards gives a reason,
 never a number; the trapezoid integral; chunk sizing."""
@@ -6,7 +6,7 @@ never a number; the trapezoid integral; chunk sizing."""
 import attrs
 import pytest
 
-from tensorforge_ops.energy.window import calls_per_chunk, counter_window, cumulative, integrate
+from tensorforge_measure.energy.window import calls_per_chunk, counter_window, cumulative, integrate
 
 
 class Device:
@@ -135,7 +135,7 @@ def test_edges_polled_on_a_thread_fix_a_window_whose_steps_are_long():
     """Host-bound steps of 65 ms see each update up to 65 ms late, so the window between the seen
     edges is off by up to a step at each end (the H200's gemm_tiny: counter and integral 13%
     apart); the polled edges put it back on the counter's updates, executions interpolated."""
-    from tensorforge_ops.energy.window import refine_edges
+    from tensorforge_measure.energy.window import refine_edges
 
     d = Device(power_w=400.0, per_exec_s=0.0005, interval_s=0.1, calls=130)  # 65 ms a step
     d.t = 0.031
@@ -158,7 +158,7 @@ def test_polls_slower_than_the_steps_still_time_the_edges():
     session). The first poll that reads an update may come after the step that saw it; the edge
     is then known to lie between the last old poll and that step (the GPU test's large GEMM fell
     back to the steps' edges before)."""
-    from tensorforge_ops.energy.window import refine_edges
+    from tensorforge_measure.energy.window import refine_edges
 
     d = Device(power_w=690.0, per_exec_s=0.001, interval_s=0.1, calls=2)  # 2 ms a step
     d.t = 0.013
@@ -172,7 +172,7 @@ def test_polls_slower_than_the_steps_still_time_the_edges():
 
 
 def test_without_polls_that_show_both_edges_the_window_stands():
-    from tensorforge_ops.energy.window import refine_edges
+    from tensorforge_measure.energy.window import refine_edges
 
     d = Device(interval_s=0.05)
     w = counter_window(cumulative(d.run_chunk), d.joules, min_s=0.2, clock=d.clock)
@@ -224,7 +224,7 @@ def test_a_lumpy_counter_runs_the_window_on_until_its_spread_is_small_or_long_s(
 
 
 def test_update_spread_is_one_updates_spread_over_the_window_and_counts_skipped_updates():
-    from tensorforge_ops.energy.window import CounterTick, update_spread
+    from tensorforge_measure.energy.window import CounterTick, update_spread
 
     ticks = [CounterTick(t_s=0.1 * i, joules=70.0 * i + (3.0 if i % 2 else 0.0)) for i in range(6)]
     steps = [73.0, 67.0, 73.0, 67.0, 73.0]
@@ -257,7 +257,7 @@ def _late_polls(d, until_s, lateness, every_s=0.002):
 
 
 def test_the_period_is_measured_where_the_updates_are_regular():
-    from tensorforge_ops.energy.window import measure_period
+    from tensorforge_measure.energy.window import measure_period
 
     d = Device(power_w=120.0, interval_s=0.1)
     regular = measure_period(_polls(d, 0.55))
@@ -279,7 +279,7 @@ def test_the_period_is_the_slope_of_the_updates_not_their_median_interval():
     lateness by the pairs' distance."""
     import statistics
 
-    from tensorforge_ops.energy.window import measure_period, update_instants
+    from tensorforge_measure.energy.window import measure_period, update_instants
 
     d = Device(power_w=120.0, interval_s=0.1)
     lateness = lambda k: (0.0, 0.0008, 0.0016, 0.0024, 0.0, 0.0008, 0.0016, 0.0)[k % 8]  # noqa: E731
@@ -292,7 +292,7 @@ def test_the_period_is_the_slope_of_the_updates_not_their_median_interval():
 
 
 def test_poll_period_stops_once_it_has_seen_enough_updates():
-    from tensorforge_ops.energy.window import poll_period
+    from tensorforge_measure.energy.window import poll_period
 
     d = Device(power_w=120.0, interval_s=0.1)
 
@@ -315,7 +315,7 @@ def test_edges_on_the_counter_grid_undo_the_jitter_of_its_polled_updates():
     stretch or shrink the window by the difference of the two ends' lateness (here 14 ms: 3.5% of
     0.4 s); on the grid the window is exactly 4 periods and its power and joules per execution
     are the device's."""
-    from tensorforge_ops.energy.window import grid_edges, refine_edges
+    from tensorforge_measure.energy.window import grid_edges, refine_edges
 
     d = Device(power_w=690.0, per_exec_s=0.001, interval_s=0.1, calls=2)
     d.t = 0.013
@@ -341,7 +341,7 @@ def test_edges_on_the_counter_grid_undo_the_jitter_of_its_polled_updates():
 
 
 def test_off_the_grid_or_without_a_period_the_polled_edges_stand():
-    from tensorforge_ops.energy.window import grid_edges, refine_edges
+    from tensorforge_measure.energy.window import grid_edges, refine_edges
 
     d = Device(power_w=400.0, per_exec_s=0.001, interval_s=0.1, calls=2)
     d.t = 0.013
@@ -425,7 +425,7 @@ def test_the_grid_holds_at_the_cap_with_an_update_published_far_late():
     plus their half poll gap left out, polls weighted by their spacing): the late update keeps its
     grid instant, the others place the phase, the window is a whole number of periods, and the
     capture says which update was left out."""
-    from tensorforge_ops.energy.window import _bracketed_updates, fit_grid, grid_edges, refine_edges
+    from tensorforge_measure.energy.window import _bracketed_updates, fit_grid, grid_edges, refine_edges
 
     d = Device(power_w=700.0, per_exec_s=0.0015, interval_s=0.1, calls=1)
     d.t = 0.007
@@ -454,7 +454,7 @@ def test_the_grid_holds_at_the_cap_with_an_update_published_far_late():
 
 
 def test_updates_that_do_not_keep_one_grid_get_no_grid_and_say_why():
-    from tensorforge_ops.energy.window import fit_grid
+    from tensorforge_measure.energy.window import fit_grid
 
     # two updates 30 ms apart: one grid instant
     two = fit_grid([(0.0, 0.001), (0.1, 0.001), (0.13, 0.001), (0.3, 0.001)], 0.1)

@@ -6,14 +6,12 @@ fit recovers the read stream from probe times the model made (docs/estimate.md, 
 import math
 
 import pytest
+from estimate_points import H200_CEILINGS, before_new_terms, generated_points
+from estimate_points import device_times as _device_times
+from estimate_points import with_section as _with
 
 from tensorforge.estimate.gemm import READ_DOMINATED
-from estimate_points import before_new_terms
-from tensorforge.plugins import PluginHost
-from estimate_points import device_times as _device_times
-from estimate_points import H200_CEILINGS
-from estimate_points import generated_points
-from estimate_points import with_section as _with
+from tensorforge.host.plugin_host import PluginHost
 
 CONV_MANY_WAVES = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
 CONV_1X1 = "conv2d:n=32,c=256,h=56,w=56,k=64,r=1,s=1,stride=1,padding=0,groups=1,dtype=bf16"

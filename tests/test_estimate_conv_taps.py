@@ -6,15 +6,13 @@ on tensor-core families only (docs/estimate.md, e9conv)."""
 import attrs
 import numpy as np
 import pytest
+from estimate_points import H200_CEILINGS, before_new_terms, generated_points
+from estimate_points import device_times as _device_times
+from estimate_points import with_section as _with
 
 from tensorforge.estimate import gemm
 from tensorforge.estimate.fit import TAP_TILE, Fitter, _fit_kxk
-from estimate_points import before_new_terms
-from tensorforge.plugins import PluginHost
-from estimate_points import device_times as _device_times
-from estimate_points import H200_CEILINGS
-from estimate_points import generated_points
-from estimate_points import with_section as _with
+from tensorforge.host.plugin_host import PluginHost
 
 SHALLOW = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"
 DEEP = "conv2d:n=256,c=512,h=12,w=12,k=512,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"

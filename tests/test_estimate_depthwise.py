@@ -7,14 +7,12 @@ import math
 
 import attrs
 import pytest
+from estimate_points import H200_CEILINGS, before_new_terms, generated_points
+from estimate_points import device_times as _device_times
+from estimate_points import with_section as _with
 
 from tensorforge.estimate.fit import Fitter, _fit_depthwise, _fit_nd
-from estimate_points import before_new_terms
-from tensorforge.plugins import PluginHost
-from estimate_points import H200_CEILINGS
-from estimate_points import device_times as _device_times
-from estimate_points import generated_points
-from estimate_points import with_section as _with
+from tensorforge.host.plugin_host import PluginHost
 
 DEPTHWISE_3X3 = "conv2d:n=16,c=96,h=80,w=80,k=96,r=3,s=3,stride=1,padding=1,groups=96,dtype=bf16"
 CONV_3X3 = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,dtype=bf16"

@@ -9,8 +9,8 @@ import pytest
 
 from tensorforge.estimate.classes import CLASSES, workload_class
 from tensorforge.estimate.probe_plan import CPU_PLAN, CUDA_PLAN
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import load_suite_file, resolve_spec
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import load_suite_file, resolve_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = {

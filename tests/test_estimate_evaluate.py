@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.cli import make_cli
+from tensorforge.cli.main import make_cli
 from tensorforge.estimate.evaluation import Row, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
 def test_measured_time_prefers_burst_graph_then_eager():
     """The estimate is calibrated in the burst regime: a capture's burst (or single) device time
     where recorded, else its eager p50; a sustained timing is never picked."""
-    from tensorforge_ops.report.evaluate import measured_time
+    from tensorforge_measure.commands.evaluate import measured_time
 
     def t(regime, mode, p50, iqr=0.01):
         return {"regime": regime, "mode": mode, "stats": {"p50": p50, "rel_iqr": iqr}}

@@ -6,17 +6,17 @@ import math
 
 import attrs
 import pytest
+from estimate_points import generated_points
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tensorforge.bound.model import predict
 from tensorforge.estimate.basis import coefficients_for
 from tensorforge.estimate.results import DEVICE_TERMS, TERMS
 from tensorforge.estimate.shipped import shipped
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings
-from estimate_points import generated_points
+from tensorforge.hardware.target import Ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve_spec
 
 TARGETS = ("h200", "rtx3050-laptop")
 
@@ -337,8 +337,8 @@ def test_the_basis_is_said_never_guessed(host, tmp_path):
     calibrated = h200.relabel("calibrated", "calibrated on a test device")
     assert coefficients_for(host.target("h200"), calibrated) is calibrated
     # a target file can declare its own
-    from tensorforge.target_dump import dump_target
-    from tensorforge.target_file import load_target_file
+    from tensorforge.hardware.target_dump import dump_target
+    from tensorforge.hardware.target_file import load_target_file
 
     declared = attrs.evolve(host.target("h200"), name="my-h200", estimate=h200.relabel("declared", "by hand"))
     path = tmp_path / "t.toml"
@@ -350,8 +350,8 @@ def test_the_basis_is_said_never_guessed(host, tmp_path):
 
 def test_a_broken_declared_estimate_is_one_line(host, tmp_path):
     from tensorforge.errors import TensorForgeError
-    from tensorforge.target_dump import dump_target
-    from tensorforge.target_file import load_target_file
+    from tensorforge.hardware.target_dump import dump_target
+    from tensorforge.hardware.target_file import load_target_file
 
     declared = attrs.evolve(
         host.target("h200"), name="my-h200", estimate=shipped()["nvidia-sm90"].relabel("declared", "x")
@@ -378,8 +378,9 @@ def test_causal_block_sums_are_closed_form_and_exact():
     equal to the brute-force sum, and a 10^8-token prefill costs no memory."""
     import random
     import tracemalloc
+
+    from tensorforge.bound.mappings.base import ceil_div
     from tensorforge.estimate.operators import _ceil_sum, _padded_prefix_sum
-    from tensorforge.mappings.base import ceil_div
 
     rng = random.Random(7)
     for _ in range(300):
@@ -400,7 +401,7 @@ def test_causal_block_sums_are_closed_form_and_exact():
 
 def _swept_curve(op="all_reduce", ranks=2):
     """A curve as the sweep makes it: knots from fastest samples, medians 3% above them."""
-    from tensorforge.collectives import bus_factor, fit_ceiling
+    from tensorforge.workloads.collectives import bus_factor, fit_ceiling
 
     sizes = [3 * 1024 << i for i in range(21)]
     fastest = [(s, 9e-6 + bus_factor(op, ranks) * s / 340e9) for s in sizes]
@@ -412,7 +413,7 @@ def _swept_curve(op="all_reduce", ranks=2):
 )
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_collective_s_estimate_is_the_sweep_median_and_never_below_the_bound(host, op, k):
-    from tensorforge.collectives import ceiling_key
+    from tensorforge.workloads.collectives import ceiling_key
 
     curve = _swept_curve(op)
     ceilings = Ceilings(
@@ -435,7 +436,7 @@ def test_a_collective_s_estimate_is_the_sweep_median_and_never_below_the_bound(h
 def test_a_curve_without_medians_leaves_the_collective_at_bound_plus_launch(host):
     import attrs as _attrs
 
-    from tensorforge.collectives import ceiling_key
+    from tensorforge.workloads.collectives import ceiling_key
 
     curve = _attrs.evolve(_swept_curve(), typical=())
     ceilings = Ceilings(

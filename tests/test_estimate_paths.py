@@ -5,12 +5,12 @@ follows it."""
 import attrs
 import pytest
 
+from tensorforge.bound.model import predict
 from tensorforge.estimate.basis import coefficients_for
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings
-from tensorforge_ops.capture.runner import sustained_estimate
+from tensorforge.hardware.target import Ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve_spec
+from tensorforge_measure.run.runner import sustained_estimate
 
 CEILINGS = Ceilings(
     origin="calibrated",

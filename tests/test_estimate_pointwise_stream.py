@@ -5,11 +5,10 @@ memory side is their time, and stage conv-pointwise recovers it from probe times
 import math
 
 import pytest
+from estimate_points import H200_CEILINGS, before_new_terms, device_times, generated_points, with_section
 
 from tensorforge.estimate.fit import _pointwise_streams, fit_coefficients
-from estimate_points import before_new_terms
-from tensorforge.plugins import PluginHost
-from estimate_points import device_times, generated_points, H200_CEILINGS, with_section
+from tensorforge.host.plugin_host import PluginHost
 
 # the default suite's conv_resnet50_1x1: 51 MB read, 13 MB written, memory-bound on the H200
 CONV_1X1 = "conv2d:n=32,c=256,h=56,w=56,k=64,r=1,s=1,stride=1,padding=0,groups=1,dtype=bf16"

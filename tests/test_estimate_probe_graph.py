@@ -6,10 +6,10 @@ session without phases (the host CPU) keeps the eager sample alone."""
 
 import contextlib
 
-from tensorforge_ops.calibrate import estimate_probes
-from tensorforge_ops.measure.phases import ModeTiming, PhaseResult
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimedSamples
+from tensorforge_measure.calibrate import estimate_probes
+from tensorforge_measure.measure.phases import ModeTiming, PhaseResult
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
 
 
 def _timed(seconds):
@@ -116,7 +116,7 @@ def test_a_plan_subset_keeps_only_the_samples_the_plan_takes():
 
 
 def test_gemm_rates_of_graph_only_points_come_from_the_fastest_replay():
-    from tensorforge_ops.calibrate.sweep_rates import sweep_gemm_rates
+    from tensorforge_measure.calibrate.sweep_rates import sweep_gemm_rates
 
     rates = sweep_gemm_rates(
         [{"name": "g", "group": "gemm", "spec": "gemm:m=1000,n=1000,k=1000,dtype=bf16", "graph_min_s": 1e-5}]

@@ -8,19 +8,16 @@ from types import SimpleNamespace as NS
 
 import attrs
 import pytest
+from estimate_points import H200_CEILINGS, before_new_terms, generated_points
 
 from tensorforge.api import predict, warm_timed
-from tensorforge.energy import window_time, workload_energy
+from tensorforge.energy.model import window_time, workload_energy
+from tensorforge.errors import TensorForgeError
 from tensorforge.estimate.coefficients import coefficients_from_data, coefficients_to_data
 from tensorforge.estimate.fit import Fitter, _fit_warm
-from estimate_points import before_new_terms
 from tensorforge.estimate.warm import MIN_PAIRS, fit_warm, warm_class, window_saving
-from tensorforge.errors import TensorForgeError
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-
-from estimate_points import H200_CEILINGS
-from estimate_points import generated_points
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 SAVINGS = {"compute": 1.2e-6, "memory": 1.0e-6, "read": 6.0e-6}
 
@@ -206,7 +203,7 @@ def test_a_probe_timed_warm_on_a_cuda_device_runs_no_slower_than_flushed():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-    from tensorforge_ops.calibrate.estimate_probes import _warm, _with_warm
+    from tensorforge_measure.calibrate.estimate_probes import _warm, _with_warm
 
     device = torch.device("cuda", 0)
     w = torch.randn(6144, 6144, device=device, dtype=torch.bfloat16)

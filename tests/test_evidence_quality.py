@@ -3,8 +3,8 @@ at its limit and just past it, telemetry that withholds confidence, telemetry th
 
 import pytest
 
-from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow
-from tensorforge_ops.policy.evidence_quality import (
+from tensorforge_measure.capture.sections.diagnostic import TelemetryWindow
+from tensorforge_measure.compare.evidence_quality import (
     INSUFFICIENT,
     MAX_CONTENTION_PCT,
     MAX_SPREAD,
@@ -127,7 +127,7 @@ def test_every_failed_check_is_a_reason_in_order():
 
 
 def test_every_check_is_reported_word_for_word():
-    from tensorforge_ops.capture.sections.comparison import QualityCheck as Q
+    from tensorforge_measure.capture.sections.comparison import QualityCheck as Q
 
     q = assess(
         spread(0.5, n=9),
@@ -176,7 +176,7 @@ def test_telemetry_figures_that_are_not_numbers_are_not_counted(value):
 
 
 def test_a_window_without_a_summary_checks_nothing():
-    from tensorforge_ops.capture.sections.diagnostic import TelemetryWindow as W
+    from tensorforge_measure.capture.sections.diagnostic import TelemetryWindow as W
 
     q = assess(steady(), W(available=True, reason=None, data={"summary": "not a table"}))
     assert q.checks[2].ok is None and q.checks[3].ok is None

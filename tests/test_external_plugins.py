@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tensorforge.api import run_prediction
-from tensorforge.plugins import PluginHost
+from tensorforge.host.plugin_host import PluginHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -39,7 +39,7 @@ BROKEN = {
     "broken-misspelled-hook": "unknown hook 'tensorforge_register_target' "
     "(did you mean 'tensorforge_register_targets'?)",
     "broken-raises": "tensorforge_register_targets raised RuntimeError: board table missing",
-    "broken-wrong-type": "plugin 'broken-wrong-type' registered a dict as a target; expected tensorforge.target.Target",
+    "broken-wrong-type": "plugin 'broken-wrong-type' registered a dict as a target; expected tensorforge.hardware.target.Target",
     "rtx3050-impostor": "plugin 'rtx3050-impostor' (distribution tf-broken-example 0.0.1) registered target "
     "'rtx3050-laptop', a name reserved by the shipped plugin 'rtx3050' "
     "(distribution tf-rtx3050 0.1.0)",
@@ -165,9 +165,10 @@ def test_a_slow_import_is_a_warning_not_an_error(installed, monkeypatch):
 
 
 def test_the_helpers_pass_for_the_external_plugins(installed):
-    from tensorforge.testing import check_target, check_workload_kind
     import tf_attention
     import tf_edge_npu
+
+    from tensorforge.testing import check_target, check_workload_kind
 
     check_target(tf_edge_npu.EDGE_NPU)
     predictions = check_workload_kind(tf_attention.Attention(), target=tf_edge_npu.EDGE_NPU)

@@ -6,7 +6,6 @@ Each ends in one line naming the file, exit 2, no traceback and no hang (a FIFO 
 import os
 
 import pytest
-
 from fault_catalogue import Case, check, ids
 
 pytestmark = pytest.mark.timeout(120)

@@ -2,7 +2,6 @@
 are not key=value, and the plugin-selection and option mistakes a user makes at the prompt."""
 
 import pytest
-
 from fault_catalogue import Case, check, ids
 
 pytestmark = pytest.mark.timeout(120)

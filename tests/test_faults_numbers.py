@@ -8,7 +8,6 @@ line, exit 2, before any work."""
 from pathlib import Path
 
 import pytest
-
 from fault_catalogue import Case, check, ids
 
 pytestmark = pytest.mark.timeout(120)

@@ -11,7 +11,6 @@ import subprocess
 import time
 
 import pytest
-
 from fault_catalogue import TENSORFORGE, Case, check, ids
 
 pytestmark = pytest.mark.timeout(180)
@@ -166,7 +165,7 @@ def _start_run(folder, *extra, env=None):
 
 
 def test_a_second_run_on_the_same_capture_is_refused_while_the_first_holds_it(tmp_path):
-    from tensorforge.output import claim
+    from tensorforge.files.output import claim
 
     with claim(tmp_path / "cap.json", "capture"):  # another command is writing it
         proc = _start_run(tmp_path, *RUN, "-o", "cap.json")

@@ -7,12 +7,11 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fault_catalogue import Case, check, ids
+from golden import HOST_CPU_RUN
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("clean_plugin_env")]
 
@@ -144,10 +143,10 @@ def test_rightsize_over_the_default_suite_and_every_target_answers(tmp_path):
 
 
 def test_report_without_matplotlib_says_how_to_get_the_plots(tmp_path, monkeypatch):
-    from tensorforge.cli import make_cli
-    from tensorforge.plugins import PluginHost
+    from tensorforge.cli.main import make_cli
+    from tensorforge.host.plugin_host import PluginHost
 
-    capture = Path(__file__).resolve().parent.parent / "captures" / "host-cpu-2core.json"
+    capture = HOST_CPU_RUN
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the report extra were not installed
     out = tmp_path / "r.html"
     result = CliRunner().invoke(make_cli(PluginHost), ["report", str(capture), "-o", str(out)])

@@ -1,4 +1,4 @@
-"""One reader for every document a user hands in (tensorforge/fileio.py): each of the six
+"""One reader for every document a user hands in (tensorforge/files/documents.py): each of the six
 readers (suite, ceilings, target file, capture, prices, transformer config) refuses a file
 that is not UTF-8, a FIFO, a folder, a missing file or bad syntax in one line naming the file,
 with exit status 2 and no traceback."""
@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from golden import H200_RUN
 
-from tensorforge.cli import main, make_cli
+from tensorforge.cli.main import main, make_cli
 from tensorforge.errors import TensorForgeError
-from tensorforge.fileio import read_document, read_json, read_text, read_toml
+from tensorforge.files.documents import read_document, read_json, read_text, read_toml
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
-CAPTURE = Path(__file__).parent.parent / "captures" / "h200-default-run.json"
+CAPTURE = H200_RUN
 
 
 def _fifo(path: Path) -> Path:
@@ -265,7 +266,7 @@ def test_a_broken_gzip_file_is_one_line_naming_it(tmp_path, content, message):
 
 
 def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
-    import tensorforge.fileio as fileio
+    import tensorforge.files.documents as fileio
 
     monkeypatch.setattr(fileio, "MAX_UNPACKED_BYTES", 1000)
     path = tmp_path / "bomb.json.gz"

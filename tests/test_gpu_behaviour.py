@@ -28,7 +28,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def session():
-    from tensorforge_ops.measure.torch_cuda import TorchCudaBackend
+    from tf_cuda.backend import TorchCudaBackend
 
     s = TorchCudaBackend().open(0)
     yield s
@@ -59,8 +59,9 @@ def _cycles_for(seconds):
 
 
 def test_event_timing_matches_a_known_kernel_duration(session):
-    from tensorforge_ops.measure.cuda_timing import time_cuda
-    from tensorforge_ops.measure.timing import TimingPolicy
+    from tf_cuda.timing import time_cuda
+
+    from tensorforge_measure.measure.timing import TimingPolicy
 
     cycles = _cycles_for(0.02)  # a ~20 ms spin
     known = _wall_seconds(_spin(cycles))
@@ -93,7 +94,7 @@ def test_the_flush_sends_an_l2_sized_operand_back_to_dram(session):
     assert l2 > 0 and session.flush_bytes >= l2
     data = torch.ones(l2 // 2 // 4, dtype=torch.float32, device=session.device)  # half of L2
     out = torch.empty((), dtype=torch.float32, device=session.device)
-    # the harness's write flush (tensorforge_ops.measure.cuda_timing): flush_bytes of int32 zeros
+    # the harness's write flush (tf_cuda.timing): flush_bytes of int32 zeros
     flush = torch.empty(session.flush_bytes // 4, dtype=torch.int32, device=session.device)
 
     def read():
@@ -108,10 +109,10 @@ def test_the_flush_sends_an_l2_sized_operand_back_to_dram(session):
 
 
 def test_probe_ceilings_are_positive_and_below_the_datasheet_peaks(session):
-    from tensorforge.plugins import PluginHost
-    from tensorforge.target import datasheet_ceilings
-    from tensorforge_ops.calibrate.store import run_probes
-    from tensorforge_ops.host import OpsHost
+    from tensorforge.hardware.target import datasheet_ceilings
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge_measure.calibrate.store import run_probes
+    from tensorforge_measure.host import OpsHost
 
     core = PluginHost()
     target = next(

@@ -4,8 +4,7 @@ after an idle moment the first replays run slow, and those must not become timed
 import time
 
 import pytest
-
-from tensorforge_ops.measure import cuda_modes
+from tf_cuda import modes as cuda_modes
 
 
 class _Graph:
@@ -49,7 +48,7 @@ def test_warm_up_stops_at_its_time_share_when_never_steady(monkeypatch):
 
 
 def test_the_burst_timing_records_the_pairs_its_warm_up_ran(monkeypatch):
-    from tensorforge_ops.measure.timing import TimingPolicy
+    from tensorforge_measure.measure.timing import TimingPolicy
 
     monkeypatch.setattr(time, "sleep", lambda s: None)
     graph = _Graph([2.0, 1.5, 1.0])

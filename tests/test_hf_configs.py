@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tensorforge.bound.model import predict
 from tensorforge.errors import TensorForgeError
-from tensorforge.model import predict
-from tensorforge.precision import DTYPE_BYTES
-from tensorforge.suite import resolve_spec
+from tensorforge.workloads.precision import DTYPE_BYTES
+from tensorforge.workloads.suite import resolve_spec
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -2,7 +2,7 @@
 
 import gc
 
-from tensorforge_ops.measure.host_state import TEARDOWN_CUPTI, cupti_teardown_default, gc_paused
+from tensorforge_measure.measure.host_state import TEARDOWN_CUPTI, cupti_teardown_default, gc_paused
 
 
 def test_cupti_is_torn_down_after_profiling_unless_the_user_said_otherwise():

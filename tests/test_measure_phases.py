@@ -8,11 +8,12 @@ import contextlib
 
 import attrs
 import pytest
+from tf_cuda.sustained import SteadyState
 
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.api import (
+from tensorforge.bound.model import predict
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.api import (
     CalibrationProbe,
     DeviceInfo,
     MeasurementBackend,
@@ -22,18 +23,17 @@ from tensorforge_ops.api import (
     TelemetrySource,
     WorkloadBuilder,
 )
-from tensorforge_ops.calibrate import store as calibration
-from tensorforge_ops.capture.convert import from_document, to_document
-from tensorforge_ops.capture.runner import Run, RunOptions
-from tensorforge_ops.capture.summary import summary_text
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.measure.cuda_sustained import SteadyState
-from tensorforge_ops.measure.phases import ModeTiming, PhaseResult
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimedSamples
-from tensorforge_ops.measure.trace_attribution import Activity, Iteration, summarize_iterations
-from tensorforge_ops.measure.trace_window import WorkloadTrace
+from tensorforge_measure.calibrate import store as calibration
+from tensorforge_measure.capture.convert import from_document, to_document
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure.phases import ModeTiming, PhaseResult
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure.measure.trace_attribution import Activity, Iteration, summarize_iterations
+from tensorforge_measure.measure.trace_window import WorkloadTrace
+from tensorforge_measure.report.summary import summary_text
+from tensorforge_measure.run.runner import Run, RunOptions
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -166,22 +166,22 @@ class Plugin:
         self.sustained_probe = sustained_probe
 
     @hookimpl
-    def tensorforge_ops_register_backends(self, register):
+    def tensorforge_measure_register_backends(self, register):
         register(FakeBackend(self))
 
     @hookimpl
-    def tensorforge_ops_register_builders(self, register):
+    def tensorforge_measure_register_builders(self, register):
         register(Noop())
 
     @hookimpl
-    def tensorforge_ops_register_probes(self, register):
+    def tensorforge_measure_register_probes(self, register):
         # registered sustained first: the store must still run it last
         if self.sustained_probe:
             register(Probe("a-sustained", "sustained", SUSTAINED))
         register(Probe("b-burst", "burst", BURST))
 
     @hookimpl
-    def tensorforge_ops_register_telemetry(self, register):
+    def tensorforge_measure_register_telemetry(self, register):
         register(Telemetry(self))
 
 
@@ -196,9 +196,8 @@ def core():
 
 
 def bound(core, ceilings) -> dict[str, float]:
-    from tensorforge.target import Ceilings
-
-    from tensorforge_ops.calibrate.store import COMPUTE_ALLOWANCE
+    from tensorforge.hardware.target import Ceilings
+    from tensorforge_measure.calibrate.store import COMPUTE_ALLOWANCE
 
     # the probes' rates, raised by the allowance as the calibration raises them
     rates = ceilings["compute"] if len(ceilings["compute"]) > 2 else {**BURST["compute"], **ceilings["compute"]}
@@ -366,9 +365,9 @@ def test_run_options_reach_the_plan(core, times, operators):
 def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times, operators):
     import copy
 
-    from tensorforge_ops.capture.document import seal
-    from tensorforge_ops.policy.evidence import Evidence
-    from tensorforge_ops.policy.gate import gate
+    from tensorforge_measure.capture.document import seal
+    from tensorforge_measure.policy.evidence import Evidence
+    from tensorforge_measure.policy.gate import gate
 
     base = run(core, Plugin(times, operators))
     evidence = lambda doc, path: Evidence(path, seal(from_document(doc)))
@@ -384,7 +383,7 @@ def test_the_gate_compares_only_timings_of_the_same_regime_and_mode(core, times,
 
 
 def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators, tmp_path):
-    from tensorforge_ops.capture.document import verify, write_capture
+    from tensorforge_measure.capture.document import verify, write_capture
 
     doc = run(core, Plugin(times, operators))
     path = tmp_path / "cap.json"
@@ -397,10 +396,10 @@ def test_verify_recomputes_the_statistics_of_every_timing(core, times, operators
 
 
 def test_report_shows_both_regimes_and_the_operators(core, times, operators):
-    from tensorforge_ops.capture.document import seal
-    from tensorforge_ops.report.facts import build_facts
-    from tensorforge_ops.report.html import report_page
-    from tensorforge_ops.report.markdown import render_markdown
+    from tensorforge_measure.capture.document import seal
+    from tensorforge_measure.report.facts import build_facts
+    from tensorforge_measure.report.html import report_page
+    from tensorforge_measure.report.markdown import render_markdown
 
     doc = seal(from_document(run(core, Plugin(times, operators))))
     facts = build_facts(doc)
@@ -427,7 +426,7 @@ def test_report_shows_both_regimes_and_the_operators(core, times, operators):
 def test_the_launch_levels_evidence_is_the_traced_idle_time_per_kernel():
     """GraphRecord.idle_per_activity_s: idle time between the traced graph's kernels per call over
     kernels per call (the H200's decode step: ~0.1 us at the lower launch level, ~0.45 us upper)."""
-    from tensorforge_ops.capture.workload_measurement import idle_per_activity
+    from tensorforge_measure.run.workload_measurement import idle_per_activity
 
     operators = ["a", "b", "c", "d"]
     trace = fake_trace(operators, 5e-6, gap_s=0.45e-6)

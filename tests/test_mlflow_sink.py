@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from golden import H200_RUN
 
 try:
+    import alembic  # noqa: F401
     import mlflow  # noqa: F401
     import sqlalchemy  # noqa: F401
-    import alembic  # noqa: F401
     from mlflow.tracking import MlflowClient
     from tf_mlflow.content import build, workload_keys
     from tf_mlflow.sink import MlflowSink
@@ -29,11 +30,11 @@ except ImportError as exc:  # the plugin is optional: Ops works without it
         allow_module_level=True,
     )
 
-from tensorforge.cli import make_cli
-from tensorforge_ops.capture.document import read_capture, verify
+from tensorforge.cli.main import make_cli
+from tensorforge_measure.capture.document import read_capture, verify
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_CAPTURE = REPO / "captures" / "h200-default-run.json"
+REAL_CAPTURE = H200_RUN
 LABELS = "PREDICTED,MEASURED,CALIBRATED,DIAGNOSTIC,POLICY"
 # MLflow 3.17's SQLite store uses a loader strategy SQLAlchemy 2.1 deprecates: theirs, not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy:DeprecationWarning")
@@ -351,13 +352,13 @@ def test_content_of_a_capture_is_deterministic():
 
 ISOLATION = textwrap.dedent(r"""
     import json, sys
-    import tensorforge, tensorforge.cli
-    import tensorforge_ops.core_plugin, tensorforge_ops.capture.export, tensorforge_ops.capture.runner
-    from tensorforge_ops.host import OpsHost
-    from tensorforge_ops.capture.export import resolve_sinks
+    import tensorforge, tensorforge.cli.main
+    import tensorforge_measure.core_plugin, tensorforge_measure.run.export, tensorforge_measure.run.runner
+    from tensorforge_measure.host import OpsHost
+    from tensorforge_measure.run.export import resolve_sinks
     from click.testing import CliRunner
     sinks = [s.name for s in resolve_sinks(OpsHost(), ["mlflow"])]   # the plugin module is loaded
-    listed = CliRunner().invoke(tensorforge.cli.make_cli(), ["list-plugins"])
+    listed = CliRunner().invoke(tensorforge.cli.main.make_cli(), ["list-plugins"])
     print(json.dumps({"sinks": sinks, "listed": "sinks: mlflow" in listed.output,
                       "leaked": sorted(m for m in sys.modules if m.split(".")[0] == "mlflow")}))
 """)

@@ -2,27 +2,24 @@
 summary of the real H200 capture."""
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import attrs
 import numpy as np
-from committed import capture_stem, committed
 import pytest
+from golden import COMPLETE, H200_RUN, ids
+from tf_cuda.telemetry import CAVEAT
 
-from tensorforge.units import seconds, si
-from tensorforge_ops.capture.bottleneck import FOOTNOTE
-from tensorforge_ops.capture.compare import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
-from tensorforge_ops.capture.convert import to_document
-from tensorforge_ops.capture.document import read_capture
-from tensorforge_ops.capture.sections.measured import FailedMeasurement, Measurement
-from tensorforge_ops.capture.summary import summary_text
-from tensorforge_ops.measure.stats import SampleStats
-from tensorforge_ops.telemetry.nvml import CAVEAT
+from tensorforge.cli.units import seconds, si
+from tensorforge_measure.capture.convert import to_document
+from tensorforge_measure.capture.document import read_capture
+from tensorforge_measure.capture.sections.measured import FailedMeasurement, Measurement
+from tensorforge_measure.compare.bottleneck import FOOTNOTE
+from tensorforge_measure.compare.workload import MIN_TOLERANCE, ape, bound_tolerance, compare_workload
+from tensorforge_measure.measure.stats import SampleStats
+from tensorforge_measure.report.summary import summary_text
 
-ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT / "captures" / "h200-default-run.json"
-REAL_RTX = ROOT / "captures" / "rtx3050-laptop-measured-on-h200.json"
+REAL = H200_RUN
 
 
 def pred(latency_s, bottleneck="compute"):
@@ -46,7 +43,7 @@ def spread_samples(p50, rel_iqr, n=25):
 
 def ok(p50, rel_iqr=0.0, samples=None):
     samples = spread_samples(p50, rel_iqr) if samples is None else tuple(samples)
-    from tensorforge_ops.measure.stats import summarize
+    from tensorforge_measure.measure.stats import summarize
 
     return Measurement(
         math_mode="fp32",
@@ -279,14 +276,10 @@ def test_summary_of_real_capture(real_doc):
     assert lines[-1] == (f"run took {doc['provenance']['duration_s']} s; digest {doc['digest']['value'][:16]}...")
 
 
-REAL_CAPTURES = [p for p in committed(ROOT / "captures") if (p.parent / f"{capture_stem(p)}.summary.txt").exists()]
-
-
-@pytest.mark.parametrize("capture", REAL_CAPTURES, ids=[capture_stem(p) for p in REAL_CAPTURES])
+@pytest.mark.parametrize("capture", COMPLETE, ids=ids(COMPLETE))
 def test_summary_rows_follow_from_the_capture(capture):
     """Every workload's row says what the capture's numbers say (not: equals a file the same
     code wrote): its measured p50 and its bound check, recomputed from the raw samples."""
-    assert REAL in REAL_CAPTURES and REAL_RTX in REAL_CAPTURES
     cap = read_capture(capture)
     lines = summary_text(cap).splitlines()
     measured = cap.measured.workloads if hasattr(cap.measured, "workloads") else {}

@@ -5,17 +5,18 @@ import json
 import shutil
 import types
 
+from golden import H200_RUN
 import pytest
 from click.testing import CliRunner
 
-import tensorforge_ops.core_plugin as core_plugin
-from tensorforge_ops.api import CaptureSink, ExportResult
-from tensorforge_ops.capture.convert import to_document
-from tensorforge_ops.capture.document import read_capture, verify
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import OpsHost
+import tensorforge_measure.core_plugin as core_plugin
+from tensorforge_measure.api import CaptureSink, ExportResult
+from tensorforge_measure.capture.convert import to_document
+from tensorforge_measure.capture.document import read_capture, verify
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import OpsHost
 
-REAL_CAPTURE = "captures/h200-default-run.json"
+REAL_CAPTURE = H200_RUN
 
 
 class RecordingSink(CaptureSink):
@@ -37,11 +38,11 @@ def sinks(monkeypatch):
     plugin = types.ModuleType("sinks_plugin")
 
     @hookimpl
-    def tensorforge_ops_register_sinks(register):
+    def tensorforge_measure_register_sinks(register):
         for sink in made.values():
             register(sink)
 
-    plugin.tensorforge_ops_register_sinks = tensorforge_ops_register_sinks
+    plugin.tensorforge_measure_register_sinks = tensorforge_measure_register_sinks
     host = OpsHost(extra_plugins=(("test-sinks", plugin),))
     monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
     monkeypatch.delenv("TENSORFORGE_EXPORT", raising=False)

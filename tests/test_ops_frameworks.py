@@ -8,14 +8,14 @@ import contextlib
 import pytest
 
 from tensorforge.errors import TensorForgeError
-from tensorforge.plugins import PluginHost
-from tensorforge_ops.capture.convert import from_document, to_document
-from tensorforge_ops.api import DeviceInfo, MeasurementBackend, Prepared, Session, TelemetrySource, WorkloadBuilder
-from tensorforge_ops.measure.timing import TimedSamples
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.capture.runner import Run, RunOptions
-from tensorforge_ops.measure.stats import summarize
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, TelemetrySource, WorkloadBuilder
+from tensorforge_measure.capture.convert import from_document, to_document
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure.run.runner import Run, RunOptions
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -66,17 +66,17 @@ class Plugin:
         self.backends, self.builders, self.telemetry = backends, builders, telemetry
 
     @hookimpl
-    def tensorforge_ops_register_backends(self, register):
+    def tensorforge_measure_register_backends(self, register):
         for b in self.backends:
             register(b)
 
     @hookimpl
-    def tensorforge_ops_register_builders(self, register):
+    def tensorforge_measure_register_builders(self, register):
         for b in self.builders:
             register(b)
 
     @hookimpl
-    def tensorforge_ops_register_telemetry(self, register):
+    def tensorforge_measure_register_telemetry(self, register):
         for t in self.telemetry:
             register(t)
 
@@ -188,7 +188,7 @@ def test_named_workloads_replace_the_backend_suite(core):
 
 
 def test_summary_renders_a_self_describing_telemetry_window(core):
-    from tensorforge_ops.capture.summary import summary_text
+    from tensorforge_measure.report.summary import summary_text
 
     doc, _ = run(core, fake_ops())
     text = summary_text(from_document(doc))

@@ -9,12 +9,12 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.cli import make_cli
+from tensorforge.cli.main import make_cli
+from tensorforge.host.plugin_host import PluginHost
 from tensorforge.testing import command_names
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge_ops import hookspecs
-from tensorforge_ops.api import (
+from tensorforge.workloads.suite import resolve_spec
+from tensorforge_measure import hookspecs
+from tensorforge_measure.api import (
     NO_VERDICT,
     CalibrationProbe,
     CaptureSink,
@@ -27,13 +27,13 @@ from tensorforge_ops.api import (
     Verdict,
     WorkloadBuilder,
 )
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import HOOKS, OpsHost
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import HOOKS, OpsHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 SPEC_NAMES = sorted(
-    name for name, value in vars(hookspecs).items() if name.startswith("tensorforge_ops_") and callable(value)
+    name for name, value in vars(hookspecs).items() if name.startswith("tensorforge_measure_") and callable(value)
 )
 
 
@@ -109,15 +109,15 @@ def module(name, **functions):
 def complete_plugin(suffix=""):
     return module(
         f"complete{suffix}",
-        tensorforge_ops_register_backends=lambda register: register(Backend("test-backend" + suffix)),
-        tensorforge_ops_register_builders=lambda register: (
+        tensorforge_measure_register_backends=lambda register: register(Backend("test-backend" + suffix)),
+        tensorforge_measure_register_builders=lambda register: (
             register(Builder("gemm", "test-backend" + suffix)),
             register(Builder("conv2d", "test-backend" + suffix)),
         ),
-        tensorforge_ops_register_probes=lambda register: register(Probe("test-probe" + suffix)),
-        tensorforge_ops_register_telemetry=lambda register: register(Telemetry("test-telemetry" + suffix)),
-        tensorforge_ops_register_policies=lambda register: register(GatePolicy("test-gate" + suffix)),
-        tensorforge_ops_register_sinks=lambda register: register(Sink("test-sink" + suffix)),
+        tensorforge_measure_register_probes=lambda register: register(Probe("test-probe" + suffix)),
+        tensorforge_measure_register_telemetry=lambda register: register(Telemetry("test-telemetry" + suffix)),
+        tensorforge_measure_register_policies=lambda register: register(GatePolicy("test-gate" + suffix)),
+        tensorforge_measure_register_sinks=lambda register: register(Sink("test-sink" + suffix)),
     )
 
 
@@ -129,13 +129,13 @@ def test_every_ops_hook_spec_is_documented_and_hosted():
     assert len(SPEC_NAMES) == 6
     for name in SPEC_NAMES:
         fn = getattr(hookspecs, name)
-        assert getattr(fn, "tensorforge_ops_spec", None) is not None, name
+        assert getattr(fn, "tensorforge_measure_spec", None) is not None, name
         doc = inspect.getdoc(fn)
         assert doc and len(doc.splitlines()) >= 3, name
         assert "register(" in doc and "Return nothing." in doc, name
         assert list(inspect.signature(fn).parameters) == ["register"]
-    assert hookspecs.PROJECT == hookspecs.ENTRY_POINT_GROUP == "tensorforge_ops"
-    assert "no verdict: <what is missing>" in inspect.getdoc(hookspecs.tensorforge_ops_register_policies)
+    assert hookspecs.PROJECT == hookspecs.ENTRY_POINT_GROUP == "tensorforge_measure"
+    assert "no verdict: <what is missing>" in inspect.getdoc(hookspecs.tensorforge_measure_register_policies)
 
 
 def test_complete_plugin_registers_through_all_six_hooks():
@@ -200,25 +200,28 @@ def broken_plugins():
 
     return (
         ("a-good", complete_plugin()),
-        ("wrong-type", module("wrong_type", tensorforge_ops_register_builders=lambda register: register(object()))),
-        ("wrong-kind", module("wrong_kind", tensorforge_ops_register_probes=lambda register: register(Telemetry()))),
+        ("wrong-type", module("wrong_type", tensorforge_measure_register_builders=lambda register: register(object()))),
+        (
+            "wrong-kind",
+            module("wrong_kind", tensorforge_measure_register_probes=lambda register: register(Telemetry())),
+        ),
         (
             "duplicate",
             module(
                 "duplicate",
-                tensorforge_ops_register_backends=lambda register: register(Backend("dup-backend")),
-                tensorforge_ops_register_probes=dup_probe,
+                tensorforge_measure_register_backends=lambda register: register(Backend("dup-backend")),
+                tensorforge_measure_register_probes=dup_probe,
             ),
         ),
         (
             "misspelled",
-            module("misspelled", tensorforge_ops_register_backend=lambda register: register(Backend("misspelled"))),
+            module("misspelled", tensorforge_measure_register_backend=lambda register: register(Backend("misspelled"))),
         ),
         (
             "bad-name",
-            module("bad_name", tensorforge_ops_register_backends=lambda register: register(Backend("Bad Name"))),
+            module("bad_name", tensorforge_measure_register_backends=lambda register: register(Backend("Bad Name"))),
         ),
-        ("raiser", module("raiser", tensorforge_ops_register_telemetry=lambda register: 1 / 0)),
+        ("raiser", module("raiser", tensorforge_measure_register_telemetry=lambda register: 1 / 0)),
         ("z-good", complete_plugin("-2")),
     )
 
@@ -232,15 +235,15 @@ def test_broken_plugins_are_reported_by_name(broken_host):
     errors = {r.name: r.error for r in broken_host.broken()}
     assert errors == {
         "wrong-type": "plugin 'wrong-type' registered a object as a builder; expected "
-        "tensorforge_ops.api.WorkloadBuilder",
+        "tensorforge_measure.api.WorkloadBuilder",
         "wrong-kind": "plugin 'wrong-kind' registered a Telemetry as a probe; expected "
-        "tensorforge_ops.api.CalibrationProbe",
+        "tensorforge_measure.api.CalibrationProbe",
         "duplicate": "plugin 'duplicate' registered probe 'dup-probe' twice",
-        "misspelled": "unknown hook 'tensorforge_ops_register_backend' "
-        "(did you mean 'tensorforge_ops_register_backends'?)",
+        "misspelled": "unknown hook 'tensorforge_measure_register_backend' "
+        "(did you mean 'tensorforge_measure_register_backends'?)",
         "bad-name": "plugin 'bad-name' registered a backend with invalid name 'Bad Name' "
         "(must be a non-empty lowercase string)",
-        "raiser": "tensorforge_ops_register_telemetry raised ZeroDivisionError: division by zero",
+        "raiser": "tensorforge_measure_register_telemetry raised ZeroDivisionError: division by zero",
     }
 
 
@@ -286,7 +289,7 @@ def test_duplicate_telemetry_error_spells_the_kind():
         load_entry_points=False,
         extra_plugins=(
             ("first", complete_plugin()),
-            ("second", module("again", tensorforge_ops_register_telemetry=again)),
+            ("second", module("again", tensorforge_measure_register_telemetry=again)),
         ),
     )
     assert host.reports["second"].error.startswith(
@@ -295,10 +298,10 @@ def test_duplicate_telemetry_error_spells_the_kind():
 
 
 def test_hook_with_unknown_argument_fails_to_register():
-    def tensorforge_ops_register_backends(register, device):
+    def tensorforge_measure_register_backends(register, device):
         register(Backend())
 
-    plugin = module("extra_arg", tensorforge_ops_register_backends=tensorforge_ops_register_backends)
+    plugin = module("extra_arg", tensorforge_measure_register_backends=tensorforge_measure_register_backends)
     host = OpsHost(load_entry_points=False, extra_plugins=(("extra-arg", plugin), ("good", complete_plugin())))
     error = host.reports["extra-arg"].error
     assert error.startswith("failed to register: PluginValidationError: ")
@@ -307,23 +310,23 @@ def test_hook_with_unknown_argument_fails_to_register():
 
 
 def test_broken_entry_point_plugin_is_isolated(make_plugin, monkeypatch):
-    """Plugins found through the real 'tensorforge_ops' entry-point group, as a stranger's are."""
-    make_plugin("ops-import-error", "raise ImportError('needs rocm')\n", group="tensorforge_ops")
+    """Plugins found through the real 'tensorforge_measure' entry-point group, as a stranger's are."""
+    make_plugin("ops-import-error", "raise ImportError('needs rocm')\n", group="tensorforge_measure")
     make_plugin(
         "ops-stranger",
         """
-        from tensorforge_ops.api import MeasurementBackend
-        from tensorforge_ops.hookspecs import hookimpl
+        from tensorforge_measure.api import MeasurementBackend
+        from tensorforge_measure.hookspecs import hookimpl
 
         class Stranger(MeasurementBackend):
             name = "stranger"
 
         @hookimpl
-        def tensorforge_ops_register_backends(register):
+        def tensorforge_measure_register_backends(register):
             register(Stranger())
     """,
         dist="tfops-stranger",
-        group="tensorforge_ops",
+        group="tensorforge_measure",
     )
     host = OpsHost()
     assert host.reports["ops-import-error"].error == "failed to load: ImportError: needs rocm"

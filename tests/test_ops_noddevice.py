@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tensorforge_ops.capture.document import read_capture, verify
-from tensorforge_ops.capture.model import SCHEMA, SCHEMA_VERSION
-from tensorforge_ops.capture.summary import summary_text
+from tensorforge_measure.capture.document import read_capture, verify
+from tensorforge_measure.capture.model import SCHEMA, SCHEMA_VERSION
+from tensorforge_measure.report.summary import summary_text
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -12,15 +12,14 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-import tensorforge.cli
-from tensorforge.cli import make_cli
+import tensorforge.cli.main
+from tensorforge.bound.model import predict
+from tensorforge.cli.main import make_cli
 from tensorforge.errors import TensorForgeError
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve, resolve_spec
-from tensorforge_ops import core_plugin
-from tensorforge_ops.calibrate import store as calibration
-from tensorforge_ops.api import (
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve, resolve_spec
+from tensorforge_measure import core_plugin
+from tensorforge_measure.api import (
     CalibrationProbe,
     DeviceInfo,
     MeasurementBackend,
@@ -30,14 +29,15 @@ from tensorforge_ops.api import (
     TelemetrySource,
     WorkloadBuilder,
 )
-from tensorforge_ops.capture.convert import from_document, to_document
-from tensorforge_ops.capture.document import verify, write_capture
-from tensorforge_ops.measure.timing import TimedSamples
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.capture.runner import Run, RunOptions
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.capture.summary import summary_text
+from tensorforge_measure.calibrate import store as calibration
+from tensorforge_measure.capture.convert import from_document, to_document
+from tensorforge_measure.capture.document import verify, write_capture
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure.report.summary import summary_text
+from tensorforge_measure.run.runner import Run, RunOptions
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -171,20 +171,20 @@ class FakePlugin:
         self.probe = FakeProbe()
 
     @hookimpl
-    def tensorforge_ops_register_backends(self, register):
+    def tensorforge_measure_register_backends(self, register):
         register(self.backend)
 
     @hookimpl
-    def tensorforge_ops_register_builders(self, register):
+    def tensorforge_measure_register_builders(self, register):
         register(self.gemm)
         register(OomConv())
 
     @hookimpl
-    def tensorforge_ops_register_probes(self, register):
+    def tensorforge_measure_register_probes(self, register):
         register(self.probe)
 
     @hookimpl
-    def tensorforge_ops_register_telemetry(self, register):
+    def tensorforge_measure_register_telemetry(self, register):
         register(FakeTelemetry())
 
 
@@ -560,7 +560,7 @@ def test_interrupted_run_via_main_writes_incomplete_capture(fake_cli, samples, t
     fake_cli(plugin)
     out = tmp_path / "cap.json"
     with pytest.raises(SystemExit) as exit_info:
-        tensorforge.cli.main(
+        tensorforge.cli.main.main(
             [
                 "run",
                 "-t",

@@ -1,4 +1,4 @@
-"""The one rule for files TensorForge writes (tensorforge/output.py): '-' is standard output;
+"""The one rule for files TensorForge writes (tensorforge/files/output.py): '-' is standard output;
 devices, FIFOs and descriptor names are written in place, never renamed over; an existing file
 needs --force; new files are published without replacing one that appeared meanwhile; a file
 being written is locked against a second writer."""
@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from tensorforge.errors import TensorForgeError
-from tensorforge.output import claim, write_output
+from tensorforge.files.output import claim, write_output
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,7 +76,7 @@ def test_a_second_writer_of_the_same_file_fails_at_once_naming_the_holder(tmp_pa
 def test_the_lock_dies_with_its_process(tmp_path):
     target = tmp_path / "cap.json"
     code = (
-        "import sys, os; from tensorforge.output import claim; c = claim(sys.argv[1], 'capture'); "
+        "import sys, os; from tensorforge.files.output import claim; c = claim(sys.argv[1], 'capture'); "
         "print('held', flush=True); os._exit(0)"
     )
     done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=120)
@@ -139,7 +139,7 @@ def test_a_fifo_with_a_reader_receives_the_text(tmp_path):
 def test_dev_stdout_is_the_open_descriptor_and_appends_where_the_shell_appends(tmp_path):
     log = tmp_path / "log.txt"
     log.write_text("earlier line\n")
-    code = "from tensorforge.output import write_output; write_output('/dev/stdout', 'new line\\n', 'report')"
+    code = "from tensorforge.files.output import write_output; write_output('/dev/stdout', 'new line\\n', 'report')"
     with open(log, "a") as handle:
         subprocess.run([sys.executable, "-c", code], stdout=handle, check=True, timeout=120)
     assert log.read_text() == "earlier line\nnew line\n"

@@ -5,15 +5,15 @@ target file. Adding a hook without documenting and testing it fails here."""
 
 import collections.abc
 import inspect
-import typing
 import re
+import typing
 from pathlib import Path
 
 import pytest
 
-import tensorforge_ops.hookspecs as ops_hookspecs
+import tensorforge_measure.hookspecs as ops_hookspecs
 from tensorforge import hookspecs as core_hookspecs
-from tensorforge.target_file import target_from_toml
+from tensorforge.hardware.target_file import target_from_toml
 from tensorforge.testing import check_target
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,10 +72,10 @@ def documented():
 
 def test_the_spec_modules_hold_both_sides_hooks():
     specs = hook_specs()
-    assert {"tensorforge_register_workloads", "tensorforge_ops_register_builders"} <= set(specs)
+    assert {"tensorforge_register_workloads", "tensorforge_measure_register_builders"} <= set(specs)
     # every hook the plugin managers know about is a spec found above
-    from tensorforge.plugins import PluginHost
-    from tensorforge_ops.host import OpsHost
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge_measure.host import OpsHost
 
     for host in (PluginHost(load_entry_points=False), OpsHost(load_entry_points=False)):
         with_spec = {n for n, caller in vars(host.pm.hook).items() if getattr(caller, "spec", None)}
@@ -133,7 +133,7 @@ def test_the_guide_names_every_plugin_option_and_variable():
         "check_target",
         "check_mapping_strategy",
         "assert_loaded",
-        "tensorforge.pytest_plugin",
+        "tensorforge.testing.pytest_plugin",
         "tensorforge_host",
         "tensorforge_cli",
         "list-plugins",

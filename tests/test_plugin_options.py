@@ -11,10 +11,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.cli import main, make_cli
+from tensorforge.cli.main import main, make_cli
 from tensorforge.errors import TensorForgeError
-from tensorforge.plugin_options import PluginOptions
-from tensorforge.plugins import PluginHost
+from tensorforge.host.options import PluginOptions
+from tensorforge.host.plugin_host import PluginHost
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -162,9 +162,9 @@ def test_trace_reaches_the_ops_side_and_pluggy_dispatch(monkeypatch, capsys):
     host.all_reports()  # the Ops side loads its own plugins
     host.pm.hook.tensorforge_plugin_reports(host=host)  # a call through pluggy itself
     text = capsys.readouterr().err
-    assert re.search(r"^trace: ops load torch-cuda \(tensorforge_ops\.builtin\) ", text, re.M)
+    assert re.search(r"^trace: ops load torch-cuda \(tensorforge_measure\.builtin\) ", text, re.M)
     assert re.search(
-        r"^trace: ops call gemm-torch tensorforge_ops_register_builders \d+\.\d\d ms -> "
+        r"^trace: ops call gemm-torch tensorforge_measure_register_builders \d+\.\d\d ms -> "
         r"registered gemm@\S+$",
         text,
         re.M,

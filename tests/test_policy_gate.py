@@ -19,25 +19,25 @@ import attrs
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from golden import H200_RERUN, H200_RUN
+from tf_cuda.telemetry import SLOWDOWN_REASONS
 
-from tensorforge.cli import make_cli
-from tensorforge.plugins import PluginHost
-
-from tensorforge.serialize import canonical_json
-from tensorforge_ops.capture.compare import compare_workload
-from tensorforge_ops.capture.convert import converter, to_document
-from tensorforge_ops.capture.document import seal_document, verify
-from tensorforge_ops.capture.telemetry_window import window_from_source
-from tensorforge_ops.capture.sections.measured import WorkloadMeasurement
-from tensorforge_ops.telemetry.nvml import SLOWDOWN_REASONS
-from tensorforge_ops.policy.gate import GateSettings
-from tensorforge_ops.measure.stats import summarize
+from tensorforge.cli.main import make_cli
+from tensorforge.files.serialize import canonical_json
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.capture.convert import converter, to_document
+from tensorforge_measure.capture.document import seal_document, verify
+from tensorforge_measure.capture.sections.measured import WorkloadMeasurement
+from tensorforge_measure.capture.telemetry_window import window_from_source
+from tensorforge_measure.compare.workload import compare_workload
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.policy.gate import GateSettings
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = ROOT / "captures" / "h200-default-run.json"
-RERUN = ROOT / "captures" / "h200-rerun-reused-calibration.json"
+BASE = H200_RUN
+RERUN = H200_RERUN
 EXE = Path(sys.executable).parent / "tensorforge"
 DEFAULTS = GateSettings()
 

@@ -15,19 +15,19 @@ from html import escape, unescape
 from pathlib import Path
 
 import pytest
+from golden import H200_RERUN, H200_RUN, HOST_CPU_RUN, RTX_ON_H200
 
-from tensorforge.serialize import canonical_json
-from tensorforge.units import seconds, si
-from tensorforge_ops.capture.document import read_capture, seal_document
-from tensorforge_ops.policy.evidence import load_evidence
-from tensorforge_ops.policy.gate import gate
+from tensorforge.cli.units import seconds, si
+from tensorforge.files.serialize import canonical_json
+from tensorforge_measure.capture.document import read_capture, seal_document
+from tensorforge_measure.policy.evidence import load_evidence
+from tensorforge_measure.policy.gate import gate
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = ROOT / "captures" / "h200-default-run.json"
-RERUN = ROOT / "captures" / "h200-rerun-reused-calibration.json"
-RTX_ON_H200 = ROOT / "captures" / "rtx3050-laptop-measured-on-h200.json"
+BASE = H200_RUN
+RERUN = H200_RERUN
 ORIGINALS = (BASE, RERUN, RTX_ON_H200)
 EXE = Path(sys.executable).parent / "tensorforge"
 LABELS = ("PREDICTED", "MEASURED", "CALIBRATED", "DIAGNOSTIC", "POLICY")
@@ -525,13 +525,13 @@ def test_page_in_headless_chromium(outputs, doc):
 
 # ---------------------------------------------------------------- primary and contrast from the numbers
 
-HOST_CPU = ROOT / "captures" / "host-cpu-2core.json"
+HOST_CPU = HOST_CPU_RUN
 
 
 def test_primary_and_contrast_come_from_the_numbers_not_preset_names():
     """A capture with no preset names at all (the host-cpu suite is inline specs) still gets a
     primary (the single-operator workload with most FLOPs) and a contrast (fewest FLOPs)."""
-    from tensorforge_ops.report.facts import build_facts
+    from tensorforge_measure.report.facts import build_facts
 
     doc = load(HOST_CPU)
     facts = build_facts(read_capture(HOST_CPU))
@@ -549,7 +549,7 @@ def test_primary_and_contrast_come_from_the_numbers_not_preset_names():
 
 
 def test_multi_operator_workloads_are_primary_only_when_nothing_else_is_measured():
-    from tensorforge_ops.report.choice import choose
+    from tensorforge_measure.report.choice import choose
 
     rows = [
         {"name": "big_model", "flops": 1e15, "operators": 12, "measured_p50_s": 1.0},

@@ -13,19 +13,19 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from golden import H200_RUN, RTX_ON_H200
 
-from tensorforge.cli import make_cli
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge.units import seconds
-from tensorforge_ops.capture.document import verify
+from tensorforge.bound.model import predict
+from tensorforge.cli.main import make_cli
+from tensorforge.cli.units import seconds
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.capture.document import verify
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = ROOT / "captures" / "h200-default-run.json"
-RTX_ON_H200 = ROOT / "captures" / "rtx3050-laptop-measured-on-h200.json"
+BASE = H200_RUN
 EXE = Path(sys.executable).parent / "tensorforge"
 TARGETS = "h200,rtx3050-laptop"  # explicit: other installed targets must not change these tests
 LAPTOP_GPU = "NVIDIA GeForce RTX 3050 Laptop GPU"

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tensorforge_ops.policy.statistics import bootstrap_ratio_ci, mann_whitney
+from tensorforge_measure.policy.statistics import bootstrap_ratio_ci, mann_whitney
 
 
 def brute_force_u(x, y) -> float:

@@ -5,10 +5,10 @@ fitted coefficients are stored as the regime its sweep ran in."""
 
 from types import SimpleNamespace
 
-from tensorforge_ops.api import CalibrationProbe, ProbeResult
-from tensorforge_ops.calibrate import store as calibration
-from tensorforge_ops.calibrate.estimate_fit import probe_regime
-from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+from tensorforge_measure.api import CalibrationProbe, ProbeResult
+from tensorforge_measure.calibrate import store as calibration
+from tensorforge_measure.calibrate.estimate_fit import probe_regime
+from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
 
 
 class Probe(CalibrationProbe):
@@ -85,7 +85,7 @@ def test_a_modes_ceiling_is_the_highest_rate_any_probe_observed_plus_the_allowan
 
 
 def test_sweep_gemm_rates_take_each_modes_fastest_gemm_point():
-    from tensorforge_ops.calibrate.sweep_rates import sweep_gemm_rates
+    from tensorforge_measure.calibrate.sweep_rates import sweep_gemm_rates
 
     points = [
         {

@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from golden import H200_RUN, HOST_CPU_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = {"h200": ROOT / "captures" / "h200-default-run.json", "host-cpu": ROOT / "captures" / "host-cpu-2core.json"}
+CAPTURES = {"h200": H200_RUN, "host-cpu": HOST_CPU_RUN}
 WIDTHS = (1366, 390)
 SHOTS = ROOT / "docs" / "report-screenshots"
 CHROMIUM = "/usr/bin/chromium"

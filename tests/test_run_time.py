@@ -12,19 +12,18 @@ its time goal without touching the samples):
 
 import gc
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
+from golden import HOST_CPU_ESTIMATE_EVAL, HOST_CPU_RUN, load_json
 import pytest
 
-from tensorforge.plugins import PluginHost
-from tensorforge_ops.api import CalibrationProbe, ProbeResult
-from tensorforge_ops.calibrate import store as calibration
-from tensorforge_ops.calibrate.background_fit import BackgroundFit
-from tensorforge_ops.calibrate.estimate_fit import fit_estimate
-from tensorforge_ops.capture.convert import converter
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.api import CalibrationProbe, ProbeResult
+from tensorforge_measure.calibrate import store as calibration
+from tensorforge_measure.calibrate.background_fit import BackgroundFit
+from tensorforge_measure.calibrate.estimate_fit import fit_estimate
+from tensorforge_measure.capture.convert import converter
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Probe(CalibrationProbe):
@@ -58,15 +57,15 @@ def test_before_sustained_sees_every_burst_probe_and_runs_once():
     assert calls == []
 
 
-def _stored_calibration(name):
-    data = json.loads((ROOT / "captures" / f"{name}.json").read_text())
+def _stored_calibration(path):
+    data = load_json(path)
     cal = data["calibrated"]
     fields = {a.name: cal[a.name] for a in calibration.Calibration.__attrs_attrs__ if a.name in cal}
     return converter.structure(fields, calibration.Calibration), data["target"]
 
 
 def test_the_background_fit_is_the_inline_fit():
-    cal, target_name = _stored_calibration("host-cpu-estimate-eval")
+    cal, target_name = _stored_calibration(HOST_CPU_ESTIMATE_EVAL)
     core = PluginHost()
     target = core.target(target_name)
     ceilings = calibration.to_ceilings(cal)
@@ -81,14 +80,14 @@ def test_the_background_fit_is_the_inline_fit():
 
 
 def test_nothing_to_fit_starts_nothing():
-    cal, target_name = _stored_calibration("host-cpu-2core")  # no estimate-terms points
+    cal, target_name = _stored_calibration(HOST_CPU_RUN)  # no estimate-terms points
     target = PluginHost().target(target_name)
     assert BackgroundFit.start(cal, target, calibration.to_ceilings(cal), None) is None
     assert BackgroundFit.start(cal, None, None, None) is None
 
 
 def test_the_cooldown_counts_the_host_work_since_the_probes(monkeypatch):
-    from tensorforge_ops.capture import runner
+    from tensorforge_measure.run import runner
 
     clock = {"now": 100.0}
     slept: list[float] = []
@@ -108,7 +107,7 @@ def test_the_cooldown_counts_the_host_work_since_the_probes(monkeypatch):
 
 
 def test_a_cuda_session_hands_frozen_objects_back_on_close():
-    from tensorforge_ops.measure.torch_cuda import TorchCudaSession
+    from tf_cuda.backend import TorchCudaSession
 
     session = TorchCudaSession.__new__(TorchCudaSession)  # no device here: only close() is exercised
     gc.freeze()
@@ -131,7 +130,7 @@ class _Event:
 
 
 def test_sustained_graph_samples_subtract_the_median_flush_replay():
-    from tensorforge_ops.measure.cuda_graph import GraphCalls
+    from tf_cuda.graph import GraphCalls
 
     calls = GraphCalls.__new__(GraphCalls)
     calls.calls = 4
@@ -143,8 +142,8 @@ def test_sustained_graph_samples_subtract_the_median_flush_replay():
 
 def test_the_burst_matmul_probe_runs_at_the_burst_duty():
     pytest.importorskip("torch")
-    from tensorforge_ops.calibrate.cuda_probes import BURST_MATMUL_POLICY, PROBE_POLICY
-    from tensorforge_ops.measure.torch_cuda import MAX_DUTY
+    from tf_cuda.backend import MAX_DUTY
+    from tf_cuda.probes import BURST_MATMUL_POLICY, PROBE_POLICY
 
     assert BURST_MATMUL_POLICY.max_duty == MAX_DUTY < 1
     assert BURST_MATMUL_POLICY.burst_s == PROBE_POLICY.burst_s
@@ -157,8 +156,7 @@ def test_prepared_frees_the_workloads_cycles_and_freezes_what_survives():
     import weakref
 
     import torch
-
-    from tensorforge_ops.measure.torch_cuda import TorchCudaSession
+    from tf_cuda.backend import TorchCudaSession
 
     class _Cuda:  # the CUDA calls prepared() makes, on a machine without a GPU
         def __getattr__(self, name):

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tensorforge.screen import PLAIN, Screen, detect, fit_table, paint, table
-from tensorforge_ops.progress import BarProgress, LineProgress, advance, for_terminal, plan
+from tensorforge.cli.screen import PLAIN, Screen, detect, fit_table, paint, table
+from tensorforge_measure.progress import BarProgress, LineProgress, advance, for_terminal, plan
 
 HEADERS = ["workload", "compute", "memory (level)", "bottleneck", "search", "mapping"]
 ROWS = [

@@ -27,18 +27,18 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tensorforge.mappings.attention import PARTIAL_BYTES as ATTN_PARTIAL
-from tensorforge.mappings.attention import FlashAttention, floor_sum
-from tensorforge.mappings.base import EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, Machine, Residency, ceil_div
-from tensorforge.mappings.matmul import TiledMatmul
-from tensorforge.mappings.search import GridStrategy
-from tensorforge.precision import ELEMENT_TYPE
-from tensorforge.model import machine_for, operator_residency, predict, workload_residency
-from tensorforge.plugins import PluginHost
-from tensorforge.problems import AttentionProblem, MatmulProblem, Tensor
-from tensorforge.suite import resolve_spec
-from tensorforge.target import datasheet_ceilings
+from tensorforge.bound.mappings.attention import PARTIAL_BYTES as ATTN_PARTIAL
+from tensorforge.bound.mappings.attention import FlashAttention, floor_sum
+from tensorforge.bound.mappings.base import EXHAUSTIVE, MAX_CANDIDATES, RELAXATION, Machine, Residency, ceil_div
+from tensorforge.bound.mappings.matmul import TiledMatmul
+from tensorforge.bound.mappings.search import GridStrategy
+from tensorforge.bound.model import machine_for, operator_residency, predict, workload_residency
+from tensorforge.hardware.target import datasheet_ceilings
+from tensorforge.host.plugin_host import PluginHost
 from tensorforge.testing import check_mapping_strategy
+from tensorforge.workloads.precision import ELEMENT_TYPE
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, Tensor
+from tensorforge.workloads.suite import resolve_spec
 
 SETTINGS = {
     "derandomize": True,
@@ -241,7 +241,7 @@ def test_the_issues_cases():
 
 def test_every_shipped_space_fits_the_default_limit():
     """The default limit is exhaustive for every accepted target (units up to 2^31 - 1)."""
-    from tensorforge.limits import MAX_UNITS
+    from tensorforge.workloads.limits import MAX_UNITS
 
     for units in (1, 132, 4096, MAX_UNITS):
         machine = Machine(
@@ -498,7 +498,7 @@ def test_lowering_the_limit_never_raises_a_workload_bound(host, target_name, dat
 
 def wide_target():
     """A 4096-unit target: tiled-matmul's space (5,200) is larger than the old default limit."""
-    from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+    from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 
     return Target(
         name="wide",

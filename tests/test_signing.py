@@ -1,4 +1,4 @@
-"""Capture signatures (tensorforge_ops/capture/signing.py): the key pair made on first use with
+"""Capture signatures (tensorforge_measure/capture/signing.py): the key pair made on first use with
 owner-only permissions, a signature that binds the digest, and origin decided by trusted keys."""
 
 import base64
@@ -8,8 +8,8 @@ import stat
 import pytest
 
 from tensorforge.errors import TensorForgeError
-from tensorforge_ops.capture import signing
-from tensorforge_ops.capture.signing import (
+from tensorforge_measure.capture import signing
+from tensorforge_measure.capture.signing import (
     INVALID,
     TRUSTED,
     UNSIGNED,

@@ -6,7 +6,7 @@ import random
 import attrs
 import pytest
 
-from tensorforge_ops.measure.stats import SampleStats, summarize
+from tensorforge_measure.measure.stats import SampleStats, summarize
 
 
 def test_one_to_five():

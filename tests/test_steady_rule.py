@@ -1,12 +1,11 @@
-"""The sustained regime's steady-state rule (tensorforge_ops.measure.cuda_sustained): a
+"""The sustained regime's steady-state rule (tf_cuda.sustained): a
 device-bound load is steady when its window medians agree; a host-bound load, whose window
 medians follow the host's launch rate, is steady once min_s of it has run (and says so)."""
 
 import itertools
 
 import pytest
-
-from tensorforge_ops.measure.cuda_sustained import SteadyPolicy, host_bound, is_steady, reach_steady
+from tf_cuda.sustained import SteadyPolicy, host_bound, is_steady, reach_steady
 
 POLICY = SteadyPolicy(window_s=0.05, windows=3, tolerance=0.01, min_s=0.3, max_s=3.0)
 
@@ -91,7 +90,7 @@ def test_reach_steady_device_bound_gives_up_at_max_s_on_jumpy_medians():
 def test_the_rest_before_a_workload_counts_host_time_since_the_last_load(monkeypatch):
     """RunOptions.rest_s is idle device time since the previous workload's last window ended; the
     host's work in between (freeing it, building the next) counts toward it."""
-    from tensorforge_ops.capture import runner
+    from tensorforge_measure.run import runner
 
     slept, now = [], [100.0]
     monkeypatch.setattr(runner.time, "sleep", slept.append)

@@ -9,13 +9,13 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from tensorforge.collectives import CollectiveProblem
-from tensorforge.cli import main
-from tensorforge.serialize import to_data
-from tensorforge.suite import resolve
-from tensorforge.target_dump import dump_target
-from tensorforge.target_file import load_target_file, looks_like_path, target_from_toml
-from tensorforge.tomlwrite import value as toml_value
+from tensorforge.cli.main import main
+from tensorforge.files.serialize import to_data
+from tensorforge.files.tomlwrite import value as toml_value
+from tensorforge.hardware.target_dump import dump_target
+from tensorforge.hardware.target_file import load_target_file, looks_like_path, target_from_toml
+from tensorforge.workloads.collectives import CollectiveProblem
+from tensorforge.workloads.suite import resolve
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -6,9 +6,8 @@ import threading
 import types
 
 import pytest
-
-from tensorforge_ops.telemetry import nvml as tn
-from tensorforge_ops.telemetry.nvml import (
+from tf_cuda import telemetry as tn
+from tf_cuda.telemetry import (
     CAVEAT,
     CLOCK_EVENT_REASONS,
     TelemetrySample,
@@ -17,7 +16,6 @@ from tensorforge_ops.telemetry.nvml import (
     summarize,
     telemetry_to_dict,
 )
-
 
 # ---------------------------------------------------------------- decoding
 

@@ -6,11 +6,10 @@ test_external_plugins.py, as a plugin author would use them.)"""
 import attrs
 import pytest
 
+from tensorforge.bound.mappings.base import MappingStrategy, finish
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 from tensorforge.hookspecs import hookimpl
-from tensorforge.mappings.base import MappingStrategy, finish
-from tensorforge.plugins import PluginHost
-from tensorforge.problems import MatmulProblem, Operator, StreamProblem, Tensor
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
+from tensorforge.host.plugin_host import PluginHost
 from tensorforge.testing import (
     REFERENCE_TARGET,
     PluginCheckError,
@@ -20,7 +19,8 @@ from tensorforge.testing import (
     check_workload_kind,
     fresh_host,
 )
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.problems import MatmulProblem, Operator, StreamProblem, Tensor
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -117,7 +117,7 @@ def test_a_good_kind_passes_and_returns_predictions():
         (
             kind_with(operators=("matmul",)),
             None,
-            "workload 'scale', params #1: operators() returned a str; expected tensorforge.problems.Operator",
+            "workload 'scale', params #1: operators() returned a str; expected tensorforge.workloads.problems.Operator",
         ),
         (
             kind_with(
@@ -152,7 +152,7 @@ def test_a_good_kind_passes_and_returns_predictions():
             "workload 'scale', params #1: its spec 'scale:label=a,b' does not parse "
             "back: scale:label=a,b: expected key=value, got 'b'",
         ),
-        ("scale", None, "'scale' is not an instance of a tensorforge.workload.WorkloadKind subclass"),
+        ("scale", None, "'scale' is not an instance of a tensorforge.workloads.kinds.WorkloadKind subclass"),
     ],
 )
 def test_each_malformed_kind_is_named(kind, params, message):
@@ -367,7 +367,7 @@ def _gemm(m=1000, n=700, k=300):
 
 
 def _machine():
-    from tensorforge.mappings.base import Machine
+    from tensorforge.bound.mappings.base import Machine
 
     return Machine(
         units=132,
@@ -381,7 +381,7 @@ def _machine():
 
 
 def test_check_mapping_strategy_passes_the_shipped_strategies():
-    from tensorforge.mappings.matmul import TiledMatmul, VectorMatmul
+    from tensorforge.bound.mappings.matmul import TiledMatmul, VectorMatmul
 
     choices = check_mapping_strategy(TiledMatmul(), _gemm(), _machine())
     assert [c.search for c in choices] == ["exhaustive", "relaxation", "relaxation", "relaxation", "relaxation"]
@@ -389,7 +389,7 @@ def test_check_mapping_strategy_passes_the_shipped_strategies():
 
 
 def test_check_mapping_strategy_names_an_unsound_search():
-    from tensorforge.mappings.matmul import TiledMatmul
+    from tensorforge.bound.mappings.matmul import TiledMatmul
 
     class FirstN(TiledMatmul):  # the best of the first N, as if it were the minimum
         def explore(self, problem, machine, residency):

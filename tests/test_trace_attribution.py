@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
-from tensorforge_ops.measure import op_ranges
-from tensorforge_ops.host import OpsHost
-from tensorforge_ops.measure.op_ranges import FLUSH, ITERATION, PREFIX
-from tensorforge_ops.measure.trace_attribution import (
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
+from tensorforge_measure.host import OpsHost
+from tensorforge_measure.measure import op_ranges
+from tensorforge_measure.measure.op_ranges import FLUSH, ITERATION, PREFIX
+from tensorforge_measure.measure.trace_attribution import (
     UNATTRIBUTED,
     TraceError,
     apply_template,

@@ -4,10 +4,10 @@ ranks, and the splits the model refuses in one line."""
 
 import pytest
 
+from tensorforge.bound.model import predict
 from tensorforge.errors import TensorForgeError
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -10,16 +10,16 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
+from tensorforge.bound.mappings.base import SPECIAL_EMULATION_FLOPS, Machine, Residency
+from tensorforge.bound.mappings.matmul import VectorMatmul
+from tensorforge.bound.mappings.streaming import Streaming
+from tensorforge.bound.model import machine_for, predict
 from tensorforge.errors import TensorForgeError
-from tensorforge.mappings.base import SPECIAL_EMULATION_FLOPS, Machine, Residency
-from tensorforge.mappings.matmul import VectorMatmul
-from tensorforge.mappings.streaming import Streaming
-from tensorforge.model import machine_for, predict
-from tensorforge.problems import AttentionProblem, MatmulProblem, StreamProblem, Tensor
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings, datasheet_ceilings, merge_ceilings
-from tensorforge.target_dump import dump_target
-from tensorforge.target_file import load_target_file, target_from_toml
+from tensorforge.hardware.target import Ceilings, datasheet_ceilings, merge_ceilings
+from tensorforge.hardware.target_dump import dump_target
+from tensorforge.hardware.target_file import load_target_file, target_from_toml
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, StreamProblem, Tensor
+from tensorforge.workloads.suite import resolve_spec
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
@@ -163,7 +163,7 @@ def _attention(d, q=2048, s_rate=None, v_rate=1e18):
 
 
 def test_softmax_exponentials_can_bind_attention():
-    from tensorforge.mappings.attention import FlashAttention
+    from tensorforge.bound.mappings.attention import FlashAttention
 
     # 8 heads x 2048^2 scores = 33.6 M exps. Matrix work 4*d FLOPs per score at 1 PFLOP/s.
     p, m = _attention(d=64, v_rate=1e12, s_rate=1e10)
@@ -363,8 +363,8 @@ def test_calibrated_fp32_scales_the_vector_rates(host):
 def test_the_report_names_the_vector_rate_for_elementwise_operators():
     from types import SimpleNamespace as ns
 
-    from tensorforge.target import Ceilings
-    from tensorforge_ops.report.facts import _compute_rate
+    from tensorforge.hardware.target import Ceilings
+    from tensorforge_measure.report.facts import _compute_rate
 
     ceilings = Ceilings(
         origin="datasheet",

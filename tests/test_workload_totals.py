@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tensorforge.model import predict
-from tensorforge.suite import resolve_spec
+from tensorforge.bound.model import predict
+from tensorforge.workloads.suite import resolve_spec
 
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 

@@ -1,5 +1,5 @@
 """Offline: the sustained regime's bound of committed captures recomputed with the current code
-(capture/energy_prediction.sustained_bound, the cap bound of tensorforge.cap_bound included), from
+(capture/energy_prediction.sustained_bound, the cap bound of tensorforge.bound.cap_bound included), from
 what each capture holds: its calibration (the sustained matmul probe's points, the energy
 coefficients), its predictions and each workload's sustained p50. No refit, no scored figure
 enters a coefficient: the cap bound reads the probe alone.
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from rescore import _ns, coefficients  # noqa: E402
 
 from tensorforge.api import CAP_MARGIN, cap_bound_s, flops_by_mode, parse_json, read_text, workload_energy  # noqa: E402
-from tensorforge_ops.capture import energy_prediction as ep  # noqa: E402
+from tensorforge_measure.run import energy_prediction as ep
 
 LARGE_FLOPS = 1e10
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tensorforge_ops.energy.window import update_instants, integrate
+from tensorforge_measure.energy.window import integrate, update_instants
 
 ws = [json.loads(l) for l in gzip.open(sys.argv[1], "rt") if l.strip()]
 P = 0.0999

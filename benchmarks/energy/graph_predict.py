@@ -7,7 +7,7 @@ Two predictions per workload, neither fitted:
          execution - P_s x its seconds per execution): the same kernels do the same work whatever
          paces them, so only the static term follows the pace (conv_resnet50_3x3's dynamic energy
          per call was 8.8-9.6 mJ in eight runs at window paces 1.0-2.0x; e7est). emp W = emp / graph p50
-  model  the Core's estimate on the device time alone (tensorforge.energy: device_estimate_j, the
+  model  the Core's estimate on the device time alone (tensorforge.energy.model: device_estimate_j, the
          queued model without its host term), recomputed from the capture (rescore.py's reading)
 Beside them: K (graph_window.graph_calls: unrolled calls for ~2 ms a replay), the eager window's
 figures (J per execution, W, its pace over the graph p50) and the estimate the capture compared.
@@ -23,10 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rescore import coefficients, rows  # noqa: E402  (the same reading of a capture)
+from tf_cuda.graph_window import graph_calls  # noqa: E402
+from tf_cuda.sustained import HOST_BOUND  # noqa: E402
 
 from tensorforge.api import parse_json, read_text  # noqa: E402
-from tensorforge_ops.energy.graph_window import graph_calls  # noqa: E402
-from tensorforge_ops.measure.cuda_sustained import HOST_BOUND  # noqa: E402
 
 
 def burst_p50(m: dict, mode: str) -> float | None:

@@ -1,6 +1,6 @@
 """Offline, DIAGNOSTIC: the counter-vs-integral agreement of each traced energy window with its
 edges at the polled update instants and on the counter's own update grid, the latter by the code
-`run` uses (tensorforge_ops/energy/window.py: measure_period, grid_edges; docs/energy.md, "Edges
+`run` uses (tensorforge_measure/energy/window.py: measure_period, grid_edges; docs/energy.md, "Edges
 on the grid, built").
 
 A trace written before e6grid (TENSORFORGE_ENERGY_TRACE) has windows with polled edges: the
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tensorforge_ops.energy.window import CounterTick, CounterWindow, grid_edges, integrate, measure_period  # noqa: E402
+from tensorforge_measure.energy.window import CounterTick, CounterWindow, grid_edges, integrate, measure_period  # noqa: E402
 
 
 def _window(w):

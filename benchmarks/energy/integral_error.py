@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tensorforge_ops.energy.window import integrate, update_instants  # noqa: E402
+from tensorforge_measure.energy.window import integrate, update_instants  # noqa: E402
 
 PROBES = 13  # a `run --recalibrate` trace: the energy probe's windows come first
 LAGS = [x / 1000 for x in range(30, 111, 5)]

@@ -1,5 +1,5 @@
 """Offline: the power-limited sustained bound of committed captures recomputed with the power the
-probes saw the device draw (tensorforge.energy.bound_power_w), and why one energy per FLOP per
+probes saw the device draw (tensorforge.energy.model.bound_power_w), and why one energy per FLOP per
 math mode cannot put every large GEMM within 5% (docs/energy.md, "The power-limited bound").
 
 Reads only what a capture holds: the probe windows (calibrated.energy.points), the coefficients,
@@ -35,6 +35,7 @@ Columns per large GEMM at the cap (issue 15's scope, as benchmarks/energy/score.
 """
 
 import sys
+
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 LARGE_GEMM_FLOPS = 1e10

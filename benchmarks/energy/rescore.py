@@ -1,5 +1,5 @@
 """Offline: every committed capture's energy ESTIMATE recomputed with the Core's current model
-(tensorforge.energy.workload_energy), from what the capture holds, and each estimate's error split
+(tensorforge.energy.model.workload_energy), from what the capture holds, and each estimate's error split
 into a TIME part and a POWER part.
 
 Why: a capture records the estimate of the code that ran, but the estimate is pure arithmetic on
@@ -35,7 +35,7 @@ import sys
 from types import SimpleNamespace
 
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
-from tensorforge.energy import EnergyCoefficients, host_calls, window_time, workload_energy
+from tensorforge.energy.model import EnergyCoefficients, host_calls, window_time, workload_energy
 
 FIELDS = (
     "static_w",

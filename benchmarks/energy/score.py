@@ -23,13 +23,14 @@ exec                  what the energy window ran: 'eager' calls or 'graph' repla
 """
 
 import sys
+
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
 
 LARGE_GEMM_FLOPS = 1e10
 
 
 def rebuilt(pred, m):
-    """tensorforge_ops/capture/compare_energy.py's row from PREDICTED and MEASURED alone."""
+    """tensorforge_measure/capture/compare_energy.py's row from PREDICTED and MEASURED alone."""
     e = m.get("energy") or {}
     measured = e.get("joules_per_execution") if e.get("available") else None
     pred = pred or {}

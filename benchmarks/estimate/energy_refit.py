@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 
 from tensorforge.api import parse_json, read_text
+from tensorforge.bound.model import predict
 from tensorforge.estimate.coefficients import coefficients_from_data
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.serialize import to_data
-from tensorforge_ops.calibrate.estimate_fit import fit_estimate
-from tensorforge_ops.report.evaluate import _params
+from tensorforge.files.serialize import to_data
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.calibrate.estimate_fit import fit_estimate
+from tensorforge_measure.commands.evaluate import _params
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rescore import calibration_ceilings, current_plan_subset  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)
@@ -61,7 +61,7 @@ def refit(cal_path: str, current_plan: bool = False):
 def patched(path: str, host, target, ceilings, coefficients) -> str:
     doc = parse_json(read_text(path, "capture"), f"capture {path}")
     doc = copy.deepcopy(doc)
-    from tensorforge.workload import Workload
+    from tensorforge.workloads.kinds import Workload
 
     chosen = []
     for w in doc["predicted"]["analytical"]["workloads"]:

@@ -24,8 +24,8 @@ from tensorforge.estimate.implementation import DEFAULT
 from tensorforge.estimate.menus import menu_for
 from tensorforge.estimate.model import device_for, estimate_workload
 from tensorforge.estimate.operators import _gemm_shape, gemm_menu, gemm_rates
-from tensorforge.plugins import PluginHost
-from tensorforge_ops.calibrate.estimate_fit import calibrated_coefficients, probe_points, workload_points
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.calibrate.estimate_fit import calibrated_coefficients, probe_points, workload_points
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rescore import calibration_ceilings  # noqa: E402  (benchmarks/estimate/rescore.py, beside this script)

@@ -32,11 +32,11 @@ def main(argv=None):
     from torch.profiler import ProfilerActivity, profile
 
     from tensorforge.estimate.probe_plan import CUDA_PLAN, STREAM_OPS
-    from tensorforge.plugins import PluginHost
-    from tensorforge.suite import resolve_spec
-    from tensorforge_ops.measure.precision import math_mode
-    from tensorforge_ops.calibrate.estimate_probes import _chain_fn, _stream_fn
-    from tensorforge_ops.host import OpsHost
+    from tensorforge.host.plugin_host import PluginHost
+    from tensorforge.workloads.suite import resolve_spec
+    from tensorforge_measure.calibrate.estimate_probes import _chain_fn, _stream_fn
+    from tensorforge_measure.host import OpsHost
+    from tensorforge_measure.measure.precision import math_mode
 
     core, ops = PluginHost(), OpsHost()
     device = torch.device("cuda", 0)

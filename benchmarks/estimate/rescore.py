@@ -14,16 +14,16 @@ import argparse
 import json
 import sys
 
+from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
+from tensorforge.bound.model import predict
 from tensorforge.estimate.classes import workload_class
 from tensorforge.estimate.coefficients import coefficients_from_data
 from tensorforge.estimate.evaluation import Row, evaluate
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.serialize import canonical_json, to_data
-from tensorforge.target import Ceilings
-from tensorforge_ops.calibrate.estimate_fit import fit_estimate
-from tensorforge_ops.report.evaluate import _params, evaluation_text, measured_time
-from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
+from tensorforge.files.serialize import canonical_json, to_data
+from tensorforge.hardware.target import Ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.calibrate.estimate_fit import fit_estimate
+from tensorforge_measure.commands.evaluate import _params, evaluation_text, measured_time
 
 
 def current_plan_subset(cal: dict) -> dict:
@@ -111,7 +111,7 @@ def main(argv=None):
     chosen = []
     for name, spec in specs:
         kind_name, params = _params(host, spec)
-        from tensorforge.workload import Workload
+        from tensorforge.workloads.kinds import Workload
 
         kind = host.workload_kind(kind_name)
         chosen.append((Workload(name=name, kind=kind_name, params=params, spec=spec), kind))

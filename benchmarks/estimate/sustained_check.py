@@ -1,5 +1,5 @@
 """Score the sustained-regime estimate (burst-calibrated coefficients on the sustained ceilings,
-tensorforge_ops.capture.runner.sustained_estimate) against a capture that measured both regimes
+tensorforge_measure.run.runner.sustained_estimate) against a capture that measured both regimes
 as CUDA graphs, beside the burst estimate on the burst ceilings.
 
     python benchmarks/estimate/sustained_check.py CAPTURE.json COEFFICIENTS.json
@@ -14,13 +14,13 @@ import sys
 
 import numpy as np
 
-from tensorforge.estimate.coefficients import coefficients_from_data
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve_spec
-from tensorforge.target import Ceilings
-from tensorforge_ops.capture.runner import sustained_estimate
 from tensorforge.api import parse_json, read_text  # gzip-aware: archived captures are .json.gz
+from tensorforge.bound.model import predict
+from tensorforge.estimate.coefficients import coefficients_from_data
+from tensorforge.hardware.target import Ceilings
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve_spec
+from tensorforge_measure.run.runner import sustained_estimate
 
 
 def graph_p50(measured: dict, regime: str) -> float | None:

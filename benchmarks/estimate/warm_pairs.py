@@ -13,10 +13,10 @@ import statistics
 import sys
 
 from tensorforge.api import parse_json, read_text, resolve_spec, warm_timed
+from tensorforge.bound.model import predict
 from tensorforge.estimate.warm import fit_warm, warm_class
-from tensorforge.model import predict
-from tensorforge.plugins import PluginHost
-from tensorforge_ops.calibrate.estimate_fit import probe_points
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge_measure.calibrate.estimate_fit import probe_points
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from rescore import calibration_ceilings  # noqa: E402  (benchmarks/estimate/rescore.py)

@@ -9,9 +9,9 @@ Order of preference, and what the output then says (`estimate basis`):
     family's coefficients are used and the basis says so, loudly. Never a silent guess.
 """
 
-from ..target import Ceilings, Target
-from .coefficients import EstimateCoefficients
-from .shipped import shipped
+from tensorforge.estimate.coefficients import EstimateCoefficients
+from tensorforge.estimate.shipped import shipped
+from tensorforge.hardware.target import Ceilings, Target
 
 # Which shipped family stands in for a family nobody calibrated.
 NEAREST = {"nvidia": "nvidia-sm90", "cpu": "cpu-x86-64", "x86": "cpu-x86-64"}

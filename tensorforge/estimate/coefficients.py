@@ -1,5 +1,5 @@
 """The estimate's coefficients: achieved efficiencies and fixed costs, each a physical figure
-measured by a calibration probe (tensorforge_ops/calibrate and the tf-cpu probes), never fitted
+measured by a calibration probe (tensorforge_measure/calibrate and the tf-cpu probes), never fitted
 to the workloads the estimate is scored on.
 
 Rates are stored as fractions of the ceilings in force (so a device of the same architecture
@@ -8,14 +8,14 @@ a processing unit in bytes per clock. `basis` says where the figures come from; 
 shows it beside every number (`estimate basis`).
 """
 
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
-from ..errors import TensorForgeError
-from ..serialize import converter, to_data
-from .implementation import PATTERNS
+from tensorforge.errors import TensorForgeError
+from tensorforge.estimate.implementation import PATTERNS
+from tensorforge.files.serialize import converter, to_data
 
 
 def _positive(_inst, attr, value):

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from .classes import CLASSES, FAMILIES
-from .results import TERMS
+from tensorforge.estimate.classes import CLASSES, FAMILIES
+from tensorforge.estimate.results import TERMS
 
 VIOLATION_TOLERANCE = 0.02
 

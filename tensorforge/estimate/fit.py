@@ -27,19 +27,19 @@ error, symmetric for over and under). Everything is deterministic.
 """
 
 import math
-from typing import Any
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 
-from ..target import Ceilings, Target, datasheet_ceilings
-from .coefficients import EstimateCoefficients
-from .gemm import READ_DOMINATED
-from .menus import menu_for
-from .model import device_for, estimate_workload
-from .probe_plan import STREAM_OPS, warm_timed
-from .warm import fit_warm, warm_class
+from tensorforge.estimate.coefficients import EstimateCoefficients
+from tensorforge.estimate.gemm import READ_DOMINATED
+from tensorforge.estimate.menus import menu_for
+from tensorforge.estimate.model import device_for, estimate_workload
+from tensorforge.estimate.probe_plan import STREAM_OPS, warm_timed
+from tensorforge.estimate.warm import fit_warm, warm_class
+from tensorforge.hardware.target import Ceilings, Target, datasheet_ceilings
 
 
 @attrs.frozen

@@ -22,8 +22,8 @@ from functools import lru_cache
 import attrs
 import numpy as np
 
-from ..mappings.base import ceil_div
-from .menus import Menu
+from tensorforge.bound.mappings.base import ceil_div
+from tensorforge.estimate.menus import Menu
 
 ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
 READ_DOMINATED = 8.0  # operand bytes per byte written from which a GEMM is a read stream (a GEMV)

@@ -7,15 +7,15 @@ from typing import Any
 
 import attrs
 
-from ..errors import TensorForgeError
-from ..results import Prediction, WorkloadPrediction
-from ..target import Ceilings, Target
-from .basis import achievable
-from .coefficients import EstimateCoefficients
-from .implementation import DEFAULT, declared_table
-from .operators import ESTIMATORS, Device, estimate_unknown
-from .results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
-from .warm import warm_class, window_saving
+from tensorforge.errors import TensorForgeError
+from tensorforge.estimate.basis import achievable
+from tensorforge.estimate.coefficients import EstimateCoefficients
+from tensorforge.estimate.implementation import DEFAULT, declared_table
+from tensorforge.estimate.operators import ESTIMATORS, Device, estimate_unknown
+from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+from tensorforge.estimate.warm import warm_class, window_saving
+from tensorforge.hardware.target import Ceilings, Target
+from tensorforge.results.prediction import Prediction, WorkloadPrediction
 
 
 def device_for(

@@ -17,13 +17,13 @@ from typing import Any
 
 import attrs
 
-from ..collectives import CollectiveProblem, calibrated_for
-from ..mappings.base import ceil_div
-from ..problems import AttentionProblem, MatmulProblem, StreamProblem
-from . import gemm
-from .coefficients import EstimateCoefficients
-from .implementation import Implementation, rate_pattern
-from .menus import Menu, menu_for
+from tensorforge.bound.mappings.base import ceil_div
+from tensorforge.estimate import gemm
+from tensorforge.estimate.coefficients import EstimateCoefficients
+from tensorforge.estimate.implementation import Implementation, rate_pattern
+from tensorforge.estimate.menus import Menu, menu_for
+from tensorforge.workloads.collectives import CollectiveProblem, calibrated_for
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, StreamProblem
 
 INF = float("inf")
 

@@ -1,8 +1,8 @@
 """The estimate in plain text: its own columns and labels, never confusable with the bound, and
 with --detail a waterfall from the bound through every named term."""
 
-from ..units import percent, seconds
-from .results import TERMS
+from tensorforge.cli.units import percent, seconds
+from tensorforge.estimate.results import TERMS
 
 SHORT = {
     "tile_wave_quantization": "tile/wave quantization",

@@ -70,7 +70,7 @@ class WorkloadEstimate:
 
 def window_seconds(device_s: float, bound_s: float, warm_saving_s: float) -> float:
     """One execution's device time without the L2 flush: the flushed time less the warm saving,
-    never below the bound (WorkloadEstimate.window_s; tensorforge.energy.window_time for an
+    never below the bound (WorkloadEstimate.window_s; tensorforge.energy.model.window_time for an
     estimate read back from a capture)."""
     return max(float(bound_s), float(device_s) - float(warm_saving_s))
 

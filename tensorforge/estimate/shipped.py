@@ -8,7 +8,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from .coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
 
 DATA = Path(__file__).with_name("shipped.json")
 

@@ -3,9 +3,9 @@ calibration document (its 'estimate' section) or a capture (its CALIBRATED secti
 reading in the Core (it never imports what produced them); a document without them, or fitted
 for another target, gives None and the target's own basis applies."""
 
-from ..errors import TensorForgeError
-from ..fileio import read_json
-from .coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.errors import TensorForgeError
+from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.files.documents import read_json
 
 
 def coefficients_in_document(path, target_name: str) -> EstimateCoefficients | None:

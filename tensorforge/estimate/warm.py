@@ -39,7 +39,7 @@ import statistics
 from collections.abc import Iterable, Mapping
 
 # a GEMM reading at least this many operand bytes per byte written is a read stream (gemm.py)
-from .gemm import READ_DOMINATED
+from tensorforge.estimate.gemm import READ_DOMINATED
 
 WARM_CLASSES = ("compute", "memory", "read")
 # a class's saving is the median of at least this many probe pairs, else it is not calibrated

@@ -7,10 +7,10 @@ import sys
 
 import torch
 import torch.distributed as dist
-
-from tensorforge.plugins import PluginHost
-from tensorforge.suite import resolve
 from tf_transformer.torch_builder import TransformerTorch
+
+from tensorforge.host.plugin_host import PluginHost
+from tensorforge.workloads.suite import resolve
 
 CASES = [
     "transformer:hidden=64,layers=2,heads=4,kv_heads=2,intermediate=128,seq=8,dtype=fp32",

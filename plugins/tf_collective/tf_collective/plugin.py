@@ -1,6 +1,6 @@
 """Collectives as workloads: one collective operation over several devices of a system target.
 
-Sizes follow nccl-tests (tensorforge.collectives explains each); give `bytes`, or `count`
+Sizes follow nccl-tests (tensorforge.workloads.collectives explains each); give `bytes`, or `count`
 elements of `dtype`. `ranks=0` (the default) means every device of the target, so one suite
 predicts and measures on 2 or 8 GPUs alike. The bound comes from the Core's collective mapping
 (the target's links, or the calibrated curve once the sweep probes have run).
@@ -8,11 +8,11 @@ predicts and measures on 2 or 8 GPUs alike. The bound comes from the Core's coll
 
 import attrs
 
-from tensorforge.collectives import OPS, CollectiveProblem
 from tensorforge.hookspecs import hookimpl
-from tensorforge.precision import DTYPE_BYTES, parse_dtype
-from tensorforge.problems import Operator, Tensor
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.collectives import OPS, CollectiveProblem
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype
+from tensorforge.workloads.problems import Operator, Tensor
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 

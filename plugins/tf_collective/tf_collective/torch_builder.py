@@ -7,10 +7,10 @@ correctly) and then refills the buffers with random data: timings never run on z
 never on the check's constants. Registered under the Ops group; the Core side never imports it.
 """
 
-from tensorforge_ops.api import Unavailable, WorkloadBuilder
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.measure.op_ranges import operator_range
-from tensorforge_ops.measure.torch_dtypes import torch_dtype
+from tensorforge_measure.api import Unavailable, WorkloadBuilder
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.measure.op_ranges import operator_range
+from tensorforge_measure.measure.torch_dtypes import torch_dtype
 
 
 def _gather_scatter(dist):
@@ -134,5 +134,5 @@ class CollectiveTorch(WorkloadBuilder):
 
 
 @hookimpl
-def tensorforge_ops_register_builders(register):
+def tensorforge_measure_register_builders(register):
     register(CollectiveTorch())

@@ -9,18 +9,17 @@ import contextlib
 import gc
 import hashlib
 import json
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from tensorforge_ops.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
-
-from . import peak_rss
-from .flush import FlushPlan, flush_cost, measure_pass_rates, nominal_cache_bytes, plan_flush, sweep_sizes
-from .isa import host_isa
-from .machine import Machine, read_machine
-from .target import NAME as TARGET_NAME
+from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+from tf_cpu import peak_rss
+from tf_cpu.flush import FlushPlan, flush_cost, measure_pass_rates, nominal_cache_bytes, plan_flush, sweep_sizes
+from tf_cpu.isa import host_isa
+from tf_cpu.machine import Machine, read_machine
+from tf_cpu.target import NAME as TARGET_NAME
 
 # The same evidence rules as torch-cuda: enough raw samples for the gate's significance test.
 MIN_SAMPLES = 25
@@ -143,7 +142,7 @@ class TorchCpuSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from tensorforge_ops.measure.precision import math_mode as mode_flags
+        from tensorforge_measure.measure.precision import math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(
@@ -168,15 +167,15 @@ class TorchCpuSession(Session):
             gc.collect()
 
     def flush(self):
-        from .cpu_timing import make_flush
+        from tf_cpu.cpu_timing import make_flush
 
         if self._flush is None:
             self._flush = make_flush(self.torch, self.flush_bytes)
         return self._flush
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        from tensorforge_ops.measure.timing import TimingPolicy
-        from .cpu_timing import time_cpu
+        from tensorforge_measure.measure.timing import TimingPolicy
+        from tf_cpu.cpu_timing import time_cpu
 
         policy = TimingPolicy(
             warmup_iters=WARMUP_ITERS,
@@ -193,7 +192,7 @@ class TorchCpuSession(Session):
     @contextlib.contextmanager
     def phases(self, fn: Callable[[], Any], plan):
         """The measurement phases of one prepared workload: one regime, eager only (tf_cpu.phases)."""
-        from .phases import CpuPhases
+        from tf_cpu.phases import CpuPhases
 
         yield CpuPhases(self, fn, plan)
 

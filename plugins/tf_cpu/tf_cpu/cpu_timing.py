@@ -1,5 +1,5 @@
 """Per-iteration wall-clock timing on the host CPU, with the same stopping rule and statistics
-as the CUDA loop (tensorforge_ops.measure.timing.should_stop, tensorforge_ops.measure.stats.summarize).
+as the CUDA loop (tensorforge_measure.measure.timing.should_stop, tensorforge_measure.measure.stats.summarize).
 
 Why wall clock around each call: PyTorch's CPU operators return when their work is done (the
 intra-op threads join before the call returns), so `perf_counter_ns` before and after one call
@@ -12,11 +12,11 @@ clock and load instead.
 """
 
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
-from tensorforge_ops.measure.timing import TimedSamples, TimingPolicy, should_stop
-from tensorforge_ops.measure.stats import summarize
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy, should_stop
 
 
 def make_flush(torch, nbytes: int, mode: str = "write") -> Callable[[], Any] | None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from typing import Any
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
-from .machine import Machine
+from tf_cpu.machine import Machine
 
 MIB = 1 << 20
 # Twice what the threads can hold: caches do not replace strictly least-recently-used lines,

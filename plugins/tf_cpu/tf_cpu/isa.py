@@ -35,7 +35,7 @@ units (the model charges it as such).
 
 import attrs
 
-from .machine import Machine
+from tf_cpu.machine import Machine
 
 AMX_FLOPS_PER_CLOCK = 1024  # Intel: AMX does 1024 bf16/fp16 FLOPs per clock per core
 

@@ -1,7 +1,7 @@
 """What this machine's CPU is, read from Linux's /proc and /sys, with the source of every figure
 and every fallback recorded.
 
-This is the Core side of tf_cpu (pure Python: no torch, nothing from tensorforge_ops). Every
+This is the Core side of tf_cpu (pure Python: no torch, nothing from tensorforge_measure). Every
 reader takes a `root` folder so tests can point it at recorded snapshots of /proc and /sys;
 nothing here raises for a missing or odd file: it falls back and says so in `fallbacks`.
 """
@@ -9,8 +9,8 @@ nothing here raises for a missing or odd file: it falls back and says so in `fal
 import os
 import platform
 import re
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 
 import attrs
 

@@ -1,12 +1,11 @@
 """Ops side of tf_cpu: the torch-cpu backend, its calibration probes and its telemetry source,
-registered through the 'tensorforge_ops' entry-point group like any third-party plugin."""
+registered through the 'tensorforge_measure' entry-point group like any third-party plugin."""
 
-from tensorforge_ops.api import TelemetrySource
-from tensorforge_ops.hookspecs import hookimpl
-
-from .backend import TorchCpuBackend
-from .probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
-from .telemetry import CAVEAT, collect_window
+from tensorforge_measure.api import TelemetrySource
+from tensorforge_measure.hookspecs import hookimpl
+from tf_cpu.backend import TorchCpuBackend
+from tf_cpu.probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
+from tf_cpu.telemetry import CAVEAT, collect_window
 
 
 class HostCpuTelemetry(TelemetrySource):
@@ -19,20 +18,20 @@ class HostCpuTelemetry(TelemetrySource):
 
 
 @hookimpl
-def tensorforge_ops_register_backends(register):
+def tensorforge_measure_register_backends(register):
     register(TorchCpuBackend())
 
 
 @hookimpl
-def tensorforge_ops_register_probes(register):
+def tensorforge_measure_register_probes(register):
     register(CpuMatmulProbe())
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
-    from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+    from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
 
     register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 
 
 @hookimpl
-def tensorforge_ops_register_telemetry(register):
+def tensorforge_measure_register_telemetry(register):
     register(HostCpuTelemetry())

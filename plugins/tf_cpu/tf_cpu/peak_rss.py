@@ -15,7 +15,6 @@ kernel, so the workload's own allocations fault in fresh pages that the high-wat
 
 import ctypes
 import ctypes.util
-
 from pathlib import Path
 
 import attrs

@@ -3,10 +3,9 @@ small files under /proc and /sys; no torch), and `host-cpu-x2`, the same CPU as 
 (system.py)."""
 
 from tensorforge.hookspecs import hookimpl
-
-from .machine import read_machine
-from .system import system_target
-from .target import host_target
+from tf_cpu.machine import read_machine
+from tf_cpu.system import system_target
+from tf_cpu.target import host_target
 
 
 @hookimpl

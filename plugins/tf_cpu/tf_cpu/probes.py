@@ -12,9 +12,8 @@ import time
 
 import attrs
 
-from tensorforge_ops.api import CalibrationProbe, ProbeResult
-
-from .backend import cache_bytes
+from tensorforge_measure.api import CalibrationProbe, ProbeResult
+from tf_cpu.backend import cache_bytes
 
 PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.4, flush_bytes=0)
 MATMUL_SIZES = (256, 512, 1024, 2048)
@@ -23,13 +22,13 @@ MIN_STREAM_BYTES = 256 << 20
 
 
 def _policy(**changes):
-    from tensorforge_ops.measure.timing import TimingPolicy
+    from tensorforge_measure.measure.timing import TimingPolicy
 
     return TimingPolicy(**{**PROBE_POLICY, **changes})
 
 
 def _timed(fn, policy):
-    from .cpu_timing import time_cpu
+    from tf_cpu.cpu_timing import time_cpu
 
     return time_cpu(fn, policy).stats
 
@@ -68,7 +67,7 @@ class CpuMatmulProbe(CalibrationProbe):
     backend = "torch-cpu"
 
     def run(self, session) -> ProbeResult:
-        from tensorforge_ops.measure.precision import math_mode
+        from tensorforge_measure.measure.precision import math_mode
 
         torch, policy = session.torch, _policy()
         start = time.perf_counter()

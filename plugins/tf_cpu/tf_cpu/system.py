@@ -11,10 +11,9 @@ can beat (the bound stays a bound, only loose); the calibration sweep measures t
 
 import attrs
 
-from tensorforge.interconnect import Interconnect, LinkTier
-
-from .machine import read_machine
-from .target import ASSUMED_DRAM_BYTES_PER_S, host_target
+from tensorforge.hardware.interconnect import Interconnect, LinkTier
+from tf_cpu.machine import read_machine
+from tf_cpu.target import ASSUMED_DRAM_BYTES_PER_S, host_target
 
 NAME = "host-cpu-x2"
 DEVICES = 2

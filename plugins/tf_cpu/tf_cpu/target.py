@@ -6,10 +6,9 @@ Core side: pure Python, no torch. Built from a `Machine` (machine.py), so tests 
 recorded /proc and /sys snapshots.
 """
 
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-
-from .isa import host_isa
-from .machine import FALLBACK_MHZ, Machine
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
+from tf_cpu.isa import host_isa
+from tf_cpu.machine import FALLBACK_MHZ, Machine
 
 NAME = "host-cpu"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30

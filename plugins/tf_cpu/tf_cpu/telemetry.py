@@ -19,9 +19,9 @@ import resource
 import statistics
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Sequence
 
 CAVEAT = (
     "Host CPU telemetry (clock, load, utilisation, energy where readable) is diagnostic "

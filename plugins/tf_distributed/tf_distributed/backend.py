@@ -6,7 +6,7 @@ Which device: a system whose innermost tier links processes through host memory 
 process per GPU with NCCL. Any number of devices: the target's `devices`, on one host.
 """
 
-from tensorforge_ops.api import MeasurementBackend, Session, Unavailable
+from tensorforge_measure.api import MeasurementBackend, Session, Unavailable
 
 # Llama-3-8B's decoder layer (hidden 4096, 32 heads, 8 KV heads, intermediate 14336).
 LLAMA3_8B_LAYER = "hidden=4096,layers=1,heads=32,kv_heads=8,intermediate=14336,dtype=bf16"
@@ -67,8 +67,8 @@ class TorchDistributedBackend(MeasurementBackend):
         )
 
     def open_for(self, target, device_index: int = 0) -> Session:
-        from .launcher import Launch
-        from .session import DistributedSession
+        from tf_distributed.launcher import Launch
+        from tf_distributed.session import DistributedSession
 
         if target.devices < 2:
             return self.open(device_index)

@@ -20,9 +20,8 @@ import time
 from multiprocessing.connection import Listener
 from typing import Any
 
-from tensorforge_ops.api import Unavailable
-
-from .worker import AUTHKEY_ENV
+from tensorforge_measure.api import Unavailable
+from tf_distributed.worker import AUTHKEY_ENV
 
 # The workers' combined output goes to a temporary file, deleted at the end (its last lines go
 # into any error message); set this variable to a path to keep it there instead.

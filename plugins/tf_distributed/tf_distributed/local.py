@@ -11,8 +11,8 @@ its fingerprint from the same fields.
 import contextlib
 import os
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 LOCAL_BACKEND = {"cuda": "torch-cuda", "cpu": "torch-cpu"}
 # The device-side wait before the start line (GPU only). Why: without it the device reaches the
@@ -55,7 +55,7 @@ class LocalDevice:
     # -- identity and flags -----------------------------------------------------------------
     def framework_flags(self) -> dict[str, Any]:
         if self.kind == "cuda":
-            from tensorforge_ops.measure.precision import framework_flags
+            from tensorforge_measure.measure.precision import framework_flags
 
             return dict(framework_flags())
         from tf_cpu.backend import framework_flags

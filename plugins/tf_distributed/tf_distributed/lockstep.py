@@ -2,7 +2,7 @@
 
 Why lockstep: a collective returns only when every rank has called it, so every rank must run
 the same number of iterations; rank 0 decides each batch's size and when to stop (the single-
-device stopping rule, tensorforge_ops.measure.timing.should_stop, applied to the slowest-rank
+device stopping rule, tensorforge_measure.measure.timing.should_stop, applied to the slowest-rank
 samples) and tells the others over a gloo control group.
 
 Each timed iteration is: [cache flush] -> on a GPU a device-side wait of 200 us (local.HOLD_S:
@@ -15,11 +15,11 @@ iteration's time is the slowest rank's: the workload is done when its last rank 
 """
 
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimingPolicy, should_stop
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimingPolicy, should_stop
 
 # Longest stretch of back-to-back timed work between synchronisations (as the single-device
 # CUDA loop batches), and the budget share one batch may take.

@@ -1,6 +1,6 @@
 """Per-operator time on every rank, in a window of its own after the latency timing.
 
-The builders mark each Core operator with `operator_range(name)` (tensorforge_ops.measure.
+The builders mark each Core operator with `operator_range(name)` (tensorforge_measure.measure.
 op_ranges); here each range records a marker at its start and end (CUDA events on a GPU, the
 host clock on a CPU), so an operator's time is the device time between its markers, summed over
 its executions in one call. Events recorded between kernels cost nothing on the device, but the
@@ -17,7 +17,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from tensorforge_ops.measure.op_ranges import recording
+from tensorforge_measure.measure.op_ranges import recording
 
 METHOD = (
     "operator window after the timing: per iteration flush -> start line -> fn() with a marker "

@@ -1,24 +1,23 @@
 """Ops side of tf_distributed: the torch-distributed backend, its probes and its telemetry,
-registered through the 'tensorforge_ops' entry-point group like any third-party plugin."""
+registered through the 'tensorforge_measure' entry-point group like any third-party plugin."""
 
-from tensorforge_ops.hookspecs import hookimpl
-
-from .backend import TorchDistributedBackend
-from .probes import CollectiveSweepProbe, PerRankCeilingsProbe
-from .telemetry import DistributedTelemetry
+from tensorforge_measure.hookspecs import hookimpl
+from tf_distributed.backend import TorchDistributedBackend
+from tf_distributed.probes import CollectiveSweepProbe, PerRankCeilingsProbe
+from tf_distributed.telemetry import DistributedTelemetry
 
 
 @hookimpl
-def tensorforge_ops_register_backends(register):
+def tensorforge_measure_register_backends(register):
     register(TorchDistributedBackend())
 
 
 @hookimpl
-def tensorforge_ops_register_probes(register):
+def tensorforge_measure_register_probes(register):
     register(PerRankCeilingsProbe())
     register(CollectiveSweepProbe())
 
 
 @hookimpl
-def tensorforge_ops_register_telemetry(register):
+def tensorforge_measure_register_telemetry(register):
     register(DistributedTelemetry())

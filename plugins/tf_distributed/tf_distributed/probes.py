@@ -6,15 +6,15 @@ the session:
                      are the fastest rank's rates and the shortest floor (sound for every rank)
   collective-sweep   each collective over every rank at message sizes from KiB to GiB
                      (sweep.py), fitted to the calibrated curve that the collective bound uses
-                     (tensorforge.collectives.fit_ceiling)
+                     (tensorforge.workloads.collectives.fit_ceiling)
 """
 
 import time
 from typing import Any
 
-from tensorforge.collectives import OPS, bus_factor, ceiling_key, fit_ceiling
-from tensorforge.serialize import to_data
-from tensorforge_ops.api import CalibrationProbe, ProbeResult, Unavailable
+from tensorforge.files.serialize import to_data
+from tensorforge.workloads.collectives import OPS, bus_factor, ceiling_key, fit_ceiling
+from tensorforge_measure.api import CalibrationProbe, ProbeResult, Unavailable
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 # Bytes to GiB at 3 x 2^k bytes: on a GPU 3 KiB .. 3 GiB, an octave apart; a CPU's gloo sweep
@@ -59,7 +59,7 @@ class PerRankCeilingsProbe(CalibrationProbe):
     backend = "torch-distributed"
 
     def run(self, session) -> ProbeResult:
-        from .session import combine_probe_results
+        from tf_distributed.session import combine_probe_results
 
         start = time.perf_counter()
         per_rank = session.call({"op": "probe_local"})
@@ -127,7 +127,7 @@ class CollectiveSweepProbe(CalibrationProbe):
                 "measured workloads) less 2% and 1 us, lowered to the fastest larger size (the knots); curve: "
                 f"inside the sweep max(floor, the {INTERPOLATION[kind]} between the two knots around S), beyond it "
                 "max(floor, alpha + S x factor / beta), beta = max(best bus bandwidth, slope of the two largest "
-                "sizes), alpha = largest intercept under every knot, floor = fastest knot (tensorforge.collectives)"
+                "sizes), alpha = largest intercept under every knot, floor = fastest knot (tensorforge.workloads.collectives)"
             ),
             collectives=ceilings,
             details={"world_size": n, "dtype": DTYPE[kind], "ops": details},

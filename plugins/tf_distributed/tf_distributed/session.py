@@ -12,17 +12,16 @@ window (`measurement_details`).
 import contextlib
 import hashlib
 import json
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from tensorforge_ops.api import DeviceInfo, Prepared, Session, Unavailable
-from tensorforge_ops.measure.stats import summarize
-from tensorforge_ops.measure.timing import TimedSamples
-
-from .environment import FINGERPRINT_SETTINGS
-from .launcher import Launch
+from tensorforge_measure.api import DeviceInfo, Prepared, Session, Unavailable
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+from tf_distributed.environment import FINGERPRINT_SETTINGS
+from tf_distributed.launcher import Launch
 
 AGGREGATION = (
     "slowest rank per iteration: every rank times the same iterations in lockstep "

@@ -17,18 +17,17 @@ does not pay it).
 """
 
 import time
-
 from typing import Any
 
 from tensorforge.errors import one_line
-from tensorforge.precision import DTYPE_BYTES
+from tensorforge.workloads.precision import DTYPE_BYTES
 
 
 def sweep(worker, command) -> dict[str, Any]:
-    from tensorforge_ops.measure.timing import TimingPolicy
     from tf_collective.plugin import CollectiveParams
 
-    from .lockstep import stats_of
+    from tensorforge_measure.measure.timing import TimingPolicy
+    from tf_distributed.lockstep import stats_of
 
     policy = TimingPolicy(**command["policy"], flush_bytes=worker.local.flush_bytes)
     out: dict[str, Any] = {}

@@ -2,8 +2,9 @@
 host counters per CPU slice) in one window over the same number of calls, after the timing.
 The runner's `run_once` is not used: the workload runs in the worker processes."""
 
-from tensorforge_ops.api import TelemetrySource
-from tensorforge_ops.telemetry.nvml import CAVEAT
+from tf_cuda.telemetry import CAVEAT
+
+from tensorforge_measure.api import TelemetrySource
 
 
 class DistributedTelemetry(TelemetrySource):

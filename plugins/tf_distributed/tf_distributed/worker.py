@@ -35,10 +35,9 @@ class Worker:
         import torch
         import torch.distributed as dist
 
-        from tensorforge_ops.host import OpsHost
-
-        from .local import LocalDevice
-        from .lockstep import Lockstep
+        from tensorforge_measure.host import OpsHost
+        from tf_distributed.local import LocalDevice
+        from tf_distributed.lockstep import Lockstep
 
         self.torch, self.dist, self.kind = torch, dist, device_kind
         self.rank = int(os.environ["RANK"])
@@ -84,14 +83,14 @@ class Worker:
 
     @contextlib.contextmanager
     def mode(self, math_mode: str):
-        from tensorforge_ops.measure.precision import math_mode as mode_flags
+        from tensorforge_measure.measure.precision import math_mode as mode_flags
 
         with mode_flags(math_mode), self.torch.inference_mode():
             yield
 
     # -- commands -------------------------------------------------------------------------------
     def do_hello(self, command) -> dict[str, Any]:
-        from . import environment
+        from tf_distributed import environment
 
         info = self.local.session.info
         return {
@@ -115,8 +114,9 @@ class Worker:
     def do_probe_local(self, command) -> dict[str, Any]:
         """This rank's device ceilings from the local backend's own probes (all ranks at once)."""
         import attrs
-        from tensorforge_ops.api import Unavailable
-        from tensorforge_ops.calibrate.estimate_probes import EstimateTermsProbe
+
+        from tensorforge_measure.api import Unavailable
+        from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
 
         results, failures = [], {}
         probes = self.ops.for_backend("probes", self.local.backend_name)
@@ -140,7 +140,7 @@ class Worker:
 
     def _build(self, kind: str, params, math_mode: str):
         """Build on every rank, agree, run once, check the result on known values, agree."""
-        from tensorforge_ops.api import Unavailable
+        from tensorforge_measure.api import Unavailable
 
         builder = self.ops.builder(kind, "torch-distributed")
         failure, fn = None, None
@@ -185,8 +185,8 @@ class Worker:
         self.local.release()
 
     def do_time(self, command) -> dict[str, Any]:
-        from tensorforge_ops.measure.timing import TimingPolicy
-        from .operator_window import operator_window
+        from tensorforge_measure.measure.timing import TimingPolicy
+        from tf_distributed.operator_window import operator_window
 
         if self.prepared is None:
             raise StepFailed("nothing prepared")
@@ -215,7 +215,7 @@ class Worker:
 
         with self.mode(self.prepared["math_mode"]):
             if self.kind == "cuda":
-                from tensorforge_ops.telemetry.nvml import collect_window, telemetry_to_dict
+                from tf_cuda.telemetry import collect_window, telemetry_to_dict
 
                 window = telemetry_to_dict(
                     collect_window(
@@ -232,7 +232,7 @@ class Worker:
         return {"rank": self.rank, "calls": calls, **window}
 
     def do_sweep(self, command) -> dict[str, Any]:
-        from .sweep import sweep
+        from tf_distributed.sweep import sweep
 
         return sweep(self, command)
 

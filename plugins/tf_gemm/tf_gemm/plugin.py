@@ -7,9 +7,9 @@ model treats them alike; the measurement honours them.
 import attrs
 
 from tensorforge.hookspecs import hookimpl
-from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.problems import MatmulProblem, Operator, Tensor
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
+from tensorforge.workloads.problems import MatmulProblem, Operator, Tensor
 
 
 def _dims(**kw):

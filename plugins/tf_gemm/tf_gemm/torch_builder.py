@@ -1,10 +1,10 @@
 """GEMM on PyTorch: random inputs (never zeros), output preallocated, transposes honoured.
 Registered under the Ops entry-point group; the Core side never imports this module."""
 
-from tensorforge_ops.api import WorkloadBuilder
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.measure.torch_dtypes import torch_dtype
-from tensorforge_ops.measure.op_ranges import operator_range
+from tensorforge_measure.api import WorkloadBuilder
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.measure.op_ranges import operator_range
+from tensorforge_measure.measure.torch_dtypes import torch_dtype
 
 
 class GemmTorch(WorkloadBuilder):
@@ -30,5 +30,5 @@ class GemmTorch(WorkloadBuilder):
 
 
 @hookimpl
-def tensorforge_ops_register_builders(register):
+def tensorforge_measure_register_builders(register):
     register(GemmTorch())

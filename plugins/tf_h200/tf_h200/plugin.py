@@ -33,11 +33,10 @@ must describe what runs:
     141 GB; fit decisions must use what an allocation can get.
 """
 
-from tensorforge.energy import PowerFigures
+from tensorforge.energy.model import PowerFigures
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 from tensorforge.hookspecs import hookimpl
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
-
-from .systems import systems
+from tf_h200.systems import systems
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 HBM_BW = 4.8e12

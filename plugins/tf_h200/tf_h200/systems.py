@@ -1,4 +1,4 @@
-"""H200 systems: several H200 SXM GPUs as one target, with their links (tensorforge.interconnect).
+"""H200 systems: several H200 SXM GPUs as one target, with their links (tensorforge.hardware.interconnect).
 
 Each system is the `h200` target (per GPU: SMs, SRAM, HBM, clocks) times `devices`, plus how the
 GPUs reach each other:
@@ -24,7 +24,7 @@ rather than a measurement; the calibrated bound replaces them with what the prob
 
 import attrs
 
-from tensorforge.interconnect import Interconnect, LinkTier
+from tensorforge.hardware.interconnect import Interconnect, LinkTier
 
 NVLINK_PER_DIRECTION = 18 * 25e9  # 18 NVLink 4 links x 25 GB/s per direction = 450 GB/s
 NDR_PER_GPU = 400e9 / 8  # one ConnectX-7 at 400 Gb/s per GPU = 50 GB/s per direction

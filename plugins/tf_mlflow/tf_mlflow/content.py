@@ -2,7 +2,7 @@
 
 Pure and deterministic (the same capture gives the same content), and free of mlflow, so the
 mapping can be read and tested without a tracking store. It reads the typed capture
-(tensorforge_ops.capture.model.Capture), never the JSON by keys. Labels stay visible in the
+(tensorforge_measure.capture.model.Capture), never the JSON by keys. Labels stay visible in the
 names: `predicted_*` is PREDICTED, `measured_*` MEASURED, `ceiling.*` CALIBRATED,
 `bound_check.*` POLICY.
 """
@@ -11,16 +11,16 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
-from collections.abc import Iterable
 
 import attrs
 
-from tensorforge_ops.capture.labels import LABELS
-from tensorforge_ops.capture.model import Capture
-from tensorforge_ops.capture.sections.calibrated import Calibrated
-from tensorforge_ops.capture.sections.measured import Measured, Measurement
+from tensorforge_measure.capture.labels import LABELS
+from tensorforge_measure.capture.model import Capture
+from tensorforge_measure.capture.sections.calibrated import Calibrated
+from tensorforge_measure.capture.sections.measured import Measured, Measurement
 
 # MLflow's limits (mlflow.utils.validation): keys of at most 250 characters, param values of at
 # most 6000, tag values of at most 8000. We keep keys well inside the limit.

@@ -1,11 +1,10 @@
-"""Entry point (group 'tensorforge_ops'): registers the 'mlflow' capture sink. Importing this
+"""Entry point (group 'tensorforge_measure'): registers the 'mlflow' capture sink. Importing this
 module does not import mlflow; the sink does, when it exports."""
 
-from tensorforge_ops.hookspecs import hookimpl
-
-from .sink import MlflowSink
+from tensorforge_measure.hookspecs import hookimpl
+from tf_mlflow.sink import MlflowSink
 
 
 @hookimpl
-def tensorforge_ops_register_sinks(register):
+def tensorforge_measure_register_sinks(register):
     register(MlflowSink())

@@ -13,14 +13,13 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Mapping
 
-from tensorforge_ops.api import CaptureSink, ExportResult
-from tensorforge_ops.capture.model import Capture
-
-from .content import build
+from tensorforge_measure.api import CaptureSink, ExportResult
+from tensorforge_measure.capture.model import Capture
+from tf_mlflow.content import build
 
 NAME = "mlflow"
 DEFAULT_EXPERIMENT = "tensorforge"

@@ -17,9 +17,9 @@ throughput, not for one batch's latency; the measurement backend does not run pp
 
 import attrs
 
-from tensorforge.collectives import CollectiveProblem
-from tensorforge.precision import DTYPE_BYTES
-from tensorforge.problems import Operator, Tensor
+from tensorforge.workloads.collectives import CollectiveProblem
+from tensorforge.workloads.precision import DTYPE_BYTES
+from tensorforge.workloads.problems import Operator, Tensor
 
 # Operator names of the collectives (the builder enters the same names).
 ALL_REDUCE_ATTN = "all_reduce_attn"

@@ -26,13 +26,12 @@ from pathlib import Path
 import attrs
 
 from tensorforge.hookspecs import hookimpl
-from tensorforge.params import build_params
-from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
-from tensorforge.workload import WorkloadKind
-
-from . import parallel
-from .hf_config import load_config
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.params import build_params
+from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
+from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
+from tf_transformer import parallel
+from tf_transformer.hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
 NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}  # rms: sq, sum, scale, weight; ln adds mean, sub, bias
@@ -361,7 +360,7 @@ class Transformer(WorkloadKind):
 
 @hookimpl
 def tensorforge_register_workloads(register):
-    from .sdpa import Sdpa
+    from tf_transformer.sdpa import Sdpa
 
     register(Transformer())
     register(Sdpa())

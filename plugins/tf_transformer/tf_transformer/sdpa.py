@@ -6,9 +6,9 @@ same problem; this kind lets attention be predicted, probed and measured alone."
 
 import attrs
 
-from tensorforge.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.problems import AttentionProblem, Operator, Tensor
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
+from tensorforge.workloads.problems import AttentionProblem, Operator, Tensor
 
 
 def _pos(**kw):

@@ -12,12 +12,11 @@ and sliced, so the tp=N model computes what the tp=1 model with the same seed co
 holds it to that) and every rank starts from the same replicated input.
 """
 
-from tensorforge_ops.api import Unavailable, WorkloadBuilder
-from tensorforge_ops.hookspecs import hookimpl
-from tensorforge_ops.measure.op_ranges import operator_range
-from tensorforge_ops.measure.torch_dtypes import torch_dtype
-
-from .parallel import ALL_GATHER_LOGITS, ALL_REDUCE_ATTN, ALL_REDUCE_MLP
+from tensorforge_measure.api import Unavailable, WorkloadBuilder
+from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure.measure.op_ranges import operator_range
+from tensorforge_measure.measure.torch_dtypes import torch_dtype
+from tf_transformer.parallel import ALL_GATHER_LOGITS, ALL_REDUCE_ATTN, ALL_REDUCE_MLP
 
 SEED = 20260101
 
@@ -249,8 +248,8 @@ def _replicated(forward, tp: int):
 
 
 @hookimpl
-def tensorforge_ops_register_builders(register):
-    from .sdpa_torch import SdpaTorch
+def tensorforge_measure_register_builders(register):
+    from tf_transformer.sdpa_torch import SdpaTorch
 
     register(TransformerTorch())
     register(SdpaTorch())

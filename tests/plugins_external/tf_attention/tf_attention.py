@@ -3,9 +3,9 @@
 import attrs
 
 from tensorforge.hookspecs import hookimpl
-from tensorforge.precision import DTYPE_BYTES, default_math_mode, parse_dtype
-from tensorforge.problems import AttentionProblem, Operator, Tensor
-from tensorforge.workload import WorkloadKind
+from tensorforge.workloads.kinds import WorkloadKind
+from tensorforge.workloads.precision import DTYPE_BYTES, default_math_mode, parse_dtype
+from tensorforge.workloads.problems import AttentionProblem, Operator, Tensor
 
 
 def dim(default=attrs.NOTHING):

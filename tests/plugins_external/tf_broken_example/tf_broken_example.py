@@ -3,8 +3,8 @@
 import os
 import time
 
+from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
 from tensorforge.hookspecs import hookimpl
-from tensorforge.target import MemoryLevel, OperatingPoint, PEArray, Target
 
 
 def tiny_target(name):

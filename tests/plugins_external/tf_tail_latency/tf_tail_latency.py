@@ -10,9 +10,9 @@ without it TensorForge does not ask it and shows NO VERDICT with what is missing
 
 import math
 
-from tensorforge_ops.api import NO_VERDICT, Policy, PolicyRequest, Verdict
-from tensorforge_ops.capture.sections.measured import Measurement
-from tensorforge_ops.hookspecs import hookimpl
+from tensorforge_measure.api import NO_VERDICT, Policy, PolicyRequest, Verdict
+from tensorforge_measure.capture.sections.measured import Measurement
+from tensorforge_measure.hookspecs import hookimpl
 
 MAX_TAIL_RATIO = 1.5
 
@@ -56,5 +56,5 @@ class TailLatency(Policy):
 
 
 @hookimpl
-def tensorforge_ops_register_policies(register):
+def tensorforge_measure_register_policies(register):
     register(TailLatency())

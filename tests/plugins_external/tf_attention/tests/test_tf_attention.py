@@ -1,4 +1,5 @@
 import tf_attention
+
 from tensorforge.testing import assert_loaded, check_workload_kind, fresh_host
 
 

@@ -1,1 +1,1 @@
-pytest_plugins = ["tensorforge.pytest_plugin"]
+pytest_plugins = ["tensorforge.testing.pytest_plugin"]

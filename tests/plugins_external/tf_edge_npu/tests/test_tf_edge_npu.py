@@ -1,4 +1,5 @@
 import tf_edge_npu
+
 from tensorforge.testing import check_target
 
 

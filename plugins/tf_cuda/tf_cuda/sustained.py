@@ -1,0 +1,181 @@
+"""The sustained regime: continuous execution after the device has reached its steady clock,
+timed the way triton.testing.do_bench times (L2 flush, event pair per iteration, one
+synchronisation at the end of the window, median).
+
+Why a regime of its own: under continuous load an H200 reaches its 700 W cap and clocks down
+(NVML: ~1500 MHz against 1980 MHz boost during large GEMMs), so a large bf16 GEMM runs 9-17%
+slower than in the short bursts the burst regime times. A user serving a model sees the
+sustained figure; both are real, and each is labelled.
+
+How "steady" is detected, from the workload's own timings (no clock counter needed): the
+device runs the workload back to back in windows of about `window_s`; it is steady once at
+least `min_s` of continuous load has passed and the median iteration time of the last
+`windows` windows agree within `tolerance` (max / min - 1). The next window is always enqueued
+before the previous one is read, so the device never idles while the host checks. After
+`max_s` without agreement the state is recorded as not steady and timing goes ahead.
+
+A host-bound load (its burst eager p50 at least HOST_BOUND times its burst graph p50: the host's
+Python and launches set the eager call's time, and the device idles between them) is steady once
+`min_s` of it has run. Why: its window medians follow the host's launch rate, not the device's
+clock, and on the H200 they never agreed within 1% (the 2.6 us GEMM's eager calls are bimodal,
+5.4 and 6.1 us, in both harnesses), so the rule waited its whole `max_s` (3 s) and recorded "not
+steady" while NVML showed the clock at 1980 MHz with no clock-event reason in every sustained
+window of such a load (the GEMM and the decode step, 160-290 W against a 700 W cap).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.timing import TimedSamples
+
+# Burst eager p50 / burst graph p50 at or above which a load is host-bound (the eager time is
+# the host's); the same threshold benchmarks/bench_vs_do_bench.py labels rows with.
+HOST_BOUND = 1.5
+
+
+def host_bound(eager_s: float | None, graph_s: float | None) -> bool:
+    """Whether the host's launches, not the device, set the eager call's time."""
+    return bool(eager_s and graph_s and eager_s >= HOST_BOUND * graph_s)
+
+
+def burst_p50(timings: Iterable[tuple[str | None, str | None, float | None]], mode: str) -> float | None:
+    """The burst-regime p50 of one mode among (regime, mode, p50) timings: what the host-bound
+    rule reads, in a run before its energy window and in the energy gate from a capture. A timing
+    without a regime or mode is burst eager (captures from before the phases)."""
+    for regime, m, p50 in timings:
+        if (regime or "burst") == "burst" and (m or "eager") == mode and p50:
+            return float(p50)
+    return None
+
+
+@attrs.frozen
+class SteadyPolicy:
+    window_s: float = 0.05
+    windows: int = 3
+    tolerance: float = 0.01
+    min_s: float = 0.3
+    max_s: float = 3.0
+
+    def rule(self, host_bound: bool = False) -> str:
+        if host_bound:
+            return (
+                f"host-bound load (burst eager p50 >= {HOST_BOUND:g} x burst graph p50: the host sets the "
+                f"eager call's time, so window medians do not show the device's clock): steady once "
+                f">= {self.min_s:g} s of continuous load has run"
+            )
+        return (
+            f"steady once >= {self.min_s:g} s of continuous load has run and the median iteration "
+            f"times of the last {self.windows} windows of ~{self.window_s * 1e3:g} ms agree within "
+            f"{self.tolerance:.0%} (max/min - 1); at most {self.max_s:g} s"
+        )
+
+
+@attrs.frozen
+class SteadyState:
+    reached: bool
+    after_s: float  # continuous load before the timed window
+    window_medians_s: tuple[float, ...]  # per window, in order (the approach to steady)
+    rule: str
+
+
+def is_steady(medians: Sequence[float], elapsed_s: float, policy: SteadyPolicy, host_bound: bool = False) -> bool:
+    """The detection rule, on the window medians seen so far (module docstring)."""
+    if elapsed_s < policy.min_s or not medians:
+        return False
+    if host_bound:
+        return True
+    if len(medians) < policy.windows:
+        return False
+    last = medians[-policy.windows :]
+    low = min(last)
+    return low > 0 and max(last) / low - 1.0 <= policy.tolerance
+
+
+def _read(pairs) -> list[float]:
+    pairs[-1][1].synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
+
+
+def per_call_wall_s(pairs) -> float:
+    """Device wall time per iteration of a window, flush included (first start to last end)."""
+    return pairs[0][0].elapsed_time(pairs[-1][1]) * 1e-3 / len(pairs)
+
+
+class ContinuousLoad:
+    """Work queued back to back on the current stream: each call is flush -> start event -> fn ->
+    end event, and windows are queued before earlier ones are read, so the device never waits
+    for the host between them."""
+
+    def __init__(self, flush_step: Callable[[], Any] | None, window_s: float, max_calls: int = 100_000):
+        import torch
+
+        self.torch, self.flush_step = torch, flush_step
+        self.window_s, self.max_calls = window_s, max_calls
+
+    def calls_for(self, per_call_s: float, window_s: float | None = None) -> int:
+        """Calls that fill a window, given the device time of one call (flush included)."""
+        window = self.window_s if window_s is None else window_s
+        return max(1, min(self.max_calls, int(window / max(per_call_s, 1e-7))))
+
+    def queue(self, fn: Callable[[], Any], calls: int) -> list[tuple]:
+        torch = self.torch
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+        for start, end in pairs:
+            if self.flush_step is not None:
+                self.flush_step()
+            start.record()
+            fn()
+            end.record()
+        return pairs
+
+    @staticmethod
+    def read(pairs) -> list[float]:
+        """Per-call event times of a queued window (waits for it)."""
+        return _read(pairs)
+
+
+def reach_steady(
+    load: ContinuousLoad,
+    fn: Callable[[], Any],
+    first_guess_s: float,
+    policy: SteadyPolicy,
+    clock: Callable[[], float] = time.perf_counter,
+    host_bound: bool = False,
+) -> tuple[SteadyState, list[tuple], float]:
+    """Run fn continuously until steady (or max_s). Returns the state, the window still in
+    flight (queue the timed window behind it before reading anything) and the measured device
+    time of one call, flush included. host_bound: the load's eager time is the host's (module
+    docstring)."""
+    t0 = clock()
+    medians: list[float] = []
+    calls = load.calls_for(first_guess_s)
+    pending = load.queue(fn, calls)
+    while True:
+        queued = load.queue(fn, calls)
+        samples = load.read(pending)
+        per_call = per_call_wall_s(pending)
+        calls = load.calls_for(per_call)
+        pending = queued
+        medians.append(statistics.median(samples))
+        elapsed = clock() - t0
+        steady = is_steady(medians, elapsed, policy, host_bound)
+        if steady or elapsed >= policy.max_s:
+            return SteadyState(steady, elapsed, tuple(medians), policy.rule(host_bound)), pending, per_call
+
+
+def as_timed(samples: Sequence[float], flush_bytes: int) -> TimedSamples:
+    """A sustained window's samples in the shape every measurement has (fixed count: 'max_iters')."""
+    return TimedSamples(
+        samples_s=tuple(samples),
+        stats=summarize(samples),
+        stop_reason="max_iters",
+        warmup_iters=0,
+        flush_bytes=flush_bytes,
+    )

@@ -1,0 +1,204 @@
+"""Tiled matrix multiply: output tiles (tm x tn) over the PE array, K optionally split.
+
+All candidates are evaluated at once with numpy (the Core must stay interactive while
+architects sweep parameters). Per candidate:
+  tiles   = batch * ceil(M/tm) * ceil(N/tn) * split          (tile quantization: padded edges)
+  waves   = ceil(tiles / units)                              (wave quantization)
+  compute = waves * 2*tm*tn*kpad / unit_rate
+  unit SRAM time = waves * (tm+tn)*kpad*elem / unit_sram_bw  (operands read once per tile)
+  DRAM    = operand panels re-read per block of concurrently running tiles, unless a panel or
+            the operands fit in the shared cache; C written once; split-K partials spill only
+            when they do not fit in the cache.
+"""
+
+import numpy as np
+
+from tensorforge.bound.mappings.base import (
+    EXHAUSTIVE,
+    Machine,
+    MappingChoice,
+    MappingStrategy,
+    Residency,
+    ceil_div,
+    finish,
+)
+from tensorforge.bound.mappings.search import Evaluated, GridStrategy, Relaxation
+from tensorforge.workloads.precision import ELEMENT_TYPE
+from tensorforge.workloads.problems import MatmulProblem
+
+TILE_MN = (16, 32, 64, 128, 256)
+TILE_K = (32, 64)
+SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+STAGES = 2  # double buffering: two K-slices of each operand tile staged at once
+PARTIAL_BYTES = 4  # split-K partial sums are kept in fp32
+
+
+def _row_blocks(units: int):
+    """Rows of tiles in a wave's block of concurrently running tiles (columns follow)."""
+    rows = {1, units}
+    r = 2
+    while r < units:
+        rows.add(r)
+        r *= 2
+    rows.add(max(1, int(round(units**0.5))))
+    return tuple(sorted(rows))
+
+
+class TiledMatmul(GridStrategy):
+    name = "tiled-matmul"
+    problem_types = (MatmulProblem,)
+
+    def space(self, p: MatmulProblem, machine: Machine):
+        """Every feasible candidate, in the deterministic enumeration order."""
+        tm, tn, tk, split, rows = np.meshgrid(
+            np.array(TILE_MN),
+            np.array(TILE_MN),
+            np.array(TILE_K),
+            np.array(SPLITS),
+            np.array(_row_blocks(machine.units)),
+            indexing="ij",
+        )
+        grid = [a.ravel().astype(np.int64) for a in (tm, tn, tk, split, rows)]
+        elem = max(p.a_elem_bytes, p.b_elem_bytes)
+        fits = STAGES * (grid[0] + grid[1]) * grid[2] * elem <= machine.unit_sram_bytes
+        fits &= grid[3] <= max(1, ceil_div(p.k, int(TILE_K[0])))
+        keep = np.nonzero(fits)[0]
+        if keep.size == 0:  # the smallest tile must always be possible for a lower bound
+            keep = np.array([0])
+        return [a[keep] for a in grid]
+
+    def candidates(self, p: MatmulProblem, machine: Machine):
+        """The first `machine.max_candidates` candidates of the space (what a cut search evaluates)."""
+        return [a[: machine.max_candidates] for a in self.space(p, machine)]
+
+    def evaluate(self, p: MatmulProblem, machine: Machine, residency: Residency, grid) -> Evaluated:
+        # Products that can exceed int64 at the sizes tensorforge/workloads/limits.py accepts are taken
+        # in float64 (waves x tile bytes, padded output elements).
+        tm, tn, tk, split, rows = grid
+        M, N, K, B = p.m, p.n, p.k, p.batch
+        units = machine.units
+        mt, nt = ceil_div(M, tm), ceil_div(N, tn)
+        kpad = ceil_div(ceil_div(K, split), tk) * tk
+        tiles = B * mt * nt * split
+        waves = ceil_div(tiles, units)
+        rate = machine.unit_rate(p.math_mode)
+        compute_s = waves * (2.0 * tm * tn * kpad) / rate
+
+        tile_bytes = ((tm * p.a_elem_bytes + tn * p.b_elem_bytes) * kpad).astype(float)
+        unit_sram = tiles * tile_bytes
+        out_tiles = (B * mt * nt).astype(float) * (tm * tn)
+        cache_to_unit = unit_sram + np.where(split > 1, out_tiles * PARTIAL_BYTES * split, out_tiles * p.c_elem_bytes)
+
+        # DRAM: reuse among the block of tiles that run concurrently (rows x cols of tiles).
+        concurrent = np.minimum(units, tiles)
+        r = np.minimum(rows, mt)
+        c = np.minimum(ceil_div(np.minimum(concurrent, mt * nt), r), nt)
+        bm, bn = np.minimum(r * tm, M), np.minimum(c * tn, N)
+        a = 0.0 if p.a.name in residency.resident else float(p.a.nbytes)
+        b = 0.0 if p.b.name in residency.resident else float(p.b.nbytes)
+        cache = float(machine.cache_bytes)
+        a_passes, b_passes = ceil_div(N, bn), ceil_div(M, bm)
+        options = [a * a_passes + b * b_passes]
+        a_panel = (p.a.nbytes / B) * bm / M
+        b_panel = (p.b.nbytes / B) * bn / N
+        options.append(np.where(a_panel <= cache / 2, a + b * b_passes, np.inf))
+        options.append(np.where(b_panel <= cache / 2, a * a_passes + b, np.inf))
+        if (p.a.nbytes + p.b.nbytes) / B <= cache:
+            options.append(np.full(tm.shape, a + b))
+        dram = np.min(np.stack(options), axis=0)
+        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        workspace = B * M * N * PARTIAL_BYTES * split.astype(float)
+        dram += np.where((split > 1) & (workspace > cache), 2 * workspace, 0.0)
+
+        terms = {"dram": dram / machine.dram_bytes_per_s}
+        if machine.cache_bytes_per_s:
+            terms["cache_to_unit"] = cache_to_unit / machine.cache_bytes_per_s
+        if machine.unit_sram_bytes_per_s:
+            terms["unit_sram"] = waves * tile_bytes / machine.unit_sram_bytes_per_s
+        memory_s = np.max(np.stack(list(terms.values())), axis=0)
+        latency = np.maximum(compute_s, memory_s)
+
+        index = np.arange(tm.size)
+        order = np.lexsort((index, split, -(tm * tn), cache_to_unit, dram, latency))
+
+        def choice(i: int) -> MappingChoice:
+            return finish(
+                self.name,
+                tile={"m": int(tm[i]), "n": int(tn[i]), "k": int(tk[i])},
+                split=split[i],
+                tiles=tiles[i],
+                concurrent=concurrent[i],
+                waves=waves[i],
+                traffic={"dram": dram[i], "cache_to_unit": cache_to_unit[i], "unit_sram": unit_sram[i]},
+                compute_s=compute_s[i],
+                memory_terms={k: float(v[i]) for k, v in terms.items()},
+                candidates=tm.size,
+                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",),
+            )
+
+        return Evaluated(latency=latency, order=order, choice=choice)
+
+    def relaxation(self, p: MatmulProblem, machine: Machine, residency: Residency) -> Relaxation:
+        """<= every candidate of `space`, term by term. For any candidate (tm, tn, tk, split):
+        * compute: waves >= tiles / units, and tiles x 2*tm*tn*kpad = 2*B*(mt*tm)*(nt*tn)*
+          (split*kpad) >= 2*B*M*N*K = flops, so compute_s >= flops / (units * unit rate);
+        * DRAM: every reuse option reads each operand at least once (passes >= 1), C is written
+          unless it stays on chip, and the split-K spill is >= 0: dram >= A + B + C (residency
+          applied as in `evaluate`);
+        * cache -> unit: unit_sram = B*split*kpad*mt*nt*(tm*a + tn*b) >= B*K*(M*nt*a + N*mt*b)
+          with nt >= ceil(N / max tile), mt >= ceil(M / max tile); the output goes up once, at
+          >= min(c, 2 * PARTIAL_BYTES) bytes per element (split = 1: c; split >= 2: 4*split);
+        * unit SRAM: waves * tile bytes >= unit_sram / units, bounded as above.
+        """
+        M, N, K, B = p.m, p.n, p.k, p.batch
+        widest = max(TILE_MN)
+        dram = sum(float(t.nbytes) for t in (p.a, p.b) if t.name not in residency.resident)
+        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        streamed = (
+            float(B)
+            * K
+            * (float(M) * ceil_div(N, widest) * p.a_elem_bytes + float(N) * ceil_div(M, widest) * p.b_elem_bytes)
+        )
+        written = float(B) * M * N * min(p.c_elem_bytes, 2 * PARTIAL_BYTES)
+        terms = {"dram": dram / machine.dram_bytes_per_s}
+        if machine.cache_bytes_per_s:
+            terms["cache_to_unit"] = (streamed + written) / machine.cache_bytes_per_s
+        if machine.unit_sram_bytes_per_s:
+            terms["unit_sram"] = streamed / machine.units / machine.unit_sram_bytes_per_s
+        return Relaxation(
+            compute_s=p.flops / machine.compute[p.math_mode],
+            memory_terms=terms,
+            traffic={"dram": dram, "cache_to_unit": streamed + written},
+            why="FLOPs at the peak rate, operands streamed once, compulsory DRAM traffic",
+        )
+
+
+class VectorMatmul(MappingStrategy):
+    """The same product on the vector (CUDA-core) units: no tensor-core tile padding, so a
+    matrix too thin for tensor tiles (depthwise convolution: n = 1 per group) is not charged
+    for padding it would never execute. Operands stream once; the lower of this and the tiled
+    mapping wins. Charged at the fastest vector rate that holds the operands' precision
+    (half-precision vector math is 2-4x the fp32 rate on data-centre GPUs)."""
+
+    name = "vector-matmul"
+    problem_types = (MatmulProblem,)
+
+    def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
+        reads = sum(t.nbytes for t in (p.a, p.b) if t.name not in residency.resident)
+        writes = 0 if p.c.name in residency.no_writeback else p.c.nbytes
+        element = ELEMENT_TYPE.get(p.math_mode, p.math_mode)
+        return finish(
+            self.name,
+            tile={},
+            split=1,
+            tiles=machine.units,
+            concurrent=machine.units,
+            waves=1,
+            traffic={"dram": float(reads + writes)},
+            compute_s=machine.vector_time(p.flops, 0.0, element),
+            memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
+            candidates=1,
+            notes=(f"vector units at the fastest rate for {element} operands",),
+            search=EXHAUSTIVE,
+            space=1,
+        )

@@ -1,0 +1,182 @@
+"""The prediction as text for people; JSON is for machines. Tables go through a Screen
+(screen.py), so they fit the terminal they are printed on and stay whole in files."""
+
+from collections.abc import Iterable, Mapping
+
+from tensorforge.cli.screen import PLAIN, Screen, table
+from tensorforge.cli.units import seconds, si
+from tensorforge.results.prediction import OperatorPrediction, Prediction
+
+__all__ = ["memory_cell", "memory_level_names", "prediction_text", "table"]
+
+
+def memory_level_names(target) -> dict[str, str]:
+    """What the mappings' memory levels are called on `target`: 'unit_sram' is its per-unit
+    SRAM (shared memory on a GPU), 'cache_to_unit' the path from its shared cache (L2)."""
+    names = {"dram": "DRAM"}
+    try:
+        names["unit_sram"] = target.tile_level().name
+        cache = target.cache_level()
+        if cache is not None:
+            names["cache_to_unit"] = f"{cache.name} to unit"
+    except (AttributeError, ValueError):
+        pass
+    return names
+
+
+def _level(ops: Iterable[OperatorPrediction], names: Mapping[str, str]) -> str:
+    """The memory level(s) that bound the memory time of `ops`, named; several joined by '+'."""
+    levels = sorted({o.mapping.memory_level for o in ops if o.memory_s > 0})
+    return "+".join(names.get(level, level) for level in levels)
+
+
+def memory_cell(memory_s: float, ops: Iterable[OperatorPrediction], names: Mapping[str, str]) -> str:
+    """A memory time with the level that set it: '1.028 ms (shared_memory)'. The binding level
+    is not always DRAM: a large GEMM's tiles stream through shared memory faster than DRAM
+    could deliver them, and that time can be the larger one."""
+    level = _level(ops, names)
+    return f"{seconds(memory_s)} ({level})" if level else seconds(memory_s)
+
+
+def mapping_text(op) -> str:
+    m = op.mapping
+    if m.search == "relaxation":
+        return f"relaxation over {m.space} {m.strategy} mappings"
+    if not m.tile:
+        return m.strategy
+    tile = "x".join(f"{k}{v}" for k, v in m.tile.items()) if m.tile else m.strategy
+    split = f" split{m.split}" if m.split > 1 else ""
+    return f"{tile}{split}, {m.tiles} tiles, {m.waves} waves"
+
+
+def search_text(pred: Prediction) -> str:
+    """Which kind of bound the search gave: the minimum over every mapping, or a relaxation."""
+    ops = [o for w in pred.workloads for o in w.operators]
+    cut = [o for o in ops if o.mapping.search == "relaxation"]
+    unstated = sorted({o.mapping.strategy for o in ops if o.mapping.search == "unstated"})
+    if cut:
+        text = (
+            f"search: --max-candidates {pred.max_candidates_per_operator} cut the search of "
+            f"{len(cut)} of {len(ops)} operators; their bound is a relaxation (peak FLOP rate, "
+            "compulsory traffic), <= every mapping of the full space but looser than the minimum"
+        )
+    else:
+        text = "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)"
+    if unstated:
+        text += f"; strategies {', '.join(unstated)} do not say how they searched"
+    return text
+
+
+def prediction_text(
+    pred: Prediction, detail: bool = False, screen: Screen = PLAIN, levels: Mapping[str, str] | None = None
+) -> str:
+    """The prediction for people: its ceilings, one row per workload (every operator with
+    `detail`), the search, the notes. `levels` names the memory levels (memory_level_names)."""
+    names = dict(levels or {"dram": "DRAM"})
+    c = pred.ceilings
+    ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
+    if c.vector:
+        ceil += "; vector " + ", ".join(f"{p} {si(rate, 'FLOP/s')}" for p, rate in sorted(c.vector.items()))
+    if c.special:
+        ceil += "; special-function " + ", ".join(f"{p} {si(rate, 'op/s')}" for p, rate in sorted(c.special.items()))
+    if c.vector_origin and c.vector_origin != c.origin:
+        ceil += f" ({c.vector_origin})"
+    lines: list[str] = [
+        f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} ({pred.clock_mhz:g} MHz)",
+        screen.wrap(f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}"),
+        "",
+    ]
+    estimated = any(w.estimate is not None for w in pred.workloads)
+    rows = []
+    for w in pred.workloads:
+        main = max(w.operators, key=lambda o: o.latency_s)
+        row = [
+            w.name,
+            si(w.flops, "FLOP"),
+            si(w.compulsory_bytes, "B"),
+            mapping_text(main) if len(w.operators) == 1 else f"{len(w.operators)} ops; top: {main.name}",
+            seconds(w.compute_s),
+            memory_cell(w.memory_s, w.operators, names),
+            seconds(w.latency_s),
+            w.bottleneck,
+            "/".join(sorted({o.ceiling_origin for o in w.operators})),
+            w.search,
+        ]
+        if estimated:
+            e = w.estimate
+            row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
+        rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
+    headers = [
+        "workload",
+        "FLOPs",
+        "compulsory",
+        "mapping",
+        "compute",
+        "memory (level)",
+        "lower bound",
+        "bottleneck",
+        "ceilings",
+        "search",
+    ]
+    headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
+    lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
+    if estimated:
+        from tensorforge.estimate.render import basis_line
+
+        lines += ["", basis_line(pred)]
+    if detail:
+        for w in pred.workloads:
+            lines += ["", f"{w.name}  ({w.spec})"]
+            lines.append(
+                screen.table(
+                    [
+                        "operator",
+                        "x",
+                        "FLOPs",
+                        "mapping",
+                        "DRAM traffic",
+                        "compute",
+                        "memory (level)",
+                        "latency",
+                        "bound by",
+                        "search",
+                    ],
+                    [
+                        [
+                            o.name,
+                            o.count,
+                            si(o.flops, "FLOP"),
+                            mapping_text(o),
+                            si(o.mapping.traffic.get("dram", 0) * o.count, "B"),
+                            seconds(o.compute_s),
+                            memory_cell(o.memory_s, (o,), names),
+                            seconds(o.latency_s),
+                            o.bottleneck,
+                            o.mapping.search,
+                        ]
+                        for o in w.operators
+                    ],
+                    optional=("search", "mapping", "FLOPs", "x", "compute"),
+                )
+            )
+            if w.estimate is not None:
+                from tensorforge.estimate.render import OPERATOR_HEADERS, operator_rows, waterfall_lines
+
+                lines.append("")
+                lines.append(screen.table(OPERATOR_HEADERS, operator_rows(w)))
+                lines += waterfall_lines(w)
+    lines += [
+        "",
+        f"{pred.candidates} mapping candidates evaluated "
+        f"(at most {pred.max_candidates_per_operator} per operator and strategy)",
+    ]
+    lines.append(screen.wrap(search_text(pred)))
+    lines += [screen.wrap(f"note: {n}") for n in pred.notes]
+    lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
+    if estimated:
+        lines.append(
+            "note: the estimate is the expected time (a sum of calibrated, named terms on top of "
+            "the bound; device = kernels back to back, eager = launched one by one from "
+            "Python); it is not a bound and may be beaten"
+        )
+    return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))

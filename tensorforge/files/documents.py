@@ -1,0 +1,174 @@
+"""Reading and writing the documents users hand in and the files TensorForge produces.
+
+One reader for every JSON or TOML document (suite files, ceilings, target files, captures,
+price tables, model configs), so each refuses bad input the same way: one line naming the
+file, never a traceback. Six hand-copied readers had drifted (most missed UnicodeDecodeError,
+and any of them would block forever on a FIFO); this is the only place that opens them.
+
+Two shapes of message, by whose problem it is:
+  cannot read suite file x.toml: No such file or directory    (the file could not be read)
+  suite file x.toml: not valid TOML: Expected '=' ... (line 2)  (it was read; its content is bad)
+Callers that check the document's structure use the second shape too ("{what} {path}: ...").
+
+A gzip-compressed file is read as the text it holds (the first two bytes say so, whatever the
+name): a capture is 1-4 MB of JSON and a tenth of that compressed, so archived captures are kept
+that way and every command reads them as they are.
+
+Writes are atomic: a reader sees the old file or the new one, never half of either.
+"""
+
+import json
+import os
+import stat
+import tempfile
+import tomllib
+import zlib
+from pathlib import Path
+from typing import Any
+
+from tensorforge.errors import TensorForgeError
+
+# What a path names when it is not a regular file, for the one-line refusal.
+_NOT_REGULAR = {
+    stat.S_IFDIR: "Is a directory",
+    stat.S_IFIFO: "not a regular file (a FIFO)",
+    stat.S_IFCHR: "not a regular file (a character device)",
+    stat.S_IFBLK: "not a regular file (a block device)",
+    stat.S_IFSOCK: "not a regular file (a socket)",
+}
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# A document's text is a few MB; a compressed file that would unpack past this is refused rather
+# than allowed to fill memory (a gzip "bomb" unpacks a thousandfold).
+MAX_UNPACKED_BYTES = 1 << 30
+
+
+def _gunzip(data: bytes, path: Path, what: str) -> bytes:
+    try:
+        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        text = unpacker.decompress(data, MAX_UNPACKED_BYTES)
+        if unpacker.unconsumed_tail:
+            raise TensorForgeError(f"{what} {path}: gzip content unpacks past {MAX_UNPACKED_BYTES} bytes")
+        if not unpacker.eof:
+            raise TensorForgeError(f"{what} {path}: gzip content is cut short")
+    except zlib.error as exc:
+        raise TensorForgeError(f"{what} {path}: not valid gzip ({exc})") from None
+    return text
+
+
+def read_text(path: str | os.PathLike[str], what: str) -> str:
+    """The UTF-8 text of the regular file at `path`; `what` names it in errors ('suite file').
+
+    The file is opened without blocking and checked to be a regular file before it is read:
+    opening a FIFO for reading would otherwise wait for a writer that never comes.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            why = _NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
+            raise TensorForgeError(f"cannot read {what} {path}: {why}")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the handle owns it now
+            data = handle.read()
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(data, path, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TensorForgeError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+# No document TensorForge reads nests deeper than a dozen levels; a runaway one (100,000 open
+# brackets) ended in a RecursionError traceback in the parser or in whatever walked it next.
+MAX_DEPTH = 64
+
+
+def _check_depth(value: Any, where: str) -> None:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """JSON `text`; `where` ('capture x.json') opens the one-line error."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TensorForgeError(f"{where}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    _check_depth(value, where)
+    return value
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML `text`; `where` ('target file x.toml') opens the one-line error."""
+    try:
+        value = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    _check_depth(value, where)
+    return value
+
+
+def read_json(path: str | os.PathLike[str], what: str) -> Any:
+    """The JSON document at `path` (any JSON value: callers check its shape)."""
+    return parse_json(read_text(path, what), f"{what} {Path(path)}")
+
+
+def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """The TOML document at `path`."""
+    return parse_toml(read_text(path, what), f"{what} {Path(path)}")
+
+
+def read_document(path: str | os.PathLike[str], what: str) -> Any:
+    """A file that may be either: JSON when its name ends in .json (or .json.gz), else TOML."""
+    if Path(path).name.lower().endswith((".json", ".json.gz")):
+        return read_json(path, what)
+    return read_toml(path, what)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise TensorForgeError(f"cannot write {path}: folder {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:  # an unwritable folder is the user's error: one line, no traceback
+        raise TensorForgeError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        # mkstemp creates the file 0600; give it the permissions a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise TensorForgeError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise

@@ -1,0 +1,73 @@
+"""PREDICTED results: attrs values that serialise to deterministic JSON."""
+
+from typing import Any
+
+import attrs
+
+from tensorforge.bound.mappings.base import MappingChoice
+from tensorforge.estimate.results import WorkloadEstimate
+from tensorforge.hardware.target import Ceilings
+
+LABEL = "PREDICTED"
+
+
+@attrs.frozen
+class OperatorPrediction:
+    name: str
+    count: int
+    problem_type: str
+    problem: dict[str, Any]
+    math_mode: str
+    ceiling_origin: str  # 'datasheet' or 'calibrated': which rate timed this operator
+    flops: float  # all `count` executions
+    compulsory_bytes: float  # each tensor of the operator read or written once, x count
+    mapping: MappingChoice  # one execution
+    compute_s: float  # x count
+    memory_s: float
+    latency_s: float
+    bottleneck: str
+
+
+@attrs.frozen
+class WorkloadPrediction:
+    name: str
+    kind: str
+    spec: str
+    flops: float
+    compulsory_bytes: float  # workload inputs read once + final outputs written once
+    footprint_bytes: int
+    fits_in_memory: bool
+    compute_s: float
+    memory_s: float
+    latency_s: float  # the lower bound
+    bottleneck: str
+    candidates: int
+    search: str  # 'exhaustive' (every operator's minimum) or 'relaxation' (some cut)
+    operators: tuple[OperatorPrediction, ...]
+    # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
+    estimate: WorkloadEstimate | None = None
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.compulsory_bytes if self.compulsory_bytes else float("inf")
+
+
+@attrs.frozen
+class Prediction:
+    label: str
+    bound: str  # 'analytical' (datasheet ceilings) or 'calibrated'
+    target: str
+    operating_point: str
+    clock_mhz: float
+    ceilings: Ceilings
+    max_candidates_per_operator: int
+    candidates: int
+    search: str  # 'exhaustive', or 'relaxation' when --max-candidates cut a search
+    workloads: tuple[WorkloadPrediction, ...]
+    notes: tuple[str, ...] = ()
+    # Where the estimate's coefficients come from (None: no estimate was made).
+    estimate_basis: str | None = None
+    estimate_basis_kind: str | None = None
+
+    def workload(self, name: str) -> WorkloadPrediction | None:
+        return next((w for w in self.workloads if w.name == name), None)

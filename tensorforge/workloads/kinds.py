@@ -1,0 +1,53 @@
+"""Workload kinds (what plugins register) and workloads (what users ask to predict)."""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from tensorforge.workloads.params import build_params, params_spec
+from tensorforge.workloads.problems import Operator
+
+
+class WorkloadKind:
+    """Base class for a workload plugin's kind, e.g. 'gemm'.
+
+    Subclasses set `name`, `description`, `params_type` (an attrs class whose fields carry
+    `min`/`choices` metadata), `presets` (preset name -> fields) and `default_suite` (the
+    preset names `predict` runs when no workload is given), and implement `operators`.
+    """
+
+    name: str = ""
+    description: str = ""
+    params_type: type = object
+    presets: Mapping[str, Mapping[str, Any]] = {}
+    default_suite: tuple[str, ...] = ()
+
+    def parse(self, fields: Mapping[str, Any], base_dir: Path | None = None) -> Any:
+        """Validated params from user fields; `base_dir` resolves relative file paths."""
+        return build_params(self.name, self.params_type, fields)
+
+    def operators(self, params: Any) -> tuple[Operator, ...]:
+        raise NotImplementedError
+
+    def footprint_bytes(self, params: Any) -> int:
+        """Device memory the workload needs at once: by default every distinct tensor."""
+        sizes = {}
+        for op in self.operators(params):
+            for tensor in op.problem.reads() + op.problem.writes():
+                sizes[tensor.name] = tensor.nbytes
+        return sum(sizes.values())
+
+    def spec(self, params: Any) -> str:
+        return params_spec(self.name, params)
+
+
+@attrs.frozen
+class Workload:
+    """A named, fully specified workload: which kind, with which params."""
+
+    name: str
+    kind: str
+    params: Any
+    spec: str

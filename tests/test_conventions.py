@@ -285,8 +285,8 @@ def test_mlflow_files_are_stated_and_ignored(commands):
 # -- words that mean one thing -----------------------------------------------------------------------
 
 
-def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
-    """One source for the bottleneck word: the README's H200 table, the run summary and the
+def test_the_documented_results_use_the_summary_and_report_bottleneck_words():
+    """One source for the bottleneck word: the H200 table of docs/measurement.md, the run summary and the
     report all show bottleneck_cell(analytical, calibrated) for each workload."""
     from tensorforge_measure.capture.document import read_capture
     from tensorforge_measure.compare.bottleneck import bottleneck_cell
@@ -299,8 +299,8 @@ def test_the_readme_results_use_the_summary_and_report_bottleneck_words():
         for w in capture.predicted.analytical.workloads
     }
     assert expected["gemm_tiny"] == "compute; calibrated: memory"  # the case that used to differ
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Results on a real GPU", 1)[1].split("\n## ", 1)[0]
+    guide = (ROOT / "docs" / "measurement.md").read_text(encoding="utf-8")
+    section = guide.split("## A worked example: the H200 default run", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     header = [c.strip() for c in rows[0]]
     column = header.index("predicted bottleneck")

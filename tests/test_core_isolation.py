@@ -216,7 +216,7 @@ def test_static_no_forbidden_import_text(child_report):
         "  from torch.nn import functional",
         "import os, pynvml",
         "from mlflow import log_metric",
-        "importlib.import_module('tf_cuda.timing')",
+        "importlib.import_module('tensorforge_measure.measure.timing')",
         "import tensorforge_measure",
     ],
 )

@@ -2,9 +2,8 @@
 sweep for the shared level), not several times whatever a VM reports; its basis and own cost on
 record. The sizing rule is tested on recorded and constructed rates; the sweep once for real."""
 
-from pathlib import Path
-
 import pytest
+from host_snapshots import snapshot_root
 from tf_cpu.flush import (
     FLUSH_MULTIPLE,
     MIB,
@@ -19,8 +18,6 @@ from tf_cpu.flush import (
     sweep_sizes,
 )
 from tf_cpu.machine import Cache, Machine, read_machine
-
-SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
 
 
 def _machine(l3_bytes, cores=2, memory=8 << 30):
@@ -129,7 +126,7 @@ def test_sweep_sizes_pass_the_caches_but_stay_bounded():
 
 
 def test_the_recorded_vm_snapshot_reaches_one_l3_instance():
-    vm = read_machine(root=str(SNAPSHOTS / "epyc-2core-vm"), affinity=frozenset({0, 1}))
+    vm = read_machine(root=str(snapshot_root("epyc-2core-vm")), affinity=frozenset({0, 1}))
     l3 = max(c.size_bytes for c in vm.caches if c.level == 3)
     assert nominal_reach_bytes(vm) >= l3
     assert nominal_reach_bytes(vm) <= nominal_cache_bytes(vm)

@@ -2,9 +2,8 @@
 development VM, three constructed for the other paths), the ISA rules, and the host-cpu target
 built from them, fallbacks included. No torch needed."""
 
-from pathlib import Path
-
 import pytest
+from host_snapshots import snapshot_root
 from tf_cpu.isa import host_isa
 from tf_cpu.machine import Machine, parse_cpu_list, parse_size, read_machine
 from tf_cpu.target import ASSUMED_DRAM_BYTES_PER_S, host_target
@@ -12,12 +11,11 @@ from tf_cpu.target import ASSUMED_DRAM_BYTES_PER_S, host_target
 from tensorforge.hardware.target import datasheet_ceilings, validate_target
 from tensorforge.testing import check_target
 
-SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
 def snapshot(name, **kw) -> Machine:
-    return read_machine(root=str(SNAPSHOTS / name), **kw)
+    return read_machine(root=str(snapshot_root(name)), **kw)
 
 
 @pytest.mark.parametrize(

@@ -2,23 +2,19 @@
 (available and unavailable sources), the utilisation arithmetic, the per-iteration timing loop
 and its flush order, and the resident high-water mark."""
 
-from pathlib import Path
-
 import pytest
+from host_snapshots import snapshot_root
 from tf_cpu import peak_rss
 from tf_cpu.cpu_timing import time_cpu
 from tf_cpu.telemetry import CAVEAT, Readers, collect_window, headline, summarize
 
 from tensorforge_measure.measure.timing import TimingPolicy
 
-SNAPSHOTS = Path(__file__).resolve().parent / "fixtures" / "host_cpu"
-
-
 # -- telemetry -----------------------------------------------------------------------------------
 
 
 def test_readers_on_xeon_snapshot():
-    r = Readers((0, 1, 2, 3), root=str(SNAPSHOTS / "xeon-smt"))
+    r = Readers((0, 1, 2, 3), root=str(snapshot_root("xeon-smt")))
     assert r.unavailable == {}
     assert r.sources["clock_mhz"] == "/sys/devices/system/cpu/cpuN/cpufreq/scaling_cur_freq"
     assert r.clock_mhz() == pytest.approx(3650.0)  # mean of 3500..3800
@@ -29,7 +25,7 @@ def test_readers_on_xeon_snapshot():
 
 
 def test_readers_on_recorded_vm_snapshot_say_what_is_missing():
-    r = Readers((0, 1), root=str(SNAPSHOTS / "epyc-2core-vm"))
+    r = Readers((0, 1), root=str(snapshot_root("epyc-2core-vm")))
     assert "constant nominal clock" in r.sources["clock_mhz"]
     assert r.clock_mhz() == pytest.approx(2596.146)
     assert r.unavailable == {"energy_j": "/sys/class/powercap/intel-rapl:0/energy_uj: absent"}
@@ -49,7 +45,7 @@ def test_nothing_readable_is_unavailable_with_reasons(tmp_path):
 def test_window_on_snapshot_runs_the_workload_and_samples():
     calls = []
     window = collect_window(
-        lambda: calls.append(1), (0, 1, 2, 3), 0.05, sample_period_s=0.01, root=str(SNAPSHOTS / "xeon-smt")
+        lambda: calls.append(1), (0, 1, 2, 3), 0.05, sample_period_s=0.01, root=str(snapshot_root("xeon-smt"))
     )
     assert window["available"] is True and window["unavailable_reason"] is None
     assert calls and len(window["samples"]) >= 2

@@ -493,6 +493,7 @@ def test_a_sustained_regime_without_its_bound_says_why(home):
             pred.calibrated_note or "no calibrated bound",
             note,
             windows.get(w.name),
+            pred.energy.workloads.get(w.name) if pred.energy else None,
         )
     sustained = [r.regimes["sustained"] for r in rows.values() if r.regimes and "sustained" in r.regimes]
     assert sustained and all(s.bound_check.verdict == f"no verdict: {note}" for s in sustained)

@@ -281,7 +281,9 @@ def test_a_three_channel_stem_is_padded(host):
     assert any("padded to 8" in note for note in op.notes)
 
 
-TRACED_KERNELS = {  # benchmarks/results/h200-probe-kernels.json: kernels per call, profiler trace
+# kernels per call in a PyTorch profiler trace of these probe workloads on an H200 (the trace's
+# result file is in git history at the tag lab-archive-2026-12: benchmarks/results/h200-probe-kernels.json)
+TRACED_KERNELS = {
     "transformer:hidden=256,layers=1,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64": 24,
     "transformer:hidden=256,layers=3,heads=4,kv_heads=2,intermediate=704,batch=1,seq=1,phase=decode,context=64": 70,
     "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,"
@@ -301,20 +303,9 @@ def test_kernel_counts_follow_the_h200_traces(host):
     probe workloads: a decode layer is 23 kernels (norm, QKV, RoPE as cat + neg + two muls + add
     per rotated tensor, two cache appends, attention, O projection, two residual adds, norm, up,
     silu, mul, down), cuDNN prefill attention a Memset and its kernel, split-K a reduction."""
-    import json
-    from pathlib import Path
-
-    traced = json.loads(
-        (Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h200-probe-kernels.json").read_text(
-            encoding="utf-8"
-        )
-    )["items"]
     for spec, kernels in TRACED_KERNELS.items():
         (w,) = _predict(host, "h200", [spec]).workloads
         assert w.estimate.kernels == kernels, spec
-        recorded = [v for name, v in traced.items() if name.endswith(":" + spec)]
-        if recorded:  # the figure above is the trace's
-            assert recorded[0]["kernels_per_call"] == kernels, spec
 
 
 def test_host_overhead_is_eager_only_and_shows_for_short_kernels(host):

@@ -25,7 +25,6 @@ from tensorforge_measure.calibrate.estimate_fit import fit_estimate
 from tensorforge_measure.capture.convert import converter
 
 
-
 class Probe(CalibrationProbe):
     def __init__(self, name, regime="burst", seen=None):
         self.name, self.regime, self.seen = name, regime, seen

@@ -30,7 +30,7 @@ LARGE_GEMM_FLOPS = 1e10
 
 
 def rebuilt(pred, m):
-    """tensorforge_measure/capture/compare_energy.py's row from PREDICTED and MEASURED alone."""
+    """tensorforge_measure/compare/energy.py's row from PREDICTED and MEASURED alone."""
     e = m.get("energy") or {}
     measured = e.get("joules_per_execution") if e.get("available") else None
     pred = pred or {}

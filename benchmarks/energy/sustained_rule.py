@@ -1,5 +1,5 @@
 """Offline: every capped workload's sustained p50 over the sustained bound as a capture recorded
-it and as the e6grid rule gives it (tensorforge_measure/capture/energy_prediction.sustained_bound:
+it and as the e6grid rule gives it (tensorforge_measure/run/energy_prediction.sustained_bound:
 the burst calibrated bound for calls shorter than the sustained matmul probe's call at its best
 size, where the L2 flush before every call leaves a short call a lower duty cycle, and so a
 higher clock under the cap, than the probe had). Reads only what the capture holds: the

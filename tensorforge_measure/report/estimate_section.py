@@ -1,6 +1,6 @@
 """The report's estimate section: per workload the expected time beside the bound and the
 measurement, with the terms that explain most of the gap, and the per-class evaluation
-(tensorforge_measure/report/evaluate.py) where the capture can be scored."""
+(tensorforge_measure/commands/evaluate.py) where the capture can be scored."""
 
 from typing import Any
 

@@ -1,0 +1,66 @@
+"""The user documentation stays documentation, not a journal: the README is at most 200 lines;
+every page under docs/ and docs/design/ at most 500 (docs/capture.md, a generated reference,
+excepted); no time of day (a UTC stamp or a dated time) in the README, the changelog or docs/
+(generated references excepted); every design record is dated and short; and docs name the tag
+that keeps the old evidence."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+GENERATED = {DOCS / "capture.md", DOCS / "capture.schema.json"}
+TIMES = (re.compile(r"\b\d{1,2}:\d{2}\s*UTC\b"), re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"))
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in (*DOCS.glob("*.md"), *DOCS.glob("design/*.md")) if p not in GENERATED)
+
+
+def prose() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CHANGELOG.md", *pages()]
+
+
+def test_the_readme_is_at_most_200_lines():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_doc_is_at_most_500_lines(page):
+    assert len(page.read_text(encoding="utf-8").splitlines()) <= 500
+
+
+@pytest.mark.parametrize("path", prose(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_time_of_day(path):
+    found = [
+        f"{n}: {m.group(0)}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for pattern in TIMES
+        for m in pattern.finditer(line)
+    ]
+    assert found == []
+
+
+def test_the_patterns_catch_what_they_are_for():
+    assert all(any(p.search(text) for p in TIMES) for text in ("at 16:39 UTC", "2026-12-01 16:39", "2026-11-30T02:46"))
+    assert not any(p.search("2026-12-01, 8192 x 4096, 1:2 ratio") for p in TIMES)
+
+
+def test_design_records_are_dated_and_short():
+    records = sorted((DOCS / "design").glob("*.md"))
+    assert records
+    for record in records:
+        if record.name == "README.md":
+            continue
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md", record.name), record.name
+        assert 20 <= len(record.read_text(encoding="utf-8").splitlines()) <= 60, record.name
+
+
+def test_the_design_index_names_every_record_and_the_evidence_tag():
+    index = (DOCS / "design" / "README.md").read_text(encoding="utf-8")
+    for record in (DOCS / "design").glob("2*.md"):
+        assert record.name in index, record.name
+    assert "lab-archive-2026-12" in index and "cf82e89" in index
+    assert "lab-archive-2026-12" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -38,12 +38,12 @@ from tensorforge.energy.model import (
 )
 from tensorforge.errors import PluginError, TensorForgeError, closest, one_line, unknown
 from tensorforge.estimate.basis import coefficients_for
-from tensorforge.estimate.classes import workload_class
+from tensorforge.estimate.classes import CLASSES, LARGE_FLOPS, dtype_bytes, workload_class
 from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
 from tensorforge.estimate.evaluation import Evaluation, Row
 from tensorforge.estimate.evaluation import evaluate as evaluate_estimates
 from tensorforge.estimate.fit import WorkloadPoint, fit_coefficients
-from tensorforge.estimate.probe_plan import STREAM_OPS, plan_for, timing_modes, warm_timed
+from tensorforge.estimate.probe_plan import CPU_PLAN, CUDA_PLAN, STREAM_OPS, ProbeItem, timing_modes, warm_timed
 from tensorforge.estimate.render import SHORT as TERM_LABELS
 from tensorforge.estimate.results import TERMS
 from tensorforge.files.documents import (
@@ -153,11 +153,17 @@ __all__ = [
     "coefficients_from_data",
     "evaluate_estimates",
     "fit_coefficients",
-    "plan_for",
+    # the probe plans a backend declares as its `probe_plan` (the Core never picks one by name)
+    "CPU_PLAN",
+    "CUDA_PLAN",
+    "ProbeItem",
     "timing_modes",
     "warm_timed",
     "resolve_spec",
     "workload_class",
+    "CLASSES",
+    "LARGE_FLOPS",
+    "dtype_bytes",
     # the capture (tensorforge_measure.capture) structures the Core's results with the Core's own
     # cattrs converter, and derives how a version-1 capture's bounds were searched for
     "UNSTATED",

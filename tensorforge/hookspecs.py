@@ -44,7 +44,12 @@ def tensorforge_register_workloads(register: RegisterWorkload) -> None:
     Call ``register(kind)`` once per kind, where ``kind`` is an instance of a subclass of
     :class:`tensorforge.workloads.kinds.WorkloadKind` with a unique lowercase ``name`` (e.g. 'gemm'),
     its ``params_type``, ``presets`` and ``default_suite``. Preset names must be unique across
-    all installed plugins. Return nothing.
+    all installed plugins. What only a kind knows it answers as a method (defaults in the base
+    class): ``estimate_class(params)``, one of
+    :data:`tensorforge.estimate.classes.CLASSES` (the estimate's scoring), and
+    ``tokens(params)``, tokens one execution processes or None (joules per token). Methods of
+    the registered kind rather than hooks of their own: each answer belongs to one kind, so the
+    Core asks that kind instead of recognising it by name. Return nothing.
     """
 
 

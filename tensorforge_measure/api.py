@@ -3,7 +3,7 @@ that cross the boundary between them and the runner."""
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -26,7 +26,31 @@ class DeviceInfo:
 
 
 class Session:
-    """An open device. Backends subclass this."""
+    """An open device. Backends subclass this.
+
+    Optional capabilities, asked for by name (a session without one is measured without it, and
+    the measuring side never asks which backend it is):
+
+    * ``phases(fn, plan)``: the burst and sustained phases (tensorforge_measure.measure.phases).
+    * ``synchronize()``: wait for the device's queued work.
+    * ``energy_counter()``: the device's energy counter for the energy windows (what
+      tensorforge_measure.energy.measure.measure_energy reads: ``joules()``, ``instant_w()``,
+      ``averaged_w()``, ``enforced_limit_w()``, ``counter_source``, ``unit_j``,
+      ``instant_source``; optionally ``grid_period()``, ``clock``, ``fields_ok``/``read_both``,
+      ``field_lag_s`` and ``close()``), or :class:`Unavailable` with why there is none.
+    * ``queue_event()``: a recordable device event (``record()``, ``query()``,
+      ``synchronize()``), so an energy window keeps executions queued while the host reads the
+      counter; without it the window runs synchronous chunks.
+    * ``graph_replays(fn, calls)``: a context manager yielding
+      :class:`tensorforge_measure.energy.execution.Replays`, one captured device graph of
+      ``calls`` unrolled ``fn()`` (raises
+      :class:`tensorforge_measure.energy.execution.GraphCaptureError` where capture fails):
+      host-bound energy windows and the estimate probe's warm sample replay it.
+    * ``graph_of(warm, body)``: one device graph of ``body`` captured after ``warm`` ran, as a
+      replay callable (the estimate probe's launch-graph items).
+    * ``replay_times(replay, replays)``: device seconds of each of ``replays`` back-to-back
+      calls of ``replay`` after one untimed call.
+    """
 
     info: DeviceInfo
     device: Any = None
@@ -64,8 +88,43 @@ class MeasurementBackend:
     # Workload specs `run` measures when the user names none (empty: the workload plugins'
     # default suite, which is sized for data-centre GPUs).
     default_suite: tuple[str, ...] = ()
+    # The backend `run` and `calibrate` use for a target no backend claims (at most one installed
+    # backend declares it; the CUDA backend does).
+    fallback: bool = False
+    # The estimate's probe plan (tensorforge.estimate.probe_plan.ProbeItem, e.g. tensorforge.api's
+    # CUDA_PLAN or CPU_PLAN) its estimate-terms probe sweeps on this backend, and the timing budget
+    # of each item (seconds): the backend picks, the measuring side never chooses by its name.
+    probe_plan: tuple[Any, ...] = ()
+    probe_item_budget_s: float = 0.3
+    # Whether the host CPU's energy counter (tensorforge_measure_register_host_energy) is read at
+    # the edges of this backend's energy windows, beside its device's own counter (a GPU's).
+    host_energy_beside: bool = False
 
     def open(self, device_index: int = 0) -> Session:
+        raise NotImplementedError
+
+
+class HostEnergyCounter(Protocol):
+    """The host CPU's energy counter, read at the edges of a device's energy window (RAPL on Linux).
+    ``read_uj()`` is one reading (None where it failed); ``joules_between(start, end)`` the joules
+    between two readings (wraps undone); ``source`` says what was read."""
+
+    source: str
+
+    def read_uj(self) -> tuple[int, ...] | None: ...
+
+    def joules_between(self, start: tuple[int, ...], end: tuple[int, ...]) -> float: ...
+
+
+class HostEnergySource:
+    """Where the host CPU's energy counter comes from (registered through
+    tensorforge_measure_register_host_energy): ``open()`` returns a :class:`HostEnergyCounter`
+    or raises :class:`Unavailable` with the reason (e.g. readable by root only)."""
+
+    name: str = ""
+    description: str = ""
+
+    def open(self) -> HostEnergyCounter:
         raise NotImplementedError
 
 

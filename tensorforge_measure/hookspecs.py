@@ -13,6 +13,7 @@ import pluggy
 from tensorforge_measure.api import (
     CalibrationProbe,
     CaptureSink,
+    HostEnergySource,
     MeasurementBackend,
     Policy,
     TelemetrySource,
@@ -33,6 +34,7 @@ RegisterProbe: TypeAlias = Callable[[CalibrationProbe], None]
 RegisterTelemetry: TypeAlias = Callable[[TelemetrySource], None]
 RegisterSink: TypeAlias = Callable[[CaptureSink], None]
 RegisterPolicy: TypeAlias = Callable[[Policy], None]
+RegisterHostEnergy: TypeAlias = Callable[[HostEnergySource], None]
 
 
 @hookspec
@@ -45,7 +47,14 @@ def tensorforge_measure_register_backends(register: RegisterBackend) -> None:
     :class:`tensorforge_measure.api.Unavailable` with the reason. Optional attributes:
     ``framework`` (builders of that framework run on it, e.g. 'torch'), ``targets`` (target
     names it measures natively, so ``run --target`` picks it without ``--backend``) and
-    ``default_suite`` (workload specs ``run`` measures when none are named). Return nothing.
+    ``default_suite`` (workload specs ``run`` measures when none are named), ``fallback`` (the
+    backend for a target no backend claims), ``probe_plan`` and ``probe_item_budget_s`` (what
+    its estimate-terms probe sweeps) and ``host_energy_beside`` (the host CPU's counter is read
+    beside its device's). What the measuring side needs of an open device it asks of the session
+    by name (:class:`tensorforge_measure.api.Session`: ``energy_counter()``, ``queue_event()``,
+    ``graph_replays(fn, calls)`` ...), never by the backend's name: attributes of what the plugin
+    registers rather than hooks of their own, because they belong to one backend or one open
+    device and are checked where it is registered. Return nothing.
     """
 
 
@@ -118,4 +127,18 @@ def tensorforge_measure_register_policies(register: RegisterPolicy) -> None:
     evidence, or "no verdict: <what is missing>". It is asked only when its required evidence
     is present; one that raises costs one warning line. The regression gate and right-sizing
     are registered through this hook too. Return nothing.
+    """
+
+
+@hookspec
+def tensorforge_measure_register_host_energy(register: RegisterHostEnergy) -> None:
+    """Register where the host CPU's energy counter comes from (e.g. RAPL on Linux).
+
+    Call ``register(source)`` with a :class:`tensorforge_measure.api.HostEnergySource` (unique
+    ``name``); its ``open()`` returns a :class:`tensorforge_measure.api.HostEnergyCounter` or raises
+    :class:`tensorforge_measure.api.Unavailable` with the reason. ``run`` opens the first one
+    installed and reads it at the edges of the energy windows of a backend that declares
+    ``host_energy_beside`` (a GPU's: the host's joules beside the device's). A hook of its own,
+    not a backend attribute: the host's counter belongs to the host, whichever device is measured,
+    so the plugin that knows the host answers it. Return nothing.
     """

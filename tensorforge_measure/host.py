@@ -1,12 +1,14 @@
-"""The Ops side's plugin host: same loading and isolation rules as the Core's, its own group."""
+"""The Ops side's plugin host: same loading and isolation rules as the Core's, its own group;
+one per Core host (`ops_host`), with the Core host's plugin selection."""
 
-from tensorforge.api import BaseHost, PluginError, TensorForgeError
+from tensorforge.api import BaseHost, PluginError, PluginHost, TensorForgeError
 from tensorforge_measure import hookspecs
 from tensorforge_measure.api import (
     POLICY_COMMANDS,
     POLICY_EVIDENCE,
     CalibrationProbe,
     CaptureSink,
+    HostEnergySource,
     MeasurementBackend,
     Policy,
     TelemetrySource,
@@ -20,6 +22,7 @@ HOOKS = {
     "tensorforge_measure_register_telemetry": "telemetry",
     "tensorforge_measure_register_policies": "policies",
     "tensorforge_measure_register_sinks": "sinks",
+    "tensorforge_measure_register_host_energy": "host_energy",
 }
 
 
@@ -36,6 +39,7 @@ class OpsHost(BaseHost):
         "telemetry": TelemetrySource,
         "policies": Policy,
         "sinks": CaptureSink,
+        "host_energy": HostEnergySource,
     }
 
     def backend(self, name: str) -> MeasurementBackend:
@@ -51,6 +55,24 @@ class OpsHost(BaseHost):
             )
         if kind == "policies":
             self._check_policy(value, plugin)
+        if kind == "backends":
+            self._check_backend(value, plugin)
+
+    @staticmethod
+    def _check_backend(backend: MeasurementBackend, plugin: str) -> None:
+        """What a backend declares instead of being recognised by name (its probe plan, its
+        budgets, whether it is the fallback and reads the host's energy beside its own), checked
+        here once so the runner and the probes can rely on it."""
+        where = f"plugin {plugin!r}: backend {backend.name!r}"
+        plan = getattr(backend, "probe_plan", ())
+        if not isinstance(plan, tuple):
+            raise PluginError(f"{where} must declare probe_plan as a tuple of probe items; got {plan!r}")
+        budget = getattr(backend, "probe_item_budget_s", None)
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 < budget < float("inf"):
+            raise PluginError(f"{where} must declare probe_item_budget_s as a positive number; got {budget!r}")
+        for flag in ("fallback", "host_energy_beside"):
+            if not isinstance(getattr(backend, flag, False), bool):
+                raise PluginError(f"{where} must declare {flag} as True or False; got {getattr(backend, flag)!r}")
 
     @staticmethod
     def _check_policy(policy: Policy, plugin: str) -> None:
@@ -80,10 +102,10 @@ class OpsHost(BaseHost):
         found = self.find("builders", f"{kind}@{framework}") if framework else None
         return found if found and found.framework == framework else None
 
-    def default_backend(self, target, fallback: str) -> str:
+    def default_backend(self, target, fallback: str | None = None) -> str:
         """The backend that declares `target` (a Target, or its name) as its own, by name in
         `targets` or through its `claims(target)` (e.g. every system of several devices), else
-        `fallback`."""
+        `fallback`, else the backend that declares itself the fallback (`fallback = True`)."""
         name = getattr(target, "name", target)
 
         def claimed(backend) -> bool:
@@ -97,7 +119,30 @@ class OpsHost(BaseHost):
             raise TensorForgeError(
                 f"backends {', '.join(claims)} all measure target {name!r}: choose one with --backend"
             )
-        return claims[0] if claims else fallback
+        if claims:
+            return claims[0]
+        if fallback:
+            return fallback
+        fallbacks = [b.name for b in self.values("backends") if getattr(b, "fallback", False)]
+        if len(fallbacks) != 1:
+            raise TensorForgeError(
+                f"no installed backend measures target {name!r}"
+                + (f" (fallbacks: {', '.join(fallbacks)})" if fallbacks else "")
+                + ": choose one with --backend"
+            )
+        return fallbacks[0]
 
     def for_backend(self, kind: str, backend: str):
         return [v for v in self.values(kind) if v.backend == backend]
+
+
+def _build_ops_host(core: PluginHost) -> OpsHost:
+    return OpsHost(options=core.options)
+
+
+def ops_host(core: PluginHost) -> OpsHost:
+    """The Ops side's plugin host beside `core`: built on first use, then the same one, so the
+    Ops plugins load once per Core host, whichever of list-plugins, a command and a capture's
+    provenance asks first. Callers look it up when they call it (`hosts.ops_host(core)`), so a
+    test substitutes a prepared host in this one place."""
+    return core.companion("tensorforge_measure", _build_ops_host)

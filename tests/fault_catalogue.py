@@ -45,6 +45,7 @@ class Case:
     subprocess: bool = False  # needs a real process
     stdin: bytes | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
+    timeout: float = 120  # seconds a subprocess may take (a hang guard)
 
     def __str__(self) -> str:
         return self.name
@@ -143,7 +144,7 @@ def check(case: Case, tmp_path: Path) -> Outcome:
     env = {"TENSORFORGE_HOME": str(home), **{k: v.replace("{tmp}", str(folder)) for k, v in case.env.items()}}
     argv = _expand(case.argv, folder)
     if case.subprocess or case.stdin is not None:
-        outcome = run_subprocess(argv, folder, env, case.stdin)
+        outcome = run_subprocess(argv, folder, env, case.stdin, case.timeout)
     else:
         outcome = run_in_process(argv, folder, env)
     where = f"{case.name}: tensorforge {' '.join(argv)[:300]}\nstdout: {outcome.stdout[-800:]}\nstderr: {outcome.stderr[-1500:]}"

@@ -259,7 +259,8 @@ def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tensorforge_exe, 
 def test_calibrate_target_picks_the_backend_that_measures_it(host):
     from tensorforge.cli.options import CliState
     from tensorforge.host.options import PluginOptions
-    from tensorforge_measure.core_plugin import _calibration_backend, ops_host
+    from tensorforge_measure.commands.calibrate import _calibration_backend
+    from tensorforge_measure.host import ops_host
 
     ops = ops_host(host)
     with click.Context(click.Command("calibrate"), obj=CliState(PluginOptions(), lambda: host)):

@@ -1,7 +1,9 @@
 """The whole loop for real on the machine running the tests, no GPU and no mocks: `tensorforge
 run --target host-cpu` predicts, calibrates, measures and samples telemetry on the host CPU,
-and the capture verifies, feeds the regression gate and the report. Kept short (about 30 s on
-2 cores): a small suite, one calibration, and a second run that reuses it.
+and the capture verifies, feeds the regression gate and the report. Kept short: a small suite,
+run twice from a home holding the session's one host-CPU calibration (conftest.py), which both
+runs reuse. (A run that finds no stored calibration calibrates inline and stores it:
+test_ops_runner_fake.py for the rule, the README tour's first `run --target host-cpu` for real.)
 
 Also the torch-cpu session in-process: device name equal to the target's, threads held at the
 physical cores, peak memory from the resident high-water mark, math modes refused clearly."""
@@ -43,10 +45,10 @@ def tf(*args, home: Path, timeout=300):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Two real runs: the first calibrates, the second reuses the stored calibration."""
+def runs(tmp_path_factory, host_cpu_calibration):
+    """Two real runs, both reusing the calibration stored in their home."""
     folder = tmp_path_factory.mktemp("host_cpu")
-    home = folder / "home"
+    home = host_cpu_calibration.copy_home(folder / "home")
     # A budget that holds MIN_SAMPLES of every CI workload even on a busy 2-core machine (a
     # 512^3 GEMM took 16 ms plus a 6 ms flush per sample with two other processes running);
     # the loop still stops as soon as the spread is small.
@@ -150,7 +152,7 @@ def test_one_regime_one_mode_and_operators_on_the_cpu(runs):
 def test_calibrated_ceilings_are_positive_and_stored(runs):
     _, home, _, (doc, _) = runs
     cal = doc["calibrated"]
-    assert cal["failed_probes"] == {} and cal["reused"] is False
+    assert cal["failed_probes"] == {} and cal["reused"] is True
     assert set(cal["probes"]) == {"cpu-matmul-ceiling", "cpu-memory-bandwidth", "cpu-call-floor", "cpu-estimate-terms"}
     ceilings = cal["ceilings"]
     assert ceilings["compute"]["fp32"] > 0 and ceilings["dram_bytes_per_s"] > 0 and ceilings["launch_floor_s"] > 0
@@ -207,10 +209,12 @@ def test_capture_verifies_and_summary_names_the_cpu(runs):
     assert "DIAGNOSTIC  host-cpu, separate window after timing" in summary
 
 
-def test_second_run_reuses_the_calibration_of_the_same_fingerprint(runs):
+def test_both_runs_reuse_the_calibration_of_the_same_fingerprint(runs, host_cpu_calibration):
     _, _, _, (first, second) = runs
-    assert second["calibrated"]["reused"] is True
-    assert second["calibrated"]["measured_at"] == first["calibrated"]["measured_at"]
+    made = json.loads(host_cpu_calibration.outcome.stdout)
+    assert first["calibrated"]["reused"] is True and second["calibrated"]["reused"] is True
+    assert second["calibrated"]["measured_at"] == first["calibrated"]["measured_at"] == made["measured_at"]
+    assert first["calibrated"]["fingerprint"] == made["fingerprint"]
     assert second["measured"]["device"]["fingerprint"] == first["measured"]["device"]["fingerprint"]
 
 

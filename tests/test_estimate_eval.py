@@ -83,7 +83,7 @@ def test_no_scored_energy_or_default_shape_is_a_probe_shape(host):
     """The energy target (issue 15) scores the default suites and the held-out energy suite on
     the estimate's time: the probes that set its coefficients must not be any of those shapes
     either (the sweep had the default suite's gemm_tiny, 64^3, until 2026-12-01)."""
-    chosen = list(load_suite_file(host, ROOT / "benchmarks" / "energy" / "h200-heldout.toml"))
+    chosen = list(load_suite_file(host, ROOT / "benchmarks" / "eval" / "h200-energy-heldout.toml"))
     for kind in (host.workload_kind(name) for name in ("gemm", "conv2d", "transformer")):
         chosen += [resolve_spec(host, preset) for preset in kind.default_suite]
     assert len(chosen) >= 20 and _clashes(host, chosen, (CUDA_PLAN,)) == []
@@ -94,7 +94,7 @@ def test_the_h200_suite_covers_every_class_from_four_model_configs(host):
     assert len(chosen) >= 60
     classes = {}
     for w, kind in chosen:
-        classes.setdefault(workload_class(kind.name, w.params), []).append(w.name)
+        classes.setdefault(workload_class(kind, w.params), []).append(w.name)
     for klass in CLASSES:
         if klass != "other":
             assert len(classes.get(klass, ())) >= 2, (klass, classes.get(klass))

@@ -78,7 +78,7 @@ def test_predict_with_a_capture_s_ceilings_uses_its_calibrated_estimate(cli):
 def test_measured_time_prefers_burst_graph_then_eager():
     """The estimate is calibrated in the burst regime: a capture's burst (or single) device time
     where recorded, else its eager p50; a sustained timing is never picked."""
-    from tensorforge_measure.commands.evaluate import measured_time
+    from tensorforge_measure.compare.evaluation import measured_time
 
     def t(regime, mode, p50, iqr=0.01):
         return {"regime": regime, "mode": mode, "stats": {"p50": p50, "rel_iqr": iqr}}

@@ -4,7 +4,6 @@ of the same file is refused at once, and SIGTERM/SIGHUP leave an incomplete capt
 
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
@@ -190,30 +189,19 @@ def test_two_runs_at_once_one_wins_and_the_other_says_so(tmp_path):
     assert json.loads((tmp_path / "cap.json").read_text())["complete"] is True
 
 
-@pytest.fixture(scope="module")
-def host_cpu_home(tmp_path_factory):
-    """A TensorForge home holding this machine's host-CPU calibration, made once for the module.
-    Why: a run on a fresh home calibrates first (~26 s on the 2-core VM) before its first
-    "measuring" line; the signal cases are about what a run leaves when stopped while measuring,
-    so each starts from a copy of this home and reaches that line in ~2 s."""
-    folder = tmp_path_factory.mktemp("host_cpu_home")
-    proc = _start_run(folder, "calibrate", "--target", "host-cpu")  # into folder / "home"
-    _out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err
-    return folder / "home"
-
-
 @pytest.mark.parametrize(
     "signum, code",
     [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)],
     ids=["SIGTERM (CI cancel, timeout)", "SIGHUP (terminal closed)", "SIGINT (Ctrl-C)"],
 )
-def test_a_signal_during_a_run_leaves_the_incomplete_capture(tmp_path, host_cpu_home, signum, code):
+def test_a_signal_during_a_run_leaves_the_incomplete_capture(tmp_path, host_cpu_calibration, signum, code):
     # host-cpu measures for real. The signal follows the first "measuring" line; what is left to
     # do then (at least 25 timed samples of each of two 2048^3 GEMMs, ~17 GFLOP each: seconds of
     # CPU work however fast the CPU) keeps the run going until the signal comes, even when this
-    # test process is scheduled late on a busy machine. The home holds a calibration already.
-    shutil.copytree(host_cpu_home, tmp_path / "home")
+    # test process is scheduled late on a busy machine. The home holds a calibration already (one
+    # made for the session, conftest.py): a fresh home would calibrate first (~26 s on the 2-core
+    # VM) before its first "measuring" line, and these cases are about a run stopped while measuring.
+    host_cpu_calibration.copy_home(tmp_path / "home")
     proc = _start_run(
         tmp_path,
         "run",

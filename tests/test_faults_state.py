@@ -95,41 +95,36 @@ def test_a_damaged_calibration_store_is_one_line_and_kept(tmp_path, cpu_fingerpr
     check(case, tmp_path)
 
 
-def test_calibrate_on_the_host_cpu_stores_and_prints_its_ceilings(tmp_path):
-    """The success path of `calibrate`, for real on this machine's CPU."""
-    out = check(
+def test_calibrate_on_the_host_cpu_stores_and_prints_its_ceilings(host_cpu_calibration, tmp_path, monkeypatch):
+    """The success path of `calibrate`, for real on this machine's CPU: the session's one
+    calibration (conftest.py) is `calibrate --target host-cpu --json` run through the catalogue's
+    checks. The text form is the same command without --json; its probes are not run a second
+    time (they are what the JSON run just proved): they give back the stored calibration."""
+    from tensorforge_measure.calibrate import store
+
+    out = host_cpu_calibration.outcome
+    doc = json.loads(out.stdout)
+    assert doc["label"] == "CALIBRATED" and doc["fingerprint"].startswith("cpu-")
+    assert doc["ceilings"]["compute"]["fp32"] > 0 and doc["ceilings"]["dram_bytes_per_s"] > 0
+    stored = host_cpu_calibration.home / "calibrations" / f"{doc['fingerprint']}.json"
+    assert f"stored {stored}" in out.stderr and json.loads(stored.read_text())["fingerprint"] == doc["fingerprint"]
+    monkeypatch.setenv("TENSORFORGE_HOME", str(host_cpu_calibration.home))
+    measured = store.load(doc["fingerprint"])
+    assert measured is not None
+    monkeypatch.setattr(store, "run_probes", lambda session, probes, progress=None, **kw: measured)
+    text = check(
         Case(
-            "calibrate --json on torch-cpu",
-            ("calibrate", "--backend", "torch-cpu", "--json"),
+            "calibrate --backend torch-cpu, text",
+            ("calibrate", "--backend", "torch-cpu"),
             code=0,
-            subprocess=True,
             env={"TENSORFORGE_HOME": "{tmp}/home"},
             may_write=("home",),
         ),
         tmp_path,
     )
-    doc = json.loads(out.stdout)
-    assert doc["label"] == "CALIBRATED" and doc["fingerprint"].startswith("cpu-")
-    assert doc["ceilings"]["compute"]["fp32"] > 0 and doc["ceilings"]["dram_bytes_per_s"] > 0
-    stored = tmp_path / "case" / "home" / "calibrations" / f"{doc['fingerprint']}.json"
-    assert f"stored {stored}" in out.stderr and json.loads(stored.read_text())["fingerprint"] == doc["fingerprint"]
-    text = check(
-        Case(
-            "calibrate text",
-            ("calibrate", "--backend", "torch-cpu"),
-            code=0,
-            subprocess=True,
-            env={"TENSORFORGE_HOME": "{tmp}/home"},
-            may_write=("home",),
-        ),
-        _folder(tmp_path / "again"),
-    )
-    assert text.stdout.startswith("CALIBRATED on ") and re.search(r"^  \w+ compute fp32: ", text.stdout, re.M)
-
-
-def _folder(path):
-    path.mkdir()
-    return path
+    assert text.stdout.startswith("CALIBRATED on ") and f"({doc['fingerprint']}) at " in " ".join(text.stdout.split())
+    assert re.search(r"^  \w+ compute fp32: ", text.stdout, re.M)
+    assert "stored " in text.stderr and (tmp_path / "case" / "home" / "calibrations" / stored.name).is_file()
 
 
 def test_rightsize_over_the_default_suite_and_every_target_answers(tmp_path):

@@ -9,7 +9,7 @@ from golden import H200_RUN
 import pytest
 from click.testing import CliRunner
 
-import tensorforge_measure.core_plugin as core_plugin
+import tensorforge_measure.host as hosts
 from tensorforge_measure.api import CaptureSink, ExportResult
 from tensorforge_measure.capture.convert import to_document
 from tensorforge_measure.capture.document import read_capture, verify
@@ -44,7 +44,7 @@ def sinks(monkeypatch):
 
     plugin.tensorforge_measure_register_sinks = tensorforge_measure_register_sinks
     host = OpsHost(extra_plugins=(("test-sinks", plugin),))
-    monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
+    monkeypatch.setattr(hosts, "ops_host", lambda core: host)
     monkeypatch.delenv("TENSORFORGE_EXPORT", raising=False)
     return made
 

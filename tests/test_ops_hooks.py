@@ -19,11 +19,13 @@ from tensorforge_measure.api import (
     CalibrationProbe,
     CaptureSink,
     ExportResult,
+    HostEnergySource,
     MeasurementBackend,
     Policy,
     PolicyRequest,
     ProbeResult,
     TelemetrySource,
+    Unavailable,
     Verdict,
     WorkloadBuilder,
 )
@@ -97,6 +99,16 @@ class Sink(CaptureSink):
         return ExportResult(self.name, True, location=f"test://{capture_path}")
 
 
+class HostEnergy(HostEnergySource):
+    description = "a test host counter"
+
+    def __init__(self, name="test-host-energy"):
+        self.name = name
+
+    def open(self):
+        raise Unavailable("no host counter in tests")
+
+
 def module(name, **functions):
     """An in-process plugin module whose functions are hook implementations."""
     mod = types.ModuleType(name)
@@ -118,6 +130,7 @@ def complete_plugin(suffix=""):
         tensorforge_measure_register_telemetry=lambda register: register(Telemetry("test-telemetry" + suffix)),
         tensorforge_measure_register_policies=lambda register: register(GatePolicy("test-gate" + suffix)),
         tensorforge_measure_register_sinks=lambda register: register(Sink("test-sink" + suffix)),
+        tensorforge_measure_register_host_energy=lambda register: register(HostEnergy("test-host-energy" + suffix)),
     )
 
 
@@ -126,7 +139,7 @@ def complete_plugin(suffix=""):
 
 def test_every_ops_hook_spec_is_documented_and_hosted():
     assert SPEC_NAMES == sorted(HOOKS)
-    assert len(SPEC_NAMES) == 6
+    assert len(SPEC_NAMES) == 7
     for name in SPEC_NAMES:
         fn = getattr(hookspecs, name)
         assert getattr(fn, "tensorforge_measure_spec", None) is not None, name
@@ -138,7 +151,7 @@ def test_every_ops_hook_spec_is_documented_and_hosted():
     assert "no verdict: <what is missing>" in inspect.getdoc(hookspecs.tensorforge_measure_register_policies)
 
 
-def test_complete_plugin_registers_through_all_six_hooks():
+def test_complete_plugin_registers_through_all_seven_hooks():
     host = OpsHost(load_entry_points=False, extra_plugins=(("complete", complete_plugin()),))
     assert host.broken() == []
     report = host.reports["complete"]
@@ -151,6 +164,7 @@ def test_complete_plugin_registers_through_all_six_hooks():
         "telemetry": ("test-telemetry",),
         "policies": ("test-gate",),
         "sinks": ("test-sink",),
+        "host_energy": ("test-host-energy",),
     }
     assert host.names("backends") == ["test-backend"]
     assert isinstance(host.backend("test-backend"), Backend)
@@ -171,6 +185,7 @@ def test_each_hook_alone(hook):
         "telemetry": Telemetry(),
         "policies": GatePolicy(),
         "sinks": Sink(),
+        "host_energy": HostEnergy(),
     }
     kind = HOOKS[hook]
     plugin = module(f"only_{kind}", **{hook: lambda register: register(things[kind])})

@@ -18,7 +18,7 @@ from tensorforge.cli.main import make_cli
 from tensorforge.errors import TensorForgeError
 from tensorforge.host.plugin_host import PluginHost
 from tensorforge.workloads.suite import resolve, resolve_spec
-from tensorforge_measure import core_plugin
+from tensorforge_measure import host as hosts
 from tensorforge_measure.api import (
     CalibrationProbe,
     DeviceInfo,
@@ -489,7 +489,7 @@ def test_damaged_calibration_is_an_error_naming_the_file(core, samples, home, co
 @pytest.fixture
 def fake_cli(monkeypatch, core):
     def install(plugin):
-        monkeypatch.setattr(core_plugin, "ops_host", lambda core: make_ops(plugin))
+        monkeypatch.setattr(hosts, "ops_host", lambda core: make_ops(plugin))
         return make_cli(lambda: core)
 
     return install

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from tensorforge.cli.main import make_cli
 from tensorforge.host.plugin_host import PluginHost
-from tensorforge_measure import core_plugin
+from tensorforge_measure import host as hosts
 from tensorforge_measure.api import NO_VERDICT, Policy, PolicyRequest, Verdict
 from tensorforge_measure.hookspecs import hookimpl
 from tensorforge_measure.host import OpsHost
@@ -309,7 +309,7 @@ def test_a_raising_policy_is_isolated_in_gate_and_report(evidence, monkeypatch, 
     module.tensorforge_measure_register_policies = tensorforge_measure_register_policies
     host = OpsHost(extra_plugins=(("more", module),))
     assert host.names("policies") == sorted(real.names("policies") + ["exploding", "steady"])
-    monkeypatch.setattr(core_plugin, "ops_host", lambda core: host)
+    monkeypatch.setattr(hosts, "ops_host", lambda core: host)
     cli = make_cli(lambda: PluginHost())
     result = CliRunner().invoke(cli, ["gate", str(BASE), str(RERUN)])
     assert result.exit_code == 3  # the regression gate's own no-verdicts; nothing failed

@@ -47,7 +47,7 @@ def test_sustained_last_and_the_estimate_sweep_after_the_burst_ceilings():
 
 
 def test_the_shipped_estimate_probe_is_ordered_after_ceilings_in_its_backend_regime():
-    assert EstimateTermsProbe().order > 0 and EstimateTermsProbe().regime == "burst"
+    assert EstimateTermsProbe("torch-cuda").order > 0 and EstimateTermsProbe("torch-cuda").regime == "burst"
     # a one-regime device's sweep is that regime's: no empty 'burst' ceilings appear beside it
     ran: list[str] = []
     cpu = [Probe("cpu-matmul", "single", ran=ran), Probe("cpu-sweep", "single", order=100, ran=ran)]

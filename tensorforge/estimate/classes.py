@@ -1,5 +1,7 @@
 """Workload classes for scoring the estimate (and the bound), from the workload's kind and
-parameters alone, so any capture can be scored by class, not only the committed suite.
+parameters alone, so any capture can be scored by class, not only the committed suite. Each
+workload kind answers its own class (WorkloadKind.estimate_class); the rules the shipped kinds
+answer with:
 
 GEMMs: odd (a leading dimension not a multiple of 16 bytes, or any dimension that is not a
 multiple of 64), skinny (min(M, N) <= 64), batched/transposed (batch > 1 or a transposed
@@ -9,6 +11,8 @@ workloads: prefill or decode.
 """
 
 from typing import Any
+
+from tensorforge.errors import PluginError
 
 CLASSES = (
     "gemm-large",
@@ -42,36 +46,22 @@ LARGE_FLOPS = 64e9
 ELEM = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 
-def workload_class(kind: str, params: Any) -> str:
-    def g(name: str, default: Any = None) -> Any:
-        return getattr(params, name, default)
+def dtype_bytes(dtype: str | None, default: int = 2) -> int:
+    """Bytes per element of a tensor dtype (the GEMM classes' alignment rule reads it)."""
+    return ELEM.get(dtype or "", default)
 
-    if kind == "gemm":
-        m, n, k, batch = g("m"), g("n"), g("k"), g("batch", 1)
-        e = ELEM.get(g("dtype", "bf16"), 2)
-        lda = m if g("transpose_a") else k
-        ldb = k if g("transpose_b") else n
-        unaligned = any((ld * e) % 16 for ld in (lda, ldb, n))
-        if unaligned or any(d % 64 for d in (m, n, k) if d > 64):
-            return "gemm-odd"
-        if min(m, n) <= 64:
-            return "gemm-skinny"
-        if batch > 1 or g("transpose_a") or g("transpose_b"):
-            return "gemm-batched"
-        return "gemm-large" if 2.0 * batch * m * n * k >= LARGE_FLOPS else "gemm-small"
-    if kind == "conv2d":
-        if g("math_mode") in ("fp32", "tf32"):
-            return "conv-fp32"
-        if g("c") <= 4:
-            return "conv-stem"
-        if g("groups", 1) > 1 and g("c") // g("groups") == 1:
-            return "conv-depthwise"
-        return "conv-1x1" if g("r") == 1 and g("s") == 1 else "conv-kxk"
-    if kind == "sdpa":
-        return "attention-decode" if g("q_len") <= 16 else "attention-prefill"
-    if kind == "transformer":
-        return "transformer-decode" if g("phase") == "decode" else "transformer-prefill"
-    return "other"
+
+def workload_class(kind: Any, params: Any) -> str:
+    """The estimate class of a workload: its kind's own answer (`WorkloadKind.estimate_class`),
+    one of CLASSES ("other" by default). The Core never recognises a kind by name; a kind whose
+    answer is not a class is the plugin's error, said with the kind's name."""
+    answer = kind.estimate_class(params)
+    if answer not in CLASSES:
+        raise PluginError(
+            f"workload kind {getattr(kind, 'name', kind)!r} answered estimate class {answer!r}; "
+            f"expected one of {', '.join(CLASSES)}"
+        )
+    return str(answer)
 
 
 def family_of_class(name: str) -> str:

@@ -367,10 +367,6 @@ CPU_PLAN: tuple[ProbeItem, ...] = (
 )
 
 
-def plan_for(backend: str) -> tuple[ProbeItem, ...]:
-    return CPU_PLAN if backend == "torch-cpu" else CUDA_PLAN
-
-
 EAGER_KEYS = ("p50_s", "p10_s", "min_s", "n", "rel_iqr", "stop_reason")
 
 

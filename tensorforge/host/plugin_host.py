@@ -56,6 +56,7 @@ SINGULAR = {
     "telemetry": "telemetry source",
     "policies": "policy",
     "presets": "preset",
+    "host_energy": "host energy source",
 }
 
 

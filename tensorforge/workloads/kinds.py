@@ -15,7 +15,9 @@ class WorkloadKind:
 
     Subclasses set `name`, `description`, `params_type` (an attrs class whose fields carry
     `min`/`choices` metadata), `presets` (preset name -> fields) and `default_suite` (the
-    preset names `predict` runs when no workload is given), and implement `operators`.
+    preset names `predict` runs when no workload is given), and implement `operators`. What
+    only the kind knows, the Core and the measuring side ask it: `estimate_class(params)` and
+    `tokens(params)`, each with a neutral default.
     """
 
     name: str = ""
@@ -41,6 +43,18 @@ class WorkloadKind:
 
     def spec(self, params: Any) -> str:
         return params_spec(self.name, params)
+
+    def estimate_class(self, params: Any) -> str:
+        """The estimate class these params fall in, one of tensorforge.estimate.classes.CLASSES
+        (what `evaluate` and the estimate's scoring group workloads by). Default: 'other'. A
+        method of the kind, not a hook: only the kind knows its params' fields, and the Core
+        asks it instead of recognising it by name."""
+        return "other"
+
+    def tokens(self, params: Any) -> int | None:
+        """Tokens one execution processes (e.g. batch x sequence of a transformer step), so an
+        energy window can say joules per token; None (the default) where the kind counts none."""
+        return None
 
 
 @attrs.frozen

@@ -9,6 +9,7 @@ Streaming items (add, rms_norm, strided copies, cat) and kernel chains are built
 failing item is recorded with its reason and the others go on.
 """
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,8 +18,9 @@ from tensorforge.api import one_line
 from tensorforge_measure.api import CalibrationProbe, ProbeResult, Unavailable
 from tensorforge_measure.calibrate.sweep_rates import sweep_gemm_rates
 
-ITEM_BUDGET_S = {"torch-cuda": 0.1, "torch-cpu": 0.2}
-# CUDA items are timed as CUDA graphs, exactly as a workload's device-time regime is
+# The plan and each item's eager budget are the backend's (MeasurementBackend.probe_plan,
+# probe_item_budget_s: 0.1 s on torch-cuda, 0.2 s on torch-cpu). On a session that captures
+# device graphs (Session.graph_replays) items are timed as CUDA graphs, exactly as a workload's device-time regime is
 # (cuda_modes: [flush -> fn] unrolled in a graph minus the flushes alone): the estimate's device
 # coefficients are fitted to those samples, the host's to the eager ones, and each item is timed
 # only in the modes its fit reads (probe_plan.timing_modes). Why the budgets: the closing H200
@@ -76,11 +78,10 @@ def _chain_fn(torch, item, device):
     return chain
 
 
-def _graph_fn(torch, item, device):
-    if device.type != "cuda":
-        raise Unavailable("CUDA graphs need a CUDA device")
-    from tf_cuda.graph import paired_graph
-
+def _graph_fn(session, torch, item, device):
+    graph_of = getattr(session, "graph_of", None)
+    if not callable(graph_of):
+        raise Unavailable("this session captures no device graphs")
     x = torch.randn(item.elements, device=device)
 
     def warm():
@@ -91,7 +92,7 @@ def _graph_fn(torch, item, device):
         for _ in range(item.kernels):
             x.add_(1.0)
 
-    return paired_graph(torch, warm, body, device).replay
+    return graph_of(warm, body)
 
 
 def _timed(session, fn, budget: float, graph: bool, eager: bool = True) -> dict[str, Any]:
@@ -118,38 +119,31 @@ def _timed(session, fn, budget: float, graph: bool, eager: bool = True) -> dict[
     return row
 
 
-def _warm(torch, fn, device, call_s: float) -> dict[str, Any]:
+def _warm(session, fn, call_s: float) -> dict[str, Any]:
     """The item as an energy window runs it: calls back to back with no L2 flush between them,
-    as one CUDA graph of K unrolled calls (energy.graph_window.cuda_replays, the window's own
+    as one device graph of K unrolled calls (session.graph_replays, the energy window's own
     graph), replayed WARM_REPLAYS times back to back after one untimed replay; sample = replay
     time / K. Why: the flushed graph sample charges every call the L2 flush's aftermath (cold
     misses, the flush's dirty lines written back during the call); an energy window has none,
     and on the H200 (11:10 UTC) its calls ran 0.7 us (the 64^3 GEMM) to 6 us (GEMVs streaming
     >100 MB) faster than the flushed graph p50. The estimate's window time is fitted from the
     pairs (tensorforge.estimate.fit, the warm stage)."""
-    from tf_cuda.graph_window import cuda_replays, graph_calls
+    from tensorforge_measure.energy.execution import graph_calls
 
     calls = graph_calls(call_s)
-    with cuda_replays(torch, fn, calls, device) as graph:
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(WARM_REPLAYS + 1)]
-        graph.replay()
-        events[0].record()
-        for event in events[1:]:
-            graph.replay()
-            event.record()
-        events[-1].synchronize()
-        per_call = sorted(a.elapsed_time(b) * 1e-3 / calls for a, b in zip(events, events[1:]))
+    with session.graph_replays(fn, calls) as graph:
+        per_call = sorted(t / calls for t in session.replay_times(graph.replay, WARM_REPLAYS))
     return {"warm_p50_s": per_call[len(per_call) // 2], "warm_calls": calls}
 
 
-def _with_warm(torch, row: dict[str, Any], fn, device, graph: bool) -> dict[str, Any]:
+def _with_warm(session, row: dict[str, Any], fn, graph: bool) -> dict[str, Any]:
     """The row with the warm sample where the plan asks for one (probe_plan.warm_timed)."""
     from tensorforge.api import warm_timed
 
     if not (graph and warm_timed(str(row["group"]), row.get("graph_p50_s"))):
         return row
     try:
-        row.update(_warm(torch, fn, device, float(row["graph_p50_s"])))
+        row.update(_warm(session, fn, float(row["graph_p50_s"])))
     except Exception as exc:  # the flushed sample stands; the warm fit goes without this point
         row["warm_error"] = one_line(exc)
     return row
@@ -173,7 +167,7 @@ class EstimateTermsProbe(CalibrationProbe):
     name = "estimate-terms"
     order = 100  # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
 
-    def __init__(self, backend: str = "torch-cuda", name: str = "estimate-terms", regime: str = "burst"):
+    def __init__(self, backend: str, name: str = "estimate-terms", regime: str = "burst"):
         # The regime is the one session.time times in: burst on a GPU (so the sweep runs before
         # the sustained probes, which leave the device hot), 'single' on a one-regime device. The
         # coefficients fitted from it are that regime's (stored so in Calibration.estimate).
@@ -182,16 +176,21 @@ class EstimateTermsProbe(CalibrationProbe):
     def run(self, session) -> ProbeResult:
         import torch
 
-        from tensorforge.api import STREAM_OPS, PluginHost, plan_for, resolve_spec, timing_modes
+        from tensorforge.api import STREAM_OPS, PluginHost, resolve_spec, timing_modes
         from tensorforge_measure.host import OpsHost
 
         start = time.perf_counter()
         core, ops = PluginHost(), OpsHost()
-        budget = ITEM_BUDGET_S.get(self.backend, 0.3)
-        graph = self.backend == "torch-cuda"
+        # what the backend declares, never its name: its plan, its budget, its graphs
+        declared = ops.backend(self.backend)
+        plan = tuple(declared.probe_plan)
+        if not plan:
+            raise Unavailable(f"backend {self.backend!r} declares no probe plan for the estimate")
+        budget = declared.probe_item_budget_s
+        graph = all(callable(getattr(session, name, None)) for name in ("graph_replays", "replay_times"))
         device = session.device if session.device is not None else torch.device("cpu")
         points: list[dict[str, Any]] = []
-        for item in plan_for(self.backend):
+        for item in plan:
             item_start = time.perf_counter()
             row: dict[str, Any] = {
                 "name": item.name,
@@ -213,18 +212,18 @@ class EstimateTermsProbe(CalibrationProbe):
                     mode = getattr(workload.params, "math_mode", None) or "fp32"
                     with session.prepared(builder, workload.params, mode) as prepared:
                         row.update(_timed(session, prepared.fn, budget, graph and "graph" in modes, "eager" in modes))
-                        _with_warm(torch, row, prepared.fn, device, graph)
+                        _with_warm(session, row, prepared.fn, graph)
                 else:
                     maker: Callable = {"add_chain": _chain_fn}.get(item.op, _stream_fn)
                     if item.group == "graph":
-                        maker = _graph_fn
+                        maker = functools.partial(_graph_fn, session)
                     if item.op in STREAM_OPS:
                         row["bytes"] = item.stream_bytes
                     with torch.inference_mode():
                         fn = maker(torch, item, device)
                         fn()
                     row.update(_timed(session, fn, budget, graph and "graph" in modes, "eager" in modes))
-                    _with_warm(torch, row, fn, device, graph)
+                    _with_warm(session, row, fn, graph)
                     del fn
             except Unavailable as exc:
                 row["error"] = f"unavailable: {exc}"

@@ -12,7 +12,7 @@ fields moved into the envelope, is kept in `data`.
 from collections.abc import Mapping
 from typing import Any
 
-from tf_cuda.telemetry import headline as nvml_headline
+from tensorforge_measure.telemetry.clock_events import headline as clock_events_headline
 
 from tensorforge_measure.capture.sections.diagnostic import TelemetryWindow
 
@@ -32,7 +32,7 @@ def envelope(record: Mapping[str, Any]) -> dict[str, Any]:
     if record.get("headline") is not None:
         out["headline"] = record["headline"]
     elif nvml is not None:
-        out["headline"] = nvml_headline(nvml)
+        out["headline"] = clock_events_headline(nvml)
     if nvml is not None:
         out["clock_event_fractions"] = [list(pair) for pair in nvml["reason_fractions"] or []]
     out["data"] = {k: v for k, v in record.items() if k not in ENVELOPE_KEYS}

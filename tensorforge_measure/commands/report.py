@@ -3,7 +3,8 @@
 import attrs
 import click
 
-from tensorforge.api import canonical_json, output_options, pass_host
+from tensorforge.api import Claim, PluginHost, canonical_json, output_options, pass_host
+from tensorforge_measure import host as hosts
 
 
 @click.command()
@@ -50,7 +51,19 @@ from tensorforge.api import canonical_json, output_options, pass_host
     help="Also show the regression gate's verdicts against this baseline capture.",
 )
 @pass_host
-def report(core, capture, fmt, as_json, output, path_workload, primary, contrast, operators_workload, baseline, force):
+def report(
+    core: PluginHost,
+    capture: str,
+    fmt: str,
+    as_json: bool,
+    output: str | None,
+    path_workload: str | None,
+    primary: str | None,
+    contrast: str | None,
+    operators_workload: str | None,
+    baseline: str | None,
+    force: bool,
+) -> None:
     """Write the impact report of a verified capture: a self-contained HTML page (works offline),
     Markdown, or JSON facts. The five labels, primary and contrast comparisons, measured ceilings
     against datasheet peaks, the path to the lower bound, telemetry as context, the policy
@@ -68,9 +81,18 @@ def report(core, capture, fmt, as_json, output, path_workload, primary, contrast
         click.echo(f"wrote {destination.written_to}", err=True)
 
 
-def _report(destination, core, capture, fmt, path_workload, primary, contrast, baseline, operators_workload):
+def _report(
+    destination: Claim,
+    core: PluginHost,
+    capture: str,
+    fmt: str,
+    path_workload: str | None,
+    primary: str | None,
+    contrast: str | None,
+    baseline: str | None,
+    operators_workload: str | None,
+) -> None:
     from tensorforge_measure.api import PolicyRequest
-    from tensorforge_measure.core_plugin import ops_host
     from tensorforge_measure.policy.builtin import GATE
     from tensorforge_measure.policy.evidence import load_evidence
     from tensorforge_measure.policy.gate import GateSettings
@@ -78,7 +100,7 @@ def _report(destination, core, capture, fmt, path_workload, primary, contrast, b
     from tensorforge_measure.policy.shown import as_data, other_verdicts, own_verdicts
     from tensorforge_measure.report.facts import build_facts
 
-    ops = ops_host(core)
+    ops = hosts.ops_host(core)
     evidence = load_evidence(capture, "report")
     base = load_evidence(baseline, "baseline") if baseline else None
     request = PolicyRequest("report", candidate=evidence, baseline=base)

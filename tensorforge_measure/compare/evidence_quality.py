@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tf_cuda.telemetry import SLOWDOWN_REASONS
+from tensorforge_measure.telemetry.clock_events import SLOWDOWN_REASONS
 
 from tensorforge_measure.capture.sections.comparison import EvidenceQuality, QualityCheck
 from tensorforge_measure.capture.sections.diagnostic import TelemetryWindow

@@ -1,8 +1,9 @@
 """One energy window on a GPU, as the capture records it: the counter edge to edge (window.py),
 the edges on the counter's own update grid (its period measured once at idle, the phase fitted
 to the window's updates: window.grid_edges; under load each update's polled instant jitters by
-~10 ms), instantaneous power integrated over the same edges (nvml_power.py), the host CPU's RAPL
-counter read where the step loop saw the edges (rapl.py). Used by `run` for every workload and
+~10 ms), instantaneous power integrated over the same edges (the backend's counter, e.g.
+tf_cuda's NVML), the host CPU's counter read where the step loop saw the edges (a
+HostEnergyCounter, e.g. tf_cpu's RAPL). Used by `run` for every workload and
 by the energy calibration probe for each of its windows.
 """
 
@@ -18,10 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from tf_cpu.rapl import Rapl
-from tf_cuda.nvml_power import PowerSampler
 
+from tensorforge_measure.api import HostEnergyCounter
 from tensorforge_measure.capture.sections.energy import CounterRecord, EnergyMeasurement, HostEnergy, PowerIntegration
+from tensorforge_measure.energy.sampler import PowerSampler
 from tensorforge_measure.energy.window import (
     CounterWindow,
     calls_per_chunk,
@@ -146,7 +147,7 @@ def take_window(
     *,
     min_s: float = DEFAULT_MIN_S,
     max_s: float = 2.0,
-    rapl: Rapl | None = None,
+    rapl: HostEnergyCounter | None = None,
     rapl_reason: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
     settle_s: float = 0.0,
@@ -387,7 +388,7 @@ def measure_energy(
     *,
     min_s: float = DEFAULT_MIN_S,
     tokens: int | None = None,
-    rapl: Rapl | None = None,
+    rapl: HostEnergyCounter | None = None,
     rapl_reason: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
     event: Callable[[], Any] | None = None,
@@ -397,8 +398,9 @@ def measure_energy(
     executions_per_call: int = 1,
     how: str | None = None,
 ) -> EnergyMeasurement:
-    """A workload's MEASURED energy window (module docstring). `power`: an NvmlPower, or a
-    RaplCounter where the host CPU is the measured device. `event`: a device event factory
+    """A workload's MEASURED energy window (module docstring). `power`: the session's energy
+    counter (Session.energy_counter: tf_cuda's NVML, tf_cpu's RAPL where the host CPU is the
+    measured device). `rapl`: the host CPU's counter read beside it (HostEnergyCounter), if any. `event`: a device event factory
     (torch.cuda.Event) to keep executions queued (QueuedSteps); None: synchronous chunks.
     `long_s`: how far past `min_s` a window whose counter updates are lumpy may run (e.g. LONG_S);
     None (the default): the window ends at the first update after `min_s`. `min_updates`: the

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from tf_cuda.sustained import SteadyPolicy, SteadyState
+from tensorforge_measure.measure.steady import SteadyPolicy, SteadyState
 
 from tensorforge_measure.measure.timing import TimedSamples
 

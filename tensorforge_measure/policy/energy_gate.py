@@ -27,7 +27,7 @@ host's launch time too, which moves from run to run) are NO VERDICT: not the sam
 from __future__ import annotations
 
 import numpy as np
-from tf_cuda.sustained import HOST_BOUND, burst_p50
+from tensorforge_measure.measure.steady import HOST_BOUND, burst_p50
 
 from tensorforge_measure.capture.sections.measured import Measurement
 from tensorforge_measure.measure.stats import summarize

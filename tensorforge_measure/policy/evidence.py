@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
-from tf_cuda.telemetry import SLOWDOWN_REASONS
+from tensorforge_measure.telemetry.clock_events import SLOWDOWN_REASONS
 
 from tensorforge.api import TensorForgeError
 from tensorforge_measure.capture.document import check

@@ -1,6 +1,6 @@
 """The report's estimate section: per workload the expected time beside the bound and the
 measurement, with the terms that explain most of the gap, and the per-class evaluation
-(tensorforge_measure/commands/evaluate.py) where the capture can be scored."""
+(tensorforge_measure/compare/evaluation.py) where the capture can be scored."""
 
 from typing import Any
 
@@ -36,13 +36,13 @@ def estimate_facts(doc: dict[str, Any], core=None) -> dict[str, Any] | None:
     try:
         from tensorforge.api import PluginHost
         from tensorforge.api import evaluate_estimates as evaluate
-        from tensorforge_measure.commands.evaluate import _score_rows, rows_from_capture
+        from tensorforge_measure.compare.evaluation import rows_from_capture, score_rows
 
         scored, _ = rows_from_capture(doc, core or PluginHost())
         ev = evaluate(scored)
         evaluation = {
-            "classes": _score_rows(ev.classes),
-            "families": _score_rows(ev.families + ([ev.overall] if ev.overall else [])),
+            "classes": score_rows(ev.classes),
+            "families": score_rows(ev.families + ([ev.overall] if ev.overall else [])),
         }
     except TensorForgeError as exc:
         reason = str(exc)
@@ -58,7 +58,7 @@ def estimate_facts(doc: dict[str, Any], core=None) -> dict[str, Any] | None:
 
 
 def markdown_lines(e: dict[str, Any]) -> list[str]:
-    from tensorforge_measure.commands.evaluate import HEADERS
+    from tensorforge_measure.compare.evaluation import HEADERS
 
     out = [
         "",

@@ -4,7 +4,7 @@ claims are decided by those numbers (never stronger than the evidence)."""
 from collections.abc import Sequence
 from typing import Any
 
-from tf_cuda.telemetry import SLOWDOWN_REASONS
+from tensorforge_measure.telemetry.clock_events import SLOWDOWN_REASONS
 
 from tensorforge.api import VECTOR_EXECUTES, seconds
 from tensorforge_measure.capture.convert import to_document

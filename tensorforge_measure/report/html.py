@@ -251,7 +251,7 @@ def _estimate(facts: dict[str, Any]) -> str:
     e = facts.get("estimate")
     if not e:
         return ""
-    from tensorforge_measure.commands.evaluate import HEADERS
+    from tensorforge_measure.compare.evaluation import HEADERS
 
     rows = [
         [

@@ -14,11 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from tf_cuda.telemetry import CAVEAT
 
 from tensorforge import __version__
 from tensorforge.api import TensorForgeError, finite_in, one_line, predict, resolve
-from tensorforge_measure.api import Unavailable
+from tensorforge_measure.api import TelemetrySource, Unavailable
 from tensorforge_measure.calibrate import store as calibration
 from tensorforge_measure.capture.convert import converter
 from tensorforge_measure.capture.model import Capture
@@ -42,14 +41,8 @@ from tensorforge_measure.compare.row import comparison_row, energy_floor_violati
 from tensorforge_measure.progress import Relay, advance, plan
 from tensorforge_measure.run.workload_measurement import measure_phases
 
-DEFAULT_BACKEND = "torch-cuda"
-
-
-def _cuda_event():
-    """torch.cuda.Event, for energy windows that keep executions queued (imported only there)."""
-    import torch
-
-    return torch.cuda.Event
+# What DIAGNOSTIC says of telemetry until the backend's telemetry source says its own.
+CAVEAT = TelemetrySource.caveat
 
 
 @attrs.frozen
@@ -58,7 +51,7 @@ class RunOptions:
     specs: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
     operating_point: str | None = None
-    backend: str | None = None  # None: the backend that claims the target, else torch-cuda
+    backend: str | None = None  # None: the backend that claims the target, else the fallback backend
     device_index: int = 0
     recalibrate: bool = False
     telemetry: bool = True
@@ -111,9 +104,10 @@ class Run:
         self.comparison: Comparison | None = None
         self.sustained_pred: Any = None  # the calibrated bound of the sustained regime
         self.sustained_note: str | None = "no device"
-        self.power: Any = None  # the GPU's energy counter while measuring (energy/nvml_power.py)
+        self.backend: Any = None  # the registered backend, once chosen (what it declares)
+        self.power: Any = None  # the device's energy counter while measuring (session.energy_counter())
         self.power_reason: str | None = None
-        self.rapl: Any = None
+        self.rapl: Any = None  # the host CPU's counter beside it (tensorforge_measure_register_host_energy)
         self.rapl_reason: str | None = None
         self.cool_until: float | None = None  # when the rest after fresh probes ends (_cool_down)
         self.background_fit: Any = None  # the estimate's fit beside the sustained probes, if started
@@ -143,8 +137,9 @@ class Run:
         target = self.core.target(opts.target)
         # Which backend measures, decided before the suite: a backend may bring a suite sized
         # for its device (the default suite's 8192^3 GEMMs would take minutes on a CPU).
-        backend = self.ops.backend(opts.backend or self.ops.default_backend(target, DEFAULT_BACKEND))
+        backend = self.ops.backend(opts.backend or self.ops.default_backend(target))
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
+        self.backend = backend
         self.target = target
         sources = self.ops.for_backend("telemetry", backend.name)
         self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
@@ -407,27 +402,36 @@ class Run:
 
     def _open_power(self, session):
         """The energy counter for the energy windows, or why there is none: the session's own
-        where its backend has one (`session.energy_counter()`), else NVML's on torch-cuda."""
+        (`session.energy_counter()`: NVML's on a CUDA device, RAPL where the host CPU is the
+        device measured), whatever the backend is called."""
         if not self.opts.energy:
             return None, "energy windows disabled (--no-energy)"
         own = getattr(session, "energy_counter", None)
-        if own is not None:
-            try:
-                return own(), None
-            except Unavailable as exc:
-                return None, str(exc)
-        if self.opts.backend != DEFAULT_BACKEND:
-            return None, f"NVML is read for the torch-cuda backend only, not {self.opts.backend!r}"
-        from tf_cuda.nvml_power import NvmlPower
+        if own is None:
+            return None, f"the {self.opts.backend} backend's sessions have no energy counter"
+        try:
+            return own(), None
+        except Unavailable as exc:
+            return None, str(exc)
 
-        index = getattr(getattr(session, "device", None), "index", None) or 0
-        return NvmlPower.open(index)
+    def _open_host_energy(self):
+        """The host CPU's counter, read beside the device's where the backend declares
+        `host_energy_beside` (the first source the host-energy hook registered), or why not."""
+        if not (self.opts.energy and getattr(self.backend, "host_energy_beside", False)):
+            return None, None
+        sources = self.ops.values("host_energy")
+        if not sources:
+            return None, "no host energy counter installed (tensorforge_measure_register_host_energy)"
+        try:
+            return sources[0].open(), None
+        except Unavailable as exc:
+            return None, str(exc)
+        except Exception as exc:  # a broken host-energy plugin costs the host's joules, not the run
+            return None, f"host energy source {sources[0].name!r} failed: {one_line(exc)}"
 
     def _measure(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
         self.power, self.power_reason = self._open_power(session)
-        from tf_cpu.rapl import Rapl
-
-        self.rapl, self.rapl_reason = Rapl.open() if self.opts.energy else (None, None)
+        self.rapl, self.rapl_reason = self._open_host_energy()
         try:
             return self._measure_all(session, workloads, analytical)
         finally:
@@ -592,29 +596,20 @@ class Run:
     def _energy_window(self, session, prepared, fields, workload):
         """MEASURED energy: a window of its own after the timings and telemetry (docs/energy.md);
         None where no counter is open and energy windows are off; its failure costs the window."""
-        from tf_cuda.graph_window import cuda_replays, energy_window
-
+        from tensorforge_measure.energy.execution import energy_window
         from tensorforge_measure.energy.measure import measure_energy, unavailable
 
         if not self.opts.energy:
             return None
         counter = self.power
-        # the host CPU beside a GPU: RAPL at the same edges (not beside a backend's own counter)
-        beside = self.opts.backend == DEFAULT_BACKEND and counter is not None
-        if counter is None and self.opts.backend == "torch-cpu":
-            # the host CPU is the measured device: RAPL is its counter, where readable
-            from tf_cpu.rapl import RaplCounter
-
-            if self.rapl is None:
-                return unavailable(f"host CPU: {self.rapl_reason}", self.opts.energy_s)
-            counter = RaplCounter(self.rapl)
-        elif counter is None:
+        if counter is None:
             return unavailable(str(self.power_reason), self.opts.energy_s)
+        # the host CPU beside the device: its counter at the same edges, where the backend asks
+        beside = bool(getattr(self.backend, "host_energy_beside", False))
         sustained = [t.stats.p50 for t in fields.get("modes") or () if t.regime == "sustained" and t.mode == "eager"]
         per_call = sustained[0] if sustained else fields["stats"].p50
-        params = workload.params
-        tokens = params.batch * params.seq if workload.kind == "transformer" else None
-        cuda = self.opts.backend == DEFAULT_BACKEND
+        tokens = self._tokens(workload)
+        queue_event = getattr(session, "queue_event", None)
         measure = functools.partial(
             measure_energy,
             synchronize=getattr(session, "synchronize", lambda: None),
@@ -622,17 +617,15 @@ class Run:
             min_s=self.opts.energy_s,
             min_updates=self.opts.energy_updates or None,
             tokens=tokens,
-            # on a GPU the executions stay queued while the host reads the counter
-            event=_cuda_event() if cuda else None,
+            # on a device with events the executions stay queued while the host reads the counter
+            event=queue_event if callable(queue_event) else None,
             rapl=self.rapl if beside else None,
             rapl_reason=self.rapl_reason if beside else None,
         )
-        # a host-bound workload's window replays a CUDA graph of it, at the device's pace (graph_window.py)
-        replays = (
-            functools.partial(cuda_replays, session.torch, device=session.device)
-            if cuda and hasattr(session, "torch")
-            else None
-        )
+        # a host-bound workload's window replays a device graph of it, at the device's pace, where
+        # the session captures graphs (energy/execution.py)
+        replays = getattr(session, "graph_replays", None)
+        replays = replays if callable(replays) else None
         try:
             m = energy_window(
                 prepared.fn,
@@ -650,6 +643,15 @@ class Run:
             raise
         except Exception as exc:
             return unavailable(f"energy window failed: {one_line(exc)}", self.opts.energy_s)
+
+    def _tokens(self, workload) -> int | None:
+        """Tokens one execution of `workload` processes, as its kind answers (WorkloadKind.tokens);
+        None where the kind counts none or its answer fails (the joules per token go unsaid)."""
+        try:
+            tokens = self.core.workload_kind(workload.kind).tokens(workload.params)
+        except Exception:
+            return None
+        return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
 
     def _window(self, source, session, run_once) -> TelemetryWindow:
         try:

@@ -8,18 +8,23 @@ predicts and measures on 2 or 8 GPUs alike. The bound comes from the Core's coll
 
 import attrs
 
-from tensorforge.hookspecs import hookimpl
-from tensorforge.workloads.collectives import OPS, CollectiveProblem
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype
-from tensorforge.workloads.problems import Operator, Tensor
+from tensorforge import (
+    COLLECTIVE_OPS,
+    DTYPE_BYTES,
+    CollectiveProblem,
+    Operator,
+    Tensor,
+    WorkloadKind,
+    hookimpl,
+    parse_dtype,
+)
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
 @attrs.frozen
 class CollectiveParams:
-    op: str = attrs.field(metadata={"choices": OPS})
+    op: str = attrs.field(metadata={"choices": COLLECTIVE_OPS})
     bytes: int = attrs.field(default=None, metadata={"min": 1})
     count: int = attrs.field(default=None, metadata={"min": 1})
     dtype: str = attrs.field(default="bf16", converter=parse_dtype)

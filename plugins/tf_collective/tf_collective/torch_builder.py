@@ -7,10 +7,7 @@ correctly) and then refills the buffers with random data: timings never run on z
 never on the check's constants. Registered under the Ops group; the Core side never imports it.
 """
 
-from tensorforge_measure.api import Unavailable, WorkloadBuilder
-from tensorforge_measure.hookspecs import hookimpl
-from tensorforge_measure.measure.op_ranges import operator_range
-from tensorforge_measure.measure.torch_dtypes import torch_dtype
+from tensorforge_measure import Unavailable, WorkloadBuilder, hookimpl, operator_range, torch_dtype
 
 
 def _gather_scatter(dist):

@@ -5,10 +5,16 @@ halo re-reads left to the mapping's panel model), not the larger im2col matrix."
 
 import attrs
 
-from tensorforge.hookspecs import hookimpl
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.workloads.problems import MatmulProblem, Operator, Tensor
+from tensorforge import (
+    DTYPE_BYTES,
+    MatmulProblem,
+    Operator,
+    Tensor,
+    WorkloadKind,
+    hookimpl,
+    parse_dtype,
+    parse_math_mode,
+)
 
 
 def _at_least(low, **kw):
@@ -94,6 +100,17 @@ class Conv2d(WorkloadKind):
     }
     default_suite = ("conv_resnet50_3x3", "conv_resnet50_1x1", "conv_depthwise_3x3")
 
+    def estimate_class(self, p: Conv2dParams) -> str:
+        """fp32 (fp32 or tf32 math), stem (<= 4 input channels), depthwise (one channel per
+        group), 1x1, kxk."""
+        if p.math_mode in ("fp32", "tf32"):
+            return "conv-fp32"
+        if p.c <= 4:
+            return "conv-stem"
+        if p.groups > 1 and p.c // p.groups == 1:
+            return "conv-depthwise"
+        return "conv-1x1" if p.r == 1 and p.s == 1 else "conv-kxk"
+
     def operators(self, p: Conv2dParams):
         e = DTYPE_BYTES[p.dtype]
         g = p.groups
@@ -116,7 +133,7 @@ class Conv2d(WorkloadKind):
         """One cuDNN kernel over channels-last tensors: an implicit GEMM whose reduction runs
         over (C/groups) x R x S (tensor-core kernels pad the channels to 16 bytes), or, with one
         channel per group, a dedicated depthwise kernel."""
-        from tensorforge.estimate.implementation import Implementation
+        from tensorforge import Implementation
 
         per_group = p.c // p.groups
         return {

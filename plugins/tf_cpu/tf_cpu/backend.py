@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from tensorforge.api import CPU_PLAN
 from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 from tf_cpu import peak_rss
 from tf_cpu.flush import FlushPlan, flush_cost, measure_pass_rates, nominal_cache_bytes, plan_flush, sweep_sizes
@@ -199,6 +200,16 @@ class TorchCpuSession(Session):
     def synchronize(self) -> None:
         """CPU operators are synchronous: nothing to wait for."""
 
+    def energy_counter(self):
+        """The host CPU is the measured device: RAPL is its energy counter, where readable
+        (tf_cpu.rapl), else Unavailable with why not."""
+        from tf_cpu.rapl import Rapl, RaplCounter
+
+        rapl, reason = Rapl.open()
+        if rapl is None:
+            raise Unavailable(f"host CPU: {reason}")
+        return RaplCounter(rapl)
+
     def close(self) -> None:
         self._flush = None
         gc.collect()
@@ -211,6 +222,9 @@ class TorchCpuBackend(MeasurementBackend):
     )
     framework = "torch"
     targets = (TARGET_NAME,)
+    # the estimate's probe plan sized for a few cores (about 10 s on 2), each item timed eagerly
+    probe_plan = CPU_PLAN
+    probe_item_budget_s = 0.2
 
     @property
     def default_suite(self):

@@ -1,7 +1,8 @@
-"""Ops side of tf_cpu: the torch-cpu backend, its calibration probes and its telemetry source,
+"""Ops side of tf_cpu: the torch-cpu backend, its calibration probes, its telemetry source and the
+host CPU's energy counter (RAPL, read beside a GPU's),
 registered through the 'tensorforge_measure' entry-point group like any third-party plugin."""
 
-from tensorforge_measure.api import TelemetrySource
+from tensorforge_measure.api import HostEnergySource, TelemetrySource, Unavailable
 from tensorforge_measure.hookspecs import hookimpl
 from tf_cpu.backend import TorchCpuBackend
 from tf_cpu.probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
@@ -32,6 +33,26 @@ def tensorforge_measure_register_probes(register):
     register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 
 
+class RaplEnergy(HostEnergySource):
+    """The host CPU's package energy through RAPL (Linux powercap), read beside a GPU's counter."""
+
+    name = "rapl"
+    description = "RAPL package domains (Linux powercap energy_uj), summed"
+
+    def open(self):
+        from tf_cpu.rapl import Rapl
+
+        rapl, reason = Rapl.open()
+        if rapl is None:
+            raise Unavailable(str(reason))
+        return rapl
+
+
 @hookimpl
 def tensorforge_measure_register_telemetry(register):
     register(HostCpuTelemetry())
+
+
+@hookimpl
+def tensorforge_measure_register_host_energy(register):
+    register(RaplEnergy())

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tensorforge.api import CUDA_PLAN
 from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 
 # Several times the L2, so every timed iteration starts with operands in DRAM.
@@ -156,6 +157,45 @@ class TorchCudaSession(Session):
     def synchronize(self) -> None:
         self.torch.cuda.synchronize(self.device)
 
+    # -- what the measuring side asks of a session by name (tensorforge_measure.api.Session) ----
+    def energy_counter(self):
+        """NVML's energy counter of this device, or Unavailable with NVML's reason."""
+        from tf_cuda.nvml_power import NvmlPower
+
+        power, reason = NvmlPower.open(self.device.index or 0)
+        if power is None:
+            raise Unavailable(str(reason))
+        return power
+
+    def queue_event(self):
+        """A CUDA event: the energy window keeps executions queued while the host reads the counter."""
+        return self.torch.cuda.Event()
+
+    def graph_replays(self, fn: Callable[[], Any], calls: int):
+        """A CUDA graph of `calls` unrolled fn() (tf_cuda.graph_window.cuda_replays)."""
+        from tf_cuda.graph_window import cuda_replays
+
+        return cuda_replays(self.torch, fn, calls, device=self.device)
+
+    def graph_of(self, warm: Callable[[], Any], body: Callable[[], Any]) -> Callable[[], Any]:
+        """One CUDA graph of body, captured after warm ran on the capture stream: its replay."""
+        from tf_cuda.graph import paired_graph
+
+        return paired_graph(self.torch, warm, body, self.device).replay
+
+    def replay_times(self, replay: Callable[[], Any], replays: int) -> list[float]:
+        """Device seconds of each of `replays` back-to-back replays, after one untimed replay,
+        between CUDA events recorded after each."""
+        torch = self.torch
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(replays + 1)]
+        replay()
+        events[0].record()
+        for event in events[1:]:
+            replay()
+            event.record()
+        events[-1].synchronize()
+        return [a.elapsed_time(b) * 1e-3 for a, b in zip(events, events[1:])]
+
     def close(self) -> None:
         if getattr(self, "_frozen", False):
             gc.unfreeze()
@@ -166,6 +206,11 @@ class TorchCudaBackend(MeasurementBackend):
     name = "torch-cuda"
     description = "PyTorch on a CUDA device: CUDA-event timing per iteration, L2 flushed"
     framework = "torch"
+    fallback = True  # `run` measures a target no backend claims on the GPU
+    probe_plan = CUDA_PLAN
+    # CUDA items are timed as CUDA graphs (tensorforge_measure.calibrate.estimate_probes)
+    probe_item_budget_s = 0.1
+    host_energy_beside = True  # the host CPU's joules beside the GPU's, where readable
 
     def open(self, device_index: int = 0) -> Session:
         try:

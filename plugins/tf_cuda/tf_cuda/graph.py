@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorforge.api import one_line
+from tensorforge_measure.energy.execution import GraphCaptureError  # noqa: F401  (fn could not be captured)
 
 # Side-stream warm-up calls before capture, as PyTorch's CUDA-graph notes require: lazy
 # initialisation (cuBLAS handles and workspaces, autotuning) must not happen during capture.
@@ -57,10 +58,6 @@ LAUNCH_STATE_NOTE = (
 # pairs, with or without rests; with the spin 372 for at most 3 pairs, then ~407 us, also in
 # back-to-back replays afterwards). An eager kernel launched between replays is part of what decides
 # the level; the burst pair queues only graph replays and event records.
-
-
-class GraphCaptureError(Exception):
-    """fn could not be captured; the message says why."""
 
 
 def capture_stream(torch, device):

@@ -27,75 +27,20 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
 
 from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.measure.steady import (  # noqa: F401  (re-exported for this module's readers)
+    HOST_BOUND,
+    SteadyPolicy,
+    SteadyState,
+    burst_p50,
+    is_steady,
+)
+from tensorforge_measure.measure.steady import host_bound as host_bound  # noqa: F401,F811
 from tensorforge_measure.measure.timing import TimedSamples
-
-# Burst eager p50 / burst graph p50 at or above which a load is host-bound (the eager time is
-# the host's); the same threshold benchmarks/bench_vs_do_bench.py labels rows with.
-HOST_BOUND = 1.5
-
-
-def host_bound(eager_s: float | None, graph_s: float | None) -> bool:
-    """Whether the host's launches, not the device, set the eager call's time."""
-    return bool(eager_s and graph_s and eager_s >= HOST_BOUND * graph_s)
-
-
-def burst_p50(timings: Iterable[tuple[str | None, str | None, float | None]], mode: str) -> float | None:
-    """The burst-regime p50 of one mode among (regime, mode, p50) timings: what the host-bound
-    rule reads, in a run before its energy window and in the energy gate from a capture. A timing
-    without a regime or mode is burst eager (captures from before the phases)."""
-    for regime, m, p50 in timings:
-        if (regime or "burst") == "burst" and (m or "eager") == mode and p50:
-            return float(p50)
-    return None
-
-
-@attrs.frozen
-class SteadyPolicy:
-    window_s: float = 0.05
-    windows: int = 3
-    tolerance: float = 0.01
-    min_s: float = 0.3
-    max_s: float = 3.0
-
-    def rule(self, host_bound: bool = False) -> str:
-        if host_bound:
-            return (
-                f"host-bound load (burst eager p50 >= {HOST_BOUND:g} x burst graph p50: the host sets the "
-                f"eager call's time, so window medians do not show the device's clock): steady once "
-                f">= {self.min_s:g} s of continuous load has run"
-            )
-        return (
-            f"steady once >= {self.min_s:g} s of continuous load has run and the median iteration "
-            f"times of the last {self.windows} windows of ~{self.window_s * 1e3:g} ms agree within "
-            f"{self.tolerance:.0%} (max/min - 1); at most {self.max_s:g} s"
-        )
-
-
-@attrs.frozen
-class SteadyState:
-    reached: bool
-    after_s: float  # continuous load before the timed window
-    window_medians_s: tuple[float, ...]  # per window, in order (the approach to steady)
-    rule: str
-
-
-def is_steady(medians: Sequence[float], elapsed_s: float, policy: SteadyPolicy, host_bound: bool = False) -> bool:
-    """The detection rule, on the window medians seen so far (module docstring)."""
-    if elapsed_s < policy.min_s or not medians:
-        return False
-    if host_bound:
-        return True
-    if len(medians) < policy.windows:
-        return False
-    last = medians[-policy.windows :]
-    low = min(last)
-    return low > 0 and max(last) / low - 1.0 <= policy.tolerance
 
 
 def _read(pairs) -> list[float]:

@@ -11,64 +11,30 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+
+# The decoding of clock-event reasons is device-neutral (captures are read without NVML): it lives
+# in the measuring side and is re-exported here for this module's readers.
+from tensorforge_measure.telemetry.clock_events import (  # noqa: F401
+    CLOCK_EVENT_REASONS,
+    SLOWDOWN_REASONS,
+    decode_reasons,
+    headline,
+    set_bits,
+)
 
 CAVEAT = (
     "NVML telemetry is diagnostic context from a separate execution window; "
     "it does not prove a bottleneck and never decides a verdict."
 )
 
-# Bit values copied from nvidia-ml-py 13.615.71 pynvml.py (nvmlClocksEventReason* and the
-# older nvmlClocksThrottleReason* names share the same bits). BoardLimit and Reliability only
-# exist under the Throttle names there, but a driver may still set them, so they are named too.
-CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
-    (0x001, "GpuIdle"),
-    (0x002, "ApplicationsClocksSetting"),
-    (0x004, "SwPowerCap"),
-    (0x008, "HwSlowdown"),
-    (0x010, "SyncBoost"),
-    (0x020, "SwThermalSlowdown"),
-    (0x040, "HwThermalSlowdown"),
-    (0x080, "HwPowerBrakeSlowdown"),
-    (0x100, "DisplayClockSetting"),
-    (0x200, "BoardLimit"),
-    (0x400, "Reliability"),
-)
-
-# Clock-event reasons that mean the hardware slowed itself down. SwPowerCap is left out on
-# purpose: a GPU under sustained load reaches its power cap routinely (the H200 here did in
-# every large GEMM's telemetry window), and `run` measures in a burst regime that avoids it.
-SLOWDOWN_REASONS = ("HwSlowdown", "HwThermalSlowdown", "SwThermalSlowdown", "HwPowerBrakeSlowdown")
-
 # NVML constants, fixed by the C API; repeated here so a fake module in tests need not define them.
 _NVML_CLOCK_SM = 1
 _NVML_CLOCK_MEM = 2
 _NVML_TEMPERATURE_GPU = 0
-
-
-def headline(summary: Mapping[str, Any]) -> str:
-    """One line about a window: median SM clock and power, and the clock-event reasons seen
-    (GpuIdle left out: the gaps between iterations, not a limit)."""
-    reasons = (
-        ", ".join(f"{r} {f * 100:.0f}%" for r, f in summary.get("reason_fractions") or [] if r != "GpuIdle") or "none"
-    )
-    return (
-        f"SM {summary.get('sm_clock_mhz_median')} MHz median, {summary.get('power_w_median')} W median, "
-        f"clock-event reasons seen: {reasons}"
-    )
-
-
-def _set_bits(mask: int) -> list[int]:
-    return [1 << i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
-def decode_reasons(mask: int) -> tuple[str, ...]:
-    """Names of the bits set in a clock-event mask, in bit order; unknown bits are kept visible."""
-    names_by_bit = dict(CLOCK_EVENT_REASONS)
-    return tuple(names_by_bit.get(bit, f"Unknown(0x{bit:x})") for bit in _set_bits(mask))
 
 
 @attrs.frozen
@@ -144,7 +110,7 @@ def summarize(samples: Sequence[TelemetrySample]) -> TelemetrySummary:
     masked = [s for s in samples if s.reasons_mask is not None]
     counts: dict[int, int] = {}  # keyed by bit so the output is in bit order, unknowns included
     for s in masked:
-        for bit in _set_bits(s.reasons_mask or 0):  # (not None: filtered above)
+        for bit in set_bits(s.reasons_mask or 0):  # (not None: filtered above)
             counts[bit] = counts.get(bit, 0) + 1
     fractions = tuple((decode_reasons(bit)[0], counts[bit] / len(masked)) for bit in sorted(counts))
     return TelemetrySummary(

@@ -6,7 +6,7 @@ Which device: a system whose innermost tier links processes through host memory 
 process per GPU with NCCL. Any number of devices: the target's `devices`, on one host.
 """
 
-from tensorforge_measure.api import MeasurementBackend, Session, Unavailable
+from tensorforge_measure import MeasurementBackend, Session, Unavailable
 
 # Llama-3-8B's decoder layer (hidden 4096, 32 heads, 8 KV heads, intermediate 14336).
 LLAMA3_8B_LAYER = "hidden=4096,layers=1,heads=32,kv_heads=8,intermediate=14336,dtype=bf16"

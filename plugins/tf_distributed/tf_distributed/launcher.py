@@ -20,7 +20,7 @@ import time
 from multiprocessing.connection import Listener
 from typing import Any
 
-from tensorforge_measure.api import Unavailable
+from tensorforge_measure import Unavailable
 from tf_distributed.worker import AUTHKEY_ENV
 
 # The workers' combined output goes to a temporary file, deleted at the end (its last lines go

@@ -55,7 +55,7 @@ class LocalDevice:
     # -- identity and flags -----------------------------------------------------------------
     def framework_flags(self) -> dict[str, Any]:
         if self.kind == "cuda":
-            from tensorforge_measure.measure.precision import framework_flags
+            from tensorforge_measure import framework_flags
 
             return dict(framework_flags())
         from tf_cpu.backend import framework_flags

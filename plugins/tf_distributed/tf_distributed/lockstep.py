@@ -18,8 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tensorforge_measure.measure.stats import summarize
-from tensorforge_measure.measure.timing import TimingPolicy, should_stop
+from tensorforge_measure import TimingPolicy, should_stop, summarize
 
 # Longest stretch of back-to-back timed work between synchronisations (as the single-device
 # CUDA loop batches), and the budget share one batch may take.

@@ -17,7 +17,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from tensorforge_measure.measure.op_ranges import recording
+from tensorforge_measure import recording
 
 METHOD = (
     "operator window after the timing: per iteration flush -> start line -> fn() with a marker "

@@ -1,7 +1,7 @@
 """Ops side of tf_distributed: the torch-distributed backend, its probes and its telemetry,
 registered through the 'tensorforge_measure' entry-point group like any third-party plugin."""
 
-from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure import hookimpl
 from tf_distributed.backend import TorchDistributedBackend
 from tf_distributed.probes import CollectiveSweepProbe, PerRankCeilingsProbe
 from tf_distributed.telemetry import DistributedTelemetry

@@ -12,9 +12,8 @@ the session:
 import time
 from typing import Any
 
-from tensorforge.files.serialize import to_data
-from tensorforge.workloads.collectives import OPS, bus_factor, ceiling_key, fit_ceiling
-from tensorforge_measure.api import CalibrationProbe, ProbeResult, Unavailable
+from tensorforge import COLLECTIVE_OPS, bus_factor, ceiling_key, fit_ceiling, to_data
+from tensorforge_measure import CalibrationProbe, ProbeResult, Unavailable
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 # Bytes to GiB at 3 x 2^k bytes: on a GPU 3 KiB .. 3 GiB, an octave apart; a CPU's gloo sweep
@@ -22,7 +21,7 @@ KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 # suites' collectives (powers of two, each between two swept sizes) are bounded at sizes the
 # sweep did not measure: the curve is scored on messages no probe used.
 SIZES = {"cuda": [3 * KiB << i for i in range(21)], "cpu": [3 * KiB, 96 * KiB, 3 * MiB]}
-SWEEP_OPS = tuple(op for op in OPS if op != "send_recv")
+SWEEP_OPS = tuple(op for op in COLLECTIVE_OPS if op != "send_recv")
 POLICY = {
     "cuda": {
         "warmup_iters": 3,

@@ -17,9 +17,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge_measure.api import DeviceInfo, Prepared, Session, Unavailable
-from tensorforge_measure.measure.stats import summarize
-from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure import DeviceInfo, Prepared, Session, TimedSamples, Unavailable, summarize
 from tf_distributed.environment import FINGERPRINT_SETTINGS
 from tf_distributed.launcher import Launch
 

@@ -19,14 +19,13 @@ does not pay it).
 import time
 from typing import Any
 
-from tensorforge.errors import one_line
-from tensorforge.workloads.precision import DTYPE_BYTES
+from tensorforge import DTYPE_BYTES, one_line
 
 
 def sweep(worker, command) -> dict[str, Any]:
     from tf_collective.plugin import CollectiveParams
 
-    from tensorforge_measure.measure.timing import TimingPolicy
+    from tensorforge_measure import TimingPolicy
     from tf_distributed.lockstep import stats_of
 
     policy = TimingPolicy(**command["policy"], flush_bytes=worker.local.flush_bytes)

@@ -4,7 +4,7 @@ The runner's `run_once` is not used: the workload runs in the worker processes."
 
 from tf_cuda.telemetry import CAVEAT
 
-from tensorforge_measure.api import TelemetrySource
+from tensorforge_measure import TelemetrySource
 
 
 class DistributedTelemetry(TelemetrySource):

@@ -19,7 +19,7 @@ import sys
 from multiprocessing.connection import Client
 from typing import Any
 
-from tensorforge.errors import one_line
+from tensorforge import one_line
 
 AUTHKEY_ENV = "TENSORFORGE_DIST_AUTHKEY"
 
@@ -35,7 +35,7 @@ class Worker:
         import torch
         import torch.distributed as dist
 
-        from tensorforge_measure.host import OpsHost
+        from tensorforge_measure import OpsHost
         from tf_distributed.local import LocalDevice
         from tf_distributed.lockstep import Lockstep
 
@@ -83,7 +83,7 @@ class Worker:
 
     @contextlib.contextmanager
     def mode(self, math_mode: str):
-        from tensorforge_measure.measure.precision import math_mode as mode_flags
+        from tensorforge_measure import math_mode as mode_flags
 
         with mode_flags(math_mode), self.torch.inference_mode():
             yield
@@ -115,8 +115,7 @@ class Worker:
         """This rank's device ceilings from the local backend's own probes (all ranks at once)."""
         import attrs
 
-        from tensorforge_measure.api import Unavailable
-        from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
+        from tensorforge_measure import EstimateTermsProbe, Unavailable
 
         results, failures = [], {}
         probes = self.ops.for_backend("probes", self.local.backend_name)
@@ -140,7 +139,7 @@ class Worker:
 
     def _build(self, kind: str, params, math_mode: str):
         """Build on every rank, agree, run once, check the result on known values, agree."""
-        from tensorforge_measure.api import Unavailable
+        from tensorforge_measure import Unavailable
 
         builder = self.ops.builder(kind, "torch-distributed")
         failure, fn = None, None
@@ -185,7 +184,7 @@ class Worker:
         self.local.release()
 
     def do_time(self, command) -> dict[str, Any]:
-        from tensorforge_measure.measure.timing import TimingPolicy
+        from tensorforge_measure import TimingPolicy
         from tf_distributed.operator_window import operator_window
 
         if self.prepared is None:

@@ -6,10 +6,20 @@ model treats them alike; the measurement honours them.
 
 import attrs
 
-from tensorforge.hookspecs import hookimpl
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.workloads.problems import MatmulProblem, Operator, Tensor
+from tensorforge import (
+    DTYPE_BYTES,
+    MatmulProblem,
+    Operator,
+    Tensor,
+    WorkloadKind,
+    hookimpl,
+    parse_dtype,
+    parse_math_mode,
+)
+
+
+# A GEMM of at least this many FLOPs is in the estimate class 'gemm-large'.
+LARGE_FLOPS = 64e9
 
 
 def _dims(**kw):
@@ -62,10 +72,26 @@ class Gemm(WorkloadKind):
         )
         return (Operator("matmul", problem),)
 
+    def estimate_class(self, p: GemmParams) -> str:
+        """odd (a leading dimension not a multiple of 16 bytes, or any dimension above 64 that is
+        not a multiple of 64), skinny (min(M, N) <= 64), batched (batch > 1 or a transposed
+        operand), large (>= LARGE_FLOPS), small (the rest)."""
+        e = DTYPE_BYTES.get(p.dtype, 2)
+        lda = p.m if p.transpose_a else p.k
+        ldb = p.k if p.transpose_b else p.n
+        unaligned = any((ld * e) % 16 for ld in (lda, ldb, p.n))
+        if unaligned or any(d % 64 for d in (p.m, p.n, p.k) if d > 64):
+            return "gemm-odd"
+        if min(p.m, p.n) <= 64:
+            return "gemm-skinny"
+        if p.batch > 1 or p.transpose_a or p.transpose_b:
+            return "gemm-batched"
+        return "gemm-large" if 2.0 * p.batch * p.m * p.n * p.k >= LARGE_FLOPS else "gemm-small"
+
     def implementation(self, p: GemmParams):
         """The measured implementation is one torch.matmul (one cuBLAS kernel); a transposed
         operand is passed to cuBLAS as a transposed view, so its leading dimension changes."""
-        from tensorforge.estimate.implementation import Implementation
+        from tensorforge import Implementation
 
         lda = p.m if p.transpose_a else p.k
         ldb = p.k if p.transpose_b else p.n

@@ -1,10 +1,7 @@
 """GEMM on PyTorch: random inputs (never zeros), output preallocated, transposes honoured.
 Registered under the Ops entry-point group; the Core side never imports this module."""
 
-from tensorforge_measure.api import WorkloadBuilder
-from tensorforge_measure.hookspecs import hookimpl
-from tensorforge_measure.measure.op_ranges import operator_range
-from tensorforge_measure.measure.torch_dtypes import torch_dtype
+from tensorforge_measure import WorkloadBuilder, hookimpl, operator_range, torch_dtype
 
 
 class GemmTorch(WorkloadBuilder):

@@ -33,9 +33,7 @@ must describe what runs:
     141 GB; fit decisions must use what an allocation can get.
 """
 
-from tensorforge.energy.model import PowerFigures
-from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.hookspecs import hookimpl
+from tensorforge import MemoryLevel, OperatingPoint, PEArray, PowerFigures, Target, hookimpl
 from tf_h200.systems import systems
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30

@@ -24,7 +24,7 @@ rather than a measurement; the calibrated bound replaces them with what the prob
 
 import attrs
 
-from tensorforge.hardware.interconnect import Interconnect, LinkTier
+from tensorforge import Interconnect, LinkTier
 
 NVLINK_PER_DIRECTION = 18 * 25e9  # 18 NVLink 4 links x 25 GB/s per direction = 450 GB/s
 NDR_PER_GPU = 400e9 / 8  # one ConnectX-7 at 400 Gb/s per GPU = 50 GB/s per direction

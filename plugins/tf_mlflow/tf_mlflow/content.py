@@ -17,10 +17,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge_measure.capture.labels import LABELS
-from tensorforge_measure.capture.model import Capture
-from tensorforge_measure.capture.sections.calibrated import Calibrated
-from tensorforge_measure.capture.sections.measured import Measured, Measurement
+from tensorforge_measure import LABELS, Calibrated, Capture, Measured, Measurement
 
 # MLflow's limits (mlflow.utils.validation): keys of at most 250 characters, param values of at
 # most 6000, tag values of at most 8000. We keep keys well inside the limit.

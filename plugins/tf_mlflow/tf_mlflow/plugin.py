@@ -1,7 +1,7 @@
 """Entry point (group 'tensorforge_measure'): registers the 'mlflow' capture sink. Importing this
 module does not import mlflow; the sink does, when it exports."""
 
-from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure import hookimpl
 from tf_mlflow.sink import MlflowSink
 
 

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from tensorforge_measure.api import CaptureSink, ExportResult
-from tensorforge_measure.capture.model import Capture
+from tensorforge_measure import Capture, CaptureSink, ExportResult
 from tf_mlflow.content import build
 
 NAME = "mlflow"

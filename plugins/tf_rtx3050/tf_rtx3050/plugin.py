@@ -24,9 +24,7 @@ configurations): the fastest documented clock, so the prediction stays a lower b
 RTX 3050 Laptop; '35w' is the bottom of the range (1057 MHz).
 """
 
-from tensorforge.energy.model import PowerFigures
-from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.hookspecs import hookimpl
+from tensorforge import MemoryLevel, OperatingPoint, PEArray, PowerFigures, Target, hookimpl
 
 MiB = 1 << 20
 KiB = 1 << 10

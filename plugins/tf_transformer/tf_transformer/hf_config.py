@@ -20,7 +20,7 @@ attention window in force becomes `window` (longer is refused: not modelled).
 from pathlib import Path
 from typing import Any
 
-from tensorforge.api import TensorForgeError, read_json
+from tensorforge import TensorForgeError, read_json
 
 ALIASES = {
     "hidden": ("hidden_size", "n_embd", "d_model"),

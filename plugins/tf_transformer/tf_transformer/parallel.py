@@ -17,9 +17,7 @@ throughput, not for one batch's latency; the measurement backend does not run pp
 
 import attrs
 
-from tensorforge.workloads.collectives import CollectiveProblem
-from tensorforge.workloads.precision import DTYPE_BYTES
-from tensorforge.workloads.problems import Operator, Tensor
+from tensorforge import DTYPE_BYTES, CollectiveProblem, Operator, Tensor
 
 # Operator names of the collectives (the builder enters the same names).
 ALL_REDUCE_ATTN = "all_reduce_attn"

@@ -25,11 +25,19 @@ from pathlib import Path
 
 import attrs
 
-from tensorforge.hookspecs import hookimpl
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.params import build_params
-from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, Operator, StreamProblem, Tensor
+from tensorforge import (
+    DTYPE_BYTES,
+    AttentionProblem,
+    MatmulProblem,
+    Operator,
+    StreamProblem,
+    Tensor,
+    WorkloadKind,
+    build_params,
+    hookimpl,
+    parse_dtype,
+    parse_math_mode,
+)
 from tf_transformer import parallel
 from tf_transformer.hf_config import load_config
 
@@ -196,6 +204,14 @@ class Transformer(WorkloadKind):
             fields = merged
         return build_params(self.name, self.params_type, fields)
 
+    def estimate_class(self, p: TransformerParams) -> str:
+        """decode or prefill, by the step's phase."""
+        return "transformer-decode" if p.phase == "decode" else "transformer-prefill"
+
+    def tokens(self, p: TransformerParams) -> int:
+        """One step processes batch x seq tokens (the energy window's joules per token)."""
+        return p.batch * p.seq
+
     def operators(self, p: TransformerParams):
         if p.tp == 1 and p.pp == 1:
             return self._operators(p)
@@ -294,7 +310,7 @@ class Transformer(WorkloadKind):
         attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
         view; the gated activation is two kernels (silu, mul) on the strided halves of the up
         projection; residuals one add each."""
-        from tensorforge.estimate.implementation import Implementation as Impl
+        from tensorforge import Implementation as Impl
 
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
         up_width = 2 * I if p.mlp == "gated" else I

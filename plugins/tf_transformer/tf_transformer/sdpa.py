@@ -6,9 +6,7 @@ same problem; this kind lets attention be predicted, probed and measured alone."
 
 import attrs
 
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.precision import DTYPE_BYTES, parse_dtype, parse_math_mode
-from tensorforge.workloads.problems import AttentionProblem, Operator, Tensor
+from tensorforge import DTYPE_BYTES, AttentionProblem, Operator, Tensor, WorkloadKind, parse_dtype, parse_math_mode
 
 
 def _pos(**kw):
@@ -60,6 +58,10 @@ class Sdpa(WorkloadKind):
     }
     default_suite = ()
 
+    def estimate_class(self, p: SdpaParams) -> str:
+        """decode (q_len <= 16) or prefill."""
+        return "attention-decode" if p.q_len <= 16 else "attention-prefill"
+
     def operators(self, p: SdpaParams):
         e = DTYPE_BYTES[p.dtype]
         q = p.batch * p.heads * p.q_len * p.head_dim * e
@@ -87,6 +89,6 @@ class Sdpa(WorkloadKind):
 
     def implementation(self, p: SdpaParams):
         """One F.scaled_dot_product_attention call; its output transposed back is a view."""
-        from tensorforge.estimate.implementation import Implementation
+        from tensorforge import Implementation
 
         return {"attention": Implementation(kernels=1)}

@@ -2,9 +2,7 @@
 of token-major tensors, as the transformer builder calls it. Imported from torch_builder.py's
 Ops registration; the Core side never imports it."""
 
-from tensorforge_measure.api import WorkloadBuilder
-from tensorforge_measure.measure.op_ranges import operator_range
-from tensorforge_measure.measure.torch_dtypes import torch_dtype
+from tensorforge_measure import WorkloadBuilder, operator_range, torch_dtype
 
 
 class SdpaTorch(WorkloadBuilder):

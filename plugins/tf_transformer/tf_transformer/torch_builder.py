@@ -12,10 +12,7 @@ and sliced, so the tp=N model computes what the tp=1 model with the same seed co
 holds it to that) and every rank starts from the same replicated input.
 """
 
-from tensorforge_measure.api import Unavailable, WorkloadBuilder
-from tensorforge_measure.hookspecs import hookimpl
-from tensorforge_measure.measure.op_ranges import operator_range
-from tensorforge_measure.measure.torch_dtypes import torch_dtype
+from tensorforge_measure import Unavailable, WorkloadBuilder, hookimpl, operator_range, torch_dtype
 from tf_transformer.parallel import ALL_GATHER_LOGITS, ALL_REDUCE_ATTN, ALL_REDUCE_MLP
 
 SEED = 20260101

@@ -2,10 +2,16 @@
 
 import attrs
 
-from tensorforge.hookspecs import hookimpl
-from tensorforge.workloads.kinds import WorkloadKind
-from tensorforge.workloads.precision import DTYPE_BYTES, default_math_mode, parse_dtype
-from tensorforge.workloads.problems import AttentionProblem, Operator, Tensor
+from tensorforge import (
+    DTYPE_BYTES,
+    AttentionProblem,
+    Operator,
+    Tensor,
+    WorkloadKind,
+    default_math_mode,
+    hookimpl,
+    parse_dtype,
+)
 
 
 def dim(default=attrs.NOTHING):

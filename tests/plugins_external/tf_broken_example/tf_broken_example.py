@@ -3,8 +3,7 @@
 import os
 import time
 
-from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.hookspecs import hookimpl
+from tensorforge import MemoryLevel, OperatingPoint, PEArray, Target, hookimpl
 
 
 def tiny_target(name):

@@ -1,8 +1,7 @@
 """An edge NPU: 8 cores, each a 32 x 32 MAC array with a 1 MiB scratchpad, an 8 MiB shared
 buffer and LPDDR5X. Illustrative figures (not a product): every one is sourced to this file."""
 
-from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
-from tensorforge.hookspecs import hookimpl
+from tensorforge import MemoryLevel, OperatingPoint, PEArray, Target, hookimpl
 
 MiB, GiB = 1 << 20, 1 << 30
 MACS = 32 * 32  # one MAC = 2 FLOPs per clock

@@ -10,9 +10,7 @@ without it TensorForge does not ask it and shows NO VERDICT with what is missing
 
 import math
 
-from tensorforge_measure.api import NO_VERDICT, Policy, PolicyRequest, Verdict
-from tensorforge_measure.capture.sections.measured import Measurement
-from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure import NO_VERDICT, Measurement, Policy, PolicyRequest, Verdict, hookimpl
 
 MAX_TAIL_RATIO = 1.5
 

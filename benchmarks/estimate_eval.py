@@ -1,0 +1,182 @@
+"""The estimate evaluation: the bound and the estimate scored against measurements, per workload
+class (median and p90 APE, bound violations), on shapes no calibration probe measured.
+
+Fit and evaluated sets: the estimate's coefficients are fitted on the calibration probes alone
+(tensorforge.estimate.probe_plan; the fit stages and their points are recorded in the result);
+they are scored on the evaluation suite benchmarks/eval/h200-suite.toml, whose shapes no probe
+measures (tests/test_estimate_eval.py checks the two sets are disjoint).
+
+Two ways, one scoring (`tensorforge evaluate`'s own):
+  offline (default): from a capture that holds measurements, by default the golden H200 capture
+      python benchmarks/estimate_eval.py [--capture examples/captures/h200-estimate-eval-graphfit.json.gz]
+  on a device: calibrate afresh, measure the evaluation suite, then score that capture
+      python benchmarks/estimate_eval.py --run [--target h200] [--keep-capture PATH]
+  (--target host-cpu: the same on this CPU with benchmarks/eval/host-cpu-suite.toml; no GPU)
+Either writes --out (default benchmarks/results/estimate_eval.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import _result
+
+NAME = "estimate_eval"
+ROOT = _result.ROOT
+GOLDEN = ROOT / "examples" / "captures" / "h200-estimate-eval-graphfit.json.gz"
+SUITES = {"h200": "benchmarks/eval/h200-suite.toml", "host-cpu": "benchmarks/eval/host-cpu-suite.toml"}
+# the flags of the golden capture's run (its provenance), with a fresh calibration and no energy windows
+RUN_FLAGS = ["--recalibrate", "--no-telemetry", "--no-sustained", "--no-trace", "--no-energy", "--budget", "0.3"]
+RUN_FLAGS += ["--cooldown", "2", "--rest", "0.1", "--force"]
+
+COLUMNS = [
+    ("group", "group"),
+    ("name", "class"),
+    ("n", "n"),
+    ("bound_ape_median", "bound APE median", "%"),
+    ("bound_ape_p90", "bound APE p90", "%"),
+    ("estimate_ape_median", "ESTIMATE APE median", "%"),
+    ("estimate_ape_p90", "ESTIMATE APE p90", "%"),
+    ("bound_violations", "bound violations"),
+]
+LABELS = {
+    "measured": "MEASURED: the capture's p50 per workload (graph replay where recorded, else eager), burst regime",
+    "bound_ape_median": "DERIVED: median |PREDICTED bound - MEASURED p50| / MEASURED p50 over the group",
+    "bound_ape_p90": "DERIVED: 90th percentile of the bound's APE over the group",
+    "estimate_ape_median": "DERIVED: median |PREDICTED estimate - MEASURED p50| / MEASURED p50 over the group",
+    "estimate_ape_p90": "DERIVED: 90th percentile of the estimate's APE over the group",
+    "bound_violations": "DERIVED: workloads measured below the PREDICTED lower bound (beyond their noise)",
+}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def _fit_words(doc: dict) -> str:
+    cal = doc.get("calibrated") or {}
+    fit = (((cal.get("estimate") or {}).get("coefficients") or {}).get("fit")) or {}
+    stages = fit.get("stages") or {}
+    parts = [f"{name} {s['points']}" for name, s in sorted(stages.items()) if s.get("points")]
+    device = cal.get("device") or "the device"
+    when = str(cal.get("measured_at") or "")[:10]
+    return (
+        f"the calibration probes (tensorforge.estimate.probe_plan), measured on {device} {when}; "
+        f"fit stages and points: {', '.join(parts) or 'not recorded'}"
+    )
+
+
+def _evaluated_words(doc: dict, n: int) -> str:
+    command = (doc.get("provenance") or {}).get("command") or []
+    suites = [command[i + 1] for i, a in enumerate(command[:-1]) if a == "--suite"]
+    return (
+        f"{', '.join(suites) or 'the capture suite'}: {n} workloads with a measurement and an estimate, "
+        "no shape a calibration probe measured (tests/test_estimate_eval.py)"
+    )
+
+
+def score(doc: dict) -> tuple[list[dict], dict, str]:
+    """(rows per class, family and all; summary; source) of a capture document, by `tensorforge
+    evaluate`'s scoring."""
+    from tensorforge.api import PluginHost
+    from tensorforge.api import evaluate_estimates as evaluate
+    from tensorforge_measure.commands.evaluate import rows_from_capture
+
+    scored, source = rows_from_capture(doc, PluginHost())
+    ev = evaluate(scored)
+    rows = []
+    for group, scores in (("class", ev.classes), ("family", ev.families), ("all", [ev.overall] if ev.overall else [])):
+        for s in scores:
+            rows.append(
+                {
+                    "group": group,
+                    "name": s.name,
+                    "n": s.n,
+                    "bound_ape_median": _r(s.bound_median),
+                    "bound_ape_p90": _r(s.bound_p90),
+                    "estimate_ape_median": _r(s.estimate_median),
+                    "estimate_ape_p90": _r(s.estimate_p90),
+                    "bound_violations": s.violations,
+                }
+            )
+    o = ev.overall
+    summary = {
+        "workloads": o.n,
+        "estimate_ape_median": _r(o.estimate_median),
+        "estimate_ape_p90": _r(o.estimate_p90),
+        "bound_ape_median": _r(o.bound_median),
+        "bound_ape_p90": _r(o.bound_p90),
+        "bound_violations": o.violations,
+        "regimes": sorted({r.regime for r in scored}),
+    }
+    return rows, summary, source
+
+
+def run_on_device(target: str, capture: Path) -> None:
+    command = ["tensorforge", "run", "--target", target, "--suite", SUITES[target], *RUN_FLAGS, "-o", str(capture)]
+    print("$ " + " ".join(command), flush=True)
+    rc = subprocess.run(command, cwd=ROOT).returncode
+    if rc != 0 or not capture.exists():
+        print(f"estimate_eval: `tensorforge run` ended with status {rc}; nothing written", file=sys.stderr)
+        sys.exit(1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capture", help=f"score this capture (default: {GOLDEN.relative_to(ROOT)})")
+    parser.add_argument("--run", action="store_true", help="calibrate and measure the evaluation suite on a GPU")
+    parser.add_argument("--target", default="h200", choices=sorted(SUITES), help="target of --run (default h200)")
+    parser.add_argument("--keep-capture", help="with --run: where to keep the capture it measured")
+    _result.out_option(parser, NAME)
+    args = parser.parse_args()
+    from tensorforge.api import TensorForgeError, read_document
+
+    with tempfile.TemporaryDirectory() as folder:
+        if args.run:
+            if args.target != "host-cpu":
+                _result.need_gpus(1, "estimate_eval --run")
+            path = Path(args.keep_capture or Path(folder) / "estimate-eval.json")
+            run_on_device(args.target, path)
+        else:
+            path = Path(args.capture) if args.capture else GOLDEN
+        try:
+            doc = read_document(str(path), "capture")
+            rows, summary, source = score(doc)
+        except TensorForgeError as exc:
+            print(f"estimate_eval: {exc}", file=sys.stderr)
+            return 2
+    measured = (doc.get("measured") or {}).get("device") or {}
+    finished = str((doc.get("provenance") or {}).get("finished_at") or "")[:10]
+    shown = path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path.name
+    result = _result.build(
+        NAME,
+        measured.get("name") or "unknown device",
+        rows,
+        summary,
+        LABELS,
+        columns=COLUMNS,
+        notes=[
+            f"measured {finished} ({'this run' if args.run else f'capture {shown}'}); {source}",
+            "the bound is a lower bound, the estimate the expected time; APE = |predicted - measured| / measured",
+        ],
+        fit=_fit_words(doc),
+        evaluated=_evaluated_words(doc, summary["workloads"]),
+        source=str(shown),
+        measured_on=finished,
+    )
+    for row in rows:
+        if row["group"] != "class":
+            print(
+                f"{row['name']:34s} n={row['n']:3d}  bound APE med {row['bound_ape_median']:6.1%}  "
+                f"estimate APE med {row['estimate_ape_median']:6.1%} p90 {row['estimate_ape_p90']:6.1%}"
+            )
+    print(f"wrote {_result.write(args.out, result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

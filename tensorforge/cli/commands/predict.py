@@ -1,0 +1,100 @@
+"""`tensorforge predict`: the lower-bound latency of workloads on a target (PREDICTED)."""
+
+import click
+
+from tensorforge.cli.commands.common import emit, warn_broken
+from tensorforge.cli.options import (
+    json_option,
+    operating_point_option,
+    output_options,
+    pass_host,
+    target_option,
+    wide_option,
+    workload_options,
+)
+from tensorforge.cli.screen import PLAIN, detect
+from tensorforge.errors import TensorForgeError
+from tensorforge.files.output import STDOUT, claim
+from tensorforge.files.serialize import canonical_json, to_data
+from tensorforge.host.plugin_host import PluginHost
+
+
+@click.command()
+@target_option
+@workload_options(default="every plugin's default suite")
+@operating_point_option
+@click.option(
+    "--ceilings",
+    "ceilings_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Calibrated ceilings: a calibration document (`tensorforge calibrate --json "
+    "> cal.json`) or a capture (its CALIBRATED section); gives a 'calibrated' "
+    "lower bound. Refused unless measured on a device the target describes.",
+)
+@click.option(
+    "--force-ceilings",
+    is_flag=True,
+    help="Use --ceilings even if they were measured on another device (or name none); "
+    "the prediction then says whose ceilings it used.",
+)
+@click.option(
+    "--max-candidates",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="Evaluate at most N mapping candidates per operator and strategy (default "
+    "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
+    "a space gives a labelled relaxation: a looser bound, never a higher one.",
+)
+@click.option("--detail", is_flag=True, help="Show every operator of every workload.")
+@json_option("the prediction")
+@wide_option
+@output_options("prediction", "standard output")
+@pass_host
+def predict(
+    host: PluginHost,
+    target_name: str,
+    specs: tuple[str, ...],
+    suites: tuple[str, ...],
+    operating_point: str | None,
+    ceilings_path: str | None,
+    force_ceilings: bool,
+    max_candidates: int | None,
+    detail: bool,
+    as_json: bool,
+    wide: bool,
+    output: str | None,
+    force: bool,
+) -> None:
+    """Predict the lower-bound latency of workloads on a target (PREDICTED).
+
+    Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
+    memory time, the lower bound, the bottleneck term, and which ceilings were used.
+    """
+    from tensorforge.api import run_prediction
+    from tensorforge.cli.render import memory_level_names, prediction_text
+    from tensorforge.hardware.ceilings_file import load_ceilings
+
+    warn_broken(host)
+    if force_ceilings and not ceilings_path:
+        raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
+    if output and output != STDOUT:
+        claim(output, "prediction", force).release()  # refused before the work, not after
+    ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
+    target = host.target(target_name)
+    estimate: object = True
+    if ceilings_path:  # a calibration or capture with the estimate's calibrated coefficients
+        from tensorforge.estimate.store import coefficients_in_document
+
+        estimate = coefficients_in_document(ceilings_path, target.name) or True
+    pred = run_prediction(
+        host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate
+    )
+    to_file = bool(output) and output != STDOUT
+    screen = PLAIN if (to_file or as_json) else detect(wide)
+    text = (
+        canonical_json(to_data(pred))
+        if as_json
+        else prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
+    )
+    emit(text, output, "prediction", force, screen)

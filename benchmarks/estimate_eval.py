@@ -84,7 +84,7 @@ def score(doc: dict) -> tuple[list[dict], dict, str]:
     evaluate`'s scoring."""
     from tensorforge.api import PluginHost
     from tensorforge.api import evaluate_estimates as evaluate
-    from tensorforge_measure.commands.evaluate import rows_from_capture
+    from tensorforge_measure.compare.evaluation import rows_from_capture
 
     scored, source = rows_from_capture(doc, PluginHost())
     ev = evaluate(scored)

@@ -38,7 +38,7 @@ from tensorforge.energy.model import (
 )
 from tensorforge.errors import PluginError, TensorForgeError, closest, one_line, unknown
 from tensorforge.estimate.basis import coefficients_for
-from tensorforge.estimate.classes import CLASSES, LARGE_FLOPS, dtype_bytes, workload_class
+from tensorforge.estimate.classes import CLASSES, workload_class
 from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
 from tensorforge.estimate.evaluation import Evaluation, Row
 from tensorforge.estimate.evaluation import evaluate as evaluate_estimates
@@ -162,8 +162,6 @@ __all__ = [
     "resolve_spec",
     "workload_class",
     "CLASSES",
-    "LARGE_FLOPS",
-    "dtype_bytes",
     # the capture (tensorforge_measure.capture) structures the Core's results with the Core's own
     # cattrs converter, and derives how a version-1 capture's bounds were searched for
     "UNSTATED",

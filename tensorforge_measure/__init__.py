@@ -26,6 +26,7 @@ __all__ = [
     "RegisterTelemetry",
     "RegisterSink",
     "RegisterPolicy",
+    "RegisterHostEnergy",
     # what plugins implement, and the values crossing the boundary
     "MeasurementBackend",
     "Session",
@@ -36,6 +37,8 @@ __all__ = [
     "ProbeResult",
     "TelemetrySource",
     "TelemetryWindow",
+    "HostEnergySource",
+    "HostEnergyCounter",
     "Unavailable",
     "CaptureSink",
     "ExportResult",
@@ -107,6 +110,9 @@ _HOMES = {
     "RegisterTelemetry": "tensorforge_measure.hookspecs",
     "RegisterSink": "tensorforge_measure.hookspecs",
     "RegisterPolicy": "tensorforge_measure.hookspecs",
+    "RegisterHostEnergy": "tensorforge_measure.hookspecs",
+    "HostEnergySource": "tensorforge_measure.api",
+    "HostEnergyCounter": "tensorforge_measure.api",
     "MeasurementBackend": "tensorforge_measure.api",
     "Session": "tensorforge_measure.api",
     "DeviceInfo": "tensorforge_measure.api",
@@ -179,6 +185,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.api import CalibrationProbe as CalibrationProbe
     from tensorforge_measure.api import CaptureSink as CaptureSink
     from tensorforge_measure.api import DeviceInfo as DeviceInfo
+    from tensorforge_measure.api import HostEnergyCounter as HostEnergyCounter
+    from tensorforge_measure.api import HostEnergySource as HostEnergySource
     from tensorforge_measure.api import ExportResult as ExportResult
     from tensorforge_measure.api import MeasurementBackend as MeasurementBackend
     from tensorforge_measure.api import Policy as Policy
@@ -215,6 +223,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.energy.window import poll_period as poll_period
     from tensorforge_measure.hookspecs import RegisterBackend as RegisterBackend
     from tensorforge_measure.hookspecs import RegisterBuilder as RegisterBuilder
+    from tensorforge_measure.hookspecs import RegisterHostEnergy as RegisterHostEnergy
     from tensorforge_measure.hookspecs import RegisterPolicy as RegisterPolicy
     from tensorforge_measure.hookspecs import RegisterProbe as RegisterProbe
     from tensorforge_measure.hookspecs import RegisterSink as RegisterSink

@@ -388,6 +388,7 @@ def test_real_entry_points(real_ops):
         "per-rank-ceilings",
     ]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
+    assert real_ops.names("host_energy") == ["rapl"]  # tf-cpu's, read beside a GPU's counter
     # the gate and right-sizing are policies registered through the same hook as a stranger's
     assert real_ops.names("policies") == ["energy-gate", "regression-gate", "right-sizing"]
     assert real_ops.owner("policies", "regression-gate") == real_ops.owner("policies", "right-sizing") == "policies"

@@ -38,7 +38,9 @@ def _normal(name: str) -> str:
 
 
 def _sources(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.py") if not {"build", "__pycache__"} & set(p.parts) and ".egg-info" not in str(p))
+    return sorted(
+        p for p in root.rglob("*.py") if not {"build", "__pycache__"} & set(p.parts) and ".egg-info" not in str(p)
+    )
 
 
 def imports(source: str) -> list[tuple[int, str]]:
@@ -151,7 +153,10 @@ def test_torch_loads_only_with_the_helper_that_needs_it():
         "import sys; from tensorforge_measure import WorkloadBuilder, hookimpl, Unavailable, summarize; "
         "print('torch' in sys.modules)"
     )
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )
 
 
 def _declared(pyproject: Path) -> set[str]:
@@ -252,3 +257,13 @@ def test_the_root_distribution_declares_what_the_core_and_the_measuring_side_imp
             }
         )
         assert undeclared == []
+
+
+def test_the_plugin_guide_teaches_only_the_public_surfaces():
+    text = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    assert len(blocks) >= 4
+    assert [where for block in blocks for where in off_surface(block)] == []
+    # and in prose: no `tensorforge.x.y` / `tensorforge_measure.x` module paths to import from
+    behind = re.findall(r"`(tensorforge(?:_measure)?\.(?!testing\b)[a-z_.]+)", text)
+    assert [b for b in behind if b != "tensorforge.hardware.target.Target"] == []

@@ -42,14 +42,6 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "decode (attention, transformer)": ("attention-decode", "transformer-decode"),
 }
 
-LARGE_FLOPS = 64e9
-ELEM = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
-
-
-def dtype_bytes(dtype: str | None, default: int = 2) -> int:
-    """Bytes per element of a tensor dtype (the GEMM classes' alignment rule reads it)."""
-    return ELEM.get(dtype or "", default)
-
 
 def workload_class(kind: Any, params: Any) -> str:
     """The estimate class of a workload: its kind's own answer (`WorkloadKind.estimate_class`),

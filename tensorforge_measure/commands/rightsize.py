@@ -120,11 +120,12 @@ def rightsize(
     from tensorforge_measure.policy.rightsize import EnergyTerms, Objective
     from tensorforge_measure.policy.shown import as_data, as_text, other_verdicts, own_verdicts
 
-    if (latency_ms is None) == (throughput is None):
+    if latency_ms is not None and throughput is None:
+        objective = Objective("latency", latency_ms / 1e3)
+    elif throughput is not None and latency_ms is None:
+        objective = Objective("throughput", throughput)
+    else:
         raise TensorForgeError("give exactly one objective: --latency-ms or --throughput")
-    objective = (
-        Objective("latency", latency_ms / 1e3) if latency_ms is not None else Objective("throughput", throughput)
-    )
     names = [n.strip() for n in target_names.split(",") if n.strip()] if target_names else core.names("targets")
     targets = [core.target(n) for n in names]
     workloads = resolve(core, tuple(specs), tuple(suites))
@@ -179,11 +180,12 @@ def _print_rightsize(
         if r.cost_note:
             screen.echo(screen.wrap(f"{r.target}: cost = {r.cost_note}"))
     meeting = [r for r in results if r.verdict == MEETS]
+    priced = [(r.cost_per_million, r) for r in meeting if r.cost_per_million is not None]
     if not meeting:
         screen.echo("no target is shown to meet the objective: no recommendation without evidence")
-    elif any(r.cost_per_million is not None for r in meeting):
-        best = min((r for r in meeting if r.cost_per_million is not None), key=lambda r: r.cost_per_million)
-        screen.echo(f"cheapest target shown to meet it: {best.target} ({best.cost_per_million:.4g} per 1M runs)")
+    elif priced:
+        per_million, best = min(priced, key=lambda pair: pair[0])
+        screen.echo(f"cheapest target shown to meet it: {best.target} ({per_million:.4g} per 1M runs)")
     screen.echo("")
     screen.echo(
         screen.table(

@@ -37,7 +37,19 @@ REGISTRATION_HOOKS = {
 # target called 'h200' with 1 SM once replaced the shipped 132-SM one with a warning line and
 # exit 0). A name two other plugins both register is an error for both: neither is used.
 SHIPPED_DISTRIBUTIONS = frozenset(
-    {"tensorforge", "tf-gemm", "tf-conv2d", "tf-transformer", "tf-rtx3050", "tf-h200", "tf-cpu", "tf-mlflow"}
+    {
+        "tensorforge",
+        "tf-gemm",
+        "tf-conv2d",
+        "tf-transformer",
+        "tf-collective",
+        "tf-rtx3050",
+        "tf-h200",
+        "tf-cpu",
+        "tf-cuda",
+        "tf-distributed",
+        "tf-mlflow",
+    }
 )
 
 

@@ -398,7 +398,7 @@ def test_real_entry_points(real_ops):
     assert {name: r.distribution for name, r in real_ops.reports.items()} == {
         "conv2d-torch": "tf-conv2d",
         "gemm-torch": "tf-gemm",
-        "torch-cuda": "tensorforge",
+        "torch-cuda": "tf-cuda",
         "torch-cpu": "tf-cpu",
         "policies": "tensorforge",
         "transformer-torch": "tf-transformer",
@@ -431,7 +431,7 @@ def test_list_plugins_shows_ops_rows():
         "backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, energy, estimate-terms, "
         "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml"
     ) in rows["torch-cuda"]
-    assert "ops_register_backends, ops_register_probes, ops_register_telemetry" in rows["torch-cuda"]
+    assert "measure_register_backends, measure_register_probes, measure_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]
     assert "builders: sdpa@torch, transformer@torch" in rows["transformer-torch"]
     assert rows["ops"].split()[1] == "core"  # the Ops face towards the Core

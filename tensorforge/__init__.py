@@ -36,6 +36,7 @@ __all__ = [
     "StreamProblem",
     "CollectiveProblem",
     "Implementation",
+    "ESTIMATE_CLASSES",
     # precisions and parameters
     "DTYPE_BYTES",
     "MATH_MODES",
@@ -88,6 +89,10 @@ __all__ = [
     "read_toml",
     "read_text",
     "to_data",
+    # estimate probe plans a measuring backend sweeps (its `probe_plan`)
+    "CUDA_PLAN",
+    "CPU_PLAN",
+    "ProbeItem",
 ]
 
 # name -> "module" (same name there) or "module:name there"; loaded by __getattr__ on first use.
@@ -151,6 +156,10 @@ _HOMES = {
     "read_toml": "tensorforge.files.documents",
     "read_text": "tensorforge.files.documents",
     "to_data": "tensorforge.files.serialize",
+    "CUDA_PLAN": "tensorforge.estimate.probe_plan",
+    "CPU_PLAN": "tensorforge.estimate.probe_plan",
+    "ProbeItem": "tensorforge.estimate.probe_plan",
+    "ESTIMATE_CLASSES": "tensorforge.estimate.classes:CLASSES",
 }
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads the same names
@@ -173,7 +182,11 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge.errors import PluginError as PluginError
     from tensorforge.errors import TensorForgeError as TensorForgeError
     from tensorforge.errors import one_line as one_line
+    from tensorforge.estimate.classes import CLASSES as ESTIMATE_CLASSES
     from tensorforge.estimate.implementation import Implementation as Implementation
+    from tensorforge.estimate.probe_plan import CPU_PLAN as CPU_PLAN
+    from tensorforge.estimate.probe_plan import CUDA_PLAN as CUDA_PLAN
+    from tensorforge.estimate.probe_plan import ProbeItem as ProbeItem
     from tensorforge.files.documents import read_json as read_json
     from tensorforge.files.documents import read_text as read_text
     from tensorforge.files.documents import read_toml as read_toml

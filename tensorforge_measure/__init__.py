@@ -99,6 +99,39 @@ __all__ = [
     "capture_document",
     # the measuring side's plugin host (a backend's worker processes load the plugins with it)
     "OpsHost",
+    # which execution an energy window runs (eager calls or graph replays)
+    "EAGER",
+    "GRAPH",
+    "GRAPH_HOW",
+    "GRAPH_TARGET_S",
+    "MAX_GRAPH_CALLS",
+    "MAX_POOL_BYTES",
+    "PACE_BOUND",
+    "PACE_CHUNKS",
+    "PACE_MAX_CALL_S",
+    "PACE_S",
+    "GraphCaptureError",
+    "Replays",
+    "WindowChoice",
+    "window_burst_p50",
+    "choose_window",
+    "energy_window",
+    "graph_calls",
+    "host_launch_s",
+    "PowerSampler",
+    "PowerSamples",
+    # the sustained regime's steady state, and clock-event reasons
+    "HOST_BOUND",
+    "SteadyPolicy",
+    "SteadyState",
+    "steady_burst_p50",
+    "host_bound",
+    "is_steady",
+    "CLOCK_EVENT_REASONS",
+    "SLOWDOWN_REASONS",
+    "decode_reasons",
+    "clock_event_headline",
+    "clock_event_bits",
 ]
 
 # name -> "module" (same name there) or "module:name there"; loaded by __getattr__ on first use.
@@ -176,6 +209,37 @@ _HOMES = {
     "LABELS": "tensorforge_measure.capture.labels",
     "capture_document": "tensorforge_measure.capture.convert:to_document",
     "OpsHost": "tensorforge_measure.host",
+    "EAGER": "tensorforge_measure.energy.execution",
+    "GRAPH": "tensorforge_measure.energy.execution",
+    "GRAPH_HOW": "tensorforge_measure.energy.execution",
+    "GRAPH_TARGET_S": "tensorforge_measure.energy.execution",
+    "MAX_GRAPH_CALLS": "tensorforge_measure.energy.execution",
+    "MAX_POOL_BYTES": "tensorforge_measure.energy.execution",
+    "PACE_BOUND": "tensorforge_measure.energy.execution",
+    "PACE_CHUNKS": "tensorforge_measure.energy.execution",
+    "PACE_MAX_CALL_S": "tensorforge_measure.energy.execution",
+    "PACE_S": "tensorforge_measure.energy.execution",
+    "GraphCaptureError": "tensorforge_measure.energy.execution",
+    "Replays": "tensorforge_measure.energy.execution",
+    "WindowChoice": "tensorforge_measure.energy.execution",
+    "window_burst_p50": "tensorforge_measure.energy.execution:burst_p50",
+    "choose_window": "tensorforge_measure.energy.execution:choose",
+    "energy_window": "tensorforge_measure.energy.execution",
+    "graph_calls": "tensorforge_measure.energy.execution",
+    "host_launch_s": "tensorforge_measure.energy.execution",
+    "PowerSampler": "tensorforge_measure.energy.sampler",
+    "PowerSamples": "tensorforge_measure.energy.sampler",
+    "HOST_BOUND": "tensorforge_measure.measure.steady",
+    "SteadyPolicy": "tensorforge_measure.measure.steady",
+    "SteadyState": "tensorforge_measure.measure.steady",
+    "steady_burst_p50": "tensorforge_measure.measure.steady:burst_p50",
+    "host_bound": "tensorforge_measure.measure.steady",
+    "is_steady": "tensorforge_measure.measure.steady",
+    "CLOCK_EVENT_REASONS": "tensorforge_measure.telemetry.clock_events",
+    "SLOWDOWN_REASONS": "tensorforge_measure.telemetry.clock_events",
+    "decode_reasons": "tensorforge_measure.telemetry.clock_events",
+    "clock_event_headline": "tensorforge_measure.telemetry.clock_events:headline",
+    "clock_event_bits": "tensorforge_measure.telemetry.clock_events:set_bits",
 }
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads the same names
@@ -185,9 +249,9 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.api import CalibrationProbe as CalibrationProbe
     from tensorforge_measure.api import CaptureSink as CaptureSink
     from tensorforge_measure.api import DeviceInfo as DeviceInfo
+    from tensorforge_measure.api import ExportResult as ExportResult
     from tensorforge_measure.api import HostEnergyCounter as HostEnergyCounter
     from tensorforge_measure.api import HostEnergySource as HostEnergySource
-    from tensorforge_measure.api import ExportResult as ExportResult
     from tensorforge_measure.api import MeasurementBackend as MeasurementBackend
     from tensorforge_measure.api import Policy as Policy
     from tensorforge_measure.api import PolicyRequest as PolicyRequest
@@ -209,6 +273,24 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.capture.sections.energy import EnergyPoint as EnergyPoint
     from tensorforge_measure.capture.sections.measured import Measured as Measured
     from tensorforge_measure.capture.sections.measured import Measurement as Measurement
+    from tensorforge_measure.energy.execution import EAGER as EAGER
+    from tensorforge_measure.energy.execution import GRAPH as GRAPH
+    from tensorforge_measure.energy.execution import GRAPH_HOW as GRAPH_HOW
+    from tensorforge_measure.energy.execution import GRAPH_TARGET_S as GRAPH_TARGET_S
+    from tensorforge_measure.energy.execution import MAX_GRAPH_CALLS as MAX_GRAPH_CALLS
+    from tensorforge_measure.energy.execution import MAX_POOL_BYTES as MAX_POOL_BYTES
+    from tensorforge_measure.energy.execution import PACE_BOUND as PACE_BOUND
+    from tensorforge_measure.energy.execution import PACE_CHUNKS as PACE_CHUNKS
+    from tensorforge_measure.energy.execution import PACE_MAX_CALL_S as PACE_MAX_CALL_S
+    from tensorforge_measure.energy.execution import PACE_S as PACE_S
+    from tensorforge_measure.energy.execution import GraphCaptureError as GraphCaptureError
+    from tensorforge_measure.energy.execution import Replays as Replays
+    from tensorforge_measure.energy.execution import WindowChoice as WindowChoice
+    from tensorforge_measure.energy.execution import burst_p50 as window_burst_p50
+    from tensorforge_measure.energy.execution import choose as choose_window
+    from tensorforge_measure.energy.execution import energy_window as energy_window
+    from tensorforge_measure.energy.execution import graph_calls as graph_calls
+    from tensorforge_measure.energy.execution import host_launch_s as host_launch_s
     from tensorforge_measure.energy.fit import FitError as FitError
     from tensorforge_measure.energy.fit import fit as fit_energy
     from tensorforge_measure.energy.fit import peak_power_w as peak_power_w
@@ -219,6 +301,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.energy.measure import chunk_runner as chunk_runner
     from tensorforge_measure.energy.measure import counter_record as counter_record
     from tensorforge_measure.energy.measure import take_window as take_window
+    from tensorforge_measure.energy.sampler import PowerSampler as PowerSampler
+    from tensorforge_measure.energy.sampler import PowerSamples as PowerSamples
     from tensorforge_measure.energy.window import calls_per_chunk as calls_per_chunk
     from tensorforge_measure.energy.window import poll_period as poll_period
     from tensorforge_measure.hookspecs import RegisterBackend as RegisterBackend
@@ -244,6 +328,12 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.measure.precision import read_or_none as read_or_none
     from tensorforge_measure.measure.stats import SampleStats as SampleStats
     from tensorforge_measure.measure.stats import summarize as summarize
+    from tensorforge_measure.measure.steady import HOST_BOUND as HOST_BOUND
+    from tensorforge_measure.measure.steady import SteadyPolicy as SteadyPolicy
+    from tensorforge_measure.measure.steady import SteadyState as SteadyState
+    from tensorforge_measure.measure.steady import burst_p50 as steady_burst_p50
+    from tensorforge_measure.measure.steady import host_bound as host_bound
+    from tensorforge_measure.measure.steady import is_steady as is_steady
     from tensorforge_measure.measure.timing import TimedSamples as TimedSamples
     from tensorforge_measure.measure.timing import TimingPolicy as TimingPolicy
     from tensorforge_measure.measure.timing import should_stop as should_stop
@@ -252,6 +342,11 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.measure.trace_window import export as export_trace
     from tensorforge_measure.measure.trace_window import trace_cpu as trace_cpu
     from tensorforge_measure.measure.trace_window import trace_cuda as trace_cuda
+    from tensorforge_measure.telemetry.clock_events import CLOCK_EVENT_REASONS as CLOCK_EVENT_REASONS
+    from tensorforge_measure.telemetry.clock_events import SLOWDOWN_REASONS as SLOWDOWN_REASONS
+    from tensorforge_measure.telemetry.clock_events import decode_reasons as decode_reasons
+    from tensorforge_measure.telemetry.clock_events import headline as clock_event_headline
+    from tensorforge_measure.telemetry.clock_events import set_bits as clock_event_bits
 else:
 
     def __getattr__(name: str) -> object:

@@ -134,6 +134,7 @@ HOST_CPU_GROUP = "host-cpu"
 MEASURES_THE_HOST_CPU = {"test_cpu_run.py", "test_distributed_gloo.py", "test_readme_tour.py"}
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """-n auto: one worker per CPU this process may use, at most 8 (each worker imports torch;
     a unit of work is a whole file). PYTEST_XDIST_AUTO_NUM_WORKERS still decides where set."""
@@ -141,6 +142,26 @@ def pytest_xdist_auto_num_workers(config):
         return None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(cpus, 8))
+
+
+SCREEN = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """In the controller: the screen variables the suite was started with, for the workers. Why:
+    xdist's workers start with COLUMNS=80 and LINES=24 set, and the commands fit their tables to
+    $COLUMNS, so every command a test ran there printed 80-column tables, unlike `-n 0`."""
+    node.workerinput["tensorforge_screen"] = {name: os.environ.get(name) for name in SCREEN}
+
+
+def pytest_configure(config):
+    screen = getattr(config, "workerinput", {}).get("tensorforge_screen")
+    for name, value in (screen or {}).items():  # in a worker: the controller's, set or unset
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _group(item) -> str | None:

@@ -577,3 +577,35 @@ def test_a_workload_kind_that_fails_while_predicting_is_named_in_one_line(make_p
     assert "Traceback" not in result.output
     good = CliRunner().invoke(make_cli(), ["predict", "-t", "rtx3050-laptop", "-w", "gemm_tiny"])
     assert good.exit_code == 0  # the other plugins still predict
+
+
+def test_every_distribution_under_plugins_is_declared_shipped():
+    # the reserved names come from the packaging; a plugin added to plugins/ and left out of
+    # pyproject's tensorforge_shipped group would lose its protection silently
+    import tomllib
+    from pathlib import Path
+
+    from tensorforge.host.plugin_host import shipped_distributions
+
+    root = Path(__file__).resolve().parent.parent
+    names = {tomllib.loads(p.read_text())["project"]["name"] for p in root.glob("plugins/*/pyproject.toml")}
+    assert names and names <= shipped_distributions()
+
+
+def test_only_tensorforge_itself_declares_shipped_distributions(monkeypatch):
+    import types
+
+    from tensorforge.host import plugin_host
+
+    def entry(name, dist):
+        return types.SimpleNamespace(name=name, dist=types.SimpleNamespace(name=dist))
+
+    fake = [entry("tf-gemm", "tensorforge"), entry("evil-targets", "evil-targets")]
+    monkeypatch.setattr(
+        plugin_host.metadata, "entry_points", lambda group: fake if group == "tensorforge_shipped" else []
+    )
+    plugin_host.shipped_distributions.cache_clear()
+    try:
+        assert plugin_host.shipped_distributions() == {"tensorforge", "tf-gemm"}
+    finally:
+        plugin_host.shipped_distributions.cache_clear()

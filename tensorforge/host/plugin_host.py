@@ -7,6 +7,7 @@ plugin is at fault. Loading each entry point ourselves lets us record the error 
 plugin, unregister it, and keep going; `check_pending()` then runs over what remains.
 """
 
+import functools
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -36,21 +37,21 @@ REGISTRATION_HOOKS = {
 # registers one of them is the one in error, whatever the entry-point order (a stranger's
 # target called 'h200' with 1 SM once replaced the shipped 132-SM one with a warning line and
 # exit 0). A name two other plugins both register is an error for both: neither is used.
-SHIPPED_DISTRIBUTIONS = frozenset(
-    {
-        "tensorforge",
-        "tf-gemm",
-        "tf-conv2d",
-        "tf-transformer",
-        "tf-collective",
-        "tf-rtx3050",
-        "tf-h200",
-        "tf-cpu",
-        "tf-cuda",
-        "tf-distributed",
-        "tf-mlflow",
+# The list is packaging, not code: the `tensorforge` distribution declares each shipped
+# distribution as an entry point of group SHIPPED_GROUP (pyproject.toml), so the Core's code
+# names no plugin, and only the `tensorforge` distribution itself can add to the list.
+SHIPPED_GROUP = "tensorforge_shipped"
+
+
+@functools.cache
+def shipped_distributions() -> frozenset[str]:
+    """The normalised names of the distributions that ship with TensorForge, itself included."""
+    declared = {
+        _normal(ep.name)
+        for ep in metadata.entry_points(group=SHIPPED_GROUP)
+        if ep.dist is not None and _normal(ep.dist.name) == "tensorforge"
     }
-)
+    return frozenset(declared | {"tensorforge"})
 
 
 def _normal(distribution: str | None) -> str:
@@ -309,7 +310,7 @@ class BaseHost:
 
     def _shipped(self, plugin: str) -> bool:
         report = self.reports.get(plugin)
-        return report is not None and _normal(report.distribution) in SHIPPED_DISTRIBUTIONS
+        return report is not None and _normal(report.distribution) in shipped_distributions()
 
     def _describe(self, plugin: str) -> str:
         report = self.reports.get(plugin)
@@ -318,7 +319,7 @@ class BaseHost:
         return f"plugin {plugin!r} (distribution {report.distribution} {report.version or ''})".replace(" )", ")")
 
     def _settle_duplicates(self, kind: str, accepted: list[Any], plugin: str) -> None:
-        """Apply the duplicate-name rule (see SHIPPED_DISTRIBUTIONS) before `plugin`'s values
+        """Apply the duplicate-name rule (see shipped_distributions) before `plugin`'s values
         are accepted: raise PluginError when `plugin` is the one in error; fail the other
         plugin when the other one is."""
         seen = set()

@@ -121,17 +121,45 @@ def host_cpu_calibration(tmp_path_factory) -> HostCpuCalibration:
 
 
 # -- parallel runs (pytest-xdist) ----------------------------------------------------------------
-# pyproject's addopts run the suite on several workers (-n auto --dist loadgroup). Each test file is
-# one unit of work, handed whole to one worker, so its module fixtures are made once. The tests that
-# time real work on this machine's CPU (a calibration, a `run --target host-cpu`, a torch-cpu
-# session) would disturb each other's measurements: they form one unit, "host-cpu", run one after
-# the other on one worker, handed out first because it is the longest unit. The other workers still
-# load the machine meanwhile, as other work on a shared CI machine does: those tests assert what a
-# busy machine must still give, never how fast anything ran. `-n 0` runs everything in this process.
+# pyproject's addopts run the suite on several workers (-n auto --dist loadfile). Each test file is
+# one unit of work, handed whole to one worker, so its module fixtures are made once. The files
+# whose tests time real work on this machine's CPU (a calibration, a `run --target host-cpu`, a
+# torch-cpu session) would disturb each other's measurements: together they are one unit, run one
+# after the other on one worker, handed out first because it is the longest unit (the scheduler
+# below). The other workers still load the machine meanwhile, as other work on a shared CI machine
+# does: those tests assert what a busy machine must still give, never how fast anything ran.
+# `python -m pytest -n 0` runs everything in one process.
+#
+# Why not xdist's own `--dist loadgroup` and xdist_group marks: with pytest 9 it ignores the marks
+# (pytest-xdist 3.8 writes the group into Item._nodeid, which pytest 9 no longer reads), and the
+# scheduler, which sees only test ids, cannot read marks either; so membership is by file, here.
 HOST_CPU_GROUP = "host-cpu"
-# Files whose tests measure on this CPU, or read what a module fixture measured there. A test
-# elsewhere joins the group by asking for host_cpu_calibration.
-MEASURES_THE_HOST_CPU = {"test_cpu_run.py", "test_distributed_gloo.py", "test_readme_tour.py"}
+MEASURES_THE_HOST_CPU = {
+    "test_cpu_run.py",
+    "test_declared_dependencies.py",
+    "test_distributed_gloo.py",
+    "test_faults_outputs.py",  # the signal cases stop host-CPU runs while they measure
+    "test_faults_state.py",  # the `calibrate` success path
+    "test_readme_tour.py",
+}
+
+
+def _measures_the_host_cpu(nodeid: str) -> bool:
+    return Path(nodeid.split("::", 1)[0]).name in MEASURES_THE_HOST_CPU
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with the files of MEASURES_THE_HOST_CPU as one unit, handed out first."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class HostCpuFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return HOST_CPU_GROUP if _measures_the_host_cpu(nodeid) else super()._split_scope(nodeid)
+
+    return HostCpuFirst(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -164,20 +192,15 @@ def pytest_configure(config):
             os.environ[name] = value
 
 
-def _group(item) -> str | None:
-    mark = item.get_closest_marker("xdist_group")
-    if mark is None:
-        return None
-    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
 def pytest_collection_modifyitems(config, items):
+    """The host-CPU files first (the scheduler hands units out in the order of their first test:
+    --no-loadscope-reorder); a stable sort, the same order in every worker. A test that measures
+    on the host CPU in a file not named above is refused: under xdist it would measure beside the
+    others, and make the session's calibration a second time on another worker."""
     for item in items:
-        if _group(item) is None:
-            file = item.nodeid.split("::")[0]
-            measures = Path(file).name in MEASURES_THE_HOST_CPU or "host_cpu_calibration" in item.fixturenames
-            item.add_marker(pytest.mark.xdist_group(HOST_CPU_GROUP if measures else file))
-    # The scheduler hands units out in the order of their first test (--no-loadscope-reorder): the
-    # host-CPU unit first, then collection order. A stable sort: the same order in every worker.
-    items.sort(key=lambda item: _group(item) != HOST_CPU_GROUP)
+        marked = any((m.args or (m.kwargs.get("name"),))[0] == HOST_CPU_GROUP for m in item.iter_markers("xdist_group"))
+        if (marked or "host_cpu_calibration" in item.fixturenames) and not _measures_the_host_cpu(item.nodeid):
+            raise pytest.UsageError(
+                f"{item.nodeid} measures on the host CPU: add its file to MEASURES_THE_HOST_CPU in tests/conftest.py"
+            )
+    items.sort(key=lambda item: not _measures_the_host_cpu(item.nodeid))

@@ -7,9 +7,11 @@ burst pairs' device-side head start (the spin queued before each pair)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 
 from tf_cuda import graph as cuda_graph
+from tf_cuda.backend import TorchCudaSession
 
 
 class _Stream:
@@ -153,7 +155,10 @@ def test_the_calibration_graphs_are_paired_too(monkeypatch):
 
     cuda_floors._graph_of_trivial_kernels(torch, _Tensor(log, current), "cuda:0")
     item = types.SimpleNamespace(elements=8, kernels=4)
-    estimate_probes._graph_fn(torch, item, _Device())
+    # the probe asks the session for its graph; the torch-cuda session's own method answers
+    session = types.SimpleNamespace(torch=torch, device=_Device())
+    session.graph_of = functools.partial(TorchCudaSession.graph_of, session)
+    estimate_probes._graph_fn(session, torch, item, _Device())
 
     streams = {s for what, s in log}
     assert streams == {shared}, log

@@ -10,7 +10,7 @@ from tensorforge.estimate.basis import coefficients_for
 from tensorforge.hardware.target import Ceilings
 from tensorforge.host.plugin_host import PluginHost
 from tensorforge.workloads.suite import resolve_spec
-from tensorforge_measure.run.runner import sustained_estimate
+from tensorforge_measure.run.calibrate import sustained_estimate
 
 CEILINGS = Ceilings(
     origin="calibrated",

@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 
-from tensorforge.api import CPU_PLAN
-from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+from tensorforge import CPU_PLAN
+from tensorforge_measure import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 from tf_cpu import peak_rss
 from tf_cpu.flush import FlushPlan, flush_cost, measure_pass_rates, nominal_cache_bytes, plan_flush, sweep_sizes
 from tf_cpu.isa import host_isa
@@ -143,7 +143,7 @@ class TorchCpuSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from tensorforge_measure.measure.precision import math_mode as mode_flags
+        from tensorforge_measure import math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(
@@ -175,7 +175,7 @@ class TorchCpuSession(Session):
         return self._flush
 
     def time(self, fn: Callable[[], Any], budget_s: float):
-        from tensorforge_measure.measure.timing import TimingPolicy
+        from tensorforge_measure import TimingPolicy
         from tf_cpu.cpu_timing import time_cpu
 
         policy = TimingPolicy(

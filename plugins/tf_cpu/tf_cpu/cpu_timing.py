@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tensorforge_measure.measure.stats import summarize
-from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy, should_stop
+from tensorforge_measure import TimedSamples, TimingPolicy, should_stop, summarize
 
 
 def make_flush(torch, nbytes: int, mode: str = "write") -> Callable[[], Any] | None:

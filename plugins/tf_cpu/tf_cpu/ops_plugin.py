@@ -2,8 +2,7 @@
 host CPU's energy counter (RAPL, read beside a GPU's),
 registered through the 'tensorforge_measure' entry-point group like any third-party plugin."""
 
-from tensorforge_measure.api import HostEnergySource, TelemetrySource, Unavailable
-from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure import HostEnergySource, TelemetrySource, Unavailable, hookimpl
 from tf_cpu.backend import TorchCpuBackend
 from tf_cpu.probes import REGIME, CpuCallFloorProbe, CpuMatmulProbe, CpuMemoryBandwidthProbe
 from tf_cpu.telemetry import CAVEAT, collect_window
@@ -28,7 +27,7 @@ def tensorforge_measure_register_probes(register):
     register(CpuMatmulProbe())
     register(CpuMemoryBandwidthProbe())
     register(CpuCallFloorProbe())
-    from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
+    from tensorforge_measure import EstimateTermsProbe
 
     register(EstimateTermsProbe("torch-cpu", name="cpu-estimate-terms", regime=REGIME))
 

@@ -7,7 +7,7 @@ mode. The trace window still attributes the CPU time to the Core's operators (pr
 activity: the framework ops inside each operator's range).
 """
 
-from tensorforge_measure.measure.phases import ModeTiming, PhasePlan, PhaseResult
+from tensorforge_measure import ModeTiming, PhasePlan, PhaseResult
 
 SINGLE_REGIME_NOTE = (
     "regimes collapse to one ('single') on torch-cpu: timing is continuous and no "
@@ -33,7 +33,7 @@ class CpuPhases:
         )
         trace = None
         if self.plan.trace:
-            from tensorforge_measure.measure.trace_window import trace_cpu
+            from tensorforge_measure import trace_cpu
 
             with self.session.torch.inference_mode():
                 trace = trace_cpu(self.fn, self.session.flush(), self.plan.trace_iterations)

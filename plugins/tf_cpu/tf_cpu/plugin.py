@@ -2,7 +2,7 @@
 small files under /proc and /sys; no torch), and `host-cpu-x2`, the same CPU as two devices
 (system.py)."""
 
-from tensorforge.hookspecs import hookimpl
+from tensorforge import hookimpl
 from tf_cpu.machine import read_machine
 from tf_cpu.system import system_target
 from tf_cpu.target import host_target

@@ -12,7 +12,7 @@ import time
 
 import attrs
 
-from tensorforge_measure.api import CalibrationProbe, ProbeResult
+from tensorforge_measure import CalibrationProbe, ProbeResult
 from tf_cpu.backend import cache_bytes
 
 PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.4, flush_bytes=0)
@@ -22,7 +22,7 @@ MIN_STREAM_BYTES = 256 << 20
 
 
 def _policy(**changes):
-    from tensorforge_measure.measure.timing import TimingPolicy
+    from tensorforge_measure import TimingPolicy
 
     return TimingPolicy(**{**PROBE_POLICY, **changes})
 
@@ -67,7 +67,7 @@ class CpuMatmulProbe(CalibrationProbe):
     backend = "torch-cpu"
 
     def run(self, session) -> ProbeResult:
-        from tensorforge_measure.measure.precision import math_mode
+        from tensorforge_measure import math_mode
 
         torch, policy = session.torch, _policy()
         start = time.perf_counter()

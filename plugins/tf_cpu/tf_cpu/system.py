@@ -11,7 +11,7 @@ can beat (the bound stays a bound, only loose); the calibration sweep measures t
 
 import attrs
 
-from tensorforge.hardware.interconnect import Interconnect, LinkTier
+from tensorforge import Interconnect, LinkTier
 from tf_cpu.machine import read_machine
 from tf_cpu.target import ASSUMED_DRAM_BYTES_PER_S, host_target
 

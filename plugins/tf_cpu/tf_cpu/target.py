@@ -6,7 +6,7 @@ Core side: pure Python, no torch. Built from a `Machine` (machine.py), so tests 
 recorded /proc and /sys snapshots.
 """
 
-from tensorforge.hardware.target import MemoryLevel, OperatingPoint, PEArray, Target
+from tensorforge import MemoryLevel, OperatingPoint, PEArray, Target
 from tf_cpu.isa import host_isa
 from tf_cpu.machine import FALLBACK_MHZ, Machine
 

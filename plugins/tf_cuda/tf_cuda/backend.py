@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from tensorforge.api import CUDA_PLAN
-from tensorforge_measure.api import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
+from tensorforge import CUDA_PLAN
+from tensorforge_measure import DeviceInfo, MeasurementBackend, Prepared, Session, Unavailable
 
 # Several times the L2, so every timed iteration starts with operands in DRAM.
 FLUSH_L2_MULTIPLE = 4
@@ -51,7 +51,7 @@ class TorchCudaSession(Session):
     def __init__(self, device_index: int):
         import torch
 
-        from tensorforge_measure.measure.host_state import TEARDOWN_CUPTI
+        from tensorforge_measure import TEARDOWN_CUPTI
         from tf_cuda.timing import versions
 
         self.torch = torch
@@ -95,8 +95,8 @@ class TorchCudaSession(Session):
     @contextlib.contextmanager
     def prepared(self, builder, params, math_mode: str):
         torch = self.torch
-        from tensorforge_measure.measure.precision import framework_flags
-        from tensorforge_measure.measure.precision import math_mode as mode_flags
+        from tensorforge_measure import framework_flags
+        from tensorforge_measure import math_mode as mode_flags
 
         if math_mode not in MEASURABLE_MODES:
             raise Unavailable(
@@ -129,7 +129,7 @@ class TorchCudaSession(Session):
 
     def timing_policy(self, budget_s: float):
         """The burst-regime timing policy of this session (eager calls and graph replays alike)."""
-        from tensorforge_measure.measure.timing import TimingPolicy
+        from tensorforge_measure import TimingPolicy
 
         return TimingPolicy(
             warmup_iters=5,

@@ -42,9 +42,8 @@ from typing import Any
 
 import attrs
 
-from tensorforge_measure.capture.sections.energy import EnergyCalibration, EnergyPoint
-from tensorforge_measure.energy.fit import FitError, fit, peak_power_w
-from tensorforge_measure.energy.measure import counter_record, take_window
+from tensorforge_measure import EnergyCalibration, EnergyPoint, FitError, counter_record, peak_power_w, take_window
+from tensorforge_measure import fit_energy as fit
 from tf_cuda.nvml_power import NvmlPower
 
 WARMUP_S = 0.15
@@ -105,7 +104,7 @@ def _window(
 ):
     """One probe window: warm_s of the same load, then the counter edge to edge; executions
     kept queued on the device (QueuedSteps) where `event` is given, as the workloads' windows."""
-    from tensorforge_measure.energy.measure import QueuedSteps, chunk_runner
+    from tensorforge_measure import QueuedSteps, chunk_runner
 
     per_call = _per_call(fn, sync)
     step = QueuedSteps(fn, event, per_call) if event is not None else chunk_runner(fn, sync, per_call)
@@ -166,7 +165,7 @@ def _busy_matmul_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     kernels draw beyond the static power, the estimate's busy term. Kept apart from the fit."""
     import torch
 
-    from tensorforge_measure.measure.precision import math_mode
+    from tensorforge_measure import math_mode
 
     n = busy_matmul_n(_l2_bytes(dev))
     with math_mode("bf16") as dtype:
@@ -219,7 +218,7 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     fell from 745 to 714 W and the bound came out above gemm_batched_fp16's sustained p50 (0.961)."""
     import torch
 
-    from tensorforge_measure.measure.precision import math_mode
+    from tensorforge_measure import math_mode
     from tf_cuda.graph import paired_graph
 
     m, k, n = GRAPH_GEMM
@@ -311,7 +310,7 @@ def _depthwise_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     import torch
     import torch.nn.functional as F
 
-    from tensorforge_measure.measure.precision import math_mode
+    from tensorforge_measure import math_mode
 
     n, c, h, w = DEPTHWISE
     with math_mode("bf16") as dtype:
@@ -333,7 +332,7 @@ def _depthwise_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
 def probe_energy(device: Any, device_name: str, fingerprint: str, started: str) -> EnergyCalibration:
     import torch
 
-    from tensorforge_measure.measure.precision import math_mode
+    from tensorforge_measure import math_mode
     from tf_cuda.probes import default_copy_bytes
     from tf_cuda.timing import cuda_device
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge.api import one_line
+from tensorforge import one_line
 
 GRAPH_KERNELS = 200  # trivial kernels per captured graph
 GRAPH_REPLAYS = 30
@@ -68,9 +68,8 @@ def _kernel_interval(torch, graph, device) -> float:
 def _split_from_trace(graph) -> tuple[float | None, float | None, str | None]:
     from torch.profiler import record_function
 
-    from tensorforge_measure.measure.op_ranges import ITERATION
-    from tensorforge_measure.measure.trace_attribution import device_iterations
-    from tensorforge_measure.measure.trace_window import export
+    from tensorforge_measure import ITERATION, device_iterations
+    from tensorforge_measure import export_trace as export
 
     def run():
         for _ in range(TRACED_REPLAYS):

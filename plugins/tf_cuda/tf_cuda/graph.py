@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorforge.api import one_line
-from tensorforge_measure.energy.execution import GraphCaptureError  # noqa: F401  (fn could not be captured)
+from tensorforge import one_line
+from tensorforge_measure import GraphCaptureError  # noqa: F401  (fn could not be captured)
 
 # Side-stream warm-up calls before capture, as PyTorch's CUDA-graph notes require: lazy
 # initialisation (cuBLAS handles and workspaces, autotuning) must not happen during capture.

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorforge_measure.energy.execution import (  # noqa: F401  (re-exported)
+from tensorforge_measure import (  # noqa: F401  (re-exported)
     EAGER,
     GRAPH,
     GRAPH_HOW,
@@ -22,12 +22,12 @@ from tensorforge_measure.energy.execution import (  # noqa: F401  (re-exported)
     GraphCaptureError,
     Replays,
     WindowChoice,
-    burst_p50,
-    choose,
     energy_window,
     graph_calls,
     host_launch_s,
 )
+from tensorforge_measure import choose_window as choose  # noqa: F401  (re-exported)
+from tensorforge_measure import window_burst_p50 as burst_p50  # noqa: F401  (re-exported)
 
 
 @contextlib.contextmanager
@@ -36,7 +36,7 @@ def cuda_replays(torch: Any, fn: Callable[[], Any], calls: int, device: Any) -> 
     stream every graph of the run uses (cuda_graph.paired_graph: the launch state the latency
     graphs were timed in); GraphCaptureError where capture fails or its pool exceeds
     MAX_POOL_BYTES. Freed with its pool when the block ends."""
-    from tensorforge.api import one_line
+    from tensorforge import one_line
     from tf_cuda.graph import paired_graph
 
     def body() -> None:

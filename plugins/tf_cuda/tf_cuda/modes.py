@@ -18,9 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorforge_measure.measure.host_state import gc_paused
-from tensorforge_measure.measure.phases import ModeTiming, PhasePlan, PhaseResult
-from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy
+from tensorforge_measure import ModeTiming, PhasePlan, PhaseResult, TimedSamples, TimingPolicy, gc_paused
 from tf_cuda.graph import GraphCalls
 from tf_cuda.sustained import ContinuousLoad, as_timed, host_bound, reach_steady
 from tf_cuda.timing import flush_step, time_cuda
@@ -72,8 +70,7 @@ def time_graph_burst(graph, policy: TimingPolicy) -> TimedSamples:
     stopping rule as time_cuda."""
     import time
 
-    from tensorforge_measure.measure.stats import summarize
-    from tensorforge_measure.measure.timing import should_stop
+    from tensorforge_measure import should_stop, summarize
 
     t0 = time.perf_counter()
     warmup = warm_until_steady(graph, max(1, policy.warmup_iters), WARMUP_SHARE * policy.budget_s)
@@ -188,7 +185,7 @@ class CudaPhases:
             )
         trace = None
         if self.plan.trace:
-            from tensorforge_measure.measure.trace_window import trace_cuda
+            from tensorforge_measure import trace_cuda
 
             t0 = time.perf_counter()
             trace = trace_cuda(

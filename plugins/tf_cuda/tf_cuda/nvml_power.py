@@ -27,7 +27,7 @@ from typing import Any
 
 
 # the sampler thread is device-neutral (it polls callables); re-exported for this module's readers
-from tensorforge_measure.energy.sampler import PowerSampler, PowerSamples  # noqa: F401
+from tensorforge_measure import PowerSampler, PowerSamples  # noqa: F401
 
 FIELD_POWER_INSTANT = 186  # NVML_FI_DEV_POWER_INSTANT (nvml.h; pynvml 13 defines the same)
 FIELD_ENERGY = 191  # NVML_FI_DEV_ENERGY: total energy consumption, mJ since the driver loaded
@@ -201,7 +201,7 @@ class NvmlPower:
         if key is not None and key in _PERIODS:
             self._grid = _PERIODS[key]  # measured by an earlier instance in this process, at idle
         if self._grid is None or (self._grid.period_s is None and self._grid_tries < 3):
-            from tensorforge_measure.energy.window import poll_period
+            from tensorforge_measure import poll_period
 
             # a failed measurement (irregular updates right after a load) is tried again at once,
             # the device still idle and the load further behind (the 07:05 H200 session's GPU test

@@ -1,7 +1,7 @@
 """Ops built-ins, registered through the 'tensorforge_measure' entry-point group like any plugin:
 the torch-cuda backend, its calibration probes and the NVML telemetry source."""
 
-from tensorforge_measure.hookspecs import hookimpl
+from tensorforge_measure import hookimpl
 from tf_cuda.backend import TorchCudaBackend
 from tf_cuda.probes_plugin import (
     CopyBandwidthProbe,
@@ -29,7 +29,7 @@ def tensorforge_measure_register_probes(register):
     register(MatmulCeilingSustainedProbe())
     register(CopyBandwidthSustainedProbe())
     register(EnergyProbe())  # sustained, order 200: after every other probe
-    from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe
+    from tensorforge_measure import EstimateTermsProbe
 
     register(EstimateTermsProbe("torch-cuda"))
 

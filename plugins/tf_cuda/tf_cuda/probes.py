@@ -17,8 +17,7 @@ from typing import Any
 import attrs
 import torch
 
-from tensorforge_measure.measure.precision import MODE_DTYPES, framework_flags, math_mode
-from tensorforge_measure.measure.timing import TimingPolicy
+from tensorforge_measure import MODE_DTYPES, TimingPolicy, framework_flags, math_mode
 from tf_cuda.timing import cuda_device, time_cuda
 
 # fp32 runs on CUDA cores at a small fraction of the tensor-core rate; 16384 would cost

@@ -8,7 +8,7 @@ for `list-plugins`), the probe functions import torch; the classes reach them on
 
 import time
 
-from tensorforge_measure.api import CalibrationProbe, ProbeResult
+from tensorforge_measure import CalibrationProbe, ProbeResult
 
 
 def _timed(fn):
@@ -160,8 +160,8 @@ class EnergyProbe(CalibrationProbe):
     order = 200  # last of all: its GEMM windows run at the power cap
 
     def run(self, session) -> ProbeResult:
-        from tensorforge_measure.calibrate.store import now
-        from tensorforge_measure.capture.convert import to_document
+        from tensorforge_measure import calibration_time as now
+        from tensorforge_measure import capture_document as to_document
         from tf_cuda.energy_probes import probe_energy
 
         calibration, seconds = _timed(

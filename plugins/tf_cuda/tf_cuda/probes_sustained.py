@@ -32,8 +32,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge_measure.measure.precision import MODE_DTYPES, framework_flags, math_mode
-from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure import MODE_DTYPES, framework_flags, math_mode, summarize
 from tf_cuda.probes import DEFAULT_MATMUL_SIZES, CopyProbe, MatmulProbe, _rate, default_copy_bytes
 from tf_cuda.sustained import ContinuousLoad, SteadyPolicy, reach_steady
 from tf_cuda.timing import cuda_device

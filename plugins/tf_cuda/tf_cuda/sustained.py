@@ -31,16 +31,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-from tensorforge_measure.measure.stats import summarize
-from tensorforge_measure.measure.steady import (  # noqa: F401  (re-exported for this module's readers)
+from tensorforge_measure import summarize
+from tensorforge_measure import (  # noqa: F401  (re-exported for this module's readers)
     HOST_BOUND,
     SteadyPolicy,
     SteadyState,
-    burst_p50,
     is_steady,
 )
-from tensorforge_measure.measure.steady import host_bound as host_bound  # noqa: F401,F811
-from tensorforge_measure.measure.timing import TimedSamples
+from tensorforge_measure import steady_burst_p50 as burst_p50  # noqa: F401  (re-exported)
+from tensorforge_measure import host_bound as host_bound  # noqa: F401,F811
+from tensorforge_measure import TimedSamples
 
 
 def _read(pairs) -> list[float]:

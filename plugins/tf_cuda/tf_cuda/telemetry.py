@@ -18,13 +18,13 @@ import attrs
 
 # The decoding of clock-event reasons is device-neutral (captures are read without NVML): it lives
 # in the measuring side and is re-exported here for this module's readers.
-from tensorforge_measure.telemetry.clock_events import (  # noqa: F401
+from tensorforge_measure import (  # noqa: F401
     CLOCK_EVENT_REASONS,
     SLOWDOWN_REASONS,
     decode_reasons,
-    headline,
-    set_bits,
 )
+from tensorforge_measure import clock_event_bits as set_bits  # noqa: F401
+from tensorforge_measure import clock_event_headline as headline  # noqa: F401
 
 CAVEAT = (
     "NVML telemetry is diagnostic context from a separate execution window; "

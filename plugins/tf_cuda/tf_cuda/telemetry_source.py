@@ -4,7 +4,7 @@ Why apart from nvml.py: this is the plugin-facing adapter (a session in, a JSON-
 out); nvml.py is the sampler and knows nothing about sessions.
 """
 
-from tensorforge_measure.api import TelemetrySource
+from tensorforge_measure import TelemetrySource
 from tf_cuda.telemetry import CAVEAT
 
 

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from tensorforge_measure.measure.precision import read_or_none as _read
-from tensorforge_measure.measure.stats import summarize
-from tensorforge_measure.measure.timing import TimedSamples, TimingPolicy, should_stop
+from tensorforge_measure import TimedSamples, TimingPolicy, should_stop, summarize
+from tensorforge_measure import read_or_none as _read
 
 # Synchronise sooner than policy.sync_batch for slow iterations, so the wall budget is
 # overshot by no more than ~BUDGET_SLACK of itself.

@@ -203,15 +203,18 @@ def test_a_probe_timed_warm_on_a_cuda_device_runs_no_slower_than_flushed():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
+    from tf_cuda.backend import TorchCudaBackend
+
     from tensorforge_measure.calibrate.estimate_probes import _warm, _with_warm
 
-    device = torch.device("cuda", 0)
+    session = TorchCudaBackend().open(0)  # the warm window is the session's own graph replays
+    device = session.device
     w = torch.randn(6144, 6144, device=device, dtype=torch.bfloat16)
     x = torch.randn(1, 6144, device=device, dtype=torch.bfloat16)
     fn = lambda: torch.matmul(x, w)  # noqa: E731  (a GEMV streaming 75 MB: the 'read' class)
     fn()
-    row = _warm(torch, fn, device, 30e-6)
+    row = _warm(session, fn, 30e-6)
     assert row["warm_calls"] >= 2 and 1e-6 < row["warm_p50_s"] < 1e-3
     # a long item is not timed warm, a short one is, and its row says so
-    assert "warm_p50_s" not in _with_warm(torch, {"group": "gemm", "graph_p50_s": 1e-3}, fn, device, True)
-    assert "warm_p50_s" in _with_warm(torch, {"group": "gemm", "graph_p50_s": 30e-6}, fn, device, True)
+    assert "warm_p50_s" not in _with_warm(session, {"group": "gemm", "graph_p50_s": 1e-3}, fn, True)
+    assert "warm_p50_s" in _with_warm(session, {"group": "gemm", "graph_p50_s": 30e-6}, fn, True)

@@ -34,6 +34,11 @@ def default_out(name: str) -> Path:
 
 
 def commit() -> str:
+    """The commit the measured code is, as `git rev-parse --short HEAD` says; TF_COMMIT overrides it
+    where the checkout's git is not the tree that ran (a lent device gets a copy of the working tree
+    whose .git may be older than it: run_gpu.sh is given the commit by the caller)."""
+    if os.environ.get("TF_COMMIT"):
+        return os.environ["TF_COMMIT"]
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10

@@ -7,7 +7,8 @@
 #   collectives (only with two or more GPUs; one line otherwise)
 # each writing its result file under "${OUT:-benchmarks/results}", then RESULTS.md there.
 # One program's failure does not stop the others; the exit status is the last failure's.
-#   bash benchmarks/run_gpu.sh [PROGRAM ...]     (default: all four)
+#   TF_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/run_gpu.sh [PROGRAM ...]   (default: all four)
+# (TF_COMMIT: the commit the copied tree is; a device's copy of .git can be older than the tree)
 # Here, before a device run, fetch the wheels the device lacks (cattrs, cryptography and its needs):
 #   bash benchmarks/run_gpu.sh --fetch-wheels
 set -u

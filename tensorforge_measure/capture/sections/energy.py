@@ -126,7 +126,7 @@ class EnergyMeasurement:
     execution: str | None = optional(
         "what the window ran: 'eager' (the workload's own calls, queued; host-paced where the host is slower "
         "than the device) or 'graph' (replays of a CUDA graph of graph_calls unrolled calls, queued: the "
-        "device's pace; for host-bound workloads, e8graph); null in captures before e8graph (eager)"
+        "device's pace; for host-bound workloads); null in older captures (eager)"
     )
     execution_reason: str | None = optional(
         "why that execution: the host-bound rule's figures (burst eager p50 / burst graph p50 against 1.5; the "
@@ -188,25 +188,25 @@ class EnergyCoefficientsRecord:
     capped_power_w: float | None = optional("the counter's mean power over those capped windows", "W")
     busy_w: float | None = optional(
         "power above static_w of the L2-resident bf16 GEMM window (kernels longer than a launch, back to back at "
-        "full clock, no DRAM): the estimate's busy power for operators that do real work (e6est)",
+        "full clock, no DRAM): the estimate's busy power for operators that do real work",
         "W",
     )
     busy_below_cap_w: float | None = optional(
         "power above static_w of a CUDA graph replaying mid-size bf16 GEMMs whose operands stream from DRAM "
         "(short tensor-core kernels at full clock, no host gaps): context; the estimate's busy power only where "
-        "busy_w was not measured (on the H200 this window reached the cap); calibrations before e7est only",
+        "busy_w was not measured (on the H200 this window reached the cap); older calibrations only",
         "W",
     )
     host_s_per_kernel: float | None = optional(
         "the queued eager loop's host time per launch, measured in the launch-bound window (seconds / calls, "
         "with the power sampler's thread running as in a workload's window): the estimate's host time is "
-        "kernels x this (energy5e)",
+        "kernels x this",
         "s",
     )
     joules_per_vector_flop: float | None = optional(
         "energy per FLOP of math on the vector (CUDA-core) units: the 3x3 depthwise bf16 convolution window's joules "
         "less static_w x its seconds and its DRAM bytes x joules_per_dram_byte, per FLOP; the estimate charges it to "
-        "operators that run on the vector units (a vector mapping: depthwise convolutions; elementwise work) (e7est)",
+        "operators that run on the vector units (a vector mapping: depthwise convolutions; elementwise work)",
         "J/FLOP",
     )
     peak_power_w: float | None = optional(
@@ -243,7 +243,7 @@ class WorkloadEnergyRecord:
     estimate_note: str | None = field("why no estimate, or what it borrowed")
     device_estimate_j: float | None = optional(
         "energy ESTIMATE of one execution in a CUDA-graph window (the device's pace: the queued model with "
-        "the estimate's device time, no host term; e8graph); null where the queued model does not apply",
+        "the estimate's device time, no host term); null where the queued model does not apply",
         "J",
     )
     device_estimate_terms: Mapping[str, float] | None = optional("its terms, as floor_terms")
@@ -315,7 +315,7 @@ class EnergyComparison:
     estimate_basis: str | None = optional(
         "which estimate estimate_j is, matching the window's execution: 'eager window' (estimate_j: the queued "
         "model's time, device or host launches, whichever is slower) or 'device (graph window)' (device_estimate_j: "
-        "the estimate's device time alone); null in captures before e8graph (eager window)"
+        "the estimate's device time alone); null in older captures (eager window)"
     )
     power_limited_bound_s: float | None = optional("the sustained bound with the power limit", "s")
     sustained_p50_s: float | None = optional("MEASURED sustained p50 (eager) it is checked against", "s")

@@ -162,7 +162,7 @@ def test_trace_reaches_the_ops_side_and_pluggy_dispatch(monkeypatch, capsys):
     host.all_reports()  # the Ops side loads its own plugins
     host.pm.hook.tensorforge_plugin_reports(host=host)  # a call through pluggy itself
     text = capsys.readouterr().err
-    assert re.search(r"^trace: ops load torch-cuda \(tensorforge_measure\.builtin\) ", text, re.M)
+    assert re.search(r"^trace: ops load torch-cuda \(tf_cuda\.plugin\) ", text, re.M)
     assert re.search(
         r"^trace: ops call gemm-torch tensorforge_measure_register_builders \d+\.\d\d ms -> "
         r"registered gemm@\S+$",

@@ -20,8 +20,8 @@ BEFORE_NEW_TERMS = Path(__file__).resolve().parent / "fixtures" / "estimate" / "
 
 
 def before_new_terms() -> EstimateCoefficients:
-    """The nvidia-sm90 coefficients shipped from 2026-11-30 17:00 UTC to 2026-12-01 18:40 UTC (the
-    16:26 UTC sweep's refit), frozen here: fitted before the kxk fixed time, the exposed wave share,
+    """The nvidia-sm90 coefficients shipped from 2026-11-30 to 2026-12-01 (the
+    refit of a 2026-11-30 sweep), frozen here: fitted before the kxk fixed time, the exposed wave share,
     the depthwise fixed time, the 1x1 stream and the warm share existed, so every one of those
     terms holds its default. The tests of a new term start from it ("the older model"), so what is
     shipped can be refitted without moving them."""

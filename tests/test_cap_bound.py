@@ -13,7 +13,7 @@ from tensorforge.bound.cap_bound import CAP_MARGIN, cap_bound_s, cap_calibration
 from tensorforge.energy.model import flops_by_mode
 from tensorforge_measure.run.energy_prediction import CAP_LABEL, cap_calibration_of, cap_record, sustained_bound
 
-# the 07:44 UTC H200 calibration's bf16 sustained probe (n, FLOP/s at the fastest call)
+# an H200 calibration's bf16 sustained probe (2026-12-01) (n, FLOP/s at the fastest call)
 BF16 = [(4096, 720.27e12), (8192, 686.52e12), (16384, 681.05e12)]
 FLUSH_S, FLUSH_J = 59.2e-6, 27.1e-3
 
@@ -66,7 +66,7 @@ def test_no_power_figure_or_no_headroom_no_cap_bound():
 
 
 def test_every_operators_flops_in_a_calibrated_mode_count_memory_bound_ones_too():
-    """The H200's 10:12 calibration called the tf32 4096^3 GEMM memory-bound (its tile's traffic):
+    """An H200 calibration (2026-12-01) called the tf32 4096^3 GEMM memory-bound (its tile's traffic):
     its math still costs energy at the cap, so it is bounded there too."""
     ops = (
         SimpleNamespace(bottleneck="compute", math_mode="bf16", flops=1e12),

@@ -98,7 +98,7 @@ def test_a_graph_states_its_launch_state():
 
 def test_a_burst_pair_queues_only_graph_replays_and_events(monkeypatch):
     """No eager kernel between replays: a device-side spin there moved the decode step's graph to
-    the upper launch level on the H200 (23:50 UTC); the warm pair adds the untimed flushes only."""
+    the upper launch level on an H200 (2026-11-30); the warm pair adds the untimed flushes only."""
     monkeypatch.setattr(cuda_graph, "_CAPTURE_STREAMS", {})
     log: list = []
     torch, _ = _fake_torch(log)

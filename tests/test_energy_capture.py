@@ -137,7 +137,7 @@ def _h200_like_window(seed, power_w=700.0, min_updates=10):
 def test_energy_gate_on_windows_of_ten_updates_passes_unchanged_and_calls_a_real_change(capture, home):
     """Both directions on the evidence rule the latency gate uses (>= 10 samples, Mann-Whitney and
     the bootstrap interval agreeing, beyond 5%): at 0.4 s a 100 ms counter gives 4-5 samples and
-    the gate says NO VERDICT (the 05:03 H200 session, all ten workloads); with windows of 10
+    the gate says NO VERDICT (an H200 session of 2026-12-01, all ten workloads); with windows of 10
     updates two unchanged runs (different noise) PASS and a 10% rise in power is a REGRESSION, an
     8% fall an IMPROVEMENT."""
     name = "gemm_large_square"
@@ -312,7 +312,7 @@ def _host_bound(capture, home, name, eager_over_graph):
 
 
 def test_energy_gate_gives_no_verdict_on_a_host_bound_window(capture, home):
-    """A host-bound workload's energy window of eager calls measures the host's pace (07:05 H200:
+    """A host-bound workload's energy window of eager calls measures the host's pace (H200, 2026-12-01:
     the unchanged tiny GEMM read +13.8%, time +14.4%, power +0.1%): NO VERDICT naming why, even
     where its samples would call a change; a workload whose eager time is near its graph time is
     judged as before."""
@@ -333,7 +333,7 @@ def test_energy_gate_gives_no_verdict_on_a_host_bound_window(capture, home):
 
 def test_energy_gate_gives_no_verdict_on_a_host_paced_window(capture, home):
     """A call whose burst eager time is near its device time can still be paced by the host in a
-    queued energy window (H200 07:33: conv_resnet50_3x3 2.0x its graph p50 per execution in one
+    queued energy window (H200, 2026-12-01: conv_resnet50_3x3 2.0x its graph p50 per execution in one
     run, 1.2x in the next): NO VERDICT when the window's time per execution is >= 1.5x the graph p50;
     a window at the power cap's ~1.2x is judged."""
     name = "gemm_large_square"
@@ -358,7 +358,7 @@ def test_energy_gate_gives_no_verdict_on_a_host_paced_window(capture, home):
 
 
 def _graph_window(cap, home, name):
-    """The capture with one workload's energy window marked as CUDA-graph replays (e8graph)."""
+    """The capture with one workload's energy window marked as CUDA-graph replays."""
     rows = dict(cap.measured.workloads)
     energy = attrs.evolve(rows[name].energy, execution="graph", execution_reason="host-bound (test)", graph_calls=6)
     rows[name] = attrs.evolve(rows[name], energy=energy)

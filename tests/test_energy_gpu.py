@@ -45,24 +45,24 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
     session's gemm_tiny disagreed by 13%). At the cap one counter update's joules differ from the
     instantaneous power's over the same interval by ~10% (SD, alternating in sign: what one
     interval over-counts the next gives back), so a short window carries its two edges' share of
-    that; over 1 s or more the two agreed within 0.5% (H200, 19:10 UTC; docs/energy.md). The large
-    GEMM's window is 1.5 s; the tiny one's 0.4 s, as in `run` (the 20:05 session read 5.5% and
-    failed, the 23:44 one -0.2%, but its edges were known to 9.0 ms, not < 5 ms, and it failed on
-    that: the update instants jitter under load; docs/energy.md). Since e6grid the edges sit on the
+    that; over 1 s or more the two agreed within 0.5% (H200, 2026-11-30; docs/energy.md). The large
+    GEMM's window is 1.5 s; the tiny one's 0.4 s, as in `run` (one H200 session read 5.5% and
+    failed, a later one -0.2%, but its edges were known to 9.0 ms, not < 5 ms, and it failed on
+    that: the update instants jitter under load; docs/energy.md). The edges sit on the
     counter's update grid (period measured at idle, phase fitted in the window): the window is a
     whole number of periods, and what is asserted of its timing is that, not the polls' spacing
-    (the 02:34 session's tiny GEMM failed on polled edges known to 11.5 ms, and read +3.6% right
+    (an earlier session's tiny GEMM failed on polled edges known to 11.5 ms, and read +3.6% right
     after the large GEMM's 1.5 s at the cap: it now runs 1 s of its own load before its window, so
     the board has left the cap's power behind; `run`'s windows follow their own workload's timings).
-    Since e7gate: the grid's phase is fitted robustly (the 05:03 session's large GEMM lost its grid
+    The grid's phase is fitted robustly (one session's large GEMM lost its grid
     to one update published far off it, and failed); the large GEMM starts its window after 0.3 s
-    of load, not 0.1 s: in e6grid's trace of this test (04:16) the window's first 100 ms, right
+    of load, not 0.1 s: in a trace of this test (H200, 2026-12-01) the window's first 100 ms, right
     after the load started from idle, read 695 W by the counter and 827 W by the instantaneous
     field, and the whole 1.6 s +2.0%; from its third update on the two agreed within 0.9%. `run`'s
     windows open on load (their workload's sustained timings just before). The tiny GEMM's window spans 10 counter updates, as `run`'s do (the energy gate's samples).
-    Since e8int: the instantaneous field is a reading refreshed every ~100 ms that shows the
+    The instantaneous field is a reading refreshed every ~100 ms that shows the
     energy a counter update publishes ~70 ms later, so it is integrated over the edges shifted
-    by that lag (nvml_power.FIELD_LAG_S; docs/energy.md, "The e8int work")."""
+    by that lag (nvml_power.FIELD_LAG_S; docs/energy.md, "MEASURED: the energy window")."""
     from tensorforge_measure.energy.measure import measure_energy
 
     fn = _gemm(n)
@@ -92,7 +92,7 @@ def test_counter_and_power_integral_agree(power, n, min_s, updates):
     # the grid's phase, fitted to the window's updates, known to a tenth of a period
     assert m.counter.edge_resolution_s is not None and m.counter.edge_resolution_s < 0.1 * period
     assert m.integration is not None and "POWER_INSTANT" in m.integration.source
-    # since e8int the field is integrated shifted by its lag behind the counter (the polls go on
+    # the field is integrated shifted by its lag behind the counter (the polls go on
     # past the end edge for it): the shifted integral is what must agree
     from tf_cuda.nvml_power import FIELD_LAG_S
 
@@ -160,7 +160,7 @@ def test_floor_is_under_measured_energy_of_shapes_no_probe_ran(power):
 
 
 def test_a_host_bound_gemms_graph_window_runs_at_the_devices_pace(power):
-    """e8graph: a tiny GEMM's eager window is paced by the host's launches; the same GEMM replayed
+    """A tiny GEMM's eager window is paced by the host's launches; the same GEMM replayed
     as a CUDA graph of K unrolled calls (graph_window.cuda_replays) runs at the device's pace, its
     graph's pool is small (freed tensors are reused inside the capture), and its joules per
     execution are those of back-to-back kernels, far below the eager window's."""
@@ -203,7 +203,7 @@ def test_a_host_bound_gemms_graph_window_runs_at_the_devices_pace(power):
 def test_the_hosts_launch_time_is_measured_apart_from_the_devices_pace():
     """The window choice's pace check (graph_window.host_launch_s) on the device: a tiny GEMM's launch
     takes longer than its kernel (a queue of it is host-paced), and a 4096^3 GEMM's launch is a
-    small share of its kernel (H200, 17:05 UTC: 23 us against 174 us, 0.13), though its chunks keep
+    small share of its kernel (H200: 23 us against 174 us, 0.13), though its chunks keep
     the device busy while it is timed: the window choice keeps it eager."""
     from tf_cuda.graph_window import PACE_BOUND, host_launch_s
 

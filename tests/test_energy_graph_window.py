@@ -1,4 +1,4 @@
-"""The energy window of CUDA-graph replays (energy/graph_window.py, e8graph), on fakes (unit logic
+"""The energy window of CUDA-graph replays (tf_cuda/graph_window.py), on fakes (unit logic
 only: every figure in the docs comes from a real device): which execution a workload's window runs
 (the host-bound rule of the latency timings, reused), how many calls one graph unrolls, a window of
 graph replays on a simulated queue whose host launches are slower than the device (it must read the
@@ -59,7 +59,7 @@ def _fields(eager_s, graph_s, captured=True, reason=None):
 
 
 def test_a_host_bound_workload_with_a_graph_gets_graph_replays():
-    # the H200's tiny GEMM at 07:44: 16.8 us eager, 2.6 us graph-timed (6.46x)
+    # an H200's tiny GEMM (2026-12-01): 16.8 us eager, 2.6 us graph-timed (6.46x)
     choice = choose(_fields(16.8e-6, 2.6e-6), graphs=True)
     assert choice.execution == GRAPH and choice.graph_call_s == 2.6e-6
     assert "host-bound" in choice.reason and "6.46" in choice.reason and ">= 1.5" in choice.reason
@@ -265,7 +265,7 @@ def test_the_comparison_picks_the_estimate_that_matches_the_windows_execution():
     assert graph.estimate_error == pytest.approx(0.1)
     eager = energy_row(_pred(), _measured("eager", 5.0e-4))
     assert eager.estimate_j == 4.0e-4 and eager.estimate_basis == QUEUED_EAGER
-    old = energy_row(_pred(), _measured(None, 5.0e-4))  # a capture from before e8graph: eager
+    old = energy_row(_pred(), _measured(None, 5.0e-4))  # a capture from before graph windows: eager
     assert old.estimate_basis == QUEUED_EAGER
     # a calibration without the queued model has no device-time estimate: the eager one, said
     no_device = energy_row(_pred(device_j=None), _measured("graph", 1.0e-4))

@@ -459,7 +459,7 @@ def test_the_period_is_measured_once_per_gpu_and_process():
 
 
 def test_a_period_not_found_right_after_a_load_is_measured_again_at_once():
-    """The 07:05 H200 session's GPU test measured the period right after 50 warm-up GEMMs, found
+    """An H200 session's GPU test (2026-12-01) measured the period right after 50 warm-up GEMMs, found
     the updates irregular, and its 1.5 s window kept the polled edges (the grid was retried only
     at the next window, and there was none). Now a failed measurement is repeated at once: the
     device is still idle and the load further behind."""
@@ -486,7 +486,7 @@ class LaggingFieldNvml(FieldNvml):
     """A device whose power steps down (an overshoot after the load starts, then the cap), with
     the energy counter refreshed every 100 ms on whole updates of the true energy and the
     instantaneous field showing power `field_lag_s` late: the H200's field shows the energy a
-    counter update publishes ~70 ms after it (docs/energy.md, "The e8int work")."""
+    counter update publishes ~70 ms after it (docs/energy.md, "MEASURED: the energy window")."""
 
     def __init__(self, clock, field_lag_s=0.07, high_w=900.0, low_w=700.0, until_s=0.25, **kw):
         import threading

@@ -1,4 +1,4 @@
-"""The queued estimate (tensorforge.energy.model.queued_estimate, energy5e): the energy window runs the
+"""The queued estimate (tensorforge.energy.model.queued_estimate): the energy window runs the
 workload back to back with calls queued, so one execution takes the slower of the device's kernel
 time and the host's launches; a working set larger than L2 streams all its bytes; compute-bound
 operators that do real work draw at least the busy power (the L2-resident GEMM window); work that
@@ -238,7 +238,7 @@ def _time_with_a_cool_busy_floor(w, c):
 
 
 def test_the_busy_floor_never_lifts_an_uncapped_estimate_above_the_caps_power(predicted):
-    """H200 15:55 UTC: conv_resnet50_3x3's graph window of back-to-back small convolutions was
+    """H200, 2026-12-01: conv_resnet50_3x3's graph window of back-to-back small convolutions was
     estimated at 723 W (P_s + the busy floor over its kernel time) against 692 W measured and 689 W
     in the capped probe windows. The estimate draws at most the capped windows' power (the limit
     where they were not measured), the time unchanged."""
@@ -288,7 +288,7 @@ def test_on_vector_units_reads_the_mapping_strategy_and_the_problem_type():
 
 
 def test_the_graph_windows_estimate_is_the_device_time_alone(predicted):
-    """A window of CUDA-graph replays runs at the device's pace (e8graph): its estimate is the
+    """A window of CUDA-graph replays runs at the device's pace: its estimate is the
     queued model with the estimate's device time and no host term. Host-bound (the tiny GEMM, the
     decode step): the two differ by the host's launches; device-bound: they are the same."""
     for name in ("gemm_tiny", "transformer_decode"):

@@ -9,7 +9,7 @@ import pytest
 from tensorforge_measure.compare.energy import BOUND_ABOVE, energy_row
 from tensorforge_measure.run.energy_prediction import sustained_bound
 
-CALLS = {"fp16": 196e-6, "bf16": 186e-6}  # the sustained probe's call at its best size (H200, 02:34)
+CALLS = {"fp16": 196e-6, "bf16": 186e-6}  # the sustained probe's call at its best size (H200, 2026-12-01)
 
 
 def _op(mode, flops=1e12):

@@ -359,7 +359,7 @@ def test_off_the_grid_or_without_a_period_the_polled_edges_stand():
 class NoisyDevice(Device):
     """A Device whose power wanders: a fresh level every 10 ms of simulated time, `sd` relative
     SD about `power_w` (seeded), so one 100 ms update's joules per execution scatter by ~sd/3
-    (the H200's per-update samples at steady load: 0.2-2.6% relative SD, 05:03 UTC session);
+    (the H200's per-update samples at steady load: 0.2-2.6% relative SD, one session of 2026-12-01);
     the counter holds the integral up to its last update, as NVML's does."""
 
     def __init__(self, power_w, per_exec_s, interval_s, seed, sd=0.05, calls=2):
@@ -380,7 +380,7 @@ class NoisyDevice(Device):
 
 def test_a_window_spans_the_updates_the_gate_needs_only_where_the_counter_is_slow():
     """The energy gate's evidence rule asks for 10 samples, one per counter update: a 0.4 s window
-    of a 100 ms counter holds 4-5 (the 05:03 H200 session's gate: NO VERDICT for all ten), so
+    of a 100 ms counter holds 4-5 (an H200 session's gate, 2026-12-01: NO VERDICT for all ten), so
     `min_updates` runs it on to 10 updates (1.0 s); a fast counter (RAPL's ~1 ms) is not made
     longer; a slow one ends at the first update after `updates_max_s` with what it has."""
     d = Device(interval_s=0.1)
@@ -419,7 +419,7 @@ def _jittered_polls(d, until_s, lateness, gap_s):
 
 
 def test_the_grid_holds_at_the_cap_with_an_update_published_far_late():
-    """The 05:03 H200 session's GPU test: over a 1.5 s window at the cap one update lay further off
+    """An H200 session's GPU test (2026-12-01): over a 1.5 s window at the cap one update lay further off
     the idle grid than the former rule allowed (a quarter period), so the whole window lost its
     grid. Now its phase is fitted robustly (median first, outliers beyond 4 x the updates' jitter
     plus their half poll gap left out, polls weighted by their spacing): the late update keeps its

@@ -1,7 +1,7 @@
 """The implicit-GEMM convolution's own terms (a fixed cost per kernel, the exposed share of the
 per-wave tile overhead, its operand feed) and the read-dominated GEMM stream (its own rate and
 fixed time): each moves only the operators it names, the defaults are the older model, and the
-fit recovers the read stream from probe times the model made (docs/estimate.md, e8conv)."""
+fit recovers the read stream from probe times the model made (docs/estimate.md)."""
 
 import math
 

@@ -1,7 +1,7 @@
-"""The tap term of implicit-GEMM convolutions (e9conv): each filter tap's im2col gather against
+"""The tap term of implicit-GEMM convolutions: each filter tap's im2col gather against
 the math of the tile it feeds, overlapped on Hopper's 16-bit kernels, in series on the fp32/tf32
 ones; coefficient sets without a tap tile predict as before, and stage conv-kxk fits the overlap
-on tensor-core families only (docs/estimate.md, e9conv)."""
+on tensor-core families only (docs/estimate.md)."""
 
 import attrs
 import numpy as np

@@ -19,7 +19,7 @@ CONV_3X3 = "conv2d:n=96,c=64,h=96,w=96,k=64,r=3,s=3,stride=1,padding=1,groups=1,
 CONV_1X1 = "conv2d:n=32,c=256,h=56,w=56,k=64,r=1,s=1,stride=1,padding=0,groups=1,dtype=bf16"
 GEMM_SQUARE = "gemm:m=4096,n=4096,k=4096,dtype=bf16"
 
-# graph p50 of the three CUDA-plan conv-depthwise probes in the 13:33 UTC H200 session of
+# graph p50 of the three CUDA-plan conv-depthwise probes in an H200 session of
 # 2026-12-01 (16 x 384 x 28^2 3x3, 8 x 128 x 112^2 3x3, 32 x 512 x 14^2 5x5; every session since
 # 2026-11-30 within 2% of these), in the plan's order
 H200_DEPTHWISE_S = {"c=384": 13.55e-6, "c=128": 26.41e-6, "c=512": 18.02e-6}

@@ -36,7 +36,7 @@ def _problem_key(kind, params):
     maps (a convolution's implicit GEMM M x N x K, its math mode and tensor sizes). Two different
     specs can be one measurement: the probe 8x64x112^2 3x3 convolution and the evaluation's
     32x64x56^2 one are the same 100352 x 64 x 576 implicit GEMM, which cuDNN runs with the same
-    kernel on the same tiles (e9conv, 2026-12-01)."""
+    kernel on the same tiles (H200 traces, 2026-12-01)."""
 
     def fields(problem):
         # every operator problem is an attrs value; a tensor counts by its size, not its name

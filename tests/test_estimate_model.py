@@ -77,7 +77,7 @@ def _coefficients(draw_fraction, base):
             depthwise_bandwidth_efficiency=f(),
             depthwise_compute_efficiency=f(),
             depthwise_fixed_s=f() * 6e-6,
-            # the tiled, overlapping tap term of e9conv (0 < tile: on; a tile of 0 is the older term)
+            # the tiled, overlapping tap term (0 < tile: on; a tile of 0 is the older term)
             kxk_tap_channels=f() * 150,
             kxk_tap_tile=16384.0 * round(f()),
             kxk_tap_overlap=1.0 + 3 * f(),

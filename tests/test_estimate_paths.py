@@ -1,5 +1,5 @@
-"""The estimate's implementation paths added from the graph-timed H200 sweep (2026-11-30 13:01
-UTC) and its kernel traces: each test states what the trace or probe showed and checks the model
+"""The estimate's implementation paths added from the graph-timed H200 sweep (2026-11-30)
+and its kernel traces: each test states what the trace or probe showed and checks the model
 follows it."""
 
 import attrs

@@ -1,5 +1,5 @@
-"""A 16-bit 1x1 convolution's own stream rate (conv.pointwise_stream_efficiency, docs/estimate.md
-pw1x1): 0 is the older model (the GEMM's rate), it moves only 16-bit 1x1 convolutions whose
+"""A 16-bit 1x1 convolution's own stream rate (conv.pointwise_stream_efficiency,
+docs/estimate.md): 0 is the older model (the GEMM's rate), it moves only 16-bit 1x1 convolutions whose
 memory side is their time, and stage conv-pointwise recovers it from probe times the model made."""
 
 import math

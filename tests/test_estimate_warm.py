@@ -64,7 +64,7 @@ def test_savings_are_per_class_medians_never_negative_and_need_enough_pairs():
 
 
 def test_a_short_call_saves_a_share_of_its_time_up_to_the_cap():
-    """Pairs shaped as the H200's memory class of 13:33: one-tile GEMMs of 2.6-4 us saving ~15% of
+    """Pairs shaped as the H200's memory class (2026-12-01): one-tile GEMMs of 2.6-4 us saving ~15% of
     themselves, longer calls a capped ~1.5 us (with noise either way): the fit gives the cap and
     the share, and the one-tile call's saving follows its time, not the cap."""
     times = [2.6, 2.7, 2.9, 3.1, 4.0, 6.0, 8.0, 13.6, 18.0, 24.8, 26.4, 35.5, 51.6, 62.0, 80.4, 98.3]

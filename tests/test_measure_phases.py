@@ -291,7 +291,7 @@ def test_each_regime_is_compared_with_its_own_bound(core, times, operators):
 
 
 def test_a_regime_bound_above_the_measurement_inside_the_tolerance_is_flagged_as_not_sound(core, times, operators):
-    """The H200's conv_fp16_3x3_64x512x14 (02:34): sustained p50 2.0% under its sustained bound,
+    """The H200's conv_fp16_3x3_64x512x14 (2026-12-01): sustained p50 2.0% under its sustained bound,
     tolerance 2.8%, so no BOUND VIOLATION; the regime's check now carries the burst check's
     soundness line (the fastest sample against the bound, no tolerance), which says so."""
     sustained_bound = bound(core, SUSTAINED).latency_s

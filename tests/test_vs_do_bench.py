@@ -213,7 +213,7 @@ def test_do_bench_flushes_our_buffer_for_the_block_only(monkeypatch):
 
 
 def test_a_host_bound_row_is_judged_by_the_same_two_percent_with_its_pairs():
-    ours = [1.31e-3, 2.36e-3, 1.22e-3]  # the closing session's decode step (H200, 02:34 UTC)
+    ours = [1.31e-3, 2.36e-3, 1.22e-3]  # a decode step's samples (H200, 2026-12-01)
     ref = [1.35e-3, 1.22e-3, 1.28e-3]
     v = bench.host_bound_verdict(ours, ref)
     assert v["ratio"] == pytest.approx(1.31 / 1.28)
@@ -226,7 +226,7 @@ def test_a_host_bound_row_is_judged_by_the_same_two_percent_with_its_pairs():
 
 
 def test_a_host_bound_row_is_judged_on_its_pairs_when_the_host_steps_between_rounds():
-    """The 05:03 H200 tiny GEMM: both harnesses stepped between 5.28 and 5.86 us from round to round;
+    """An H200's tiny GEMM (2026-12-01): both harnesses stepped between 5.28 and 5.86 us from round to round;
     the ratio of medians (0.961) depends on which rounds fell in which step, the pairs (ran back to
     back, at one host rate) agree within 1%."""
     ours = [5.280e-6, 5.856e-6, 5.888e-6, 5.280e-6]

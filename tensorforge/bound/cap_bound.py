@@ -29,7 +29,7 @@ an arbitrary shape at the cap. Every operator's FLOPs in a calibrated mode count
 too: their math costs energy whatever limits their time, and at least the probe's per FLOP (a
 GEMV or an elementwise kernel moves more bytes per FLOP than a large GEMM, and CUDA-core math costs
 ~30x the tensor cores' on the H200); a tf32 4096^3 GEMM the bound calls memory-bound (its tile's
-traffic) would otherwise have gone unbounded at the cap (H200, 10:12 UTC).
+traffic) would otherwise have gone unbounded at the cap (H200, 2026-12-01).
 
 Pure arithmetic: no device, no torch.
 """

@@ -104,14 +104,14 @@ class EnergyCoefficients:
     peak_power_w: float | None = None
     # power above P_s of a CUDA graph of mid-size GEMMs streaming from DRAM, meant to sit below the
     # cap (on the H200 it reached it): context; the queued estimate's busy power only where busy_w
-    # was not measured; None: not measured (calibrations since e7est: the depthwise window took
+    # was not measured; None: not measured (newer calibrations: the depthwise window took
     # its place)
     busy_below_cap_w: float | None = None
     # the queued eager loop's host time per launch (the launch-bound probe window: seconds / calls);
     # None: not measured (the estimate's eager time stands in for the queued time)
     host_s_per_kernel: float | None = None
     # energy per FLOP of work on the VECTOR (CUDA-core) units, not the tensor cores: the depthwise
-    # stencil probe window's power less P_s and its DRAM bytes x e_b, per FLOP (e7est). The
+    # stencil probe window's power less P_s and its DRAM bytes x e_b, per FLOP. The
     # estimate charges it to operators that run there (`on_vector_units`); None: not measured
     # (their FLOPs keep their math mode's tensor-core coefficient)
     joules_per_vector_flop: float | None = None
@@ -162,7 +162,7 @@ class WorkloadEnergy:
     uncalibrated_modes: tuple[str, ...]  # math modes with no coefficient (0 J/FLOP in the floor)
     operators: tuple[OperatorEnergy, ...]
     # the estimate of one execution in a CUDA-graph window (queued_estimate with host=False: the
-    # device's pace, no host term); None where the queued model does not apply (e8graph)
+    # device's pace, no host term); None where the queued model does not apply
     device_estimate_terms: EnergyTerms | None = None
 
     @property
@@ -259,7 +259,7 @@ def workload_energy(
             estimate_terms, power_limited = queued_estimate(
                 workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s, sustained_workload
             )
-            # the same execution replayed as a CUDA graph: the device's pace alone (e8graph)
+            # the same execution replayed as a CUDA graph: the device's pace alone
             device_terms, _ = queued_estimate(
                 workload, c, per_flop, cache_bytes, float(device_s), sustained_device_s, sustained_workload, host=False
             )
@@ -318,7 +318,7 @@ def host_calls(estimate) -> int | None:
     """The framework calls one execution makes (WorkloadEstimate.calls), its kernels where an
     estimate read back from an older capture has no count of calls. Why calls and not kernels: a
     split-K GEMM launches its reduction from inside the same library call, at no host dispatch of
-    its own; on the H200 at 11:10 the skinny decode GEMM (split-K 2) was estimated host-paced at 2 x
+    its own; on an H200 (2026-12-01) the skinny decode GEMM (split-K 2) was estimated host-paced at 2 x
     22.5 us where its eager window ran 34.7 us a call, device-paced."""
     if estimate is None:
         return None
@@ -442,7 +442,7 @@ def queued_estimate(
 
     * time: `queued_time` (the device's kernel time or the host's launches, whichever is slower);
       `host=False`: the device's kernel time alone, for a window of CUDA-graph replays (one host
-      call launches many executions' kernels, so the host never sets the pace; e8graph);
+      call launches many executions' kernels, so the host never sets the pace);
     * static + activity (Wattchmen/AccelWattch-like): P_s x time, plus per operator its FLOPs x
       e_m (x `joules_per_vector_flop` where its math runs on the vector units: `op_math_j`) and its
       DRAM bytes (`streamed_fraction`) x e_b; an operator that keeps the device busy
@@ -508,7 +508,7 @@ def _at_most_w(c: EnergyCoefficients) -> float | None:
     """The mean power an uncapped estimate may not exceed: what the board draws at the cap (the
     capped probe windows' mean power, else the enforced limit). Why: the busy floor is not in the
     cap test (queued_estimate), so a window of short full-device kernels could come out drawing
-    more than the cap lets any window draw; on the H200 (15:55 UTC) conv_resnet50_3x3's graph
+    more than the cap lets any window draw; on an H200 (2026-12-01) conv_resnet50_3x3's graph
     window was estimated at 723 W against 692 W measured, the capped windows' 689 W."""
     return c.capped_power_w or c.power_limit_w
 

@@ -116,7 +116,7 @@ class GemmCoefficients:
         bytes >= READ_DOMINATED x the bytes written: a GEMV, a skinny decode GEMM, a small-N tall
         one), fitted from those probes alone (fit.py, stage gemm-stream); 0 = not fitted, the
         two above serve. The fixed time is at most the stream's own length (operators._stream). Why apart: stage gemm fits one pair to every memory-bound GEMM with four
-        compute-side coefficients; in the 07:44 H200 run of 2026-12-01 its compromise (1.5 us,
+        compute-side coefficients; in an H200 run of 2026-12-01 its compromise (1.5 us,
         73% of the copy ceiling) had the 201 MB GEMV probe 21% slow and the 19 MB one 15% fast,
         and the scored decode GEMMs (117-134 MB of weights) 12-17% slow, while those probes lie on
         one line of ~7 us (a one-wave kernel's DRAM ramp, the timing flush's dirty lines written
@@ -170,7 +170,7 @@ class ConvCoefficients:
         implicit-GEMM (R*S > 1) convolution kernel exposes per wave; 1 = all of it (coefficients
         fitted before 2026-12-01). Why: cuDNN's non-persistent convolution kernels keep several
         CTAs per SM, so one tile's epilogue hides under another's main loop; charged the GEMM's
-        1.4 us per wave, the 48-wave 3x3 convolutions of the 07:44 H200 run came out 68 us (+47%)
+        1.4 us per wave, the 48-wave 3x3 convolutions of an H200 run (2026-12-01) came out 68 us (+47%)
         slow while the fit pushed tile_overhead_s to its limit 0.
     kxk_fixed_s: once per implicit-GEMM convolution kernel (filter and im2col descriptors, the
         first tiles' pipeline fill): what a one-wave convolution costs beyond its tiles. Apart from
@@ -178,7 +178,7 @@ class ConvCoefficients:
     kxk_tap_tile: the tile (rows x cols) at which kxk_tap_channels holds on the 16-bit
         implicit-GEMM kernels; a tile of a times that area pays 1/a of it (gemm.tap_share). 0 = the
         same for every tile, and kxk_tap_overlap, fp32_tap_channels unused (coefficients fitted
-        before e9conv, 2026-12-01). Why: a tap's gather (a new im2col offset for the activation
+        before the tiled tap term, 2026-12-01). Why: a tap's gather (a new im2col offset for the activation
         tile, a pipeline stage refilled) is a fixed time per tile and k-block, while the math it
         feeds grows with rows x cols x channels; with one tap term for all tiles the model ran
         64x64 tiles as fast per FLOP as 256x64 and 128x128 ones and took them wherever they
@@ -189,7 +189,7 @@ class ConvCoefficients:
         rate is (1 + (tap channels / channels)^p)^(-1/p); 1 = the gather in series with the math,
         large p = hidden under it (max). Why: Hopper's implicit-GEMM kernels issue the next tap's
         TMA im2col load from a producer warp while the consumers multiply (warp-specialized), so
-        a deep tap hides its gather: the 11:10 H200 probes ran 512-channel 3x3
+        a deep tap hides its gather: H200 probes (2026-12-01) ran 512-channel 3x3
         convolutions at 96% of the bf16 ceiling and 64-channel ones at 57%, which the series form
         (p = 1) cannot give at once (it had the 256-channel held-out convolution 15% slow).
     fp32_tap_channels: the tap term of fp32 and tf32 convolutions (series, every tile the same)
@@ -199,7 +199,7 @@ class ConvCoefficients:
     pointwise_stream_efficiency: the achieved fraction of the DRAM ceiling of a 16-bit 1x1
         convolution's operand stream (stage conv-pointwise, from its memory-bound probes), with the
         GEMM's fixed time gemm.stream_fixed_s; 0 = the GEMM's gemm.stream_efficiency (coefficients
-        fitted before pw1x1, 2026-12-01). Why apart: a 1x1 convolution over NHWC activations is one
+        fitted before this term, 2026-12-01). Why apart: a 1x1 convolution over NHWC activations is one
         pass over M = N*H*W rows of K channels with a filter of a few KB to 2 MB that every tile
         re-reads from L2 (the H200 traces: nvjet TNN kernels of 1256-1568 tiles, 10-12 waves); the
         memory-bound GEMM probes that fit gemm.stream_efficiency re-read both operands across
@@ -285,8 +285,8 @@ class EstimateCoefficients:
         a window of calls back to back without the L2 flush (warm.py); empty: not probed, and a
         window's time is the flushed device time.
     warm_saving_share: per class, the share of a short execution's flushed device time it saves
-        at most (warm.py: min(warm_saving_s, share x time)); empty (calibrations before 15:50 UTC
-        2026-12-01): the class's saving whatever the execution's time.
+        at most (warm.py: min(warm_saving_s, share x time)); empty (calibrations made before the
+        share was fitted, 2026-12-01): the class's saving whatever the execution's time.
     """
 
     family: str

@@ -219,7 +219,7 @@ def _fit_nd(f: "Fitter", group: str, points, params, iterations: int = 160, star
     best, best_loss = None, math.inf
     # every start gets the coarse search, only the best end the fine one: the fit runs beside the
     # sustained probes and the run waits for it (refining all three starts of the kxk stage made
-    # the H200 run wait 9.7 s, 11:10 UTC)
+    # an H200 run wait 9.7 s)
     for values in [first, *starts]:
         start = np.array([math.log(max(v, lo)) for v, (_, _, lo, _) in zip(values, params)])
         x = _nelder_mead(loss, start, np.full(len(params), 0.5), iterations=iterations)
@@ -712,7 +712,7 @@ def fit_coefficients(
             # and convolution stages pushed their efficiencies onto the limits to make up.
             single = min((s for n, s in chains if n == 1), default=None)
             # what the lone kernel's chain held beyond its event pair and launch: the most it can
-            # have waited for the host (the 13:01 session's chain: 3.49 us = 1.24 + 2.30, no wait;
+            # have waited for the host (an H200 sweep's chain, 2026-11-30: 3.49 us = 1.24 + 2.30, no wait;
             # a floor of `single` itself let the fit make every lone kernel wait 3.5 us)
             waited = max(0.0, single - f.c.kernel.harness_s - f.c.kernel.launch_s) if single is not None else None
 

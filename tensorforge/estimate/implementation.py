@@ -21,8 +21,8 @@ PATTERNS = ("elementwise", "norm", "copy", "concat")
 # activation on the two halves of one projection): PyTorch runs it in its non-vectorised
 # elementwise_kernel<128, 4>, the very kernel of the strided copy probes (slice_copy,
 # transpose_copy); the contiguous 'elementwise' probes run vectorized_elementwise_kernel<8>.
-# Evidence: the H200 trace of the default transformer prefill (captures/h200-final-run.json.gz,
-# not an evaluation workload): RoPE ran 307 us per layer in such kernels for ~420 MB, 1.4 TB/s,
+# Evidence: an H200 trace of the default transformer prefill (not an evaluation workload; the
+# capture is kept at the lab-archive-2026-12 tag): RoPE ran 307 us per layer in such kernels for ~420 MB, 1.4 TB/s,
 # where the vectorised add reaches 4.4 TB/s.
 PATTERN_ALIASES = {"strided": "copy"}
 

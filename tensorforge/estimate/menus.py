@@ -7,7 +7,7 @@ would launch for that shape). The estimate maps onto what the libraries ship, so
 wave quantization is what it charges. Where each menu comes from:
 
 nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on an H200
-    (torch 2.11, CUDA 13.0, cuDNN 9.19; benchmarks/estimate/probe_kernels.py):
+    (torch 2.11, CUDA 13.0, cuDNN 9.19; the tracing script is kept at the lab-archive-2026-12 tag):
     - 16-bit GEMMs run cuBLAS 'nvjet_sm90_tst_<rows>x<cols>_...' kernels: 320x128, 256x128,
       128x256, 128x224, 192x192, 128x192, 192x96, 128x128, 96x64, 64x128, 64x64, 64x48, 32x64,
       64x32, 128x24, 64x24, 16x64, 8x64, 128x8, 64x8 were seen; one tile per output block, data

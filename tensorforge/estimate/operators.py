@@ -128,7 +128,7 @@ def _tap_cost(s: gemm.GemmShape, c: EstimateCoefficients) -> gemm.TapCost | None
     if not _implicit_conv(s):
         return None
     v = c.conv
-    if not v.kxk_tap_tile:  # coefficients fitted before e9conv: one series term for every kernel
+    if not v.kxk_tap_tile:  # coefficients fitted before the tiled tap term: one series term for every kernel
         return gemm.TapCost(channels=v.kxk_tap_channels, conv_channels=s.conv_channels)
     if s.mode in ("fp32", "tf32"):  # sm80 kernels: the gather in series
         return gemm.TapCost(channels=v.fp32_tap_channels, conv_channels=s.conv_channels)

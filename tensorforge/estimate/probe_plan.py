@@ -134,9 +134,9 @@ def _chains(lengths, elements=256):
     )
 
 
-# Sized to the fit (issue 12: the whole first run under 90 s): the closing H200 session of
-# 2026-11-30 spent 56.8 s on 141 items; benchmarks/estimate/rescore.py --current-plan refits from
-# that session's points of the items kept here and scores the held-out suite as before. Dropped:
+# Sized to the fit (the aim: the whole first run under 90 s): the last H200 calibration of
+# 2026-11-30 spent 56.8 s on 141 items; refitting from that calibration's points of the items kept
+# here (subset_to_plan) scored the held-out suite as before. Dropped:
 # the 2 and 16 MB stream sizes (stage stream reads the larger half of each pattern's sizes), the
 # 16-kernel chain (host-bound eagerly, so stage launch stops before it), and GEMMs that repeat a
 # structure another probe already spans (2, 8 and 32 rows of a 6144^2 weight, a transposed-A
@@ -205,7 +205,7 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _gemm(1024, 512, 2048),
             _gemm(896, 896, 896, dtype="fp16"),
             # streaming GEMVs from 19 to 268 MB of weights: a fixed time per kernel against the
-            # streaming rate (the 2026-11-30 13:01 sweep had them all at 52-75 MB, which cannot
+            # streaming rate (a 2026-11-30 sweep had them all at 52-75 MB, which cannot
             # tell the two apart)
             _gemm(1, 3072, 3072),
             _gemm(16, 8192, 12288),
@@ -249,11 +249,11 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(8, 2048, 7, 7, 512, 1),
             # a read-heavy memory-bound 1x1 convolution (4 bytes read per byte written, 71 MB)
             # beside the write-heavy 64 x 64 x 56^2 one (4 written per read, 128 MB), the only
-            # memory-bound one until pw1x1 (2026-12-01): conv.pointwise_stream_efficiency was
+            # memory-bound one until the 1x1 stream term (2026-12-01): conv.pointwise_stream_efficiency was
             # fitted on a write stream alone, and the H200 ran read-heavy 1x1 convolutions with a
             # few us more per kernel (the flush's dirty lines: flushed - warm 1.5 us at half the
             # bytes read, 0 at a fifth); not a shape anyone is scored on. (Dropped after its first
-            # calibration, H200 16:23 UTC: 24 x 384 x 40^2 -> 96, 37 MB in 25.1 us, 1.5 TB/s where
+            # calibration, H200, 2026-12-01: 24 x 384 x 40^2 -> 96, 37 MB in 25.1 us, 1.5 TB/s where
             # every other 1x1 probe streamed 2.9-3.5 TB/s: 96 output channels run a kernel the
             # model has no structure for, and the stream rate fitted through it, 0.66 of the copy
             # ceiling against 0.85-0.86 without it, put the 1x1 convolutions 25% slow.)
@@ -269,15 +269,15 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             _conv(4, 512, 7, 7, 512, 3, padding=1),
             _conv(16, 128, 28, 28, 128, 3, padding=1),
             # 64 channels at 112^2 (cuDNN's 64x64 tiles): 16 images, not 8, whose implicit GEMM
-            # (100352 x 64 x 576) was the evaluation's 32x64x56^2 convolution's (e9conv, 2026-12-01)
+            # (100352 x 64 x 576) was the evaluation's 32x64x56^2 convolution's (2026-12-01)
             _conv(16, 64, 112, 112, 64, 3, padding=1),
-            # several waves of the deep-channel tiles (the 13:01 sweep's kxk probes ran 1-4 waves)
+            # several waves of the deep-channel tiles (an earlier sweep's kxk probes ran 1-4 waves)
             _conv(48, 128, 28, 28, 128, 3, padding=1),
             _conv(24, 256, 14, 14, 256, 3, padding=1),
             _conv(32, 512, 7, 7, 512, 3, padding=1),
             # long implicit-GEMM convolutions (100-300 us, 20-60 waves): the probes above run
             # 9-85 us, where a kernel's fixed cost and its rate cannot be told apart, and the fit
-            # extrapolated 40-50% slow to 3x3 convolutions of 48+ waves (2026-12-01 07:44 run);
+            # extrapolated 40-50% slow to 3x3 convolutions of 48+ waves (an H200 run, 2026-12-01);
             # one per channel depth 64-512, none a shape anyone is scored on. (Dropped for them:
             # 32x256x7x7, the same GEMM as 8x256x14x14: 100 tiles, 9.6 us both.)
             _conv(96, 64, 96, 96, 64, 3, padding=1),
@@ -374,7 +374,7 @@ def subset_to_plan(points: list[dict], plan: tuple[ProbeItem, ...]) -> list[dict
     """The raw points of an older sweep cut to the items of `plan`, each with only the samples
     `plan` takes now (timing_modes: the eager sample dropped where the item is now timed as a CUDA
     graph alone): what a sweep of `plan` would have handed the fit, from the same measurements.
-    benchmarks/estimate/rescore.py --current-plan uses it to show a smaller plan fits as well."""
+    It shows whether a smaller plan fits as well, from an older sweep's points."""
     names = {item.name for item in plan}
     kept = []
     for r in points:

@@ -1,5 +1,5 @@
 """Coefficients shipped with TensorForge, per architecture family (shipped.json beside this
-file), each written from a real calibration by benchmarks/estimate/ship_defaults.py; the `basis`
+file), each written from a real calibration (by a script kept at the lab-archive-2026-12 tag); the `basis`
 of each entry says which device, when and how. A target of a family listed there gets them as
 its 'carried-over' basis until it is calibrated itself; a family not listed gets the nearest
 one, labelled as such."""

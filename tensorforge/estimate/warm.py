@@ -4,7 +4,7 @@
 Why: every timed call (workloads and the estimate's probes alike) follows an L2 flush, so the
 estimate's device time holds the flush's aftermath: cold misses and the flush's dirty lines
 written back while the call reads. An energy window runs its calls back to back without it. On
-the H200 (2026-12-01 11:10 UTC) the windows ran 0.7 us (the 64^3 GEMM) to 6 us (decode GEMMs
+an H200 (2026-12-01) the windows ran 0.7 us (the 64^3 GEMM) to 6 us (decode GEMMs
 streaming >100 MB) faster per execution than the flushed graph p50, and the energy estimate, on
 the flushed time, came out 36% high for the tiny GEMM and 8-14% for a small convolution.
 
@@ -12,7 +12,7 @@ What is calibrated: selected probe items are timed both ways (probe_plan.warm_ti
 graph sample and a graph of the same calls unrolled without flushes), and per class of operator
 the saving (flushed - warm) is fitted: a cap and a share of a short call's time, below
 (EstimateCoefficients.warm_saving_s, warm_saving_share). The
-classes follow the bound's operator: on the H200 probes of 12:25 UTC, read-dominated memory-bound
+classes follow the bound's operator: in H200 probes (2026-12-01), read-dominated memory-bound
 operators (GEMVs and skinny decode GEMMs, decode attention) saved 3-9 us a call whatever their
 size (19-268 MB), other memory-bound ones (elementwise, norms, copies over 100 MB) ~1 us, and
 compute-bound ones ~0.4-1.5 us below 50 us a call (above it the saving is lost in the samples'
@@ -22,15 +22,15 @@ One execution saves the LARGEST saving among its operators' classes, not their s
 comes once per execution. On the H200 the 4-layer decode steps (12-16 read-dominated GEMMs and
 attentions each) saved 5-6 us per step in their windows, one read-class saving, not sixteen.
 
-A short call saves a SHARE of its time, not the class's whole saving (2026-12-01, 15:50 UTC): the
+A short call saves a SHARE of its time, not the class's whole saving (2026-12-01): the
 flush's aftermath slows a call only while it reads, so a call shorter than the aftermath saves
-about a fixed share of itself. On the H200 probes of 13:33 the one-tile GEMMs (2.6-4.0 us) saved
+about a fixed share of itself. In one H200 session's probes the one-tile GEMMs (2.6-4.0 us) saved
 0.37-0.67 us (14-17%) where the memory class's median was 1.05 us, and the 64^3 GEMM's window
 estimate came out 12% short; the read class's savings rose with the call up to ~32 us (3.1 us at
 10.7 us, 5.4-6.2 at 20-28 us) and stayed ~7-9 us above. So per class the saving is
 min(cap, share x the call's flushed time): `fit_warm` takes the share as the median of saving /
 time over the calls below the knee (cap / share) and the cap as the median saving above it,
-alternating until they settle (leave-one-out over the 73 pairs of 13:33: mean error 0.96 / 0.76 /
+alternating until they settle (leave-one-out over that session's 73 pairs: mean error 0.96 / 0.76 /
 1.12 us for compute / memory / read, was 0.98 / 0.85 / 1.46 with the class median alone). A class
 with fewer than MIN_PAIRS pairs on either side of its knee keeps the median alone (no share).
 """

@@ -125,7 +125,7 @@ def _warm(session, fn, call_s: float) -> dict[str, Any]:
     graph), replayed WARM_REPLAYS times back to back after one untimed replay; sample = replay
     time / K. Why: the flushed graph sample charges every call the L2 flush's aftermath (cold
     misses, the flush's dirty lines written back during the call); an energy window has none,
-    and on the H200 (11:10 UTC) its calls ran 0.7 us (the 64^3 GEMM) to 6 us (GEMVs streaming
+    and on an H200 (2026-12-01) its calls ran 0.7 us (the 64^3 GEMM) to 6 us (GEMVs streaming
     >100 MB) faster than the flushed graph p50. The estimate's window time is fitted from the
     pairs (tensorforge.estimate.fit, the warm stage)."""
     from tensorforge_measure.energy.execution import graph_calls

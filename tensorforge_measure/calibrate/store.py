@@ -75,10 +75,10 @@ def run_probes(
 
 # Every compute ceiling lies this fraction above the highest rate any probe of its mode observed.
 # Why: a ceiling is the best of some probe shapes' fastest samples, and the fastest sample of one
-# shape moves by about 1% between runs: on the H200 (2026-12-01 02:34 UTC) the fp32 (CUDA-core)
+# shape moves by about 1% between runs: on an H200 (2026-12-01) the fp32 (CUDA-core)
 # GEMMs' rate is flat from 2048^3 up (50.3, 49.9, 50.7 TFLOP/s in the matmul probe) and a held-out
 # fp32 2048^3 GEMM's fastest sample ran at 50.72, 0.13% above the 50.65 ceiling, after beating it
-# by 0.006% at 20:05 UTC the day before: a bound built on the bare maximum fails by noise. The
+# by 0.006% in a run the day before: a bound built on the bare maximum fails by noise. The
 # probes' own rates stay as observed in probes[name].compute; the calibration says the allowance.
 COMPUTE_ALLOWANCE = 0.01
 

@@ -40,7 +40,7 @@ def _check(p50: float, bound: float, tolerance: float, fastest: float | None = N
     """The p50 against the bound beyond noise; with `fastest` (a regime's timing), also the
     soundness line the burst check has: the fastest sample against the bound with no tolerance.
     Why for regimes too: a sustained bound above the measurement by less than the tolerance (the
-    H200's conv_fp16_3x3_64x512x14, p50 2.0% under its sustained bound at 02:34, tolerance 2.8%)
+    H200's conv_fp16_3x3_64x512x14, p50 2.0% under its sustained bound on 2026-12-01, tolerance 2.8%)
     was 'within bound' with nothing saying the bound is not sound there."""
     ratio = p50 / bound
     sound = fastest_check(fastest, bound) if fastest is not None else None

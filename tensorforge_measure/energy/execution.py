@@ -6,7 +6,7 @@ Why: an energy window of eager calls, queued, lasts as long as the slower of the
 host's Python launches. For a host-bound workload (burst eager p50 >= HOST_BOUND x burst graph p50,
 the rule of measure/cuda_sustained.py: the tiny GEMM, the eager decode steps) that is the host:
 its joules per execution followed the VM host's speed (the window's time per kernel over the
-probe's 0.60-1.82x over nine H200 runs, docs/energy.md "The e7est work"), the estimate could not
+probe's 0.60-1.82x over nine H200 runs), the estimate could not
 predict them, and the energy gate had to say NO VERDICT. Serving runs such steps as CUDA graphs.
 So a host-bound workload whose latency timings captured a graph gets a window of graph replays:
 one graph of K unrolled calls (no L2 flush: the eager window has none), K such that one replay is

@@ -44,7 +44,7 @@ SETTLE_S = 0.1
 # where a caller asks for it (measure_energy's long_s), past min_s the window runs on, update by
 # update up to long_s, while the counter's own per-update spread (window.update_spread, one
 # standard deviation of the window's edge error if the updates' joules were lumpy) is above
-# SPREAD_TARGET. OFF by default: in the 23:44 H200 session (on) the windows that missed 2% had
+# SPREAD_TARGET. OFF by default: in an H200 session (2026-11-30, on) the windows that missed 2% had
 # small spreads (gemm_large_square -4.0% at 0.68%); the error was the polled update instants'
 # jitter under load, not lumpy joules (docs/energy.md, "Sizing the window")
 SPREAD_TARGET = 0.008
@@ -52,7 +52,7 @@ LONG_S = 1.2
 # `run`'s windows span at least this many counter updates (`--energy-updates`): each update
 # interval is one sample of joules per execution, and the energy gate asks for 10 (its
 # --min-samples), the latency gate's evidence rule. At 0.4 s a 100 ms counter gave 4-5 samples and
-# the gate NO VERDICT for every workload (H200, 05:03 UTC); 10 updates make it ~1.0 s there, a fast
+# the gate NO VERDICT for every workload (H200, 2026-12-01); 10 updates make it ~1.0 s there, a fast
 # counter (RAPL) none longer. UPDATES_MAX_S: a slower counter's window ends at the first update after
 # this long with what it has (fewer samples: NO VERDICT), so a window never runs away
 DEFAULT_MIN_UPDATES = 10

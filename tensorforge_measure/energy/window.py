@@ -22,7 +22,7 @@ integrates power over the same edges as a cross-check (nvml_power.py).
 Why queued, not "run a chunk, synchronize, read": on an H200 a read of NVML's energy counter took
 milliseconds, and a loop that synchronised before each read left the GPU idle most of the time (a
 1.7 ms GEMM came out at one execution per 5.9 ms, 330 W instead of the 690 W it draws under
-continuous load; captures/h200-energy-first-session.json.gz). With executions queued ahead (QueuedSteps
+continuous load; the capture is kept at the lab-archive-2026-12 tag). With executions queued ahead (QueuedSteps
 in measure.py) the device never waits for the host's reads.
 
 Pure logic over injected callables (the counter, the clock, the chunk), so it is tested without
@@ -354,7 +354,7 @@ GRID_MAX_SD_S = 0.001
 # idle intervals' SD and GRID_MIN_JITTER_S) plus half the gap of the two polls that bracket it is
 # an outlier: it keeps its grid instant (its joules are the counter's) but does not place the
 # phase. Why: at the power cap the sampler's polls come 5-25 ms apart and an update is now and
-# then published far late; the 05:03 H200 session's 1.5 s GPU-test window lost its grid to one
+# then published far late; an H200 session's 1.5 s GPU-test window (2026-12-01) lost its grid to one
 # such update under the former rule (any update > a quarter period off: the window refused)
 GRID_OUTLIER_SDS = 4.0
 GRID_MIN_JITTER_S = 0.0005
@@ -413,7 +413,7 @@ def measure_period(polls: Sequence[tuple[float, float]], max_sd_s: float = GRID_
     # the period itself: the median of the slopes between every pair of updates (Theil-Sen), each
     # pair's index difference counted in median intervals: a late update moves only the slopes it
     # is part of, and pairs far apart weigh its lateness by 1 / their distance (the median interval
-    # alone was 0.4 ms off, 99.57 ms, in the 07:05 H200 session's GPU-test process, right after a load)
+    # alone was 0.4 ms off, 99.57 ms, in an H200 session's GPU-test process, right after a load)
     ks = [0]
     for g in gaps:
         ks.append(ks[-1] + max(1, round(g / median)))

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 # Burst eager p50 / burst graph p50 at or above which a load is host-bound (the eager time is
-# the host's); the same threshold benchmarks/bench_vs_do_bench.py labels rows with.
+# the host's); the same threshold benchmarks/vs_do_bench.py labels rows with.
 HOST_BOUND = 1.5
 
 

@@ -11,13 +11,13 @@ is NO VERDICT, never a guess.
 A host-bound workload (burst eager p50 at least 1.5x its graph p50: the tiny GEMM, the eager decode
 step) is NO VERDICT, whatever its samples say: its energy window runs eager calls, which last as
 long as the host CPU takes per call, at little more than static power, so its joules per execution
-measure the host's speed. On unchanged code (H200, 07:05 UTC, e7gate's run and rerun) the tiny GEMM
+measure the host's speed. On unchanged code (H200, 2026-12-01, a run and its rerun) the tiny GEMM
 came out REGRESSION (+13.8%: time per execution +14.4%, power +0.1%) and the decode step
 IMPROVEMENT (-22.1%: time -20.6%). The latency gate judges their device (graph) time.
 
-Since e8graph such a workload's energy window replays a CUDA graph of it (energy/graph_window.py,
+Now such a workload's energy window replays a CUDA graph of it (tf_cuda/graph_window.py,
 `energy.execution == "graph"`): the device sets its pace, so it is judged under the same evidence
-rules; the host-bound rule stays for eager windows (captures before e8graph, a failed capture). The
+rules; the host-bound rule stays for eager windows (captures from before graph windows, a failed capture). The
 window-pace rule (time per execution >= 1.5x the graph p50) applies to both: a graph window reads
 ~1 there (no host between the kernels), so it does not misfire; one that did would be NO VERDICT.
 Two windows of different executions (eager in one capture, graph in the other: the choice reads the
@@ -76,8 +76,8 @@ def _split(a, b) -> str:
     """The change of J per execution split into its time and power parts (J = mean power x seconds
     per execution, from the two windows): context for reading a verdict, never a verdict. Why: a
     host-bound loop's window (an eager decode, a tiny GEMM) spends ~static power for as long as the
-    host takes per call, so its joules follow the host's speed from run to run (the 05:03 H200
-    runs: gemm_tiny 2.06 and 2.59 mJ per execution, unchanged code); a change in time with the
+    host takes per call, so its joules follow the host's speed from run to run (two H200
+    runs, 2026-12-01: gemm_tiny 2.06 and 2.59 mJ per execution, unchanged code); a change in time with the
     power unchanged says that, a change in power says the device drew more."""
     if not (a.seconds_per_execution and b.seconds_per_execution and a.mean_power_w and b.mean_power_w):
         return ""
@@ -112,12 +112,12 @@ def _host_bound(rows: dict) -> str | None:
     (module docstring), in the baseline or the candidate; None where neither is. Read from times
     alone: the burst eager p50 against the graph p50, and the window's own time per execution
     against the graph p50 (a call whose burst eager time is near its device time can still be
-    host-paced in a queued window: conv_resnet50_3x3, H200 07:33 UTC, 2.0x in one run, 1.2x in the
+    host-paced in a queued window: conv_resnet50_3x3, H200, 2026-12-01, 2.0x in one run, 1.2x in the
     next, its joules -12% at +48% power)."""
     for role, row in rows.items():
         ratio = host_bound_ratio(row)
         # a window of CUDA-graph replays runs at the device's pace whatever the eager call's host
-        # time (e8graph): the burst rule is about eager windows; the window-pace rule below holds for both
+        # time: the burst rule is about eager windows; the window-pace rule below holds for both
         graph_window = getattr(row.energy, "execution", None) == "graph"
         if ratio is not None and ratio >= HOST_BOUND and not graph_window:
             return (
@@ -139,7 +139,7 @@ def _executions_differ(a, b) -> str | None:
     """Why two windows are not the same measurement: one ran eager calls, the other CUDA-graph
     replays (graph_window.choose decides per run, from the host's launch time too: a workload the
     host barely outruns can land on either side in two runs); None where both ran the same (a
-    capture from before e8graph ran eager calls)."""
+    capture from before graph windows ran eager calls)."""
     ran = [getattr(e, "execution", None) or "eager" for e in (a, b)]
     if ran[0] == ran[1]:
         return None

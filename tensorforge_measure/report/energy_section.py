@@ -39,7 +39,7 @@ def energy_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
                 "mean_power_w": m.get("mean_power_w"),
                 "joules_per_token": m.get("joules_per_token"),
                 "floor_j": p.get("floor_j"),
-                # the estimate the comparison used: the one matching the window's execution (e8graph)
+                # the estimate the comparison used: the one matching the window's execution
                 "estimate_j": c["estimate_j"] if c.get("estimate_j") is not None else p.get("estimate_j"),
                 "execution": m.get("execution"),
                 "floor_verdict": c.get("floor_verdict"),

@@ -102,7 +102,7 @@ def sustained_bound(
     there max(the burst calibrated bound, the power-limited bound). Why: in the sustained regime
     every call follows an L2 flush, and the cap limits the power averaged over call and flush; a
     call that is short against the flush runs at a lower duty cycle and so at a higher clock than
-    the probe's calls, and the probe's rate is not an upper bound on it (on the H200 at 02:34
+    the probe's calls, and the probe's rate is not an upper bound on it (on an H200, 2026-12-01,
     conv_fp16_3x3_64x512x14, 83 us a call against the fp16 probe's 196 us, ran at 714 TFLOP/s
     sustained against the fp16 sustained ceiling's 702). The burst ceiling is the device at full
     clock: no cap makes work faster than that."""

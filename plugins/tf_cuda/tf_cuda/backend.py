@@ -83,7 +83,7 @@ class TorchCudaSession(Session):
         # opened; close() hands them back. The survivors of each workload's collection are frozen
         # too (prepared()): the profiler's first session imports torch._dynamo, sympy and FSDP
         # (~200k more objects), after which every collection took ~58 ms (95 of them, 5.5 s of an
-        # H200 run, cProfile 2026-12-01 06:10 UTC). What survives a full collection with the
+        # H200 run, cProfile, 2026-12-01). What survives a full collection with the
         # workload's callable gone is state the process keeps (modules, the flush buffer, results).
         gc.freeze()
         self._frozen = True

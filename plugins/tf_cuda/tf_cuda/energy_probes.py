@@ -17,7 +17,7 @@ the power (and, for large GEMMs, the power cap's clock) has settled:
   depthwise        a 3x3 depthwise bf16 convolution (one channel per group, channels-last) streaming
                    from DRAM: its math runs on the vector (CUDA-core) units, not the tensor cores;
                    its power less P_s and its DRAM bytes x e_b, per FLOP, is the vector units'
-                   energy per FLOP (joules_per_vector_flop, e7est; kept apart from the fit)
+                   energy per FLOP (joules_per_vector_flop; kept apart from the fit)
   graph GEMMs      a CUDA graph of mid-size bf16 GEMMs streaming from DRAM (no host gaps): meant
                    to sit below the cap, it reached it on the H200 (743-747 W), so busy_below_cap_w
                    is context; kept because it is the window that draws the most (peak_power_w,
@@ -212,9 +212,9 @@ def _graph_gemm_window(dev, sync, power: NvmlPower, event) -> EnergyPoint:
     partly memory-bound tensor-core kernels draw above the static power below the cap; on the H200
     it reached the cap (743-747 W), so it is context (busy_below_cap_w): the queued estimate uses
     it only where busy_w was not measured (tensorforge.energy.model.queued_estimate). Kept apart from
-    the fit. Why it stays beside the depthwise window (which took its place in e7est's 07:26
-    session): it is the window that draws the most, and the power-limited bound's power is the
-    highest any probe window drew (peak_power_w); without it the 07:33 UTC closing session's peak
+    the fit. Why it stays beside the depthwise window (which took its place in an H200
+    session of 2026-12-01): it is the window that draws the most, and the power-limited bound's power is the
+    highest any probe window drew (peak_power_w); without it a later session's peak
     fell from 745 to 714 W and the bound came out above gemm_batched_fp16's sustained p50 (0.961)."""
     import torch
 
@@ -264,9 +264,9 @@ def _read_stream_window(dev, sync, power: NvmlPower, event, nbytes: int) -> Ener
     """The read-stream window: `read_stream_load` back to back over a buffer as large as the copy
     window's (max(8 x L2, 1 GiB): every byte streams from DRAM). Why: a decode's GEMMs read their
     weights and write almost nothing, while e_b is fitted mostly from the copy (as many writes as
-    reads) and the skinny GEMM (reads, and math at e_bf16); on the H200 at 16:23 and 16:39 UTC
+    reads) and the skinny GEMM (reads, and math at e_bf16); in two H200 sessions
     (2026-12-01) the decode GEMMs' windows drew 50-70 W less than the copy's at the same
-    bandwidth and their estimates came out +7 to +14% in power, at 13:33 and 15:55 within 4%.
+    bandwidth and their estimates came out +7 to +14% in power, in two earlier ones within 4%.
     This window puts reads alone on record beside the copy in every calibration, so a read/write
     split of e_b can be judged from probes. Kept apart from the fit."""
     import torch

@@ -37,8 +37,8 @@ WARMUP_CALLS = 3
 # own kernels had run eagerly on a side stream other than the one the graph was then captured on
 # (PyTorch's documented recipe and triton's do_bench_cudagraph: a fresh side stream for the
 # warm-up, torch's default capture stream for the capture); with the warm-up on the capture
-# stream, or on none, the graph replayed at the lower level (benchmarks/graph_level_trace.py,
-# 2026-11-30 18:56, 19:18, 20:05 UTC). torch.cuda.Stream() hands out pool streams round robin (32
+# stream, or on none, the graph replayed at the lower level (three traced H200
+# sessions, 2026-11-30; see the lab-archive-2026-12 tag). torch.cuda.Stream() hands out pool streams round robin (32
 # per priority, c10/cuda/CUDAStream.cpp) and torch.cuda.graph's default capture stream is one pool
 # stream taken at its first use, so a fresh warm-up stream equals it only by the pool's count: the
 # level was luck. Warming up and capturing on one stream per device makes it a property of the
@@ -51,10 +51,10 @@ LAUNCH_STATE_NOTE = (
     "another side stream; docs/measurement.md, 'The two levels, traced')"
 )
 
-# No device-side spin (torch.cuda._sleep) before the burst pairs: one was tried (23:30 UTC) to give
+# No device-side spin (torch.cuda._sleep) before the burst pairs: one was tried (2026-11-30) to give
 # the host's launch of a large graph a head start, and the spin itself moved the decode step's graph
-# to the upper launch level for the rest of the process (H200, 2026-11-30 23:50 UTC,
-# benchmarks/results/h200-2026-11-30-2350-burst-level.*: paired and no spin 372 us over 40 burst
+# to the upper launch level for the rest of the process (H200, 2026-11-30,
+# results kept at the lab-archive-2026-12 tag: paired and no spin 372 us over 40 burst
 # pairs, with or without rests; with the spin 372 for at most 3 pairs, then ~407 us, also in
 # back-to-back replays afterwards). An eager kernel launched between replays is part of what decides
 # the level; the burst pair queues only graph replays and event records.
@@ -101,7 +101,7 @@ def paired_graph(torch, warm: Callable[[], Any], body: Callable[[], Any], device
     nothing in a run's process warms up or captures on another side stream (see LAUNCH_STATE).
     Why: with the workloads paired and these probes on fresh pool streams and torch's default
     capture stream, the decode step's burst graph read 3-4% rel. IQR in calibrating runs and
-    0.3% in reruns on a cached calibration (H200, 2026-11-30 20:05 and 2026-12-01 02:34 UTC)."""
+    0.3% in reruns on a cached calibration (H200, 2026-11-30 and 2026-12-01)."""
     return _capture(torch, body, _on_capture_stream(torch, warm, device))
 
 

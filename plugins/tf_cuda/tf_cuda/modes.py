@@ -41,8 +41,8 @@ def flush_seconds(torch, step: Callable[[], Any] | None, device, calls: int = 5)
 # Untimed replay pairs go on past the policy's warm-up count until the last STEADY_PAIRS agree
 # within STEADY_SPREAD (max / min - 1), for at most WARMUP_SHARE of the budget. Why: after the idle
 # moment before a workload the device runs its first milliseconds slow; five pairs of the decode
-# step are ~2.5 ms, and in the 05:03 UTC H200 rerun its first two timed samples read 445 and 415 us
-# against a p50 of 386 us (relative IQR 1.64%, the limit 2%).
+# step are ~2.5 ms, and in an H200 rerun (2026-12-01) its first two timed samples read 445 and 415 us
+# against a p50 of 386 us (relative IQR 1.64%, against a limit of 2%).
 STEADY_PAIRS = 3
 STEADY_SPREAD = 0.02
 WARMUP_SHARE = 0.25

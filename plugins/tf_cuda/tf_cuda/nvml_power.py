@@ -35,17 +35,17 @@ FIELD_ENERGY = 191  # NVML_FI_DEV_ENERGY: total energy consumption, mJ since the
 # (a value the driver cached a little earlier); otherwise the host's midpoint of the call stands
 TIMESTAMP_BEFORE_S = 0.05
 TIMESTAMP_AFTER_S = 0.002
-# How far the instantaneous field lags the energy counter's updates (e8int; docs/energy.md, "The
-# e8int work"): NVML_FI_DEV_POWER_INSTANT is not sampled power but a reading refreshed every
+# How far the instantaneous field lags the energy counter's updates (docs/energy.md, "MEASURED:
+# the energy window"): NVML_FI_DEV_POWER_INSTANT is not sampled power but a reading refreshed every
 # ~100 ms (the H200's: a staircase of 100 ms steps, on a refresh grid of its own that drifts
 # against the counter's), and the energy an update of the counter publishes shows in the field's
 # readings ~70 ms later. Integrated over the counter's own edges, the field therefore counts ~70 ms
 # of the interval before the window and misses ~70 ms of its last: wherever power differs between
 # a window's two ends (the settle transient, the cap's regulation) the two disagreed by up to 3-9%.
 # Measured offline, never on a scored window: the lag that makes field and counter agree best
-# update by update over the PROBE windows of the three traced H200 sessions (23:44, 04:16, 07:05;
+# update by update over the PROBE windows of three traced H200 sessions (2026-11-30 and 2026-12-01;
 # 66 loaded updates; 55-80 ms per session, 70 ms pooled, the minimum flat from 60 to 80 ms;
-# benchmarks/energy/integral_error.py). A device whose field behaves otherwise shows it in the
+# the analysis script is kept at the lab-archive-2026-12 tag). A device whose field behaves otherwise shows it in the
 # record: the window keeps the unshifted agreement beside the shifted one.
 FIELD_LAG_S = 0.07
 
@@ -87,7 +87,7 @@ def _describe(exc: BaseException) -> str:
 
 # the counter's update period per GPU (its NVML UUID), measured once per process: `run
 # --recalibrate` opens NVML twice (the energy probe, then the run's windows), and measuring it again
-# at the run's first window cost ~0.5 s of idle polling (e7gate: part of what the run's windows of
+# at the run's first window cost ~0.5 s of idle polling (part of what the run's windows of
 # 10 updates spend instead)
 _PERIODS: dict[str, Any] = {}
 
@@ -204,7 +204,7 @@ class NvmlPower:
             from tensorforge_measure import poll_period
 
             # a failed measurement (irregular updates right after a load) is tried again at once,
-            # the device still idle and the load further behind (the 07:05 H200 session's GPU test
+            # the device still idle and the load further behind (an H200 session's GPU test
             # measured it right after 50 warm-up GEMMs, got none, and its 1.5 s window kept the
             # polled edges), then once more at the next window: its windows keep the polled edges
             # meanwhile

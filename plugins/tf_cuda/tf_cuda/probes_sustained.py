@@ -19,7 +19,7 @@ The matmul sweep runs each call after the same L2 flush the workloads' sustained
 (flush_bytes; none for the copy, whose buffer is 8 x L2). Why: under a power cap the clock
 follows the average power, and a workload timed sustained spends its flush time (~55 us of
 memory-bound zeroing per call on an H200) drawing less than a GEMM does. Without the flush the
-probe ran hotter than the workloads it bounds: on the H200 (2026-11-30 13:07) the 4096^3 TF32
+probe ran hotter than the workloads it bounds: on an H200 (2026-11-30) the 4096^3 TF32
 workload sustained 365.7 TFLOP/s (p50) against a sustained ceiling of 362.5, 1.2% inside the
 2% tolerance of the regime's bound check, a bound that was not sound. The rate is still that of
 the GEMM alone (the flush lies outside its event pair).

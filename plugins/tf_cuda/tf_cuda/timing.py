@@ -28,8 +28,8 @@ BUDGET_SLACK = 0.05
 def flush_step(torch, flush_bytes: int, device, mode: str = "write") -> Callable[[], Any] | None:
     """The L2 flush: one pass over a buffer of flush_bytes (None when 0). 'write' zeroes it in
     int32 words, as do_bench does: on the H200 a byte-wise memset left a batched fp16 GEMM 3%
-    faster than an int32 one of the same size (111.8 vs 114.8 us; do_bench 115.5),
-    benchmarks/results/harness_diff_h200.json. 'read' sums it in int64 words: it evicts without
+    faster than an int32 one of the same size (111.8 vs 114.8 us; do_bench 115.5;
+    the result file is kept at the lab-archive-2026-12 tag). 'read' sums it in int64 words: it evicts without
     leaving dirty lines behind."""
     if not flush_bytes:
         return None
@@ -157,7 +157,7 @@ def versions(device: Any = None) -> dict:
         "l2_cache_bytes": None,
         # which physical board: DIAGNOSTIC, never in the fingerprint (boards of one model share
         # calibrations). Why: H200 sessions of the same fingerprint drew 620 vs 670-676 W in the
-        # same copy probe window (2026-12-01, 16:23/16:39 against 11:10-15:55 UTC), and nothing on
+        # same copy probe window (2026-12-01, the two last sessions against the four before), and nothing on
         # record said whether the lent board had changed
         "device_uuid": None,
     }

@@ -11,7 +11,7 @@ numpy + attrs/cattrs + pluggy + click. It never imports torch, pynvml, mlflow or
 tensorforge_measure (a test enforces this in a fresh interpreter).
 """
 
-from importlib import import_module
+from tensorforge.host.lazy import lazy_names
 
 # Not typing.TYPE_CHECKING: importing typing would cost this module most of its import time;
 # type checkers treat any name TYPE_CHECKING as true.
@@ -227,16 +227,4 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge.workloads.problems import StreamProblem as StreamProblem
     from tensorforge.workloads.problems import Tensor as Tensor
 else:
-
-    def __getattr__(name: str) -> object:
-        """Load a public name from the module behind it, once (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module 'tensorforge' has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -11,7 +11,7 @@ measuring machinery; the helpers that work on tensors (math_mode, torch_dtype, o
 import torch when first used.
 """
 
-from importlib import import_module
+from tensorforge.host.lazy import lazy_names
 
 # Not typing.TYPE_CHECKING: importing typing would cost this module most of its import time;
 # type checkers treat any name TYPE_CHECKING as true.
@@ -348,16 +348,4 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.telemetry.clock_events import headline as clock_event_headline
     from tensorforge_measure.telemetry.clock_events import set_bits as clock_event_bits
 else:
-
-    def __getattr__(name: str) -> object:
-        """Load a public name from the module behind it, once (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module 'tensorforge_measure' has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -1,8 +1,8 @@
 """The user documentation stays documentation, not a journal: the README is at most 200 lines;
 every page under docs/ and docs/design/ at most 500 (docs/capture.md, a generated reference,
 excepted); no time of day (a UTC stamp or a dated time) in the README, the changelog or docs/
-(generated references excepted); every design record is dated and short; and docs name the tag
-that keeps the old evidence."""
+(generated references excepted); every design record is dated and short; docs name the tag
+that keeps the old evidence; and the tracked tree stays at most 500 files and 8 MB."""
 
 import re
 from pathlib import Path
@@ -81,3 +81,16 @@ def test_no_work_stream_names_or_issue_numbers(path):
 def test_the_internal_pattern_catches_what_it_is_for():
     assert all(INTERNAL.search(t) for t in ("since e8graph", "(e7est)", "energy5e", "Issue 16 came"))
     assert not any(INTERNAL.search(t) for t in ("e2e tests", "energy floor", "the estimate's terms"))
+
+
+def test_the_tracked_tree_stays_a_product():
+    # evidence lives in result files and git history (tag lab-archive-2026-12), not in the tree
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    paths = [ROOT / f.decode() for f in files if f]
+    size = sum(p.stat().st_size for p in paths if p.is_file())
+    assert len(paths) <= 500 and size <= 8 * 1024 * 1024, (len(paths), size)

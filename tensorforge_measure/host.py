@@ -123,10 +123,15 @@ class OpsHost(BaseHost):
             return claims[0]
         if fallback:
             return fallback
+        return self.fallback_backend(f"target {name!r}")
+
+    def fallback_backend(self, what: str = "this machine") -> str:
+        """The one backend that declares itself the fallback (`fallback = True`): what measures
+        `what` when no backend claims it, so no command names a backend to fall back on."""
         fallbacks = [b.name for b in self.values("backends") if getattr(b, "fallback", False)]
         if len(fallbacks) != 1:
             raise TensorForgeError(
-                f"no installed backend measures target {name!r}"
+                f"no installed backend measures {what}"
                 + (f" (fallbacks: {', '.join(fallbacks)})" if fallbacks else "")
                 + ": choose one with --backend"
             )

@@ -15,19 +15,17 @@ if TYPE_CHECKING:
     from tensorforge_measure.capture.sections.calibrated import Calibration
     from tensorforge_measure.host import OpsHost
 
-DEFAULT_BACKEND = "torch-cuda"
-
 
 def _calibration_backend(ops: OpsHost, target_name: str | None, backend: str | None) -> str:
     """As `run` chooses: --backend, else the backend that measures --target natively
-    (torch-cpu for host-cpu), else the GPU's."""
+    (torch-cpu for host-cpu), else the backend that declares itself the fallback (the GPU's)."""
     if backend:
         return backend
     if target_name:
         from tensorforge.api import core_host
 
-        return ops.default_backend(core_host().target(target_name).name, DEFAULT_BACKEND)
-    return DEFAULT_BACKEND
+        return ops.default_backend(core_host().target(target_name).name)
+    return ops.fallback_backend()
 
 
 def _cpu_hint(ops: OpsHost) -> str:
@@ -99,7 +97,7 @@ def calibrate(core: PluginHost, target_name: str | None, backend: str | None, de
     try:
         session = ops.backend(backend).open(device_index)
     except Unavailable as exc:
-        hint = _cpu_hint(ops) if backend == DEFAULT_BACKEND else ""
+        hint = _cpu_hint(ops) if getattr(ops.backend(backend), "fallback", False) else ""
         click.echo(f"error: cannot calibrate with {backend}: {exc}{hint}", err=True)
         sys.exit(3)
     progress = for_terminal()

@@ -2,7 +2,8 @@
 every page under docs/ and docs/design/ at most 500 (docs/capture.md, a generated reference,
 excepted); no time of day (a UTC stamp or a dated time) in the README, the changelog or docs/
 (generated references excepted); every design record is dated and short; docs name the tag
-that keeps the old evidence; and the tracked tree stays at most 500 files and 8 MB."""
+that keeps the old evidence; and the tracked tree stays at most 600 files and 10 MB (the public measurement sets the
+shipped coefficients are fitted from included)."""
 
 import re
 from pathlib import Path
@@ -93,4 +94,6 @@ def test_the_tracked_tree_stays_a_product():
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
     paths = [ROOT / f.decode() for f in files if f]
     size = sum(p.stat().st_size for p in paths if p.is_file())
-    assert len(paths) <= 500 and size <= 8 * 1024 * 1024, (len(paths), size)
+    # 600 / 10 MB: room for the sourced target files, the new workload kinds and the compact
+    # public measurement sets (benchmarks/public/data) beside the product's 500 files
+    assert len(paths) <= 600 and size <= 10 * 1024 * 1024, (len(paths), size)

@@ -1,12 +1,17 @@
-"""Transformer decoder blocks decomposed into operators, for prefill and decode.
+"""Transformer blocks (decoders, and encoders such as BERT) decomposed into operators, for
+prefill and decode.
 
 Per layer (block=sequential, the Llama/GPT-2 layout): norm -> QKV projection -> (RoPE) ->
 [decode: append new K/V to the cache] -> fused attention (FlashAttention-style, causal,
 grouped-query) -> output projection -> residual -> norm -> MLP up (gated: gate and up together)
--> activation (gated: silu(g) * u) -> MLP down -> residual. block=parallel (Falcon): attention
-and MLP both read the layer input, each through its own norm (parallel) or one shared norm
-(parallel_shared_norm), and one residual adds both. Then a final norm (final_norm=false for a
-bare block) and the LM head when the vocabulary is known (lm_head=false leaves it out).
+-> activation (gated: silu(g) * u; gelu; relu) -> MLP down -> residual. block=parallel (Falcon,
+GPT-NeoX): attention and MLP both read the layer input, each through its own norm (parallel) or
+one shared norm (parallel_shared_norm), and one residual adds both. post_norm=true (BERT, OPT-350m)
+moves each norm after its residual add (the layer input feeds the QKV projection). Then a final
+norm (final_norm=false for a bare block) and the LM head when the vocabulary is known
+(lm_head=false leaves it out). RoPE may rotate only the first rope_dims of each head (GPT-NeoX's
+rotary_pct). attention=eager replaces the fused attention by the operators Hugging Face's eager
+code runs, the score matrix going to memory and back (eager.py).
 
 Token and position embedding lookups are not modelled (a gather of one row per token: leaving
 it out keeps the bound a bound). Elementwise work runs at the workload's precision, so the
@@ -38,12 +43,12 @@ from tensorforge import (
     parse_dtype,
     parse_math_mode,
 )
-from tf_transformer import parallel
+from tf_transformer import eager, parallel
 from tf_transformer.hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
 NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}  # rms: sq, sum, scale, weight; ln adds mean, sub, bias
-ACT_FLOPS = {"gated": 5, "gelu": 8}  # silu(x)*y ~ exp, add, div, mul, mul; tanh-gelu ~ 8
+ACT_FLOPS = {"gated": 5, "gelu": 8, "relu": 1}  # silu(x)*y ~ exp, add, div, mul, mul; tanh-gelu ~ 8; max
 ROPE_FLOPS = 3  # x*cos + rotate(x)*sin per element
 BLOCKS = ("sequential", "parallel", "parallel_shared_norm")
 
@@ -60,7 +65,7 @@ class TransformerParams:
     kv_heads: int = attrs.field(default=None, metadata={"min": 1})
     head_dim: int = attrs.field(default=None, metadata={"min": 1})
     intermediate: int = attrs.field(default=None, metadata={"min": 1})
-    mlp: str = attrs.field(default="gated", metadata={"choices": ("gated", "gelu")})
+    mlp: str = attrs.field(default="gated", metadata={"choices": ("gated", "gelu", "relu")})
     norm: str = attrs.field(default="rmsnorm", metadata={"choices": ("rmsnorm", "layernorm")})
     rope: bool = True
     batch: int = _pos(default=1)
@@ -80,6 +85,10 @@ class TransformerParams:
     # tensor- and pipeline-parallel degrees (parallel.py); tp * pp devices in all
     tp: int = attrs.field(default=1, metadata={"min": 1})
     pp: int = attrs.field(default=1, metadata={"min": 1})
+    # sdpa: one fused attention kernel; eager: Hugging Face's eager attention (eager.py)
+    attention: str = attrs.field(default="sdpa", metadata={"choices": ("sdpa", "eager")})
+    post_norm: bool = False  # norms after the residual adds (BERT); False: before each branch
+    rope_dims: int = attrs.field(default=0, metadata={"min": 0})  # dims RoPE rotates per head; 0: all
 
     def __attrs_post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)
@@ -110,6 +119,14 @@ class TransformerParams:
             )
         if self.lm_head and not self.vocab:
             raise ValueError("lm_head=true needs vocab (the vocabulary size)")
+        if self.post_norm and self.block != "sequential":
+            raise ValueError(
+                f"post_norm=true (a norm after each residual add) needs block=sequential, not {self.block}"
+            )
+        if self.rope_dims and not self.rope:
+            raise ValueError("rope_dims (the dimensions RoPE rotates) needs rope=true")
+        if self.rope_dims > self.head_dim or self.rope_dims % 2:
+            raise ValueError(f"rope_dims={self.rope_dims} must be even and at most head_dim={self.head_dim}")
         parallel.check(self)
 
     @property
@@ -158,8 +175,8 @@ def _stream(name, flops, reads, writes, count, dtype, special=0):
 class Transformer(WorkloadKind):
     name = "transformer"
     description = (
-        "decoder-only transformer (prefill or decode; GQA; gated or GELU MLP); "
-        "config=path/to/config.json reads a Hugging Face config"
+        "transformer blocks, decoder or encoder (prefill or decode; GQA; gated, GELU or ReLU MLP; "
+        "pre- or post-norm; fused or eager attention); config=path/to/config.json reads a Hugging Face config"
     )
     params_type = TransformerParams
     _small = {
@@ -232,13 +249,17 @@ class Transformer(WorkloadKind):
                 name, NORM_FLOPS[p.norm] * T * D, [("x", act(D)), (f"{name}_w", D * e)], [(out, act(D))], count, dt, T
             )
 
-        ops = [norm("norm_attn", "h_attn")]
-        if p.block == "parallel":
-            ops.append(norm("norm_mlp", "h_mlp"))
-        ops.append(_matmul("qkv_proj", T, (H + 2 * KV) * Hd, D, mode, e, "h_attn", "w_qkv", "qkv", L))
-        if p.rope:
-            rot = q_bytes + kv_tok_bytes
-            ops.append(_stream("rope", ROPE_FLOPS * (T * (H + KV) * Hd), [("qkv", rot)], [("qkv", rot)], L, dt))
+        ops = []
+        if not p.post_norm:  # pre-norm: the branches read normalised copies of the layer input
+            ops.append(norm("norm_attn", "h_attn"))
+            if p.block == "parallel":
+                ops.append(norm("norm_mlp", "h_mlp"))
+        attn_in = "x" if p.post_norm else "h_attn"
+        ops.append(_matmul("qkv_proj", T, (H + 2 * KV) * Hd, D, mode, e, attn_in, "w_qkv", "qkv", L))
+        if p.rope:  # the rotated share of each query and key head (rope_dims of head_dim)
+            dims = p.rope_dims or Hd
+            rot = (q_bytes + kv_tok_bytes) * dims // Hd
+            ops.append(_stream("rope", ROPE_FLOPS * (T * (H + KV) * dims), [("qkv", rot)], [("qkv", rot)], L, dt))
         if p.phase == "decode":
             cache_bytes = p.batch * KV * p.kv_len * Hd * e
             ops.append(
@@ -247,40 +268,53 @@ class Transformer(WorkloadKind):
             k_t, v_t = Tensor("k_cache", cache_bytes), Tensor("v_cache", cache_bytes)
         else:
             k_t, v_t = Tensor("qkv", kv_tok_bytes), Tensor("qkv", kv_tok_bytes)
-        attention = AttentionProblem(
-            batch=p.batch,
-            heads=H,
-            kv_heads=KV,
-            q_len=p.seq,
-            kv_len=p.kv_len,
-            head_dim=Hd,
-            causal=p.causal,
-            math_mode=mode,
-            elem_bytes=e,
-            q=Tensor("qkv", q_bytes),
-            k=k_t,
-            v=v_t,
-            o=Tensor("attn", q_bytes),
-        )
-        ops += [
-            Operator("attention", attention, L),
-            _matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L),
-        ]
-        mlp_in = {"sequential": "h_mlp", "parallel": "h_mlp", "parallel_shared_norm": "h_attn"}[p.block]
+        q_t, o_t = Tensor("qkv", q_bytes), Tensor("attn", q_bytes)
+        if p.attention == "eager":
+            ops += eager.operators(p, q_t, k_t, v_t, o_t)
+        else:
+            attention = AttentionProblem(
+                batch=p.batch,
+                heads=H,
+                kv_heads=KV,
+                q_len=p.seq,
+                kv_len=p.kv_len,
+                head_dim=Hd,
+                causal=p.causal,
+                math_mode=mode,
+                elem_bytes=e,
+                q=q_t,
+                k=k_t,
+                v=v_t,
+                o=o_t,
+            )
+            ops.append(Operator("attention", attention, L))
+        ops.append(_matmul("o_proj", T, D, H * Hd, mode, e, "attn", "w_o", "attn_out", L))
+        if p.post_norm:
+            mlp_in = "x"
+        else:
+            mlp_in = {"sequential": "h_mlp", "parallel": "h_mlp", "parallel_shared_norm": "h_attn"}[p.block]
         if p.block == "sequential":
             ops += [
                 _stream("residual_attn", T * D, [("x", act(D)), ("attn_out", act(D))], [("x", act(D))], L, dt),
-                norm("norm_mlp", "h_mlp"),
+                norm("norm_attn", "x") if p.post_norm else norm("norm_mlp", "h_mlp"),
             ]
         ops += [
             _matmul("mlp_up", T, up_width, D, mode, e, mlp_in, "w_up", "up", L),
             _stream(
-                "mlp_act", ACT_FLOPS[p.mlp] * T * I, [("up", act(up_width))], [("mlp_act", act(I))], L, dt, T * I
-            ),  # one exp (silu) or tanh (gelu) per element
+                "mlp_act",
+                ACT_FLOPS[p.mlp] * T * I,
+                [("up", act(up_width))],
+                [("mlp_act", act(I))],
+                L,
+                dt,
+                0 if p.mlp == "relu" else T * I,
+            ),  # one exp (silu) or tanh (gelu) per element; relu none
             _matmul("mlp_down", T, D, I, mode, e, "mlp_act", "w_down", "mlp_out", L),
         ]
         if p.block == "sequential":
             ops.append(_stream("residual_mlp", T * D, [("x", act(D)), ("mlp_out", act(D))], [("x", act(D))], L, dt))
+            if p.post_norm:
+                ops.append(norm("norm_mlp", "x"))
         else:
             ops.append(
                 _stream(
@@ -305,11 +339,12 @@ class Transformer(WorkloadKind):
         norms are one fused kernel each (F.rms_norm / F.layer_norm); each projection one
         F.linear (x @ W^T: both operands' rows run along the reduction dimension); RoPE is
         five elementwise kernels per rotated tensor (neg, cat, two muls, add) moving about five
-        times the bytes a fused RoPE would, on strided views (q and k transposed); the KV-cache
-        append is one strided copy per cache;
+        times the bytes a fused RoPE would, on strided views (q and k transposed), and with
+        rope_dims < head_dim one more cat per tensor joining the rotated and the passed dims
+        (reading and writing whole heads); the KV-cache append is one strided copy per cache;
         attention is one SDPA (FlashAttention) call, the output's transpose back to tokens a
-        view; the gated activation is two kernels (silu, mul) on the strided halves of the up
-        projection; residuals one add each."""
+        view (attention=eager: eager.implementation); the gated activation is two kernels (silu,
+        mul) on the strided halves of the up projection; residuals one add each."""
         from tensorforge import Implementation as Impl
 
         D, Hd, H, KV, I = p.hidden, p.head_dim, p.heads, p.kv_heads, p.intermediate
@@ -318,11 +353,16 @@ class Transformer(WorkloadKind):
         def linear(k, n):
             return Impl(kernels=1, leading_dims=(k, k, n))
 
+        dims = p.rope_dims or Hd
+        partial = dims < Hd  # the cat reads and writes whole heads: Hd / dims of the rotated bytes
+
         table = {
             "norm_attn": Impl(kernels=1, pattern="norm"),
             "qkv_proj": linear(D, (H + 2 * KV) * Hd),
             # on the transposed q/k views: strided, PyTorch's non-vectorised elementwise kernels
-            "rope": Impl(kernels=10, pattern="strided", traffic_factor=5.0),
+            "rope": Impl(
+                kernels=12 if partial else 10, pattern="strided", traffic_factor=5.0 + (Hd / dims if partial else 0.0)
+            ),
             "kv_append": Impl(kernels=2, pattern="copy"),
             "attention": Impl(kernels=1),
             "o_proj": linear(H * Hd, D),
@@ -340,6 +380,8 @@ class Transformer(WorkloadKind):
             "norm_final": Impl(kernels=1, pattern="norm"),
             "lm_head": linear(D, p.vocab or 1),
         }
+        if p.attention == "eager":  # declared for the operators one rank runs
+            table.update(eager.implementation(parallel.shard(p) if p.tp > 1 else p))
         return table
 
     def weight_bytes(self, p: TransformerParams) -> int:
@@ -371,7 +413,8 @@ class Transformer(WorkloadKind):
             p.hidden,
         ]
         logits = T * p.vocab * e if p.with_lm_head else 0
-        return self.weight_bytes(p) + cache + T * sum(widths) * e + logits
+        scores = 2 * eager.score_bytes(p) if p.attention == "eager" else 0  # scores and probabilities
+        return self.weight_bytes(p) + cache + T * sum(widths) * e + logits + scores
 
 
 @hookimpl

@@ -1,6 +1,7 @@
 """The transformer's operators executed with PyTorch, one to one with the Core's decomposition
-(norm, QKV, RoPE, KV-cache append, SDPA attention, output projection, residuals, MLP; the
-sequential or parallel block; the final norm and LM head when the workload has them), each
+(norm, QKV, RoPE, KV-cache append, SDPA attention or Hugging Face's eager attention, output
+projection, residuals, MLP; the sequential or parallel block, pre- or post-norm; the final norm
+and LM head when the workload has them), each
 inside an operator range named as the Core names it (so a kernel trace, or the distributed
 backend's operator window, attributes time to operators), with distinct random weights per layer
 so weight traffic is real. Registered under the Ops group; the Core side never imports this module.
@@ -13,6 +14,7 @@ holds it to that) and every rank starts from the same replicated input.
 """
 
 from tensorforge_measure import Unavailable, WorkloadBuilder, hookimpl, operator_range, torch_dtype
+from tf_transformer import eager
 from tf_transformer.parallel import ALL_GATHER_LOGITS, ALL_REDUCE_ATTN, ALL_REDUCE_MLP
 
 SEED = 20260101
@@ -99,8 +101,9 @@ class TransformerTorch(WorkloadBuilder):
                 tuple(rand(B, KV, p.kv_len, Hd, s=1.0)[:, kv_heads].contiguous() for _ in range(2))
                 for _ in range(p.layers)
             ]
+        rd = p.rope_dims or Hd  # the rotated dims of each head (GPT-NeoX: a quarter)
         pos = torch.arange(p.context, p.context + S, device=device, dtype=torch.float32)
-        inv = 1.0 / (10000 ** (torch.arange(0, Hd, 2, device=device, dtype=torch.float32) / Hd))
+        inv = 1.0 / (10000 ** (torch.arange(0, rd, 2, device=device, dtype=torch.float32) / rd))
         angles = torch.outer(pos, inv)
         cos = torch.cat([angles.cos(), angles.cos()], -1).to(dtype)[None, None]
         sin = torch.cat([angles.sin(), angles.sin()], -1).to(dtype)[None, None]
@@ -109,16 +112,24 @@ class TransformerTorch(WorkloadBuilder):
             # queries sit at the end of the cache: query i sees keys 0 .. context + i
             q_pos = torch.arange(p.context, p.context + S, device=device)[:, None]
             mask = torch.arange(p.kv_len, device=device)[None, :] <= q_pos
+        eager_mask = None
+        if p.attention == "eager" and eager.masked(p):  # queries at the end of the keys, as above
+            eager_mask = torch.ones(S, p.kv_len, device=device, dtype=torch.bool).tril(p.kv_len - S)
 
         def norm(t, w):
             if p.norm == "rmsnorm":
                 return F.rms_norm(t, (D,), w)
             return F.layer_norm(t, (D,), w)
 
-        def rope(t):
+        def rotate(t):
             half = t.shape[-1] // 2
             rotated = torch.cat([-t[..., half:], t[..., :half]], -1)
             return t * cos + rotated * sin
+
+        def rope(t):
+            if rd == Hd:
+                return rotate(t)
+            return torch.cat([rotate(t[..., :rd]), t[..., rd:]], -1)  # GPT-NeoX's partial rotary
 
         def attend(q, k, v):
             causal = p.causal and p.phase == "prefill"
@@ -128,6 +139,29 @@ class TransformerTorch(WorkloadBuilder):
                 k, v = (t.repeat_interleave(h // kv, dim=1) for t in (k, v))
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
+        def repeat_kv(t):  # HF's repeat_kv: every KV head expanded to its group of query heads
+            return t[:, :, None].expand(B, kv, h // kv, *t.shape[2:]).reshape(B, h, *t.shape[2:])
+
+        def attend_eager(q, k, v):
+            """Hugging Face's eager attention (GPT-2, BERT, Llama's eager_attention_forward):
+            torch.matmul on the (batch, heads, tokens, head_dim) views, the scores written out."""
+            if 1 < kv < h:
+                with operator_range(eager.REPEAT_KV):
+                    k, v = repeat_kv(k), repeat_kv(v)
+            elif kv < h:  # one KV head: the expand is a view (stride 0), no kernel and no operator
+                k, v = repeat_kv(k), repeat_kv(v)
+            with operator_range(eager.SCORES):
+                scores = torch.matmul(q, k.transpose(-1, -2))
+            with operator_range(eager.SCALE):
+                scores = scores * Hd**-0.5
+            if eager_mask is not None:
+                with operator_range(eager.MASK):
+                    scores = torch.where(eager_mask, scores, torch.finfo(scores.dtype).min)
+            with operator_range(eager.SOFTMAX):
+                probs = torch.softmax(scores, dim=-1)
+            with operator_range(eager.CONTEXT):
+                return torch.matmul(probs, v).transpose(1, 2).reshape(B, S, h * Hd)
+
         all_reduce, gather_logits = _collectives(tp)
 
         def forward():
@@ -136,9 +170,12 @@ class TransformerTorch(WorkloadBuilder):
             # with the operator that produced or consumes them.
             x = x0
             for i, w in enumerate(layers):
-                with operator_range("norm_attn"):
-                    h_attn = norm(x, w["n1"])
-                if p.block == "parallel":  # Falcon: the MLP's own norm of the layer input
+                if p.post_norm:  # BERT: the layer input feeds the projection; norms follow the adds
+                    h_attn = x
+                else:
+                    with operator_range("norm_attn"):
+                        h_attn = norm(x, w["n1"])
+                if p.block == "parallel":  # Falcon, GPT-NeoX: the MLP's own norm of the layer input
                     with operator_range("norm_mlp"):
                         h_mlp = norm(x, w["n2"])
                 with operator_range("qkv_proj"):
@@ -156,9 +193,12 @@ class TransformerTorch(WorkloadBuilder):
                         k_cache[:, :, p.context :].copy_(k)
                         v_cache[:, :, p.context :].copy_(v)
                     k, v = k_cache, v_cache
-                with operator_range("attention"):
-                    # the copy back to token-major layout is part of the fused attention's output
-                    o = attend(q, k, v).transpose(1, 2).reshape(B, S, h * Hd)
+                if p.attention == "eager":
+                    o = attend_eager(q, k, v)
+                else:
+                    with operator_range("attention"):
+                        # the copy back to token-major layout is part of the fused attention's output
+                        o = attend(q, k, v).transpose(1, 2).reshape(B, S, h * Hd)
                 with operator_range("o_proj"):
                     attn_out = F.linear(o, w["w_o"])
                 if tp > 1:  # row-parallel: the ranks' partial sums meet here
@@ -167,8 +207,12 @@ class TransformerTorch(WorkloadBuilder):
                 if p.block == "sequential":
                     with operator_range("residual_attn"):
                         x = x + attn_out
-                    with operator_range("norm_mlp"):
-                        h_mlp = norm(x, w["n2"])
+                    if p.post_norm:
+                        with operator_range("norm_attn"):
+                            x = h_mlp = norm(x, w["n1"])
+                    else:
+                        with operator_range("norm_mlp"):
+                            h_mlp = norm(x, w["n2"])
                 elif p.block == "parallel_shared_norm":  # both branches read one norm of the input
                     h_mlp = h_attn
                 with operator_range("mlp_up"):
@@ -177,6 +221,8 @@ class TransformerTorch(WorkloadBuilder):
                     if p.mlp == "gated":
                         gate, lin = up.chunk(2, dim=-1)
                         act = F.silu(gate) * lin
+                    elif p.mlp == "relu":  # OPT
+                        act = F.relu(up)
                     else:
                         act = F.gelu(up, approximate="tanh")
                 with operator_range("mlp_down"):
@@ -187,6 +233,9 @@ class TransformerTorch(WorkloadBuilder):
                 if p.block == "sequential":
                     with operator_range("residual_mlp"):
                         x = x + mlp_out
+                    if p.post_norm:
+                        with operator_range("norm_mlp"):
+                            x = norm(x, w["n2"])
                 else:
                     with operator_range("residual"):
                         x = x + attn_out + mlp_out

@@ -1,0 +1,1 @@
+"""TensorForge vector workload plugin: softmax, norm, activation, elementwise."""

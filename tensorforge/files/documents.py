@@ -14,6 +14,9 @@ A gzip-compressed file is read as the text it holds (the first two bytes say so,
 name): a capture is 1-4 MB of JSON and a tenth of that compressed, so archived captures are kept
 that way and every command reads them as they are.
 
+Every read is bounded (files/bounded.py): bytes counted while they stream in and unpack, JSON's
+nesting and container count checked before it is parsed, numbers finite, one gzip member.
+
 Writes are atomic: a reader sees the old file or the new one, never half of either.
 """
 
@@ -22,11 +25,20 @@ import os
 import stat
 import tempfile
 import tomllib
-import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tensorforge.errors import TensorForgeError
+from tensorforge.files.bounded import (
+    MAX_DEPTH,
+    MAX_JSON_BYTES,
+    MAX_TOML_BYTES,
+    bounded_int,
+    check_json_shape,
+    finite_float,
+    read_limited,
+    refuse_constant,
+)
 
 # What a path names when it is not a regular file, for the one-line refusal.
 _NOT_REGULAR = {
@@ -38,32 +50,30 @@ _NOT_REGULAR = {
 }
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
-# A document's text is a few MB; a compressed file that would unpack past this is refused rather
-# than allowed to fill memory (a gzip "bomb" unpacks a thousandfold).
-MAX_UNPACKED_BYTES = 1 << 30
+def _checked_path(path: str | os.PathLike[str], what: str) -> Path:
+    """A path the operating system can be asked about: a NUL byte made `open` raise ValueError
+    (a traceback) and an undecodable name an encoding error."""
+    text = os.fspath(path)
+    if "\0" in str(text):
+        raise TensorForgeError(f"cannot read {what} {str(text)!r}: the path contains a NUL byte")
+    return Path(path)
 
 
-def _gunzip(data: bytes, path: Path, what: str) -> bytes:
+def _decode(data: bytes, where: str) -> str:
     try:
-        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        text = unpacker.decompress(data, MAX_UNPACKED_BYTES)
-        if unpacker.unconsumed_tail:
-            raise TensorForgeError(f"{what} {path}: gzip content unpacks past {MAX_UNPACKED_BYTES} bytes")
-        if not unpacker.eof:
-            raise TensorForgeError(f"{what} {path}: gzip content is cut short")
-    except zlib.error as exc:
-        raise TensorForgeError(f"{what} {path}: not valid gzip ({exc})") from None
-    return text
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TensorForgeError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def read_text(path: str | os.PathLike[str], what: str) -> str:
+def read_text(path: str | os.PathLike[str], what: str, limit: int = MAX_JSON_BYTES) -> str:
     """The UTF-8 text of the regular file at `path`; `what` names it in errors ('suite file').
+    More than `limit` bytes (of text, after unpacking gzip) is refused as it is read.
 
     The file is opened without blocking and checked to be a regular file before it is read:
     opening a FIFO for reading would otherwise wait for a writer that never comes.
     """
-    path = Path(path)
+    path = _checked_path(path, what)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -75,55 +85,58 @@ def read_text(path: str | os.PathLike[str], what: str) -> str:
             raise TensorForgeError(f"cannot read {what} {path}: {why}")
         with os.fdopen(fd, "rb") as handle:
             fd = -1  # the handle owns it now
-            data = handle.read()
+            data = read_limited(handle, f"{what} {path}", limit)
     except OSError as exc:
         raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     finally:
         if fd >= 0:
             os.close(fd)
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip(data, path, what)
+    return _decode(data, f"{what} {path}")
+
+
+def read_stream_text(stream: BinaryIO, where: str, limit: int = MAX_JSON_BYTES) -> str:
+    """The UTF-8 text of an open stream (standard input), under the same budget as a file."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TensorForgeError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-# No document TensorForge reads nests deeper than a dozen levels; a runaway one (100,000 open
-# brackets) ended in a RecursionError traceback in the parser or in whatever walked it next.
-MAX_DEPTH = 64
+        data = read_limited(stream, where, limit)
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {where}: {exc.strerror or exc}") from None
+    return _decode(data, where)
 
 
 def _check_depth(value: Any, where: str) -> None:
+    """Nesting of a parsed value (TOML: its parser has no hook, and the text is small).
+    Only containers are stacked: a long array of numbers costs nothing here."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
 
 
 def parse_json(text: str, where: str) -> Any:
-    """JSON `text`; `where` ('capture x.json') opens the one-line error."""
+    """JSON `text`; `where` ('capture x.json') opens the one-line error. Nesting and size are
+    checked before parsing; NaN, Infinity and numbers past float range are refused."""
+    check_json_shape(text, where)
     try:
-        value = json.loads(text)
+        return json.loads(text, parse_float=finite_float, parse_int=bounded_int, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # a number refused by the hooks above
+        raise TensorForgeError(f"{where}: {exc}") from None
     except RecursionError:
         raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
-    _check_depth(value, where)
-    return value
 
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML `text`; `where` ('target file x.toml') opens the one-line error."""
     try:
-        value = tomllib.loads(text)
+        value = tomllib.loads(text, parse_float=finite_float)
     except tomllib.TOMLDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # a number refused by finite_float, or too many digits
+        raise TensorForgeError(f"{where}: {str(exc).split(';')[0]}") from None
     except RecursionError:
         raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     _check_depth(value, where)
@@ -132,12 +145,12 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:
     """The JSON document at `path` (any JSON value: callers check its shape)."""
-    return parse_json(read_text(path, what), f"{what} {Path(path)}")
+    return parse_json(read_text(path, what, MAX_JSON_BYTES), f"{what} {Path(path)}")
 
 
 def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
     """The TOML document at `path`."""
-    return parse_toml(read_text(path, what), f"{what} {Path(path)}")
+    return parse_toml(read_text(path, what, MAX_TOML_BYTES), f"{what} {Path(path)}")
 
 
 def read_document(path: str | os.PathLike[str], what: str) -> Any:
@@ -148,6 +161,8 @@ def read_document(path: str | os.PathLike[str], what: str) -> Any:
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    if "\0" in os.fspath(path):
+        raise TensorForgeError(f"cannot write {os.fspath(path)!r}: the path contains a NUL byte")
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():

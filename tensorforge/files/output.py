@@ -17,6 +17,9 @@ with a regular file through the atomic rename). The rule:
   reader sees the old content or the new, never half. A new file is published with a hard link,
   which fails if the name appeared meanwhile: then the result goes to a free name beside it and
   the line says where, so nothing is overwritten and nothing is lost.
+* A regular file whose name ends in `.gz` is written gzip-compressed (level 9, no name or time in
+  the header, as `gzip -9 -n` writes it): every reader unpacks it, and a `-o cap.json.gz` that
+  held plain JSON was a surprise to every other tool.
 * While a command prepares a file, it holds an exclusive lock on it (`flock` on a hidden
   `.NAME.lock` beside it): a second command writing the same file fails at once, naming the
   process that holds it. The lock dies with its process, so a killed run leaves no stale lock
@@ -126,7 +129,9 @@ class Claim:
             self.written_to = str(self.given)
         else:
             assert self.path is not None
-            self.written_to = _write_regular(self.path, text, self.what, replace=self.mode == "replace")
+            self.written_to = _write_regular(
+                self.path, _encoded(self.path, text), self.what, replace=self.mode == "replace"
+            )
         return self.written_to
 
 
@@ -137,6 +142,8 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
         return Claim(text, what, "stdout", None)
     if not text:
         raise TensorForgeError(f"no path given for the {what}")
+    if "\0" in text:  # os.stat would raise ValueError (a traceback), not OSError
+        raise TensorForgeError(f"cannot write {what} {text!r}: the path contains a NUL byte")
     fd = _descriptor(text)
     if fd is not None:
         try:
@@ -282,7 +289,16 @@ def _write_in_place(path: Path, text: str, what: str) -> None:
         os.close(fd)
 
 
-def _write_regular(path: Path, text: str, what: str, replace: bool) -> str:
+def _encoded(path: Path, text: str) -> bytes:
+    data = text.encode("utf-8")
+    if path.name.lower().endswith(".gz"):
+        import gzip
+
+        return gzip.compress(data, compresslevel=9, mtime=0)
+    return data
+
+
+def _write_regular(path: Path, data: bytes, what: str, replace: bool) -> str:
     folder = path.parent
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -293,8 +309,8 @@ def _write_regular(path: Path, text: str, what: str, replace: bool) -> str:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if replace:

@@ -10,7 +10,7 @@ any upgrade; the typed object is what every reader then uses.
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +57,9 @@ def read_text_once(path: str | os.PathLike[str]) -> str:
     """The capture's text, read once: '-' is standard input (so `verify -` works through a pipe;
     a second read of a pipe finds nothing, which once made a valid capture look edited)."""
     if str(path) == "-":
-        try:
-            return sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TensorForgeError(
-                f"capture on standard input: not UTF-8 text ({exc.reason} at byte {exc.start})"
-            ) from None
+        from tensorforge.api import read_stream_text
+
+        return read_stream_text(sys.stdin.buffer, "capture on standard input")
     return read_text(path, "capture")
 
 
@@ -133,11 +130,68 @@ def _consistency(capture: Capture) -> tuple[list[str], list[str]]:
     return problems, checks
 
 
-def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) -> tuple[VerifyReport, Capture | None]:
+# The digest record of a canonical capture: a top-level key is the only one indented by two
+# spaces, and a string in canonical JSON never holds a raw newline.
+_DIGEST_KEY = '\n  "digest": '
+
+
+def head_origin(text: str, trusted: Iterable[str]) -> "Origin":
+    """The origin a capture's digest record establishes, read without parsing the rest: the
+    signature signs the digest value, so who sealed it is known before the body is looked at.
+    A document not in canonical form counts as unsigned here (it cannot verify anyway)."""
+    import json
+
+    from tensorforge_measure.capture.origin import origin
+    from tensorforge_measure.capture.sections.provenance import Signature
+
+    at = text.find(_DIGEST_KEY)
+    record: Any = None
+    if at >= 0:
+        try:
+            record, _ = json.JSONDecoder().raw_decode(text, at + len(_DIGEST_KEY))
+        except (ValueError, RecursionError):
+            record = None
+    signed = record.get("signature") if isinstance(record, dict) else None
+    try:
+        signature = Signature(**signed) if isinstance(signed, dict) else None
+        value = str(record["value"]) if signature is not None else ""
+    except (TypeError, KeyError):
+        signature, value = None, ""
+    if signature is not None and not all(isinstance(v, str) for v in attrs.astuple(signature)):
+        signature = None
+    return origin(signature, value, trusted)
+
+
+def check(
+    path: str | os.PathLike[str],
+    trusted: Iterable[str] | None = None,
+    before_body: "Callable[[Origin], None] | None" = None,
+) -> tuple[VerifyReport, Capture | None]:
     """The verification report, and the typed capture when the document could be read as one.
     `trusted`: the fingerprints whose signatures establish origin (default: the user's own key
-    and $TENSORFORGE_HOME/trusted-keys)."""
+    and $TENSORFORGE_HOME/trusted-keys). `before_body` is shown the origin the digest record
+    establishes before the body is parsed, and may refuse the capture by raising (a reader
+    requiring trust spends nothing on a document nobody it trusts has signed)."""
+    report, capture, _ = check_document(path, trusted, before_body)
+    return report, capture
+
+
+def check_document(
+    path: str | os.PathLike[str],
+    trusted: Iterable[str] | None = None,
+    before_body: "Callable[[Origin], None] | None" = None,
+) -> tuple[VerifyReport, Capture | None, dict[str, Any]]:
+    """`check`, and the document as written: for a reader that needs its raw form too, read
+    once, so what was verified is what it reads."""
     text = read_text_once(path)
+    if before_body is not None:
+        keys = list(trusted) if trusted is not None else None
+        if keys is None:
+            from tensorforge_measure.capture.signing import trusted_fingerprints
+            from tensorforge_measure.home import home
+
+            keys = trusted_fingerprints(home())
+        before_body(head_origin(text, keys))
     doc = _parse(text, path)
     problems, checks, actual = integrity(doc, text)
     capture = None
@@ -167,7 +221,7 @@ def check(path: str | os.PathLike[str], trusted: Iterable[str] | None = None) ->
         origin_detail=origin.detail,
         signer=origin.fingerprint,
     )
-    return report, capture
+    return report, capture, doc
 
 
 def _origin(capture: Capture | None, trusted: Iterable[str] | None) -> "Origin":

@@ -7,6 +7,7 @@ both). Fields made with `optional()` are left out of the document when they are 
 how a field is added without breaking captures written before it existed.
 """
 
+import math
 from typing import Any
 
 import attrs
@@ -37,3 +38,26 @@ def const(value: Any, doc: str) -> Any:
             raise Mismatch(f"{attribute.name} must be {value!r}, got {given!r}")
 
     return attrs.field(default=value, validator=_is, metadata={DOC: doc, UNIT: None, CONST: value})
+
+
+def _bad_sample(value: Any) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+
+
+def measured_values() -> Any:
+    """Validator of raw samples (durations, joules): each a finite number >= 0. Checked when a
+    capture is read: a sealed capture with a sample of -1 or inf once made verify, gate,
+    report, rightsize and export raise ValueError from the statistics, and `gate` exit 1,
+    which means REGRESSION. (No samples at all is a state every reader handles: no statistic.)"""
+
+    def check(_inst: Any, attribute: "attrs.Attribute[Any]", given: Any) -> None:
+        if given is None:
+            return
+        nested = bool(given) and isinstance(given[0], tuple)
+        for row_index, row in enumerate(given if nested else (given,)):
+            where = f"{attribute.name}[{row_index}]" if nested else attribute.name
+            for index, value in enumerate(row):
+                if _bad_sample(value):
+                    raise Mismatch(f"{where}[{index}] is {value!r}: every sample is a finite number >= 0")
+
+    return check

@@ -7,8 +7,12 @@ sealed it. What it proves and what not: docs/security.md.
 
 * The key pair is created on first use in TensorForge's home (`$TENSORFORGE_HOME/keys`, else
   ~/.cache/tensorforge/keys): the folder 0700, the private key 0600, both owned by the user. A
-  private key that others can read or write is refused, as ssh refuses one: a key anyone on the
-  machine could use proves nothing.
+  private key that others can read or write, a key folder or trusted-keys file that others can
+  write, or any of them owned by another user, is refused, as ssh refuses them: a key anyone on
+  the machine could use or replace proves nothing.
+* "Your own key" is always the public half of the private key, derived from it. The .pub file
+  beside it is written for others to copy, never read back: whoever could write that file would
+  otherwise choose which key `verify` takes as yours (a forgery trusted, your captures not).
 * The signature covers the digest value with a domain prefix (SIGNED_PREFIX), so it cannot be
   replayed as a signature over anything else; the digest covers everything but itself.
 * A capture carries the public key and its fingerprint (`SHA256:` + unpadded base64 of the
@@ -36,7 +40,6 @@ from tensorforge_measure.capture.origin import (
     UNSIGNED,  # noqa: F401 (re-exported)
     UNTRUSTED,  # noqa: F401 (re-exported)
     Origin,  # noqa: F401 (re-exported)
-    _raw_key,
     fingerprint_of,
     origin,  # noqa: F401 (re-exported)
     parse_key,
@@ -67,12 +70,36 @@ def keys_dir(home: Path) -> Path:
 # -- the user's own key ---------------------------------------------------------------------------
 
 
+def _owner_problem(path: Path, info: os.stat_result) -> str | None:
+    if hasattr(os, "getuid") and info.st_uid not in (os.getuid(), 0):
+        return f"belongs to another user (uid {info.st_uid}); it cannot identify you"
+    return None
+
+
+def check_not_writable_by_others(path: Path, what: str, own: bool = True) -> None:
+    """Refuse `path` (a key folder, a trusted-keys file) when users other than its owner can
+    write it, or (`own`) when it is not the user's. A trusted-keys file handed in with
+    --trusted-keys may be a colleague's, read-only to you: `own` is False for those."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise TensorForgeError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    problem = _owner_problem(path, info) if own else None
+    if problem is None and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(info.st_mode)
+        problem = (
+            f"is writable by others (mode {mode:04o}): anyone on this machine could change which "
+            f"keys you trust; run `chmod go-w {path}`"
+        )
+    if problem is not None:
+        raise TensorForgeError(f"{what} {path} {problem}")
+
+
 def _check_private(path: Path) -> None:
     info = os.stat(path)
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise TensorForgeError(
-            f"signing key {path} belongs to another user (uid {info.st_uid}); it cannot identify you"
-        )
+    problem = _owner_problem(path, info)
+    if problem is not None:
+        raise TensorForgeError(f"signing key {path} {problem}")
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise TensorForgeError(
             f"signing key {path} is accessible to others (mode "
@@ -82,8 +109,11 @@ def _check_private(path: Path) -> None:
 
 
 def _make_private_dir(folder: Path) -> None:
+    """The key folder, 0700; an existing one others can write is refused, not repaired
+    (whatever they put there before would stay)."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_not_writable_by_others(folder, "key folder")
         os.chmod(folder, 0o700)
     except OSError as exc:
         raise TensorForgeError(f"cannot create the key folder {folder}: {exc.strerror or exc}") from None
@@ -94,6 +124,8 @@ def load_or_create_key(home: Path):
     ed25519, serialization = _crypto()
     folder = keys_dir(home)
     private = folder / PRIVATE_NAME
+    if folder.exists():
+        check_not_writable_by_others(folder, "key folder")
     if not private.exists():
         _make_private_dir(folder)
         key = ed25519.Ed25519PrivateKey.generate()
@@ -127,15 +159,9 @@ def load_or_create_key(home: Path):
 
 
 def own_public_key(home: Path) -> bytes | None:
-    """The raw public key of the user's key pair (from its .pub file, so checking a capture never
-    needs the private key), or None before the first signature."""
-    folder = keys_dir(home)
-    public = folder / PUBLIC_NAME
-    if public.exists():
-        raw = _raw_key(public.read_text(encoding="ascii", errors="replace"))
-        if raw is not None:
-            return raw
-    if not (folder / PRIVATE_NAME).exists():
+    """The raw public key of the user's key pair, derived from the private key (its folder and
+    permissions checked as for signing), or None before the first signature."""
+    if not (keys_dir(home) / PRIVATE_NAME).exists():
         return None
     _, serialization = _crypto()
     key = load_or_create_key(home)
@@ -170,7 +196,7 @@ def read_trusted_file(path: Path, what: str = "trusted-keys file") -> list[str]:
     """Fingerprints from a file of keys, one a line ('#' comments and blank lines ignored)."""
     from tensorforge.api import read_text
 
-    text = read_text(path, what)
+    text = read_text(path, what, 1 << 20)  # a key a line: a MiB is thousands of keys
     out = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -188,12 +214,16 @@ def trusted_fingerprints(home: Path, given: Iterable[str] = (), files: Iterable[
         found.append(fingerprint_of(raw))
     default = home / TRUSTED_KEYS_NAME
     if default.exists():
+        check_not_writable_by_others(default, "trusted-keys file")
         found.extend(read_trusted_file(default))
     for value in given:
         if os.path.exists(value):
+            check_not_writable_by_others(Path(value), "trusted key file", own=False)
             found.extend(read_trusted_file(Path(value), "trusted key file"))
         else:
             found.append(parse_key(value, "--trusted-key"))
     for path in files:
+        if os.path.exists(path):
+            check_not_writable_by_others(Path(path), "trusted-keys file", own=False)
         found.extend(read_trusted_file(Path(path)))
     return list(dict.fromkeys(found))

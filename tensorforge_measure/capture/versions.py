@@ -42,7 +42,8 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     diagnostic = doc.get("diagnostic")
     if isinstance(diagnostic, dict) and isinstance(diagnostic.get("windows"), dict):
         diagnostic["windows"] = {
-            name: envelope(w) if isinstance(w, dict) else w for name, w in diagnostic["windows"].items()
+            name: _envelope(w, f"telemetry window {name!r}") if isinstance(w, dict) else w
+            for name, w in diagnostic["windows"].items()
         }
     policy = doc.get("policy")
     if isinstance(policy, dict):
@@ -58,10 +59,22 @@ def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
             _state_search(predicted[key])
     measured = doc.get("measured")
     rows = measured.get("workloads") if isinstance(measured, dict) else None
+    if rows is not None and not isinstance(rows, dict):
+        raise ValueError(f"'measured.workloads' must be an object, got {type(rows).__name__}")
     for row in (rows or {}).values():
         if isinstance(row, dict) and "per_rank_samples_s" in row:
             row["ranks"] = {key: row.pop(key) for key in RANK_FIELDS if key in row}
     return doc
+
+
+def _envelope(window: dict[str, Any], where: str) -> dict[str, Any]:
+    summary = window.get("summary")
+    fractions = summary.get("reason_fractions") if isinstance(summary, dict) else None
+    if fractions is not None and not (
+        isinstance(fractions, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in fractions)
+    ):
+        raise ValueError(f"{where}: 'summary.reason_fractions' must be a list of [reason, fraction] pairs")
+    return envelope(window)
 
 
 # A version-1 row of the torch-distributed backend kept its several-rank record at the row's top
@@ -86,15 +99,40 @@ def _state_search(prediction: dict[str, Any]) -> None:
 
     listed = prediction.get("workloads")
     workloads: list[Any] = listed if isinstance(listed, list) else []
-    for w in workloads:
+    for number, w in enumerate(workloads, 1):
         if isinstance(w, dict) and "search" not in w:
             found = w.get("operators")
             ops: list[Any] = found if isinstance(found, list) else []
             w["search"] = search_of(
-                (op.get("mapping") or {}).get("search", UNSTATED) for op in ops if isinstance(op, dict)
+                _operator_search(op, f"predicted workload #{number}, operator #{index}")
+                for index, op in enumerate(ops, 1)
+                if isinstance(op, dict)
             )
     if "search" not in prediction:
-        prediction["search"] = search_of(w.get("search", UNSTATED) for w in workloads if isinstance(w, dict))
+        prediction["search"] = search_of(
+            _word(w.get("search", UNSTATED), f"predicted workload #{number} 'search'")
+            for number, w in enumerate(workloads, 1)
+            if isinstance(w, dict)
+        )
+
+
+def _operator_search(op: dict[str, Any], where: str) -> str:
+    """The rule reads an operator's mapping and its search word: each checked to be what the rule
+    expects (a malformed mapping once raised AttributeError out of `verify`, `gate`, `report`)."""
+    from tensorforge.api import UNSTATED
+
+    mapping = op.get("mapping")
+    if mapping is None:
+        return UNSTATED
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{where}: 'mapping' must be an object or null, got {type(mapping).__name__}")
+    return _word(mapping.get("search", UNSTATED), f"{where}: mapping 'search'")
+
+
+def _word(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be a string, got {type(value).__name__}")
+    return value
 
 
 # version N -> the rule that turns a version-N document into version N + 1
@@ -118,7 +156,7 @@ def upgrade(doc: Mapping[str, Any], what: str = "capture") -> dict[str, Any]:
     while version < SCHEMA_VERSION:
         try:
             current = UPGRADES[version](current)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the last: a shape no rule checked
             raise TensorForgeError(
                 f"{what} of schema version {version} cannot be upgraded to {SCHEMA_VERSION}: {exc}"
             ) from None

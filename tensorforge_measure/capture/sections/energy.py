@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from tensorforge_measure.capture.fields import field, optional
+from tensorforge_measure.capture.fields import field, measured_values, optional
 
 
 @attrs.frozen(kw_only=True)
@@ -115,7 +115,9 @@ class EnergyMeasurement:
     seconds_per_execution: float | None = field("window_s / executions", "s")
     mean_power_w: float | None = field("joules / window_s", "W")
     samples_j: tuple[float, ...] | None = optional(
-        "joules per execution between consecutive counter updates, in order (what the energy gate compares)", "J"
+        "joules per execution between consecutive counter updates, in order (what the energy gate compares)",
+        "J",
+        validator=measured_values(),
     )
     tokens_per_execution: int | None = optional("tokens one execution processes (transformer workloads)", "count")
     joules_per_token: float | None = optional("joules_per_execution / tokens_per_execution", "J")

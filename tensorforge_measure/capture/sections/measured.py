@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge_measure.capture.fields import const, field, optional
+from tensorforge_measure.capture.fields import const, field, measured_values, optional
 from tensorforge_measure.capture.sections.energy import EnergyMeasurement
 from tensorforge_measure.capture.sections.phases import GraphRecord, ModeTimingRecord, OperatorsRecord, SteadyRecord
 from tensorforge_measure.measure.stats import SampleStats
@@ -83,7 +83,7 @@ class RankMeasurement:
     ranks: int = field("processes (devices) that ran it", "count")
     aggregation: str = field("how samples_s follows from the ranks' samples")
     per_rank_samples_s: tuple[tuple[float, ...], ...] = field(
-        "every rank's samples of the same iterations, in rank order", "s"
+        "every rank's samples of the same iterations, in rank order", "s", validator=measured_values()
     )
     per_rank_p50_s: tuple[float, ...] = field("each rank's median", "s")
     result_check: ResultCheck = field("the workload on known values before timing")
@@ -99,7 +99,7 @@ class Measurement:
     status: str = const("ok", "'ok': this workload was measured")
     reason: None = field("always null for a measured workload", default=None)
     math_mode: str = field("math mode that ran (fp32, tf32, fp16, bf16...)")
-    samples_s: tuple[float, ...] = field("every timed iteration, in order", "s")
+    samples_s: tuple[float, ...] = field("every timed iteration, in order", "s", validator=measured_values())
     stats: SampleStats = field("summary statistics of samples_s (verify recomputes them)")
     stop_reason: str = field("why timing stopped: 'stable' (spread small enough), 'max_iters' or 'budget'")
     warmup_iters: int = field("untimed iterations before the first sample", "count")

@@ -8,7 +8,7 @@ reached its steady clock), 'single' (a device whose regimes collapse to one). Mo
 
 import attrs
 
-from tensorforge_measure.capture.fields import field, optional
+from tensorforge_measure.capture.fields import field, measured_values, optional
 from tensorforge_measure.measure.stats import SampleStats
 
 
@@ -18,7 +18,7 @@ class ModeTimingRecord:
 
     regime: str = field("'burst', 'sustained' or 'single'")
     mode: str = field("'eager' (host included) or 'graph' (CUDA-graph replay: device time)")
-    samples_s: tuple[float, ...] = field("every sample, in order", "s")
+    samples_s: tuple[float, ...] = field("every sample, in order", "s", validator=measured_values())
     stats: SampleStats = field("summary statistics of samples_s (verify recomputes them)")
     stop_reason: str = field("why timing stopped: 'stable', 'max_iters' (a fixed window) or 'budget'")
     warmup_iters: int = field("untimed calls (or replay pairs) before the first sample", "count")

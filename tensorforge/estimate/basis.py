@@ -5,16 +5,34 @@ Order of preference, and what the output then says (`estimate basis`):
   2 declared: the target file declares them (an architect's own figures);
   3 carried-over: the shipped coefficients of a calibrated device of the same architecture
     family (shipped.py says which device and when);
-  4 carried-over-other-family: no device of this family was ever calibrated; the nearest
-    family's coefficients are used and the basis says so, loudly. Never a silent guess.
+  4 carried-over-other-family: no coefficients of this family are shipped; the nearest
+    family's are used (nearest_family: the closest NVIDIA compute capability with shipped
+    coefficients, preferring the older one, whose kernels the newer parts also run: an sm89 L4
+    runs cuBLAS's 'ampere_*' kernels) and the basis says so. Never a silent guess.
 """
+
+import re
 
 from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.shipped import shipped
 from tensorforge.hardware.target import Ceilings, Target
 
-# Which shipped family stands in for a family nobody calibrated.
+# Which shipped family stands in for a family nobody calibrated, where no compute capability
+# says more (nearest_family).
 NEAREST = {"nvidia": "nvidia-sm90", "cpu": "cpu-x86-64", "x86": "cpu-x86-64"}
+
+
+def nearest_family(family: str, table) -> str | None:
+    """The shipped 'nvidia-smNN' family closest to `family` by compute capability: the newest at
+    or below it (its kernels run on the newer part), else the oldest above it."""
+    m = re.fullmatch(r"nvidia-sm(\d+)", family)
+    if not m:
+        return None
+    want = int(m.group(1))
+    have = sorted(int(f[len("nvidia-sm") :]) for f in table if re.fullmatch(r"nvidia-sm\d+", f))
+    below = [v for v in have if v <= want]
+    pick = below[-1] if below else (have[0] if have else None)
+    return None if pick is None else f"nvidia-sm{pick}"
 
 
 def family_of(target: Target) -> str:
@@ -35,12 +53,13 @@ def coefficients_for(target: Target, calibrated: EstimateCoefficients | None = N
     if family in table:
         return table[family]
     prefix = family.split("-")[0]
-    stand_in = NEAREST.get(prefix, "nvidia-sm90" if target.pe_array.unit_name == "SM" else "cpu-x86-64")
+    stand_in = nearest_family(family, table) or NEAREST.get(
+        prefix, "nvidia-sm90" if target.pe_array.unit_name == "SM" else "cpu-x86-64"
+    )
     base = table[stand_in]
     return base.relabel(
         "carried-over-other-family",
-        f"no calibrated device of family {family!r}: coefficients of {stand_in} "
-        f"({base.basis}) carried over; expect larger errors",
+        f"{stand_in} coefficients for {family} (none shipped for it; nearest family): {base.basis}",
     )
 
 

@@ -132,6 +132,10 @@ class GemmCoefficients:
     stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
     read_stream_efficiency: float = attrs.field(default=0.0, validator=_non_negative)
     read_stream_fixed_s: float = attrs.field(default=0.0, validator=_non_negative)
+    # the operand feed of the CUDA-core (SIMT) fp32 kernels (menus.SIMT_MODES): their tiles load
+    # operands from shared memory into registers for every FMA, not into tensor cores; 0 = the
+    # tensor-core feed serves (coefficients fitted before the SIMT path)
+    simt_feed_bytes_per_clock: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

@@ -42,6 +42,13 @@ from tensorforge.estimate.warm import fit_warm, warm_class
 from tensorforge.hardware.target import Ceilings, Target, datasheet_ceilings
 
 
+# a probe's regime as the measurement protocol it was timed with (results.PROTOCOLS); a published
+# measurement's point carries its protocol itself ('eager-warm')
+# (a wall clock + synchronize around one eager call is an eager-warm measurement: the
+# synchronize's return is host time like the dispatch)
+REGIME_PROTOCOL = {"graph": "graph-flushed", "eager": "eager-flushed", "wall-warm": "eager-warm"}
+
+
 @attrs.frozen
 class WorkloadPoint:
     """A probe that timed a workload: its bound prediction, operators and the measured p50."""
@@ -157,7 +164,7 @@ class Fitter:
         out = []
         for p in points:
             est = estimate_workload(p.prediction, p.operators, p.kind, p.params, d, c)
-            out.append(est.device_s if p.regime == "graph" else est.eager_s)
+            out.append(est.for_protocol(REGIME_PROTOCOL.get(p.regime, p.regime)))
         return out
 
     def note(self, group: str, points, fitted: dict[str, float], c=None):

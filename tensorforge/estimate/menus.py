@@ -33,6 +33,14 @@ nvidia-sm90 (Hopper), from PyTorch profiler traces of the calibration probes on 
     - fp32 convolutions over channels-last tensors run NCHW kernels
       ('sm80_xmma_fprop_implicit_gemm_f32f32_..._nchwkcrs_nchw') between an nchwToNhwc and an
       nhwcToNchw layout conversion.
+fp32 without TF32 runs on the CUDA cores (SIMT), never on the tensor cores, so no TMA or
+    tensor-core alignment rule applies (an odd K runs CUTLASS's simt 'align1' kernels at about the
+    same rate): each family's `simt_tiles`, from the kernel names NeuSight's published operator
+    measurements record for its training GPUs (sitar-lab/NeuSight, scripts/asplos/data/dataset/
+    train/collect/{bmm,linear}, torch 2.1, CUDA 12.1): A100 'ampere_sgemm_{128x128,128x64,128x32,
+    64x32,32x128,32x32,64x64}' with a splitKreduce after some, but batched ones (bmm) on
+    'ampere_sgemm_128x128' alone (16,588 of 16,661 rows); V100 and T4 'volta_sgemm_{128x128,
+    128x64,64x64,128x32,32x128,64x32,32x32}'. Hopper's (the H200 traces above) are its fp32 tiles.
 nvidia-sm80 / sm86 / sm89 (Ampere, Ada): cuBLAS 'ampere_*_s16816gemm_*' and CUTLASS 2.x kernel
     names (256x128, 128x256, 128x128, 256x64, 128x64, 64x64 tiles, gemv for vectors), split-K
     with splitKreduce_kernel; PyTorch's FlashAttention-2 for attention (flash_fwd_launch_template.h:
@@ -72,10 +80,30 @@ class Menu:
     # padding copies (conv_pad_kernels kernels: padding copies and memsets); 0 = always padded
     conv_direct_max_taps: int = 0
     conv_pad_kernels: int = 0
+    # fp32 GEMMs without TF32: the CUDA-core (SIMT) kernels' tiles; () = the family has no
+    # separate SIMT menu (a CPU) and fp32 takes `tiles_for`
+    simt_tiles: Tiles = ()
+    # batched fp32 GEMMs (bmm): the tiles the library's batched SIMT heuristic takes; () = simt_tiles
+    simt_batched_tiles: Tiles = ()
+    simt_k_step: int = 8  # SIMT sgemm main loops step K by 8 (the '_8x4' / 'x8' in the names)
     source: str = ""
 
     def tiles_for(self, mode: str) -> Tiles:
         return dict(self.mode_tiles).get(mode, self.tiles)
+
+    def for_mode(self, mode: str, batched: bool = False) -> "Menu":
+        """The menu a GEMM of this math mode runs: fp32 on a GPU is the SIMT menu (no tensor-core
+        alignment fallback, K in steps of simt_k_step, split-K from any K; a batched one on
+        simt_batched_tiles without split-K where the family has them)."""
+        if mode not in SIMT_MODES or not self.simt_tiles:
+            return self
+        if batched and self.simt_batched_tiles:
+            return attrs.evolve(
+                self, tiles=self.simt_batched_tiles, mode_tiles=(), k_step=self.simt_k_step, splits=(1,), fallback=""
+            )
+        return attrs.evolve(
+            self, tiles=self.simt_tiles, mode_tiles=(), k_step=self.simt_k_step, split_k_min_k=0, fallback=""
+        )
 
 
 def _both(*tiles) -> Tiles:
@@ -88,6 +116,9 @@ def _both(*tiles) -> Tiles:
 
 
 SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+SIMT_MODES = ("fp32",)  # math modes that run on the CUDA cores (TF32 off)
+AMPERE_SGEMM = _both((128, 128), (128, 64), (128, 32), (64, 32), (32, 32), (64, 64))
+VOLTA_SGEMM = _both((128, 128), (128, 64), (64, 64), (128, 32), (64, 32), (32, 32))
 
 MENUS = {
     "nvidia-sm90": Menu(
@@ -136,6 +167,7 @@ MENUS = {
         # C=3 7x7 stride 2 ran cutlass s16816fprop after 2 nhwcAddPaddingKernel and 2 memsets
         conv_direct_max_taps=25,
         conv_pad_kernels=4,
+        simt_tiles=_both((256, 128), (128, 128), (128, 64), (64, 64)),
         source="kernel names in PyTorch profiler traces of the calibration probes on an H200",
     ),
     "nvidia-sm80": Menu(
@@ -146,6 +178,8 @@ MENUS = {
         k_step=32,
         tensor_cores=True,
         split_k_kernels=2,
+        simt_tiles=AMPERE_SGEMM,
+        simt_batched_tiles=((128, 128),),
         source="cuBLAS ampere_*_s16816gemm_* / CUTLASS 2.x kernel names, gemv for vector shapes, "
         "splitKreduce_kernel after split-K GEMMs; FlashAttention-2 kernel traits",
     ),
@@ -170,6 +204,16 @@ MENUS["nvidia-sm75"] = attrs.evolve(
     tiles=_both((256, 128), (128, 128), (64, 64)),
     source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels (unaligned GEMMs on sm90 traces)",
 )
+# Volta and Turing: mma.sync tensor cores (sm70: fp16 only, 8x8x4; sm75: 16x8x8), the same
+# CUTLASS 2.x tile sizes as sm80 without cp.async; fp32 on volta_sgemm kernels
+MENUS["nvidia-sm70"] = attrs.evolve(
+    MENUS["nvidia-sm75"],
+    family="nvidia-sm70",
+    simt_tiles=VOLTA_SGEMM,
+    simt_batched_tiles=(),
+    source="volta_* cuBLAS / CUTLASS 2.x kernel names (NeuSight's V100 traces for fp32)",
+)
+MENUS["nvidia-sm75"] = attrs.evolve(MENUS["nvidia-sm75"], simt_tiles=VOLTA_SGEMM, simt_batched_tiles=())
 MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
 MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")
 

@@ -12,7 +12,7 @@ from tensorforge.estimate.basis import achievable
 from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.implementation import DEFAULT, declared_table
 from tensorforge.estimate.operators import ESTIMATORS, Device, estimate_unknown
-from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms, window_seconds
 from tensorforge.estimate.warm import warm_class, window_saving
 from tensorforge.hardware.target import Ceilings, Target
 from tensorforge.results.prediction import Prediction, WorkloadPrediction
@@ -47,6 +47,7 @@ def estimate_workload(
     if len(operators) != len(prediction.operators):
         raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
     results = []
+    warm_results = []
     calls = 0
     declared = declared_table(kind, params)
     for op, bound_op in zip(operators, prediction.operators):
@@ -58,6 +59,16 @@ def estimate_workload(
         total, terms, kernels, mapping, notes = estimator(
             op.problem, impl, per_bound, device, coefficients, resident=resident
         )
+        # the same operator in a call with no L2 flush before it: what fits in L2 is there
+        warm_total = estimator(
+            op.problem,
+            impl,
+            per_bound,
+            device,
+            coefficients,
+            resident=max(resident, warm_residency(compulsory, device.cache_bytes)),
+            warm=True,
+        )[0]
         # framework calls: the implementation's own kernels and layout copies, each launched from
         # Python; kernels the library adds inside one call (a split-K reduction, a split-KV
         # combine, cuDNN's memsets and padding copies) cost the host no call of their own
@@ -77,8 +88,10 @@ def estimate_workload(
                 notes=notes,
             )
         )
+        warm_results.append(attrs.evolve(results[-1], estimate_s=min(total, warm_total) * op.count))
     kernels = sum(r.kernels * r.count for r in results)
     k = coefficients.kernel
+    classes = [warm_class(op.problem, b.bottleneck) for op, b in zip(operators, prediction.operators)]
     # the operators carry eager launch costs; back to back on the device (a CUDA graph) each
     # kernel costs less, and the difference belongs to eager execution
     # The device-time regime (a CUDA-graph sample) holds no event pair: its fixed cost per call
@@ -93,6 +106,15 @@ def estimate_workload(
         body + eager_launches + k.harness_s,
         eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s,
     )
+    # one call with no flush before it (the eager-warm protocol): its operators with what fits in
+    # L2 resident (warm_results), the device waiting for the host's whole dispatch (nothing for
+    # the host to run ahead of), and what a window's call saves beyond that (warm.py)
+    saving = window_saving(classes, coefficients.warm_saving_s, coefficients.warm_saving_share, device_s)
+    warm_body = sum(r.estimate_s for r in warm_results) - eager_launches
+    eager_warm_s = max(
+        prediction.latency_s,
+        max(warm_body + eager_launches, eager_time(warm_results, k.host_per_kernel_s, 0.0)) + k.harness_s - saving,
+    )
     terms = add_terms(
         [r.terms for r in results]
         + [
@@ -103,7 +125,6 @@ def estimate_workload(
             }
         ]
     )
-    classes = [warm_class(op.problem, b.bottleneck) for op, b in zip(operators, prediction.operators)]
     return WorkloadEstimate(
         label=LABEL,
         bound_s=prediction.latency_s,
@@ -112,9 +133,29 @@ def estimate_workload(
         kernels=kernels,
         terms=terms,
         operators=tuple(results),
-        warm_saving_s=window_saving(classes, coefficients.warm_saving_s, coefficients.warm_saving_share, device_s),
+        warm_saving_s=saving,
         calls=calls,
+        eager_warm_s=eager_warm_s,
     )
+
+
+# operands up to this share of the shared cache are all resident in a call without a flush; from
+# it to the whole cache the resident share falls to nothing (a sweep over more than the cache
+# evicts its own lines before they are read again). Why not the whole cache: an A100's L2 is two
+# partitions that each hold what their SMs read (NVIDIA's A100 whitepaper), and the
+# replacement is not LRU over the whole capacity.
+WARM_FULL_SHARE = 0.5
+
+
+def warm_residency(operand_bytes: float, cache_bytes: float) -> float:
+    """The share of an operator's bytes in the shared cache when a call runs again on the same
+    inputs without a flush."""
+    if cache_bytes <= 0 or operand_bytes <= 0:
+        return 0.0
+    full = WARM_FULL_SHARE * cache_bytes
+    if operand_bytes <= full:
+        return 1.0
+    return max(0.0, (cache_bytes - operand_bytes) / (cache_bytes - full))
 
 
 def launch_order(results: Sequence[OperatorEstimate]):

@@ -21,7 +21,7 @@ from tensorforge.bound.mappings.base import ceil_div
 from tensorforge.estimate import gemm
 from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.implementation import Implementation, rate_pattern
-from tensorforge.estimate.menus import Menu, menu_for
+from tensorforge.estimate.menus import SIMT_MODES, Menu, menu_for
 from tensorforge.workloads.collectives import CollectiveProblem, calibrated_for
 from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, StreamProblem
 
@@ -67,7 +67,9 @@ def _launches(total: float, terms: dict[str, float], kernels: int, c: EstimateCo
 
 def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.GemmShape:
     lds = impl.leading_dims or (p.k, p.n, p.n)
-    aligned = (not menu.tensor_cores) or gemm.is_aligned(lds, (p.a_elem_bytes, p.b_elem_bytes, p.c_elem_bytes))
+    # SIMT fp32 kernels (menus.SIMT_MODES) have align1 variants at about the same rate: no rule
+    simt = bool(menu.simt_tiles) and p.math_mode in SIMT_MODES
+    aligned = (not menu.tensor_cores) or simt or gemm.is_aligned(lds, (p.a_elem_bytes, p.b_elem_bytes, p.c_elem_bytes))
     conv, k_padded, conv_aligned = "", 0, True
     if impl.conv_channels:
         conv = "pointwise" if impl.conv_taps <= 1 else "kxk"
@@ -167,20 +169,40 @@ def _stream(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> tuple[floa
     return g.stream_efficiency, g.stream_fixed_s
 
 
+def _feed(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> float:
+    """Operand bytes per clock a unit feeds its tiles: the SIMT kernels' own where fitted."""
+    simt = s.mode in SIMT_MODES and not s.conv and bool(menu_for(d.family).simt_tiles)
+    return c.gemm.simt_feed_bytes_per_clock if simt and c.gemm.simt_feed_bytes_per_clock else c.gemm.feed_bytes_per_clock
+
+
+def resident_rate(efficiency: float, resident: float, c: EstimateCoefficients) -> float:
+    """The achieved fraction of the DRAM ceiling when `resident` of the bytes are already in the
+    shared cache (they move at stream.resident_efficiency x the ceiling, never slower)."""
+    resident = min(max(resident, 0.0), 1.0)
+    return 1.0 / ((1.0 - resident) / efficiency + resident / max(c.stream.resident_efficiency, efficiency))
+
+
 def gemm_rates(
-    s: gemm.GemmShape, d: Device, c: EstimateCoefficients, *, efficiency=True, bandwidth=True, penalty=True
+    s: gemm.GemmShape,
+    d: Device,
+    c: EstimateCoefficients,
+    *,
+    efficiency=True,
+    bandwidth=True,
+    penalty=True,
+    resident: float = 0.0,
 ) -> gemm.GemmRates:
     eff, pen = gemm_factors(s, c)
     return gemm.GemmRates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
-        feed_bytes_per_s=c.gemm.feed_bytes_per_clock
+        feed_bytes_per_s=_feed(s, d, c)
         * d.clock_hz
         * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
         if efficiency
         else INF,
         tile_overhead_s=_tile_overhead(s, c) if efficiency else 0.0,
-        stream_bytes_per_s=d.dram_bytes_per_s * (_stream(s, d, c)[0] if bandwidth else 1.0),
+        stream_bytes_per_s=d.dram_bytes_per_s * (resident_rate(_stream(s, d, c)[0], resident, c) if bandwidth else 1.0),
         launch_s=0.0,
         prologue_s=(c.gemm.prologue_s + (c.conv.kxk_fixed_s if _implicit_conv(s) else 0.0)) if efficiency else 0.0,
         stream_fixed_s=_stream(s, d, c)[1] if bandwidth else 0.0,
@@ -193,12 +215,24 @@ def gemm_menu(s: gemm.GemmShape, family: str) -> Menu:
     if s.conv == "kxk" and s.conv_aligned:  # implicit-GEMM convolution kernels: own tiles, no split-K
         # (unaligned channels run other engines: a direct convolution or a padded CUTLASS kernel)
         return attrs.evolve(menu, tiles=menu.conv_tiles or menu.tiles, splits=(1,))
+    if not s.conv:
+        menu = menu.for_mode(s.mode, batched=s.batch > 1)
     return menu_for(menu.fallback) if (not s.aligned and menu.fallback) else menu
 
 
 def estimate_matmul(
-    p: MatmulProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+    p: MatmulProblem,
+    impl: Implementation,
+    bound: float,
+    d: Device,
+    c: EstimateCoefficients,
+    resident: float = 0.0,
+    warm: bool = False,
 ):
+    """warm: the call runs without an L2 flush before it and `resident` of its operand bytes are
+    in L2 (model.warm_residency); a flushed call's GEMM streams every operand from DRAM (the
+    calibrated rates hold the flush's aftermath), whatever the bound's residency says."""
+    resident = resident if warm else 0.0
     menu = menu_for(d.family)
     if impl.conv_depthwise:
         return _estimate_depthwise(p, impl, bound, d, c)
@@ -207,13 +241,13 @@ def estimate_matmul(
         return _estimate_direct(p, impl, bound, d, c)
     menu = gemm_menu(s, d.family)
     geo = gemm.geometry(s, menu, d.units, d.cache_bytes)
-    full = gemm_rates(s, d, c)
+    full = gemm_rates(s, d, c, resident=resident)
     i = gemm.best(geo, full)
     one = gemm.pick(geo, i)
     pad = p.k / s.k_run  # the share of the padded K that is real work
 
     def timed(**flags):
-        t = gemm.times(one, gemm_rates(s, d, c, **flags))
+        t = gemm.times(one, gemm_rates(s, d, c, resident=resident, **flags))
         return float(t["compute"][0]), float(t["memory"][0])
 
     c_q, m_ceil = timed(efficiency=False, bandwidth=False, penalty=False)
@@ -242,6 +276,13 @@ def estimate_matmul(
         total += extra
         kernels += 3 if taps > 1 else 2
         notes.append("fp32 convolution: NHWC -> NCHW -> NHWC layout conversions around the kernel")
+    if impl.layout_copy_bytes or impl.layout_copy_kernels:
+        # copies the implementation makes around the GEMM (torch.matmul making a batched operand
+        # contiguous in eager attention): their bytes at the copy rate, one kernel each
+        extra = float(impl.layout_copy_bytes) / (d.dram_bytes_per_s * c.stream.bandwidth_efficiency["copy"])
+        terms["achieved_bandwidth"] = terms.get("achieved_bandwidth", 0.0) + extra
+        total += extra
+        kernels += impl.layout_copy_kernels
     base_menu = menu_for(d.family)
     if s.conv and not s.conv_aligned and base_menu.conv_pad_kernels:
         # the input copied into channel-padded form twice (two nhwcAddPaddingKernel in the
@@ -314,7 +355,7 @@ def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d:
 
 
 def estimate_attention(
-    p: AttentionProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+    p: AttentionProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
 ):
     """Fused attention blocked as the family's kernels block it (menus.py): query blocks over
     key blocks, causal blocks above the diagonal skipped, split-KV with a combine kernel when a
@@ -433,7 +474,7 @@ def _padded_prefix_sum(offset: int, tq: int, q_len: int, tkv: int, splits: int) 
 
 
 def estimate_stream(
-    p: StreamProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+    p: StreamProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
 ):
     pattern = impl.pattern or "elementwise"
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
@@ -442,8 +483,7 @@ def estimate_stream(
     eff = c.stream.bandwidth_efficiency[rate_pattern(pattern)]
     # the share of the bytes a previous operator left in the shared cache (the bound's residency)
     # moves at the calibrated cache-resident rate
-    resident = min(max(resident, 0.0), 1.0)
-    rate = 1.0 / ((1.0 - resident) / eff + resident / max(c.stream.resident_efficiency, eff))
+    rate = resident_rate(eff, resident, c)
     total, terms = _waterfall(
         bound,
         [
@@ -459,7 +499,7 @@ def estimate_stream(
 
 
 def estimate_collective(
-    p: CollectiveProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0
+    p: CollectiveProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
 ):
     """A collective at the median the calibration sweep measured at its size (the chord between
     the two swept sizes around it: CollectiveCeiling.expected_s), as achieved bandwidth over the
@@ -485,7 +525,9 @@ ESTIMATORS = {
 }
 
 
-def estimate_unknown(p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0):
+def estimate_unknown(
+    p, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
+):
     """A problem type a plugin brought and the estimate has no model of: its bound plus the
     launch cost of its kernels, and a note that says so (never a silent guess)."""
     terms: dict[str, float] = {}

@@ -57,6 +57,12 @@ class WorkloadEstimate:
     operators: tuple[OperatorEstimate, ...]
     warm_saving_s: float = 0.0
     calls: int = 0
+    # eager, one call timed without an L2 flush before it (the same inputs every call) and the
+    # device idle when it is issued: the host's dispatch of the first kernel is exposed in full
+    # (no flush for it to hide behind). The protocol of published operator measurements (an
+    # event pair or a wall clock + synchronize around one eager call); 0 = not computed (older
+    # captures): eager_s serves.
+    eager_warm_s: float = 0.0
 
     @property
     def window_s(self) -> float:
@@ -66,6 +72,25 @@ class WorkloadEstimate:
 
     def estimate_for(self, regime: str) -> float:
         return self.eager_s if regime == "eager" else self.device_s
+
+    def for_protocol(self, protocol: str) -> float:
+        """The estimate of a measurement taken with `protocol` (PROTOCOLS)."""
+        if protocol == "eager-warm":
+            return self.eager_warm_s or self.eager_s
+        if protocol == "graph-warm":
+            return self.window_s
+        return self.eager_s if protocol == "eager-flushed" else self.device_s
+
+
+# How a measurement was taken, and so which estimate it is compared with (`predict --protocol`).
+PROTOCOLS = {
+    "graph-flushed": "the device time of one call after an L2 flush, back-to-back kernels (a CUDA-graph "
+    "replay or an event-timed kernel): TensorForge's own harness, the default",
+    "eager-flushed": "one eager call from Python after an L2 flush (TensorForge's eager samples)",
+    "graph-warm": "one call's device time in a run of calls without flushes (operands left in L2)",
+    "eager-warm": "one eager call, no flush, the device idle when it is issued (an event pair or a "
+    "wall clock + synchronize around one call: NeuSight's, LLMCompass's and most scripts' protocol)",
+}
 
 
 def window_seconds(device_s: float, bound_s: float, warm_saving_s: float) -> float:

@@ -68,6 +68,9 @@ class Prediction:
     # Where the estimate's coefficients come from (None: no estimate was made).
     estimate_basis: str | None = None
     estimate_basis_kind: str | None = None
+    # the measurement protocol the estimate is shown for (`predict --protocol`, results.PROTOCOLS);
+    # None: both the device (graph-flushed) and the eager (eager-flushed) estimates
+    estimate_protocol: str | None = None
 
     def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

@@ -24,7 +24,7 @@ from tensorforge.cli.options import (
     wide_option,
     workload_options,
 )
-from tensorforge.cli.render import table
+from tensorforge.cli.render import short_basis, table
 from tensorforge.cli.screen import PLAIN, Screen, detect, paint
 from tensorforge.cli.units import percent, seconds, si
 from tensorforge.energy.model import (
@@ -51,6 +51,7 @@ from tensorforge.files.documents import (
     parse_toml,
     read_document,
     read_json,
+    read_stream_text,
     read_text,
     read_toml,
     write_atomic,
@@ -114,11 +115,13 @@ __all__ = [
     "predict",
     "read_document",
     "read_json",
+    "read_stream_text",
     "read_text",
     "read_toml",
     "resolve",
     "run_prediction",
     "seconds",
+    "short_basis",
     "si",
     "table",
     "target_option",

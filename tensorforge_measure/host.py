@@ -1,5 +1,15 @@
 """The Ops side's plugin host: same loading and isolation rules as the Core's, its own group;
-one per Core host (`ops_host`), with the Core host's plugin selection."""
+one per Core host (`ops_host`), with the Core host's plugin selection.
+
+Names are reserved as on the Core side (a shipped distribution's names win). Some things are
+chosen without a name: the telemetry source that serves a backend, the host's energy counter.
+Those were the first by name: a stranger's source called 'aaa-telemetry' for torch-cpu silently
+replaced the shipped host-CPU one (DIAGNOSTIC became unavailable, the evidence check lost its
+contention test). Now a shipped source wins; one offered beside it is passed over, and said so
+in `list-plugins` and on standard error; two strangers' sources and no shipped one: neither.
+"""
+
+import attrs
 
 from tensorforge.api import BaseHost, PluginError, PluginHost, TensorForgeError
 from tensorforge_measure import hookspecs
@@ -41,6 +51,51 @@ class OpsHost(BaseHost):
         "sinks": CaptureSink,
         "host_energy": HostEnergySource,
     }
+
+    def _collect(self) -> None:
+        super()._collect()
+        # what `one_for` passes over, said once where it is decided: beside the plugin's report
+        self.passed_over: list[str] = []  # a line each, for standard error
+        self._unused: set[tuple[str, str]] = set()
+        for kind in ("telemetry", "host_energy"):
+            groups: dict[str, list[str]] = {}
+            for name in self.names(kind):
+                groups.setdefault(getattr(self.find(kind, name), "backend", ""), []).append(name)
+            for serves, names in groups.items():
+                self._settle_sources(kind, serves, names)
+
+    def _settle_sources(self, kind: str, serves: str, names: list[str]) -> None:
+        if len(names) < 2:
+            return
+        what = "host energy source" if kind == "host_energy" else f"telemetry source for backend {serves!r}"
+        shipped = [n for n in names if self._shipped(self.owner(kind, n) or "")]
+        for name in names:
+            if name in shipped[:1]:
+                continue
+            why = (
+                f"the shipped {shipped[0]!r} ({self._describe(self.owner(kind, shipped[0]) or '')}) is used"
+                if shipped
+                else f"{', '.join(repr(n) for n in names if n != name)} is offered too and neither is shipped: "
+                "neither is used; uninstall one, or leave one out with --disable-plugins"
+            )
+            self._pass_over(kind, name, f"passed over: its {what} {name!r} is not used; {why}")
+
+    def _pass_over(self, kind: str, name: str, message: str) -> None:
+        plugin = self.owner(kind, name) or ""
+        self.passed_over.append(f"plugin {plugin!r} is {message}")
+        report = self.reports[plugin]
+        self.reports[plugin] = attrs.evolve(report, warnings=report.warnings + (message,))
+        self._unused.add((kind, name))
+
+    def one_for(self, kind: str, backend: str | None = None):
+        """The telemetry source serving `backend` (kind 'telemetry'), or the host's energy source
+        ('host_energy'), by the rule above; None when there is none to use."""
+        candidates = [
+            v
+            for v in self.values(kind)
+            if (kind, v.name) not in self._unused and (backend is None or getattr(v, "backend", None) == backend)
+        ]
+        return candidates[0] if candidates else None
 
     def backend(self, name: str) -> MeasurementBackend:
         return self.get("backends", name)
@@ -139,6 +194,16 @@ class OpsHost(BaseHost):
 
     def for_backend(self, kind: str, backend: str):
         return [v for v in self.values(kind) if v.backend == backend]
+
+
+def warn_plugins(core: PluginHost, ops: OpsHost, echo) -> None:
+    """Before a measurement: each plugin left out (a reserved or contested name, a failure) and
+    each source passed over, one 'warning: ...' line each, so a stranger's plugin that lost a
+    name is never silent."""
+    for report in core.broken() + ops.broken():
+        echo(f"warning: plugin {report.name!r} is not loaded: {report.error}")
+    for line in ops.passed_over:
+        echo(f"warning: {line}")
 
 
 def _build_ops_host(core: PluginHost) -> OpsHost:

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from tensorforge.api import detect, paint
+from tensorforge.api import Screen, detect, paint
 
 
 def plan(progress: Callable[[str], None], steps: int, what: str) -> None:
@@ -76,7 +76,7 @@ class BarProgress:
     and an eager host-bound call's time is Python time (the decode step's eager call spends ~1.8 of
     its ~2 ms on the host)."""
 
-    def __init__(self, stream: IO[str], colour: bool) -> None:
+    def __init__(self, stream: IO[str], colour: bool, width: int | None = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -88,6 +88,9 @@ class BarProgress:
         )
 
         self.colour = colour
+        # lines are wrapped here, between words, under their time stamp; the terminal would
+        # cut them mid-word
+        self.screen = Screen(width)
         console = Console(file=stream, highlight=False, no_color=not colour, force_terminal=True)
         self.bar = Progress(
             TextColumn("{task.description}"),
@@ -106,6 +109,7 @@ class BarProgress:
     def __call__(self, line: str) -> None:
         from rich.text import Text
 
+        line = self.screen.wrap(line, " " * (line.find("] ") + 2 if line.startswith("[") else 2))
         text = Text.from_ansi(paint(line)) if self.colour else Text(line)
         self.bar.console.print(text, soft_wrap=True)
         self._redraw()
@@ -141,4 +145,5 @@ def for_terminal(stream: IO[str] | None = None) -> LineProgress | BarProgress:
         tty = False
     if not tty:
         return LineProgress()
-    return BarProgress(stream, detect(stream=stream).colour)
+    screen = detect(stream=stream)
+    return BarProgress(stream, screen.colour, screen.width)

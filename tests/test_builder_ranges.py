@@ -16,8 +16,9 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 # Small shapes covering each branch of the shipped builders (transposes, batch, groups; prefill
-# and decode, a decode step of several tokens with its mask, GQA, gated and GELU MLPs, both norms,
-# no RoPE, an LM head, the parallel blocks, no final norm).
+# and decode, a decode step of several tokens with its mask, GQA, gated, GELU and ReLU MLPs, both
+# norms, pre- and post-norm, no RoPE and partial RoPE, an LM head, the parallel blocks, no final
+# norm, eager attention with and without repeat_kv and its mask; every vector kind's variants).
 CASES = {
     "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32", "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
     "conv2d": [
@@ -37,6 +38,22 @@ CASES = {
         "transformer:hidden=32,layers=2,heads=4,kv_heads=1,block=parallel_shared_norm,mlp=gelu,norm=layernorm,"
         "seq=3,dtype=fp32",
         "transformer:hidden=32,layers=1,heads=4,final_norm=false,vocab=40,lm_head=false,seq=2,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,mlp=relu,norm=layernorm,rope=false,post_norm=true,causal=false,"
+        "final_norm=false,seq=4,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,block=parallel,rope_dims=4,norm=layernorm,mlp=gelu,seq=3,dtype=fp32",
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=2,batch=2,seq=5,attention=eager,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,kv_heads=1,seq=3,phase=decode,context=4,attention=eager,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,seq=1,phase=decode,context=4,attention=eager,dtype=fp32",
+        "transformer:hidden=32,layers=1,heads=4,seq=4,causal=false,rope=false,post_norm=true,attention=eager,"
+        "dtype=fp32",
+    ],
+    "softmax": ["softmax:rows=3,cols=7,dtype=fp32"],
+    "norm": ["norm:rows=3,cols=8,norm=layer,dtype=fp32", "norm:rows=3,cols=8,norm=rms,dtype=fp32"],
+    "activation": [f"activation:rows=2,cols=5,fn={fn},dtype=fp32" for fn in ("gelu", "silu", "relu", "tanh")],
+    "elementwise": [
+        f"elementwise:rows=2,cols=5,op={op},operand={operand},dtype=fp32"
+        for op in ("add", "mul", "div", "pow")
+        for operand in ("tensor", "scalar")
     ],
     # every op the builder branches on, on a one-process gloo group (ranks=0: every rank of it)
     "collective": [

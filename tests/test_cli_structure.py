@@ -90,7 +90,9 @@ def test_one_module_per_command(host):
     """Every command of the root lives in its own module: the Core's under tensorforge/cli/commands/,
     the Ops side's under tensorforge_measure/commands/."""
     commands = make_cli(lambda: host).commands | CliState(PluginOptions(), lambda: host).plugin_commands()
-    where = {name: commands[name].callback.__module__ for name in {**CORE_COMMANDS, **OPS_COMMANDS}}
+    # a LazyCommand stands for its real command until it runs
+    real = {name: getattr(command, "real", command) for name, command in commands.items()}
+    where = {name: real[name].callback.__module__ for name in {**CORE_COMMANDS, **OPS_COMMANDS}}
     assert where == {
         **{name: f"tensorforge.cli.commands.{module}" for name, module in CORE_COMMANDS.items()},
         **{name: f"tensorforge_measure.commands.{module}" for name, module in OPS_COMMANDS.items()},
@@ -309,8 +311,26 @@ def test_one_ops_host_per_core_host():
 # -- the Ops side uses the Core's API ----------------------------------------------------------
 
 # tensorforge.host.lazy: the PEP 562 loader both public surfaces share; importing it through
-# tensorforge.api would load the whole Core with `import tensorforge_measure`.
-ALLOWED_CORE_MODULES = {"tensorforge", "tensorforge.api", "tensorforge.hookspecs", "tensorforge.host.lazy"}
+# tensorforge.api would load the whole Core with `import tensorforge_measure`. Likewise
+# tensorforge.cli.lazy_command, which core_plugin uses so that a command line does not load the
+# whole Core to list the Ops side's commands.
+ALLOWED_CORE_MODULES = {
+    "tensorforge",
+    "tensorforge.api",
+    "tensorforge.hookspecs",
+    "tensorforge.host.lazy",
+    "tensorforge.cli.lazy_command",
+}
+
+
+def test_lazy_ops_commands_summarise_themselves_as_the_real_ones(host):
+    """The first sentence core_plugin gives each Ops command is the one its help starts with:
+    `tensorforge --help` shows the same line before and after the command's module is imported."""
+    from tensorforge_measure.core_plugin import COMMANDS
+
+    for command in COMMANDS:
+        for limit in (30, 45, 60, 80, 200):
+            assert command.get_short_help_str(limit) == command.real.get_short_help_str(limit), command.name
 
 
 def test_ops_imports_the_core_only_through_its_api():

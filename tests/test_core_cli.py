@@ -146,7 +146,8 @@ def test_predict_default_suite_text(cli, host):
     assert result.stderr == ""
     lines = result.stdout.splitlines()
     assert lines[0] == "PREDICTED  analytical lower bound on rtx3050-laptop @ 80w (1740 MHz)"
-    assert lines[1].startswith("ceilings (datasheet): DRAM 192 GB/s; bf16 14.3 TFLOP/s")
+    # the span of the math modes; --detail lists every rate
+    assert lines[1] == "ceilings (datasheet): DRAM 192 GB/s; fp32 7.13 TFLOP/s to int8 57 TFLOP/s"
     header = lines[3]
     positions = [header.index(c) for c in COLUMNS]
     assert positions == sorted(positions)
@@ -180,8 +181,11 @@ def test_predict_default_suite_text(cli, host):
         assert cell("FLOPs", "compulsory").endswith("FLOP") and cell("compulsory", "mapping").endswith("B")
     assert "m256xn256xk32, 1024 tiles, 64 waves" in rows["gemm_large_square"]
     assert "ops; top: " in rows["transformer_prefill"]
-    assert "note: the bottleneck is an analytical classification; telemetry does not prove it" in lines
-    assert "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)" in lines
+    # the notes in one line; --detail prints them, with the search, in full
+    assert lines[-1] == "note: the target declares no shared-cache bandwidth (--detail: all 4 notes)"
+    detail = invoke(cli, "predict", *TARGET, "--detail").stdout.splitlines()
+    assert "note: the bottleneck is an analytical classification; telemetry does not prove it" in detail
+    assert "search: exhaustive, every mapping of every operator's space evaluated (the exact minimum)" in detail
 
 
 def test_predict_default_suite_json_has_every_column(cli, host):

@@ -31,6 +31,12 @@ EXPECTED = {
         ("tensorforge_register_mappings",),
         {"mappings": ("collective", "flash-attention", "streaming", "tiled-matmul", "vector-matmul")},
     ),
+    "vector": (
+        "tf-vector",
+        "tf_vector.plugin",
+        ("tensorforge_register_workloads",),
+        {"workloads": ("activation", "elementwise", "norm", "softmax")},
+    ),
     "collective": (
         "tf-collective",
         "tf_collective.plugin",
@@ -62,7 +68,7 @@ def test_each_builtin_plugin_is_found_with_its_distribution_and_registrations(ho
     assert report.registered == registered
 
 
-@pytest.mark.parametrize("package", ["tf_gemm", "tf_conv2d", "tf_transformer", "tf_rtx3050"])
+@pytest.mark.parametrize("package", ["tf_gemm", "tf_conv2d", "tf_transformer", "tf_vector", "tf_rtx3050"])
 def test_plugin_metadata_matches_its_own_pyproject(host, package):
     """Each plugin is its own distribution: name, version and entry point as its pyproject
     declares them (so an editable install of the plugin is what the host found)."""

@@ -20,6 +20,7 @@ PLUGIN_CORE_MODULES = (
     "tf_gemm.plugin",
     "tf_conv2d.plugin",
     "tf_transformer.plugin",
+    "tf_vector.plugin",
     "tf_rtx3050.plugin",
     "tf_cpu.plugin",
 )

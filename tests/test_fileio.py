@@ -265,11 +265,101 @@ def test_a_broken_gzip_file_is_one_line_naming_it(tmp_path, content, message):
     assert str(err.value).startswith(f"capture {path}: {message}") and "\n" not in str(err.value)
 
 
-def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, monkeypatch):
-    import tensorforge.files.documents as fileio
-
-    monkeypatch.setattr(fileio, "MAX_UNPACKED_BYTES", 1000)
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path):
     path = tmp_path / "bomb.json.gz"
     path.write_bytes(gzip.compress(b" " * 100_000))
     with pytest.raises(TensorForgeError, match="unpacks past 1000 bytes"):
-        read_text(path, "capture")
+        read_text(path, "capture", 1000)
+
+
+def test_a_plain_file_past_the_budget_is_refused_as_it_is_read(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * 200_000)
+    with pytest.raises(TensorForgeError, match=r"big\.json: larger than 1000 bytes"):
+        read_text(path, "capture", 1000)
+
+
+def test_an_array_of_a_billion_zeros_is_refused_with_little_memory(tmp_path):
+    """The 1 MB file that once unpacked to 1 GB and parsed towards 5.7 GB: refused at the budget
+    while it unpacks, before anything is parsed. Built from one flushed block repeated (the
+    same bytes each time), so the test need not compress a gigabyte; its CRC is never reached."""
+    import tracemalloc
+    import zlib
+
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    head = packer.compress(b"[") + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(b"0," * (1 << 19)) + packer.flush(zlib.Z_FULL_FLUSH)
+    path = tmp_path / "arr.json.gz"
+    path.write_bytes(head + block * 1023 + packer.compress(b"0]") + packer.flush())
+    tracemalloc.start()
+    try:
+        with pytest.raises(TensorForgeError, match=r"arr\.json\.gz: gzip content unpacks past 32 MiB"):
+            read_json(path, "capture")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 << 20, peak
+
+
+@pytest.mark.parametrize(
+    "tail", [lambda: gzip.compress(b'{"b": 2}'), lambda: b"\0\0\0\0", lambda: b"x"], ids=["member", "zeros", "byte"]
+)
+def test_a_second_gzip_member_or_trailing_bytes_is_refused(tmp_path, tail):
+    """`zcat` shows every member; a reader of the first alone would see other content."""
+    path = tmp_path / "cap.json.gz"
+    path.write_bytes(gzip.compress(b'{"a": 1}') + tail())
+    with pytest.raises(TensorForgeError, match="data after the end of its gzip stream"):
+        read_json(path, "capture")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+        ('["' + "[" * 100 + '"]', None),  # brackets in a string are text
+        ("[1e999]", "the number 1e999 is not finite"),
+        ("[NaN]", "NaN is not a number JSON allows"),
+        ("[-Infinity]", "-Infinity is not a number JSON allows"),
+        ("[" + "9" * 5000 + "]", "an integer of 5000 digits"),
+    ],
+    ids=["deep", "brackets-in-string", "overflow", "nan", "infinity", "5000-digit-int"],
+)
+def test_json_shape_and_numbers_are_checked(tmp_path, text, message):
+    path = tmp_path / "d.json"
+    path.write_text(text, encoding="utf-8")
+    if message is None:
+        assert read_json(path, "suite file") == ["[" * 100]
+        return
+    with pytest.raises(TensorForgeError) as err:
+        read_json(path, "suite file")
+    assert str(err.value).startswith(f"suite file {path}: ") and message in str(err.value)
+
+
+def test_too_many_arrays_and_objects_are_refused_before_parsing(tmp_path, monkeypatch):
+    import tensorforge.files.bounded as bounded
+
+    monkeypatch.setattr(bounded, "MAX_CONTAINERS", 100)
+    path = tmp_path / "d.json"
+    path.write_text("[" + "{}," * 100 + "{}]", encoding="utf-8")
+    with pytest.raises(TensorForgeError, match="holds more than 100 arrays and objects"):
+        read_json(path, "suite file")
+
+
+@pytest.mark.parametrize("text", ["a = inf\n", "a = nan\n", "a = 1e999\n"])
+def test_toml_numbers_are_finite(tmp_path, text):
+    path = tmp_path / "t.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TensorForgeError, match="is not finite"):
+        read_toml(path, "target file")
+
+
+def test_a_toml_document_past_its_budget_is_refused(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text("a = [" + "0," * (1 << 20) + "0]\n", encoding="utf-8")
+    with pytest.raises(TensorForgeError, match="larger than 1 MiB"):
+        read_toml(path, "suite file")
+
+
+def test_a_path_with_a_nul_byte_is_one_line(tmp_path):
+    with pytest.raises(TensorForgeError, match="the path contains a NUL byte"):
+        read_json(str(tmp_path / "a\0b.json"), "model config")

@@ -366,10 +366,14 @@ def test_real_entry_points(real_ops):
     # the PyTorch builders serve every backend of framework 'torch' (tf-cpu's torch-cpu and
     # tf-distributed's torch-distributed too)
     assert real_ops.names("builders") == [
+        "activation@torch",
         "collective@torch",
         "conv2d@torch",
+        "elementwise@torch",
         "gemm@torch",
+        "norm@torch",
         "sdpa@torch",
+        "softmax@torch",
         "transformer@torch",
     ]
     assert real_ops.names("probes") == [
@@ -402,6 +406,7 @@ def test_real_entry_points(real_ops):
         "torch-cpu": "tf-cpu",
         "policies": "tensorforge",
         "transformer-torch": "tf-transformer",
+        "vector-torch": "tf-vector",
         "collective-torch": "tf-collective",
         "torch-distributed": "tf-distributed",
         **({"mlflow": "tf-mlflow"} if mlflow_plugin else {}),
@@ -416,7 +421,16 @@ def test_real_entry_points(real_ops):
 def test_disabling_an_ops_plugin(monkeypatch):
     monkeypatch.setenv("TENSORFORGE_DISABLE", "conv2d-torch")
     host = OpsHost()
-    assert host.names("builders") == ["collective@torch", "gemm@torch", "sdpa@torch", "transformer@torch"]
+    assert host.names("builders") == [
+        "activation@torch",
+        "collective@torch",
+        "elementwise@torch",
+        "gemm@torch",
+        "norm@torch",
+        "sdpa@torch",
+        "softmax@torch",
+        "transformer@torch",
+    ]
     assert host.builder("conv2d", "torch-cuda") is None
 
 

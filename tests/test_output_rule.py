@@ -81,9 +81,21 @@ def test_the_lock_dies_with_its_process(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "held"
+    assert (tmp_path / ".cap.json.lock").exists()  # what a killed process leaves
     with claim(target, "capture") as destination:  # a stale lock file blocks nothing
         destination.write("ok")
     assert target.read_text() == "ok"
+    assert not (tmp_path / ".cap.json.lock").exists()  # and the next writer removes it
+
+
+def test_a_gz_name_is_written_compressed(tmp_path):
+    import gzip
+
+    target = tmp_path / "cap.json.gz"
+    assert write_output(target, '{"a": 1}\n', "capture") == str(target)
+    data = target.read_bytes()
+    assert data[:2] == b"\x1f\x8b" and gzip.decompress(data) == b'{"a": 1}\n'
+    assert write_output(target, '{"a": 1}\n', "capture", force=True) and target.read_bytes() == data  # no time in it
 
 
 @pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
@@ -170,3 +182,8 @@ def test_a_read_only_folder_is_refused_before_any_work(tmp_path):
             claim(folder / "cap.json", "capture")
     finally:
         folder.chmod(0o700)
+
+
+def test_a_path_with_a_nul_byte_is_one_line(tmp_path):
+    with pytest.raises(TensorForgeError, match="the path contains a NUL byte"):
+        claim(str(tmp_path / "a\0b.json"), "capture")

@@ -185,7 +185,7 @@ def providers():
 
 
 def test_there_are_shipped_plugins_to_check():
-    assert {p.name for p in PLUGINS} >= {"tf_gemm", "tf_cpu", "tf_cuda", "tf_distributed", "tf_mlflow"}
+    assert {p.name for p in PLUGINS} >= {"tf_gemm", "tf_vector", "tf_cpu", "tf_cuda", "tf_distributed", "tf_mlflow"}
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)

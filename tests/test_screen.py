@@ -52,13 +52,29 @@ def test_a_fitted_table_keeps_names_and_numbers_whole():
 
 def test_columns_left_out_are_named_and_only_when_wrapping_is_not_enough():
     narrow = fit_table(HEADERS, ROWS, 50, optional=("mapping", "bottleneck")).splitlines()
-    assert "not shown to fit the terminal (--wide shows them): mapping, bottleneck" in " ".join(
-        line.strip() for line in narrow[:3]
-    )
+    assert "not shown to fit (--wide shows them): mapping, bottleneck" in " ".join(line.strip() for line in narrow[:3])
     assert max(len(line) for line in narrow) <= 50
     assert "1.028 ms" in "\n".join(narrow) and "65536" not in "\n".join(narrow)
     roomy = fit_table(HEADERS, ROWS, 80, optional=("mapping", "bottleneck"))
     assert "not shown" not in roomy and "65536" in roomy
+
+
+def test_wrapping_breaks_at_spaces_commas_and_joining_plus_signs_only():
+    spec = "transformer:hidden=2048,layers=4,heads=16,kv_heads=4,head_dim=128,dtype=bf16"
+    lines = Screen(30).wrap(f"  * transformer_decode: {spec}", "      ").splitlines()
+    assert max(len(line) for line in lines) <= 30
+    assert "".join(line.strip() for line in lines[1:]) == spec  # cut only after its commas
+    assert all(line.strip().endswith(",") for line in lines[1:-1])
+    cell = fit_table(["workload", "memory (level)", "x"], [["a", "3.15 ms (DRAM+shared_memory)", "1"]] * 2, 24)
+    assert "(DRAM+" in cell and "shared_memory)" in cell  # never '(DRAM+sha' / 'red_memory)'
+    assert Screen(8).wrap("1.028 ms unbreakable_token_here") == "1.028 ms\n  unbreakable_token_here"
+
+
+def test_columns_empty_in_every_row_are_named_once_on_a_screen():
+    headers, rows = ["workload", "measured", "predicted", ""], [["a", "-", "1 ms", ""], ["b", "-", "2 ms", ""]]
+    shown = fit_table(headers, rows, 80).splitlines()
+    assert shown[0] == "no data in any row: measured" and "measured" not in shown[1]
+    assert fit_table(headers, rows, None) == table(headers, rows)  # a file keeps every column
 
 
 def test_a_single_row_keeps_its_constant_columns():

@@ -20,6 +20,11 @@ EXTRA = [
     "transformer_prefill:block=parallel_shared_norm,final_norm=false,vocab=1000",
     f"transformer:config={CONFIGS / 'falcon-7b'},phase=decode,context=512,batch=4",
     f"transformer:config={CONFIGS / 'gemma-7b'},seq=256",
+    # post-norm encoders, partial RoPE, a ReLU MLP; eager attention with and without repeat_kv
+    f"transformer:config={CONFIGS / 'bert-base-uncased'},seq=128,batch=2,attention=eager",
+    f"transformer:config={CONFIGS / 'pythia-1.4b'},seq=64",
+    f"transformer:config={CONFIGS / 'opt-1.3b'},seq=64,phase=decode,context=64,attention=eager",
+    "transformer_decode:seq=3,attention=eager",
 ]
 
 

@@ -116,6 +116,14 @@ class TensorForgeGroup(click.Group):
         except TensorForgeError as exc:
             click.echo(f"error: {shorten(str(exc))}", err=True)
             ctx.exit(2)
+        except click.MissingParameter as exc:
+            # `run` without -t: name what -t takes, in the same line
+            if exc.param is not None and exc.param.name == "target_name" and not exc.message:
+                names = ", ".join(self.state(ctx).host.names("targets"))
+                raise click.MissingParameter(
+                    f"Targets: {names} (or a target file).", ctx=exc.ctx, param=exc.param
+                ) from None
+            raise
 
 
 def make_cli(host_factory: Callable[[], PluginHost] | None = None) -> click.Group:
@@ -128,6 +136,10 @@ def make_cli(host_factory: Callable[[], PluginHost] | None = None) -> click.Grou
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: every error a user can cause ends in one line and a status."""
     args = sys.argv[1:] if argv is None else list(argv)
+    nul = next((a for a in args if "\0" in a), None)
+    if nul is not None:  # a caller's argv (a shell's cannot hold one); click's os.stat would raise
+        click.echo(f"error: argument {nul!r}: the path contains a NUL byte", err=True)
+        sys.exit(2)
     try:
         # Outside standalone mode click returns the exit code of ctx.exit() instead of exiting.
         code = make_cli().main(args=args, prog_name="tensorforge", standalone_mode=False)

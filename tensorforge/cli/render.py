@@ -81,6 +81,12 @@ def prediction_text(
         ceil += "; special-function " + ", ".join(f"{p} {si(rate, 'op/s')}" for p, rate in sorted(c.special.items()))
     if c.vector_origin and c.vector_origin != c.origin:
         ceil += f" ({c.vector_origin})"
+    if not detail:  # the span of the math modes; --detail lists every rate
+        (low, low_rate), (high, high_rate) = (
+            min(c.compute.items(), key=lambda kv: kv[1]),
+            max(c.compute.items(), key=lambda kv: kv[1]),
+        )
+        ceil = f"{low} {si(low_rate, 'FLOP/s')} to {high} {si(high_rate, 'FLOP/s')}"
     lines: list[str] = [
         f"PREDICTED  {pred.bound} lower bound on {pred.target} @ {pred.operating_point} ({pred.clock_mhz:g} MHz)",
         screen.wrap(f"ceilings ({c.origin}): DRAM {si(c.dram_bytes_per_s, 'B/s')}; {ceil}"),
@@ -102,7 +108,10 @@ def prediction_text(
             "/".join(sorted({o.ceiling_origin for o in w.operators})),
             w.search,
         ]
-        if estimated:
+        if estimated and pred.estimate_protocol:
+            e = w.estimate
+            row += [seconds(e.for_protocol(pred.estimate_protocol)) if e else "-"]
+        elif estimated:
             e = w.estimate
             row += [seconds(e.device_s) if e else "-", seconds(e.eager_s) if e else "-"]
         rows.append(row + ["" if w.fits_in_memory else "DOES NOT FIT"])
@@ -118,12 +127,14 @@ def prediction_text(
         "ceilings",
         "search",
     ]
-    headers += ["ESTIMATE device", "ESTIMATE eager"] if estimated else []
+    if estimated:
+        headers += [f"ESTIMATE {pred.estimate_protocol}"] if pred.estimate_protocol else ["ESTIMATE device", "ESTIMATE eager"]
     lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
     if estimated:
         from tensorforge.estimate.render import basis_line
 
-        lines += ["", basis_line(pred)]
+        short = f"ESTIMATE   not a bound ({pred.estimate_basis_kind}): {short_basis(pred.estimate_basis)}"
+        lines += ["", basis_line(pred) if detail else short]
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
@@ -165,18 +176,51 @@ def prediction_text(
                 lines.append("")
                 lines.append(screen.table(OPERATOR_HEADERS, operator_rows(w)))
                 lines += waterfall_lines(w)
-    lines += [
-        "",
-        f"{pred.candidates} mapping candidates evaluated "
-        f"(at most {pred.max_candidates_per_operator} per operator and strategy)",
-    ]
-    lines.append(screen.wrap(search_text(pred)))
-    lines += [screen.wrap(f"note: {n}") for n in pred.notes]
-    lines.append("note: the bottleneck is an analytical classification; telemetry does not prove it")
-    if estimated:
-        lines.append(
-            "note: the estimate is the expected time (a sum of calibrated, named terms on top of "
-            "the bound; device = kernels back to back, eager = launched one by one from "
-            "Python); it is not a bound and may be beaten"
-        )
+    notes = list(pred.notes) + [BOTTLENECK_NOTE] + ([ESTIMATE_NOTE] if estimated else [])
+    if detail:
+        lines += [
+            "",
+            f"{pred.candidates} mapping candidates evaluated "
+            f"(at most {pred.max_candidates_per_operator} per operator and strategy)",
+            search_text(pred),
+        ]
+        lines += [f"note: {n}" for n in notes]
+    else:
+        lines.append(summary_line(pred, notes))
     return "\n".join(screen.wrap(line) for line in "\n".join(lines).split("\n"))
+
+
+# Notes every prediction carries: the manual explains them, --detail prints them in full.
+BOTTLENECK_NOTE = "the bottleneck is an analytical classification; telemetry does not prove it"
+ESTIMATE_NOTE = (
+    "the estimate is the expected time (a sum of calibrated, named terms on top of the bound; device = "
+    "kernels back to back, eager = launched one by one from Python); it is not a bound and may be beaten"
+)
+_STANDING = ("latency is a lower bound", BOTTLENECK_NOTE, ESTIMATE_NOTE)
+
+
+def summary_line(pred: Prediction, notes: list[str]) -> str:
+    """The notes in one line: those particular to this prediction by their head, the standing
+    ones by number; a cut search in full before them (it changes what the bound is). The
+    search of every row is in the table's search column."""
+    cut = any(o.mapping.search == "relaxation" for w in pred.workloads for o in w.operators)
+    particular = [n.split(": ")[0] for n in notes if not n.startswith(_STANDING)]
+    said = f"note: {'; '.join(particular)} (--detail: all {len(notes)} notes)" if particular else ""
+    said = said or f"notes: {len(notes)}, with the search and the mapping candidates in --detail"
+    return f"{search_text(pred)}; {said}" if cut else said
+
+
+def short_basis(basis: str | None) -> str:
+    """The estimate's basis as one short line: its text without what is in parentheses, up to
+    its first comma ('shipped coefficients of NVIDIA H200'). The text itself is the estimate's
+    to write; the whole of it stays in the JSON and in --detail."""
+    if not basis:
+        return ""
+    depth, kept = 0, []
+    for ch in basis:
+        depth += ch == "("
+        if depth == 0:
+            kept.append(ch)
+        depth -= ch == ")" and depth > 0
+    text = " ".join("".join(kept).split()).replace(" ,", ",").replace(" ;", ";")
+    return text.split(", ")[0].strip()

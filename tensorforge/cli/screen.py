@@ -1,11 +1,17 @@
 """Output for people: tables that fit the terminal, colour for the five labels and the verdicts.
 
 A table is laid out in two steps. First the plain layout (`table`): every cell in full,
-the layout files and pipes get, byte for byte what they always got. Only when that is wider
-than the screen, and only on a screen of known width (a terminal, or $COLUMNS), is it fitted:
+the layout files and pipes get, byte for byte what they always got. On a screen of known width
+(a terminal, or $COLUMNS) a column with nothing in any row ("-" or empty) is named once above
+the table instead of printed; only when the table is still wider than the screen is it fitted:
 columns whose value is the same in every row are stated once above the table, then the widest
 text columns wrap inside their cell while short cells (numbers, units, verdicts) stay whole.
 `--wide` turns the fitting off and `--json` never comes here, so machines keep full detail.
+
+Wrapping, of cells and of prose alike, never breaks a token: a line breaks at a space, or
+inside a long spec after a comma or a '+' ("m=8192,n=8192," / "k=8192"; "(DRAM+" /
+"shared_memory)"), never inside a number, a name or a unit. A token longer than the line is
+left whole and overflows; a misread number is worse than a ragged edge.
 
 Hand-written rather than rich's Table: rich shrinks every column alike, so numbers break in the
 middle ("comput|e"), and at narrow widths it drops whole columns without a word. A number cut in
@@ -21,7 +27,6 @@ import os
 import re
 import shutil
 import sys
-import textwrap
 from collections.abc import Sequence
 from typing import IO
 
@@ -31,10 +36,10 @@ import click
 GAP = "  "
 # A column narrower than this is never wrapped: numbers with units, verdicts, short names.
 KEEP_WHOLE = 12
-# A wrapped text column keeps at least this many characters per line, and its longest word
-# whole up to LONG_WORD characters (a tile like m256xn128xk32, a level like shared_memory).
+# A wrapped text column keeps at least this many characters per line, and every piece whole.
 MIN_TEXT = 10
-LONG_WORD = 16
+# Where a long word may break: after a comma, or after a '+' that joins two names.
+_PIECE = re.compile(r"[^,+]*(?:,|\+(?=[A-Za-z_(])|$)")
 
 RESET = "\x1b[0m"
 # The five labels, as in the report (blue, green, purple, amber, red) ...
@@ -88,12 +93,8 @@ class Screen:
         """A long line of prose broken at the screen's width, continuation lines indented."""
         if self.width is None or len(line) <= self.width:
             return line
-        return (
-            "\n".join(
-                textwrap.wrap(line, self.width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False)
-            )
-            or line
-        )
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        return "\n".join(wrap_words(line, self.width, lead, indent)) or line
 
     def echo(self, text: str, nl: bool = True, err: bool = False) -> None:
         click.echo(paint(text) if self.colour else text, nl=nl, err=err, color=self.colour)
@@ -126,6 +127,37 @@ def detect(wide: bool = False, stream: IO[str] | None = None) -> Screen:
     return Screen(width=width, colour=colour)
 
 
+# -- wrapping --------------------------------------------------------------------------------
+
+
+def pieces(word: str) -> list[str]:
+    """`word` cut where it may break: after each comma and each '+' between names."""
+    return [p for p in _PIECE.findall(word) if p]
+
+
+def wrap_words(text: str, width: int, first: str = "", indent: str = "") -> list[str]:
+    """`text` in lines of at most `width` characters (the first starting with `first`, the
+    others with `indent`), broken at spaces (the spacing inside a line is kept), or where
+    `pieces` allows inside a word too long for a whole line. A piece longer than a line stays
+    whole on a line of its own."""
+    lines: list[str] = []
+    line = first
+    bare = True  # nothing but the indent on this line yet
+    for match in re.finditer(r"(\s*)(\S+)", text.strip()):
+        space, word = match.group(1) or " ", match.group(2)
+        whole = len(indent) + len(word) <= width or len(line) + len(space) + len(word) <= width
+        for k, unit in enumerate([word] if whole else pieces(word)):
+            sep = "" if bare or k > 0 else space
+            if bare or len(line) + len(sep) + len(unit) <= width:
+                line += sep + unit
+            else:
+                lines.append(line)
+                line = indent + unit
+            bare = False
+    lines.append(line)
+    return lines
+
+
 # -- tables ------------------------------------------------------------------------------------
 
 
@@ -138,9 +170,26 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(out)
 
 
+EMPTY = ("", "-")
+
+
+def _drop_empty_columns(headers: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]], str]:
+    """Columns with nothing in any row ("-" or empty), named once instead of printed; a
+    nameless one (a flag column nobody raised) goes without a word."""
+    if not rows:
+        return headers, rows, ""
+    empty = [i for i in range(1, len(headers)) if all(r[i] in EMPTY for r in rows)]
+    keep = [i for i in range(len(headers)) if i not in empty]
+    named = ", ".join(headers[i] for i in empty if headers[i])
+    return (
+        [headers[i] for i in keep],
+        [[r[i] for i in keep] for r in rows],
+        f"no data in any row: {named}" if named else "",
+    )
+
+
 def _lift_constant_columns(headers: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]], str]:
-    """Columns with one value in every row (of two or more), said once above the table; a
-    column empty in every row (a flag column nobody raised) is dropped."""
+    """Columns with one value in every row (of two or more), said once above the table."""
     if len(rows) < 2:
         return headers, rows, ""
     constant = [i for i in range(1, len(headers)) if len({r[i] for r in rows}) == 1]
@@ -152,16 +201,16 @@ def _lift_constant_columns(headers: list[str], rows: list[list[str]]) -> tuple[l
 def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
     natural = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
-    def longest_word(texts: Sequence[str]) -> int:
-        return max((len(word) for text in texts for word in text.split()), default=0)
+    def longest_piece(texts: Sequence[str]) -> int:
+        return max((len(p) for text in texts for word in text.split() for p in pieces(word)), default=0)
 
     def floor_of(i: int) -> int:
         if i == 0:  # the first column names the row: it stays whole, so every row is found by name
             return natural[i]
         cells = [r[i] for r in rows]
         longest_cell = max((len(c) for c in cells), default=0)
-        cell = longest_cell if longest_cell <= KEEP_WHOLE else max(MIN_TEXT, min(longest_word(cells), LONG_WORD))
-        return max(cell, longest_word([headers[i]]))  # a header wraps between its words
+        cell = longest_cell if longest_cell <= KEEP_WHOLE else max(MIN_TEXT, longest_piece(cells))
+        return max(cell, longest_piece([headers[i]]))  # a header wraps between its words
 
     floor = [floor_of(i) for i in range(len(headers))]
     widths = list(natural)
@@ -189,7 +238,7 @@ def _widths(headers: list[str], rows: list[list[str]], width: int) -> list[int]:
 def _cell_lines(text: str, width: int) -> list[str]:
     if len(text) <= width:
         return [text]
-    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return wrap_words(text, width) or [""]
 
 
 def _block(cells: Sequence[str], widths: list[int]) -> list[str]:
@@ -221,9 +270,14 @@ def fit_table(
     `optional` names columns, least needed first, that may be left out when wrapping alone
     cannot make the table fit; a line then says which, and that --wide shows them."""
     plain = table(headers, rows)
-    if width is None or _fits(plain.splitlines(), width):
+    if width is None:
         return plain
-    heads, body, said = _lift_constant_columns([str(h) for h in headers], [[str(c) for c in r] for r in rows])
+    heads, body, dropped = _drop_empty_columns([str(h) for h in headers], [[str(c) for c in r] for r in rows])
+    if not dropped and _fits(plain.splitlines(), width):
+        return plain
+    said = ""
+    if not _fits(table(heads, body).splitlines(), width):
+        heads, body, said = _lift_constant_columns(heads, body)
     lines = _layout(heads, body, width)
     left_out: list[str] = []
     for name in optional:
@@ -234,7 +288,7 @@ def fit_table(
             heads, body = heads[:i] + heads[i + 1 :], [r[:i] + r[i + 1 :] for r in body]
             left_out.append(name)
             lines = _layout(heads, body, width)
-    notes = [said] if said else []
+    notes = [n for n in (dropped, said) if n]
     if left_out:
-        notes.append(f"not shown to fit the terminal (--wide shows them): {', '.join(left_out)}")
+        notes.append(f"not shown to fit (--wide shows them): {', '.join(left_out)}")
     return "\n".join([Screen(width).wrap(n) for n in notes] + lines)

@@ -5,6 +5,7 @@ rates the model uses; calibration (Ops) can hand in measured `Ceilings` instead,
 never needs to know where they came from beyond the `origin` label.
 """
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -163,6 +164,34 @@ def validate_target(target) -> None:
             f"target {target.name!r}: default operating point {target.default_operating_point!r} is not declared"
         )
     validate_interconnect(target.name, target.devices, target.interconnect)
+    _validate_rates(target)
+
+
+def _validate_rates(target: "Target") -> None:
+    """Every rate the model divides by is a finite number, at every operating point and over
+    all devices: each figure may be finite while their product is not (flops_per_clock 1e308
+    became "inf PFLOP/s", exit 0)."""
+    for point in target.operating_points:
+        try:
+            ceilings = datasheet_ceilings(target, point.name)
+            rates = [
+                *(("flops_per_clock", m, v) for m, v in ceilings.compute.items()),
+                *(("sram", n, v) for n, v in ceilings.sram_bytes_per_s.items()),
+                *(("vector_flops_per_clock", p, v) for p, v in ceilings.vector.items()),
+                *(("special_per_clock", p, v) for p, v in ceilings.special.items()),
+            ]
+            worst = [(table, key, v * target.devices) for table, key, v in rates]
+        except OverflowError:
+            raise ValueError(
+                f"target {target.name!r}: a rate at operating point {point.name!r} is past float range "
+                "(units x per-clock rate x clock)"
+            ) from None
+        for table, key, value in worst:
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"target {target.name!r}: {table}[{key}] x units x clock at operating point "
+                    f"{point.name!r} (x {target.devices} devices) is not a finite rate"
+                )
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tensorforge.errors import TensorForgeError, closest
+from tensorforge.files.bounded import MAX_TOML_BYTES
 from tensorforge.files.documents import parse_toml, read_text
 from tensorforge.files.tomlwrite import value as toml_value
 from tensorforge.hardware.interconnect import TOPOLOGIES, Interconnect, LinkTier
@@ -340,4 +341,4 @@ def target_from_toml(text: str, where: str) -> Target:
 
 def load_target_file(path) -> Target:
     path = Path(path)
-    return target_from_toml(read_text(path, "target file"), f"target file {path}")
+    return target_from_toml(read_text(path, "target file", MAX_TOML_BYTES), f"target file {path}")

@@ -479,7 +479,21 @@ class PluginHost(BaseHost):
 
         if looks_like_path(name):
             return load_target_file(name)
-        return self.get("targets", name)
+        known = self._registered["targets"]
+        if name not in known:
+            # the closest installed target is the usual starting point of a target file
+            import difflib
+
+            error = unknown("target", name, known)
+            like = (difflib.get_close_matches(name[:64], sorted(known), n=1, cutoff=0) or ["NAME"])[0]
+            file = (
+                f"{name}.toml" if name.replace("-", "").replace("_", "").isalnum() and len(name) <= 32 else "mine.toml"
+            )
+            raise type(error)(
+                f"{error}; or describe it in a target file: `tensorforge targets show {like} > {file}`, "
+                f"edit it, then --target ./{file} (docs/targets.md){self.broken_hint()}"
+            )
+        return known[name].value
 
     def mappings(self) -> list[MappingStrategy]:
         return [self._registered["mappings"][n].value for n in self.names("mappings")]

@@ -92,6 +92,7 @@ def calibrate(core: PluginHost, target_name: str | None, backend: str | None, de
     from tensorforge_measure.progress import for_terminal
 
     ops = hosts.ops_host(core)
+    hosts.warn_plugins(core, ops, lambda line: click.echo(line, err=True))
     require_writable_home()  # before the probes run, not when their result is stored
     backend = _calibration_backend(ops, target_name, backend)
     try:

@@ -27,19 +27,24 @@ if TYPE_CHECKING:
     from tensorforge_measure.policy.rightsize import EnergyTerms, Objective, TargetVerdict
 
 
-def _load_prices(path: str) -> dict[str, float]:
+def _load_prices(path: str) -> tuple[dict[str, float], str | None]:
+    """The prices per hour by target, and their currency where the file names one
+    (`currency = "USD"`, at the top or in [prices])."""
     from tensorforge.api import TensorForgeError, finite_number, read_toml
 
     data = read_toml(path, "prices file")
-    prices = data.get("prices", data)
-    if not isinstance(prices, dict):
+    prices = dict(data.get("prices", data)) if isinstance(data.get("prices", data), dict) else None
+    if prices is None:
         raise TensorForgeError(f"prices file {path}: expected a [prices] table of target = price per hour")
+    currency = prices.pop("currency", None) or data.get("currency")
+    if currency is not None and (not isinstance(currency, str) or not currency.strip()):
+        raise TensorForgeError(f'prices file {path}: currency must be a name such as "USD", not {currency!r}')
     if not prices:
         raise TensorForgeError(f"prices file {path} names no prices: expected [prices] target = price per hour")
     return {
         name: finite_number(value, f"prices file {path}: price of {name!r} (per hour)", 0)
         for name, value in prices.items()
-    }
+    }, currency.strip() if currency else None
 
 
 @click.command()
@@ -131,7 +136,7 @@ def rightsize(
     workloads = resolve(core, tuple(specs), tuple(suites))
     trust = trust_from(trusted_keys, trusted_key_files, require_trusted)
     evidence = [load_evidence(path, "evidence", trust) for path in captures]
-    price_table = _load_prices(prices) if prices else {}
+    price_table, currency = _load_prices(prices) if prices else ({}, None)
     ops = hosts.ops_host(core)
     energy = EnergyTerms(price_per_kwh=energy_price, max_joules=max_joules)
     question = Question(tuple(workloads), tuple(targets), objective, tuple(sorted(price_table.items())), energy)
@@ -149,7 +154,9 @@ def rightsize(
             data["policies"] = as_data(others)
         click.echo(canonical_json(data), nl=False)
         return
-    _print_rightsize(detect(wide), objective, len(workloads), evidence, results, as_text(ops, others), energy)
+    _print_rightsize(
+        detect(wide), objective, len(workloads), evidence, results, as_text(ops, others), energy, currency, bool(prices)
+    )
 
 
 def _print_rightsize(
@@ -160,6 +167,8 @@ def _print_rightsize(
     results: list[TargetVerdict],
     others_text: list[str],
     energy: EnergyTerms | None = None,
+    currency: str | None = None,
+    priced_file: bool = False,
 ) -> None:
     """Each fact once: a target's verdict and cost, then each workload's verdict with its reason."""
     from tensorforge_measure.policy.rightsize import MEETS, RULED_OUT, UNKNOWN
@@ -175,7 +184,13 @@ def _print_rightsize(
         cost = f"{r.cost_per_million:.4g}" if r.cost_per_million is not None else "-"
         joules = f"{r.energy_j_per_request:.4g}" if r.energy_j_per_request is not None else "-"
         rows.append([r.target, r.verdict, cost, joules, by])
-    screen.echo(screen.table(["target", "verdict", "cost per 1M runs", "J per request", "decided by"], rows))
+    money = f"{currency} " if currency else ""
+    cost_head = f"cost per 1M runs ({currency})" if currency else "cost per 1M runs"
+    screen.echo(screen.table(["target", "verdict", cost_head, "J per request", "decided by"], rows))
+    if priced_file and not currency:
+        screen.echo(
+            screen.wrap('costs are in the prices file\'s currency, which it does not name (add currency = "USD")')
+        )
     for r in results:
         if r.cost_note:
             screen.echo(screen.wrap(f"{r.target}: cost = {r.cost_note}"))
@@ -185,7 +200,7 @@ def _print_rightsize(
         screen.echo("no target is shown to meet the objective: no recommendation without evidence")
     elif priced:
         per_million, best = min(priced, key=lambda pair: pair[0])
-        screen.echo(f"cheapest target shown to meet it: {best.target} ({per_million:.4g} per 1M runs)")
+        screen.echo(f"cheapest target shown to meet it: {best.target} ({money}{per_million:.4g} per 1M runs)")
     screen.echo("")
     screen.echo(
         screen.table(

@@ -36,11 +36,26 @@ if TYPE_CHECKING:
 
 
 def _default_capture_path(target: str) -> Path:
-    """tensorforge-capture-TARGET-TIME.json in the current folder; a target given as a file
-    (./my-accelerator.toml) contributes its stem, not its path."""
+    """HOME/captures/tensorforge-capture-TARGET-TIME.json: without -o nothing is written into
+    the current folder (a first run there left two files nobody asked for), yet a run of
+    minutes is never lost. A target given as a file (./my-accelerator.toml) contributes its
+    stem, not its path."""
+    from tensorforge_measure.home import home
+
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     name = Path(target).stem if ("/" in target or target.endswith(".toml")) else target
-    return Path(f"tensorforge-capture-{name}-{stamp}.json")
+    folder = home() / "captures"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"tensorforge-capture-{name}-{stamp}.json"
+
+
+def next_step(ops: OpsHost, target: str) -> str | None:
+    """Where nothing could be measured: the command that measures this machine instead (its
+    CPU, through the backend that measures a target natively), unless that was the target."""
+    native = [b for b in ops.values("backends") if getattr(b, "targets", ())]
+    if not native or target in native[0].targets:
+        return None
+    return f"next: `tensorforge run --target {native[0].targets[0]}` measures this machine's CPU"
 
 
 @click.command()
@@ -118,7 +133,10 @@ def _default_capture_path(target: str) -> Path:
     show_default=True,
     help="Idle seconds before each workload's timing.",
 )
-@output_options("capture (and its NAME.summary.txt, NAME.incomplete.json)", "tensorforge-capture-TARGET-TIME.json here")
+@output_options(
+    "capture (and its NAME.summary.txt, NAME.incomplete.json)",
+    "tensorforge-capture-TARGET-TIME.json in TensorForge's home (captures/), the summary on the terminal only",
+)
 @click.option(
     "--export",
     "exports",
@@ -185,43 +203,50 @@ def run(
     Without a CUDA device it still succeeds: PREDICTED is filled and MEASURED, CALIBRATED and
     DIAGNOSTIC say unavailable, with the reason.
     """
-    from tensorforge_measure.capture.signing import load_or_create_key
     from tensorforge_measure.home import require_writable_home
-    from tensorforge_measure.progress import for_terminal
     from tensorforge_measure.run.destinations import RunDestinations
-    from tensorforge_measure.run.export import export_all
-    from tensorforge_measure.run.runner import Run, RunOptions
 
-    # before minutes of probes, not after: the home, and the key the capture will be signed with
-    # (made on first use; refused now if others can reach it)
-    load_or_create_key(require_writable_home())
-    opts = RunOptions(
-        target=target_name,
-        specs=tuple(specs),
-        suites=tuple(suites),
-        operating_point=operating_point,
-        backend=backend,
-        device_index=device_index,
-        recalibrate=recalibrate,
-        telemetry=not no_telemetry,
-        telemetry_s=telemetry_seconds,
-        budget_s=budget_s,
-        cooldown_s=cooldown_s,
-        rest_s=rest_s,
-        graph=not no_graph,
-        sustained=not no_sustained,
-        trace=not no_trace,
-        energy=not no_energy,
-        energy_s=energy_seconds,
-        energy_updates=energy_updates,
-        command=tuple(["tensorforge"] + sys.argv[1:]),
-    )
-    ops = hosts.ops_host(core)
-    sinks, sink_options = _sinks(ops, exports, export_options, to_mlflow, mlflow_tracking_uri)
-    progress = for_terminal()
-    runner = Run(core, ops, opts, progress)
-    with RunDestinations(output or _default_capture_path(target_name), force) as where:
-        sealed = _execute(runner, where, progress, wide)
+    # the destinations first: a refused -o answers at once, before the signing key, the plugins
+    # and minutes of probes; without -o the capture goes to the home, checked before it is used
+    asked = output is not None
+    if not asked:
+        require_writable_home()
+    with RunDestinations(output or _default_capture_path(target_name), force, summary=asked) as where:
+        from tensorforge_measure.capture.signing import load_or_create_key
+        from tensorforge_measure.progress import for_terminal
+        from tensorforge_measure.run.export import export_all
+        from tensorforge_measure.run.runner import Run, RunOptions
+
+        # before minutes of probes, not after: the home, and the key the capture will be signed with
+        # (made on first use; refused now if others can reach it)
+        load_or_create_key(require_writable_home())
+        opts = RunOptions(
+            target=target_name,
+            specs=tuple(specs),
+            suites=tuple(suites),
+            operating_point=operating_point,
+            backend=backend,
+            device_index=device_index,
+            recalibrate=recalibrate,
+            telemetry=not no_telemetry,
+            telemetry_s=telemetry_seconds,
+            budget_s=budget_s,
+            cooldown_s=cooldown_s,
+            rest_s=rest_s,
+            graph=not no_graph,
+            sustained=not no_sustained,
+            trace=not no_trace,
+            energy=not no_energy,
+            energy_s=energy_seconds,
+            energy_updates=energy_updates,
+            command=tuple(["tensorforge"] + sys.argv[1:]),
+        )
+        ops = hosts.ops_host(core)
+        hosts.warn_plugins(core, ops, lambda line: click.echo(line, err=True))
+        sinks, sink_options = _sinks(ops, exports, export_options, to_mlflow, mlflow_tracking_uri)
+        progress = for_terminal()
+        runner = Run(core, ops, opts, progress)
+        sealed = _execute(runner, where, progress, wide, next_step(ops, target_name), asked)
         export_all(
             sinks,
             sealed,
@@ -249,7 +274,14 @@ def _sinks(
     return sinks, parse_options(export_options)
 
 
-def _execute(runner: Run, where: RunDestinations, progress: LineProgress | BarProgress, wide: bool) -> Capture:
+def _execute(
+    runner: Run,
+    where: RunDestinations,
+    progress: LineProgress | BarProgress,
+    wide: bool,
+    step: str | None = None,
+    asked: bool = True,
+) -> Capture:
     """Run, and write the capture and its summary; on Ctrl-C, SIGTERM or SIGHUP write what was
     gathered as an incomplete capture, then let the interruption end the command."""
     from tensorforge.api import canonical_json, detect, signal_name, signals_as_interrupts, signals_ignored
@@ -278,6 +310,12 @@ def _execute(runner: Run, where: RunDestinations, progress: LineProgress | BarPr
     # The summary is for people: on standard output (fitted to a terminal), unless the capture
     # itself went there.
     screen = detect(wide, stream=sys.stderr if where.to_stdout else None)
-    screen.echo(summary_text(sealed, screen) if screen.width else text, nl=False, err=where.to_stdout)
-    click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
+    step = None if sealed.measured.available else step
+    screen.echo(summary_text(sealed, screen, step) if screen.width else text, nl=False, err=where.to_stdout)
+    if step and not screen.width:
+        click.echo(step, err=True)
+    if asked:
+        click.echo(f"wrote {captured}" + (f" and {summary}" if summary else ""), err=True)
+    else:
+        click.echo(f"capture kept in TensorForge's home: {captured} (-o PATH writes it elsewhere)", err=True)
     return sealed

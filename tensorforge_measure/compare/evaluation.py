@@ -12,13 +12,14 @@ against the eager estimate otherwise. Each row says which.
 from typing import Any
 
 from tensorforge.api import (
+    PLAIN,
     Evaluation,
+    Screen,
     Row,
     TensorForgeError,
     parse_fields,
     percent,
     seconds,
-    table,
     workload_class,
 )
 
@@ -90,13 +91,32 @@ def rows_from_capture(doc: dict[str, Any], core) -> tuple[list[Row], str]:
     return rows, f"{which} bound; estimate basis: {basis}"
 
 
+def shares_cell(shares: dict[str, float], top: int = 3) -> str:
+    """How the gap between bound and measurement divides among the terms: the largest `top`,
+    the rest as one, and what no term explains, each signed, summing to 100%. A negative
+    'unexplained' is the estimate overshooting the measurement: its terms add up to more than
+    the gap, so one term alone may exceed 100%."""
+    if not shares:
+        return "-"
+    terms = sorted(((v, k) for k, v in shares.items() if k != "unexplained"), reverse=True)
+    parts = [f"{k.replace('_', ' ')} {_signed(v)}" for v, k in terms[:top]]
+    rest = terms[top:]
+    if rest:
+        parts.append(f"{len(rest)} other{'s' if len(rest) > 1 else ''} {_signed(sum(v for v, _ in rest))}")
+    text = ", ".join(parts)
+    if "unexplained" in shares:
+        left = shares["unexplained"]
+        text += f"; unexplained {_signed(left)}" + (" (the estimate overshoots)" if left < 0 else "")
+    return text
+
+
+def _signed(share: float) -> str:
+    return f"{share * 100:+.1f}%"
+
+
 def score_rows(scores) -> list[list[str]]:
     out = []
     for s in scores:
-        top = sorted(((v, k) for k, v in s.term_shares.items() if k != "unexplained"), reverse=True)[:3]
-        shares = ", ".join(f"{k.replace('_', ' ')} {percent(v)}" for v, k in top) or "-"
-        if "unexplained" in s.term_shares:
-            shares += f"; unexplained {percent(s.term_shares['unexplained'])}"
         out.append(
             [
                 s.name,
@@ -107,7 +127,7 @@ def score_rows(scores) -> list[list[str]]:
                 percent(s.estimate_p90),
                 str(s.violations),
                 str(s.estimate_below_bound),
-                shares,
+                shares_cell(s.term_shares),
             ]
         )
     return out
@@ -122,24 +142,40 @@ HEADERS = [
     "estimate p90",
     "bound violations",
     "estimate < bound",
-    "share of the gap (largest terms)",
+    "share of the gap (signed, sums to 100%)",
 ]
 
 
-def evaluation_text(ev: Evaluation, source: str, show_rows: bool = False) -> str:
+def share_lines(scores, screen: Screen) -> list[str]:
+    """Under a table of classes: each class's division of the gap, a line (wrapped) each; in
+    a column it would make every row of the table several lines tall."""
+    lines = [screen.wrap("share of the gap (measured - bound) by estimate term, signed, each line summing to 100%:")]
+    return lines + [screen.wrap(f"  {s.name}: {shares_cell(s.term_shares)}", "      ") for s in scores]
+
+
+def evaluation_text(ev: Evaluation, source: str, show_rows: bool = False, screen: Screen = PLAIN) -> str:
+    """The evaluation for people: PLAIN (full columns) for a file or a pipe, fitted on `screen`."""
     lines = [
-        f"EVALUATION  {source}",
-        "APE = |predicted - measured p50| / measured p50; the bound is a lower bound, the estimate the expected time",
+        screen.wrap(f"EVALUATION  {source}"),
+        screen.wrap(
+            "APE = |predicted - measured p50| / measured p50; the bound is a lower bound, the estimate the expected time"
+        ),
         "",
     ]
-    lines.append(table(HEADERS, score_rows(ev.classes)))
-    lines += ["", table(HEADERS, score_rows(ev.families + ([ev.overall] if ev.overall else [])))]
+    families = ev.families + ([ev.overall] if ev.overall else [])
+    for scores in (ev.classes, families):
+        rows = [row[:-1] for row in score_rows(scores)]  # the shares follow the table
+        lines += [screen.table(HEADERS[:-1], rows), *share_lines(scores, screen), ""]
     regimes = sorted({r.regime for r in ev.rows})
-    lines.append(f"\nmeasured regime: {', '.join(regimes)} (eager p50 vs eager estimate; graph p50 vs device estimate)")
+    lines.append(
+        screen.wrap(
+            f"measured regime: {', '.join(regimes)} (eager p50 vs eager estimate; graph p50 vs device estimate)"
+        )
+    )
     if show_rows:
         lines.append("")
         lines.append(
-            table(
+            screen.table(
                 ["workload", "class", "regime", "MEASURED p50", "bound", "ESTIMATE", "APE bound", "APE estimate"],
                 [
                     [
@@ -154,6 +190,7 @@ def evaluation_text(ev: Evaluation, source: str, show_rows: bool = False) -> str
                     ]
                     for r in ev.rows
                 ],
+                optional=("class",),
             )
         )
     return "\n".join(lines) + "\n"

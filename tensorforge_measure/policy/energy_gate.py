@@ -41,6 +41,7 @@ from tensorforge_measure.policy.gate import (
     _rows,
     _seed,
     _specs,
+    suite_order,
     classify,
     incomparable,
     significant,
@@ -165,7 +166,7 @@ def energy_verdicts(base: Evidence, cand: Evidence, settings: GateSettings | Non
     base_specs, cand_specs = _specs(base), _specs(cand)
     global_reason = _device_difference(base, cand)
     out: list[WorkloadVerdict] = []
-    for name in sorted(set(base_specs) | set(cand_specs)):
+    for name in suite_order(base_specs, cand_specs):
         not_comparable = incomparable(name, base_specs, cand_specs, global_reason)
         if not_comparable:
             out.append(WorkloadVerdict(name, NO_VERDICT, not_comparable))

@@ -14,6 +14,7 @@ from tensorforge_measure.capture.sections.diagnostic import Diagnostic
 from tensorforge_measure.capture.sections.measured import Measured
 
 if TYPE_CHECKING:
+    from tensorforge_measure.capture.origin import Origin
     from tensorforge_measure.capture.trust import Trust
 
 
@@ -33,10 +34,23 @@ def load_evidence(path, role: str, trust: "Trust | None" = None) -> Evidence:
     from tensorforge_measure.capture.trust import check_trust
 
     path = Path(path)
-    report, capture = check(path, trust.fingerprints if trust is not None else None)
+    what = f"{role} capture {path}"
+
+    def refuse_untrusted(origin: "Origin") -> None:
+        # before the body is parsed: an untrusted document costs a read, nothing more
+        if origin.status == "invalid":  # a forged or re-made seal: the integrity verdict
+            raise TensorForgeError(f"{what} does not verify: {origin.detail}")
+        why = trust.refusal(what, origin.status, origin.detail) if trust is not None else None
+        if why is not None:
+            raise TensorForgeError(why)
+
+    required = trust is not None and trust.required
+    report, capture = check(
+        path, trust.fingerprints if trust is not None else None, refuse_untrusted if required else None
+    )
     if not report.ok or capture is None:
         raise TensorForgeError(f"{role} capture {path} does not verify: {report.problems[0]}")
-    check_trust(trust, f"{role} capture {path}", report)
+    check_trust(trust, what, report)
     return Evidence(str(path), capture, report.origin, report.origin_detail)
 
 

@@ -246,11 +246,17 @@ def incomparable(name: str, base_specs: dict, cand_specs: dict, global_reason: s
     return None
 
 
+def suite_order(base_specs: dict[str, str], cand_specs: dict[str, str]) -> list[str]:
+    """Every workload of either capture in suite order, as `run` lists them: the baseline's,
+    then those only the candidate has. One order everywhere, so rows line up across outputs."""
+    return list(base_specs) + [name for name in cand_specs if name not in base_specs]
+
+
 def workload_verdicts(base: Evidence, cand: Evidence, settings: GateSettings = GateSettings()) -> list[WorkloadVerdict]:
     """Per workload of either capture: PASS, REGRESSION, IMPROVEMENT or NO VERDICT with why."""
     base_rows, cand_rows = _rows(base), _rows(cand)
     base_specs, cand_specs = _specs(base), _specs(cand)
-    names = sorted(set(base_specs) | set(cand_specs))
+    names = suite_order(base_specs, cand_specs)
     global_reason = _device_difference(base, cand)
     verdicts: list[WorkloadVerdict] = []
     for name in names:

@@ -1,6 +1,6 @@
 """A readable summary of a capture, from the capture alone."""
 
-from tensorforge.api import PLAIN, Screen, percent, seconds, si
+from tensorforge.api import PLAIN, Screen, percent, seconds, short_basis, si
 from tensorforge_measure.capture.model import Capture
 from tensorforge_measure.capture.sections.calibrated import Calibrated
 from tensorforge_measure.capture.sections.comparison import ComparisonRow
@@ -50,20 +50,40 @@ def _provisional(cell: str) -> str:
     return cell if cell == "-" else f"{cell} (provisional)"
 
 
-def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
-    """The summary written beside the capture (PLAIN: full columns) or shown on `screen`."""
+def _one_reason(capture: Capture) -> str | None:
+    """The reason when no section but PREDICTED has data and all say the same (no device):
+    said once instead of once per section."""
+    measured, cal, diag = capture.measured, capture.calibrated, capture.diagnostic
+    if isinstance(measured, Measured) or isinstance(cal, Calibrated):
+        return None
+    if isinstance(diag, Diagnostic) and diag.available:
+        return None
+    reasons = {measured.reason, cal.reason, diag.reason}
+    return measured.reason if len(reasons) == 1 else None
+
+
+def summary_text(capture: Capture, screen: Screen = PLAIN, next_step: str | None = None) -> str:
+    """The summary written beside the capture (PLAIN: full columns) or shown on `screen`;
+    `next_step`, a line saying what to run next, goes under the reason nothing was measured."""
     pred = capture.predicted
     measured, cal, comp = capture.measured, capture.calibrated, capture.comparison
     lines = [
         f"TensorForge capture  target {capture.target} @ {capture.operating_point}"
         f"{'' if capture.complete else '  (INCOMPLETE)'}"
     ]
-    if isinstance(measured, Measured):
+    # on a screen, a reason shared by every section is said once; a file keeps the full record
+    reason = _one_reason(capture) if screen.width else None
+    if reason is not None:
+        lines.append(f"PREDICTED   only: MEASURED, CALIBRATED and DIAGNOSTIC unavailable: {reason}")
+        lines += [next_step] if next_step else []
+    elif isinstance(measured, Measured):
         lines.append(f"MEASURED    on {measured.device.name} ({measured.device.fingerprint}) with {measured.backend}")
         lines += system_lines(measured)
     else:
         lines.append(f"MEASURED    unavailable: {measured.reason}")
-    if isinstance(cal, Calibrated):
+    if reason is not None:
+        pass
+    elif isinstance(cal, Calibrated):
         c = cal.ceilings
         modes = ", ".join(f"{m} {si(v, 'FLOP/s')}" for m, v in sorted(c.compute.items()))
         launch = seconds(c.launch_floor_s) if c.launch_floor_s else "-"
@@ -76,7 +96,7 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
         lines += collective_lines(cal)
     else:
         lines.append(f"CALIBRATED  unavailable: {cal.reason}")
-    if pred.calibrated_note:
+    if pred.calibrated_note and not (reason and pred.calibrated_note.endswith(reason)):
         lines.append(f"            calibrated bound: {pred.calibrated_note}")
     elif pred.calibrated_target and pred.calibrated_target != capture.target:
         lines.append(f"            calibrated bound is for the measuring device's target {pred.calibrated_target}")
@@ -89,7 +109,7 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     for w in pred.analytical.workloads:
         r = comp.workloads.get(w.name) if comp else None
         check = r.bound_check.verdict if r else "-"
-        check = check if not check.startswith("no verdict") else "no verdict"
+        check = check if not check.startswith("no verdict") else "no verdict" if measured.available else "-"
         failed = isinstance(measured_rows.get(w.name), FailedMeasurement)
         fastest[w.name] = _fastest(r, measured_rows.get(w.name))
         quality = r.evidence_quality if r else None
@@ -158,7 +178,7 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
     for name, m in sorted(measured_rows.items()):
         if isinstance(m, FailedMeasurement):
             lines.append(f"failed: {name}: {m.reason}")
-    if comp and comp.device_note:
+    if comp and comp.device_note and reason is None:
         lines.append(f"APE: {comp.device_note}")
     below = sorted(
         (n, f.margin)
@@ -171,13 +191,14 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
             + ", ".join(f"{n} ({margin * 100:+.2f}%)" for n, margin in below)
         )
     violations = comp.bound_violations if comp else ()
-    lines.append(
-        f"BOUND VIOLATIONS: {', '.join(violations)}"
-        if violations
-        else "bound violations: none"
-        if measured.available
-        else "bound checks: no verdict (nothing measured)"
-    )
+    if violations or measured.available or reason is None:
+        lines.append(
+            f"BOUND VIOLATIONS: {', '.join(violations)}"
+            if violations
+            else "bound violations: none"
+            if measured.available
+            else "bound checks: no verdict (nothing measured)"
+        )
     lines += operator_lines(comp)
     lines.append(FOOTNOTE)
     if primary != "MEASURED p50":
@@ -185,15 +206,16 @@ def summary_text(capture: Capture, screen: Screen = PLAIN) -> str:
             "* graph: the burst-regime CUDA-graph device time where the workload was captured, else its eager time"
         )
     basis = (pred.calibrated or pred.analytical).estimate_basis
-    if basis:
-        lines.append(f"ESTIMATE: expected time, not a bound; basis: {basis}")
+    if basis:  # on a screen in short; the file and the capture keep all of it
+        shown = basis if screen.width is None else short_basis(basis)
+        lines.append(f"ESTIMATE: expected time, not a bound; basis: {shown}")
     if estimated and len(estimate_modes) > 1:
         lines.append(
             "** estimate in the mode of the MEASURED p50 beside it: device time against graph, "
             "device time + host overhead against eager"
         )
     lines += regime_lines(capture)
-    lines += [""] + _telemetry_lines(capture.diagnostic)
+    lines += [] if reason is not None else [""] + _telemetry_lines(capture.diagnostic)
     duration = capture.provenance.duration_s
     digest = capture.digest.value[:16] if capture.digest else "-"
     lines.append(f"\nrun took {duration if duration is not None else '-'} s; digest {digest}...")

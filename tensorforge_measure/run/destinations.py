@@ -23,14 +23,15 @@ from tensorforge.api import Claim, claim
 class RunDestinations:
     """The capture's destination and, for a regular file, its summary and incomplete siblings."""
 
-    def __init__(self, output: str | Path, force: bool):
+    def __init__(self, output: str | Path, force: bool, summary: bool = True):
         self.capture: Claim = claim(output, "capture", force)
         self.summary: Claim | None = None
         self.incomplete: Claim | None = None
         if self.capture.mode in ("new", "replace"):
             path = Path(str(output))
             try:
-                self.summary = claim(path.with_suffix(".summary.txt"), "summary", force)
+                if summary:  # False: the capture went to the default place, the summary to the terminal
+                    self.summary = claim(path.with_suffix(".summary.txt"), "summary", force)
                 self.incomplete = claim(
                     path.with_name(path.stem + ".incomplete.json"), "incomplete capture (of an interrupted run)", force
                 )

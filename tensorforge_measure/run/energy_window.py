@@ -27,11 +27,14 @@ class EnergyWindows(RunState):
 
     def _open_host_energy(self):
         """The host CPU's counter, read beside the device's where the backend declares
-        `host_energy_beside` (the first source the host-energy hook registered), or why not."""
+        `host_energy_beside` (the shipped one where a stranger's is offered too: host.py), or why not."""
         if not (self.opts.energy and getattr(self.backend, "host_energy_beside", False)):
             return None, None
-        sources = self.ops.values("host_energy")
+        source = self.ops.one_for("host_energy")
+        sources = [source] if source is not None else []
         if not sources:
+            if self.ops.values("host_energy"):  # offered, but by strangers only, two or more
+                return None, "host energy sources passed over: `tensorforge list-plugins` says why"
             return None, "no host energy counter installed (tensorforge_measure_register_host_energy)"
         try:
             return sources[0].open(), None

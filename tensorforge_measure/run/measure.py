@@ -37,7 +37,8 @@ class Measuring(Calibrating, EnergyWindows):
 
     def _measure_all(self, session, workloads, analytical) -> dict[str, WorkloadMeasurement]:
         opts = self.opts
-        sources = self.ops.for_backend("telemetry", opts.backend) if opts.telemetry else []
+        source = self.ops.one_for("telemetry", opts.backend) if opts.telemetry else None
+        sources = [source] if source is not None else []
         results: dict[str, WorkloadMeasurement] = {}
         windows: dict[str, TelemetryWindow] = {}
         burst_windows: dict[str, TelemetryWindow] = {}

@@ -51,7 +51,7 @@ class Planning(RunState):
         except Exception as exc:  # a broken backend plugin must not stop the prediction
             reason = f"backend {opts.backend!r} failed to open: {one_line(exc)}"
         if reason is not None:
-            self.say(f"no measurement: {reason}")
+            self.say("no measurement: PREDICTED only (the summary says why)")  # the reason: said once, there
             self.measured = UnavailableSection(label="MEASURED", reason=reason)
             self.calibrated = UnavailableSection(label="CALIBRATED", reason=reason)
             self.diagnostic = UnavailableSection(label="DIAGNOSTIC", reason=reason, caveat=self.caveat)

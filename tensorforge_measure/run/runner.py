@@ -86,8 +86,8 @@ class Run(Measuring, Finishing):
         self.opts = opts = attrs.evolve(opts, backend=backend.name)
         self.backend = backend
         self.target = target
-        sources = self.ops.for_backend("telemetry", backend.name)
-        self.caveat = getattr(sources[0], "caveat", CAVEAT) if sources else CAVEAT
+        source = self.ops.one_for("telemetry", backend.name)  # a shipped source wins (host.py)
+        self.caveat = getattr(source, "caveat", CAVEAT) if source is not None else CAVEAT
         self.diagnostic = attrs.evolve(self.diagnostic, caveat=self.caveat)
         # a backend may size its suite for the target (torch-distributed: for N devices)
         own_suite = (

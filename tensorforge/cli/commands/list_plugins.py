@@ -4,7 +4,6 @@ import click
 
 from tensorforge.cli.options import json_option, pass_host, wide_option
 from tensorforge.cli.screen import detect
-from tensorforge.files.serialize import canonical_json, to_data
 from tensorforge.host.plugin_host import PluginHost, PluginReport
 
 
@@ -28,6 +27,8 @@ def list_plugins(host: PluginHost, as_json: bool, wide: bool) -> None:
     Plugins slower to import than TENSORFORGE_SLOW_IMPORT_S seconds (default 1) are named
     in a warning; they still work.
     """
+    from tensorforge.files.serialize import canonical_json, to_data
+
     reports = host.all_reports()
     for r in reports:
         for warning in r.warnings:
@@ -39,5 +40,10 @@ def list_plugins(host: PluginHost, as_json: bool, wide: bool) -> None:
         return
     screen = detect(wide)
     screen.echo(
-        screen.table(["plugin", "side", "distribution", "hooks", "registered"], [_plugin_row(r) for r in reports])
+        screen.table(
+            ["plugin", "side", "distribution", "hooks", "registered"],
+            [_plugin_row(r) for r in reports],
+            # hook names are long and never cut: on a narrow screen they give way first
+            optional=("hooks", "distribution"),
+        )
     )

@@ -14,8 +14,6 @@ from tensorforge.cli.options import (
 )
 from tensorforge.cli.screen import PLAIN, detect
 from tensorforge.errors import TensorForgeError
-from tensorforge.files.output import STDOUT, claim
-from tensorforge.files.serialize import canonical_json, to_data
 from tensorforge.host.plugin_host import PluginHost
 
 
@@ -46,6 +44,16 @@ from tensorforge.host.plugin_host import PluginHost
     "16384: every shipped mapping space, an exhaustive search). A lower N that cuts "
     "a space gives a labelled relaxation: a looser bound, never a higher one.",
 )
+@click.option(
+    "--protocol",
+    type=click.Choice(["graph-flushed", "eager-flushed", "graph-warm", "eager-warm"]),
+    default=None,
+    help="Show the estimate of a measurement taken this way (default: graph-flushed and eager-flushed "
+    "side by side): graph-flushed = device time after an L2 flush (TensorForge's harness); eager-flushed = "
+    "one eager call after a flush; graph-warm = back-to-back calls without flushes; eager-warm = one eager "
+    "call without a flush, timed by an event pair or a wall clock + synchronize (most scripts and published "
+    "operator data). The bound is the cold, flushed bound whatever the protocol.",
+)
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @json_option("the prediction")
 @wide_option
@@ -60,6 +68,7 @@ def predict(
     ceilings_path: str | None,
     force_ceilings: bool,
     max_candidates: int | None,
+    protocol: str | None,
     detail: bool,
     as_json: bool,
     wide: bool,
@@ -71,15 +80,18 @@ def predict(
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
     memory time, the lower bound, the bottleneck term, and which ceilings were used.
     """
-    from tensorforge.api import run_prediction
-    from tensorforge.cli.render import memory_level_names, prediction_text
-    from tensorforge.hardware.ceilings_file import load_ceilings
+    from tensorforge.files.output import STDOUT, claim
 
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
     if output and output != STDOUT:
         claim(output, "prediction", force).release()  # refused before the work, not after
+    from tensorforge.api import run_prediction
+    from tensorforge.cli.render import memory_level_names, prediction_text
+    from tensorforge.files.serialize import canonical_json, to_data
+    from tensorforge.hardware.ceilings_file import load_ceilings
+
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
     target = host.target(target_name)
     estimate: object = True
@@ -90,6 +102,10 @@ def predict(
     pred = run_prediction(
         host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate
     )
+    if protocol:
+        import attrs
+
+        pred = attrs.evolve(pred, estimate_protocol=protocol)
     to_file = bool(output) and output != STDOUT
     screen = PLAIN if (to_file or as_json) else detect(wide)
     text = (

@@ -4,7 +4,6 @@ import click
 
 from tensorforge.cli.options import complete_target, json_option, pass_host, wide_option
 from tensorforge.cli.screen import detect
-from tensorforge.files.serialize import canonical_json, to_data
 from tensorforge.host.plugin_host import PluginHost
 
 
@@ -20,6 +19,7 @@ def targets() -> None:
 def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
     """List targets with their PE array, memory and operating points."""
     from tensorforge.cli.units import binary_bytes, si
+    from tensorforge.files.serialize import canonical_json, to_data
     from tensorforge.hardware.target import datasheet_ceilings
 
     if as_json:
@@ -73,6 +73,8 @@ def targets_show(host: PluginHost, name: str, fmt: str, as_json: bool) -> None:
     NAME is an installed target or a target file. The TOML output is a target file: save it,
     edit it, and pass it to `predict --target ./FILE.toml`.
     """
+    from tensorforge.files.serialize import canonical_json, to_data
+
     target = host.target(name)
     if fmt == "json" or as_json:
         click.echo(canonical_json(to_data(target)), nl=False)

@@ -7,7 +7,6 @@ import click
 
 from tensorforge.cli.options import json_option, pass_host
 from tensorforge.cli.screen import detect
-from tensorforge.files.serialize import canonical_json
 from tensorforge.host.plugin_host import PluginHost
 
 
@@ -27,13 +26,15 @@ def _workload_data(host: PluginHost, name: str) -> dict[str, Any]:
 @pass_host
 def workloads(host: PluginHost, as_json: bool) -> None:
     """List workload kinds, their parameters and presets (* = in the default suite)."""
+    from tensorforge.files.serialize import canonical_json
+
     kinds = [_workload_data(host, name) for name in host.names("workloads")]
     if as_json:
         click.echo(canonical_json(kinds), nl=False)
         return
     screen = detect()
     for kind in kinds:
-        screen.echo(f"{kind['name']}: {kind['description']}")
+        screen.echo(screen.wrap(f"{kind['name']}: {kind['description']}"))
         screen.echo(screen.wrap(f"  parameters: {', '.join(kind['parameters'])}", "    "))
         for preset, spec in kind["presets"].items():
             mark = "*" if preset in kind["default_suite"] else " "

@@ -13,8 +13,8 @@ Fit and evaluated sets (decided by public_import.py before any fitting, never by
              training distribution); 'llmcompass': LLMCompass's M = 8192 sweep on an A100-SXM4
 Every row is compared with the estimate of the protocol it was measured with (`predict
 --protocol`; NeuSight and LLMCompass time one eager call without an L2 flush: eager-warm).
-The bound is the cold, flushed lower bound: a warm measurement below it is reported as such, not
-hidden (a bound violation counted under 'warm').
+Every row was timed warm, so it is held to the warm bound (a call without a flush: what fits in L2
+may already be there); rows below the cold, flushed bound are counted beside it, not hidden.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ COLUMNS = [
     ("estimate_ape_p90", "ESTIMATE APE p90", "%"),
     ("estimate_signed_median", "ESTIMATE signed median", "%"),
     ("below_bound", "below the cold bound"),
+    ("below_warm_bound", "below the warm bound"),
 ]
 LABELS = {
     "measured": "MEASURED by the sources (NeuSight, LLMCompass): their published latency per row, eager-warm",
@@ -55,6 +56,8 @@ LABELS = {
     "estimate_ape_p90": "DERIVED: 90th percentile of the estimate's APE",
     "estimate_signed_median": "DERIVED: median (PREDICTED estimate - MEASURED) / MEASURED (> 0: estimate slow)",
     "below_bound": "DERIVED: rows MEASURED below the PREDICTED cold (flushed) bound; these rows were timed warm",
+    "below_warm_bound": "DERIVED: rows MEASURED below the PREDICTED warm bound (the bound of a call without a flush: "
+    "what fits in L2 may be there), the bound these warm-timed rows are held to",
 }
 
 
@@ -72,6 +75,8 @@ def score(core, rows: list[dict[str, str]], gpu: str) -> tuple[list[dict[str, An
                 "spec": r["spec"],
                 "measured": p.measured_s,
                 "bound": p.prediction.latency_s,
+                # every imported row was timed warm (no flush): the bound it must respect is the warm one
+                "warm_bound": getattr(p.prediction, "warm_latency_s", None) or p.prediction.latency_s,
                 "estimate": est.for_protocol(REGIME_PROTOCOL.get(p.regime, p.regime)),
             }
         )
@@ -95,6 +100,7 @@ def summarize(scored: list[dict[str, Any]]) -> dict[str, Any]:
         "estimate_ape_p90": float(np.percentile(est, 90)),
         "estimate_signed_median": float(np.median(signed)),
         "below_bound": sum(1 for s in scored if s["measured"] < s["bound"]),
+        "below_warm_bound": sum(1 for s in scored if s["measured"] < s["warm_bound"]),
     }
 
 
@@ -131,6 +137,8 @@ def main(argv=None) -> int:
         "fp32_unaligned_off_by_more_than_2x": len(off2),
         "every_gpu_estimate_below_bound_ape": all(r["estimate_ape_median"] < r["bound_ape_median"] for r in table),
         "unresolved_rows": unresolved,
+        "below_warm_bound": sum(r["below_warm_bound"] for r in table),
+        "below_cold_bound": sum(r["below_bound"] for r in table),
     }
     doc = _result.build(
         benchmark=NAME,

@@ -47,7 +47,7 @@ FAMILIES = {
     "nvidia-sm75": ("Tesla T4", ("fp16",)),
 }
 GEMM_POINTS = 900  # per family: every second imported fit row of its GPU (a loss evaluation ~0.3 s)
-STREAM_POINTS = 120
+STREAM_POINTS = 600  # per family: every imported vector fit row
 PATTERNS = {"softmax": "norm", "norm": "norm", "elementwise": "elementwise", "activation": "elementwise"}
 
 
@@ -134,7 +134,16 @@ def fit_family(core, family: str, report: dict[str, Any]) -> EstimateCoefficient
     return f.c
 
 
+def _operand_bytes(p) -> float:
+    return float(sum(op.compulsory_bytes / max(1, op.count) for op in p.prediction.operators))
+
+
 def fit_streams(core, f: Fitter, rows, gpu: str, out: dict[str, Any]) -> None:
+    """Per access pattern, the DRAM efficiency from the rows whose bytes are at least twice the
+    L2 (they stream from DRAM even without a flush), then the cache-resident rate
+    (stream.resident_efficiency) from the rows that fit in half of it: fitted on the small rows
+    alone, the pattern rates took the L2's speed (above 1) and the large rows came out fast. Rows
+    shorter than a few host dispatches are left out of both: their time is the host's."""
     vec = [r for r in rows if public_rows.op_class(r) != "gemm"]
     if not vec:
         out["stream"] = {"points": 0, "status": "no vector rows imported"}
@@ -144,27 +153,52 @@ def fit_streams(core, f: Fitter, rows, gpu: str, out: dict[str, Any]) -> None:
     if not points:
         out["stream"] = {"points": 0, "status": "the vector workload kinds are not installed"}
         return
-    by = {}
-    for p in points:
-        by.setdefault(PATTERNS.get(p.group, "elementwise"), []).append(p)
+    from tensorforge.estimate.fit import _search
+
+    cache = f.device(f.c).cache_bytes
+    done: dict[str, Any] = {}
     effs = dict(f.c.stream.bandwidth_efficiency)
-    done = {}
+    by: dict[str, list] = {}
+    floor = 8 * f.c.kernel.host_per_kernel_s  # shorter rows say more about the host than the DRAM
+    for p in points:
+        if _operand_bytes(p) >= 2 * cache and p.measured_s >= floor:
+            by.setdefault(PATTERNS.get(p.group, "elementwise"), []).append(p)
     for pattern, pts in sorted(by.items()):
         measured = [p.measured_s for p in pts]
 
         def make(x, pattern=pattern):
-            table = dict(effs)
+            table = dict(f.c.stream.bandwidth_efficiency)
             table[pattern] = x
             return attrs.evolve(f.c, stream=attrs.evolve(f.c.stream, bandwidth_efficiency=table))
 
-        from tensorforge.estimate.fit import _search
-
-        best = _search(lambda x: _loss(f.times(pts, make(x)), measured), 0.1, 1.5)
+        best = _search(lambda x: _loss(f.times(pts, make(x)), measured), 0.1, 1.2)
         effs[pattern] = best
         f.c = make(best)
-        apes = _apes(f, pts)
-        done[pattern] = {"points": len(pts), "efficiency": best, "median_ape": float(np.median(apes))}
+        done[pattern] = {"points": len(pts), "efficiency": best, "median_ape": float(np.median(_apes(f, pts)))}
+    small = [p for p in points if _operand_bytes(p) <= 0.5 * cache and p.measured_s > 3 * f.c.kernel.host_per_kernel_s]
+    if len(small) >= 8:
+        measured = [p.measured_s for p in small]
+
+        def res(x):
+            return attrs.evolve(f.c, stream=attrs.evolve(f.c.stream, resident_efficiency=x))
+
+        best = _search(lambda x: _loss(f.times(small, res(x)), measured), 1.0, 10.0)
+        f.c = res(best)
+        done["resident"] = {"points": len(small), "efficiency": best, "median_ape": float(np.median(_apes(f, small)))}
     out["stream"] = done
+
+
+def refit_streams(core, family: str, report: dict[str, Any]) -> EstimateCoefficients:
+    """Only stage stream, on the family's shipped coefficients (the GEMM stages' fit kept)."""
+    gpu = FAMILIES[family][0]
+    rows = [r for r in public_rows.rows("neusight") if r["role"] == "fit" and r["gpu"] == gpu]
+    shipped_c = shipped()[family]
+    target = core.target(public_rows.target_path(gpu))
+    _, b0, _, _ = public_rows.points(core, rows[:1], gpu)  # the target's ceilings
+    f = Fitter(shipped_c, target, b0.ceilings)
+    report[family] = dict(shipped_c.fit)
+    fit_streams(core, f, rows, gpu, report[family])
+    return f.c
 
 
 def fit_tensor_cores(core, f: Fitter, out: dict[str, Any]) -> None:
@@ -191,6 +225,10 @@ def fit_tensor_cores(core, f: Fitter, out: dict[str, Any]) -> None:
     }
 
 
+SM90_BASIS = (
+    "calibrated on an H200 on 2026-12-01 (driver 580.159.04, torch 2.11.0+cu130, 92 probes timed as CUDA "
+    "graphs), fp32 SIMT rate from 24 H200 GEMMs timed eager-warm (benchmarks/h200_fp32.py)"
+)
 H200_FP32 = public_rows.ROOT / "benchmarks" / "results" / "h200_fp32.json"
 
 
@@ -243,7 +281,7 @@ def basis(family: str, report: dict[str, Any]) -> str:
     n = report[family]["gemm"]["points"] + sum(
         v.get("points", 0) for v in (report[family].get("stream") or {}).values() if isinstance(v, dict)
     )
-    words = f"fitted to {n} public measurements of a {public_rows.SHORT[gpu]} (NeuSight@6945927, eager-warm)"
+    words = f"fitted to {n} public measurements of the {public_rows.SHORT[gpu]} (NeuSight@6945927, eager-warm)"
     if "tensor_cores" in report[family]:
         words += ", tensor cores to 10 of an A100-SXM4 (LLMCompass@2e015fd)"
     return words + "; graph, conv and attention terms of the H200 (sm90)"
@@ -253,6 +291,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write the fitted families into shipped.json")
     ap.add_argument(
+        "--stage",
+        choices=["all", "stream"],
+        default="all",
+        help="stream: refit only the vector-operator stage, from the family's shipped coefficients",
+    )
+    ap.add_argument(
         "--family", action="append", choices=sorted([*FAMILIES, "nvidia-sm90"]), help="only these (default: all)"
     )
     a = ap.parse_args(argv)
@@ -261,10 +305,13 @@ def main(argv=None) -> int:
     fitted = {}
     for family in a.family or sorted([*FAMILIES, "nvidia-sm90"]):
         if family == "nvidia-sm90":
-            fitted[family] = refit_sm90_fp32(core, report)
+            fitted[family] = attrs.evolve(refit_sm90_fp32(core, report), basis=SM90_BASIS, fit=report[family])
             print(json.dumps({family: report[family]}, indent=1, default=float))
             continue
-        c = fit_family(core, family, report)
+        if a.stage == "stream":
+            c = refit_streams(core, family, report)
+        else:
+            c = fit_family(core, family, report)
         fitted[family] = attrs.evolve(c, basis_kind="carried-over", basis=basis(family, report), fit=report[family])
         print(json.dumps({family: report[family]}, indent=1, default=float))
     if a.write:

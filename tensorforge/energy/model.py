@@ -59,14 +59,33 @@ class PowerFigures:
     power_limit_w: float | None = None  # the default enforced limit, where it differs from the TDP
     power_limit_min_w: float | None = None
     power_limit_max_w: float | None = None
+    # what the board draws doing nothing, and the energy per FLOP above it per math mode: a
+    # board whose limit is below (idle + rate x J/FLOP) cannot sustain the rate (power_capped)
+    idle_w: float | None = None
+    joules_per_flop: Mapping[str, float] = attrs.field(factory=dict)
 
     @property
     def limit_w(self) -> float:
         return self.power_limit_w if self.power_limit_w is not None else self.tdp_w
 
 
+def power_capped(rate: float, mode: str, figures: PowerFigures | None) -> float:
+    """The compute rate of `mode` the board's power limit allows: (limit - idle) / J per FLOP,
+    where the target declares the mode's energy per FLOP; else the rate as it is. An estimate
+    figure, never the bound's: the declared energy is an estimate too."""
+    if figures is None or not figures.joules_per_flop.get(mode):
+        return rate
+    budget = figures.limit_w - (figures.idle_w or 0.0)
+    return min(rate, max(budget, 0.0) / figures.joules_per_flop[mode]) if budget > 0 else rate
+
+
 def validate_power(figures: PowerFigures, where: str) -> None:
     """Raise ValueError naming the first power figure that is not a positive number in order."""
+    for mode, value in figures.joules_per_flop.items():
+        if not (isinstance(value, int | float) and 0 < value < 1e-9):
+            raise ValueError(f"{where}: power.joules_per_flop.{mode} must be in (0, 1e-9) J, got {value!r}")
+    if figures.idle_w is not None and not (0 < figures.idle_w < figures.tdp_w):
+        raise ValueError(f"{where}: power.idle_w must be > 0 and below tdp_w, got {figures.idle_w!r}")
     for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w"):
         value = getattr(figures, name)
         if value is not None and not (isinstance(value, int | float) and value > 0 and value != float("inf")):

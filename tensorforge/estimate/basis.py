@@ -59,7 +59,7 @@ def coefficients_for(target: Target, calibrated: EstimateCoefficients | None = N
     base = table[stand_in]
     return base.relabel(
         "carried-over-other-family",
-        f"{stand_in} coefficients for {family} (none shipped for it; nearest family): {base.basis}",
+        f"{family} takes {stand_in}'s coefficients (none shipped for it; the nearest family), {base.basis}",
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from tensorforge.energy.model import power_capped
 from tensorforge.errors import TensorForgeError
 from tensorforge.estimate.basis import achievable
 from tensorforge.estimate.coefficients import EstimateCoefficients
@@ -23,6 +24,10 @@ def device_for(
 ) -> Device:
     point = target.operating_point(operating_point)
     compute, dram = achievable(ceilings, coefficients)
+    # a board whose power limit cannot feed a mode's rate (a 72 W L4) runs it slower than its
+    # clock allows: the limit over the declared energy per FLOP (energy.model.power_capped)
+    power = getattr(target, "power", None)
+    compute = {mode: power_capped(rate, mode, power) for mode, rate in compute.items()}
     cache = target.cache_level()
     return Device(
         family=coefficients.family,
@@ -195,5 +200,21 @@ def estimate_prediction(
         est = estimate_workload(wp, operators, kind, workload.params, device, coefficients)
         out.append(attrs.evolve(wp, estimate=est))
     return attrs.evolve(
-        prediction, workloads=tuple(out), estimate_basis=coefficients.basis, estimate_basis_kind=coefficients.basis_kind
+        prediction,
+        workloads=tuple(out),
+        estimate_basis=coefficients.basis + power_words(target, device),
+        estimate_basis_kind=coefficients.basis_kind,
     )
+
+
+def power_words(target: Target, device: Device) -> str:
+    """'; power-capped: fp32 5.6 TFLOP/s at 72 W' for the modes the board's limit slows, else ''."""
+    power = getattr(target, "power", None)
+    if power is None or not power.joules_per_flop:
+        return ""
+    capped = [
+        f"{mode} {rate / 1e12:.3g} TFLOP/s"
+        for mode, rate in sorted(device.compute.items())
+        if power.joules_per_flop.get(mode) and power_capped(float("inf"), mode, power) <= rate * (1 + 1e-12)
+    ]
+    return f"; power-capped at {power.limit_w:g} W: {', '.join(capped)}" if capped else ""

@@ -113,9 +113,12 @@ def dump_target(target: Target, origin: str | None = None) -> str:
         lines += ["", "# declared power figures in watts (sources: power.<figure>); docs/energy.md", "[power]"]
         lines += [
             assignment(name, getattr(target.power, name))
-            for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w")
+            for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w", "idle_w")
             if getattr(target.power, name) is not None
         ]
+        if target.power.joules_per_flop:
+            lines += ["", "[power.joules_per_flop]"]
+            lines += [assignment(mode, value) for mode, value in sorted(target.power.joules_per_flop.items())]
     if target.sources:
         lines += ["", "# where each figure comes from", "[sources]"]
         lines += [f"{key(name)} = {string(text)}" for name, text in target.sources.items()]

@@ -208,7 +208,8 @@ def _estimate(top: _Table, where: str) -> Any:
     return coefficients_from_data(data, f"{where}: [estimate]")
 
 
-POWER_KEYS = ["tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w"]
+POWER_KEYS = ["tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w", "idle_w", "joules_per_flop"]
+WATT_KEYS = POWER_KEYS[:5]
 
 
 def _power(top: _Table) -> Any:
@@ -216,17 +217,28 @@ def _power(top: _Table) -> Any:
     sourced under 'power.<figure>' in [sources]."""
     if "power" not in top.data:
         return None
-    from tensorforge.energy.model import PowerFigures
+    from tensorforge.energy.model import PowerFigures, validate_power
 
     table = top.table("power", POWER_KEYS)
     watts = "a number of watts > 0"
+    energy: dict[str, float] = {}
+    if "joules_per_flop" in table.data:
+        raw = table.data["joules_per_flop"]
+        per = table.table("joules_per_flop", sorted(raw) if isinstance(raw, dict) else [])
+        for mode in per.data:
+            energy[mode] = float(per.get(mode, _number, "joules per FLOP, a number > 0"))
     figures = PowerFigures(
         tdp_w=float(table.get("tdp_w", _number, watts)),
-        **{k: (None if v is None else float(v)) for k in POWER_KEYS[1:] for v in [table.get(k, _number, watts, None)]},
+        **{k: (None if v is None else float(v)) for k in WATT_KEYS[1:] for v in [table.get(k, _number, watts, None)]},
+        joules_per_flop=energy,
     )
     low, high = figures.power_limit_min_w, figures.power_limit_max_w
     if low is not None and high is not None and low > high:
         raise table.fail("power_limit_min_w", low, f"at most power_limit_max_w ({high:g})")
+    try:
+        validate_power(figures, top.where)
+    except ValueError as exc:
+        raise TensorForgeError(str(exc)) from None
     return figures
 
 

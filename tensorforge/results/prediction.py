@@ -24,8 +24,14 @@ class OperatorPrediction:
     mapping: MappingChoice  # one execution
     compute_s: float  # x count
     memory_s: float
-    latency_s: float
+    latency_s: float  # the cold bound (Prediction.cache_states)
     bottleneck: str
+    # The warm bound (a call repeated without a cache flush, Prediction.cache_states): its mapping
+    # of one execution (its notes say what it assumed) and its memory time and latency x count.
+    # None in predictions made before warm bounds.
+    warm_mapping: MappingChoice | None = None
+    warm_memory_s: float | None = None
+    warm_latency_s: float | None = None
 
 
 @attrs.frozen
@@ -46,6 +52,8 @@ class WorkloadPrediction:
     operators: tuple[OperatorPrediction, ...]
     # The expected latency beside the bound (tensorforge.estimate); never the bound itself.
     estimate: WorkloadEstimate | None = None
+    # The warm bound beside the cold `latency_s`: the sum of its operators' (Prediction.cache_states).
+    warm_latency_s: float | None = None
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -71,6 +79,9 @@ class Prediction:
     # the measurement protocol the estimate is shown for (`predict --protocol`, results.PROTOCOLS);
     # None: both the device (graph-flushed) and the eager (eager-flushed) estimates
     estimate_protocol: str | None = None
+    # Which cache state each bound assumes, by the field that holds it ('latency_s': cold,
+    # 'warm_latency_s': warm; tensorforge.bound.warm.CACHE_STATES); empty before warm bounds.
+    cache_states: dict[str, str] = attrs.field(factory=dict)
 
     def workload(self, name: str) -> WorkloadPrediction | None:
         return next((w for w in self.workloads if w.name == name), None)

@@ -161,6 +161,11 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "PowerFigures.power_limit_w": ("the default power limit where it differs from the TDP; null: the TDP", "W"),
     "PowerFigures.power_limit_min_w": ("lowest power limit the part may be configured to", "W"),
     "PowerFigures.power_limit_max_w": ("highest power limit the part may be configured to", "W"),
+    "PowerFigures.idle_w": ("what the board draws doing nothing, as the target declares it", "W"),
+    "PowerFigures.joules_per_flop": (
+        "energy per FLOP above idle, per math mode, as the target declares it: the estimate's power cap",
+        "J",
+    ),
     "Target.estimate": (
         "estimate coefficients the target declares (a target file's 'estimate' table); null when it declares none",
         None,
@@ -173,6 +178,28 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "'calibrated', 'declared', 'carried-over' or 'carried-over-other-family'; null without an estimate",
         None,
     ),
+    "Prediction.estimate_protocol": (
+        "the measurement protocol the estimate is shown for ('graph-flushed', 'eager-flushed', 'graph-warm' "
+        "or 'eager-warm': predict --protocol); null: both the device and the eager estimates",
+        None,
+    ),
+    "Prediction.cache_states": (
+        "which cache state each bound assumes, by the field that holds it: 'latency_s' cold (a flush before "
+        "each call), 'warm_latency_s' warm (a call repeated without one); absent in older captures",
+        None,
+    ),
+    "WorkloadPrediction.warm_latency_s": (
+        "the warm bound: a call repeated on the same tensors without a cache flush (<= latency_s); absent "
+        "in older captures",
+        "s",
+    ),
+    "OperatorPrediction.warm_mapping": (
+        "the mapping of the warm bound, one execution (its notes say what the warm cache was allowed to hold); "
+        "absent in older captures",
+        None,
+    ),
+    "OperatorPrediction.warm_memory_s": ("memory time of the warm bound, all executions", "s"),
+    "OperatorPrediction.warm_latency_s": ("the warm bound, all executions (<= latency_s)", "s"),
     "WorkloadPrediction.estimate": (
         "the expected latency beside the bound (never a bound); null without an estimate, and absent in older captures",
         None,
@@ -184,6 +211,12 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "s",
     ),
     "WorkloadEstimate.eager_s": ("expected time launched eagerly from Python (device + host overhead)", "s"),
+    "WorkloadEstimate.eager_warm_s": (
+        "expected time of one eager call timed without an L2 flush before it, the device idle when it is "
+        "issued (protocol 'eager-warm': an event pair or a wall clock + synchronize around one call); "
+        "0: not computed (an older capture), eager_s serves",
+        "s",
+    ),
     "WorkloadEstimate.kernels": ("kernels the implementation launches", "count"),
     "WorkloadEstimate.calls": (
         "framework calls one execution makes from Python (a library call may launch several kernels: a "

@@ -10,6 +10,8 @@ from tf_cuda.probes_plugin import (
     KernelFloorsProbe,
     MatmulCeilingProbe,
     MatmulCeilingSustainedProbe,
+    StreamBandwidthProbe,
+    StreamBandwidthSustainedProbe,
 )
 from tf_cuda.telemetry_source import NvmlTelemetry
 
@@ -25,9 +27,12 @@ def tensorforge_measure_register_probes(register):
     # (order 100) after the ceiling probes, whatever the order here
     register(MatmulCeilingProbe())
     register(CopyBandwidthProbe())
+    register(StreamBandwidthProbe("read"))
+    register(StreamBandwidthProbe("write"))
     register(KernelFloorsProbe())
     register(MatmulCeilingSustainedProbe())
     register(CopyBandwidthSustainedProbe())
+    register(StreamBandwidthSustainedProbe("read"))
     register(EnergyProbe())  # sustained, order 200: after every other probe
     from tensorforge_measure import EstimateTermsProbe
 

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import torch
 
-from tensorforge_measure import MODE_DTYPES, TimingPolicy, framework_flags, math_mode
+from tensorforge_measure import MODE_DTYPES, TimingPolicy, fastest_spread, framework_flags, math_mode
 from tf_cuda.timing import cuda_device, time_cuda
 
 # fp32 runs on CUDA cores at a small fraction of the tensor-core rate; 16384 would cost
@@ -52,6 +52,8 @@ class MatmulProbe:
     best_n: int
     points: tuple[tuple[int, float], ...]  # (n, flops/s) per size actually timed
     method: str
+    # the relative spread of the best size's fastest samples (tensorforge_measure.fastest_spread)
+    fastest_spread: float = 0.0
 
 
 @attrs.frozen
@@ -59,6 +61,7 @@ class CopyProbe:
     bytes_per_s: float  # bytes read + bytes written, per second
     buffer_bytes: int
     method: str
+    fastest_spread: float = 0.0  # of its fastest samples (tensorforge_measure.fastest_spread)
 
 
 @attrs.frozen
@@ -77,13 +80,15 @@ def _policy_text(policy: TimingPolicy) -> str:
     return ", ".join(f"{k}={v}" for k, v in attrs.asdict(policy).items())
 
 
-def _matmul_fastest(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.device) -> float:
+def _matmul_fastest(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.device) -> tuple[float, float]:
+    """(fastest sample, relative spread of the fastest samples) of an n^3 GEMM."""
     # randn, never zeros: zero operands toggle fewer bits, draw less power and let the
     # clocks stay higher than real data would, inflating the ceiling.
     a = torch.randn(n, n, device=dev, dtype=dtype)
     b = torch.randn(n, n, device=dev, dtype=dtype)
     c = torch.empty(n, n, device=dev, dtype=dtype)  # preallocated: no allocator work timed
-    return time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev).stats.min
+    timed = time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev)
+    return timed.stats.min, fastest_spread(timed.samples_s)
 
 
 def probe_matmul(
@@ -107,14 +112,14 @@ def probe_matmul(
     if memory_cap_bytes is None:
         memory_cap_bytes = torch.cuda.mem_get_info(dev)[0] // 2
     elem = torch.empty((), dtype=MODE_DTYPES[mode]).element_size()
-    points, skipped = [], []
+    points, skipped, spreads = [], [], {}
     with math_mode(mode) as dtype:
         flags = framework_flags()
         for n in sizes:
             if 3 * n * n * elem > memory_cap_bytes:
                 skipped.append(n)
                 continue
-            fastest = _matmul_fastest(n, dtype, policy, dev)
+            fastest, spreads[int(n)] = _matmul_fastest(n, dtype, policy, dev)
             points.append((int(n), _rate(2.0 * n**3, fastest, f"matmul n={n}")))
     if not points:
         raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
@@ -126,7 +131,14 @@ def probe_matmul(
         f"n in {[p[0] for p in points]}"
         + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else "")
     )
-    return MatmulProbe(math_mode=mode, best_flops_per_s=best, best_n=best_n, points=tuple(points), method=method)
+    return MatmulProbe(
+        math_mode=mode,
+        best_flops_per_s=best,
+        best_n=best_n,
+        points=tuple(points),
+        method=method,
+        fastest_spread=spreads[best_n],
+    )
 
 
 def default_copy_bytes(device: Any = None) -> int:
@@ -146,14 +158,20 @@ def probe_copy(buffer_bytes: int, policy: TimingPolicy | None = None, device: An
     # random bytes rather than zeros for the same reason as the matmul inputs.
     src = torch.empty(buffer_bytes, dtype=torch.uint8, device=dev).random_()
     dst = torch.empty_like(src)
-    fastest = time_cuda(lambda: dst.copy_(src), policy, dev).stats.min  # noqa: F821  (runs before the del)
+    timed = time_cuda(lambda: dst.copy_(src), policy, dev)  # noqa: F821  (runs before the del)
+    fastest = timed.stats.min
     del src, dst
     method = (
         f"dst.copy_(src), contiguous uint8 buffers of {buffer_bytes} B on {dev} (src random); "
         f"per-iteration CUDA events via time_cuda({_policy_text(policy)}); "
         f"bytes_per_s = 2*{buffer_bytes} (read + write) / fastest sample"
     )
-    return CopyProbe(bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "copy"), buffer_bytes=buffer_bytes, method=method)
+    return CopyProbe(
+        bytes_per_s=_rate(2.0 * buffer_bytes, fastest, "copy"),
+        buffer_bytes=buffer_bytes,
+        method=method,
+        fastest_spread=fastest_spread(timed.samples_s),
+    )
 
 
 def probe_launch_floor(policy: TimingPolicy | None = None, device: Any = None) -> LaunchProbe:

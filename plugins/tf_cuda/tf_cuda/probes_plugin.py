@@ -28,10 +28,11 @@ class MatmulCeilingProbe(CalibrationProbe):
         from tf_cuda.probes import probe_matmul
 
         start = time.perf_counter()
-        compute, details = {}, {}
+        compute, details, spread = {}, {}, {}
         for mode in self.modes:
             probe = probe_matmul(mode, device=session.device)
             compute[mode] = probe.best_flops_per_s
+            spread[mode] = probe.fastest_spread
             details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
         return ProbeResult(
             name=self.name,
@@ -40,6 +41,7 @@ class MatmulCeilingProbe(CalibrationProbe):
             compute=compute,
             details=details,
             duration_s=time.perf_counter() - start,
+            fastest_spread=spread,
         )
 
 
@@ -57,6 +59,33 @@ class CopyBandwidthProbe(CalibrationProbe):
             dram_bytes_per_s=probe.bytes_per_s,
             details={"buffer_bytes": probe.buffer_bytes},
             duration_s=seconds,
+            fastest_spread={"dram": probe.fastest_spread},
+            dram_patterns={"copy": probe.bytes_per_s},
+        )
+
+
+class StreamBandwidthProbe(CalibrationProbe):
+    """A DRAM stream that only reads, or only writes (probes_stream.py): beside the copy, so the
+    DRAM ceiling is the fastest any access pattern reached."""
+
+    backend = "torch-cuda"
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.name = f"{pattern}-bandwidth"
+
+    def run(self, session) -> ProbeResult:
+        from tf_cuda.probes_stream import probe_stream
+
+        probe, seconds = _timed(lambda: probe_stream(self.pattern, device=session.device))
+        return ProbeResult(
+            name=self.name,
+            method=probe.method,
+            dram_bytes_per_s=probe.bytes_per_s,
+            details={"buffer_bytes": probe.buffer_bytes, "points": [list(p) for p in probe.points]},
+            duration_s=seconds,
+            fastest_spread={"dram": probe.fastest_spread},
+            dram_patterns={self.pattern: probe.bytes_per_s},
         )
 
 
@@ -147,6 +176,32 @@ class CopyBandwidthSustainedProbe(CalibrationProbe):
             dram_bytes_per_s=probe.bytes_per_s,
             details={"buffer_bytes": probe.buffer_bytes},
             duration_s=seconds,
+            dram_patterns={"copy": probe.bytes_per_s},
+        )
+
+
+class StreamBandwidthSustainedProbe(CalibrationProbe):
+    """The read stream in the sustained regime (probes_stream.probe_stream_sustained)."""
+
+    backend = "torch-cuda"
+    regime = "sustained"
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.name = f"{pattern}-bandwidth-sustained"
+
+    def run(self, session) -> ProbeResult:
+        from tf_cuda.probes_stream import probe_stream_sustained
+
+        probe, seconds = _timed(lambda: probe_stream_sustained(self.pattern, device=session.device))
+        return ProbeResult(
+            name=self.name,
+            regime="sustained",
+            method=probe.method,
+            dram_bytes_per_s=probe.bytes_per_s,
+            details={"buffer_bytes": probe.buffer_bytes, "points": [list(p) for p in probe.points]},
+            duration_s=seconds,
+            dram_patterns={self.pattern: probe.bytes_per_s},
         )
 
 

@@ -9,12 +9,20 @@ The softmax (an exponential per visible score) runs on the vector and special-fu
 beside the matrix units; the compute time is the slower of the two.
 Causal masking skips key tiles entirely above the diagonal; diagonal tiles are computed in full
 (tile quantization). S and P stay on chip; DRAM sees Q, K, V, O once (+ split partials that do
-not fit in the cache).
+not fit in the cache); warm (Residency.warm), less what the cache may hold between calls.
 """
 
 import numpy as np
 
-from tensorforge.bound.mappings.base import Machine, MappingChoice, Residency, ceil_div, finish
+from tensorforge.bound.mappings.base import (
+    Machine,
+    MappingChoice,
+    Residency,
+    ceil_div,
+    dram_bytes,
+    finish,
+    warm_notes,
+)
 from tensorforge.bound.mappings.search import Evaluated, GridStrategy, Relaxation
 from tensorforge.workloads.precision import ELEMENT_TYPE
 from tensorforge.workloads.problems import AttentionProblem
@@ -49,6 +57,7 @@ def floor_sum(n, m, a, b):
 class FlashAttention(GridStrategy):
     name = "flash-attention"
     problem_types = (AttentionProblem,)
+    models_warm = True
 
     def space(self, p: AttentionProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
@@ -117,7 +126,12 @@ class FlashAttention(GridStrategy):
         cache_to_unit = unit_sram + out_bytes
 
         workspace = out_bytes * (split > 1)
-        dram = self._compulsory(p, residency) + np.where(workspace > machine.cache_bytes, 2 * workspace, 0.0)
+        if residency.warm:
+            reads, writes = self._reads_writes(p, residency)
+            spill = np.where(workspace > machine.cache_bytes, workspace, 0.0)  # written, then read back
+            dram = dram_bytes(reads + spill, writes + spill, machine, residency)
+        else:
+            dram = self._compulsory(p, residency) + np.where(workspace > machine.cache_bytes, 2 * workspace, 0.0)
 
         terms = {"dram": dram / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:
@@ -150,7 +164,7 @@ class FlashAttention(GridStrategy):
                 compute_s=compute_s[i],
                 memory_terms={k: float(v[i]) for k, v in terms.items()},
                 candidates=tq.size,
-                notes=tuple(notes),
+                notes=tuple(notes) + warm_notes(machine, residency),
             )
 
         return Evaluated(latency=latency, order=order, choice=choice)
@@ -161,6 +175,12 @@ class FlashAttention(GridStrategy):
         dram = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
         return dram + (0.0 if p.o.name in residency.no_writeback else float(p.o.nbytes))
 
+    @staticmethod
+    def _reads_writes(p: AttentionProblem, residency: Residency) -> tuple[float, float]:
+        """The compulsory reads (Q, K, V unless resident) and writes (O unless consumed on chip)."""
+        reads = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
+        return reads, 0.0 if p.o.name in residency.no_writeback else float(p.o.nbytes)
+
     def relaxation(self, p: AttentionProblem, machine: Machine, residency: Residency) -> Relaxation:
         """<= every candidate of `space`, term by term. For any candidate:
         * compute: each query row sees at most visible_j keys in its block j and a block has at
@@ -168,7 +188,8 @@ class FlashAttention(GridStrategy):
           batch = flops (packed tiles hold `group` heads that all see kv_len keys); whole waves
           or perfect balance both take >= total / units: compute_s >= flops / peak rate; the
           softmax time is the same for every candidate, and compute_s is the max of the two;
-        * DRAM: Q, K, V, O once (residency applied) plus a split spill >= 0;
+        * DRAM: Q, K, V, O once (residency applied) plus a split spill >= 0 (warm: base.dram_bytes
+          of those reads and writes, which never decreases as they grow);
         * cache -> unit: every query row is staged once (Q), the last block of every KV head sees
           all kv_len keys (K and V once per KV head), and O goes up once at >= min(e, 8) bytes;
         * unit SRAM: waves x heaviest item (or the balanced share) >= staged bytes / units.
@@ -178,7 +199,11 @@ class FlashAttention(GridStrategy):
         kv_rows = float(p.batch) * p.kv_heads * p.kv_len * d
         staged = (q_rows + 2.0 * kv_rows) * e
         written = q_rows * min(e, 2 * PARTIAL_BYTES)
-        dram = self._compulsory(p, residency)
+        dram = (
+            float(dram_bytes(*self._reads_writes(p, residency), machine, residency))
+            if residency.warm
+            else self._compulsory(p, residency)
+        )
         terms = {"dram": dram / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:
             terms["cache_to_unit"] = (staged + written) / machine.cache_bytes_per_s

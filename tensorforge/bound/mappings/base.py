@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import numpy as np
 
 from tensorforge.workloads.precision import VECTOR_EXECUTES, VECTOR_MODE
 
@@ -123,10 +124,44 @@ class MappingChoice:
 @attrs.frozen
 class Residency:
     """Tensors a previous operator left in the shared cache: reading them costs no DRAM
-    traffic, and `no_writeback` outputs are consumed from the cache before eviction."""
+    traffic, and `no_writeback` outputs are consumed from the cache before eviction.
+
+    `warm`: the call runs again on the same tensors without a cache flush in between (the
+    warm bound; cold, the default, assumes every other operand comes from DRAM after a flush).
+    Then up to the cache's capacity of the operator's reads may already be there, and up to
+    the cache's capacity of its writes may stay there past the call (`dram_bytes`)."""
 
     resident: frozenset[str] = frozenset()
     no_writeback: frozenset[str] = frozenset()
+    warm: bool = False
+
+
+def dram_bytes(reads, writes, machine: "Machine", residency: Residency):
+    """The DRAM bytes a mapping that reads `reads` and writes `writes` bytes there (cold)
+    must move; scalars or numpy arrays.
+
+    Warm, the cache holds at most `cache_bytes` when the call starts, so at most that many
+    of the reads hit, and at most `cache_bytes` of dirty lines can remain unwritten when it
+    ends: DRAM >= max(0, reads - C) + max(0, writes - C). Each operator gets the whole credit
+    (a lower bound: operators of one call share the cache), so the warm bound never exceeds
+    the cold one and holds for any single call, whatever ran before it."""
+    if not residency.warm:
+        return reads + writes
+    cache = float(machine.cache_bytes)
+    return np.maximum(reads - cache, 0.0) + np.maximum(writes - cache, 0.0)
+
+
+def warm_notes(machine: "Machine", residency: Residency) -> tuple[str, ...]:
+    """What an operator's warm bound assumes, as its mapping's note (none cold or cacheless)."""
+    if not (residency.warm and machine.cache_bytes):
+        return ()
+    held = f"warm: up to {machine.cache_bytes:,} B of its reads and of its writes may stay in the shared cache"
+    if machine.cache_bytes_per_s:
+        return (f"{held} between calls (no DRAM time); they are timed at the cache's bandwidth",)
+    return (
+        f"{held} between calls; the target declares no cache bandwidth, so those bytes have no memory "
+        "floor at all (the warm bound is compute and the other levels)",
+    )
 
 
 class MappingStrategy:
@@ -140,6 +175,10 @@ class MappingStrategy:
 
     name: str = ""
     problem_types: tuple[type, ...] = ()
+    # True: `explore` honours Residency.warm (a warm bound over its own space). A strategy that
+    # does not (a third party's, written before warm bounds) gets a generic warm relaxation of
+    # its cold choice instead (tensorforge.bound.warm).
+    models_warm: bool = False
 
     def explore(self, problem: Any, machine: Machine, residency: Residency) -> MappingChoice:
         raise NotImplementedError

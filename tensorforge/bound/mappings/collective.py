@@ -20,6 +20,8 @@ from tensorforge.workloads.precision import VECTOR_MODE
 class CollectiveMapping(MappingStrategy):
     name = "collective"
     problem_types = (CollectiveProblem,)
+    # the links move every byte whatever the cache holds: warm and cold are the same bound
+    models_warm = True
 
     def explore(self, p: CollectiveProblem, machine: Machine, residency: Residency) -> MappingChoice:
         n = resolve_ranks(p, machine.devices)  # >= 2, or a one-line refusal

@@ -8,7 +8,8 @@ architects sweep parameters). Per candidate:
   unit SRAM time = waves * (tm+tn)*kpad*elem / unit_sram_bw  (operands read once per tile)
   DRAM    = operand panels re-read per block of concurrently running tiles, unless a panel or
             the operands fit in the shared cache; C written once; split-K partials spill only
-            when they do not fit in the cache.
+            when they do not fit in the cache. Warm (Residency.warm), what the cache may hold
+            between calls is taken off the reads and the writes (base.dram_bytes).
 """
 
 import numpy as np
@@ -20,7 +21,9 @@ from tensorforge.bound.mappings.base import (
     MappingStrategy,
     Residency,
     ceil_div,
+    dram_bytes,
     finish,
+    warm_notes,
 )
 from tensorforge.bound.mappings.search import Evaluated, GridStrategy, Relaxation
 from tensorforge.workloads.precision import ELEMENT_TYPE
@@ -47,6 +50,7 @@ def _row_blocks(units: int):
 class TiledMatmul(GridStrategy):
     name = "tiled-matmul"
     problem_types = (MatmulProblem,)
+    models_warm = True
 
     def space(self, p: MatmulProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
@@ -106,9 +110,14 @@ class TiledMatmul(GridStrategy):
         if (p.a.nbytes + p.b.nbytes) / B <= cache:
             options.append(np.full(tm.shape, a + b))
         dram = np.min(np.stack(options), axis=0)
-        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        written = 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
         workspace = B * M * N * PARTIAL_BYTES * split.astype(float)
-        dram += np.where((split > 1) & (workspace > cache), 2 * workspace, 0.0)
+        spill = np.where((split > 1) & (workspace > cache), workspace, 0.0)  # written, then read back
+        if residency.warm:
+            dram = dram_bytes(dram + spill, written + spill, machine, residency)
+        else:  # (the cold sum in the order it has always been taken: the same floats)
+            dram += written
+            dram += 2 * spill
 
         terms = {"dram": dram / machine.dram_bytes_per_s}
         if machine.cache_bytes_per_s:
@@ -133,7 +142,8 @@ class TiledMatmul(GridStrategy):
                 compute_s=compute_s[i],
                 memory_terms={k: float(v[i]) for k, v in terms.items()},
                 candidates=tm.size,
-                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",),
+                notes=(f"wave block {int(r[i])}x{int(c[i])} tiles ({int(bm[i])}x{int(bn[i])} outputs)",)
+                + warm_notes(machine, residency),
             )
 
         return Evaluated(latency=latency, order=order, choice=choice)
@@ -144,7 +154,8 @@ class TiledMatmul(GridStrategy):
           (split*kpad) >= 2*B*M*N*K = flops, so compute_s >= flops / (units * unit rate);
         * DRAM: every reuse option reads each operand at least once (passes >= 1), C is written
           unless it stays on chip, and the split-K spill is >= 0: dram >= A + B + C (residency
-          applied as in `evaluate`);
+          applied as in `evaluate`; warm, base.dram_bytes of those reads and writes, which
+          never decreases as they grow);
         * cache -> unit: unit_sram = B*split*kpad*mt*nt*(tm*a + tn*b) >= B*K*(M*nt*a + N*mt*b)
           with nt >= ceil(N / max tile), mt >= ceil(M / max tile); the output goes up once, at
           >= min(c, 2 * PARTIAL_BYTES) bytes per element (split = 1: c; split >= 2: 4*split);
@@ -153,7 +164,8 @@ class TiledMatmul(GridStrategy):
         M, N, K, B = p.m, p.n, p.k, p.batch
         widest = max(TILE_MN)
         dram = sum(float(t.nbytes) for t in (p.a, p.b) if t.name not in residency.resident)
-        dram += 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        written = 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+        dram = float(dram_bytes(dram, written, machine, residency)) if residency.warm else dram + written
         streamed = (
             float(B)
             * K
@@ -182,10 +194,12 @@ class VectorMatmul(MappingStrategy):
 
     name = "vector-matmul"
     problem_types = (MatmulProblem,)
+    models_warm = True
 
     def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
         reads = sum(t.nbytes for t in (p.a, p.b) if t.name not in residency.resident)
         writes = 0 if p.c.name in residency.no_writeback else p.c.nbytes
+        dram = float(dram_bytes(reads, writes, machine, residency))
         element = ELEMENT_TYPE.get(p.math_mode, p.math_mode)
         return finish(
             self.name,
@@ -194,11 +208,11 @@ class VectorMatmul(MappingStrategy):
             tiles=machine.units,
             concurrent=machine.units,
             waves=1,
-            traffic={"dram": float(reads + writes)},
+            traffic={"dram": dram},
             compute_s=machine.vector_time(p.flops, 0.0, element),
-            memory_terms={"dram": (reads + writes) / machine.dram_bytes_per_s},
+            memory_terms={"dram": dram / machine.dram_bytes_per_s},
             candidates=1,
-            notes=(f"vector units at the fastest rate for {element} operands",),
+            notes=(f"vector units at the fastest rate for {element} operands",) + warm_notes(machine, residency),
             search=EXHAUSTIVE,
             space=1,
         )

@@ -1,0 +1,65 @@
+"""The estimate off the calibrated device: fp32 GEMMs on the CUDA-core (SIMT) path with no
+tensor-core alignment rule, the measurement protocols a prediction can be compared under, and the
+power cap a board's declared energy per FLOP puts on its rates."""
+
+from pathlib import Path
+
+import pytest
+
+from tensorforge.api import predict, resolve_spec
+from tensorforge.energy.model import PowerFigures, power_capped
+from tensorforge.errors import TensorForgeError
+from tensorforge.estimate.results import PROTOCOLS
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = ROOT / "examples" / "targets"
+
+
+def _estimate(host, target, spec):
+    chosen = [resolve_spec(host, spec)]
+    return predict(chosen, host.target(str(target)), host.mappings(), estimate=True).workloads[0]
+
+
+@pytest.mark.parametrize("target", ["h100-sxm5-80gb.toml", "a100-pcie-40gb.toml", "t4.toml", "v100-pcie-32gb.toml"])
+def test_an_unaligned_fp32_gemm_runs_as_fast_as_its_aligned_neighbour(host, target):
+    # GPT-2's lm_head (vocab 50,257): cuBLAS runs a SIMT sgemm, not a tensor-core align1 kernel
+    odd = _estimate(host, TARGETS / target, "gemm:m=4096,n=50257,k=768,dtype=fp32,math_mode=fp32")
+    even = _estimate(host, TARGETS / target, "gemm:m=4096,n=50256,k=768,dtype=fp32,math_mode=fp32")
+    assert odd.estimate.device_s == pytest.approx(even.estimate.device_s, rel=0.02)
+    assert "fallback" not in " ".join(odd.estimate.operators[0].notes)
+
+
+def test_every_protocol_has_an_estimate_at_or_above_the_bound(host):
+    w = _estimate(host, TARGETS / "h100-sxm5-80gb.toml", "gemm:m=512,n=512,k=512,dtype=fp32,math_mode=fp32")
+    e = w.estimate
+    for protocol in PROTOCOLS:
+        assert e.for_protocol(protocol) >= w.latency_s
+    # one eager call with the device idle waits for the host's whole dispatch
+    assert e.for_protocol("eager-warm") > e.for_protocol("graph-flushed")
+    assert e.for_protocol("graph-flushed") == e.device_s and e.for_protocol("eager-flushed") == e.eager_s
+
+
+def test_a_power_limited_board_runs_below_its_clock_rate(host):
+    target = host.target(str(TARGETS / "l4.toml"))
+    power = target.power
+    assert power.joules_per_flop["fp32"] > 0 and power.idle_w
+    cap = (power.limit_w - power.idle_w) / power.joules_per_flop["fp32"]
+    assert power_capped(1e15, "fp32", power) == pytest.approx(cap)
+    assert power_capped(1e9, "fp32", power) == 1e9  # below the cap: untouched
+    w = _estimate(host, TARGETS / "l4.toml", "gemm:m=8192,n=8192,k=8192,dtype=fp32,math_mode=fp32")
+    assert w.estimate.device_s >= 2 * 8192**3 / cap
+    assert w.latency_s < w.estimate.device_s  # the bound keeps the clock's rate: it stays a bound
+
+
+def test_no_declared_energy_means_no_cap():
+    assert power_capped(5e13, "fp32", PowerFigures(tdp_w=72.0)) == 5e13
+    assert power_capped(5e13, "fp32", None) == 5e13
+
+
+def test_a_bad_energy_per_flop_is_refused_in_one_line(host, tmp_path):
+    text = (TARGETS / "l4.toml").read_text(encoding="utf-8").replace("fp32 = 1.05e-11", "fp32 = 5.0")
+    bad = tmp_path / "l4-bad.toml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(TensorForgeError) as err:
+        host.target(str(bad))
+    assert "joules_per_flop.fp32" in str(err.value) and "\n" not in str(err.value)

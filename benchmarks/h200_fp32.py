@@ -64,7 +64,11 @@ def power(torch, pynvml, handle, m: int, seconds: float, dtype) -> dict[str, flo
         clocks.append(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
     t1, e1 = time.perf_counter(), pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
     watts = (e1 - e0) * 1e-3 / (t1 - t0)
-    return {"watts": watts, "flops_per_s": 2.0 * m**3 * n / (t1 - t0), "sm_clock_mhz_median": sorted(clocks)[len(clocks) // 2]}
+    return {
+        "watts": watts,
+        "flops_per_s": 2.0 * m**3 * n / (t1 - t0),
+        "sm_clock_mhz_median": sorted(clocks)[len(clocks) // 2],
+    }
 
 
 def idle_watts(pynvml, handle, seconds: float) -> float:

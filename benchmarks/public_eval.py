@@ -132,7 +132,10 @@ def main(argv=None) -> int:
     off2 = [s for s in unaligned if not 0.5 <= s["estimate"] / s["measured"] <= 2.0]
     gemm_eval = [r for r in table if r["set"] == "eval" and r["op"] == "gemm"]
     summary = {
-        "eval_gemm": {r["gpu"]: {k: r[k] for k in ("n", "estimate_ape_median", "estimate_ape_p90", "bound_ape_median")} for r in gemm_eval},
+        "eval_gemm": {
+            r["gpu"]: {k: r[k] for k in ("n", "estimate_ape_median", "estimate_ape_p90", "bound_ape_median")}
+            for r in gemm_eval
+        },
         "fp32_unaligned_rows": len(unaligned),
         "fp32_unaligned_off_by_more_than_2x": len(off2),
         "every_gpu_estimate_below_bound_ape": all(r["estimate_ape_median"] < r["bound_ape_median"] for r in table),

@@ -126,7 +126,7 @@ def fit_family(core, family: str, report: dict[str, Any]) -> EstimateCoefficient
             "median_ape": float(np.median(apes)),
             "p90_ape": float(np.percentile(apes, 90)),
             "seconds": round(time.time() - t0, 1),
-        }
+        },
     }
     fit_streams(core, f, rows, gpu, report[family])
     if family == "nvidia-sm80":
@@ -248,7 +248,9 @@ def refit_sm90_fp32(core, report: dict[str, Any]) -> EstimateCoefficients:
     chosen = [resolve_spec(core, r["spec"]) for r in rows]
     bound = predict(chosen, target, core.mappings(), None, None, estimate=False)
     points = [
-        WorkloadPoint(r["spec"], "gemm", wp, tuple(k.operators(w.params)), k, w.params, float(r["latency_s"]), "eager-warm")
+        WorkloadPoint(
+            r["spec"], "gemm", wp, tuple(k.operators(w.params)), k, w.params, float(r["latency_s"]), "eager-warm"
+        )
         for r, (w, k), wp in zip(rows, chosen, bound.workloads)
     ]
     f = Fitter(shipped()["nvidia-sm90"], target, bound.ceilings)

@@ -71,7 +71,14 @@ def points(core: PluginHost, chosen: Sequence[dict[str, str]], gpu: str, operati
     for r, (w, k), wp in zip(kept, resolved, bound.workloads):
         out.append(
             WorkloadPoint(
-                r["spec"], op_class(r), wp, tuple(k.operators(w.params)), k, w.params, float(r["latency_s"]), r["protocol"]
+                r["spec"],
+                op_class(r),
+                wp,
+                tuple(k.operators(w.params)),
+                k,
+                w.params,
+                float(r["latency_s"]),
+                r["protocol"],
             )
         )
     return target, bound, kept, out

@@ -130,6 +130,19 @@ def headline(docs: dict[str, dict]) -> str:
             f"{s.get('within_10pct')} of {s.get('workloads')} within 10%, {s.get('floor_violations')} floor violations "
             f"(`{en['command']}`).",
         ]
+    pub = docs.get("public_eval")
+    if pub is not None:
+        g = pub["summary"].get("eval_gemm") or {}
+        parts = [
+            f"{gpu} {cell(v.get('estimate_ape_median'), '%')} / {cell(v.get('estimate_ape_p90'), '%')} "
+            f"(bound {cell(v.get('bound_ape_median'), '%')}, {v.get('n')} rows)"
+            for gpu, v in sorted(g.items())
+        ]
+        lines += [
+            "",
+            "GPUs without a device, against published measurements no fit read (NeuSight's fp32 GEMM test rows; "
+            f"ESTIMATE APE median / p90, eager-warm): {'; '.join(parts)} (`{pub['command']}` at `{pub['commit']}`).",
+        ]
     lines += ["", "Every figure: benchmarks/RESULTS.md."]
     return "\n".join(lines) + "\n"
 

@@ -50,6 +50,10 @@ class Session:
       replay callable (the estimate probe's launch-graph items).
     * ``replay_times(replay, replays)``: device seconds of each of ``replays`` back-to-back
       calls of ``replay`` after one untimed call.
+    * ``contention_meter()``: a zero-argument callable started now that, called later, returns
+      the CPU shares other work took since (``other_processes_pct``, ``steal_pct``; None where
+      unreadable), or None where the session cannot tell. Calibration judges each probe by it
+      (tensorforge_measure.calibrate.probe_evidence).
     """
 
     info: DeviceInfo
@@ -159,6 +163,15 @@ class ProbeResult:
     regime: str = attrs.field(default="burst", validator=attrs.validators.in_(("burst", "sustained", "single")))
     # Kernel floors by name (seconds), each named for what it measures (see docs/measurement.md).
     floors: Mapping[str, float] = attrs.field(factory=dict)
+    # Relative IQR of the samples behind the headline figures (the widest of them), so the
+    # calibration can judge the probe's evidence; None: the probe does not say.
+    spread: float | None = None
+    # The relative spread of the fastest samples behind each rate, by ceiling (a math mode, or
+    # 'dram'): calibrate/margin.py makes it the rate's margin; absent: the margin's floor alone.
+    fastest_spread: Mapping[str, float] = attrs.field(factory=dict)
+    # The rate each memory access pattern reached ('copy': bytes read + written, 'read': a stream
+    # that only reads, 'write': one that only writes); dram_bytes_per_s is the highest of them.
+    dram_patterns: Mapping[str, float] = attrs.field(factory=dict)
 
 
 class CalibrationProbe:
@@ -171,6 +184,9 @@ class CalibrationProbe:
     # on an H200 the bf16 ceiling measured right after the estimate's 30 s sweep came out 5% low
     # (760 vs 799 TFLOP/s) and the bound then undercut three GEMMs.
     order: int = 0
+    # Whether calibration may run the probe again when its evidence is insufficient (a contended
+    # or noisy attempt; calibrate/probe_evidence.py). A long sweep sets False: judged, not repeated.
+    repeatable: bool = True
 
     def run(self, session: Session) -> ProbeResult:
         raise NotImplementedError

@@ -13,7 +13,7 @@ from tensorforge.estimate.basis import achievable
 from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.implementation import DEFAULT, declared_table
 from tensorforge.estimate.operators import ESTIMATORS, Device, estimate_unknown
-from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms, window_seconds
+from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
 from tensorforge.estimate.warm import warm_class, window_saving
 from tensorforge.hardware.target import Ceilings, Target
 from tensorforge.results.prediction import Prediction, WorkloadPrediction

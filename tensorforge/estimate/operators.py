@@ -172,7 +172,9 @@ def _stream(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> tuple[floa
 def _feed(s: gemm.GemmShape, d: Device, c: EstimateCoefficients) -> float:
     """Operand bytes per clock a unit feeds its tiles: the SIMT kernels' own where fitted."""
     simt = s.mode in SIMT_MODES and not s.conv and bool(menu_for(d.family).simt_tiles)
-    return c.gemm.simt_feed_bytes_per_clock if simt and c.gemm.simt_feed_bytes_per_clock else c.gemm.feed_bytes_per_clock
+    return (
+        c.gemm.simt_feed_bytes_per_clock if simt and c.gemm.simt_feed_bytes_per_clock else c.gemm.feed_bytes_per_clock
+    )
 
 
 def resident_rate(efficiency: float, resident: float, c: EstimateCoefficients) -> float:
@@ -196,9 +198,7 @@ def gemm_rates(
     return gemm.GemmRates(
         unit_rate=d.rate(s.mode) / d.units,
         efficiency=(eff if efficiency else 1.0) * (pen if penalty else 1.0),
-        feed_bytes_per_s=_feed(s, d, c)
-        * d.clock_hz
-        * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
+        feed_bytes_per_s=_feed(s, d, c) * d.clock_hz * (c.conv.kxk_feed_scale if _implicit_conv(s) else 1.0)
         if efficiency
         else INF,
         tile_overhead_s=_tile_overhead(s, c) if efficiency else 0.0,
@@ -355,7 +355,13 @@ def _estimate_depthwise(p: MatmulProblem, impl: Implementation, bound: float, d:
 
 
 def estimate_attention(
-    p: AttentionProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
+    p: AttentionProblem,
+    impl: Implementation,
+    bound: float,
+    d: Device,
+    c: EstimateCoefficients,
+    resident: float = 0.0,
+    warm: bool = False,
 ):
     """Fused attention blocked as the family's kernels block it (menus.py): query blocks over
     key blocks, causal blocks above the diagonal skipped, split-KV with a combine kernel when a
@@ -474,7 +480,13 @@ def _padded_prefix_sum(offset: int, tq: int, q_len: int, tkv: int, splits: int) 
 
 
 def estimate_stream(
-    p: StreamProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
+    p: StreamProblem,
+    impl: Implementation,
+    bound: float,
+    d: Device,
+    c: EstimateCoefficients,
+    resident: float = 0.0,
+    warm: bool = False,
 ):
     pattern = impl.pattern or "elementwise"
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
@@ -499,7 +511,13 @@ def estimate_stream(
 
 
 def estimate_collective(
-    p: CollectiveProblem, impl: Implementation, bound: float, d: Device, c: EstimateCoefficients, resident: float = 0.0, warm: bool = False
+    p: CollectiveProblem,
+    impl: Implementation,
+    bound: float,
+    d: Device,
+    c: EstimateCoefficients,
+    resident: float = 0.0,
+    warm: bool = False,
 ):
     """A collective at the median the calibration sweep measured at its size (the chord between
     the two swept sizes around it: CollectiveCeiling.expected_s), as achieved bandwidth over the

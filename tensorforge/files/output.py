@@ -12,7 +12,8 @@ with a regular file through the atomic rename). The rule:
   process already has open: they are written through that descriptor (an appending log stays
   appended to), whatever file it leads to.
 * A regular file that exists is replaced only with `--force`; without it the command stops
-  before doing any work, with one line naming the file.
+  before doing any work, with one line naming the file. A symbolic link to nothing counts as an
+  existing name: writing through it would create a file wherever the link points.
 * A new or replaced regular file is written atomically (temporary file, fsync, rename), so a
   reader sees the old content or the new, never half. A new file is published with a hard link,
   which fails if the name appeared meanwhile: then the result goes to a free name beside it and
@@ -156,6 +157,13 @@ def claim(given: str | os.PathLike[str], what: str, force: bool = False) -> Clai
         info = os.stat(path)  # follows symlinks to what they name
     except FileNotFoundError:
         info = None
+        if os.path.islink(path) and not force:
+            # a link to nothing: writing would create a file wherever the link points (a link
+            # planted in a shared folder chooses where), so it counts as an existing name
+            raise TensorForgeError(
+                f"{what} {text} already exists as a symbolic link to {os.readlink(path)!r}, which does not exist; "
+                "choose another path or pass --force"
+            ) from None
     except OSError as exc:
         raise TensorForgeError(f"cannot write {what} {text}: {_reason(exc)}") from None
     if info is not None and stat.S_ISDIR(info.st_mode):

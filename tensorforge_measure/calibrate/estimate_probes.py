@@ -166,6 +166,7 @@ class EstimateTermsProbe(CalibrationProbe):
 
     name = "estimate-terms"
     order = 100  # after the ceiling probes: its sweep heats the device (see api.CalibrationProbe)
+    repeatable = False  # a long sweep: judged for contention, never run twice
 
     def __init__(self, backend: str, name: str = "estimate-terms", regime: str = "burst"):
         # The regime is the one session.time times in: burst on a GPU (so the sweep runs before

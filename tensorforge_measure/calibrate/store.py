@@ -3,9 +3,11 @@ reuse it, and hand it to the Core as `Ceilings(origin='calibrated')`. The stored
 typed `Calibration` of the capture's CALIBRATED section (capture/sections/calibrated.py)."""
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from tensorforge import __version__
 from tensorforge.api import (
@@ -18,7 +20,14 @@ from tensorforge.api import (
     write_atomic,
 )
 from tensorforge_measure.api import ProbeResult, Unavailable
-from tensorforge_measure.capture.sections.calibrated import CalibratedCeilings, Calibration, ProbeRecord, RegimeCeilings
+from tensorforge_measure.calibrate import margin
+from tensorforge_measure.capture.sections.calibrated import (
+    CalibratedCeilings,
+    Calibration,
+    ProbeEvidence,
+    ProbeRecord,
+    RegimeCeilings,
+)
 from tensorforge_measure.progress import advance, plan
 
 
@@ -49,6 +58,7 @@ def run_probes(
     first sustained probe (the runner starts the estimate's fit then: background_fit.py)."""
     results: list[ProbeResult] = []
     failures: dict[str, str] = {}
+    evidence: dict[str, ProbeEvidence | None] = {}
     started = now()
     plan(progress, len(probes), "calibration probes")
     # Sustained probes last: they leave the device hot and power-capped, which would lower the
@@ -64,13 +74,48 @@ def run_probes(
             before_sustained = None
         progress(f"calibrating: {probe.name}")
         try:
-            results.append(probe.run(session))
+            result, judged = _judged_run(session, probe, progress)
+            results.append(result)
+            evidence[probe.name] = judged
         except Unavailable as exc:
             failures[probe.name] = str(exc)
         except Exception as exc:  # one failing probe leaves the others' ceilings usable
             failures[probe.name] = one_line(exc)
         advance(progress)
-    return assemble(session, results, failures, started)
+    return assemble(session, results, failures, started, evidence)
+
+
+def _judged_run(session, probe, progress: Callable[[str], None]) -> tuple[ProbeResult, ProbeEvidence | None]:
+    """The probe's result and its evidence: run again while the evidence is insufficient, at
+    most MAX_ATTEMPTS times (once for a probe that is not repeatable), keeping the least
+    contended attempt (calibrate/probe_evidence.py)."""
+    from tensorforge_measure.calibrate import probe_evidence
+
+    limit = probe_evidence.MAX_ATTEMPTS if getattr(probe, "repeatable", True) else 1
+    kept: tuple[float, ProbeResult, ProbeEvidence | None] | None = None
+    for attempt in range(1, limit + 1):
+        meter = probe_evidence.start_meter(session)
+        try:
+            result = probe.run(session)
+        except Exception:
+            if kept is None:
+                raise
+            break  # a repeat that fails leaves the attempt already made
+        shares = probe_evidence.read(meter)
+        judged = probe_evidence.judge(result, shares, attempt)
+        share = probe_evidence.contended_share(shares)
+        if judged is None or judged.sufficient:  # nothing to judge, or good: this one is kept
+            kept = (share, result, judged)
+            break
+        if kept is None or share < kept[0]:
+            kept = (share, result, judged)
+        if attempt < limit:
+            progress(f"calibrating: {probe.name} again ({'; '.join(judged.reasons)})")
+    assert kept is not None  # the loop runs at least once
+    _, result, judged = kept
+    if judged is not None and judged.attempts != attempt:
+        judged = attrs.evolve(judged, attempts=attempt)  # how many ran, whichever was kept
+    return result, judged
 
 
 # Every compute ceiling lies this fraction above the highest rate any probe of its mode observed.
@@ -81,31 +126,61 @@ def run_probes(
 # by 0.006% in a run the day before: a bound built on the bare maximum fails by noise. The
 # probes' own rates stay as observed in probes[name].compute; the calibration says the allowance.
 COMPUTE_ALLOWANCE = 0.01
+# The key of the DRAM ceiling among the math modes in a probe's fastest_spread and in margins.
+DRAM = "dram"
+# The least margin of a DRAM ceiling: none measured between runs yet, so a DRAM ceiling's margin
+# is its probes' own spread alone (margin.py).
+DRAM_ALLOWANCE = 0.0
 
 
-def assemble(session, results: list[ProbeResult], failures: dict[str, str], started: str) -> Calibration:
-    """The calibration that probe results add up to."""
-    compute: dict[str, dict[str, float]] = {}
-    dram: dict[str, float | None] = {}
+def assemble(
+    session,
+    results: list[ProbeResult],
+    failures: dict[str, str],
+    started: str,
+    evidence: Mapping[str, ProbeEvidence | None] | None = None,
+) -> Calibration:
+    """The calibration that probe results add up to, with each probe's evidence where judged."""
+    from tensorforge_measure.calibrate.probe_evidence import calibration_evidence
+
+    evidence = evidence or {}
+    # (rate, spread of its fastest samples) per regime and ceiling, from every probe that saw it
+    seen: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    patterns: dict[str, dict[str, float]] = {}
     floors: dict[str, float] = {}
     collectives: dict[str, Any] = {}
     launch = None
     for result in results:
-        # a mode's ceiling is the highest rate ANY probe of the regime observed (the matmul
-        # sweep's and the estimate sweep's GEMMs): the device reached it, so a bound built on a
-        # lower one is unsound for shapes that run faster. probes[name].compute says who set it.
-        regime = compute.setdefault(result.regime, {})
+        # a ceiling is the highest rate ANY probe of the regime observed (the matmul sweep's and
+        # the estimate sweep's GEMMs; the copy, read and write streams): the device reached it, so
+        # a bound built on a lower one is unsound for work that runs faster (a read-only stream
+        # beat the copy's rate by 3% on an H200). probes[name] says who set it.
+        regime = seen.setdefault(result.regime, {})
+        spread = getattr(result, "fastest_spread", None) or {}
         for mode, rate in result.compute.items():
-            regime[mode] = max(float(rate), regime.get(mode, 0.0))
-        dram[result.regime] = result.dram_bytes_per_s or dram.get(result.regime)
+            regime.setdefault(mode, []).append((float(rate), spread.get(mode, 0.0)))
+        if result.dram_bytes_per_s:
+            regime.setdefault(DRAM, []).append((float(result.dram_bytes_per_s), spread.get(DRAM, 0.0)))
+        for pattern, rate in (getattr(result, "dram_patterns", None) or {}).items():
+            kept = patterns.setdefault(result.regime, {})
+            kept[pattern] = max(float(rate), kept.get(pattern, 0.0))
         floors.update(result.floors)
         collectives.update(getattr(result, "collectives", None) or {})  # probes of one device have none
         launch = result.launch_floor_s if result.launch_floor_s else launch
-    compute = {
-        r: {mode: rate * (1.0 + COMPUTE_ALLOWANCE) for mode, rate in rates.items()} for r, rates in compute.items()
+    ceilings = {
+        r: {
+            name: margin.ceiling(rates, DRAM_ALLOWANCE if name == DRAM else COMPUTE_ALLOWANCE)
+            for name, rates in by_name.items()
+        }
+        for r, by_name in seen.items()
     }
+    compute = {r: {n: c for n, (c, _) in by.items() if n != DRAM} for r, by in ceilings.items()}
+    dram = {r: by[DRAM][0] for r, by in ceilings.items() if DRAM in by}
+    margins = {r: {n: m for n, (_, m) in sorted(by.items())} for r, by in ceilings.items() if by}
     by_regime = {
-        r: RegimeCeilings(compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r))
+        r: RegimeCeilings(
+            compute=compute.get(r, {}), dram_bytes_per_s=dram.get(r), dram_patterns=patterns.get(r) or None
+        )
         for r in sorted(set(compute) | set(dram))
     }
     # 'ceilings' keeps its meaning for every reader: the regime a device's probes run in by
@@ -137,6 +212,9 @@ def assemble(session, results: list[ProbeResult], failures: dict[str, str], star
                 regime=r.regime,
                 floors=dict(r.floors) or None,
                 collectives=_curves(getattr(r, "collectives", None), f"probe {r.name}") or None,
+                evidence=evidence.get(r.name),
+                fastest_spread=dict(getattr(r, "fastest_spread", None) or {}) or None,
+                dram_patterns=dict(getattr(r, "dram_patterns", None) or {}) or None,
             )
             for r in results
         },
@@ -144,7 +222,9 @@ def assemble(session, results: list[ProbeResult], failures: dict[str, str], star
         ceilings_by_regime=by_regime or None,
         floors=floors or None,
         energy=_energy(energy),
-        compute_allowance=COMPUTE_ALLOWANCE if compute else None,
+        compute_allowance=COMPUTE_ALLOWANCE if seen else None,
+        margins=margins or None,
+        evidence=calibration_evidence({r.name: evidence.get(r.name) for r in results}),
     )
 
 

@@ -134,6 +134,9 @@ def _print_calibration(cal: Calibration) -> None:
     if not floors and cal.ceilings.launch_floor_s:
         lines.append(f"  launch floor: {seconds(cal.ceilings.launch_floor_s)}")
     lines += [f"  probe {name} failed: {why}" for name, why in sorted(cal.failed_probes.items())]
+    if cal.evidence is not None:  # judged probes: spread and contention (calibrate/probe_evidence.py)
+        lines.append(f"  evidence: {cal.evidence.verdict}" + ("" if cal.evidence.sufficient else ", stored so"))
+        lines += [f"    {reason}" for reason in cal.evidence.reasons]
     fit = cal.estimate or {}
     if "report" in fit:
         s = fit["report"]["summary"]

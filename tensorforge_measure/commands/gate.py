@@ -91,7 +91,9 @@ def gate(
     with the missing evidence named.
 
     A change is called only when the Mann-Whitney U test and a bootstrap interval on the ratio
-    of medians are both significant AND the median moved by at least --threshold.
+    of medians are both significant AND the median moved by at least --threshold, or, for a
+    workload so short that it moves more than that between runs of unchanged code (a few us),
+    by at least that movement at the same significance (the verdict says so).
 
     Exit status: 0 no regression (all decided), 1 at least one REGRESSION, 2 usage or input
     error (unreadable, tampered or other-schema capture), 3 no regression but at least one
@@ -159,6 +161,13 @@ def _print_gate(
     screen.echo(
         f"        effect threshold {settings.threshold * 100:g}%, alpha {settings.alpha:g}, max spread "
         f"{settings.max_spread * 100:g}%, min samples {settings.min_samples}"
+    )
+    screen.echo(
+        screen.wrap(
+            f"        effect widened for short workloads by their run-to-run movement "
+            f"({seconds(settings.run_jitter_s)} + {settings.run_relative_sd * 100:g}% per run)",
+            " " * 10,
+        )
     )
     for role, evidence in (("baseline", base), ("candidate", cand)):
         screen.echo(screen.wrap(f"        {role} origin: {evidence.origin_detail}", " " * 10))

@@ -43,7 +43,7 @@ def _samples_check(n: int) -> QualityCheck:
     return QualityCheck(name="samples", ok=False, detail=f"too few samples: {n} < {MIN_SAMPLES}")
 
 
-def _spread_check(rel_iqr: float) -> QualityCheck:
+def spread_check(rel_iqr: float) -> QualityCheck:
     shown = f"relative IQR {rel_iqr * 100:.1f}%"
     if rel_iqr <= MAX_SPREAD:  # an infinite spread (p50 of 0 s) fails here too
         return QualityCheck(name="spread", ok=True, detail=f"{shown} (<= {MAX_SPREAD * 100:.0f}%)")
@@ -57,7 +57,9 @@ def _percent(summary: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def _contention_check(summary: Mapping[str, Any]) -> QualityCheck:
+def contention_check(summary: Mapping[str, Any], during: str = "its telemetry window") -> QualityCheck:
+    """Other processes' and stolen CPU shares against MAX_CONTENTION_PCT (also used for each
+    calibration probe: calibrate/probe_evidence.py, `during` 'the probe')."""
     shares = [
         (label, _percent(summary, key))
         for label, key in (("other processes", "other_processes_pct"), ("stolen", "steal_pct"))
@@ -73,7 +75,7 @@ def _contention_check(summary: Mapping[str, Any]) -> QualityCheck:
     return QualityCheck(
         name="contention",
         ok=False,
-        detail=f"contended: {parts} of the CPUs during its telemetry window (> {MAX_CONTENTION_PCT:.0f}%)",
+        detail=f"contended: {parts} of the CPUs during {during} (> {MAX_CONTENTION_PCT:.0f}%)",
     )
 
 
@@ -99,8 +101,8 @@ def assess(samples_s: Sequence[float], window: TelemetryWindow | None = None) ->
     summary = sampled.data.get("summary") if sampled is not None else None
     checks = (
         _samples_check(stats.n),
-        _spread_check(float(stats.rel_iqr)),
-        _contention_check(summary if isinstance(summary, Mapping) else {}),
+        spread_check(float(stats.rel_iqr)),
+        contention_check(summary if isinstance(summary, Mapping) else {}),
         _throttling_check(sampled.clock_event_fractions if sampled is not None else None),
     )
     reasons = tuple(c.detail for c in checks if c.ok is False)

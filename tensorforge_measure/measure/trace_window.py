@@ -12,6 +12,7 @@ its kernel is never attributed to the workload.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -22,6 +23,7 @@ import attrs
 
 from tensorforge.api import one_line
 from tensorforge_measure.measure import op_ranges
+from tensorforge_measure.measure.native_log import without_profiler_lines
 from tensorforge_measure.measure.trace_attribution import (
     TraceError,
     TraceSummary,
@@ -50,11 +52,14 @@ def export(run: Callable[[], None], cuda: bool) -> dict:
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities) as prof:
-        run()
-        if cuda:
-            torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory(prefix="tensorforge-trace-") as folder:
+    # a CPU-only window: the profiler's own log lines (a CUDA build without a GPU logs an ERROR
+    # probing for one) are no news to the user (measure/native_log.py)
+    quiet = contextlib.nullcontext() if cuda else without_profiler_lines()
+    with quiet, tempfile.TemporaryDirectory(prefix="tensorforge-trace-") as folder:
+        with profile(activities=activities) as prof:
+            run()
+            if cuda:
+                torch.cuda.synchronize()
         path = Path(folder) / "trace.json"
         prof.export_chrome_trace(str(path))
         return json.loads(path.read_text(encoding="utf-8"))

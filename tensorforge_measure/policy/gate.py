@@ -3,7 +3,9 @@
 A change is called only when two independent checks agree on the raw samples of both
 captures: the Mann-Whitney U test (is the candidate's distribution shifted at all?) together
 with a bootstrap interval on the ratio of medians that excludes 1 (significance), and the
-ratio's point estimate beyond the minimum effect size (is the shift big enough to matter?).
+ratio's point estimate beyond the minimum effect size (is the shift big enough to matter?),
+widened for a workload so short that it moves more than that between runs of unchanged code
+(the run effect: between_runs.py; the verdict names the effect it needed).
 Before any statistics, the evidence has to be comparable; otherwise the answer is NO VERDICT
 with what is missing. Why this design (and not asv's, conbench's or Bencher's): docs/policy.md.
 """
@@ -15,9 +17,10 @@ from typing import Any, cast
 import attrs
 import numpy as np
 
-from tensorforge.api import finite_in
+from tensorforge.api import finite_in, seconds
 from tensorforge_measure.capture.sections.measured import Measured, Measurement, WorkloadMeasurement
 from tensorforge_measure.measure.stats import summarize
+from tensorforge_measure.policy.between_runs import JITTER_S, RELATIVE_SD, needed_effect
 from tensorforge_measure.policy.evidence import Evidence, slowdowns
 from tensorforge_measure.policy.statistics import bootstrap_ratio_ci, mann_whitney
 
@@ -40,6 +43,10 @@ class GateSettings:
     min_samples: int = attrs.field(default=10, validator=finite_in(3))
     # relative IQR above which a side is too noisy to judge
     max_spread: float = attrs.field(default=0.10, validator=finite_in(0, 10, low_open=True))
+    # the run effect (policy/between_runs.py): how far a median moves between runs of unchanged
+    # code, an absolute part (seconds) and a relative part; 0 and 0 turn the allowance off
+    run_jitter_s: float = attrs.field(default=JITTER_S, validator=finite_in(0, 1))
+    run_relative_sd: float = attrs.field(default=RELATIVE_SD, validator=finite_in(0, 1))
 
 
 @attrs.frozen
@@ -55,6 +62,9 @@ class WorkloadVerdict:
     p_value: float | None = None
     n_baseline: int | None = None
     n_candidate: int | None = None
+    # the relative change of the median this verdict needed: the threshold, or the between-run
+    # allowance of a workload this short where that is larger (policy/between_runs.py)
+    needed_effect: float | None = None
 
 
 @attrs.frozen
@@ -179,18 +189,36 @@ def significant(p: float, low: float, high: float, settings: GateSettings) -> bo
     return p < settings.alpha and (low > 1.0 or high < 1.0)
 
 
-def classify(ratio: float, p: float, low: float, high: float, settings: GateSettings) -> str:
+def classify(
+    ratio: float, p: float, low: float, high: float, settings: GateSettings, needed: float | None = None
+) -> str:
     """The verdict from the statistics alone (pure, so tests and mutation testing reach it):
     a change counts only when BOTH the Mann-Whitney test (p < alpha) and the bootstrap interval
-    (excluding 1) are significant; then REGRESSION at ratio >= 1 + threshold, IMPROVEMENT at
-    ratio <= 1 / (1 + threshold) (the same effect in the other direction: 5% slower undone is
-    1/1.05 = 4.76% faster, not 5%), else PASS."""
+    (excluding 1) are significant; then REGRESSION at ratio >= 1 + effect, IMPROVEMENT at
+    ratio <= 1 / (1 + effect) (the same effect in the other direction: 5% slower undone is
+    1/1.05 = 4.76% faster, not 5%), else PASS. The effect is `needed` where given (the
+    between-run allowance: policy/between_runs.py), else the threshold."""
+    effect = settings.threshold if needed is None else needed
     changed = significant(p, low, high, settings)
-    if changed and ratio >= 1.0 + settings.threshold:
+    if changed and ratio >= 1.0 + effect:
         return REGRESSION
-    if changed and ratio <= 1.0 / (1.0 + settings.threshold):
+    if changed and ratio <= 1.0 / (1.0 + effect):
         return IMPROVEMENT
     return PASS
+
+
+def typical_p50(p50a: float, p50b: float) -> float:
+    """The workload's duration for its between-run allowance: the geometric mean of the two
+    medians, so swapping baseline and candidate gives the same allowance."""
+    return float(np.sqrt(p50a * p50b))
+
+
+def effect_needed(p50a: float, p50b: float, settings: GateSettings) -> float:
+    """The effect a verdict on two medians needs: the threshold, widened for a workload so short
+    that it moves more than that between runs of unchanged code."""
+    return needed_effect(
+        typical_p50(p50a, p50b), settings.alpha, settings.threshold, settings.run_jitter_s, settings.run_relative_sd
+    )
 
 
 def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, settings) -> WorkloadVerdict:
@@ -202,16 +230,25 @@ def _decide(name, base_row: Measurement, cand_row: Measurement, base, cand, sett
         a, b, resamples=settings.resamples, confidence=settings.confidence, seed=_seed(base, cand, name)
     )
     change = f"{(ratio - 1) * 100:+.1f}% (CI {(low - 1) * 100:+.1f}%..{(high - 1) * 100:+.1f}%, p={p:.2g})"
-    verdict = classify(ratio, p, low, high, settings)
+    needed = effect_needed(p50a, p50b, settings)
+    widened = needed > settings.threshold
+    # where the run effect widened it, the verdict says by how much and why
+    effect = (
+        f"the {needed * 100:.1f}% effect a {seconds(typical_p50(p50a, p50b))} workload needs "
+        f"(it moves that much between runs of unchanged code; threshold {settings.threshold * 100:g}%)"
+        if widened
+        else f"the {settings.threshold * 100:g}% effect threshold"
+    )
+    verdict = classify(ratio, p, low, high, settings, needed)
     if verdict == REGRESSION:
-        reason = f"slower by {change}"
+        reason = f"slower by {change}" + (f", beyond {effect}" if widened else "")
     elif verdict == IMPROVEMENT:
-        reason = f"faster by {change}"
+        reason = f"faster by {change}" + (f", beyond {effect}" if widened else "")
     elif significant(p, low, high, settings):
-        reason = f"{change}: significant but below the {settings.threshold * 100:g}% effect threshold"
+        reason = f"{change}: significant but below {effect}"
     else:
         reason = f"{change}: not significant"
-    return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b))
+    return WorkloadVerdict(name, verdict, reason, p50a, p50b, ratio, low, high, p, len(a), len(b), needed)
 
 
 def _device_difference(base: Evidence, cand: Evidence) -> str | None:

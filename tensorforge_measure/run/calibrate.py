@@ -8,6 +8,7 @@ import attrs
 
 from tensorforge.api import one_line
 from tensorforge_measure.calibrate import store as calibration
+from tensorforge_measure.calibrate.probe_evidence import weakness
 from tensorforge_measure.capture.model import Unavailable as UnavailableSection
 from tensorforge_measure.capture.sections.calibrated import Calibrated, Calibration
 from tensorforge_measure.progress import Relay
@@ -21,7 +22,11 @@ class Calibrating(Planning):
         opts = self.opts
         stored = None if opts.recalibrate else calibration.load(session.info.fingerprint)
         if stored is not None:
-            self.say(f"reusing calibration of {stored.measured_at} for {session.info.fingerprint}")
+            weak = weakness(stored.evidence)
+            self.say(
+                f"reusing calibration of {stored.measured_at} for {session.info.fingerprint}"
+                + (f": its evidence is insufficient ({weak}); --recalibrate measures it again" if weak else "")
+            )
             cal, reused = stored, True
         else:
             probes = self.ops.for_backend("probes", opts.backend)
@@ -35,8 +40,11 @@ class Calibrating(Planning):
             )
             reused = False
             calibration.save(cal)
+            weak = weakness(cal.evidence)
             self.say(
-                "calibrated: " + ", ".join(f"{name} {probe.duration_s:.1f} s" for name, probe in cal.probes.items())
+                "calibrated: "
+                + ", ".join(f"{name} {probe.duration_s:.1f} s" for name, probe in cal.probes.items())
+                + (f"; evidence insufficient, stored so ({weak})" if weak else "")
             )
             # The device rests cooldown_s before the first workload; the host's work in between
             # (the estimate's fit, the calibrated predictions) counts toward it (_cool_down).

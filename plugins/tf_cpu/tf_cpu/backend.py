@@ -197,6 +197,13 @@ class TorchCpuSession(Session):
 
         yield CpuPhases(self, fn, plan)
 
+    def contention_meter(self):
+        """Other processes' and stolen CPU shares over the usable CPUs from now until the
+        returned callable is called (tf_cpu.telemetry.start_meter); None without /proc/stat."""
+        from tf_cpu.telemetry import start_meter
+
+        return start_meter(self.machine.cpus)
+
     def synchronize(self) -> None:
         """CPU operators are synchronous: nothing to wait for."""
 

@@ -12,7 +12,7 @@ import time
 
 import attrs
 
-from tensorforge_measure import CalibrationProbe, ProbeResult
+from tensorforge_measure import CalibrationProbe, ProbeResult, fastest_spread
 from tf_cpu.backend import cache_bytes
 
 PROBE_POLICY = dict(warmup_iters=2, min_iters=10, max_iters=200, target_rel_iqr=0.02, budget_s=0.4, flush_bytes=0)
@@ -28,9 +28,14 @@ def _policy(**changes):
 
 
 def _timed(fn, policy):
+    return _sampled(fn, policy).stats
+
+
+def _sampled(fn, policy):
+    """The TimedSamples of fn (its samples: the spread of the fastest sets a ceiling's margin)."""
     from tf_cpu.cpu_timing import time_cpu
 
-    return time_cpu(fn, policy).stats
+    return time_cpu(fn, policy)
 
 
 def _policy_text(policy) -> str:
@@ -73,6 +78,7 @@ class CpuMatmulProbe(CalibrationProbe):
         start = time.perf_counter()
         cap = _available_bytes() // 4
         compute: dict[str, float] = {}
+        margins: dict[str, float] = {}  # the fastest samples' spread behind each rate (its margin)
         details: dict[str, object] = {
             "threads": session.threads,
             "not_probed": "math modes without native support (not declared by host-cpu)",
@@ -82,6 +88,8 @@ class CpuMatmulProbe(CalibrationProbe):
                 continue
             dtype = getattr(torch, MODE_DTYPES[mode])
             points: list[tuple[int, float]] = []
+            spreads: dict[int, float] = {}
+            fastest_spreads: dict[int, float] = {}
             with math_mode(mode), torch.inference_mode():
                 for n in MATMUL_SIZES:
                     if 3 * n * n * torch.empty((), dtype=dtype).element_size() > cap:
@@ -89,13 +97,19 @@ class CpuMatmulProbe(CalibrationProbe):
                     # randn, never zeros: zero operands would let the FPU (and power) idle.
                     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
                     c = torch.empty(n, n, dtype=dtype)
-                    fastest = _timed(lambda: torch.matmul(a, b, out=c), policy).min
-                    points.append((n, _rate(2.0 * n**3, fastest, f"{mode} matmul n={n}")))
+                    timed = _sampled(lambda: torch.matmul(a, b, out=c), policy)
+                    stats = timed.stats
+                    points.append((n, _rate(2.0 * n**3, stats.min, f"{mode} matmul n={n}")))
+                    spreads[n] = float(stats.rel_iqr)
+                    fastest_spreads[n] = fastest_spread(timed.samples_s)
             if not points:
                 raise RuntimeError(f"no {mode} matmul size fits a quarter of available memory ({cap} B)")
             best_n, best = max(points, key=lambda p: p[1])
             compute[mode] = best
-            details[mode] = {"best_n": best_n, "points": [list(p) for p in points]}
+            margins[mode] = fastest_spreads[best_n]
+            # the spread of the samples whose fastest set the ceiling: one lucky sample among
+            # contended ones is what the calibration's evidence check refuses to trust
+            details[mode] = {"best_n": best_n, "points": [list(p) for p in points], "best_rel_iqr": spreads[best_n]}
         method = (
             f"torch.matmul(a, b, out=c), square n x n, a/b torch.randn on the CPU, c preallocated, "
             f"{session.threads} threads, per math mode the CPU runs natively "
@@ -109,6 +123,8 @@ class CpuMatmulProbe(CalibrationProbe):
             compute=compute,
             details=details,
             duration_s=time.perf_counter() - start,
+            spread=max(d["best_rel_iqr"] for m, d in details.items() if m in compute),
+            fastest_spread=margins,
         )
 
 
@@ -133,10 +149,14 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
             src = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()  # random, not zeros
             dst = torch.empty_like(src)
             # (the lambdas run inside _timed, before the `del`s that free the buffers)
-            copy = _rate(2.0 * nbytes, _timed(lambda: dst.copy_(src), policy).min, "copy")  # noqa: F821
+            copied_samples = _sampled(lambda: dst.copy_(src), policy)  # noqa: F821
+            copied = copied_samples.stats
+            copy = _rate(2.0 * nbytes, copied.min, "copy")
             del dst
             total = torch.empty((), dtype=torch.float32)
-            read = _rate(float(nbytes), _timed(lambda: torch.sum(src, dim=0, out=total), policy).min, "read")  # noqa: F821
+            summed_samples = _sampled(lambda: torch.sum(src, dim=0, out=total), policy)  # noqa: F821
+            summed = summed_samples.stats
+            read = _rate(float(nbytes), summed.min, "read")
             del src
         method = (
             f"max of (a) dst.copy_(src), contiguous float32 buffers of {nbytes} B, rate = "
@@ -152,6 +172,9 @@ class CpuMemoryBandwidthProbe(CalibrationProbe):
             dram_bytes_per_s=max(copy, read),
             details={"buffer_bytes": nbytes, "copy_read_plus_write_bytes_per_s": copy, "read_bytes_per_s": read},
             duration_s=time.perf_counter() - start,
+            spread=float((copied if copy >= read else summed).rel_iqr),  # of the figure kept
+            fastest_spread={"dram": fastest_spread((copied_samples if copy >= read else summed_samples).samples_s)},
+            dram_patterns={"copy": copy, "read": read},
         )
 
 
@@ -179,7 +202,8 @@ class CpuCallFloorProbe(CalibrationProbe):
                 for _ in range(CALLS_PER_SAMPLE):
                     x.add_(1.0)
 
-            p50 = _timed(batch, policy).p50 / CALLS_PER_SAMPLE
+            stats = _timed(batch, policy)
+            p50 = stats.p50 / CALLS_PER_SAMPLE
         method = (
             f"x.add_(1.0) on a 1-element float32 CPU tensor, {CALLS_PER_SAMPLE} calls back to back "
             f"per sample, wall clock, no flush, time_cpu({_policy_text(policy)}); "
@@ -193,4 +217,5 @@ class CpuCallFloorProbe(CalibrationProbe):
             launch_floor_s=p50,
             floors={"host_call_interval_s": p50},
             duration_s=time.perf_counter() - start,
+            spread=float(stats.rel_iqr),
         )

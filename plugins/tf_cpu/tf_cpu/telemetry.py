@@ -199,6 +199,23 @@ def headline(summary: dict[str, Any], energy_j: float | None, duration_s: float,
     )
 
 
+def start_meter(cpus: Sequence[int], root: str = "/") -> Callable[[], dict[str, Any]] | None:
+    """Two readings of the utilisation counters around a stretch of work (a calibration probe):
+    a callable that, called at the end, gives the window's summary (busy, steal, other
+    processes). None where /proc/stat cannot be read."""
+    readers = Readers(cpus, root)
+    if "utilisation" not in readers.sources:
+        return None
+    t0 = time.perf_counter()
+    first = _sample(readers, 0.0)
+
+    def stop() -> dict[str, Any]:
+        last = _sample(readers, time.perf_counter() - t0)
+        return summarize([first, last], float(os.sysconf("SC_CLK_TCK")))
+
+    return stop
+
+
 def collect_window(
     run_once: Callable[[], Any],
     cpus: Sequence[int],

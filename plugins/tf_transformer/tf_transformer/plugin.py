@@ -213,7 +213,7 @@ class Transformer(WorkloadKind):
             path = Path(str(config)).expanduser()
             if not path.is_absolute() and base_dir is not None:
                 path = Path(base_dir) / path
-            if path.is_dir():
+            if _is_folder(path):
                 path = path / "config.json"
             merged = load_config(path)
             merged.update({k: v for k, v in fields.items() if k != "config"})
@@ -423,3 +423,13 @@ def tensorforge_register_workloads(register):
 
     register(Transformer())
     register(Sdpa())
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether the config path names a folder (its config.json is read then). A path the system
+    cannot even look at (a name too long, a NUL byte) is no folder: load_config then refuses it
+    in one line naming it, where Path.is_dir raised (a traceback) on Python 3.11."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False

@@ -11,6 +11,7 @@ import attrs
 
 from tensorforge.api import CollectiveCeiling
 from tensorforge_measure.capture.fields import const, field, optional
+from tensorforge_measure.capture.sections.comparison import QualityCheck
 from tensorforge_measure.capture.sections.energy import EnergyCalibration
 
 
@@ -18,8 +19,14 @@ from tensorforge_measure.capture.sections.energy import EnergyCalibration
 class CalibratedCeilings:
     """The ceilings all probes add up to: what the calibrated lower bound divides by."""
 
-    compute: Mapping[str, float] = field("sustained compute rate per math mode (the best a probe reached)", "FLOP/s")
-    dram_bytes_per_s: float | None = field("memory-copy bandwidth, bytes read + written", "B/s")
+    compute: Mapping[str, float] = field(
+        "compute rate per math mode: the best a probe reached plus its margin (Calibration.margins)", "FLOP/s"
+    )
+    dram_bytes_per_s: float | None = field(
+        "DRAM bandwidth: the highest rate any stream probe reached (copy counting bytes read + written, "
+        "read-only, write-only) plus its margin",
+        "B/s",
+    )
     launch_floor_s: float | None = field(
         "host-side interval of a trivial eager operation (not part of the lower bound)", "s"
     )
@@ -33,7 +40,47 @@ class RegimeCeilings:
     """The ceilings the probes of one regime add up to."""
 
     compute: Mapping[str, float] = field("best compute rate per math mode in this regime", "FLOP/s")
-    dram_bytes_per_s: float | None = field("memory-copy bandwidth in this regime, bytes read + written", "B/s")
+    dram_bytes_per_s: float | None = field(
+        "DRAM bandwidth in this regime: the highest rate any stream probe reached plus its margin", "B/s"
+    )
+    dram_patterns: Mapping[str, float] | None = optional(
+        "the highest rate each access pattern's probes reached in this regime, without margin ('copy', "
+        "'read', 'write'); absent in calibrations written before them",
+        "B/s",
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ProbeEvidence:
+    """Whether one probe's result is good enough to calibrate by (calibrate/probe_evidence.py):
+    the spread of the samples behind its figures and the CPU share other work took while it ran."""
+
+    verdict: str = field("'sufficient' or 'insufficient'")
+    reasons: tuple[str, ...] = field("the failed checks' details; empty when sufficient")
+    checks: tuple[QualityCheck, ...] = field("'spread' and 'contention', each passed, failed or not checked")
+    attempts: int = field(
+        "how many times the probe ran: it is run again while its evidence is insufficient, a bounded "
+        "number of times, and the least contended attempt is kept",
+        "count",
+    )
+
+    @property
+    def sufficient(self) -> bool:
+        return self.verdict == "sufficient"
+
+
+@attrs.frozen(kw_only=True)
+class CalibrationEvidence:
+    """Whether the calibration as a whole is good enough to calibrate by: insufficient when any
+    judged probe's evidence is. `run` says so when it reuses an insufficient calibration."""
+
+    verdict: str = field("'sufficient' or 'insufficient'")
+    reasons: tuple[str, ...] = field("per insufficient probe: 'probe NAME: why'; empty when sufficient")
+    rule: str = field("the rule, in words")
+
+    @property
+    def sufficient(self) -> bool:
+        return self.verdict == "sufficient"
 
 
 @attrs.frozen(kw_only=True)
@@ -49,6 +96,17 @@ class ProbeRecord:
     collectives: Mapping[str, CollectiveCeiling] | None = optional("collective curves it found, by 'op/ranks'")
     regime: str | None = optional("the regime it ran in: 'burst', 'sustained' or 'single'; absent: burst")
     floors: Mapping[str, float] | None = optional("named kernel floors it measured (docs/measurement.md)", "s")
+    fastest_spread: Mapping[str, float] | None = optional(
+        "per ceiling it set (a math mode, or 'dram'): the relative spread of its fastest samples "
+        "(calibrate/margin.py); absent where the probe does not say"
+    )
+    dram_patterns: Mapping[str, float] | None = optional(
+        "the rate each memory access pattern it ran reached ('copy', 'read', 'write')", "B/s"
+    )
+    evidence: ProbeEvidence | None = optional(
+        "whether its result is good enough to calibrate by; absent where nothing could be judged (a "
+        "session without a contention reading and a probe that reports no spread) and in older calibrations"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -85,12 +143,24 @@ class Calibration:
         "the energy probes' windows and the coefficients fitted to them (docs/energy.md); absent where "
         "no energy probe ran"
     )
+    margins: Mapping[str, Mapping[str, float]] | None = optional(
+        "per regime, per ceiling (a math mode, or 'dram'): the fraction by which the ceiling lies above the "
+        "highest rate any probe of it observed. Each probe's rate counts with a margin of the relative "
+        "spread of its fastest samples, at least the floor (compute_allowance for compute, none for DRAM), "
+        "so the rate of a later run's fastest sample stays below the ceiling (calibrate/margin.py); absent in "
+        "calibrations written before it"
+    )
     compute_allowance: float | None = optional(
-        "the fraction by which every compute ceiling (ceilings, ceilings_by_regime) lies above the highest "
-        "rate any probe of its mode observed (probes[name].compute keep the observed rates): the fastest "
+        "the least fraction by which every compute ceiling (ceilings, ceilings_by_regime) lies above the "
+        "highest rate any probe of its mode observed (each ceiling's own margin, at least this, is in "
+        "margins; probes[name].compute keep the observed rates): the fastest "
         "sample of one shape varies by about 1% between runs, so another shape's fastest sample can beat "
         "the probes' best by that much (docs/measurement.md, 'The compute allowance'); absent in "
         "calibrations written before it (no allowance)"
+    )
+    evidence: CalibrationEvidence | None = optional(
+        "whether the probes' evidence is good enough to calibrate by (each probe's in probes[name].evidence); "
+        "absent where no probe could be judged and in older calibrations"
     )
 
 

@@ -29,8 +29,19 @@ def closest(name: str, choices) -> str:
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
-def unknown(what: str, name: str, choices) -> TensorForgeError:
-    known = ", ".join(sorted(choices)) or "none installed"
+# Past this many known names a refusal that says how to list them names only the closest few:
+# every preset of every plugin in one line made it hundreds of characters long.
+FEW = 5
+
+
+def unknown(what: str, name: str, choices, listed_by: str | None = None) -> TensorForgeError:
+    """'unknown WHAT NAME (did you mean X?); known: ...'. With `listed_by` (the command that lists
+    them all) and more than FEW choices, only the FEW closest are named, then that command."""
+    choices = sorted(choices)
+    known = ", ".join(choices) or "none installed"
+    if listed_by and len(choices) > FEW:
+        near = difflib.get_close_matches(name, choices, n=FEW, cutoff=0.4) or choices[:FEW]
+        known = f"{', '.join(near)}, ... ({len(choices)} in all: `{listed_by}` lists them)"
     return TensorForgeError(f"unknown {what} {name!r}{closest(name, choices)}; known: {known}")
 
 

@@ -95,13 +95,19 @@ def test_an_h200_capture_is_refused_for_another_gpu(cli):
 
 
 def test_forcing_foreign_ceilings_says_so_in_the_prediction(cli):
-    result = run(cli, "-t", "h200", "-w", "gemm_tiny", "--ceilings", str(CPU_CAPTURE), "--force-ceilings")
+    args = ("-t", "h200", "-w", "gemm_tiny", "--ceilings", str(CPU_CAPTURE), "--force-ceilings")
+    result = run(cli, *args)
     assert result.exit_code == 0, result.output
-    assert (
-        "note: ceilings measured on 'AMD EPYC', which is not target 'h200': this bound does not "
-        "describe h200" in result.stdout
-    )
     assert result.stdout.startswith("PREDICTED  calibrated lower bound on h200")
+    # the default text folds the notes into one line (--detail: each in full); it still names the device
+    (folded,) = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    assert "ceilings measured on 'AMD EPYC', which is not target 'h200'" in folded
+    detail = run(cli, *args, "--detail")
+    assert detail.exit_code == 0, detail.output
+    assert (
+        "\nnote: ceilings measured on 'AMD EPYC', which is not target 'h200': this bound does not "
+        "describe h200\n" in detail.stdout
+    )
 
 
 def test_ceilings_naming_no_device_need_the_override(cli, tmp_path):

@@ -323,8 +323,14 @@ def test_the_basis_is_said_never_guessed(host, tmp_path):
     h200 = coefficients_for(host.target("h200"))
     assert h200.basis_kind == "carried-over" and h200.family == "nvidia-sm90"
     laptop = coefficients_for(host.target("rtx3050-laptop"))
+    # no coefficients shipped for the laptop's family: the nearest family's stand in, and the
+    # basis says so, naming both families, then where the stand-in's coefficients came from
     assert laptop.basis_kind == "carried-over-other-family"
-    assert "nvidia-sm86" in laptop.basis and "expect larger errors" in laptop.basis
+    stand_in = laptop.family
+    assert stand_in != "nvidia-sm86" and stand_in in shipped() and "nvidia-sm86" not in shipped()
+    head, said, tail = laptop.basis.partition("(none shipped for it")
+    assert said and "nvidia-sm86" in head and stand_in in head
+    assert "nearest family" in tail and tail.endswith(shipped()[stand_in].basis)
     calibrated = h200.relabel("calibrated", "calibrated on a test device")
     assert coefficients_for(host.target("h200"), calibrated) is calibrated
     # a target file can declare its own

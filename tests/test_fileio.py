@@ -317,12 +317,14 @@ def test_a_second_gzip_member_or_trailing_bytes_is_refused(tmp_path, tail):
     [
         ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
         ('["' + "[" * 100 + '"]', None),  # brackets in a string are text
-        ("[1e999]", "the number 1e999 is not finite"),
-        ("[NaN]", "NaN is not a number JSON allows"),
-        ("[-Infinity]", "-Infinity is not a number JSON allows"),
+        ("[1e999]", "the number 1e999 is not finite (at [0])"),
+        ("[NaN]", "NaN is not a number JSON allows (at [0])"),
+        ("[-Infinity]", "-Infinity is not a number JSON allows (at [0])"),
         ("[" + "9" * 5000 + "]", "an integer of 5000 digits"),
+        # the first refused number in document order, by its key (quoted where it is not bare)
+        ('{"a": [1, {"b c": NaN}], "d": 1e999}', 'NaN is not a number JSON allows (at a[1]."b c")'),
     ],
-    ids=["deep", "brackets-in-string", "overflow", "nan", "infinity", "5000-digit-int"],
+    ids=["deep", "brackets-in-string", "overflow", "nan", "infinity", "5000-digit-int", "nested-key-named"],
 )
 def test_json_shape_and_numbers_are_checked(tmp_path, text, message):
     path = tmp_path / "d.json"
@@ -349,7 +351,7 @@ def test_too_many_arrays_and_objects_are_refused_before_parsing(tmp_path, monkey
 def test_toml_numbers_are_finite(tmp_path, text):
     path = tmp_path / "t.toml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(TensorForgeError, match="is not finite"):
+    with pytest.raises(TensorForgeError, match=r"is not finite \(at a\)$"):
         read_toml(path, "target file")
 
 

@@ -251,7 +251,8 @@ def test_shipped_targets_and_the_reference_target_pass(host):
         ),
         (
             {"operating_points": (OperatingPoint("base", 1000, 100e9), OperatingPoint("hot", 1e308, 100e9))},
-            "target 'toy', operating point 'hot': bf16 ceiling is inf",
+            "target 'toy': flops_per_clock[bf16] x units x clock at operating point 'hot' (x 1 devices) "
+            "is not a finite rate",
         ),
         ({"notes": ("fine", None)}, "TOML cannot hold a NoneType"),
     ],

@@ -15,16 +15,20 @@ name): a capture is 1-4 MB of JSON and a tenth of that compressed, so archived c
 that way and every command reads them as they are.
 
 Every read is bounded (files/bounded.py): bytes counted while they stream in and unpack, JSON's
-nesting and container count checked before it is parsed, numbers finite, one gzip member.
+nesting and container count checked before it is parsed, numbers finite, one gzip member. A
+number refused while parsing is named by its key ('(at prices.h200)'): the parser's hook that
+refuses it is not told where it is, so the refused document is parsed once more to find it.
 
 Writes are atomic: a reader sees the old file or the new one, never half of either.
 """
 
 import json
 import os
+import re
 import stat
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -115,6 +119,51 @@ def _check_depth(value: Any, where: str) -> None:
         stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
 
 
+class _Refused(str):
+    """A number a bounded parse refused, left in place by a second parse so its key is found."""
+
+
+def _marking(check: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`check` as a parse hook that leaves what it refuses in place, marked."""
+
+    def hook(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError:
+            return _Refused(text)
+
+    return hook
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,60}")
+
+
+def _key_text(key: str) -> str:
+    """A key as the path shows it: bare where it can be, else quoted, and never long (the
+    document chose it)."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key if len(key) <= 60 else key[:40] + "...")
+
+
+def _refused_at(parse: Callable[[], Any]) -> str:
+    """' (at KEY.PATH)' of the first number `parse` (a parse with _marking hooks) leaves
+    refused, or '' where none is found: the number's hook raises without its place, and a
+    "nan is not finite" in a table of forty prices does not say which one."""
+    try:
+        stack: list[tuple[Any, str]] = [(parse(), "")]
+    except (ValueError, RecursionError):
+        return ""
+    while stack:  # depth first, in document order
+        item, path = stack.pop()
+        if isinstance(item, _Refused):
+            return f" (at {path or 'the top level'})"
+        if isinstance(item, dict):
+            keys = [_key_text(k) for k in item]
+            stack.extend((v, f"{path}.{k}" if path else k) for k, v in reversed(list(zip(keys, item.values()))))
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(item))))
+    return ""
+
+
 def parse_json(text: str, where: str) -> Any:
     """JSON `text`; `where` ('capture x.json') opens the one-line error. Nesting and size are
     checked before parsing; NaN, Infinity and numbers past float range are refused."""
@@ -124,7 +173,15 @@ def parse_json(text: str, where: str) -> Any:
     except json.JSONDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid JSON: {exc}") from None
     except ValueError as exc:  # a number refused by the hooks above
-        raise TensorForgeError(f"{where}: {exc}") from None
+        at = _refused_at(
+            lambda: json.loads(
+                text,
+                parse_float=_marking(finite_float),
+                parse_int=_marking(bounded_int),
+                parse_constant=_Refused,
+            )
+        )
+        raise TensorForgeError(f"{where}: {exc}{at}") from None
     except RecursionError:
         raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
 
@@ -136,7 +193,8 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise TensorForgeError(f"{where}: not valid TOML: {exc}") from None
     except ValueError as exc:  # a number refused by finite_float, or too many digits
-        raise TensorForgeError(f"{where}: {str(exc).split(';')[0]}") from None
+        at = _refused_at(lambda: tomllib.loads(text, parse_float=_marking(finite_float)))
+        raise TensorForgeError(f"{where}: {str(exc).split(';')[0]}{at}") from None
     except RecursionError:
         raise TensorForgeError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     _check_depth(value, where)

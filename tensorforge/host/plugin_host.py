@@ -500,7 +500,7 @@ class PluginHost(BaseHost):
 
     def preset(self, name: str) -> tuple[WorkloadKind, dict[str, Any]]:
         if name not in self._presets:
-            raise unknown("workload preset", name, self._presets)
+            raise unknown("workload preset", name, self._presets, listed_by="tensorforge workloads")
         kind_name, _ = self._presets[name]
         kind = self.workload_kind(kind_name)
         return kind, dict(kind.presets[name])

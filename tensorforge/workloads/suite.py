@@ -48,7 +48,7 @@ def resolve_spec(host: PluginHost, text: str, base_dir: Path | None = None):
     choices = host.preset_names() + host.names("workloads")
     from tensorforge.errors import unknown
 
-    error = unknown("workload or preset", head, choices)
+    error = unknown("workload or preset", head, choices, listed_by="tensorforge workloads")
     raise TensorForgeError(str(error) + host.broken_hint())
 
 

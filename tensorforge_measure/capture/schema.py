@@ -52,7 +52,11 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
     "WorkloadPrediction.compute_s": ("sum of the operators' compute times", "s"),
     "WorkloadPrediction.memory_s": ("sum of the operators' memory times", "s"),
     "WorkloadPrediction.latency_s": ("the lower bound: sum over operators of max(compute, memory)", "s"),
-    "WorkloadPrediction.bottleneck": ("'compute' or 'memory': the term that won (a classification)", None),
+    "WorkloadPrediction.bottleneck": (
+        "the larger of compute_s and memory_s (compute on a tie): 'compute', else 'memory' or, where "
+        "link time holds most of memory_s, 'interconnect' (a classification)",
+        None,
+    ),
     "WorkloadPrediction.candidates": ("mappings evaluated for this workload", "count"),
     "WorkloadPrediction.search": (
         "how its operators' bounds were searched for: 'exhaustive', 'relaxation' or 'unstated'",

@@ -75,6 +75,7 @@ __all__ = [
     "export_trace",
     "device_iterations",
     "calibration_time",
+    "fastest_spread",
     # energy windows, for backends with an energy counter
     "take_window",
     "chunk_runner",
@@ -188,6 +189,7 @@ _HOMES = {
     "export_trace": "tensorforge_measure.measure.trace_window:export",
     "device_iterations": "tensorforge_measure.measure.trace_attribution",
     "calibration_time": "tensorforge_measure.calibrate.store:now",
+    "fastest_spread": "tensorforge_measure.calibrate.margin",
     "take_window": "tensorforge_measure.energy.measure",
     "chunk_runner": "tensorforge_measure.energy.measure",
     "counter_record": "tensorforge_measure.energy.measure",
@@ -263,6 +265,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.api import Verdict as Verdict
     from tensorforge_measure.api import WorkloadBuilder as WorkloadBuilder
     from tensorforge_measure.calibrate.estimate_probes import EstimateTermsProbe as EstimateTermsProbe
+    from tensorforge_measure.calibrate.margin import fastest_spread as fastest_spread
     from tensorforge_measure.calibrate.store import now as calibration_time
     from tensorforge_measure.capture.convert import to_document as capture_document
     from tensorforge_measure.capture.labels import LABELS as LABELS

@@ -390,6 +390,9 @@ def test_real_entry_points(real_ops):
         "matmul-ceiling",
         "matmul-ceiling-sustained",
         "per-rank-ceilings",
+        "read-bandwidth",
+        "read-bandwidth-sustained",
+        "write-bandwidth",
     ]
     assert real_ops.names("telemetry") == ["host-cpu", "nvml", "per-rank"]
     assert real_ops.names("host_energy") == ["rapl"]  # tf-cpu's, read beside a GPU's counter
@@ -443,7 +446,8 @@ def test_list_plugins_shows_ops_rows():
         assert rows[name].split()[1] == "ops", rows[name]
     assert (
         "backends: torch-cuda; probes: copy-bandwidth, copy-bandwidth-sustained, energy, estimate-terms, "
-        "kernel-floors, matmul-ceiling, matmul-ceiling-sustained; telemetry: nvml"
+        "kernel-floors, matmul-ceiling, matmul-ceiling-sustained, read-bandwidth, read-bandwidth-sustained, "
+        "write-bandwidth; telemetry: nvml"
     ) in rows["torch-cuda"]
     assert "measure_register_backends, measure_register_probes, measure_register_telemetry" in rows["torch-cuda"]
     assert "builders: gemm@torch" in rows["gemm-torch"]

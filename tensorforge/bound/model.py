@@ -194,11 +194,6 @@ def predict_workload(
             )
         )
     external, outputs = _boundary_bytes(operators, written, read)
-    # The workload's bottleneck: the operators' bottleneck that holds most of the bound
-    # (compute wins a tie, as it always has between compute and memory).
-    shares: dict[str, float] = {}
-    for r in results:
-        shares[r.bottleneck] = shares.get(r.bottleneck, 0.0) + r.latency_s
     latency = sum(r.latency_s for r in results)
     footprint = footprint_of(kind, workload.params, workload.name)
     return WorkloadPrediction(
@@ -213,11 +208,36 @@ def predict_workload(
         memory_s=sum(r.memory_s for r in results),
         latency_s=latency,
         warm_latency_s=workload_warm(results, latency, machine),
-        bottleneck=max(sorted(shares), key=lambda b: (shares[b], b == "compute")),
+        bottleneck=workload_bottleneck(results),
         candidates=sum(r.mapping.candidates for r in results),
         search=search_of(r.mapping.search for r in results),
         operators=tuple(results),
     )
+
+
+# The memory-side kind of a strategy whose memory column is not DRAM (collective.py: link time).
+COMPUTE_BOUND_SIDE = {"collective": "interconnect"}
+
+
+def workload_bottleneck(results: Sequence[OperatorPrediction]) -> str:
+    """The larger of the workload's own two columns, compute and memory (each its operators'
+    summed; compute wins a tie, as an operator's does). The memory column holds DRAM and link
+    time alike, so a memory-side bottleneck is named for the operators' memory-side kind
+    ('memory', 'interconnect') that holds most of that column.
+
+    Why not the operators' bottleneck that holds most of the bound, as before: it could name
+    the smaller column (a tensor-parallel layer read compute 7.9 ms, memory 12.1 ms,
+    bottleneck compute), and a reader checks the label against the two figures beside it."""
+    compute = sum(r.compute_s for r in results)
+    memory = sum(r.memory_s for r in results)
+    if compute >= memory:
+        return "compute"
+    shares: dict[str, float] = {}
+    for r in results:
+        # an operator bound by compute still has a memory-side kind: links for a collective
+        side = r.bottleneck if r.bottleneck != "compute" else COMPUTE_BOUND_SIDE.get(r.mapping.strategy, "memory")
+        shares[side] = shares.get(side, 0.0) + r.memory_s
+    return max(sorted(shares), key=lambda b: shares[b])
 
 
 def workload_warm(results: Sequence[OperatorPrediction], cold_s: float, machine: Machine) -> float:

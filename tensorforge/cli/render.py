@@ -128,7 +128,9 @@ def prediction_text(
         "search",
     ]
     if estimated:
-        headers += [f"ESTIMATE {pred.estimate_protocol}"] if pred.estimate_protocol else ["ESTIMATE device", "ESTIMATE eager"]
+        headers += (
+            [f"ESTIMATE {pred.estimate_protocol}"] if pred.estimate_protocol else ["ESTIMATE device", "ESTIMATE eager"]
+        )
     lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
     if estimated:
         from tensorforge.estimate.render import basis_line
@@ -138,6 +140,8 @@ def prediction_text(
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
+            if w.warm_latency_s is not None:
+                lines.append(f"lower bound: cold {seconds(w.latency_s)}, warm {seconds(w.warm_latency_s)}")
             lines.append(
                 screen.table(
                     [
@@ -149,6 +153,7 @@ def prediction_text(
                         "compute",
                         "memory (level)",
                         "latency",
+                        "warm",
                         "bound by",
                         "search",
                     ],
@@ -162,12 +167,13 @@ def prediction_text(
                             seconds(o.compute_s),
                             memory_cell(o.memory_s, (o,), names),
                             seconds(o.latency_s),
+                            "-" if o.warm_latency_s is None else seconds(o.warm_latency_s),
                             o.bottleneck,
                             o.mapping.search,
                         ]
                         for o in w.operators
                     ],
-                    optional=("search", "mapping", "FLOPs", "x", "compute"),
+                    optional=("search", "mapping", "FLOPs", "x", "compute", "warm"),
                 )
             )
             if w.estimate is not None:
@@ -184,6 +190,7 @@ def prediction_text(
             f"(at most {pred.max_candidates_per_operator} per operator and strategy)",
             search_text(pred),
         ]
+        lines += [f"{field}: {state}" for field, state in pred.cache_states.items()]
         lines += [f"note: {n}" for n in notes]
     else:
         lines.append(summary_line(pred, notes))

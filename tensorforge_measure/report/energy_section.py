@@ -85,6 +85,24 @@ def _bound(r: dict[str, Any]) -> str:
     return f"{text} {verdict}" if verdict and verdict != "within bound" else text
 
 
+def _floor_check(r: dict[str, Any]) -> str:
+    verdict = r["floor_verdict"] or "-"
+    # without a measurement the MEASURED cell already gives the reason: say it once per row
+    return "no verdict" if r["measured_j"] is None and verdict.startswith("no verdict") else verdict
+
+
+def empty(e: dict[str, Any]) -> bool:
+    """No joule measured, floored or estimated for any workload: a table of dashes."""
+    return not any(r["measured_j"] is not None or r["floor_j"] or r["estimate_j"] for r in e["rows"])
+
+
+def empty_line(e: dict[str, Any]) -> str:
+    """The whole section in one line when `empty`: each distinct reason once."""
+    reasons = sorted({r["reason"] or "not measured" for r in e["rows"]})
+    predicted = f"; nothing predicted ({e['note']})" if e["note"] else ""
+    return f"Energy per execution: nothing measured ({'; '.join(reasons)}){predicted}."
+
+
 def table_rows(e: dict[str, Any]) -> list[list[str]]:
     return [
         [
@@ -96,7 +114,7 @@ def table_rows(e: dict[str, Any]) -> list[list[str]]:
             _j(r["floor_j"]),
             _j(r["estimate_j"]),
             percent(r["estimate_error"]) if r["estimate_error"] is not None else "-",
-            r["floor_verdict"] or "-",
+            _floor_check(r),
             percent(r["counter_agreement"]) if r["counter_agreement"] is not None else "-",
             _j(r["joules_per_token"]) if r["joules_per_token"] is not None else "-",
             _bound(r),
@@ -118,6 +136,8 @@ def intro(e: dict[str, Any]) -> str:
 
 
 def markdown_lines(e: dict[str, Any]) -> list[str]:
+    if empty(e):
+        return ["", empty_line(e)]
     out = ["", "## Energy per execution", "", intro(e), "", "| " + " | ".join(HEADERS) + " |"]
     out.append("|" + "---|" * len(HEADERS))
     out += ["| " + " | ".join(row) + " |" for row in table_rows(e)]

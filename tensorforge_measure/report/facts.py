@@ -24,6 +24,14 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
+def _estimate_s(w, r) -> float | None:
+    """The estimate the comparison used; without a comparison row, the eager estimate (what an
+    eager p50 would be compared with)."""
+    if r is not None and r.predicted_estimate_s is not None:
+        return r.predicted_estimate_s
+    return w.estimate.eager_s if w.estimate is not None else None
+
+
 def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
     measured = capture.measured.workloads if isinstance(capture.measured, Measured) else None
     rows = capture.comparison.workloads if capture.comparison else {}
@@ -49,6 +57,11 @@ def _workload_rows(capture: Capture) -> list[dict[str, Any]]:
                 "n": stats.n if stats else None,
                 "ape_analytical": r.ape_analytical if r else None,
                 "ape_calibrated": r.ape_calibrated if r else None,
+                # the estimate (expected time, not a bound) in the mode of the p50 it is compared with
+                "estimate_s": _estimate_s(w, r),
+                "estimate_mode": (r.estimate_regime if r and r.predicted_estimate_s is not None else None)
+                or ("eager" if w.estimate is not None else None),
+                "ape_estimate": r.ape_estimate if r else None,
                 # both bounds' classifications, in the words of the summary and the README
                 "bottleneck": bottleneck_cell(w.bottleneck, r.bottleneck if r else None),
                 "bound_check": r.bound_check.verdict if r else "no verdict",

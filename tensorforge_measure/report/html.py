@@ -5,8 +5,9 @@ from html import escape
 from typing import Any
 
 from tensorforge.api import percent, seconds, si
+from tensorforge_measure.report.html_cards import card
 from tensorforge_measure.report.html_measurement import floors_section, measurement_sections
-from tensorforge_measure.report.html_table import breakable, table
+from tensorforge_measure.report.html_table import breakable, drop_empty_columns, fold, table
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1b1f24;line-height:1.45;overflow-wrap:break-word}
@@ -23,21 +24,47 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .violation{color:#cf222e;font-weight:700}.empty{color:#57606a;font-style:italic}.provisional{color:#9a6700;font-style:italic}
 .flow{display:flex;flex-direction:column;gap:.25rem;font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere}
 .flow div{border-left:3px solid #0969da;padding-left:.6rem} figure{margin:1rem 0;max-width:100%} svg{max-width:100%;height:auto;display:block;margin:0 auto}
-figcaption{font-size:.82rem;color:#57606a} ol.key{columns:2 16rem;margin:.3rem 0;padding-left:2rem;overflow-wrap:anywhere}
+figcaption{font-size:.82rem;color:#57606a} .key .k{display:inline-block;margin-right:.6rem;overflow-wrap:anywhere}
 ul.limits li{margin:.2rem 0}
 .n{display:inline-block;min-width:1.3em;padding:0 .25em;border-radius:1em;background:#eaeef2;color:#57606a;font-size:.75rem;text-align:center;font-variant-numeric:tabular-nums}
+details{margin:.5rem 0}summary{cursor:pointer;color:#0969da}
+.card h3{margin:.1rem 0 .5rem}.card .figs{line-height:1.7;margin:.3rem 0}
 @media (max-width:760px){
-body{margin:1rem auto;padding:0 .7rem}
-table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:auto}
-table.rows thead{display:none}
-table.rows tr{border:1px solid #d0d7de;border-radius:6px;margin:.6rem 0;padding:.15rem .5rem}
-table.rows td{border:none;border-bottom:1px solid #eaeef2;display:flex;justify-content:space-between;gap:1rem;text-align:right;min-width:0;white-space:normal;overflow-wrap:anywhere}
-table.rows td:last-child{border-bottom:none}
-table.rows td::before{content:attr(data-label);font-weight:600;color:#57606a;text-align:left;flex:0 0 42%;overflow-wrap:anywhere}
-table.rows td:first-child{font-weight:600}
+body{margin:1rem auto;padding:0 .7rem;line-height:1.35}
+h2{margin-top:1.2rem;font-size:1.1rem} .card{padding:.5rem .6rem}.card .figs{line-height:1.45}.card .big{font-size:1.05rem}
+table.rows{font-size:.8rem}
 }
 """
 
+
+def _as_cards(selector: str) -> str:
+    """CSS that lays each row of the tables `selector` picks out as a card of `column value` pairs
+    flowing side by side (html_table.py): no column can leave the screen, and a row costs a
+    phone a few lines instead of one line per column."""
+    t = selector
+    return (
+        f"{t},{t} tbody{{display:block;width:auto}}{t} thead{{display:none}}"
+        f"{t} tr{{display:flex;flex-wrap:wrap;gap:0 .9rem;border:1px solid #d0d7de;border-radius:6px;"
+        "margin:.4rem 0;padding:.2rem .5rem}"
+        f"{t} td{{display:block;border:none;padding:.05rem 0;min-width:0;max-width:100%;white-space:normal;"
+        "overflow-wrap:anywhere;text-align:left}"
+        f'{t} td::before{{content:attr(data-label) " ";color:#57606a;font-size:.78rem}}'
+        f"{t} td:first-child{{flex:1 0 100%;font-weight:600}}{t} td:first-child::before{{content:none}}"
+    )
+
+
+# every table turns into cards on a phone; a wide one (html_table.WIDE columns or more) already
+# where a laptop's window cannot hold its columns side by side
+CSS += (
+    f"@media (max-width:760px){{{_as_cards('table.rows')}}}\n"
+    f"@media (max-width:1180px){{{_as_cards('table.rows.wide')}}}\n"
+)
+
+
+PROVISIONAL = (
+    '<br><span class="provisional">&dagger;</span> provisional: the evidence behind it is insufficient '
+    "(the evidence cell says why); it may not hold on a rerun"
+)
 
 PLOT_ABSENT = {
     "predicted-vs-measured": "nothing was measured in this capture",
@@ -57,26 +84,17 @@ def _table(headers: list[str], rows: list[list[str]], numeric=()) -> str:
     return table(headers, rows, numeric)
 
 
-def _card(title: str, part: dict[str, Any]) -> str:
-    row = part["row"]
-    if row is None:
-        return f'<div class="card"><h3>{escape(title)}</h3><p class="empty">{escape(part["story"])}</p></div>'
-    return (
-        f'<div class="card" id="card-{escape(row["name"])}"><h3>{escape(title)}: {breakable(row["name"])}</h3>'
-        f'<p>{_label("PREDICTED")} analytical <span class="big">{_s(row["analytical_s"])}</span><br>'
-        f'{_label("CALIBRATED")} lower bound <span class="big">{_s(row["calibrated_s"])}</span><br>'
-        f'{_label("MEASURED")} p50 <span class="big">{_s(row["measured_p50_s"])}</span><br>'
-        f'APE (calibrated) <span class="big">{percent(row["ape_calibrated"])}</span></p>'
-        f'<p>{escape(part["story"])}</p><p class="meta">Chosen as {escape(part["chosen_by"])}.</p></div>'
-    )
-
-
 def _sections_notice(facts) -> str:
-    notes = []
+    # one line per reason: without a device the three sections share it, said once
+    by_reason: dict[str, list[str]] = {}
     for key, label in (("measured", "MEASURED"), ("calibrated", "CALIBRATED"), ("diagnostic", "DIAGNOSTIC")):
         section = facts["sections"][key]
         if not section["available"]:
-            notes.append(f"<p>{_label(label)} unavailable: {escape(str(section['reason']))}</p>")
+            by_reason.setdefault(str(section["reason"]), []).append(label)
+    notes = [
+        f"<p>{' '.join(_label(label) for label in labels)} unavailable: {escape(reason)}</p>"
+        for reason, labels in by_reason.items()
+    ]
     return f'<div class="note">{"".join(notes)}</div>' if notes else ""
 
 
@@ -93,9 +111,10 @@ def _workloads(facts) -> str:
         ape_cal, ape_an = percent(r["ape_calibrated"]), percent(r["ape_analytical"])
         evidence = escape(r.get("evidence") or "-")
         if r.get("provisional"):
-            # weak evidence: the figures stay, marked, with the reasons one hover away
+            # weak evidence: the figures stay, marked (a dagger, short enough to keep the table
+            # inside a laptop's window), with the reasons one hover away and in the evidence cell
             why = escape("; ".join(r["evidence_reasons"]))
-            mark = f' <span class="provisional" title="{why}">(provisional)</span>'
+            mark = f'<span class="provisional" title="provisional: {why}">&dagger;</span>'
             ape_cal, ape_an, check_html = ape_cal + mark, ape_an + mark, check_html + mark
             evidence = f'<span class="violation" title="{why}">insufficient</span>'
         rows.append(
@@ -113,23 +132,40 @@ def _workloads(facts) -> str:
                 evidence,
             ]
         )
-    return _table(
-        [
-            "workload",
-            "FLOPs",
-            "compulsory bytes",
-            "PREDICTED analytical",
-            "calibrated bound",
-            "MEASURED p50",
-            "APE cal.",
-            "APE analytical",
-            "bottleneck*",
-            "bound check",
-            "evidence",
-        ],
-        rows,
-        numeric=(1, 2, 3, 4, 5, 6, 7),
-    )
+    headers = [
+        "workload",
+        "FLOPs",
+        "compulsory bytes",
+        "PREDICTED analytical",
+        "calibrated bound",
+        "MEASURED p50",
+        "APE cal.",
+        "APE analytical",
+        "bottleneck*",
+        "bound check",
+        "evidence",
+    ]
+    said = ""
+    if not any(r["measured_p50_s"] for r in facts["workloads"]):
+        # nothing measured: no measurement, APE, bound check or evidence in any row; said once
+        rows = [row[:5] + row[8:9] for row in rows]
+        headers = headers[:5] + headers[8:9]
+        said = '<p class="empty">Nothing measured: no MEASURED p50, APE or bound check for any workload.</p>'
+    headers, rows, _ = drop_empty_columns(headers, rows)
+    numeric = [i for i, h in enumerate(headers) if h in NUMERIC_COLUMNS]
+    return said + _table(headers, rows, numeric=numeric)
+
+
+# the workload table's columns that hold a figure (aligned right)
+NUMERIC_COLUMNS = {
+    "FLOPs",
+    "compulsory bytes",
+    "PREDICTED analytical",
+    "calibrated bound",
+    "MEASURED p50",
+    "APE cal.",
+    "APE analytical",
+}
 
 
 def _ceilings(facts) -> str:
@@ -137,11 +173,19 @@ def _ceilings(facts) -> str:
         [
             escape(c["what"]),
             escape(si(c["datasheet"], c["unit"])),
-            escape(si(c["calibrated"], c["unit"])) if c["calibrated"] else '<span class="empty">not measured</span>',
+            escape(si(c["calibrated"], c["unit"])),
             percent(c["fraction"]),
         ]
         for c in facts["ceilings"]
+        if c["calibrated"]
     ]
+    # ceilings no probe measured: one line, not a row of dashes each
+    sheet_only = ", ".join(
+        f"{escape(c['what'])} {escape(si(c['datasheet'], c['unit']))}" for c in facts["ceilings"] if not c["calibrated"]
+    )
+    sheet_line = (
+        f'<p><span class="empty">not measured</span> (datasheet peak only): {sheet_only}.</p>' if sheet_only else ""
+    )
     floor = facts["launch_floor_s"]
     extra = (
         f"<p>{'Eager event floor' if 'eager_event_floor_s' in facts['measurement']['floors'] else 'Launch floor'} (calibrated, "
@@ -149,9 +193,12 @@ def _ceilings(facts) -> str:
         if floor
         else ""
     )
-    return (
-        _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3)) + extra
+    table = (
+        _table(["ceiling", "datasheet peak", "CALIBRATED", "calibrated / datasheet"], rows, numeric=(1, 2, 3))
+        if rows
+        else ""
     )
+    return table + sheet_line + extra
 
 
 def _path(facts) -> str:
@@ -190,9 +237,10 @@ def _telemetry(facts) -> str:
         "".join(f"<li>{escape(n)}</li>" for n in t["observations"])
         or "<li>No clock-event reasons other than idle were reported.</li>"
     )
-    return (
-        f"<p>{_label('DIAGNOSTIC')} {escape(str(t.get('window') or ''))}. It supplies context and never "
-        f"determines a verdict.</p><ul>{items}</ul><p>{escape(str(t['caveat']))}</p>"
+    count = len(t["observations"])
+    return f"<p>{_label('DIAGNOSTIC')} {escape(str(t.get('window') or ''))}: context, never a verdict.</p>" + fold(
+        f"{count} observation{'s' if count != 1 else ''}",
+        f"<ul>{items}</ul><p>{escape(str(t['caveat']))}</p>",
     )
 
 
@@ -202,7 +250,16 @@ def _policy(facts) -> str:
         [breakable(name), f'<span class="violation">{escape(v)}</span>' if v == "BOUND VIOLATION" else escape(v)]
         for name, v in checks.items()
     ]
-    html = _table(["workload", "bound check (needs MEASURED p50 and a CALIBRATED bound)"], rows)
+    judged = [v for v in checks.values() if not v.startswith("no verdict")]
+    if judged:
+        within = sum(v == "within bound" for v in judged)
+        html = fold(
+            f"Bound checks: {within} of {len(checks)} within bound"
+            + (f", {len(checks) - len(judged)} without a verdict" if len(judged) < len(checks) else ""),
+            _table(["workload", "bound check (needs MEASURED p50 and a CALIBRATED bound)"], rows),
+        )
+    else:  # nothing measured: one line, not a column of "no verdict"
+        html = f'<p class="empty">Bound checks: no verdict for any of the {len(checks)} workloads.</p>'
     gate = facts["policy"].get("gate")
     if gate:
         grows = [[escape(v["workload"]), escape(v["verdict"]), escape(v["reason"])] for v in gate["verdicts"]]
@@ -241,10 +298,13 @@ def _number(i: int) -> str:
 
 
 def _key(rows: list[dict[str, Any]], plot: str) -> str:
-    """The names behind a plot's numbered points."""
+    """The names behind a plot's numbered points, in one flowing paragraph (a list of one name a
+    line cost a phone a screen per plot)."""
     shown = PLOTTED.get(plot, lambda r: True)
-    items = "".join(f'<li value="{i}">{breakable(r["name"])}</li>' for i, r in enumerate(rows, 1) if shown(r))
-    return f'<figcaption>Points are numbered as in the workload table:<ol class="key">{items}</ol></figcaption>'
+    items = " ".join(
+        f'<span class="k">{_number(i)}&nbsp;{breakable(r["name"])}</span>' for i, r in enumerate(rows, 1) if shown(r)
+    )
+    return f'<figcaption>Points are numbered as in the workload table: <span class="key">{items}</span></figcaption>'
 
 
 def _estimate(facts: dict[str, Any]) -> str:
@@ -269,24 +329,29 @@ def _estimate(facts: dict[str, Any]) -> str:
     html = (
         f'<h2 id="estimate">The estimate beside the bound</h2><p>Expected time, <b>not a bound</b> '
         f"({escape(str(e['basis_kind']))}): {escape(str(e['basis']))}.</p>"
-        + _table(
-            [
-                "workload",
-                "lower bound",
-                "ESTIMATE device",
-                "ESTIMATE eager",
-                "kernels",
-                "MEASURED p50",
-                "APE estimate",
-                "largest terms",
-            ],
-            rows,
-            numeric=(1, 2, 3, 4, 5, 6),
+        + fold(
+            f"Per workload ({len(rows)}): the estimate beside the bound",
+            _table(
+                [
+                    "workload",
+                    "lower bound",
+                    "ESTIMATE device",
+                    "ESTIMATE eager",
+                    "kernels",
+                    "MEASURED p50",
+                    "APE estimate",
+                    "largest terms",
+                ],
+                rows,
+                numeric=(1, 2, 3, 4, 5, 6),
+            ),
         )
     )
     if e["evaluation"]:
-        html += "<p>Per class (<code>tensorforge evaluate</code>):</p>" + _table(
-            HEADERS, [[escape(c) for c in row] for row in e["evaluation"]["classes"] + e["evaluation"]["families"]]
+        scored = e["evaluation"]["classes"] + e["evaluation"]["families"]
+        html += fold(
+            "Scored per class (<code>tensorforge evaluate</code>)",
+            _table(HEADERS, [[escape(c) for c in row] for row in scored]),
         )
     elif e["evaluation_absent"]:
         html += f"<p>No per-class evaluation: {escape(e['evaluation_absent'])}</p>"
@@ -297,11 +362,25 @@ def _energy(facts: dict[str, Any]) -> str:
     e = facts.get("energy")
     if not e:
         return ""
-    from tensorforge_measure.report.energy_section import HEADERS, intro, table_rows
+    from tensorforge_measure.report.energy_section import HEADERS, empty, empty_line, intro, table_rows
 
+    if empty(e):  # a host without an energy counter: one line, each reason once
+        return f'<p class="empty" id="energy">{escape(empty_line(e))}</p>\n'
+    headers, rows, kept = drop_empty_columns(HEADERS, table_rows(e))
+    numeric = [kept.index(i) for i in (2, 3, 4, 5, 7, 8, 10) if i in kept]
+    measured = sum(r["measured_j"] is not None for r in e["rows"])
+    violations = (
+        f'<span class="violation">FLOOR VIOLATIONS: {escape(", ".join(e["violations"]))}</span>'
+        if e["violations"]
+        else "no energy floor violations"
+    )
     return (
-        f'<h2 id="energy">Energy per execution</h2><p>{escape(intro(e))}</p>'
-        + _table(HEADERS, [[escape(c) for c in row] for row in table_rows(e)], numeric=(1, 2, 3, 4, 5, 7, 8, 9, 10))
+        f'<h2 id="energy">Energy per execution</h2><p>{measured} of {len(e["rows"])} workloads measured; '
+        f"{violations}.</p>"
+        + fold(
+            "Per workload, and how it was measured",
+            f"<p>{escape(intro(e))}</p>" + _table(headers, [[escape(c) for c in row] for row in rows], numeric=numeric),
+        )
         + "\n"
     )
 
@@ -373,12 +452,12 @@ def render_html(
 TensorForge {escape(str(facts["tensorforge_version"]))}; capture digest <code id="digest">{escape(facts["digest"])}</code> (verified).</p>
 {_sections_notice(facts)}
 <h2>Five labels. Five different claims.</h2>
-{_table(["label", "what it is", "where it comes from"], labels)}
+{fold(" ".join(_label(l["label"]) for l in facts["labels"]) + " what each one is", _table(["label", "what it is", "where it comes from"], labels))}
 <h2>The model is useful because its boundary is measurable</h2>
-<div class="cards">{_card("Primary", facts["primary"])}{_card("Contrast", facts["contrast"])}</div>
+<div class="cards">{card("Primary", facts["primary"])}{card("Contrast", facts["contrast"])}</div>
 <h2>Every workload</h2>
 {_workloads(facts)}
-<p>{escape(facts["bottleneck_footnote"])}</p>
+<p>{escape(facts["bottleneck_footnote"])}{PROVISIONAL if any(r.get("provisional") for r in facts["workloads"]) else ""}</p>
 {figures}
 {_estimate(facts)}{_energy(facts)}{measurement_sections(facts["measurement"], operators_svg)}<h2>Measured ceilings, not marketing peaks</h2>
 {_ceilings(facts)}{floors_section(facts["measurement"])}

@@ -5,7 +5,7 @@ from html import escape
 from typing import Any
 
 from tensorforge.api import percent, seconds
-from tensorforge_measure.report.html_table import breakable, table
+from tensorforge_measure.report.html_table import breakable, fold, table
 
 FLOOR_LABELS = {
     "kernel_interval_s": "kernel interval, graph replay (duration + gap)",
@@ -45,7 +45,8 @@ def regimes_section(m: dict[str, Any]) -> str:
         for r in m["regimes"]
     ]
     violations = m["regime_bound_violations"]
-    return (
+    return fold(
+        f"{len(rows)} timings against their regime's bound",
         "<p>Every timing is compared with the calibrated bound of its own regime: <b>burst</b> (short "
         "stretches on a cool device, as the burst probes ran), <b>sustained</b> (continuous load after the "
         "device reached its steady clock, timed as do_bench times; the sustained probes give its ceilings), "
@@ -64,12 +65,11 @@ def regimes_section(m: dict[str, Any]) -> str:
             ],
             rows,
             numeric=(2, 3, 4, 5, 6),
-        )
-        + (
-            f'<p class="violation">Bound violations by regime: {escape(", ".join(violations))}</p>'
-            if violations
-            else "<p>Bound violations in either regime: none.</p>"
-        )
+        ),
+    ) + (
+        f'<p class="violation">Bound violations by regime: {escape(", ".join(violations))}</p>'
+        if violations
+        else "<p>Bound violations in either regime: none.</p>"
     )
 
 
@@ -86,12 +86,16 @@ def operators_section(m: dict[str, Any], svg: str | None) -> str:
             _s(r["measured_s"]),
             f"{r['ratio']:.2f}" if r["ratio"] else "-",
             _check((r["bound_check"] or {}).get("verdict", "-")),
-            escape("; ".join(n[:80] for n in r["kernel_names"][:3]) + (" ..." if len(r["kernel_names"]) > 3 else "")),
+            # <code> breaks anywhere: a kernel's name has no spaces and would widen the table
+            "<code>"
+            + escape("; ".join(n[:80] for n in r["kernel_names"][:3]) + (" ..." if len(r["kernel_names"]) > 3 else ""))
+            + "</code>",
         ]
         for r in o["rows"]
     ]
     notes = "".join(f"<li>{escape(n)}</li>" for n in o["notes"])
-    return (
+    return fold(
+        f"{escape(o['workload'])}: {len(rows)} operators (coverage {percent(o['coverage'])})",
         f"<p>{escape(o['workload'])} (chosen as {escape(o['chosen_by'])}): each Core operator's calibrated "
         f"lower bound against its measured time in the trace window ({escape(o['regime'])} regime, "
         f"{escape(o['mode'])} {'replays' if o['mode'] == 'graph' else 'calls'}; "
@@ -119,7 +123,7 @@ def operators_section(m: dict[str, Any], svg: str | None) -> str:
             rows,
             numeric=(1, 2, 3, 4, 5),
         )
-        + (f"<ul>{notes}</ul>" if notes else "")
+        + (f"<ul>{notes}</ul>" if notes else ""),
     )
 
 
@@ -142,6 +146,7 @@ def floors_section(m: dict[str, Any]) -> str:
     if not floors:
         return ""
     rows = [[escape(FLOOR_LABELS.get(k, k)), _s(v)] for k, v in floors.items()]
-    return "<h3>Kernel floors, each named for what it measures</h3>" + _table(
-        ["floor", "CALIBRATED"], rows, numeric=(1,)
+    return fold(
+        f"Kernel floors ({len(rows)}), each named for what it measures",
+        _table(["floor", "CALIBRATED"], rows, numeric=(1,)),
     )

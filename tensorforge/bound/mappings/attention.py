@@ -12,7 +12,7 @@ Causal masking skips key tiles entirely above the diagonal; diagonal tiles are c
 not fit in the cache); warm (Residency.warm), less what the cache may hold between calls.
 """
 
-import numpy as np
+from __future__ import annotations
 
 from tensorforge.bound.mappings.base import (
     Machine,
@@ -38,6 +38,8 @@ def floor_sum(n, m, a, b):
     """sum_{i=0}^{n-1} floor((a*i + b) / m), element-wise over int64 arrays (n >= 0, m >= 1,
     a, b >= 0), in O(log m) steps (the Euclid-like reduction of the classic floor-sum):
     the causal sum over query blocks without an array as long as the sequence."""
+    import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
     n, m, a, b = (np.array(x, dtype=np.int64) for x in np.broadcast_arrays(n, m, a, b))
     total = np.zeros(n.shape, dtype=np.int64)
     while True:
@@ -61,6 +63,8 @@ class FlashAttention(GridStrategy):
 
     def space(self, p: AttentionProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
+        import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
         tq, tkv, split, pack = np.meshgrid(
             np.array(TILE_Q), np.array(TILE_KV), np.array(SPLITS), np.array((0, 1)), indexing="ij"
         )
@@ -80,6 +84,8 @@ class FlashAttention(GridStrategy):
         return [a[: machine.max_candidates] for a in self.space(p, machine)]
 
     def evaluate(self, p: AttentionProblem, machine: Machine, residency: Residency, grid) -> Evaluated:
+        import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
         tq, tkv, split, pack = grid
         d, e, units = p.head_dim, p.elem_bytes, machine.units
         group = p.heads // p.kv_heads

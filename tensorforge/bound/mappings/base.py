@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import numpy as np
 
 from tensorforge.workloads.precision import VECTOR_EXECUTES, VECTOR_MODE
 
@@ -145,6 +144,8 @@ def dram_bytes(reads, writes, machine: "Machine", residency: Residency):
     ends: DRAM >= max(0, reads - C) + max(0, writes - C). Each operator gets the whole credit
     (a lower bound: operators of one call share the cache), so the warm bound never exceeds
     the cold one and holds for any single call, whatever ran before it."""
+    import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
     if not residency.warm:
         return reads + writes
     cache = float(machine.cache_bytes)

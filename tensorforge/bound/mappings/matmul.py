@@ -12,7 +12,7 @@ architects sweep parameters). Per candidate:
             between calls is taken off the reads and the writes (base.dram_bytes).
 """
 
-import numpy as np
+from __future__ import annotations
 
 from tensorforge.bound.mappings.base import (
     EXHAUSTIVE,
@@ -54,6 +54,8 @@ class TiledMatmul(GridStrategy):
 
     def space(self, p: MatmulProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""
+        import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
         tm, tn, tk, split, rows = np.meshgrid(
             np.array(TILE_MN),
             np.array(TILE_MN),
@@ -76,6 +78,8 @@ class TiledMatmul(GridStrategy):
         return [a[: machine.max_candidates] for a in self.space(p, machine)]
 
     def evaluate(self, p: MatmulProblem, machine: Machine, residency: Residency, grid) -> Evaluated:
+        import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
         # Products that can exceed int64 at the sizes tensorforge/workloads/limits.py accepts are taken
         # in float64 (waves x tile bytes, padded output elements).
         tm, tn, tk, split, rows = grid

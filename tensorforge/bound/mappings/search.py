@@ -20,10 +20,12 @@ against waves x tile FLOPs / unit rate), so the relaxation is scaled by 1 - 2^-4
 tests/test_search_soundness.py checks both properties with hypothesis, against brute force.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
-import numpy as np
 
 from tensorforge.bound.mappings.base import (
     EXHAUSTIVE,
@@ -34,6 +36,9 @@ from tensorforge.bound.mappings.base import (
     Residency,
     finish,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Relative margin that keeps a relaxation below an exactly-met candidate despite float rounding.
 ROUNDING = 2.0**-40

@@ -61,7 +61,7 @@ EXPECTED: dict[str, Expect] = {
         Expect(stderr=(r"wrote \S*prediction\.json",), files=("prediction.json",))
     ),
     "tensorforge predict -t h200 --ceilings examples/calibration/h200-2026-11-30.json": Expect(
-        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; bf16 799")
+        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; fp32 51\.4 TFLOP/s")
     ),
     "tensorforge predict -t h200 --ceilings examples/captures/h200-default-run.json": Expect(
         stdout=(r"^PREDICTED  calibrated lower bound on h200",)
@@ -101,7 +101,7 @@ EXPECTED: dict[str, Expect] = {
     ),
     "tensorforge rightsize -w gemm_large_square --latency-ms 2 --capture examples/captures/h200-default-run.json "
     "--prices examples/prices.toml": Expect(
-        stdout=(r"\nh200 +MEETS +1\.543 +- +every workload", r"cheapest target shown to meet it: h200 \(1\.543 ")
+        stdout=(r"\nh200 +MEETS +1\.543 +- +every workload", r"cheapest target shown to meet it: h200 \(USD 1\.543 ")
     ),
     "tensorforge report examples/captures/host-cpu-2core.json -o host-cpu.report.html --force": Expect(
         stderr=(r"wrote \S*host-cpu\.report\.html",), files=("host-cpu.report.html",)

@@ -215,10 +215,6 @@ def predict_workload(
     )
 
 
-# The memory-side kind of a strategy whose memory column is not DRAM (collective.py: link time).
-COMPUTE_BOUND_SIDE = {"collective": "interconnect"}
-
-
 def workload_bottleneck(results: Sequence[OperatorPrediction]) -> str:
     """The larger of the workload's own two columns, compute and memory (each its operators'
     summed; compute wins a tie, as an operator's does). The memory column holds DRAM and link
@@ -234,8 +230,9 @@ def workload_bottleneck(results: Sequence[OperatorPrediction]) -> str:
         return "compute"
     shares: dict[str, float] = {}
     for r in results:
-        # an operator bound by compute still has a memory-side kind: links for a collective
-        side = r.bottleneck if r.bottleneck != "compute" else COMPUTE_BOUND_SIDE.get(r.mapping.strategy, "memory")
+        # an operator's memory-side kind is its own bottleneck where that is not compute (a
+        # link-bound collective: 'interconnect'); a compute-bound one's memory column counts as memory
+        side = r.bottleneck if r.bottleneck != "compute" else "memory"
         shares[side] = shares.get(side, 0.0) + r.memory_s
     return max(sorted(shares), key=lambda b: shares[b])
 

@@ -61,7 +61,10 @@ EXPECTED: dict[str, Expect] = {
         Expect(stderr=(r"wrote \S*prediction\.json",), files=("prediction.json",))
     ),
     "tensorforge predict -t h200 --ceilings examples/calibration/h200-2026-11-30.json": Expect(
-        stdout=(r"^PREDICTED  calibrated lower bound on h200", r"ceilings \(calibrated\): DRAM 4\.26 TB/s; fp32 51\.4 TFLOP/s")
+        stdout=(
+            r"^PREDICTED  calibrated lower bound on h200",
+            r"ceilings \(calibrated\): DRAM 4\.26 TB/s; fp32 51\.4 TFLOP/s",
+        )
     ),
     "tensorforge predict -t h200 --ceilings examples/captures/h200-default-run.json": Expect(
         stdout=(r"^PREDICTED  calibrated lower bound on h200",)

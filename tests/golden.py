@@ -26,6 +26,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "captures"
 H200_RUN = EXAMPLES / "h200-default-run.json"
 H200_RERUN = EXAMPLES / "h200-rerun-reused-calibration.json"
 HOST_CPU_RUN = EXAMPLES / "host-cpu-2core.json"
+# the README tour's signed pair: a default H200 run timed as CUDA graphs and its rerun, signed by
+# the key in examples/keys/showcase.pub
+H200_SIGNED_RUN = EXAMPLES / "h200-signed-run.json.gz"
+H200_SIGNED_RERUN = EXAMPLES / "h200-signed-rerun.json.gz"
 H200_ESTIMATE_EVAL = EXAMPLES / "h200-estimate-eval-graphfit.json.gz"
 # the tests' own: a 2xH200 run and its rerun, a host-CPU estimate evaluation, an RTX 3050 target
 # measured on an H200 (not the predicted device: no APE), a recent H200 run with sustained
@@ -40,6 +44,8 @@ INCOMPLETE = FIXTURES / "energy2-h200-default.incomplete.json.gz"
 COMPLETE = (
     H200_RUN,
     H200_RERUN,
+    H200_SIGNED_RUN,
+    H200_SIGNED_RERUN,
     HOST_CPU_RUN,
     H200_ESTIMATE_EVAL,
     H200X2_RUN,

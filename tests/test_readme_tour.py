@@ -93,14 +93,12 @@ EXPECTED: dict[str, Expect] = {
         files=("h200.json",),
     ),
     "tensorforge calibrate": Expect(gpu=True, stdout=(r"CALIBRATED on NVIDIA",)),
-    "tensorforge verify examples/captures/h200-default-run.json": Expect(
-        stdout=(r"h200-default-run\.json: VERIFIED$",)
+    "tensorforge verify examples/captures/h200-signed-run.json.gz --require-trusted --trusted-keys "
+    "examples/keys/showcase.pub": Expect(
+        stdout=(r"h200-signed-run\.json\.gz: VERIFIED$", r"^origin: signed by trusted key")
     ),
-    "tensorforge gate examples/captures/h200-default-run.json examples/captures/h200-rerun-reused-calibration.json": (
-        Expect(
-            status=3,
-            stdout=(r"POLICY  regression gate", r"\ngemm_large_square +PASS", r"8 PASS, 2 NO VERDICT; exit 3"),
-        )
+    "tensorforge gate examples/captures/h200-signed-run.json.gz examples/captures/h200-signed-rerun.json.gz": Expect(
+        stdout=(r"POLICY  regression gate", r"\ngemm_large_square +PASS", r"10 PASS; exit 0")
     ),
     "tensorforge rightsize -w gemm_large_square --latency-ms 2 --capture examples/captures/h200-default-run.json "
     "--prices examples/prices.toml": Expect(

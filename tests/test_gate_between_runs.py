@@ -149,3 +149,34 @@ def test_the_committed_rerun_pair_calls_no_change(evidence):
         (v.workload, v.reason) for v in verdicts if v.verdict in DECIDING
     ]
     assert sum(v.verdict == PASS for v in verdicts) >= 10
+
+
+def test_an_aa_pair_gives_the_run_effect_it_shows():
+    from tensorforge_measure.policy.between_runs import fit_run_effect
+
+    # long workloads moved 1% and 0.5%: the relative part is the larger over sqrt(2)
+    long_pairs = [(1e-3, 1.01e-3), (2e-3, 1.99e-3)]
+    jitter, relative = fit_run_effect(long_pairs)
+    assert relative == pytest.approx(math.log(1.01) / math.sqrt(2))
+    assert jitter == JITTER_S  # no short workload: the model's fixed part stays
+    # a 3 us kernel that moved 300 ns: its fixed part, less the relative part
+    jitter, _ = fit_run_effect([*long_pairs, (3e-6, 3.3e-6)])
+    d = math.log(1.1)
+    assert jitter == pytest.approx(math.sqrt(3e-6 * 3.3e-6) * math.sqrt(d * d / 2 - relative**2))
+    assert fit_run_effect([(5e-6, 5e-6)]) == (0.0, RELATIVE_SD)  # no move measured: no jitter
+
+
+def test_gate_takes_the_run_effect_from_an_aa_pair():
+    import json
+
+    from click.testing import CliRunner
+
+    from tensorforge.cli.main import make_cli
+
+    pair = [str(H200X2_RUN), str(H200X2_RERUN)]
+    result = CliRunner().invoke(make_cli(), ["gate", *pair, "--aa", *pair, "--json"])
+    settings = json.loads(result.output)["settings"]
+    assert "A/A pair" in settings["run_effect_source"]
+    assert settings["run_relative_sd"] != RELATIVE_SD or settings["run_jitter_s"] != JITTER_S
+    missing = CliRunner().invoke(make_cli(), ["gate", *pair, "--aa", pair[0], "no-such.json"])
+    assert missing.exit_code == 2 and "no-such.json" in missing.output and "Traceback" not in missing.output

@@ -62,6 +62,16 @@ if TYPE_CHECKING:
 )
 @click.option("--no-verdict-ok", is_flag=True, help="Exit 0 instead of 3 when some workloads have no verdict.")
 @click.option(
+    "--aa",
+    "aa_pair",
+    nargs=2,
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="A B",
+    help="Two captures of unchanged code on this device (an A/A pair): the run-to-run movement their "
+    "medians show replaces the built-in model's (policy/between_runs.py) in the effect a verdict needs.",
+)
+@click.option(
     "--energy",
     "gate_energy",
     is_flag=True,
@@ -80,6 +90,7 @@ def gate(
     max_spread: float,
     min_samples: int,
     no_verdict_ok: bool,
+    aa_pair: tuple[str, str] | None,
     gate_energy: bool,
     as_json: bool,
     wide: bool,
@@ -120,6 +131,8 @@ def gate(
     base = load_evidence(baseline, "baseline", trust)
     cand = load_evidence(candidate, "candidate", trust)
     settings = GateSettings(threshold=threshold, alpha=alpha, max_spread=max_spread, min_samples=min_samples)
+    if aa_pair:
+        settings = _with_aa(settings, [load_evidence(path, "A/A capture", trust) for path in aa_pair])
     request = PolicyRequest("gate", candidate=cand, baseline=base, settings={GATE: settings, ENERGY_GATE: gate_energy})
     result = gate_result(base, cand, settings, [v.record for v in own_verdicts(ops, GATE, request)])
     others = other_verdicts(ops, request, GATE, lambda line: click.echo(line, err=True))
@@ -133,6 +146,31 @@ def gate(
     else:
         _print_gate(detect(wide), ops, (baseline, candidate), (base, cand), settings, result, others, status, why)
     sys.exit(status)
+
+
+def _with_aa(settings: GateSettings, pair: list[Evidence]) -> GateSettings:
+    """The settings with the run effect an A/A pair of unchanged code shows (between_runs.fit_run_effect)."""
+    import numpy as np
+
+    from tensorforge.api import TensorForgeError
+    from tensorforge_measure.policy.between_runs import fit_run_effect
+    from tensorforge_measure.policy.gate import measured_rows
+
+    a, b = (measured_rows(e) for e in pair)
+    medians = [
+        (float(np.median(a[n].samples_s)), float(np.median(b[n].samples_s)))
+        for n in a
+        if n in b and a[n].samples_s and b[n].samples_s
+    ]
+    if not medians:
+        raise TensorForgeError("--aa: the two captures share no measured workload: no run-to-run movement to measure")
+    jitter, relative = fit_run_effect(medians)
+    return attrs.evolve(
+        settings,
+        run_jitter_s=min(jitter, 0.999),
+        run_relative_sd=min(relative, 0.999),
+        run_effect_source=f"the A/A pair {pair[0].path} and {pair[1].path} ({len(medians)} workloads)",
+    )
 
 
 def _print_gate(
@@ -165,7 +203,8 @@ def _print_gate(
     screen.echo(
         screen.wrap(
             f"        effect widened for short workloads by their run-to-run movement "
-            f"({seconds(settings.run_jitter_s)} + {settings.run_relative_sd * 100:g}% per run)",
+            f"({seconds(settings.run_jitter_s)} + {settings.run_relative_sd * 100:.3g}% per run, "
+            f"from {settings.run_effect_source})",
             " " * 10,
         )
     )

@@ -29,6 +29,9 @@ of a 2.7 us kernel and 10.1% of a 4.7 us one, and leaves the 5% threshold in for
 10.5 us up, so longer workloads are judged exactly as before; a true 20% slowdown of a 2.7 us
 kernel is still a REGRESSION. A finer verdict on a kernel that short needs a longer workload
 (several calls per sample) or a lower --alpha, not a luckier run.
+
+A device's own figures replace them where the user has an A/A pair (two runs of unchanged code on
+that device: `gate --aa A B`): fit_run_effect below.
 """
 
 from __future__ import annotations
@@ -55,3 +58,25 @@ def needed_effect(
     z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
     allowance = math.expm1(z * math.sqrt(2.0) * run_sd(p50_s, jitter_s, relative_sd))
     return max(threshold, allowance)
+
+
+# workloads of at least this median say the relative part of the run effect; shorter ones its
+# fixed part (the jitter dominates below ~20 us: 120 ns is 0.6% of 20 us)
+LONG_S = 50e-6
+
+
+def fit_run_effect(medians: list[tuple[float, float]]) -> tuple[float, float]:
+    """(jitter_s, relative_sd) from the medians of the same workloads in two runs of unchanged
+    code. One A/A difference d = |log(b / a)| estimates sqrt(2) sd; with a handful of workloads
+    the largest is taken, not the mean (a verdict's allowance errs wide): relative_sd from the
+    long workloads, jitter_s from the short ones less that relative part. A pair with no long
+    (or no short) workload keeps the model's value for that part."""
+    long_d = [abs(math.log(b / a)) / math.sqrt(2.0) for a, b in medians if a > 0 and b > 0 and min(a, b) >= LONG_S]
+    relative = max(long_d) if long_d else RELATIVE_SD
+    jitters = [
+        math.sqrt(a * b) * math.sqrt(max(0.0, math.log(b / a) ** 2 / 2.0 - relative**2))
+        for a, b in medians
+        if a > 0 and b > 0 and min(a, b) < LONG_S
+    ]
+    jitter = max(jitters) if jitters else JITTER_S
+    return jitter, relative

@@ -47,6 +47,8 @@ class GateSettings:
     # code, an absolute part (seconds) and a relative part; 0 and 0 turn the allowance off
     run_jitter_s: float = attrs.field(default=JITTER_S, validator=finite_in(0, 1))
     run_relative_sd: float = attrs.field(default=RELATIVE_SD, validator=finite_in(0, 1))
+    # where the two run-effect figures come from: the built-in model, or an A/A pair (`gate --aa`)
+    run_effect_source: str = "the built-in model (policy/between_runs.py)"
 
 
 @attrs.frozen
@@ -100,6 +102,11 @@ def _specs(evidence: Evidence) -> dict[str, str]:
 def _rows(evidence: Evidence) -> dict[str, WorkloadMeasurement]:
     measured = evidence.capture.measured
     return dict(measured.workloads) if isinstance(measured, Measured) else {}
+
+
+def measured_rows(evidence: Evidence) -> dict[str, Measurement]:
+    """The workloads a capture measured (samples in hand), by name."""
+    return {n: m for n, m in _rows(evidence).items() if isinstance(m, Measurement) and m.samples_s}
 
 
 def _flag_difference(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:

@@ -37,7 +37,7 @@ import numpy as np
 import public_rows
 
 from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_to_data
-from tensorforge.estimate.fit import Fitter, _loss, _nelder_mead
+from tensorforge.estimate.fit import Fitter, _loss, _nelder_mead, _search
 from tensorforge.estimate.shipped import DATA as SHIPPED, shipped
 
 # family -> (the GPU whose rows fit it, the tensor-core modes it has)
@@ -153,8 +153,6 @@ def fit_streams(core, f: Fitter, rows, gpu: str, out: dict[str, Any]) -> None:
     if not points:
         out["stream"] = {"points": 0, "status": "the vector workload kinds are not installed"}
         return
-    from tensorforge.estimate.fit import _search
-
     cache = f.device(f.c).cache_bytes
     done: dict[str, Any] = {}
     effs = dict(f.c.stream.bandwidth_efficiency)
@@ -209,8 +207,6 @@ def fit_tensor_cores(core, f: Fitter, out: dict[str, Any]) -> None:
     target, bound, kept, points = public_rows.points(core, rows, gpu)
     sub = Fitter(f.c, target, bound.ceilings)
     measured = [p.measured_s for p in points]
-    from tensorforge.estimate.fit import _search
-
     best = _search(
         lambda x: _loss(sub.times(points, _with_mode(sub.c, ("bf16", "fp16", "tf32"), x)), measured), 0.3, 1.0
     )
@@ -237,22 +233,9 @@ def refit_sm90_fp32(core, report: dict[str, Any]) -> EstimateCoefficients:
     eager-warm (benchmarks/h200_fp32.py), on the datasheet ceilings a target file of the family
     has (the H200's calibration made them achievable: peak_fraction stays); every other sm90
     coefficient is the calibration's."""
-    import json as _json
-
-    doc = _json.loads(H200_FP32.read_text(encoding="utf-8"))
+    doc = json.loads(H200_FP32.read_text(encoding="utf-8"))
     rows = [{"spec": r["spec"], "latency_s": r["eager_warm_s"], "protocol": "eager-warm"} for r in doc["rows"]]
-    resolved = [core.target("h200")]
-    target = resolved[0]
-    from tensorforge.api import WorkloadPoint, predict, resolve_spec
-
-    chosen = [resolve_spec(core, r["spec"]) for r in rows]
-    bound = predict(chosen, target, core.mappings(), None, None, estimate=False)
-    points = [
-        WorkloadPoint(
-            r["spec"], "gemm", wp, tuple(k.operators(w.params)), k, w.params, float(r["latency_s"]), "eager-warm"
-        )
-        for r, (w, k), wp in zip(rows, chosen, bound.workloads)
-    ]
+    target, bound, _, points = public_rows.points(core, rows, "h200")
     f = Fitter(shipped()["nvidia-sm90"], target, bound.ceilings)
     before = _apes(f, points)
     params = [

@@ -52,7 +52,9 @@ def host() -> PluginHost:
 
 
 def target_path(gpu: str) -> str:
-    return str(ROOT / TARGETS[gpu])
+    """The target file of a GPU the public rows measured; an installed target's name (the H200's
+    own rows: 'h200') is itself."""
+    return str(ROOT / TARGETS[gpu]) if gpu in TARGETS else gpu
 
 
 def points(core: PluginHost, chosen: Sequence[dict[str, str]], gpu: str, operating_point: str | None = None):

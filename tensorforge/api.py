@@ -183,6 +183,7 @@ def run_prediction(
     max_candidates: int | None = None,
     workloads: Sequence[tuple[Workload, WorkloadKind]] | None = None,
     estimate: Any = True,
+    regime: str = "burst",
 ) -> Prediction:
     """Predict `workloads` (default: those `specs` and `suites` name, else the default suite)
     on the target `target_name` (an installed target or a target file). `estimate`: True (the
@@ -190,7 +191,14 @@ def run_prediction(
     target = host.target(target_name)
     chosen = list(workloads) if workloads is not None else resolve(host, tuple(specs), tuple(suites))
     if max_candidates is None:
-        return predict(chosen, target, host.mappings(), operating_point, ceilings, estimate=estimate)
+        return predict(chosen, target, host.mappings(), operating_point, ceilings, estimate=estimate, regime=regime)
     return predict(
-        chosen, target, host.mappings(), operating_point, ceilings, max_candidates=max_candidates, estimate=estimate
+        chosen,
+        target,
+        host.mappings(),
+        operating_point,
+        ceilings,
+        max_candidates=max_candidates,
+        estimate=estimate,
+        regime=regime,
     )

@@ -9,6 +9,7 @@ import pytest
 from tensorforge.api import predict, resolve_spec
 from tensorforge.energy.model import PowerFigures, power_capped
 from tensorforge.errors import TensorForgeError
+from tensorforge.estimate.power import CAP_FROM_S, CAP_FULL_S, blend, cap_weight
 from tensorforge.estimate.results import PROTOCOLS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,24 @@ def test_a_power_limited_board_runs_below_its_clock_rate(host):
     assert power_capped(1e9, "fp32", power) == 1e9  # below the cap: untouched
     w = _estimate(host, TARGETS / "l4.toml", "gemm:m=8192,n=8192,k=8192,dtype=fp32,math_mode=fp32")
     assert w.estimate.device_s >= 2 * 8192**3 / cap
+    assert w.estimate.terms["power_limit"] > 0
     assert w.latency_s < w.estimate.device_s  # the bound keeps the clock's rate: it stays a bound
+
+
+def test_a_short_call_runs_at_the_boost_clock_and_a_long_one_at_the_cap(host):
+    # the power controller acts on a running average (estimate/power.py): a GEMM of well under a
+    # millisecond is not slowed; the same board's 8192^3 is, and a sustained job always is
+    short = _estimate(host, TARGETS / "l4.toml", "gemm:m=512,n=512,k=512,dtype=fp32,math_mode=fp32")
+    assert short.estimate.terms["power_limit"] == 0
+    assert cap_weight(short.estimate.device_s) == 0 and cap_weight(short.estimate.device_s, "sustained") == 1
+    assert cap_weight(CAP_FROM_S) == 0 and cap_weight(CAP_FULL_S) == 1
+    assert 0 < cap_weight((CAP_FROM_S * CAP_FULL_S) ** 0.5) < 1
+    assert blend(1.0, 2.0, 0.5) == pytest.approx(2**0.5) and blend(1.0, 0.5, 1.0) == 1.0
+
+
+def test_a_board_that_its_limit_does_not_slow_has_no_power_term(host):
+    w = _estimate(host, TARGETS / "a100-pcie-40gb.toml", "gemm:m=8192,n=8192,k=8192,dtype=fp32,math_mode=fp32")
+    assert w.estimate.terms["power_limit"] == 0
 
 
 def test_no_declared_energy_means_no_cap():
@@ -57,9 +75,28 @@ def test_no_declared_energy_means_no_cap():
 
 
 def test_a_bad_energy_per_flop_is_refused_in_one_line(host, tmp_path):
-    text = (TARGETS / "l4.toml").read_text(encoding="utf-8").replace("fp32 = 1.05e-11", "fp32 = 5.0")
+    text = (TARGETS / "l4.toml").read_text(encoding="utf-8").replace("fp32 = 5.39e-12", "fp32 = 5.0")
     bad = tmp_path / "l4-bad.toml"
     bad.write_text(text, encoding="utf-8")
     with pytest.raises(TensorForgeError) as err:
         host.target(str(bad))
     assert "joules_per_flop.fp32" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_sustained_regime_slows_every_call_of_a_power_limited_board(host):
+    from tensorforge.api import run_prediction
+
+    spec = "gemm:m=1024,n=1024,k=1024,dtype=bf16"
+    l4 = str(TARGETS / "l4.toml")
+    burst = run_prediction(host, l4, [spec]).workloads[0]
+    sustained = run_prediction(host, l4, [spec], regime="sustained")
+    assert sustained.estimate_regime == "sustained"
+    w = sustained.workloads[0]
+    assert w.estimate.device_s > burst.estimate.device_s and w.estimate.terms["power_limit"] > 0
+    assert w.latency_s == burst.latency_s  # the bound is the same in either regime
+    # a target that declares no energy per FLOP is not slowed
+    a100 = str(TARGETS / "a100-pcie-40gb.toml")
+    assert (
+        run_prediction(host, a100, [spec], regime="sustained").workloads[0].estimate.device_s
+        == run_prediction(host, a100, [spec]).workloads[0].estimate.device_s
+    )

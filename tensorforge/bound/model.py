@@ -284,6 +284,7 @@ def predict(
     ceilings: Ceilings | None = None,
     max_candidates: int = MAX_CANDIDATES,
     estimate: Any = True,
+    regime: str = "burst",
 ) -> Prediction:
     """The lower bound of each workload on `target`. With `ceilings` from calibration the
     bound is 'calibrated' (datasheet rates fill math modes calibration did not measure).
@@ -328,4 +329,4 @@ def predict(
     from tensorforge.estimate.model import estimate_prediction
 
     coefficients = coefficients_for(target, None if estimate is True else estimate)
-    return estimate_prediction(result, workloads, target, coefficients)
+    return estimate_prediction(result, workloads, target, coefficients, regime)

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from tensorforge.energy.model import power_capped
+from tensorforge.estimate import power as power_limit
 from tensorforge.errors import TensorForgeError
 from tensorforge.estimate.basis import achievable
 from tensorforge.estimate.coefficients import EstimateCoefficients
@@ -25,9 +25,9 @@ def device_for(
     point = target.operating_point(operating_point)
     compute, dram = achievable(ceilings, coefficients)
     # a board whose power limit cannot feed a mode's rate (a 72 W L4) runs it slower than its
-    # clock allows: the limit over the declared energy per FLOP (energy.model.power_capped)
-    power = getattr(target, "power", None)
-    compute = {mode: power_capped(rate, mode, power) for mode, rate in compute.items()}
+    # clock allows once the limit acts: the limit over the declared energy per FLOP
+    # (estimate/power.py says when)
+    capped = power_limit.capped_rates(compute, getattr(target, "power", None))
     cache = target.cache_level()
     return Device(
         family=coefficients.family,
@@ -38,6 +38,7 @@ def device_for(
         dram_bytes_per_s=dram,
         devices=getattr(target, "devices", 1),
         collectives=dict(ceilings.collectives or {}),
+        capped=capped,
     )
 
 
@@ -48,6 +49,7 @@ def estimate_workload(
     params,
     device: Device,
     coefficients: EstimateCoefficients,
+    regime: str = "burst",
 ) -> WorkloadEstimate:
     if len(operators) != len(prediction.operators):
         raise TensorForgeError(f"workload {prediction.name!r}: operators changed between bound and estimate")
@@ -55,6 +57,7 @@ def estimate_workload(
     warm_results = []
     calls = 0
     declared = declared_table(kind, params)
+    capped = power_limit.capped_device(device)
     for op, bound_op in zip(operators, prediction.operators):
         impl = declared.get(op.name, DEFAULT)
         estimator: Any = ESTIMATORS.get(type(op.problem), estimate_unknown)
@@ -74,6 +77,15 @@ def estimate_workload(
             resident=max(resident, warm_residency(compulsory, device.cache_bytes)),
             warm=True,
         )[0]
+        if capped is not None:
+            # the same operator at the rate the board's power limit allows, as far as its call
+            # is long enough for the limit to act (estimate/power.py)
+            capped_total = estimator(op.problem, impl, per_bound, capped, coefficients, resident=resident)[0]
+            weight = power_limit.cap_weight(total, regime)
+            slowed = power_limit.blend(total, capped_total, weight)
+            terms = {**terms, "power_limit": terms.get("power_limit", 0.0) + slowed - total}
+            warm_total = max(warm_total, power_limit.blend(warm_total, capped_total, weight))
+            total = slowed
         # framework calls: the implementation's own kernels and layout copies, each launched from
         # Python; kernels the library adds inside one call (a split-K reduction, a split-KV
         # combine, cuDNN's memsets and padding copies) cost the host no call of their own
@@ -190,31 +202,37 @@ def eager_time(results: Sequence[OperatorEstimate], host_per_kernel: float, slac
 
 
 def estimate_prediction(
-    prediction: Prediction, workloads: Iterable[tuple], target: Target, coefficients: EstimateCoefficients
+    prediction: Prediction,
+    workloads: Iterable[tuple],
+    target: Target,
+    coefficients: EstimateCoefficients,
+    regime: str = "burst",
 ) -> Prediction:
     """The same prediction with an estimate beside every workload's bound."""
     device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)
     out = []
     for (workload, kind), wp in zip(workloads, prediction.workloads):
         operators = kind.operators(workload.params)
-        est = estimate_workload(wp, operators, kind, workload.params, device, coefficients)
+        est = estimate_workload(wp, operators, kind, workload.params, device, coefficients, regime)
         out.append(attrs.evolve(wp, estimate=est))
     return attrs.evolve(
         prediction,
         workloads=tuple(out),
         estimate_basis=coefficients.basis + power_words(target, device),
         estimate_basis_kind=coefficients.basis_kind,
+        estimate_regime=regime,
     )
 
 
 def power_words(target: Target, device: Device) -> str:
-    """'; power-capped: fp32 5.6 TFLOP/s at 72 W' for the modes the board's limit slows, else ''."""
+    """'; power-capped at 72 W on calls over 1 ms: fp32 10.9 TFLOP/s' for the modes the board's
+    limit slows, else ''."""
     power = getattr(target, "power", None)
     if power is None or not power.joules_per_flop:
         return ""
-    capped = [
-        f"{mode} {rate / 1e12:.3g} TFLOP/s"
-        for mode, rate in sorted(device.compute.items())
-        if power.joules_per_flop.get(mode) and power_capped(float("inf"), mode, power) <= rate * (1 + 1e-12)
-    ]
-    return f"; power-capped at {power.limit_w:g} W: {', '.join(capped)}" if capped else ""
+    capped = [f"{mode} {rate / 1e12:.3g} TFLOP/s" for mode, rate in sorted(device.capped.items())]
+    if not capped:
+        return ""
+    return (
+        f"; power-capped at {power.limit_w:g} W on calls over {power_limit.CAP_FROM_S * 1e3:g} ms: {', '.join(capped)}"
+    )

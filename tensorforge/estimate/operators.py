@@ -41,6 +41,8 @@ class Device:
     vector_mode: str = "fp32"
     devices: int = 1  # a system's device count (collectives over every device resolve against it)
     collectives: Mapping[str, Any] = attrs.field(factory=dict, hash=False)  # calibrated curves by op/ranks
+    # modes the board's power limit slows, at the rate the limit allows (estimate/power.py)
+    capped: Mapping[str, float] = attrs.field(factory=dict, hash=False)
 
     def rate(self, mode: str) -> float:
         return self.compute.get(mode) or self.compute[self.vector_mode]

@@ -9,6 +9,7 @@ SHORT = {
     "compute_efficiency": "compute efficiency",
     "achieved_bandwidth": "achieved bandwidth",
     "alignment_padding": "alignment & padding",
+    "power_limit": "power limit",
     "kernel_launches": "kernel launches",
     "timing_harness": "timing harness",
     "host_overhead": "host overhead (eager only)",

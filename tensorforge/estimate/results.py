@@ -18,6 +18,8 @@ TERMS = {
     "implementation really moves (extra passes, layout copies)",
     "alignment_padding": "leading dimensions not a multiple of 16 bytes (fallback kernels) and "
     "channel padding of convolutions",
+    "power_limit": "a board whose power limit cannot feed its clock's rate: calls long enough for the "
+    "limit to act run at the rate it allows",
     "kernel_launches": "fixed cost of every kernel on the device (minimum duration and gap)",
     "timing_harness": "once per timed call: the event pair and the first kernel's start after the cache flush",
     "host_overhead": "eager only: host time (Python and framework dispatch) the device waits for",

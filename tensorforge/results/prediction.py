@@ -79,6 +79,9 @@ class Prediction:
     # the measurement protocol the estimate is shown for (`predict --protocol`, results.PROTOCOLS);
     # None: both the device (graph-flushed) and the eager (eager-flushed) estimates
     estimate_protocol: str | None = None
+    # 'burst' (a short run at the boost clock) or 'sustained' (a long-running job: every call at the
+    # rate the board's power limit allows; `predict --regime`); None: no estimate was made
+    estimate_regime: str | None = None
     # Which cache state each bound assumes, by the field that holds it ('latency_s': cold,
     # 'warm_latency_s': warm; tensorforge.bound.warm.CACHE_STATES); empty before warm bounds.
     cache_states: dict[str, str] = attrs.field(factory=dict)

@@ -187,6 +187,11 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "or 'eager-warm': predict --protocol); null: both the device and the eager estimates",
         None,
     ),
+    "Prediction.estimate_regime": (
+        "'burst' or 'sustained' (predict --regime: every call at the rate the board's power limit allows); "
+        "null without an estimate; absent in older captures",
+        None,
+    ),
     "Prediction.cache_states": (
         "which cache state each bound assumes, by the field that holds it: 'latency_s' cold (a flush before "
         "each call), 'warm_latency_s' warm (a call repeated without one); absent in older captures",

@@ -54,6 +54,15 @@ from tensorforge.host.plugin_host import PluginHost
     "call without a flush, timed by an event pair or a wall clock + synchronize (most scripts and published "
     "operator data). The bound is the cold, flushed bound whatever the protocol.",
 )
+@click.option(
+    "--regime",
+    type=click.Choice(["burst", "sustained"]),
+    default="burst",
+    show_default=True,
+    help="burst = a short run at the boost clock; sustained = a long-running job, every call at the rate "
+    "the board's power limit allows (the target's [power.joules_per_flop]; a target declaring none is "
+    "not slowed). The bound is the same either way.",
+)
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @json_option("the prediction")
 @wide_option
@@ -69,6 +78,7 @@ def predict(
     force_ceilings: bool,
     max_candidates: int | None,
     protocol: str | None,
+    regime: str,
     detail: bool,
     as_json: bool,
     wide: bool,
@@ -100,7 +110,7 @@ def predict(
 
         estimate = coefficients_in_document(ceilings_path, target.name) or True
     pred = run_prediction(
-        host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate
+        host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate, regime=regime
     )
     if protocol:
         import attrs

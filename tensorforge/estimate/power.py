@@ -1,0 +1,61 @@
+"""When a board's power limit slows an operator, and by how much.
+
+A board whose limit cannot feed its clock's rate (a 72 W L4, a 70 W T4) does not slow down at
+once: its power controller acts on a running average, so a short call runs at the boost clock
+and a long one at the rate the limit allows. NeuSight's published T4 GEMMs (its training rows,
+timed as the fastest 5 of 25 synchronised eager calls) show the step: calls under ~1 ms reach
+4.3-5.1 TFLOP/s, calls from ~5 ms on sit at 3.2-3.3 TFLOP/s however large
+(benchmarks/public/neusight.csv.gz, role 'fit'; the L4's rows, which are evaluated, were not
+read for it). So an operator's time is the burst estimate below CAP_FROM_S, the capped estimate
+from CAP_FULL_S, and between them a geometric blend. In the sustained regime (a long-running
+job) every operator runs capped.
+
+The capped rate itself is energy.model.power_capped: (limit - idle) / the target's declared
+energy per FLOP. An estimate figure only: the bound keeps the clock's rate.
+"""
+
+import math
+
+import attrs
+
+from tensorforge.energy.model import PowerFigures, power_capped
+
+CAP_FROM_S = 1e-3  # burst below this call time (T4 fit rows: 4.3-5.1 TFLOP/s)
+CAP_FULL_S = 5e-3  # capped from this call time on (T4 fit rows: 3.2-3.3 TFLOP/s)
+
+
+def capped_rates(compute: dict[str, float], power: PowerFigures | None) -> dict[str, float]:
+    """The modes whose rate the board's limit lowers, at the rate the limit allows."""
+    out = {}
+    for mode, rate in compute.items():
+        capped = power_capped(rate, mode, power)
+        if capped < rate:
+            out[mode] = capped
+    return out
+
+
+def cap_weight(burst_s: float, regime: str = "burst") -> float:
+    """0: the call runs at the boost clock; 1: at the capped rate."""
+    if regime == "sustained":
+        return 1.0
+    if burst_s <= CAP_FROM_S:
+        return 0.0
+    if burst_s >= CAP_FULL_S:
+        return 1.0
+    return math.log(burst_s / CAP_FROM_S) / math.log(CAP_FULL_S / CAP_FROM_S)
+
+
+def blend(burst_s: float, capped_s: float, weight: float) -> float:
+    """Geometric blend of the two times (never below the burst time)."""
+    if weight <= 0.0 or capped_s <= burst_s:
+        return burst_s
+    if weight >= 1.0:
+        return capped_s
+    return burst_s ** (1.0 - weight) * capped_s**weight
+
+
+def capped_device(device):
+    """The same device at its capped rates, or None where the limit slows no mode."""
+    if not device.capped:
+        return None
+    return attrs.evolve(device, compute={**device.compute, **device.capped}, capped={})

@@ -100,3 +100,16 @@ def test_the_sustained_regime_slows_every_call_of_a_power_limited_board(host):
         run_prediction(host, a100, [spec], regime="sustained").workloads[0].estimate.device_s
         == run_prediction(host, a100, [spec]).workloads[0].estimate.device_s
     )
+
+
+def test_softmax_has_its_own_rate_where_fitted_else_the_norms():
+    from tensorforge.estimate.implementation import rate_pattern
+    from tensorforge.estimate.shipped import shipped
+
+    families = shipped()
+    for family in ("nvidia-sm70", "nvidia-sm75", "nvidia-sm80"):  # fitted on NeuSight's softmax rows
+        rates = families[family].stream.bandwidth_efficiency
+        assert rate_pattern("softmax", rates) == "softmax" and rates["softmax"] != rates["norm"]
+    h200 = families["nvidia-sm90"].stream.bandwidth_efficiency
+    assert "softmax" not in h200 and rate_pattern("softmax", h200) == "norm"
+    assert rate_pattern("strided") == "copy"

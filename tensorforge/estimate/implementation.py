@@ -25,16 +25,25 @@ PATTERNS = ("elementwise", "norm", "copy", "concat")
 # capture is kept at the lab-archive-2026-12 tag): RoPE ran 307 us per layer in such kernels for ~420 MB, 1.4 TB/s,
 # where the vectorised add reaches 4.4 TB/s.
 PATTERN_ALIASES = {"strided": "copy"}
+# Patterns with a rate of their own where a fit measured it, else another pattern's: softmax is
+# a row reduction like the norms, but reads its row once where a LayerNorm's kernels move more
+# per byte of output; fitted apart, NeuSight's fit rows of all three GPUs gave softmax the faster
+# rate (pooled with the norms, an A100's large softmaxes came out 28% slow and its LayerNorms
+# fast). Coefficients fitted before it (the H200's) have no softmax rate and use the norms'.
+PATTERN_FALLBACKS = {"softmax": "norm"}
 
 
-def rate_pattern(pattern: str) -> str:
-    """The pattern whose calibrated bandwidth a pattern uses."""
-    return PATTERN_ALIASES.get(pattern, pattern)
+def rate_pattern(pattern: str, rates=None) -> str:
+    """The pattern whose calibrated bandwidth a pattern uses (in `rates`, where given)."""
+    pattern = PATTERN_ALIASES.get(pattern, pattern)
+    if rates is not None and pattern not in rates and pattern in PATTERN_FALLBACKS:
+        return PATTERN_FALLBACKS[pattern]
+    return pattern
 
 
 def _pattern(_inst, _attr, value):
-    if value and value not in PATTERNS and value not in PATTERN_ALIASES:
-        known = ", ".join(PATTERNS + tuple(PATTERN_ALIASES))
+    if value and value not in PATTERNS and value not in PATTERN_ALIASES and value not in PATTERN_FALLBACKS:
+        known = ", ".join(PATTERNS + tuple(PATTERN_ALIASES) + tuple(PATTERN_FALLBACKS))
         raise ValueError(f"unknown access pattern {value!r}; known: {known}")
 
 

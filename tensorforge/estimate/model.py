@@ -68,24 +68,19 @@ def estimate_workload(
             op.problem, impl, per_bound, device, coefficients, resident=resident
         )
         # the same operator in a call with no L2 flush before it: what fits in L2 is there
-        warm_total = estimator(
-            op.problem,
-            impl,
-            per_bound,
-            device,
-            coefficients,
-            resident=max(resident, warm_residency(compulsory, device.cache_bytes)),
-            warm=True,
-        )[0]
+        warm_resident = max(resident, warm_residency(compulsory, device.cache_bytes))
+        warm_total = estimator(op.problem, impl, per_bound, device, coefficients, resident=warm_resident, warm=True)[0]
         if capped is not None:
             # the same operator at the rate the board's power limit allows, as far as its call
             # is long enough for the limit to act (estimate/power.py)
             capped_total = estimator(op.problem, impl, per_bound, capped, coefficients, resident=resident)[0]
-            weight = power_limit.cap_weight(total, regime)
-            slowed = power_limit.blend(total, capped_total, weight)
+            slowed = power_limit.settle(total, capped_total, regime)
             terms = {**terms, "power_limit": terms.get("power_limit", 0.0) + slowed - total}
-            warm_total = max(warm_total, power_limit.blend(warm_total, capped_total, weight))
             total = slowed
+            capped_warm = estimator(
+                op.problem, impl, per_bound, capped, coefficients, resident=warm_resident, warm=True
+            )[0]
+            warm_total = power_limit.settle(warm_total, capped_warm, regime)
         # framework calls: the implementation's own kernels and layout copies, each launched from
         # Python; kernels the library adds inside one call (a split-K reduction, a split-KV
         # combine, cuDNN's memsets and padding copies) cost the host no call of their own

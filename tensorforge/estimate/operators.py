@@ -494,7 +494,7 @@ def estimate_stream(
     compulsory = float(sum(t.nbytes for t in p.read_tensors + p.write_tensors))
     moved = compulsory * impl.traffic_factor + impl.layout_copy_bytes
     compute = p.flops / d.rate(p.math_mode if p.math_mode in d.compute else d.vector_mode)
-    eff = c.stream.bandwidth_efficiency[rate_pattern(pattern)]
+    eff = c.stream.bandwidth_efficiency[rate_pattern(pattern, c.stream.bandwidth_efficiency)]
     # the share of the bytes a previous operator left in the shared cache (the bound's residency)
     # moves at the calibrated cache-resident rate
     rate = resident_rate(eff, resident, c)

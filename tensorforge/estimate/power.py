@@ -7,8 +7,10 @@ timed as the fastest 5 of 25 synchronised eager calls) show the step: calls unde
 4.3-5.1 TFLOP/s, calls from ~5 ms on sit at 3.2-3.3 TFLOP/s however large
 (benchmarks/public/neusight.csv.gz, role 'fit'; the L4's rows, which are evaluated, were not
 read for it). So an operator's time is the burst estimate below CAP_FROM_S, the capped estimate
-from CAP_FULL_S, and between them a geometric blend. In the sustained regime (a long-running
-job) every operator runs capped.
+from CAP_FULL_S, and between them a geometric blend. Those call times were read off measured
+calls, which run capped where the limit acts, so the blend is weighted by the call's own settled
+time (`settle`: the time t with t = blend(burst, capped, weight(t))), not by its burst time. In
+the sustained regime (a long-running job) every operator runs capped.
 
 The capped rate itself is energy.model.power_capped: (limit - idle) / the target's declared
 energy per FLOP. An estimate figure only: the bound keeps the clock's rate.
@@ -52,6 +54,24 @@ def blend(burst_s: float, capped_s: float, weight: float) -> float:
     if weight >= 1.0:
         return capped_s
     return burst_s ** (1.0 - weight) * capped_s**weight
+
+
+def settle(burst_s: float, capped_s: float, regime: str = "burst") -> float:
+    """The call's time where the limit's weight is taken at that time itself: the fixed point of
+    t = blend(burst_s, capped_s, cap_weight(t)), between the two (bisection on log t)."""
+    if capped_s <= burst_s or regime == "sustained":
+        return max(burst_s, capped_s)
+    if burst_s <= CAP_FROM_S:  # the blend is the burst time up to CAP_FROM_S: t = burst_s settles
+        return burst_s
+    low, high = math.log(burst_s), math.log(capped_s)
+    for _ in range(40):  # blend(weight(t)) - t falls as t grows: one crossing
+        mid = 0.5 * (low + high)
+        t = math.exp(mid)
+        if blend(burst_s, capped_s, cap_weight(t)) > t:
+            low = mid
+        else:
+            high = mid
+    return math.exp(0.5 * (low + high))
 
 
 def capped_device(device):

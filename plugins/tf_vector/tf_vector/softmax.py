@@ -41,7 +41,7 @@ class Softmax(WorkloadKind):
         return stream_operator("softmax", p, FLOPS_PER_ELEMENT * n, EXPS_PER_ELEMENT * n, [("x", size)], [("y", size)])
 
     def implementation(self, p: SoftmaxParams):
-        """One F.softmax kernel, a row reduction (the norms' access pattern)."""
+        """One F.softmax kernel, a row reduction with a rate of its own where fitted (else the norms')."""
         from tensorforge import Implementation
 
-        return {"softmax": Implementation(kernels=1, pattern="norm")}
+        return {"softmax": Implementation(kernels=1, pattern="softmax")}

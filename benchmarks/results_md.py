@@ -16,11 +16,23 @@ from pathlib import Path
 
 import _result
 
-ORDER = ("predict_speed", "estimate_eval", "public_eval", "h200_fp32", "vs_do_bench", "energy_eval", "collectives")
+ORDER = (
+    "predict_speed",
+    "estimate_eval",
+    "public_eval",
+    "whole_model",
+    "sustained",
+    "h200_fp32",
+    "vs_do_bench",
+    "energy_eval",
+    "collectives",
+)
 TITLES = {
     "predict_speed": "Prediction speed",
     "estimate_eval": "Estimate evaluation",
     "public_eval": "Estimate on GPUs without a device: published measurements",
+    "whole_model": "A whole model as Hugging Face runs it (GPT-2, eager)",
+    "sustained": "The sustained regime (large GEMMs held for seconds)",
     "h200_fp32": "fp32 GEMMs and power on the H200 (the sm90 SIMT fit)",
     "vs_do_bench": "Harness against triton's do_bench",
     "energy_eval": "Energy evaluation",

@@ -33,10 +33,14 @@ __all__ = [
     "Tensor",
     "MatmulProblem",
     "AttentionProblem",
+    "AttentionBackwardProblem",
     "StreamProblem",
     "CollectiveProblem",
     "Implementation",
     "ESTIMATE_CLASSES",
+    # training steps (phase=train): the options and the parameter-side operators they add
+    "Training",
+    "TRAIN_OPTIMIZERS",
     # precisions and parameters
     "DTYPE_BYTES",
     "MATH_MODES",
@@ -107,9 +111,12 @@ _HOMES = {
     "Tensor": "tensorforge.workloads.problems",
     "MatmulProblem": "tensorforge.workloads.problems",
     "AttentionProblem": "tensorforge.workloads.problems",
+    "AttentionBackwardProblem": "tensorforge.workloads.problems",
     "StreamProblem": "tensorforge.workloads.problems",
     "CollectiveProblem": "tensorforge.workloads.collectives",
     "Implementation": "tensorforge.estimate.implementation",
+    "Training": "tensorforge.workloads.training",
+    "TRAIN_OPTIMIZERS": "tensorforge.workloads.training:OPTIMIZERS",
     "DTYPE_BYTES": "tensorforge.workloads.precision",
     "MATH_MODES": "tensorforge.workloads.precision",
     "parse_dtype": "tensorforge.workloads.precision",
@@ -221,10 +228,13 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge.workloads.precision import default_math_mode as default_math_mode
     from tensorforge.workloads.precision import parse_dtype as parse_dtype
     from tensorforge.workloads.precision import parse_math_mode as parse_math_mode
+    from tensorforge.workloads.problems import AttentionBackwardProblem as AttentionBackwardProblem
     from tensorforge.workloads.problems import AttentionProblem as AttentionProblem
     from tensorforge.workloads.problems import MatmulProblem as MatmulProblem
     from tensorforge.workloads.problems import Operator as Operator
     from tensorforge.workloads.problems import StreamProblem as StreamProblem
     from tensorforge.workloads.problems import Tensor as Tensor
+    from tensorforge.workloads.training import OPTIMIZERS as TRAIN_OPTIMIZERS
+    from tensorforge.workloads.training import Training as Training
 else:
     __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -53,6 +53,9 @@ __all__ = [
     "operator_range",
     "ITERATION",
     "recording",
+    # training steps (phase=train): forward + backward through autograd, then the optimizer
+    "TrainStep",
+    "no_inference",
     # timing and statistics, for backends
     "TimingPolicy",
     "TimedSamples",
@@ -169,6 +172,8 @@ _HOMES = {
     "operator_range": "tensorforge_measure.measure.op_ranges",
     "ITERATION": "tensorforge_measure.measure.op_ranges",
     "recording": "tensorforge_measure.measure.op_ranges",
+    "TrainStep": "tensorforge_measure.measure.training",
+    "no_inference": "tensorforge_measure.measure.training",
     "TimingPolicy": "tensorforge_measure.measure.timing",
     "TimedSamples": "tensorforge_measure.measure.timing",
     "should_stop": "tensorforge_measure.measure.timing",
@@ -345,6 +350,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge_measure.measure.trace_window import export as export_trace
     from tensorforge_measure.measure.trace_window import trace_cpu as trace_cpu
     from tensorforge_measure.measure.trace_window import trace_cuda as trace_cuda
+    from tensorforge_measure.measure.training import TrainStep as TrainStep
+    from tensorforge_measure.measure.training import no_inference as no_inference
     from tensorforge_measure.telemetry.clock_events import CLOCK_EVENT_REASONS as CLOCK_EVENT_REASONS
     from tensorforge_measure.telemetry.clock_events import SLOWDOWN_REASONS as SLOWDOWN_REASONS
     from tensorforge_measure.telemetry.clock_events import decode_reasons as decode_reasons

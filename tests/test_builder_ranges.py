@@ -20,10 +20,17 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 # norms, pre- and post-norm, no RoPE and partial RoPE, an LM head, the parallel blocks, no final
 # norm, eager attention with and without repeat_kv and its mask; every vector kind's variants).
 CASES = {
-    "gemm": ["gemm:m=8,n=16,k=8,dtype=fp32", "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32"],
+    "gemm": [
+        "gemm:m=8,n=16,k=8,dtype=fp32",
+        "gemm:m=8,n=16,k=4,batch=3,transpose_a=true,transpose_b=true,dtype=fp32",
+        # training steps: backward ranges (autograd), fp32 masters, accumulation, both optimizers
+        "gemm:m=8,n=16,k=4,batch=2,transpose_a=true,dtype=bf16,phase=train,optimizer=adamw,grad_accum=2,"
+        "mixed_precision=true",
+    ],
     "conv2d": [
         "conv2d:n=1,c=4,h=6,w=6,k=4,padding=1,dtype=fp32",
         "conv2d:n=2,c=4,h=6,w=6,k=4,groups=4,stride=2,dtype=fp32",
+        "conv2d:n=2,c=4,h=6,w=6,k=4,groups=2,stride=2,dtype=fp32,phase=train,optimizer=sgd,grad_accum=3",
     ],
     "sdpa": [
         "sdpa:batch=2,heads=4,kv_heads=2,q_len=6,kv_len=6,head_dim=8,causal=true,dtype=fp32",
@@ -46,6 +53,14 @@ CASES = {
         "transformer:hidden=32,layers=1,heads=4,seq=1,phase=decode,context=4,attention=eager,dtype=fp32",
         "transformer:hidden=32,layers=1,heads=4,seq=4,causal=false,rope=false,post_norm=true,attention=eager,"
         "dtype=fp32",
+        # transformers' eager GPT-2: gelu_new as eight ops, scalar fills for the scale and the mask
+        "transformer:hidden=32,layers=2,heads=4,mlp=gelu,norm=layernorm,rope=false,seq=4,attention=eager,"
+        "impl=huggingface,dtype=fp32",
+        # training steps: every forward and backward operator, RoPE on part of each head or none
+        "transformer:hidden=32,layers=2,heads=4,kv_heads=2,intermediate=48,seq=5,vocab=40,rope_dims=4,dtype=fp32,"
+        "phase=train,optimizer=sgd,grad_accum=2",
+        "transformer:hidden=32,layers=1,heads=4,mlp=gelu,norm=layernorm,rope=false,final_norm=false,seq=3,"
+        "dtype=bf16,phase=train,mixed_precision=true",
     ],
     "softmax": ["softmax:rows=3,cols=7,dtype=fp32"],
     "norm": ["norm:rows=3,cols=8,norm=layer,dtype=fp32", "norm:rows=3,cols=8,norm=rms,dtype=fp32"],

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli
 
 from tensorforge.files.serialize import canonical_json
 from tensorforge_measure.capture.document import content_digest, seal_document
@@ -21,7 +22,16 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("clean_plugin_en
 TENSORFORGE = str(Path(sys.executable).parent / "tensorforge")
 
 
-def tf(*args, home, cwd, stdin=None):
+def tf(*args, home, cwd):
+    """`tensorforge ARGS` in this process (tests/cli_in_process.py: the console script's entry
+    point, without a second of imports per command)."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("TENSORFORGE_")}
+    env["TENSORFORGE_HOME"] = str(home)
+    return run_cli(*args, env=env, cwd=cwd)
+
+
+def console(*args, home, cwd, stdin):
+    """The installed console script, its standard input a pipe."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
     env["TENSORFORGE_HOME"] = str(home)
     return subprocess.run(
@@ -180,7 +190,7 @@ def test_without_required_trust_the_gate_labels_each_origin(signed):
 
 def test_verify_reads_a_capture_through_a_pipe(signed):
     folder, me, _, _ = signed
-    proc = tf("verify", "-", home=me, cwd=folder, stdin=(folder / "cap.json").read_text())
+    proc = console("verify", "-", home=me, cwd=folder, stdin=(folder / "cap.json").read_text())
     assert proc.returncode == 0, proc.stdout
     assert "file is byte-for-byte canonical" in proc.stdout and proc.stdout.splitlines()[-1] == "-: VERIFIED"
 

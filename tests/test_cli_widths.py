@@ -125,6 +125,16 @@ def test_predict_on_h200_fits_one_screen_at_80_columns(cli):
     assert "mapping candidates evaluated" in detail
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_targets_list_gives_each_target_one_line(cli, host, width):
+    """A row that wraps under its name reads as two rows: the listing keeps one line a target."""
+    lines = at(cli, ["targets", "list"], width).splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    body = lines[rule + 1 :]
+    assert [line.split()[0] for line in body] == host.names("targets"), "\n".join(lines)
+    assert all(len(line) <= width for line in lines)
+
+
 class _NoDevice(MeasurementBackend):
     name = "no-device"
     description = "a backend with nothing to open, as torch-cuda on a machine without a GPU"

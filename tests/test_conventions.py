@@ -6,13 +6,12 @@ target and preset names, `calibrate` chooses its backend as `run` does, and what
 --mlflow` leaves in the working folder is said and ignored by git."""
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import click
 import pytest
+from cli_in_process import run_cli
 from golden import H200_RERUN, H200_RUN
 
 from tensorforge.cli.main import make_cli
@@ -45,17 +44,11 @@ def commands(host):
     return cli, found
 
 
-def tf(exe, *args, env=None, **kwargs):
-    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run(
-        [str(exe), *args],
-        capture_output=True,
-        text=True,
-        env={**base, **(env or {})},
-        cwd=str(ROOT),
-        timeout=120,
-        **kwargs,
-    )
+def tf(*args, env=None):
+    """`tensorforge ARGS` as a pipe sees it (no terminal; no COLUMNS, NO_COLOR or FORCE_COLOR
+    unless `env` sets them), in this process (tests/cli_in_process.py: the console script's
+    entry point, without a second of imports per command)."""
+    return run_cli(*args, env=env, cwd=ROOT)
 
 
 # -- every option explains itself ----------------------------------------------------------------
@@ -105,11 +98,9 @@ JSON_COMMANDS = [
 
 
 @pytest.mark.parametrize("args", JSON_COMMANDS, ids=lambda a: " ".join(a[:2]))
-def test_json_is_the_same_bytes_on_any_screen(tensorforge_exe, args):
+def test_json_is_the_same_bytes_on_any_screen(args):
     """A narrow terminal, forced colour or --wide never reach JSON."""
-    outputs = [
-        tf(tensorforge_exe, *args, env=env) for env in ({}, {"COLUMNS": "40"}, {"FORCE_COLOR": "1", "COLUMNS": "60"})
-    ]
+    outputs = [tf(*args, env=env) for env in ({}, {"COLUMNS": "40"}, {"FORCE_COLOR": "1", "COLUMNS": "60"})]
     for proc in outputs:
         assert proc.returncode == 0, proc.stderr
     assert outputs[0].stdout == outputs[1].stdout == outputs[2].stdout
@@ -117,27 +108,24 @@ def test_json_is_the_same_bytes_on_any_screen(tensorforge_exe, args):
     assert "\x1b[" not in outputs[0].stdout
 
 
-def test_targets_show_json_is_format_json(tensorforge_exe):
-    assert (
-        tf(tensorforge_exe, "targets", "show", "h200", "--json").stdout
-        == tf(tensorforge_exe, "targets", "show", "h200", "--format", "json").stdout
-    )
+def test_targets_show_json_is_format_json():
+    assert tf("targets", "show", "h200", "--json").stdout == tf("targets", "show", "h200", "--format", "json").stdout
 
 
-def test_workloads_json_lists_kinds_parameters_and_presets(tensorforge_exe):
-    kinds = {k["name"]: k for k in json.loads(tf(tensorforge_exe, "workloads", "--json").stdout)}
+def test_workloads_json_lists_kinds_parameters_and_presets():
+    kinds = {k["name"]: k for k in json.loads(tf("workloads", "--json").stdout)}
     gemm = kinds["gemm"]
     assert {"m", "n", "k", "dtype"} <= set(gemm["parameters"])
     assert gemm["presets"]["gemm_tiny"] == "gemm:m=64,n=64,k=64,dtype=bf16"
     assert "gemm_tiny" in gemm["default_suite"] and "gemm_square_fp32" not in gemm["default_suite"]
 
 
-def test_targets_list_json_holds_every_target_in_full(tensorforge_exe):
-    targets = json.loads(tf(tensorforge_exe, "targets", "list", "--json").stdout)
+def test_targets_list_json_holds_every_target_in_full():
+    targets = json.loads(tf("targets", "list", "--json").stdout)
     names = [t["name"] for t in targets]
     assert names == sorted(names) and {"h200", "rtx3050-laptop", "host-cpu"} <= set(names)
     h200 = next(t for t in targets if t["name"] == "h200")
-    assert h200 == json.loads(tf(tensorforge_exe, "targets", "show", "h200", "--json").stdout)
+    assert h200 == json.loads(tf("targets", "show", "h200", "--json").stdout)
 
 
 # -- tables fit the terminal; --wide and pipes get them whole ------------------------------------
@@ -154,9 +142,9 @@ FITTED = [
 
 @pytest.mark.parametrize("args", FITTED, ids=lambda a: " ".join(a[:2]))
 @pytest.mark.parametrize("width", [80, 100])
-def test_tables_fit_the_terminal_width(tensorforge_exe, args, width):
-    full = tf(tensorforge_exe, *args)
-    fitted = tf(tensorforge_exe, *args, env={"COLUMNS": str(width)})
+def test_tables_fit_the_terminal_width(args, width):
+    full = tf(*args)
+    fitted = tf(*args, env={"COLUMNS": str(width)})
     assert fitted.returncode == full.returncode and fitted.returncode in (0, 3), fitted.stderr
     if max(len(line) for line in full.stdout.splitlines()) <= width:
         assert fitted.stdout == full.stdout  # it fits: nothing changes
@@ -170,12 +158,12 @@ def test_tables_fit_the_terminal_width(tensorforge_exe, args, width):
         assert words(full.stdout) <= words(fitted.stdout) | {"every", "row"}
     names = [line.split()[0] for line in full.stdout.splitlines() if line[:1].isalpha()]
     assert all(name in fitted.stdout for name in names)
-    wide = tf(tensorforge_exe, *args, "--wide", env={"COLUMNS": str(width)})
+    wide = tf(*args, "--wide", env={"COLUMNS": str(width)})
     assert wide.stdout == full.stdout  # --wide: the full layout
 
 
-def test_a_pipe_gets_the_full_layout_and_no_colour(tensorforge_exe):
-    proc = tf(tensorforge_exe, "predict", "-t", "h200")
+def test_a_pipe_gets_the_full_layout_and_no_colour():
+    proc = tf("predict", "-t", "h200")
     assert "\x1b[" not in proc.stdout
     header = next(line for line in proc.stdout.splitlines() if line.startswith("workload "))
     assert "ceilings" in header and "search" in header  # nothing lifted out
@@ -184,54 +172,50 @@ def test_a_pipe_gets_the_full_layout_and_no_colour(tensorforge_exe):
 # -- colour: labels and verdicts, never with NO_COLOR ---------------------------------------------
 
 
-def test_colour_marks_labels_and_verdicts_only_when_asked(tensorforge_exe):
-    coloured = tf(tensorforge_exe, "gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1"})
+def test_colour_marks_labels_and_verdicts_only_when_asked():
+    coloured = tf("gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1"})
     assert "\x1b[1;31mPOLICY\x1b[0m" in coloured.stdout
     assert "\x1b[32mPASS\x1b[0m" in coloured.stdout and "\x1b[33mNO VERDICT\x1b[0m" in coloured.stdout
-    plain = tf(tensorforge_exe, "gate", str(H200), str(RERUN))
+    plain = tf("gate", str(H200), str(RERUN))
     assert ANSI.sub("", coloured.stdout) == plain.stdout  # colour moves nothing
     assert coloured.returncode == plain.returncode == 3
-    no_colour = tf(tensorforge_exe, "gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    no_colour = tf("gate", str(H200), str(RERUN), env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert no_colour.stdout == plain.stdout
 
 
-def test_colour_on_the_prediction_and_the_verification(tensorforge_exe):
-    predict = tf(tensorforge_exe, "predict", "-t", "h200", "-w", "gemm_tiny", env={"FORCE_COLOR": "1"})
+def test_colour_on_the_prediction_and_the_verification():
+    predict = tf("predict", "-t", "h200", "-w", "gemm_tiny", env={"FORCE_COLOR": "1"})
     assert predict.stdout.startswith("\x1b[1;34mPREDICTED\x1b[0m  analytical lower bound")
-    verify = tf(tensorforge_exe, "verify", str(H200), env={"FORCE_COLOR": "1"})
+    verify = tf("verify", str(H200), env={"FORCE_COLOR": "1"})
     assert verify.stdout.rstrip().endswith("\x1b[32mVERIFIED\x1b[0m")
 
 
 # -- help, completion -------------------------------------------------------------------------
 
 
-def test_tensorforge_alone_prints_help_not_an_error(tensorforge_exe):
-    proc = tf(tensorforge_exe)
+def test_tensorforge_alone_prints_help_not_an_error():
+    proc = tf()
     assert proc.returncode == 0
     assert proc.stdout.startswith("Usage: tensorforge [OPTIONS] COMMAND [ARGS]...")
     assert "error" not in proc.stdout.lower() + proc.stderr.lower()
-    assert proc.stdout == tf(tensorforge_exe, "--help").stdout
+    assert proc.stdout == tf("--help").stdout
 
 
-def _complete(exe, line: str) -> list[str]:
+def _complete(line: str) -> list[str]:
     words = line.split(" ")
-    proc = tf(
-        exe, env={"_TENSORFORGE_COMPLETE": "bash_complete", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
-    )
+    proc = tf(env={"_TENSORFORGE_COMPLETE": "bash_complete", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)})
     assert proc.returncode == 0, proc.stderr
     return [item.split(",", 1)[1] for item in proc.stdout.splitlines()]
 
 
-def test_shell_completion_offers_targets_presets_and_commands(tensorforge_exe, host):
-    assert _complete(tensorforge_exe, "tensorforge predict --target h") == sorted(
-        n for n in host.names("targets") if n.startswith("h")
-    )
-    assert _complete(tensorforge_exe, "tensorforge targets show rtx") == ["rtx3050-laptop"]
-    presets = _complete(tensorforge_exe, "tensorforge predict -t h200 -w gemm_")
+def test_shell_completion_offers_targets_presets_and_commands(host):
+    assert _complete("tensorforge predict --target h") == sorted(n for n in host.names("targets") if n.startswith("h"))
+    assert _complete("tensorforge targets show rtx") == ["rtx3050-laptop"]
+    presets = _complete("tensorforge predict -t h200 -w gemm_")
     assert "gemm_large_square" in presets and "gemm_tiny" in presets
-    assert "gemm:" in _complete(tensorforge_exe, "tensorforge rightsize -w gem")
-    assert "host-cpu" in _complete(tensorforge_exe, "tensorforge calibrate --target ho")
-    assert _complete(tensorforge_exe, "tensorforge ru") == ["run"]  # a plugin's command too
+    assert "gemm:" in _complete("tensorforge rightsize -w gem")
+    assert "host-cpu" in _complete("tensorforge calibrate --target ho")
+    assert _complete("tensorforge ru") == ["run"]  # a plugin's command too
 
 
 def test_the_readme_says_how_to_turn_completion_on():
@@ -242,11 +226,11 @@ def test_the_readme_says_how_to_turn_completion_on():
 # -- calibrate chooses its backend as run does ------------------------------------------------------
 
 
-def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tensorforge_exe, tmp_path):
+def test_calibrate_without_a_gpu_says_how_to_calibrate_the_cpu(tmp_path):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present: calibrate would calibrate it")
-    proc = tf(tensorforge_exe, "calibrate", env={"TENSORFORGE_HOME": str(tmp_path)})
+    proc = tf("calibrate", env={"TENSORFORGE_HOME": str(tmp_path)})
     assert proc.returncode == 3 and proc.stdout == ""
     (line,) = proc.stderr.splitlines()
     assert line.startswith("error: cannot calibrate with torch-cuda: ")
@@ -353,12 +337,12 @@ def test_every_command_that_writes_takes_output_and_force_from_one_declaration(c
 
 
 @pytest.mark.parametrize("path", list(WRITERS_ARGS), ids=lambda p: " ".join(p))
-def test_every_command_that_writes_follows_the_same_overwrite_rule(tensorforge_exe, tmp_path, path):
+def test_every_command_that_writes_follows_the_same_overwrite_rule(tmp_path, path):
     """An existing file is refused in one line naming it, exit 2, untouched; --force replaces it."""
     target = tmp_path / "out.file"
     target.write_text("old contents\n", encoding="utf-8")
     env = {"TENSORFORGE_HOME": str(tmp_path / "home")}
-    refused = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), env=env)
+    refused = tf(*WRITERS_ARGS[path], "-o", str(target), env=env)
     assert refused.returncode == 2
     (line,) = refused.stderr.splitlines()
     assert re.fullmatch(
@@ -367,6 +351,6 @@ def test_every_command_that_writes_follows_the_same_overwrite_rule(tensorforge_e
         line,
     ), line
     assert target.read_text(encoding="utf-8") == "old contents\n"
-    forced = tf(tensorforge_exe, *WRITERS_ARGS[path], "-o", str(target), "--force", env=env)
+    forced = tf(*WRITERS_ARGS[path], "-o", str(target), "--force", env=env)
     assert forced.returncode == 0, forced.stderr
     assert target.read_text(encoding="utf-8") != "old contents\n"

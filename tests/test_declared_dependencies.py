@@ -30,8 +30,6 @@ from types import SimpleNamespace
 import pytest
 from packaging.requirements import Requirement
 
-# `run` measures on this CPU: with the other tests that do, one after the other (tests/conftest.py).
-pytestmark = pytest.mark.xdist_group("host-cpu")
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALLED = ("tf-cpu", "tf-gemm[measure]")  # what the user asks pip for

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli
 
 torch = pytest.importorskip("torch")
 if not torch.distributed.is_available():
@@ -40,6 +41,12 @@ def tf(*args, home: Path, timeout=600):
     return subprocess.run(
         [TENSORFORGE, *args], capture_output=True, text=True, timeout=timeout, env=clean_env(home), cwd=str(ROOT)
     )
+
+
+def in_process(*args, home: Path):
+    """`tensorforge ARGS` in this process, for what needs no second process (tests/cli_in_process.py)."""
+    env = {"TENSORFORGE_PLUGINS": None, "TENSORFORGE_DISABLE": None, "TENSORFORGE_HOME": str(home)}
+    return run_cli(*args, env=env, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +188,7 @@ def test_a_gpu_system_without_gpus_still_predicts(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     out = tmp_path / "x2.json"
-    proc = tf("run", "--target", "h200x2", "-w", "all_reduce_64m", "-o", str(out), home=tmp_path / "home")
+    proc = in_process("run", "--target", "h200x2", "-w", "all_reduce_64m", "-o", str(out), home=tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["measured"]["available"] is False
@@ -190,7 +197,7 @@ def test_a_gpu_system_without_gpus_still_predicts(tmp_path):
 
 
 def test_a_collective_on_a_single_device_is_refused_in_one_line(tmp_path):
-    proc = tf("predict", "-t", "h200", "-w", "all_reduce_64m:ranks=2", home=tmp_path / "home")
+    proc = in_process("predict", "-t", "h200", "-w", "all_reduce_64m:ranks=2", home=tmp_path / "home")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
     assert "needs 2 devices; the target has 1" in proc.stderr

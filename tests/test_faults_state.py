@@ -89,7 +89,6 @@ def test_a_damaged_calibration_store_is_one_line_and_kept(tmp_path, cpu_fingerpr
         files={store: content},
         env={"TENSORFORGE_HOME": "{tmp}/home"},
         error=why + r".*remove it or pass --recalibrate",
-        subprocess=True,
         may_write=("home/keys",),
     )  # the signing key, made on first use
     check(case, tmp_path)

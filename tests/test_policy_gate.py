@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import attrs
 import numpy as np
 import pytest
+from cli_in_process import run_cli
 from click.testing import CliRunner
 from golden import H200_RERUN, H200_RUN
 from tf_cuda.telemetry import SLOWDOWN_REASONS
@@ -122,10 +123,17 @@ def write_candidate(directory: Path, stem: str, edit, source=BASE) -> Path:
 # ---------------------------------------------------------------- running the command
 
 
-def run_gate(*args):
+def console_gate(*args):
     """The installed console script, as CI would call it."""
     env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
     return subprocess.run([str(EXE), "gate", *map(str, args)], capture_output=True, text=True, env=env, timeout=120)
+
+
+def run_gate(*args):
+    """The console script's entry point in this process (tests/cli_in_process.py): its exit
+    status, table and error lines, without a second of imports per command (test_exit_statuses
+    runs the installed script itself)."""
+    return run_cli("gate", *args, env={"TENSORFORGE_PLUGINS": None, "TENSORFORGE_DISABLE": None})
 
 
 @functools.cache
@@ -501,13 +509,7 @@ def test_zero_second_samples_give_no_verdict_not_a_crash(tmp_path):
 def test_capture_without_measurements(tmp_path, base_doc):
     """A real `tensorforge run` on this machine (no CUDA): nothing to compare, for every workload."""
     out = tmp_path / "no-device.json"
-    proc = subprocess.run(
-        [str(EXE), "run", "--target", "h200", "-o", str(out)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TENSORFORGE_HOME": str(tmp_path / "home")},
-        timeout=300,
-    )
+    proc = run_cli("run", "--target", "h200", "-o", out, env={"TENSORFORGE_HOME": str(tmp_path / "home")})
     assert proc.returncode == 0, proc.stderr
     doc = load(out)
     if doc["measured"]["available"]:
@@ -564,12 +566,13 @@ def test_real_pair_is_decided_symmetrically():
 
 
 def test_exit_statuses(scaled):
-    assert run_gate(BASE, scaled(1.0), "--max-spread", "0.5").returncode == 0
-    assert run_gate(BASE, scaled(1.10)).returncode == 1
-    assert run_gate(BASE, RERUN).returncode == 3
-    assert run_gate(BASE, RERUN, "--no-verdict-ok").returncode == 0
+    """What CI sees: the exit status of the installed console script."""
+    assert console_gate(BASE, scaled(1.0), "--max-spread", "0.5").returncode == 0
+    assert console_gate(BASE, scaled(1.10)).returncode == 1
+    assert console_gate(BASE, RERUN).returncode == 3
+    assert console_gate(BASE, RERUN, "--no-verdict-ok").returncode == 0
     # --no-verdict-ok never hides a regression
-    assert run_gate(BASE, scaled(1.10), "--no-verdict-ok").returncode == 1
+    assert console_gate(BASE, scaled(1.10), "--no-verdict-ok").returncode == 1
 
 
 def test_table_and_json_agree(scaled):

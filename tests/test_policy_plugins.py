@@ -16,6 +16,7 @@ from pathlib import Path
 
 from golden import H200_RERUN, H200_RUN
 import pytest
+from cli_in_process import run_cli
 from click.testing import CliRunner
 
 from tensorforge.cli.main import make_cli
@@ -68,13 +69,11 @@ def site(tmp_path_factory) -> Path:
 
 
 def console(site, *args):
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TENSORFORGE_")}
-    if site is not None:
-        environ["PYTHONPATH"] = str(site)
-    exe = Path(sys.executable).parent / "tensorforge"
-    return subprocess.run(
-        [str(exe), *map(str, args)], capture_output=True, text=True, env=environ, timeout=300, cwd=ROOT
-    )
+    """`tensorforge ARGS` with `site` on the path (as PYTHONPATH puts it), in this process
+    (tests/cli_in_process.py: the console script's entry point, without a second of imports per
+    command; the installed package is importable for the call only)."""
+    env = {k: None for k in os.environ if k.startswith("TENSORFORGE_")}
+    return run_cli(*args, env=env, cwd=ROOT, path=[site] if site is not None else [])
 
 
 def expected_tail(path: Path) -> dict:

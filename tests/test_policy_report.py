@@ -9,12 +9,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from html import escape, unescape
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli
 from golden import H200_RERUN, H200_RUN, HOST_CPU_RUN, RTX_ON_H200
 
 from tensorforge.cli.units import seconds, si
@@ -29,7 +28,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BASE = H200_RUN
 RERUN = H200_RERUN
 ORIGINALS = (BASE, RERUN, RTX_ON_H200)
-EXE = Path(sys.executable).parent / "tensorforge"
 LABELS = ("PREDICTED", "MEASURED", "CALIBRATED", "DIAGNOSTIC", "POLICY")
 CHROMIUM = "/usr/bin/chromium"
 
@@ -38,15 +36,13 @@ def load(path) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _env(home=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
+def tf(*args, home=None):
+    """`tensorforge ARGS`, in this process (tests/cli_in_process.py: the console script's entry
+    point, without a second of imports per command)."""
+    env = {"TENSORFORGE_PLUGINS": None, "TENSORFORGE_DISABLE": None}
     if home is not None:
         env["TENSORFORGE_HOME"] = str(home)
-    return env
-
-
-def tf(*args, home=None):
-    return subprocess.run([str(EXE), *map(str, args)], capture_output=True, text=True, env=_env(home), timeout=300)
+    return run_cli(*args, env=env)
 
 
 def report(capture, out, *args):

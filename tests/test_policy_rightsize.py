@@ -6,12 +6,10 @@ captures and from the Core's own prediction."""
 import functools
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import run_cli as tensorforge
 from click.testing import CliRunner
 from golden import H200_RUN, RTX_ON_H200
 
@@ -26,7 +24,6 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = H200_RUN
-EXE = Path(sys.executable).parent / "tensorforge"
 TARGETS = "h200,rtx3050-laptop"  # explicit: other installed targets must not change these tests
 LAPTOP_GPU = "NVIDIA GeForce RTX 3050 Laptop GPU"
 BIG_FP32 = "gemm:m=32768,n=32768,k=32768,dtype=fp32"
@@ -62,10 +59,9 @@ def rightsize(*args):
 
 
 def run_cli(*args):
-    env = {k: v for k, v in os.environ.items() if k not in ("TENSORFORGE_PLUGINS", "TENSORFORGE_DISABLE")}
-    return subprocess.run(
-        [str(EXE), "rightsize", *map(str, args)], capture_output=True, text=True, env=env, timeout=120
-    )
+    """`tensorforge rightsize ARGS`, in this process (tests/cli_in_process.py: the console
+    script's entry point, without a second of imports per command)."""
+    return tensorforge("rightsize", *args, env={"TENSORFORGE_PLUGINS": None, "TENSORFORGE_DISABLE": None})
 
 
 def one_error_line(proc) -> str:
@@ -185,7 +181,7 @@ def test_unmeasured_workload_is_unknown_with_the_command_that_settles_it():
         assert results[target]["reason"] == f"no measurement on {target} for: {w.name}"
     # the suggested spec is one the CLI accepts
     hint = bound("h200", spec).spec
-    proc = subprocess.run([str(EXE), "predict", "-t", "h200", "-w", hint], capture_output=True, text=True)
+    proc = tensorforge("predict", "-t", "h200", "-w", hint)
     assert proc.returncode == 0, proc.stderr
     table = run_cli("-w", spec, "--latency-ms", "1", "--capture", BASE, "--targets", TARGETS)
     assert "no target is shown to meet the objective: no recommendation without evidence" in table.stdout

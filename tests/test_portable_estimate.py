@@ -113,3 +113,34 @@ def test_softmax_has_its_own_rate_where_fitted_else_the_norms():
     h200 = families["nvidia-sm90"].stream.bandwidth_efficiency
     assert "softmax" not in h200 and rate_pattern("softmax", h200) == "norm"
     assert rate_pattern("strided") == "copy"
+
+
+def test_hugging_face_gpt2_code_is_estimated_as_it_runs(host):
+    import torch
+
+    from tf_transformer import huggingface
+
+    # gelu_new's eight eager ops compute the tanh GELU a fused kernel does
+    x = torch.linspace(-4, 4, 101)
+    assert torch.allclose(huggingface.gelu_new(torch, x), torch.nn.functional.gelu(x, approximate="tanh"), atol=1e-6)
+    spec = "transformer:config=examples/configs/gpt2/config.json,batch=1,seq=128,dtype=fp32,attention=eager"
+    ours = _estimate(host, "h200", spec)
+    theirs = _estimate(host, "h200", spec + ",impl=huggingface")
+    assert theirs.latency_s == ours.latency_s  # the same model: the bound does not move
+    # per layer: gelu_new's 7 more kernels, a scalar fill for the scale and one for the mask
+    assert theirs.estimate.kernels - ours.estimate.kernels == 12 * (7 + 2)
+    assert theirs.estimate.for_protocol("eager-warm") > ours.estimate.for_protocol("eager-warm")
+
+
+def test_a_board_averaging_its_power_over_a_second_runs_every_shorter_call_at_burst(host):
+    from tensorforge.api import run_prediction
+
+    spec = "gemm:m=8192,n=8192,k=8192,dtype=bf16"  # ~1.4 ms: far shorter than the H200's second
+    burst = run_prediction(host, "h200", [spec]).workloads[0]
+    sustained = run_prediction(host, "h200", [spec], regime="sustained").workloads[0]
+    assert host.target("h200").power.limit_acts_s == 1.0
+    assert burst.estimate.terms["power_limit"] == 0
+    assert sustained.estimate.device_s > burst.estimate.device_s * 1.1
+    power = host.target("h200").power
+    cap = (power.limit_w - power.idle_w) / power.joules_per_flop["bf16"]
+    assert 2 * 8192**3 / sustained.estimate.device_s <= cap * (1 + 1e-9)

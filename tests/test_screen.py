@@ -59,6 +59,18 @@ def test_columns_left_out_are_named_and_only_when_wrapping_is_not_enough():
     assert "not shown" not in roomy and "65536" in roomy
 
 
+def test_one_line_rows_leave_optional_columns_out_before_a_row_wraps():
+    # at 80 columns the mapping wraps and the table fits: a listing asks for one line a row instead
+    wrapped = fit_table(HEADERS, ROWS, 80, optional=("mapping",))
+    assert "not shown" not in wrapped
+    listing = fit_table(HEADERS, ROWS, 80, optional=("mapping",), one_line=True).splitlines()
+    assert "not shown to fit (--wide shows them): mapping" in listing[:2]
+    rule = next(i for i, line in enumerate(listing) if line.startswith("---"))
+    assert [line.split()[0] for line in listing[rule + 1 :]] == [r[0] for r in ROWS]
+    # rows that fit keep every column
+    assert fit_table(HEADERS, ROWS, 200, optional=("mapping",), one_line=True) == table(HEADERS, ROWS)
+
+
 def test_wrapping_breaks_at_spaces_commas_and_joining_plus_signs_only():
     spec = "transformer:hidden=2048,layers=4,heads=16,kv_heads=4,head_dim=128,dtype=bf16"
     lines = Screen(30).wrap(f"  * transformer_decode: {spec}", "      ").splitlines()

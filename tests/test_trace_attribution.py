@@ -31,18 +31,18 @@ class FakeTrace:
     def __init__(self):
         self.events, self.corr = [], 0
 
-    def host(self, cat, name, ts, dur, **args):
+    def host(self, cat, name, ts, dur, tid=HOST_TID, **args):
         self.events.append(
-            {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": HOST_TID, "args": args}
+            {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid, "args": args}
         )
 
-    def range(self, name, ts, dur):
-        self.host("user_annotation", name, ts, dur)
+    def range(self, name, ts, dur, tid=HOST_TID):
+        self.host("user_annotation", name, ts, dur, tid)
 
-    def launch(self, ts, kernels, api="cudaLaunchKernel", cat="cuda_runtime"):
+    def launch(self, ts, kernels, api="cudaLaunchKernel", cat="cuda_runtime", tid=HOST_TID):
         """A host launch at ts and the device activities it caused: (name, start, dur[, cat])."""
         self.corr += 1
-        self.host(cat, api, ts, 2.0, correlation=self.corr)
+        self.host(cat, api, ts, 2.0, tid, correlation=self.corr)
         for k in kernels:
             name, start, dur = k[:3]
             self.events.append(
@@ -179,6 +179,33 @@ def test_a_kernel_launched_outside_every_operator_range_is_unattributed():
         ("matmul", pytest.approx(20e-6)),
         (UNATTRIBUTED, pytest.approx(5e-6)),
     ]
+
+
+def test_a_backward_on_autograd_s_thread_belongs_to_the_call_that_waits_for_it():
+    """A training step's backward runs on autograd's device thread: its operator ranges and
+    launches are there, the call's ITERATION range on the calling thread around them."""
+    autograd = 202
+    t = FakeTrace()
+    for i in range(2):
+        base = 1000.0 * i
+        t.range(ITERATION, base, 100)
+        t.range(PREFIX + "matmul", base + 1, 10)
+        t.launch(base + 2, [("gemm_fwd", base + 20, 10)])
+        t.range(PREFIX + "matmul_grad_a", base + 30, 10, tid=autograd)
+        t.launch(base + 31, [("gemm_dgrad", base + 40, 10)], tid=autograd)
+        t.launch(base + 45, [("stray_add", base + 55, 1)], tid=autograd)  # outside its ranges
+        t.range(PREFIX + "optimizer", base + 60, 10)
+        t.launch(base + 61, [("adamw", base + 70, 5)])
+    t.launch(1500, [("between_calls", 1510, 5)], tid=autograd)  # in no call: left out
+    its = device_iterations(t.doc())
+    assert [it.index for it in its] == [0, 1]
+    assert sequence(its[1]) == (
+        ("gemm_fwd", "matmul"),
+        ("gemm_dgrad", "matmul_grad_a"),
+        ("stray_add", None),
+        ("adamw", "optimizer"),
+    )
+    assert its[0].host_s == pytest.approx({"matmul": 10e-6, "matmul_grad_a": 10e-6, "optimizer": 10e-6})
 
 
 def test_traces_without_iterations_or_events_are_refused():

@@ -68,12 +68,30 @@ def workload_residency(operators, cache_bytes: int) -> Residency:
     return Residency(resident=on_chip, no_writeback=on_chip)
 
 
-def operator_residency(problem, shared: Residency) -> Residency:
-    """The part of the workload's residency that concerns one operator's tensors."""
+def operator_residency(problem, shared: Residency, reread: frozenset = frozenset()) -> Residency:
+    """The part of the workload's residency that concerns one operator's tensors; `reread`:
+    tensors an earlier operator already brought in (rereads())."""
+    reads = frozenset(t.name for t in problem.reads())
     return Residency(
-        resident=frozenset(t.name for t in problem.reads()) & shared.resident,
+        resident=reads & (shared.resident | reread),
         no_writeback=frozenset(t.name for t in problem.writes()) & shared.no_writeback,
     )
+
+
+def rereads(operators, cache_bytes: int) -> list[frozenset]:
+    """Per operator, the workload inputs (tensors no operator writes) it reads that an earlier
+    operator already read, small enough for the shared cache: that earlier read may have left
+    them there (a lower bound, as workload_residency). Why: a training step reads its input and
+    weight again in the backward (dA = dC @ B^T, dB = A^T @ dC) right after the forward, and a
+    bound charging DRAM for both reads could be beaten by a measurement."""
+    written = {t.name for op in operators for t in op.problem.writes()}
+    seen: set[str] = set()
+    out = []
+    for op in operators:
+        names = {t.name for t in op.problem.reads() if t.name not in written and t.nbytes <= cache_bytes}
+        out.append(frozenset(names & seen))
+        seen |= names
+    return out
 
 
 def _boundary_bytes(operators, written: set, read: set) -> tuple[float, float]:
@@ -146,10 +164,11 @@ def predict_workload(
     if not operators:
         raise TensorForgeError(f"workload {workload.name!r} decomposes into no operators")
     residency = workload_residency(operators, machine.cache_bytes)
+    reread = rereads(operators, machine.cache_bytes)
     written = {t.name for op in operators for t in op.problem.writes()}
     read = {t.name for op in operators for t in op.problem.reads()}
     results = []
-    for op in operators:
+    for op, again in zip(operators, reread):
         check_problem(f"workload {workload.name!r}, operator {op.name!r}", op.problem)
         on_vector = getattr(op.problem, "on_vector_units", False)
         if not on_vector and op.problem.math_mode not in ceilings.compute:  # else a KeyError deep in a mapping
@@ -158,7 +177,7 @@ def predict_workload(
                 f"{op.problem.math_mode} rate (operator {op.name!r}); known modes: "
                 f"{', '.join(sorted(ceilings.compute))}"
             )
-        relevant = operator_residency(op.problem, residency)
+        relevant = operator_residency(op.problem, residency, again)
         # the cold bound, then the warm one (the same residency, warm: a call repeated unflushed);
         # without a shared cache they are the same
         warm = attrs.evolve(relevant, warm=True) if machine.cache_bytes else relevant

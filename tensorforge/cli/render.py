@@ -68,10 +68,15 @@ def search_text(pred: Prediction) -> str:
 
 
 def prediction_text(
-    pred: Prediction, detail: bool = False, screen: Screen = PLAIN, levels: Mapping[str, str] | None = None
+    pred: Prediction,
+    detail: bool = False,
+    screen: Screen = PLAIN,
+    levels: Mapping[str, str] | None = None,
+    energy=None,
 ) -> str:
     """The prediction for people: its ceilings, one row per workload (every operator with
-    `detail`), the search, the notes. `levels` names the memory levels (memory_level_names)."""
+    `detail`), the search, the notes. `levels` names the memory levels (memory_level_names);
+    `energy` (tensorforge.energy.predicted.PredictedEnergy) adds the energy estimate."""
     names = dict(levels or {"dram": "DRAM"})
     c = pred.ceilings
     ceil = ", ".join(f"{mode} {si(rate, 'FLOP/s')}" for mode, rate in sorted(c.compute.items()))
@@ -131,17 +136,38 @@ def prediction_text(
         headers += (
             [f"ESTIMATE {pred.estimate_protocol}"] if pred.estimate_protocol else ["ESTIMATE device", "ESTIMATE eager"]
         )
-    lines.append(screen.table(headers + [""], rows, optional=("mapping", "compulsory", "FLOPs", "compute")))
+    optional = ("mapping", "compulsory", "FLOPs", "compute")
+    table_text = screen.table(headers + [""], rows, optional=optional)
+    if energy is not None and energy.workloads:
+        from tensorforge.energy.render import ENERGY_HEADER, energy_cell
+
+        cells = [energy_cell(energy, w.name, pred.estimate_protocol) for w in pred.workloads]
+        with_energy = screen.table(
+            headers + [ENERGY_HEADER, ""],
+            [r[:-1] + [c, r[-1]] for r, c in zip(rows, cells)],
+            optional + (ENERGY_HEADER,),
+        )
+        # the column is one more a narrow screen leaves out: never at the cost of a line there
+        # (--wide, --json and --detail show it)
+        if "--wide" not in table_text or len(with_energy.splitlines()) <= len(table_text.splitlines()):
+            table_text = with_energy
+    lines.append(table_text)
     if estimated:
         from tensorforge.estimate.render import basis_line
 
         short = f"ESTIMATE   not a bound ({pred.estimate_basis_kind}): {short_basis(pred.estimate_basis)}"
         lines += ["", basis_line(pred) if detail else short]
+    if detail and energy is not None:
+        lines.append(f"energy ({energy.basis_kind or 'none'}): {energy.coefficients_source}")
     if detail:
         for w in pred.workloads:
             lines += ["", f"{w.name}  ({w.spec})"]
             if w.warm_latency_s is not None:
                 lines.append(f"lower bound: cold {seconds(w.latency_s)}, warm {seconds(w.warm_latency_s)}")
+            if energy is not None and w.name in energy.workloads:
+                from tensorforge.energy.render import energy_line
+
+                lines.append(energy_line(energy.workloads[w.name]))
             lines.append(
                 screen.table(
                     [

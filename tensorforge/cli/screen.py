@@ -6,6 +6,8 @@ the layout files and pipes get, byte for byte what they always got. On a screen 
 the table instead of printed; only when the table is still wider than the screen is it fitted:
 columns whose value is the same in every row are stated once above the table, then the widest
 text columns wrap inside their cell while short cells (numbers, units, verdicts) stay whole.
+A listing read row by row (`targets list`) may ask for one line per row: then the columns it
+names as optional are left out before any row wraps, and a line above the table says which.
 `--wide` turns the fitting off and `--json` never comes here, so machines keep full detail.
 
 Wrapping, of cells and of prose alike, never breaks a token: a line breaks at a space, or
@@ -86,8 +88,14 @@ class Screen:
     width: int | None = None
     colour: bool = False
 
-    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]], optional: Sequence[str] = ()) -> str:
-        return fit_table(headers, rows, self.width, optional)
+    def table(
+        self,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        optional: Sequence[str] = (),
+        one_line: bool = False,
+    ) -> str:
+        return fit_table(headers, rows, self.width, optional, one_line)
 
     def wrap(self, line: str, indent: str = "  ") -> str:
         """A long line of prose broken at the screen's width, continuation lines indented."""
@@ -263,12 +271,23 @@ def _layout(headers: list[str], rows: list[list[str]], width: int) -> list[str]:
     return lines
 
 
+def _rows_wrap(headers: list[str], rows: list[list[str]], width: int) -> bool:
+    """Whether the fitted layout gives some row more than one line (a header may wrap)."""
+    widths = _widths(headers, rows, width)
+    return any(len(_block(row, widths)) > 1 for row in rows)
+
+
 def fit_table(
-    headers: Sequence[str], rows: Sequence[Sequence[object]], width: int | None, optional: Sequence[str] = ()
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    width: int | None,
+    optional: Sequence[str] = (),
+    one_line: bool = False,
 ) -> str:
     """The plain table when it fits in `width` (or `width` is None); else the fitted one.
     `optional` names columns, least needed first, that may be left out when wrapping alone
-    cannot make the table fit; a line then says which, and that --wide shows them."""
+    cannot make the table fit, or, with `one_line`, when a row would take two lines (a row that
+    wraps under its name reads as two rows); a line then says which, and that --wide shows them."""
     plain = table(headers, rows)
     if width is None:
         return plain
@@ -281,7 +300,7 @@ def fit_table(
     lines = _layout(heads, body, width)
     left_out: list[str] = []
     for name in optional:
-        if _fits(lines, width):
+        if _fits(lines, width) and not (one_line and _rows_wrap(heads, body, width)):
             break
         if name in heads[1:]:
             i = heads.index(name)

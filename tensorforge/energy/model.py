@@ -63,6 +63,14 @@ class PowerFigures:
     # board whose limit is below (idle + rate x J/FLOP) cannot sustain the rate (power_capped)
     idle_w: float | None = None
     joules_per_flop: Mapping[str, float] = attrs.field(factory=dict)
+    # the energy of one byte moved to or from DRAM (the energy model's e_b; energy.coefficients):
+    # `predict`'s energy figures only, never the power cap
+    joules_per_dram_byte: float | None = None
+    # the call time from which the board's power limit slows a call (its controller acts on a
+    # running average: shorter calls run at the boost clock); None: the default of
+    # tensorforge.estimate.power (read off a 70 W T4). A large board averages over longer (an H200
+    # drew above its 700 W limit for the first ~second of load)
+    limit_acts_s: float | None = None
 
     @property
     def limit_w(self) -> float:
@@ -84,6 +92,12 @@ def validate_power(figures: PowerFigures, where: str) -> None:
     for mode, value in figures.joules_per_flop.items():
         if not (isinstance(value, int | float) and 0 < value < 1e-9):
             raise ValueError(f"{where}: power.joules_per_flop.{mode} must be in (0, 1e-9) J, got {value!r}")
+    acts = figures.limit_acts_s
+    if acts is not None and not (isinstance(acts, int | float) and 0 < acts <= 60):
+        raise ValueError(f"{where}: power.limit_acts_s must be in (0, 60] seconds, got {acts!r}")
+    byte_j = figures.joules_per_dram_byte
+    if byte_j is not None and not (isinstance(byte_j, int | float) and 0 < byte_j < 1e-8):
+        raise ValueError(f"{where}: power.joules_per_dram_byte must be in (0, 1e-8) J, got {byte_j!r}")
     if figures.idle_w is not None and not (0 < figures.idle_w < figures.tdp_w):
         raise ValueError(f"{where}: power.idle_w must be > 0 and below tdp_w, got {figures.idle_w!r}")
     for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w"):

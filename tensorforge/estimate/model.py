@@ -39,6 +39,7 @@ def device_for(
         devices=getattr(target, "devices", 1),
         collectives=dict(ceilings.collectives or {}),
         capped=capped,
+        limit_acts_s=getattr(getattr(target, "power", None), "limit_acts_s", None),
     )
 
 
@@ -74,13 +75,13 @@ def estimate_workload(
             # the same operator at the rate the board's power limit allows, as far as its call
             # is long enough for the limit to act (estimate/power.py)
             capped_total = estimator(op.problem, impl, per_bound, capped, coefficients, resident=resident)[0]
-            slowed = power_limit.settle(total, capped_total, regime)
+            slowed = power_limit.settle(total, capped_total, regime, device.limit_acts_s)
             terms = {**terms, "power_limit": terms.get("power_limit", 0.0) + slowed - total}
             total = slowed
             capped_warm = estimator(
                 op.problem, impl, per_bound, capped, coefficients, resident=warm_resident, warm=True
             )[0]
-            warm_total = power_limit.settle(warm_total, capped_warm, regime)
+            warm_total = power_limit.settle(warm_total, capped_warm, regime, device.limit_acts_s)
         # framework calls: the implementation's own kernels and layout copies, each launched from
         # Python; kernels the library adds inside one call (a split-K reduction, a split-KV
         # combine, cuDNN's memsets and padding copies) cost the host no call of their own
@@ -229,5 +230,6 @@ def power_words(target: Target, device: Device) -> str:
     if not capped:
         return ""
     return (
-        f"; power-capped at {power.limit_w:g} W on calls over {power_limit.CAP_FROM_S * 1e3:g} ms: {', '.join(capped)}"
+        f"; power-capped at {power.limit_w:g} W on calls over {(power.limit_acts_s or power_limit.CAP_FROM_S) * 1e3:g} ms: "
+        f"{', '.join(capped)}"
     )

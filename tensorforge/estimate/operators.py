@@ -23,7 +23,7 @@ from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.implementation import Implementation, rate_pattern
 from tensorforge.estimate.menus import SIMT_MODES, Menu, menu_for
 from tensorforge.workloads.collectives import CollectiveProblem, calibrated_for
-from tensorforge.workloads.problems import AttentionProblem, MatmulProblem, StreamProblem
+from tensorforge.workloads.problems import AttentionBackwardProblem, AttentionProblem, MatmulProblem, StreamProblem
 
 INF = float("inf")
 
@@ -43,6 +43,7 @@ class Device:
     collectives: Mapping[str, Any] = attrs.field(factory=dict, hash=False)  # calibrated curves by op/ranks
     # modes the board's power limit slows, at the rate the limit allows (estimate/power.py)
     capped: Mapping[str, float] = attrs.field(factory=dict, hash=False)
+    limit_acts_s: float | None = None  # the call time from which the limit acts (PowerFigures)
 
     def rate(self, mode: str) -> float:
         return self.compute.get(mode) or self.compute[self.vector_mode]
@@ -388,7 +389,7 @@ def estimate_attention(
         splits = max(2, min(128, kv_blocks, ceil_div(d.units, items)))
     # keys each query block computes, padded to key blocks (causal: up to the block's last row);
     # summed in closed form so a long sequence costs no memory
-    per_block = 4.0 * tq * p.head_dim
+    per_block = 2.0 * p.matmuls * tq * p.head_dim  # 2 products per pair forward, 5 backward
     if p.causal and not swapped and qblocks > 1:
         offset = p.kv_len - p.q_len
         padded_sum = _padded_prefix_sum(offset, tq, p.q_len, tkv, splits)
@@ -410,7 +411,7 @@ def estimate_attention(
         quantized = max(total_flops / d.units, longest)
     eff = c.attention.causal_efficiency if (p.causal and p.q_len > 1) else c.attention.prefill_efficiency
     overhead = waves * c.attention.block_overhead_s
-    nbytes = float(p.q.nbytes + p.k.nbytes + p.v.nbytes + p.o.nbytes)
+    nbytes = float(sum(t.nbytes for t in p.reads() + p.writes()))  # Q, K, V, O (backward: + dO, dQ, dK, dV)
     if splits > 1:  # fp32 partial outputs written and read back
         nbytes += 2.0 * 4 * p.batch * p.heads * p.q_len * p.head_dim * splits
     bw = c.attention.decode_bandwidth_efficiency if decode else c.gemm.stream_efficiency
@@ -540,6 +541,7 @@ def estimate_collective(
 ESTIMATORS = {
     MatmulProblem: estimate_matmul,
     AttentionProblem: estimate_attention,
+    AttentionBackwardProblem: estimate_attention,  # its forward's efficiency: no probe runs a backward
     StreamProblem: estimate_stream,
     CollectiveProblem: estimate_collective,
 }

@@ -36,15 +36,19 @@ def capped_rates(compute: dict[str, float], power: PowerFigures | None) -> dict[
     return out
 
 
-def cap_weight(burst_s: float, regime: str = "burst") -> float:
-    """0: the call runs at the boost clock; 1: at the capped rate."""
+def cap_weight(burst_s: float, regime: str = "burst", acts_s: float | None = None) -> float:
+    """0: the call runs at the boost clock; 1: at the capped rate. `acts_s`: the target's
+    power.limit_acts_s, the call time from which the limit acts (default CAP_FROM_S); it is fully
+    in force from CAP_FULL_S / CAP_FROM_S times that."""
     if regime == "sustained":
         return 1.0
-    if burst_s <= CAP_FROM_S:
+    start = acts_s or CAP_FROM_S
+    full = start * (CAP_FULL_S / CAP_FROM_S)
+    if burst_s <= start:
         return 0.0
-    if burst_s >= CAP_FULL_S:
+    if burst_s >= full:
         return 1.0
-    return math.log(burst_s / CAP_FROM_S) / math.log(CAP_FULL_S / CAP_FROM_S)
+    return math.log(burst_s / start) / math.log(full / start)
 
 
 def blend(burst_s: float, capped_s: float, weight: float) -> float:
@@ -56,18 +60,18 @@ def blend(burst_s: float, capped_s: float, weight: float) -> float:
     return burst_s ** (1.0 - weight) * capped_s**weight
 
 
-def settle(burst_s: float, capped_s: float, regime: str = "burst") -> float:
+def settle(burst_s: float, capped_s: float, regime: str = "burst", acts_s: float | None = None) -> float:
     """The call's time where the limit's weight is taken at that time itself: the fixed point of
     t = blend(burst_s, capped_s, cap_weight(t)), between the two (bisection on log t)."""
     if capped_s <= burst_s or regime == "sustained":
         return max(burst_s, capped_s)
-    if burst_s <= CAP_FROM_S:  # the blend is the burst time up to CAP_FROM_S: t = burst_s settles
+    if burst_s <= (acts_s or CAP_FROM_S):  # the blend is the burst time up to there: t = burst_s settles
         return burst_s
     low, high = math.log(burst_s), math.log(capped_s)
     for _ in range(40):  # blend(weight(t)) - t falls as t grows: one crossing
         mid = 0.5 * (low + high)
         t = math.exp(mid)
-        if blend(burst_s, capped_s, cap_weight(t)) > t:
+        if blend(burst_s, capped_s, cap_weight(t, regime, acts_s)) > t:
             low = mid
         else:
             high = mid
@@ -78,4 +82,4 @@ def capped_device(device):
     """The same device at its capped rates, or None where the limit slows no mode."""
     if not device.capped:
         return None
-    return attrs.evolve(device, compute={**device.compute, **device.capped}, capped={})
+    return attrs.evolve(device, compute={**device.compute, **device.capped}, capped={}, limit_acts_s=None)

@@ -110,10 +110,11 @@ def dump_target(target: Target, origin: str | None = None) -> str:
         lines.pop()
 
     if target.power is not None:
+        watts = ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w", "idle_w")
         lines += ["", "# declared power figures in watts (sources: power.<figure>); docs/energy.md", "[power]"]
         lines += [
             assignment(name, getattr(target.power, name))
-            for name in ("tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w", "idle_w")
+            for name in (*watts, "joules_per_dram_byte", "limit_acts_s")
             if getattr(target.power, name) is not None
         ]
         if target.power.joules_per_flop:

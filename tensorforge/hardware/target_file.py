@@ -208,7 +208,16 @@ def _estimate(top: _Table, where: str) -> Any:
     return coefficients_from_data(data, f"{where}: [estimate]")
 
 
-POWER_KEYS = ["tdp_w", "power_limit_w", "power_limit_min_w", "power_limit_max_w", "idle_w", "joules_per_flop"]
+POWER_KEYS = [
+    "tdp_w",
+    "power_limit_w",
+    "power_limit_min_w",
+    "power_limit_max_w",
+    "idle_w",
+    "joules_per_flop",
+    "joules_per_dram_byte",
+    "limit_acts_s",
+]
 WATT_KEYS = POWER_KEYS[:5]
 
 
@@ -227,10 +236,14 @@ def _power(top: _Table) -> Any:
         per = table.table("joules_per_flop", sorted(raw) if isinstance(raw, dict) else [])
         for mode in per.data:
             energy[mode] = float(per.get(mode, _number, "joules per FLOP, a number > 0"))
+    byte_j = table.get("joules_per_dram_byte", _number, "joules per DRAM byte, a number > 0", None)
+    acts = table.get("limit_acts_s", _number, "seconds, a number > 0", None)
     figures = PowerFigures(
         tdp_w=float(table.get("tdp_w", _number, watts)),
         **{k: (None if v is None else float(v)) for k in WATT_KEYS[1:] for v in [table.get(k, _number, watts, None)]},
         joules_per_flop=energy,
+        joules_per_dram_byte=None if byte_j is None else float(byte_j),
+        limit_acts_s=None if acts is None else float(acts),
     )
     low, high = figures.power_limit_min_w, figures.power_limit_max_w
     if low is not None and high is not None and low > high:

@@ -170,8 +170,10 @@ class BaseHost:
             if not self.options.selects(ep.name) or ep.name in self.reports:
                 continue
             dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else None
-            version = dist.version if dist is not None else None
+            # One parse of the distribution's metadata file: `dist.version` would parse it again.
+            meta = dist.metadata if dist is not None else None
+            dist_name = meta["Name"] if meta is not None else None
+            version = meta["Version"] if meta is not None else None
             start = time.perf_counter()
             try:
                 plugin = ep.load()

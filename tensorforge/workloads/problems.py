@@ -75,6 +75,10 @@ class AttentionProblem:
     v: Tensor
     o: Tensor
 
+    # matrix products per visible query-key pair, each 2*head_dim FLOPs: QK^T and PV (a class
+    # attribute, not a field: the backward's subclass sets its own)
+    matmuls = 2
+
     @property
     def visible_pairs(self) -> int:
         """Query-key pairs that are computed (causal masking drops the rest)."""
@@ -86,7 +90,7 @@ class AttentionProblem:
     @property
     def flops(self) -> float:
         # QK^T and PV: 2 matmuls of 2*d flops per visible pair, per query head.
-        return 4.0 * self.batch * self.heads * self.visible_pairs * self.head_dim
+        return 2.0 * self.matmuls * self.batch * self.heads * self.visible_pairs * self.head_dim
 
     @property
     def softmax_exps(self) -> float:
@@ -106,6 +110,30 @@ class AttentionProblem:
 
     def writes(self) -> tuple[Tensor, ...]:
         return (self.o,)
+
+
+@attrs.frozen
+class AttentionBackwardProblem(AttentionProblem):
+    """The backward of fused attention, FlashAttention-2 style: S and P are recomputed on chip
+    from Q, K and the forward's log-sum-exp, never stored. Per visible pair 5 matrix products
+    (QK^T again, dP = dO V^T, dV += P^T dO, dQ += dS K, dK += dS^T Q) against the forward's 2, so
+    2.5x its FLOPs; one exponential per pair (P recomputed). `q`, `k`, `v`, `o` are the forward's
+    tensors, all read here (O for the rowsum of dO * O); `do` the output's gradient (read), `dq`,
+    `dk`, `dv` the inputs' gradients (written).
+    """
+
+    do: Tensor
+    dq: Tensor
+    dk: Tensor
+    dv: Tensor
+
+    matmuls = 5
+
+    def reads(self) -> tuple[Tensor, ...]:
+        return (self.q, self.k, self.v, self.o, self.do)
+
+    def writes(self) -> tuple[Tensor, ...]:
+        return (self.dq, self.dk, self.dv)
 
 
 @attrs.frozen
@@ -134,7 +162,7 @@ class StreamProblem:
         return self.write_tensors
 
 
-Problem = Union[MatmulProblem, AttentionProblem, StreamProblem, "CollectiveProblem"]
+Problem = Union[MatmulProblem, AttentionProblem, AttentionBackwardProblem, StreamProblem, "CollectiveProblem"]
 
 
 @attrs.frozen

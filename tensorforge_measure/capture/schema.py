@@ -170,6 +170,15 @@ CORE_FIELDS: dict[str, tuple[str, str | None]] = {
         "energy per FLOP above idle, per math mode, as the target declares it: the estimate's power cap",
         "J",
     ),
+    "PowerFigures.joules_per_dram_byte": (
+        "energy per byte moved to or from DRAM, as the target declares it: predict's energy figures only",
+        "J",
+    ),
+    "PowerFigures.limit_acts_s": (
+        "the call time from which the board's power limit slows a call (the estimate's power cap); null: "
+        "the estimate's default",
+        "s",
+    ),
     "Target.estimate": (
         "estimate coefficients the target declares (a target file's 'estimate' table); null when it declares none",
         None,

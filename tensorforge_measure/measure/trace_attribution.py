@@ -9,6 +9,9 @@ it to the host call that launched it, and can be written by fake traces in tests
 How a kernel finds its operator: kernel -> correlation id -> the host launch (runtime or driver
 API call) -> the innermost operator range (op_ranges.PREFIX + name) around the launch on the
 launching thread; the enclosing ITERATION range says which call of the workload it belongs to.
+A backward pass runs on autograd's own thread per device while the calling thread waits inside
+the ITERATION range: a launch on a thread with no ITERATION range around it belongs to the
+iteration whose range (on any thread) holds its time.
 Kernels replayed from a CUDA graph were launched by one cudaGraphLaunch inside no operator
 range; they get their operators from the sequence of an eager iteration of the same function
 (same kernel names in the same order), or stay unattributed with the reason.
@@ -141,9 +144,15 @@ def _iteration_index(annotations: Mapping[str, list[HostSpan]]) -> dict[tuple[st
     return {(s.thread, s.start_us): i for i, s in enumerate(spans)}
 
 
+def _any_thread(annotations) -> _Ranges:
+    """The ITERATION ranges of every thread (which iteration a time falls in, whatever the thread)."""
+    return _Ranges(s for spans in annotations.values() for s in spans if s.name == ITERATION)
+
+
 def _host_times(annotations, index) -> dict[int, dict[str, float]]:
     """Seconds inside each operator range per iteration, on the host."""
     out: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    anywhere = _any_thread(annotations)
     for spans in annotations.values():
         ranges = _Ranges(s for s in spans if s.name == ITERATION)
         for s in spans:
@@ -151,6 +160,8 @@ def _host_times(annotations, index) -> dict[int, dict[str, float]]:
             if op is None:
                 continue
             it = ranges.innermost(s.start_us, lambda n: n == ITERATION)
+            if it is None and not ranges.spans:  # a thread of no call of its own (autograd's)
+                it = anywhere.innermost(s.start_us, lambda n: n == ITERATION)
             if it is not None:
                 out[index[(it.thread, it.start_us)]][op] += s.dur_us * 1e-6
     return out
@@ -164,6 +175,8 @@ def device_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
     if not index:
         raise TraceError(f"the trace has no {ITERATION!r} range: nothing marks the traced calls")
     by_thread = {t: _Ranges(spans) for t, spans in annotations.items()}
+    anywhere = _any_thread(annotations)
+    calling = {t for t, spans in annotations.items() if any(s.name == ITERATION for s in spans)}
     grouped: dict[int, list[Activity]] = defaultdict(list)
     flushes: list[Activity] = []
     for e in events:
@@ -173,13 +186,15 @@ def device_iterations(doc: Mapping[str, Any]) -> list[Iteration]:
         launch = launches.get(_correlation(e)) if _correlation(e) is not None else None
         operator = iteration = None
         in_flush = False
-        if launch is not None and launch.thread in by_thread:
-            ranges = by_thread[launch.thread]
-            it = ranges.innermost(launch.start_us, lambda n: n == ITERATION)
+        if launch is not None:
+            ranges = by_thread.get(launch.thread)
+            it = ranges.innermost(launch.start_us, lambda n: n == ITERATION) if ranges else None
+            if it is None and launch.thread not in calling:  # autograd's thread, inside a call
+                it = anywhere.innermost(launch.start_us, lambda n: n == ITERATION)
             iteration = index.get((it.thread, it.start_us)) if it else None
-            op = ranges.innermost(launch.start_us, lambda n: operator_of(n) is not None)
+            op = ranges.innermost(launch.start_us, lambda n: operator_of(n) is not None) if ranges else None
             operator = operator_of(op.name) if op is not None and (it is None or op.start_us >= it.start_us) else None
-            in_flush = ranges.innermost(launch.start_us, lambda n: n == FLUSH) is not None
+            in_flush = ranges is not None and ranges.innermost(launch.start_us, lambda n: n == FLUSH) is not None
         activity = Activity(
             str(e.get("name")),
             kind,

@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from tensorforge.api import percent, seconds
+from tensorforge_measure.report.cards import PROVISIONAL, evidence
 from tensorforge_measure.report.html_table import breakable, fold
 
 
@@ -24,18 +25,12 @@ def _big(text: str) -> str:
 
 def evidence_line(row: dict[str, Any]) -> str:
     """Whether the measurement behind the card's APEs is good enough to judge by, in one line."""
-    if row["measured_p50_s"] is None:
-        return '<span class="empty">no measurement: nothing to judge the bound or the estimate by</span>'
-    verdict = row.get("evidence")
-    if verdict is None:
-        return '<span class="empty">not assessed (the capture kept no raw samples)</span>'
-    if row.get("provisional"):
-        why = "; ".join(row["evidence_reasons"]) or "insufficient"
-        return (
-            f'<span class="violation">insufficient</span>: {escape(why)}. '
-            "The APEs and the bound check are provisional: they may not hold on a rerun."
-        )
-    return f"<b>{escape(verdict)}</b>"
+    kind, headline, reasons = evidence(row)
+    if kind == "none":
+        return f'<span class="empty">{escape(headline)}</span>'
+    if kind == "insufficient":
+        return f'<span class="violation">insufficient</span>: {escape(reasons)}. {PROVISIONAL}'
+    return f"<b>{escape(headline)}</b>"
 
 
 def _estimate(row: dict[str, Any]) -> str:

@@ -3,10 +3,38 @@
 from typing import Any
 
 from tensorforge.api import percent, seconds, si
+from tensorforge_measure.report.cards import PROVISIONAL, evidence
 
 
 def _s(value):
     return seconds(value) if value is not None else "-"
+
+
+def _card(title: str, part: dict[str, Any]) -> list[str]:
+    """A comparison card as the HTML page shows it: the story, then the bound (analytical and
+    calibrated), the estimate and the measurement, the APEs, and the evidence quality beside
+    them, so a provisional APE reads as provisional here too."""
+    row = part["row"]
+    if row is None:
+        return [f"- **{title}**: {part['story']}"]
+    mode = f" ({row['estimate_mode']})" if row.get("estimate_mode") else ""
+    estimate = _s(row["estimate_s"]) if row.get("estimate_s") is not None else "none in this capture"
+    apes = f"APE (calibrated) {percent(row['ape_calibrated'])}"
+    if row.get("ape_estimate") is not None:
+        apes += f"; APE (estimate) {percent(row['ape_estimate'])}"
+    kind, headline, reasons = evidence(row)
+    quality = {"none": headline, "insufficient": f"**insufficient**: {reasons}. {PROVISIONAL}"}.get(
+        kind, f"**{headline}**"
+    )
+    return [
+        f"- **{title}**: {part['story']} (Chosen as {part['chosen_by']}.)",
+        f"  - PREDICTED analytical: {_s(row['analytical_s'])}",
+        f"  - CALIBRATED lower bound: {_s(row['calibrated_s'])}",
+        f"  - PREDICTED estimate{mode}: {estimate}",
+        f"  - MEASURED p50: {_s(row['measured_p50_s'])}",
+        f"  - {apes}" + (" (provisional)" if row.get("provisional") else ""),
+        f"  - evidence: {quality}",
+    ]
 
 
 def render_markdown(facts: dict[str, Any]) -> str:
@@ -24,8 +52,7 @@ def render_markdown(facts: dict[str, Any]) -> str:
     out += [f"| {l['label']} | {l['meaning']} |" for l in facts["labels"]]
     out += ["", "## Primary and contrast", ""]
     for title in ("primary", "contrast"):
-        chosen = f" (Chosen as {facts[title]['chosen_by']}.)" if facts[title]["row"] else ""
-        out.append(f"- **{title}**: {facts[title]['story']}{chosen}")
+        out += _card(title, facts[title])
     out += [
         "",
         "## Every workload",

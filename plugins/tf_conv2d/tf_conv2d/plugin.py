@@ -1,7 +1,14 @@
 """Conv2D (NCHW semantics) mapped as an implicit GEMM per group:
    M = N*P*Q,  N_gemm = K/groups,  K_gemm = (C/groups)*R*S,  batch = groups.
 The A operand is never materialised: its distinct bytes are the input activation (with
-halo re-reads left to the mapping's panel model), not the larger im2col matrix."""
+halo re-reads left to the mapping's panel model), not the larger im2col matrix.
+
+phase=train adds, per micro-step, the data gradient dX (`conv2d_grad_input`: an implicit GEMM
+whose reduction runs over (K/groups)*R*S, M = N*P*Q, N_gemm = C/groups, so its FLOPs are the
+forward's exactly; with stride 1 and same padding M is the input's N*H*W too) and the weight
+gradient dW (`conv2d_grad_weight`: M = K/groups, N_gemm = (C/groups)*R*S, the reduction over
+the N*P*Q output positions), then the parameter-side operators of tensorforge.workloads.training.
+Every micro-step reads its own input and output gradient (micro-batches)."""
 
 import attrs
 
@@ -10,6 +17,8 @@ from tensorforge import (
     MatmulProblem,
     Operator,
     Tensor,
+    TRAIN_OPTIMIZERS,
+    Training,
     WorkloadKind,
     hookimpl,
     parse_dtype,
@@ -36,9 +45,15 @@ class Conv2dParams:
     groups: int = _at_least(1, default=1)
     dtype: str = attrs.field(default="bf16", converter=parse_dtype)
     math_mode: str = attrs.field(default=None)
+    # forward: the convolution alone; train: a training step of the layer (the filter its weight)
+    phase: str = attrs.field(default="forward", metadata={"choices": ("forward", "train")})
+    optimizer: str = attrs.field(default="none", metadata={"choices": TRAIN_OPTIMIZERS})
+    grad_accum: int = attrs.field(default=1, metadata={"min": 1})  # micro-steps per optimizer step
+    mixed_precision: bool = False  # fp32 master weights, gradients and optimizer state
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "math_mode", parse_math_mode(self.math_mode, self.dtype))
+        Training.check(self, "forward")
         if self.c % self.groups or self.k % self.groups:
             raise ValueError(f"groups={self.groups} must divide c={self.c} and k={self.k}")
         if self.p < 1 or self.q < 1:
@@ -58,7 +73,9 @@ class Conv2dParams:
 
 class Conv2d(WorkloadKind):
     name = "conv2d"
-    description = "2-D convolution N x C x H x W with K filters R x S, as an implicit GEMM"
+    description = (
+        "2-D convolution N x C x H x W with K filters R x S, as an implicit GEMM; phase=train: a training step"
+    )
     params_type = Conv2dParams
     presets = {
         "conv_resnet50_3x3": {
@@ -98,6 +115,7 @@ class Conv2d(WorkloadKind):
             "dtype": "bf16",
         },
     }
+    presets["conv_resnet50_3x3_train"] = {**presets["conv_resnet50_3x3"], "phase": "train", "optimizer": "sgd"}
     default_suite = ("conv_resnet50_3x3", "conv_resnet50_1x1", "conv_depthwise_3x3")
 
     def estimate_class(self, p: Conv2dParams) -> str:
@@ -112,22 +130,68 @@ class Conv2d(WorkloadKind):
         return "conv-1x1" if p.r == 1 and p.s == 1 else "conv-kxk"
 
     def operators(self, p: Conv2dParams):
-        e = DTYPE_BYTES[p.dtype]
         g = p.groups
-        problem = MatmulProblem(
-            batch=g,
-            m=p.n * p.p * p.q,
-            n=p.k // g,
-            k=(p.c // g) * p.r * p.s,
-            math_mode=p.math_mode,
-            a_elem_bytes=e,
-            b_elem_bytes=e,
-            c_elem_bytes=e,
-            a=Tensor("input", p.n * p.c * p.h * p.w * e),
-            b=Tensor("filter", p.k * (p.c // g) * p.r * p.s * e),
-            c=Tensor("output", p.n * p.k * p.p * p.q * e),
+        x, w, y = _sizes(p)
+        t = Training.of(p)
+        count = t.grad_accum if t else 1
+        npq, cg, kg, rs = p.n * p.p * p.q, p.c // g, p.k // g, p.r * p.s
+        forward = Operator("conv2d", _gemm(p, npq, kg, cg * rs, ("input", x), ("filter", w), ("output", y)), count)
+        if t is None:
+            return (forward,)
+        weights = {"filter": p.k * cg * rs}
+        return (
+            *t.cast_weights(weights),
+            forward,
+            Operator(
+                "conv2d_grad_input",
+                _gemm(p, npq, cg, kg * rs, ("d_output", y), ("filter", w), ("d_input", x)),
+                count,
+            ),
+            Operator(
+                "conv2d_grad_weight",
+                _gemm(p, kg, cg * rs, npq, ("d_output", y), ("input", x), ("dfilter", w)),
+                count,
+            ),
+            *t.update_operators(weights),
         )
-        return (Operator("conv2d", problem),)
+
+    def memory(self, p: Conv2dParams) -> dict[str, int]:
+        """Device memory at once, by part. Train: as torch_builder allocates the step, parts that
+        do not overlap (as the GEMM kind's): inputs (x and dY of every micro-step; x is what the
+        backward saves), the filter's master, gradient and optimizer state, the filter's compute copy
+        (mixed precision) and one micro-step's output, dX and dW."""
+        t = Training.of(p)
+        if t is None:
+            return super().memory(p)
+        x, w, y = _sizes(p)
+        mb = t.master_bytes
+        params = w // DTYPE_BYTES[p.dtype]
+        return {
+            "inputs": t.grad_accum * (x + y),
+            "parameters": params * mb,
+            "gradients": params * mb,
+            "optimizer_state": t.state_bytes(params),
+            "weight_copies": w if t.mixed_precision else 0,
+            "transient": y
+            + x
+            + (w if t.mixed_precision or t.grad_accum > 1 else 0)
+            + (params * mb if t.mixed_precision and t.grad_accum > 1 else 0),
+        }
+
+    def activation_bytes(self, p: Conv2dParams) -> int:
+        """What one micro-step keeps for its backward: the input, and the filter's compute copy
+        under mixed precision (otherwise the parameter itself, not counted)."""
+        t = Training.of(p)
+        if t is None:
+            return 0
+        x, w, _ = _sizes(p)
+        return x + (w if t.mixed_precision else 0)
+
+    def footprint_bytes(self, p: Conv2dParams) -> int:
+        """Forward: every distinct tensor. Train: the step's peak, the sum of memory()'s parts."""
+        if Training.of(p) is None:
+            return super().footprint_bytes(p)
+        return sum(self.memory(p).values())
 
     def implementation(self, p: Conv2dParams):
         """One cuDNN kernel over channels-last tensors: an implicit GEMM whose reduction runs
@@ -136,11 +200,57 @@ class Conv2d(WorkloadKind):
         from tensorforge import Implementation
 
         per_group = p.c // p.groups
-        return {
-            "conv2d": Implementation(
-                kernels=1, conv_channels=per_group, conv_taps=p.r * p.s, conv_depthwise=per_group == 1 and p.groups > 1
-            )
+        depthwise = per_group == 1 and p.groups > 1
+        table = {
+            "conv2d": Implementation(kernels=1, conv_channels=per_group, conv_taps=p.r * p.s, conv_depthwise=depthwise)
         }
+        t = Training.of(p)
+        if t is None:
+            return table
+        # cuDNN's data gradient is an implicit GEMM reducing over the output channels and taps;
+        # its weight gradient reduces over output positions: a plain GEMM whose rows are the
+        # channels-last tensors' (K channels of dY, C of x); depthwise: the stencil kernels
+        kg = p.k // p.groups
+        table["conv2d_grad_input"] = Implementation(
+            kernels=1, conv_channels=kg, conv_taps=p.r * p.s, conv_depthwise=depthwise
+        )
+        table["conv2d_grad_weight"] = Implementation(
+            kernels=1,
+            leading_dims=(p.k, p.c, per_group * p.r * p.s),
+            conv_channels=per_group if depthwise else 0,
+            conv_depthwise=depthwise,
+        )
+        for name, kernels in t.update_kernels([p.k * per_group * p.r * p.s]).items():
+            table[name] = Implementation(kernels=kernels, pattern="elementwise")
+        return table
+
+
+def _sizes(p: Conv2dParams) -> tuple[int, int, int]:
+    """Bytes of the input, the filter and the output."""
+    e = DTYPE_BYTES[p.dtype]
+    return (
+        p.n * p.c * p.h * p.w * e,
+        p.k * (p.c // p.groups) * p.r * p.s * e,
+        p.n * p.k * p.p * p.q * e,
+    )
+
+
+def _gemm(p: Conv2dParams, m: int, n: int, k: int, a, b, c) -> MatmulProblem:
+    """One implicit GEMM per group; a, b, c: (name, distinct bytes) of its operands."""
+    e = DTYPE_BYTES[p.dtype]
+    return MatmulProblem(
+        batch=p.groups,
+        m=m,
+        n=n,
+        k=k,
+        math_mode=p.math_mode,
+        a_elem_bytes=e,
+        b_elem_bytes=e,
+        c_elem_bytes=e,
+        a=Tensor(*a),
+        b=Tensor(*b),
+        c=Tensor(*c),
+    )
 
 
 @hookimpl

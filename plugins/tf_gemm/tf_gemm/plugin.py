@@ -2,6 +2,13 @@
 
 Transposes change the layout PyTorch sees, not the FLOPs or the compulsory traffic, so the
 model treats them alike; the measurement honours them.
+
+phase=train makes it one training step of a linear layer whose input is A and weight B: per
+micro-step the forward, the input gradient dA = dC @ B^T (`matmul_grad_a`) and the weight
+gradient dB = A^T @ dC (`matmul_grad_b`), each computed in the layout of the operand it is the
+gradient of (a transposed operand gets its gradient transposed too, as PyTorch's mm backward
+does), then the parameter-side operators of tensorforge.workloads.training (fp32 masters,
+accumulation, optimizer). Every micro-step reads its own A and dC (micro-batches).
 """
 
 import attrs
@@ -11,6 +18,8 @@ from tensorforge import (
     MatmulProblem,
     Operator,
     Tensor,
+    TRAIN_OPTIMIZERS,
+    Training,
     WorkloadKind,
     hookimpl,
     parse_dtype,
@@ -36,14 +45,22 @@ class GemmParams:
     math_mode: str = attrs.field(default=None)
     transpose_a: bool = False
     transpose_b: bool = False
+    # forward: C = A @ B alone; train: a training step of a linear layer (input A, weight B)
+    phase: str = attrs.field(default="forward", metadata={"choices": ("forward", "train")})
+    optimizer: str = attrs.field(default="none", metadata={"choices": TRAIN_OPTIMIZERS})
+    grad_accum: int = attrs.field(default=1, metadata={"min": 1})  # micro-steps per optimizer step
+    mixed_precision: bool = False  # fp32 master weights, gradients and optimizer state
 
     def __attrs_post_init__(self):
         object.__setattr__(self, "math_mode", parse_math_mode(self.math_mode, self.dtype))
+        Training.check(self, "forward")
 
 
 class Gemm(WorkloadKind):
     name = "gemm"
-    description = "dense matrix multiply C = A @ B (optionally batched), M x N x K"
+    description = (
+        "dense matrix multiply C = A @ B (optionally batched), M x N x K; phase=train: a layer's training step"
+    )
     params_type = GemmParams
     presets = {
         "gemm_large_square": {"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16"},
@@ -52,25 +69,34 @@ class Gemm(WorkloadKind):
         "gemm_square_tf32": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp32", "math_mode": "tf32"},
         "gemm_square_fp32": {"m": 4096, "n": 4096, "k": 4096, "dtype": "fp32", "math_mode": "fp32"},
         "gemm_batched_fp16": {"batch": 32, "m": 1024, "n": 1024, "k": 1024, "dtype": "fp16"},
+        "gemm_train_adamw": {"m": 8192, "n": 4096, "k": 4096, "dtype": "bf16", "phase": "train", "optimizer": "adamw"},
     }
     default_suite = ("gemm_large_square", "gemm_tiny", "gemm_skinny_decode", "gemm_square_tf32", "gemm_batched_fp16")
 
     def operators(self, p: GemmParams):
-        e = DTYPE_BYTES[p.dtype]
-        problem = MatmulProblem(
-            batch=p.batch,
-            m=p.m,
-            n=p.n,
-            k=p.k,
-            math_mode=p.math_mode,
-            a_elem_bytes=e,
-            b_elem_bytes=e,
-            c_elem_bytes=e,
-            a=Tensor("A", p.batch * p.m * p.k * e),
-            b=Tensor("B", p.batch * p.k * p.n * e),
-            c=Tensor("C", p.batch * p.m * p.n * e),
+        t = Training.of(p)
+        count = t.grad_accum if t else 1
+        forward = Operator("matmul", _matmul(p, p.m, p.n, p.k, "A", "B", "C"), count)
+        if t is None:
+            return (forward,)
+        # In the layout of the operand each is the gradient of: a transposed A (stored K x M)
+        # gets dA^T = B @ dC^T, a transposed B (stored N x K) gets dB^T = dC^T @ A.
+        if p.transpose_a:
+            grad_a = _matmul(p, p.k, p.m, p.n, "B", "dC", "dA")
+        else:
+            grad_a = _matmul(p, p.m, p.k, p.n, "dC", "B", "dA")
+        if p.transpose_b:
+            grad_b = _matmul(p, p.n, p.k, p.m, "dC", "A", "dB")
+        else:
+            grad_b = _matmul(p, p.k, p.n, p.m, "A", "dC", "dB")
+        weights = {"B": p.batch * p.k * p.n}
+        return (
+            *t.cast_weights(weights),
+            forward,
+            Operator("matmul_grad_a", grad_a, count),
+            Operator("matmul_grad_b", grad_b, count),
+            *t.update_operators(weights),
         )
-        return (Operator("matmul", problem),)
 
     def estimate_class(self, p: GemmParams) -> str:
         """odd (a leading dimension not a multiple of 16 bytes, or any dimension above 64 that is
@@ -95,7 +121,78 @@ class Gemm(WorkloadKind):
 
         lda = p.m if p.transpose_a else p.k
         ldb = p.k if p.transpose_b else p.n
-        return {"matmul": Implementation(kernels=1, leading_dims=(lda, ldb, p.n))}
+        table = {"matmul": Implementation(kernels=1, leading_dims=(lda, ldb, p.n))}
+        t = Training.of(p)
+        if t is None:
+            return table
+        # the gradients as torch_builder computes them (transposed views, no copies): the
+        # leading dimension of each operand is the row length of the tensor it is a view of
+        if p.transpose_a:
+            table["matmul_grad_a"] = Implementation(kernels=1, leading_dims=(ldb, p.n, p.m))
+        else:
+            table["matmul_grad_a"] = Implementation(kernels=1, leading_dims=(p.n, ldb, p.k))
+        if p.transpose_b:
+            table["matmul_grad_b"] = Implementation(kernels=1, leading_dims=(p.n, lda, p.k))
+        else:
+            table["matmul_grad_b"] = Implementation(kernels=1, leading_dims=(lda, p.n, p.n))
+        for name, kernels in t.update_kernels([p.batch * p.k * p.n]).items():
+            table[name] = Implementation(kernels=kernels, pattern="elementwise")
+        return table
+
+    def memory(self, p: GemmParams) -> dict[str, int]:
+        """Device memory at once, by part. Train: as torch_builder allocates the step, parts
+        that do not overlap: inputs (A and dC of every micro-step; A is what the backward
+        saves), parameters (B's master), gradients (the one handed to the optimizer), optimizer
+        state (made at the build), weight copies (B's compute copy under mixed precision) and
+        transient (one micro-step's C and dA; dB where it is not itself the gradient; its fp32
+        cast beside an accumulator)."""
+        t = Training.of(p)
+        if t is None:
+            return super().memory(p)
+        e, mb = DTYPE_BYTES[p.dtype], t.master_bytes
+        x, y, w = p.batch * p.m * p.k, p.batch * p.m * p.n, p.batch * p.k * p.n
+        return {
+            "inputs": t.grad_accum * (x + y) * e,
+            "parameters": w * mb,
+            "gradients": w * mb,
+            "optimizer_state": t.state_bytes(w),
+            "weight_copies": w * e if t.mixed_precision else 0,
+            "transient": (y + x) * e
+            + (w * e if t.mixed_precision or t.grad_accum > 1 else 0)
+            + (w * mb if t.mixed_precision and t.grad_accum > 1 else 0),
+        }
+
+    def activation_bytes(self, p: GemmParams) -> int:
+        """What one micro-step keeps for its backward: A, and B as the forward used it (the
+        compute copy under mixed precision; otherwise the parameter itself, not counted)."""
+        t = Training.of(p)
+        if t is None:
+            return 0
+        e = DTYPE_BYTES[p.dtype]
+        return p.batch * p.m * p.k * e + (p.batch * p.k * p.n * e if t.mixed_precision else 0)
+
+    def footprint_bytes(self, p: GemmParams) -> int:
+        """Forward: every distinct tensor. Train: the step's peak, the sum of memory()'s parts."""
+        if Training.of(p) is None:
+            return super().footprint_bytes(p)
+        return sum(self.memory(p).values())
+
+
+def _matmul(p: GemmParams, m: int, n: int, k: int, a: str, b: str, c: str) -> MatmulProblem:
+    e = DTYPE_BYTES[p.dtype]
+    return MatmulProblem(
+        batch=p.batch,
+        m=m,
+        n=n,
+        k=k,
+        math_mode=p.math_mode,
+        a_elem_bytes=e,
+        b_elem_bytes=e,
+        c_elem_bytes=e,
+        a=Tensor(a, p.batch * m * k * e),
+        b=Tensor(b, p.batch * k * n * e),
+        c=Tensor(c, p.batch * m * n * e),
+    )
 
 
 @hookimpl

@@ -60,6 +60,15 @@ SOURCES = {
     "dram_capacity_bytes": "140 GiB allocatable as reported by PyTorch on the device (datasheet: 141 GB HBM3e)",
     "power.tdp_w": "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: Max Thermal Design Power (TDP) up to "
     "700 W (configurable)",
+    "power.idle_w": "MEASURED on an H200 SXM: NVML's total-energy counter over 3 s idle, 129.5 W "
+    "(benchmarks/h200_fp32.py, benchmarks/results/h200_fp32.json)",
+    "power.joules_per_flop": "MEASURED on an H200 SXM, energy per FLOP above idle: NVML's energy counter over "
+    "seconds of back-to-back 8192^3 GEMMs, fp32 10.48 pJ (at 1980 MHz, 666 W) and bf16 0.8445 pJ (at the 1470 MHz "
+    "its 700 W limit held; fp16 taken as bf16) (benchmarks/h200_fp32.py); tf32 1.51 pJ from the H200 energy "
+    "calibration. The sustained regime's rates: (limit - idle) / these",
+    "power.limit_acts_s": "the H200 drew above its enforced 700 W for the first second of load (703-709 W in "
+    "0.3 s probe windows, up to 747 W in workload windows, the 1 s averaged reading 687-698 W; docs/energy.md): "
+    "calls shorter than a second run at the boost clock",
     "power.power_limit_w": "700 W: the datasheet's TDP, which NVML's enforced power limit "
     "(nvmlDeviceGetEnforcedPowerLimit) reports on the lent H200; a calibration records the device's own",
     "operating_points": "HBM3e 4.8 TB/s (NVIDIA H200 datasheet); 1980 MHz max boost (device-reported "
@@ -98,7 +107,14 @@ H200 = Target(
     notes=("dense peaks only", "figures shared with the H100 SXM except memory"),
     device_names=("NVIDIA H200",),
     architecture="nvidia-sm90",
-    power=PowerFigures(tdp_w=700.0, power_limit_w=700.0),
+    power=PowerFigures(
+        tdp_w=700.0,
+        power_limit_w=700.0,
+        # what the limit allows a long-running job (`predict --regime sustained`): measured here
+        idle_w=129.5,
+        joules_per_flop={"fp32": 1.048e-11, "tf32": 1.51e-12, "bf16": 8.445e-13, "fp16": 8.445e-13},
+        limit_acts_s=1.0,
+    ),
 )
 
 

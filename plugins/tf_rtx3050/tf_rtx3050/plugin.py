@@ -24,6 +24,8 @@ configurations): the fastest documented clock, so the prediction stays a lower b
 RTX 3050 Laptop; '35w' is the bottom of the range (1057 MHz).
 """
 
+import math
+
 from tensorforge import MemoryLevel, OperatingPoint, PEArray, PowerFigures, Target, hookimpl
 
 MiB = 1 << 20
@@ -54,7 +56,19 @@ SOURCES = {
     "(NVIDIA GeForce RTX 30 Series Laptops specifications)",
     "power.power_limit_min_w": "35 W, the bottom of that range: the laptop maker sets the limit within it",
     "power.power_limit_max_w": "80 W, the top of that range",
+    "power.idle_w": "ASSUMED: 18.5% of the 80 W TDP, the share of its 700 W limit an H200 drew idle (129.5 W, "
+    "NVML energy counter over 3 s: benchmarks/h200_fp32.py, benchmarks/results/h200_fp32.json); no measurement "
+    "of this board's power exists",
+    "power.joules_per_flop": "ASSUMED: per math mode, the energy per FLOP above idle at which the 80 W limit "
+    "just feeds the peak rate at the 80w point, (80 W - idle) / peak, rounded down; no measurement of this "
+    "board's energy exists. Chosen so that the estimate's power cap (tensorforge.energy.model.power_capped) "
+    "leaves every rate as it was: `predict`'s energy figures, not a claim that the board holds its peak",
+    "power.joules_per_dram_byte": "ASSUMED from the H200: the energy per DRAM byte its energy calibration "
+    "fitted (1.14e-10 J, HBM3e, 2026-12-02: tensorforge/energy/shipped.json), carried to this board's GDDR6, "
+    "whose interface spends more per bit than HBM's, so likely low",
 }
+IDLE_W = 14.8  # 18.5% of 80 W (SOURCES)
+PEAK_80W = {"fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048}  # per SM per clock
 
 RTX3050_LAPTOP = Target(
     name="rtx3050-laptop",
@@ -62,7 +76,7 @@ RTX3050_LAPTOP = Target(
     pe_array=PEArray(
         units=16,
         unit_name="SM",
-        flops_per_clock={"fp32": 256, "tf32": 256, "fp16": 512, "fp16_acc16": 1024, "bf16": 512, "int8": 2048},
+        flops_per_clock=PEAK_80W,
         vector_flops_per_clock={"fp32": 256, "fp16": 256, "bf16": 256},
         special_per_clock={"fp32": 16, "fp16": 32},
     ),
@@ -81,7 +95,15 @@ RTX3050_LAPTOP = Target(
     device_names=("NVIDIA GeForce RTX 3050 Laptop GPU",),
     architecture="nvidia-sm86",
     # the laptop maker fixes the limit within the range, so no single power_limit_w is declared
-    power=PowerFigures(tdp_w=80.0, power_limit_min_w=35.0, power_limit_max_w=80.0),
+    power=PowerFigures(
+        tdp_w=80.0,
+        power_limit_min_w=35.0,
+        power_limit_max_w=80.0,
+        idle_w=IDLE_W,
+        # (80 W - idle) / (16 SMs x rate x 1740 MHz), rounded down to 3 digits (SOURCES)
+        joules_per_flop={m: math.floor((80.0 - IDLE_W) / (16 * r * 1740e6) * 1e15) / 1e15 for m, r in PEAK_80W.items()},
+        joules_per_dram_byte=1.14e-10,
+    ),
 )
 
 

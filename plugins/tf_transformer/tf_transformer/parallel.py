@@ -94,7 +94,7 @@ def with_collectives(p, ops: tuple[Operator, ...]) -> tuple[Operator, ...]:
         elif p.tp > 1 and op.name == "mlp_down":
             out.append(_collective(ALL_REDUCE_MLP, "all_reduce", act, p.tp, e, "mlp_out", op.count))
         elif p.tp > 1 and op.name == "lm_head":
-            logits = p.batch * p.seq * p.vocab * e
+            logits = p.logit_rows * p.vocab * e
             out.append(_collective(ALL_GATHER_LOGITS, "all_gather", logits, p.tp, e, "logits", op.count))
     if p.pp > 1:
         out.append(_collective(PP_SEND, "send_recv", act, 2, e, "x", p.pp - 1, stride=p.tp))

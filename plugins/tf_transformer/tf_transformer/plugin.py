@@ -35,6 +35,7 @@ from tensorforge import (
     AttentionProblem,
     MatmulProblem,
     Operator,
+    TRAIN_OPTIMIZERS,
     StreamProblem,
     Tensor,
     WorkloadKind,
@@ -43,7 +44,7 @@ from tensorforge import (
     parse_dtype,
     parse_math_mode,
 )
-from tf_transformer import eager, parallel
+from tf_transformer import eager, huggingface, parallel, training
 from tf_transformer.hf_config import load_config
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
@@ -70,7 +71,8 @@ class TransformerParams:
     rope: bool = True
     batch: int = _pos(default=1)
     seq: int = _pos(default=1)
-    phase: str = attrs.field(default="prefill", metadata={"choices": ("prefill", "decode")})
+    # train: a training step (forward over whole sequences, backward, optimizer; training.py)
+    phase: str = attrs.field(default="prefill", metadata={"choices": ("prefill", "decode", "train")})
     context: int = attrs.field(default=0, metadata={"min": 0})
     causal: bool = True
     vocab: int = attrs.field(default=0, metadata={"min": 0})
@@ -87,8 +89,18 @@ class TransformerParams:
     pp: int = attrs.field(default=1, metadata={"min": 1})
     # sdpa: one fused attention kernel; eager: Hugging Face's eager attention (eager.py)
     attention: str = attrs.field(default="sdpa", metadata={"choices": ("sdpa", "eager")})
+    # whose eager code runs the model: the project's builder, or transformers' modeling code
+    # (gelu_new as eight ops, scalar fills in eager attention: huggingface.py)
+    impl: str = attrs.field(default="tensorforge", metadata={"choices": ("tensorforge", "huggingface")})
     post_norm: bool = False  # norms after the residual adds (BERT); False: before each branch
     rope_dims: int = attrs.field(default=0, metadata={"min": 0})  # dims RoPE rotates per head; 0: all
+    # the LM head over every position (all) or the last of each sequence (last: what a serving
+    # engine's prefill computes, the next token's logits; `serving`)
+    logits: str = attrs.field(default="all", metadata={"choices": ("all", "last")})
+    # phase=train (training.py): the optimizer, micro-steps per optimizer step, fp32 master weights
+    optimizer: str = attrs.field(default="none", metadata={"choices": TRAIN_OPTIMIZERS})
+    grad_accum: int = attrs.field(default=1, metadata={"min": 1})
+    mixed_precision: bool = False
 
     def __attrs_post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)
@@ -128,6 +140,7 @@ class TransformerParams:
         if self.rope_dims > self.head_dim or self.rope_dims % 2:
             raise ValueError(f"rope_dims={self.rope_dims} must be even and at most head_dim={self.head_dim}")
         parallel.check(self)
+        training.check(self)
 
     @property
     def with_lm_head(self) -> bool:
@@ -136,6 +149,11 @@ class TransformerParams:
     @property
     def kv_len(self) -> int:
         return self.context + self.seq
+
+    @property
+    def logit_rows(self) -> int:
+        """Positions the LM head runs on: every token, or the last of each sequence."""
+        return self.batch if self.logits == "last" else self.batch * self.seq
 
 
 def _matmul(name, tokens, n, k, mode, e, a, w, c, count):
@@ -175,7 +193,7 @@ def _stream(name, flops, reads, writes, count, dtype, special=0):
 class Transformer(WorkloadKind):
     name = "transformer"
     description = (
-        "transformer blocks, decoder or encoder (prefill or decode; GQA; gated, GELU or ReLU MLP; "
+        "transformer blocks, decoder or encoder (prefill, decode or a training step; GQA; gated, GELU or ReLU MLP; "
         "pre- or post-norm; fused or eager attention); config=path/to/config.json reads a Hugging Face config"
     )
     params_type = TransformerParams
@@ -205,6 +223,7 @@ class Transformer(WorkloadKind):
         },
     }
     default_suite = ("transformer_prefill", "transformer_decode")
+    model_file_field = "config"  # `predict --model PATH` reads a Hugging Face config.json
 
     def parse(self, fields, base_dir=None):
         fields = dict(fields)
@@ -226,10 +245,13 @@ class Transformer(WorkloadKind):
         return "transformer-decode" if p.phase == "decode" else "transformer-prefill"
 
     def tokens(self, p: TransformerParams) -> int:
-        """One step processes batch x seq tokens (the energy window's joules per token)."""
-        return p.batch * p.seq
+        """One step processes batch x seq tokens (the energy window's joules per token); a
+        training step grad_accum times that."""
+        return p.batch * p.seq * (p.grad_accum if p.phase == "train" else 1)
 
     def operators(self, p: TransformerParams):
+        if p.phase == "train":  # the forward below is the prefill's (no KV cache)
+            return training.operators(p, self._operators(p))
         if p.tp == 1 and p.pp == 1:
             return self._operators(p)
         return parallel.with_collectives(p, self._operators(parallel.shard(p)))
@@ -331,7 +353,7 @@ class Transformer(WorkloadKind):
             ops.append(norm("norm_final", "h_final", 1))
             head_in = "h_final"
         if p.with_lm_head:
-            ops.append(_matmul("lm_head", T, p.vocab, D, mode, e, head_in, "w_lm_head", "logits", 1))
+            ops.append(_matmul("lm_head", p.logit_rows, p.vocab, D, mode, e, head_in, "w_lm_head", "logits", 1))
         return tuple(ops)
 
     def implementation(self, p: TransformerParams):
@@ -382,6 +404,10 @@ class Transformer(WorkloadKind):
         }
         if p.attention == "eager":  # declared for the operators one rank runs
             table.update(eager.implementation(parallel.shard(p) if p.tp > 1 else p))
+        if p.phase == "train":
+            table.update(training.implementation(p))
+        if p.impl == "huggingface":
+            table = huggingface.implementation(p, table, (eager.SCALE, eager.MASK))
         return table
 
     def weight_bytes(self, p: TransformerParams) -> int:
@@ -400,7 +426,22 @@ class Transformer(WorkloadKind):
         return (p.layers * per_layer + final + head) * e
 
     def footprint_bytes(self, p: TransformerParams) -> int:
-        """Weights + KV cache + the largest few live activations (one rank's share under tp/pp)."""
+        """Weights + KV cache + the largest few live activations (one rank's share under tp/pp);
+        a training step's peak (training.memory)."""
+        if p.phase == "train":
+            return sum(training.memory(p).values())
+        parts = self.memory(p)
+        return parts["weights"] + parts["kv_cache"] + parts["activations"]
+
+    def memory(self, p: TransformerParams) -> dict[str, int]:
+        """One device's memory by part (one rank's share under tp/pp): weights, the token
+        embedding table (vocab x hidden, which the footprint leaves out with the lookups; a model
+        that ties it to the LM head holds one copy, so this overstates its memory by that much),
+        the KV cache of every sequence up to kv_len, and the largest few live activations (the
+        QKV, MLP-up and two hidden-width tensors of the step's tokens, the logits, eager
+        attention's scores)."""
+        if p.phase == "train":
+            return training.memory(p)
         if p.tp > 1 or p.pp > 1:
             p = parallel.shard(p, layers=p.layers // p.pp)
         e = DTYPE_BYTES[p.dtype]
@@ -412,9 +453,33 @@ class Transformer(WorkloadKind):
             p.hidden,
             p.hidden,
         ]
-        logits = T * p.vocab * e if p.with_lm_head else 0
+        logits = p.logit_rows * p.vocab * e if p.with_lm_head else 0
         scores = 2 * eager.score_bytes(p) if p.attention == "eager" else 0  # scores and probabilities
-        return self.weight_bytes(p) + cache + T * sum(widths) * e + logits + scores
+        return {
+            "weights": self.weight_bytes(p),
+            "embeddings": p.vocab * p.hidden * e,
+            "kv_cache": cache,
+            "activations": T * sum(widths) * e + logits + scores,
+        }
+
+    def activation_bytes(self, p: TransformerParams) -> int:
+        """phase=train: what one micro-step keeps for its backward (training.activation_bytes); 0 otherwise."""
+        return training.activation_bytes(p) if p.phase == "train" else 0
+
+    def devices(self, p: TransformerParams) -> int:
+        """tp devices each run the operators (one rank's share); the pp stages are all in them,
+        one after another (parallel.py), so the idle stages' static power is left out."""
+        return p.tp
+
+    def serving(self, p: TransformerParams, batch: int, context: int):
+        """The prompt's prefill (`context` tokens per sequence, the LM head on the last position:
+        the first output token's logits) and one decode step over a cache of `context` tokens
+        (context - 1 cached and the new one), both at `batch` sequences."""
+        if context < 2:
+            raise ValueError(f"context must be >= 2 tokens (a decode step attends over the prompt), got {context}")
+        prefill = attrs.evolve(p, batch=batch, seq=context, phase="prefill", context=0, logits="last")
+        decode = attrs.evolve(p, batch=batch, seq=1, phase="decode", context=context - 1)
+        return prefill, decode
 
 
 @hookimpl

@@ -14,7 +14,7 @@ holds it to that) and every rank starts from the same replicated input.
 """
 
 from tensorforge_measure import Unavailable, WorkloadBuilder, hookimpl, operator_range, torch_dtype
-from tf_transformer import eager
+from tf_transformer import eager, huggingface
 from tf_transformer.parallel import ALL_GATHER_LOGITS, ALL_REDUCE_ATTN, ALL_REDUCE_MLP
 
 SEED = 20260101
@@ -48,9 +48,14 @@ class TransformerTorch(WorkloadBuilder):
         import torch
         import torch.nn.functional as F
 
+        if p.phase == "train":  # forward + backward + optimizer through autograd (torch_train.py)
+            from tf_transformer.torch_train import build_train
+
+            return build_train(p, device)
         rank, tp = _tp_rank(p)
         dtype = torch_dtype(p.dtype, "this PyTorch transformer")
         B, S, D, Hd = p.batch, p.seq, p.hidden, p.head_dim
+        hf = p.impl == "huggingface"  # transformers' eager op sequence (huggingface.py)
         H, KV, I = p.heads, p.kv_heads, p.intermediate  # the whole model
         h, kv, i_ = H // tp, max(1, KV // tp), I // tp  # this rank's share
         q_heads = slice(rank * h, (rank + 1) * h)
@@ -153,10 +158,13 @@ class TransformerTorch(WorkloadBuilder):
             with operator_range(eager.SCORES):
                 scores = torch.matmul(q, k.transpose(-1, -2))
             with operator_range(eager.SCALE):
-                scores = scores * Hd**-0.5
+                scores = huggingface.scale(torch, scores, Hd) if hf else scores * Hd**-0.5
             if eager_mask is not None:
                 with operator_range(eager.MASK):
-                    scores = torch.where(eager_mask, scores, torch.finfo(scores.dtype).min)
+                    if hf:
+                        scores = huggingface.mask(torch, eager_mask, scores)
+                    else:
+                        scores = torch.where(eager_mask, scores, torch.finfo(scores.dtype).min)
             with operator_range(eager.SOFTMAX):
                 probs = torch.softmax(scores, dim=-1)
             with operator_range(eager.CONTEXT):
@@ -223,6 +231,8 @@ class TransformerTorch(WorkloadBuilder):
                         act = F.silu(gate) * lin
                     elif p.mlp == "relu":  # OPT
                         act = F.relu(up)
+                    elif hf:
+                        act = huggingface.gelu_new(torch, up)
                     else:
                         act = F.gelu(up, approximate="tanh")
                 with operator_range("mlp_down"):
@@ -245,6 +255,8 @@ class TransformerTorch(WorkloadBuilder):
                     hn = norm(x, n_final)
             if w_lm is None:
                 return hn
+            if p.logits == "last":  # the last position of each sequence (a view)
+                hn = hn[:, -1:, :]
             with operator_range("lm_head"):
                 logits = F.linear(hn, w_lm)
             if tp == 1:

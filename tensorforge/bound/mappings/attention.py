@@ -116,8 +116,9 @@ class FlashAttention(GridStrategy):
         items = per_group * qblocks
         waves = ceil_div(items, units)
         rate = machine.unit_rate(p.math_mode)
-        longest = 4.0 * tq * last * d  # flops of the heaviest item
-        total_flops = per_group * (4.0 * tq * d) * kv_sum
+        per_pair = 2.0 * p.matmuls * d  # FLOPs per visible pair and row: 4d forward, 10d backward
+        longest = per_pair * tq * last  # flops of the heaviest item
+        total_flops = per_group * (per_pair * tq) * kv_sum
         # Equal items fill whole waves; unequal (causal) items are at best perfectly balanced.
         uniform = first == last
         compute_s = np.where(uniform, waves * longest, np.maximum(total_flops / units, longest)) / rate
@@ -177,15 +178,16 @@ class FlashAttention(GridStrategy):
 
     @staticmethod
     def _compulsory(p: AttentionProblem, residency: Residency) -> float:
-        """DRAM sees Q, K, V (unless resident) and O (unless consumed on chip) once."""
-        dram = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
-        return dram + (0.0 if p.o.name in residency.no_writeback else float(p.o.nbytes))
+        """DRAM sees Q, K, V (unless resident) and O (unless consumed on chip) once; the
+        backward its reads (Q, K, V, O, dO) and writes (dQ, dK, dV) once."""
+        reads, writes = FlashAttention._reads_writes(p, residency)
+        return reads + writes
 
     @staticmethod
     def _reads_writes(p: AttentionProblem, residency: Residency) -> tuple[float, float]:
         """The compulsory reads (Q, K, V unless resident) and writes (O unless consumed on chip)."""
-        reads = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in (p.q, p.k, p.v))
-        return reads, 0.0 if p.o.name in residency.no_writeback else float(p.o.nbytes)
+        reads = sum(0.0 if t.name in residency.resident else float(t.nbytes) for t in p.reads())
+        return reads, sum(0.0 if t.name in residency.no_writeback else float(t.nbytes) for t in p.writes())
 
     def relaxation(self, p: AttentionProblem, machine: Machine, residency: Residency) -> Relaxation:
         """<= every candidate of `space`, term by term. For any candidate:

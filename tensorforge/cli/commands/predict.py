@@ -63,6 +63,22 @@ from tensorforge.host.plugin_host import PluginHost
     "the board's power limit allows (the target's [power.joules_per_flop]; a target declaring none is "
     "not slowed). The bound is the same either way.",
 )
+@click.option(
+    "--model",
+    default=None,
+    metavar="MODEL",
+    help="Summarise one generative model instead of workloads: a model file (a Hugging Face config.json or "
+    "its folder, optionally with overrides: PATH:tp=2,dtype=fp16) or a workload spec "
+    "(transformer:config=PATH,tp=2). Predicts its prefill and decode steps at --batch and --context and "
+    "derives time to first token, time per output token, tokens/s, energy per token and a memory budget.",
+)
+@click.option("--batch", type=click.IntRange(1), default=None, help="With --model: sequences per step (default 1).")
+@click.option(
+    "--context",
+    type=click.IntRange(2),
+    default=None,
+    help="With --model: tokens per sequence: the prompt's, and the decode step's cache (default 2048).",
+)
 @click.option("--detail", is_flag=True, help="Show every operator of every workload.")
 @json_option("the prediction")
 @wide_option
@@ -79,6 +95,9 @@ def predict(
     max_candidates: int | None,
     protocol: str | None,
     regime: str,
+    model: str | None,
+    batch: int | None,
+    context: int | None,
     detail: bool,
     as_json: bool,
     wide: bool,
@@ -88,18 +107,21 @@ def predict(
     """Predict the lower-bound latency of workloads on a target (PREDICTED).
 
     Per workload: FLOPs, compulsory bytes, chosen mapping (tile, waves), compute time,
-    memory time, the lower bound, the bottleneck term, and which ceilings were used.
+    memory time, the lower bound, the bottleneck term, which ceilings were used, and the
+    energy floor and estimate. --model: one model's serving summary instead.
     """
     from tensorforge.files.output import STDOUT, claim
 
     warn_broken(host)
     if force_ceilings and not ceilings_path:
         raise TensorForgeError("--force-ceilings applies to --ceilings, which was not given")
+    if not model and (batch is not None or context is not None):
+        raise TensorForgeError("--batch and --context apply to --model, which was not given")
+    if model and (specs or suites):
+        raise TensorForgeError("--model predicts one model's steps: -w and --suite do not apply with it")
     if output and output != STDOUT:
         claim(output, "prediction", force).release()  # refused before the work, not after
     from tensorforge.api import run_prediction
-    from tensorforge.cli.render import memory_level_names, prediction_text
-    from tensorforge.files.serialize import canonical_json, to_data
     from tensorforge.hardware.ceilings_file import load_ceilings
 
     ceilings = load_ceilings(ceilings_path, host.target(target_name), force_ceilings) if ceilings_path else None
@@ -109,8 +131,11 @@ def predict(
         from tensorforge.estimate.store import coefficients_in_document
 
         estimate = coefficients_in_document(ceilings_path, target.name) or True
+    from tensorforge.serving.output import prediction_output, resolve_workloads
+
+    steps, chosen = resolve_workloads(host, specs, suites, model, batch, context)
     pred = run_prediction(
-        host, target_name, specs, suites, operating_point, ceilings, max_candidates, estimate=estimate, regime=regime
+        host, target_name, (), (), operating_point, ceilings, max_candidates, chosen, estimate=estimate, regime=regime
     )
     if protocol:
         import attrs
@@ -118,9 +143,5 @@ def predict(
         pred = attrs.evolve(pred, estimate_protocol=protocol)
     to_file = bool(output) and output != STDOUT
     screen = PLAIN if (to_file or as_json) else detect(wide)
-    text = (
-        canonical_json(to_data(pred))
-        if as_json
-        else prediction_text(pred, detail, screen, memory_level_names(target)) + "\n"
-    )
+    text = prediction_output(pred, target, chosen, ceilings_path, steps, protocol, detail, screen, as_json)
     emit(text, output, "prediction", force, screen)

@@ -7,6 +7,9 @@ from tensorforge.cli.screen import detect
 from tensorforge.host.plugin_host import PluginHost
 
 
+OPERATING_POINTS = "operating points (*default)"
+
+
 @click.group()
 def targets() -> None:
     """Inspect installed hardware targets."""
@@ -42,7 +45,10 @@ def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
             ]
         )
     screen = detect(wide)
-    screen.echo(screen.table(["target", "PE array", "DRAM", "DRAM bw", "peak", "operating points (*default)"], rows))
+    # One line per target, so the names read down the first column: at 80 columns the operating
+    # points (which `targets show` and --wide give) make way rather than wrap every h200 row.
+    headers = ["target", "PE array", "DRAM", "DRAM bw", "peak", OPERATING_POINTS]
+    screen.echo(screen.table(headers, rows, optional=(OPERATING_POINTS,), one_line=True))
 
 
 def _target_origin(host: PluginHost, name: str) -> str:

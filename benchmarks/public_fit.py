@@ -48,7 +48,7 @@ FAMILIES = {
 }
 GEMM_POINTS = 900  # per family: every second imported fit row of its GPU (a loss evaluation ~0.3 s)
 STREAM_POINTS = 600  # per family: every imported vector fit row
-PATTERNS = {"softmax": "softmax", "norm": "norm", "elementwise": "elementwise", "activation": "elementwise"}
+PATTERNS = {"softmax": "softmax_rows", "norm": "norm", "elementwise": "elementwise", "activation": "elementwise"}
 
 
 def _evolve(c: EstimateCoefficients, section: str, **changes) -> EstimateCoefficients:

@@ -353,7 +353,7 @@ def test_eager_gpt2_writes_the_score_matrix_and_reads_it_back(kind):
     impl = kind.implementation(p)
     assert (impl["attn_scores"].layout_copy_kernels, impl["attn_scores"].layout_copy_bytes) == (2, 4 * tokens)
     assert (impl["attn_context"].layout_copy_kernels, impl["attn_context"].layout_copy_bytes) == (2, 4 * tokens)
-    assert impl["attn_softmax"].pattern == "softmax" and impl["attn_scale"].pattern == "elementwise"
+    assert impl["attn_softmax"].pattern == "softmax_rows" and impl["attn_scale"].pattern == "elementwise"
     sdpa = kind.parse({"config": str(CONFIGS / "gpt2"), "seq": 1024, "batch": 8, "dtype": "fp16"})
     assert sdpa.attention == "sdpa"
     assert kind.footprint_bytes(p) == kind.footprint_bytes(sdpa) + 2 * scores  # scores and probabilities

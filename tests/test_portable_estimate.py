@@ -109,9 +109,9 @@ def test_softmax_has_its_own_rate_where_fitted_else_the_norms():
     families = shipped()
     for family in ("nvidia-sm70", "nvidia-sm75", "nvidia-sm80"):  # fitted on NeuSight's softmax rows
         rates = families[family].stream.bandwidth_efficiency
-        assert rate_pattern("softmax", rates) == "softmax" and rates["softmax"] != rates["norm"]
+        assert rate_pattern("softmax_rows", rates) == "softmax_rows" and rates["softmax_rows"] != rates["norm"]
     h200 = families["nvidia-sm90"].stream.bandwidth_efficiency
-    assert "softmax" not in h200 and rate_pattern("softmax", h200) == "norm"
+    assert "softmax_rows" not in h200 and rate_pattern("softmax_rows", h200) == "norm"
     assert rate_pattern("strided") == "copy"
 
 

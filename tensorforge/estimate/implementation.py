@@ -30,7 +30,7 @@ PATTERN_ALIASES = {"strided": "copy"}
 # per byte of output; fitted apart, NeuSight's fit rows of all three GPUs gave softmax the faster
 # rate (pooled with the norms, an A100's large softmaxes came out 28% slow and its LayerNorms
 # fast). Coefficients fitted before it (the H200's) have no softmax rate and use the norms'.
-PATTERN_FALLBACKS = {"softmax": "norm"}
+PATTERN_FALLBACKS = {"softmax_rows": "norm"}
 
 
 def rate_pattern(pattern: str, rates=None) -> str:

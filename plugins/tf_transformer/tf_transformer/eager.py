@@ -141,7 +141,7 @@ def implementation(p) -> dict:
         ),
         SCALE: Impl(kernels=1, pattern="elementwise"),
         MASK: Impl(kernels=1, pattern="elementwise"),
-        SOFTMAX: Impl(kernels=1, pattern="softmax"),
+        SOFTMAX: Impl(kernels=1, pattern="softmax_rows"),
         CONTEXT: Impl(
             kernels=1,
             leading_dims=(p.kv_len, Hd, Hd),

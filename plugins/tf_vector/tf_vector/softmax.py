@@ -44,4 +44,4 @@ class Softmax(WorkloadKind):
         """One F.softmax kernel, a row reduction with a rate of its own where fitted (else the norms')."""
         from tensorforge import Implementation
 
-        return {"softmax": Implementation(kernels=1, pattern="softmax")}
+        return {"softmax": Implementation(kernels=1, pattern="softmax_rows")}

@@ -50,7 +50,11 @@ def rows(draw) -> list[Row]:
     for i in range(draw(st.integers(1, 6))):
         bound = draw(st.floats(1e-7, 1.0))
         measured = bound * draw(st.floats(0.5, 6.0))
-        terms = draw(st.dictionaries(st.sampled_from(sorted(TERMS)), st.floats(0.0, 3.0, allow_subnormal=False), max_size=len(TERMS)))
+        terms = draw(
+            st.dictionaries(
+                st.sampled_from(sorted(TERMS)), st.floats(0.0, 3.0, allow_subnormal=False), max_size=len(TERMS)
+            )
+        )
         terms = {k: v * bound for k, v in terms.items()}
         klass = draw(st.sampled_from(CLASSES[:6]))
         out.append(Row(f"w{i}", klass, "eager", measured, bound, bound + sum(terms.values()), terms))

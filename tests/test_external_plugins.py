@@ -161,7 +161,8 @@ def test_a_slow_import_is_a_warning_not_an_error(installed, monkeypatch):
     report = PluginHost().reports["broken-slow-import"]
     assert report.error is None and report.registered == {"targets": ("slow-board",)}
     (warning,) = report.warnings
-    assert re.fullmatch(r"slow to import: 0\.\d\d s \(threshold 0\.2 s, TENSORFORGE_SLOW_IMPORT_S\)", warning)
+    # 0.3 s of sleep, and more on a busy machine (a second or more is still this warning)
+    assert re.fullmatch(r"slow to import: \d+\.\d\d s \(threshold 0\.2 s, TENSORFORGE_SLOW_IMPORT_S\)", warning)
 
 
 def test_the_helpers_pass_for_the_external_plugins(installed):
@@ -186,7 +187,7 @@ def test_list_plugins_shows_all_three(external_site):
     assert "tf-edge-npu 0.3.1" in rows["edge-npu"] and "targets: edge-npu" in rows["edge-npu"]
     for name, error in BROKEN.items():
         assert "tf-broken-example 0.0.1" in rows[name] and rows[name].endswith(f"ERROR: {error}")
-    assert re.search(r"targets: slow-board; WARNING: slow to import: \d\.\d\d s", rows["broken-slow-import"])
+    assert re.search(r"targets: slow-board; WARNING: slow to import: \d+\.\d\d s", rows["broken-slow-import"])
     for name in SHIPPED:
         assert "ERROR" not in rows[name]
     # the slow plugin is named in one warning line (a cold start may flag others: only warnings)
@@ -220,7 +221,16 @@ def test_disabling_the_broken_ones_or_selecting_only_some(external_site):
         external_site, "--disable-plugins", disabled, "predict", "-t", "edge-npu", "-w", "attention_decode_32k"
     )
     assert (proc.returncode, proc.stderr) == (0, "")
-    proc = console(external_site, "--plugins", "attention,edge-npu,builtin-mappings", "list-plugins", "--json")
+    # list-plugins warns of an import slower than TENSORFORGE_SLOW_IMPORT_S (1 s), which a busy
+    # machine can make of any: not what this checks
+    proc = console(
+        external_site,
+        "--plugins",
+        "attention,edge-npu,builtin-mappings",
+        "list-plugins",
+        "--json",
+        TENSORFORGE_SLOW_IMPORT_S="600",
+    )
     assert proc.returncode == 0 and proc.stderr == ""
     assert [r["name"] for r in json.loads(proc.stdout)] == ["attention", "builtin-mappings", "edge-npu"]
 

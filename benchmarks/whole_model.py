@@ -260,6 +260,8 @@ def main(argv=None) -> int:
         old = json.loads(Path(a.rescore).read_text(encoding="utf-8"))
         doc = document(predict_rows(old["rows"]), old["device"], old.get("command"))
         doc["date"] = old.get("date", doc["date"])
+        if old.get("commit"):
+            doc["notes"].append(f"measured at commit {old['commit']} ({old['date']}); the estimate re-predicted at this one")
     else:
         torch = _result.need_gpus(1, "whole_model.py")
         measured = measure(torch)

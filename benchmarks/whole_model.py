@@ -261,7 +261,9 @@ def main(argv=None) -> int:
         doc = document(predict_rows(old["rows"]), old["device"], old.get("command"))
         doc["date"] = old.get("date", doc["date"])
         if old.get("commit"):
-            doc["notes"].append(f"measured at commit {old['commit']} ({old['date']}); the estimate re-predicted at this one")
+            doc["notes"].append(
+                f"measured at commit {old['commit']} ({old['date']}); the estimate re-predicted at this one"
+            )
     else:
         torch = _result.need_gpus(1, "whole_model.py")
         measured = measure(torch)

@@ -165,3 +165,36 @@ def out_option(parser: Any, name: str) -> None:
     parser.add_argument(
         "--out", default=str(default_out(name)), help=f"result file (default: benchmarks/results/{name}.json)"
     )
+
+
+def rescore_option(parser: Any) -> None:
+    parser.add_argument(
+        "--rescore",
+        metavar="RESULT",
+        help="re-predict the measurements of an existing result file (or of a run's <out>.measured.json)",
+    )
+
+
+def measured_and_scored(args: Any, what: str, measure: Any, score: Any, document: Any) -> dict[str, Any]:
+    """The result document of a GPU benchmark that measures rows, then scores them against the
+    prediction: `measure(torch) -> rows` on the device (saved to <out>.measured.json first, so an
+    estimate that cannot be made there loses no measurement), `score(rows) -> rows` and
+    `document(rows, device, command) -> doc`. With --rescore the saved or published rows are
+    scored again here (no device): the date stays the measurement's, and a note names its commit."""
+    if args.rescore:
+        old = json.loads(Path(args.rescore).read_text(encoding="utf-8"))
+        doc = document(score(old["rows"]), old["device"], old.get("command"))
+        doc["date"] = old.get("date", doc["date"])
+        if old.get("commit"):
+            doc["notes"].append(
+                f"measured at commit {old['commit']} ({old['date']}); the estimate re-predicted at this one"
+            )
+        return doc
+    torch = need_gpus(1, what)
+    measured = measure(torch)
+    raw = Path(args.out).with_suffix(".measured.json")
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps({"device": gpu_words(torch), "rows": measured}), encoding="utf-8")
+    doc = document(score(measured), gpu_words(torch))
+    raw.unlink()
+    return doc

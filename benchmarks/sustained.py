@@ -14,11 +14,9 @@ and none of them is the 8192^3 square whose power the target's energy per FLOP w
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import _result
 
@@ -138,26 +136,20 @@ def document(rows: list[dict], device: str, command: str | None = None) -> dict:
     )
 
 
+def measure(torch) -> list[dict]:
+    rows = []
+    for spec in SHAPES:
+        rows.append({"spec": spec, "measured_s": hold(torch, spec)})
+        print(f"{spec}: {rows[-1]['measured_s'] * 1e3:.3f} ms", file=sys.stderr)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _result.out_option(ap, NAME)
-    ap.add_argument("--rescore", metavar="RESULT", help="re-predict the measurements of an existing result file")
+    _result.rescore_option(ap)
     a = ap.parse_args(argv)
-    if a.rescore:
-        old = _result.read(a.rescore)
-        doc = document(predict_rows(old["rows"]), old["device"], old["command"])
-        doc["date"] = old["date"]
-    else:
-        torch = _result.need_gpus(1, "sustained.py")
-        measured = []
-        for spec in SHAPES:
-            measured.append({"spec": spec, "measured_s": hold(torch, spec)})
-            print(f"{spec}: {measured[-1]['measured_s'] * 1e3:.3f} ms", file=sys.stderr)
-        raw = Path(a.out).with_suffix(".measured.json")
-        raw.write_text(json.dumps({"device": _result.gpu_words(torch), "rows": measured}), encoding="utf-8")
-        doc = document(predict_rows(measured), _result.gpu_words(torch))
-        raw.unlink()
-    _result.write(a.out, doc)
+    _result.write(a.out, _result.measured_and_scored(a, "sustained.py", measure, predict_rows, document))
     print(f"wrote {a.out}")
     return 0
 

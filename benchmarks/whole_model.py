@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _result.out_option(ap, NAME)
     ap.add_argument("--profile", metavar="DTYPE,BATCH,SEQ", help="print device time by kernel of one forward; no file")
-    ap.add_argument("--rescore", metavar="RESULT", help="re-predict the measurements of an existing result file")
+    _result.rescore_option(ap)
     a = ap.parse_args(argv)
     if a.profile:
         dtype, batch, seq = a.profile.split(",")
@@ -255,23 +255,7 @@ def main(argv=None) -> int:
             print(f"{seconds * 1e3:9.3f} ms {count:5d}  {name}")
         print(f"{sum(r[2] for r in rows) * 1e3:9.3f} ms device time in all")
         return 0
-    if a.rescore:
-        # a result file, or the measurements a run saved before its estimate (<out>.measured.json)
-        old = json.loads(Path(a.rescore).read_text(encoding="utf-8"))
-        doc = document(predict_rows(old["rows"]), old["device"], old.get("command"))
-        doc["date"] = old.get("date", doc["date"])
-        if old.get("commit"):
-            doc["notes"].append(
-                f"measured at commit {old['commit']} ({old['date']}); the estimate re-predicted at this one"
-            )
-    else:
-        torch = _result.need_gpus(1, "whole_model.py")
-        measured = measure(torch)
-        # the measurements first: an estimate that cannot be made here loses none (--rescore)
-        raw = Path(a.out).with_suffix(".measured.json")
-        raw.write_text(json.dumps({"device": _result.gpu_words(torch), "rows": measured}), encoding="utf-8")
-        doc = document(predict_rows(measured), _result.gpu_words(torch))
-        raw.unlink()
+    doc = _result.measured_and_scored(a, "whole_model.py", measure, predict_rows, document)
     _result.write(a.out, doc)
     print(f"wrote {a.out}")
     return 0

@@ -36,7 +36,6 @@ from tensorforge import (
     MatmulProblem,
     Operator,
     TRAIN_OPTIMIZERS,
-    StreamProblem,
     Tensor,
     WorkloadKind,
     build_params,
@@ -46,6 +45,7 @@ from tensorforge import (
 )
 from tf_transformer import eager, huggingface, parallel, training
 from tf_transformer.hf_config import load_config
+from tf_transformer.streams import stream as _stream
 
 # Vector-unit FLOPs per element (why: counted from the usual implementations).
 NORM_FLOPS = {"rmsnorm": 4, "layernorm": 7}  # rms: sq, sum, scale, weight; ln adds mean, sub, bias
@@ -171,20 +171,6 @@ def _matmul(name, tokens, n, k, mode, e, a, w, c, count):
             a=Tensor(a, tokens * k * e),
             b=Tensor(w, k * n * e),
             c=Tensor(c, tokens * n * e),
-        ),
-        count,
-    )
-
-
-def _stream(name, flops, reads, writes, count, dtype, special=0):
-    return Operator(
-        name,
-        StreamProblem(
-            flops=float(flops),
-            read_tensors=tuple(Tensor(n, b) for n, b in reads),
-            write_tensors=tuple(Tensor(n, b) for n, b in writes),
-            math_mode=dtype,
-            special_ops=float(special),
         ),
         count,
     )

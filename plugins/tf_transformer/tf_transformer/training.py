@@ -20,7 +20,9 @@ and before the layers the LM head's and the final norm's. Norms, activations, Ro
 memory-bound StreamProblems. What the step keeps for the backward is `memory(p)`'s activations.
 """
 
-from tensorforge import DTYPE_BYTES, AttentionBackwardProblem, Operator, StreamProblem, Tensor, Training
+from tensorforge import DTYPE_BYTES, AttentionBackwardProblem, Operator, Tensor, Training
+
+from tf_transformer.streams import stream as _stream
 
 # Vector FLOPs per element of the backward passes (why: counted from the usual implementations;
 # lower than a kernel needs is safe for the bound).
@@ -88,20 +90,6 @@ def _matmul(name, m, n, k, p, a, b, c, count):
             a=Tensor(a, m * k * e),
             b=Tensor(b, k * n * e),
             c=Tensor(c, m * n * e),
-        ),
-        count,
-    )
-
-
-def _stream(name, flops, reads, writes, count, dtype, special=0):
-    return Operator(
-        name,
-        StreamProblem(
-            flops=float(flops),
-            read_tensors=tuple(Tensor(n, b) for n, b in reads),
-            write_tensors=tuple(Tensor(n, b) for n, b in writes),
-            math_mode=dtype,
-            special_ops=float(special),
         ),
         count,
     )

@@ -15,6 +15,7 @@ from tensorforge.workloads.suite import load_suite_file, resolve_spec
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = {
     "h200": ROOT / "benchmarks" / "eval" / "h200-suite.toml",
+    "h200-networks": ROOT / "benchmarks" / "eval" / "h200-networks.toml",
     "host-cpu": ROOT / "benchmarks" / "eval" / "host-cpu-suite.toml",
 }
 

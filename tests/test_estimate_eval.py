@@ -116,3 +116,13 @@ def test_a_probe_shape_in_the_suite_would_be_caught(host, tmp_path):
     probes = _probe_keys(host, CUDA_PLAN)
     ((w, kind),) = load_suite_file(host, tmp_path / "s.toml")
     assert _key(kind.name, w.params) in probes
+
+
+def test_the_tails_study_set_is_disjoint_from_the_evaluation_suites(host):
+    """The tails are learned from benchmarks/eval/h200-tails.toml (traced kernels, times) and
+    judged on the evaluation suites: no shape, and no implicit GEMM behind one, is in both."""
+    study = load_suite_file(host, ROOT / "benchmarks" / "eval" / "h200-tails.toml")
+    evaluated = [w for name in ("h200", "h200-networks") for w in load_suite_file(host, SUITES[name])]
+    for key in (lambda w, k: _key(k.name, w.params), lambda w, k: _problem_key(k, w.params)):
+        assert not {key(w, k) for w, k in study} & {key(w, k) for w, k in evaluated}
+    assert _clashes(host, study, (CUDA_PLAN, CPU_PLAN)) == []

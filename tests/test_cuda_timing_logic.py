@@ -257,3 +257,40 @@ def test_gpu_launch_floor_and_small_matmul():
     # The launch floor bounds any single-kernel iteration from below (loosely: event noise).
     assert s.p50 > 0.5 * launch.seconds
     torch.testing.assert_close(c, a @ b)
+
+
+# --- the matmul ceiling's long-K shapes ------------------------------------------------
+
+
+def _fake_matmul(rates, monkeypatch):
+    """probe_matmul on no device: each shape's fastest time from a rate table (flop/s)."""
+    from tf_cuda import probes
+
+    def fastest(n, dtype, policy, dev, shape=None):
+        m, nn, k = shape or (n, n, n)
+        return 2.0 * m * nn * k / rates(shape or (n, n, n)), 0.004 if shape else 0.001
+
+    monkeypatch.setattr(probes, "_matmul_fastest", fastest)
+    monkeypatch.setattr(probes, "cuda_device", lambda device=None: device)
+    return probes
+
+
+def test_a_long_k_gemm_faster_than_every_square_sets_the_ceiling(monkeypatch):
+    """The TF32 2048x8192x8192 GEMM that ran above the square sweep's best (H200): the ceiling
+    is the fastest shape timed, and its spread is that shape's."""
+    probes = _fake_matmul(lambda s: 415e12 if s == (2048, 8192, 8192) else 400e12, monkeypatch)
+    probe = probes.probe_matmul("tf32", device="cpu", memory_cap_bytes=1 << 40)
+    assert probe.best_flops_per_s == pytest.approx(415e12)
+    assert probe.best_n == 0 and probe.fastest_spread == 0.004
+    assert [shape for shape, _ in probe.long_k] == list(probes.LONG_K_SHAPES)
+    assert "2048, 8192, 8192" in probe.method
+
+
+def test_squares_keep_the_ceiling_when_faster_and_fp32_times_no_long_k(monkeypatch):
+    probes = _fake_matmul(lambda s: 900e12 if s[0] == s[1] == s[2] else 800e12, monkeypatch)
+    probe = probes.probe_matmul("bf16", device="cpu", memory_cap_bytes=1 << 40)
+    assert probe.best_flops_per_s == pytest.approx(900e12) and probe.best_n > 0
+    assert probe.fastest_spread == 0.001 and len(probe.long_k) == len(probes.LONG_K_SHAPES)
+    assert probes.probe_matmul("fp32", device="cpu", memory_cap_bytes=1 << 40).long_k == ()
+    # a caller's own sizes are a square sweep only
+    assert probes.probe_matmul("bf16", sizes=(1024,), device="cpu", memory_cap_bytes=1 << 40).long_k == ()

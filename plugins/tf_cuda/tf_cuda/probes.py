@@ -28,6 +28,14 @@ DEFAULT_MATMUL_SIZES = {
     "fp16": (1024, 2048, 4096, 8192, 16384),
     "bf16": (1024, 2048, 4096, 8192, 16384),
 }
+# Long-K GEMMs beside the square sweep (M x N x K; tensor-core modes only). Why: the fastest
+# rate a GEMM reaches is not on the square diagonal. On an H200 (the tails study set,
+# benchmarks/eval/h200-tails.toml) a TF32 2048x8192x8192 GEMM ran at 415 TFLOP/s and an fp16
+# 4096x2048x10008 one at 776 while the sweep's best squares gave 400 and 771: a few M x N tiles
+# over a long K keep the main loop busy and the epilogue rare. A ceiling only from squares was
+# below what such GEMMs ran, and their bound was not sound (fastest sample 0.5-2% under it).
+LONG_K_SHAPES = ((2048, 8192, 8192), (4096, 4096, 16384), (2048, 4096, 16384))
+LONG_K_MODES = ("tf32", "fp16", "bf16")
 
 # Default policy for probes. Short budget per timed call: 19 matmul sizes + copy + launch
 # stay under ~11 s even if nothing stabilises (all of them took 2.1 s on an H200). No L2 flush:
@@ -49,11 +57,13 @@ BURST_MATMUL_POLICY = attrs.evolve(PROBE_POLICY, max_duty=0.5)
 class MatmulProbe:
     math_mode: str
     best_flops_per_s: float
-    best_n: int
+    best_n: int  # the best square size (0: a long-K shape was faster than every square)
     points: tuple[tuple[int, float], ...]  # (n, flops/s) per size actually timed
     method: str
-    # the relative spread of the best size's fastest samples (tensorforge_measure.fastest_spread)
+    # the relative spread of the best shape's fastest samples (tensorforge_measure.fastest_spread)
     fastest_spread: float = 0.0
+    # ((m, n, k), flops/s) per long-K shape timed (LONG_K_SHAPES); best_flops_per_s covers them
+    long_k: tuple[tuple[tuple[int, int, int], float], ...] = ()
 
 
 @attrs.frozen
@@ -80,13 +90,17 @@ def _policy_text(policy: TimingPolicy) -> str:
     return ", ".join(f"{k}={v}" for k, v in attrs.asdict(policy).items())
 
 
-def _matmul_fastest(n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.device) -> tuple[float, float]:
-    """(fastest sample, relative spread of the fastest samples) of an n^3 GEMM."""
+def _matmul_fastest(
+    n: int, dtype: torch.dtype, policy: TimingPolicy, dev: torch.device, shape: tuple[int, int, int] | None = None
+) -> tuple[float, float]:
+    """(fastest sample, relative spread of the fastest samples) of an n^3 GEMM, or of an
+    M x N x K one where shape is given."""
+    m, nn, k = shape or (n, n, n)
     # randn, never zeros: zero operands toggle fewer bits, draw less power and let the
     # clocks stay higher than real data would, inflating the ceiling.
-    a = torch.randn(n, n, device=dev, dtype=dtype)
-    b = torch.randn(n, n, device=dev, dtype=dtype)
-    c = torch.empty(n, n, device=dev, dtype=dtype)  # preallocated: no allocator work timed
+    a = torch.randn(m, k, device=dev, dtype=dtype)
+    b = torch.randn(k, nn, device=dev, dtype=dtype)
+    c = torch.empty(m, nn, device=dev, dtype=dtype)  # preallocated: no allocator work timed
     timed = time_cuda(lambda: torch.matmul(a, b, out=c), policy, dev)
     return timed.stats.min, fastest_spread(timed.samples_s)
 
@@ -98,16 +112,18 @@ def probe_matmul(
     device: Any = None,
     memory_cap_bytes: int | None = None,
 ) -> MatmulProbe:
-    """Best square-GEMM rate (flop/s) in `mode` over a sweep of n.
+    """Best GEMM rate (flop/s) in `mode` over a sweep of square n and, for the tensor-core
+    modes of the default sweep, the LONG_K_SHAPES.
 
-    Sizes whose three n x n matrices exceed memory_cap_bytes are skipped (default: half
-    the device's free memory). rate(n) = 2 n^3 / fastest time, timed at the burst regime's
-    duty (BURST_MATMUL_POLICY) unless a policy is given.
+    Sizes whose three matrices exceed memory_cap_bytes are skipped (default: half the device's
+    free memory). rate = 2 m n k / fastest time, timed at the burst regime's duty
+    (BURST_MATMUL_POLICY) unless a policy is given.
     """
     if mode not in MODE_DTYPES:
         raise ValueError(f"unknown math mode {mode!r}; known: {', '.join(MODE_DTYPES)}")
     policy = policy or BURST_MATMUL_POLICY
     dev = cuda_device(device)
+    default_sweep = sizes is None
     sizes = tuple(DEFAULT_MATMUL_SIZES[mode] if sizes is None else sizes)
     if memory_cap_bytes is None:
         memory_cap_bytes = torch.cuda.mem_get_info(dev)[0] // 2
@@ -121,14 +137,25 @@ def probe_matmul(
                 continue
             fastest, spreads[int(n)] = _matmul_fastest(n, dtype, policy, dev)
             points.append((int(n), _rate(2.0 * n**3, fastest, f"matmul n={n}")))
+        long_k, long_spread = [], {}
+        for m, nn, k in LONG_K_SHAPES if default_sweep and mode in LONG_K_MODES else ():
+            if (m * k + k * nn + m * nn) * elem > memory_cap_bytes:
+                continue
+            fastest, long_spread[(m, nn, k)] = _matmul_fastest(0, dtype, policy, dev, (m, nn, k))
+            long_k.append(((m, nn, k), _rate(2.0 * m * nn * k, fastest, f"matmul {m}x{nn}x{k}")))
     if not points:
         raise ValueError(f"no matmul size fits memory_cap_bytes={memory_cap_bytes}: {sizes}")
     best_n, best = max(points, key=lambda p: p[1])
+    spread = spreads[best_n]
+    top_shape, top = max(long_k, key=lambda p: p[1], default=(None, 0.0))
+    if top > best:
+        best, best_n, spread = top, 0, long_spread[top_shape]
     method = (
         f"torch.matmul(a, b, out=c), square n x n x n, a/b torch.randn {dtype} on {dev}, "
         f"c preallocated; math_mode={mode!r} with flags {flags}; per-iteration CUDA events "
         f"via time_cuda({_policy_text(policy)}); rate(n) = 2*n^3 / fastest sample; best over "
         f"n in {[p[0] for p in points]}"
+        + (f" and M x N x K in {[list(p[0]) for p in long_k]}" if long_k else "")
         + (f"; skipped {skipped} (3 matrices > {memory_cap_bytes} B cap)" if skipped else "")
     )
     return MatmulProbe(
@@ -137,7 +164,8 @@ def probe_matmul(
         best_n=best_n,
         points=tuple(points),
         method=method,
-        fastest_spread=spreads[best_n],
+        fastest_spread=spread,
+        long_k=tuple(long_k),
     )
 
 

@@ -34,10 +34,13 @@ class MatmulCeilingProbe(CalibrationProbe):
             compute[mode] = probe.best_flops_per_s
             spread[mode] = probe.fastest_spread
             details[mode] = {"best_n": probe.best_n, "method": probe.method, "points": [list(p) for p in probe.points]}
+            if probe.long_k:
+                details[mode]["long_k"] = [[list(shape), rate] for shape, rate in probe.long_k]
         return ProbeResult(
             name=self.name,
-            method="square matmul size sweep per math mode in the burst regime (<= 5 ms stretches at "
-            "<= 50% duty, as workloads' burst timings); rate = 2n^3 / fastest sample; best size wins",
+            method="square matmul size sweep per math mode, and long-K GEMMs in the tensor-core modes, "
+            "in the burst regime (<= 5 ms stretches at <= 50% duty, as workloads' burst timings); "
+            "rate = 2mnk / fastest sample; best shape wins",
             compute=compute,
             details=details,
             duration_s=time.perf_counter() - start,

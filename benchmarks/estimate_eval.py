@@ -54,6 +54,8 @@ LABELS = {
     "estimate_ape_median": "DERIVED: median |PREDICTED estimate - MEASURED p50| / MEASURED p50 over the group",
     "estimate_ape_p90": "DERIVED: 90th percentile of the estimate's APE over the group",
     "bound_violations": "DERIVED: workloads measured below the PREDICTED lower bound (beyond their noise)",
+    "fastest_below_bound": "DERIVED: workloads whose fastest MEASURED sample ran below the PREDICTED bound "
+    "(no tolerance: the bound's soundness)",
 }
 
 
@@ -115,9 +117,23 @@ def score(doc: dict) -> tuple[list[dict], dict, str]:
         "bound_ape_median": _r(o.bound_median),
         "bound_ape_p90": _r(o.bound_p90),
         "bound_violations": o.violations,
+        "fastest_below_bound": len(fastest_below(doc)),
         "regimes": sorted({r.regime for r in scored}),
     }
     return rows, summary, source
+
+
+def fastest_below(doc: dict) -> dict[str, float]:
+    """Per workload whose fastest sample ran below the bound it was checked against (no
+    tolerance): how far below, as the capture's comparison recorded it."""
+    from tensorforge_measure.compare.workload import FASTEST_BELOW
+
+    rows = ((doc.get("comparison") or {}).get("workloads")) or {}
+    return {
+        name: float(row["bound_check"]["fastest_margin"])
+        for name, row in sorted(rows.items())
+        if (row.get("bound_check") or {}).get("fastest_verdict") == FASTEST_BELOW
+    }
 
 
 def run_on_device(target: str, capture: Path) -> None:
@@ -166,6 +182,8 @@ def main() -> int:
         columns=COLUMNS,
         notes=[
             f"measured {finished} ({'this run' if args.run else f'capture {shown}'}); {source}",
+            "fastest sample below the bound (no tolerance): "
+            + (", ".join(f"{n} ({m:+.2%})" for n, m in fastest_below(doc).items()) or "none"),
             "the bound is a lower bound, the estimate the expected time; APE = |predicted - measured| / measured",
         ],
         fit=_fit_words(doc),

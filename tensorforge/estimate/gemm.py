@@ -102,6 +102,8 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
     waves = np.where(stream_k, tiles / units, ceil_div(tiles, units).astype(float))
     # stream-K only pays off past one wave; below it, it is just the plain launch
     valid = ~stream_k | (tiles > units)
+    if menu.split_k_below_one_wave:
+        valid &= (split == 1) | (out_tiles < units)
     workspace = np.where(split > 1, 2.0 * s.batch * s.m * s.n * 4 * split, 0.0)
     workspace = np.where(workspace / 2 > cache_bytes, workspace, 0.0)
     dram = s.a_bytes + s.b_bytes + s.c_bytes + workspace

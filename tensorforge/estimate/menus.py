@@ -64,6 +64,8 @@ class Menu:
     fallback: str = ""  # family whose menu runs unaligned GEMMs
     split_k_kernels: int = 1  # kernels of a split-K GEMM (separate reduction: 2)
     split_k_min_k: int = 0  # the library splits K only from this K on
+    # the library splits K only where the unsplit output tiles leave units idle (fewer than one wave)
+    split_k_below_one_wave: bool = False
     mode_tiles: tuple[tuple[str, Tiles], ...] = ()  # (math mode, tiles) where a mode has its own
     attention_q: int = 128  # query rows per attention block (prefill)
     attention_kv_small_d: int = 128  # keys per block, head_dim <= 64
@@ -146,7 +148,7 @@ MENUS = {
         stream_k=False,
         k_step=64,
         tensor_cores=True,
-        fallback="nvidia-sm75",
+        fallback="nvidia-sm90-align1",
         split_k_kernels=2,
         split_k_min_k=8192,
         mode_tiles=(
@@ -214,6 +216,15 @@ MENUS["nvidia-sm70"] = attrs.evolve(
     source="volta_* cuBLAS / CUTLASS 2.x kernel names (NeuSight's V100 traces for fp32)",
 )
 MENUS["nvidia-sm75"] = attrs.evolve(MENUS["nvidia-sm75"], simt_tiles=VOLTA_SGEMM, simt_batched_tiles=())
+# What cuBLAS runs for an unaligned 16-bit GEMM on Hopper: the cutlass_75 align1 kernels, split
+# only where the unsplit tiles leave SMs idle. H200 traces of the tails study set
+# (benchmarks/eval/h200-tails.toml): splitKreduce followed them at 79 and 32 output tiles on 132
+# SMs, never at 256-5056 (9 GEMMs, fp16 and bf16, N or K unaligned).
+MENUS["nvidia-sm90-align1"] = attrs.evolve(
+    MENUS["nvidia-sm75"],
+    split_k_below_one_wave=True,
+    source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels and their split-K rule (unaligned GEMMs on sm90 traces)",
+)
 MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
 MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")
 

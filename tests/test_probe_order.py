@@ -111,3 +111,24 @@ def test_sweep_gemm_rates_take_each_modes_fastest_gemm_point():
     assert rates["bf16"] == (2 * 7168**3 / 8.8e-4, "a", "min_s")
     assert rates["fp16"][0] == 2 * 2048 * 2048 * 512 * 8 / 5.7e-5
     assert rates["tf32"][1:] == ("d", "p10_s")
+
+
+def test_the_estimate_fit_reads_the_sweep_not_a_stream_probes_points():
+    """The read/write stream probes keep [bytes, rate] pairs under details['points'] and run
+    before the estimate sweep: the fit must find the sweep's rows (on an H200 it read the stream's
+    pairs and failed with "'list' object has no attribute 'get'", so every GPU run fell back to
+    the shipped coefficients)."""
+    from tensorforge_measure.calibrate.estimate_fit import probe_points
+
+    class Stream(RateProbe):
+        def run(self, session):
+            return ProbeResult(name=self.name, method="t", dram_bytes_per_s=1e11, details={"points": [[1 << 20, 1e11]]})
+
+    class Sweep(RateProbe):
+        def run(self, session):
+            rows = [{"group": "gemm", "name": "a", "spec": "gemm:m=64,n=64,k=64", "p50_s": 1e-5}]
+            return ProbeResult(name=self.name, method="t", compute={"bf16": 1e14}, details={"points": rows})
+
+    cal = calibration.run_probes(session(), [Stream("read-bandwidth", {}), Sweep("estimate-terms", {}, order=100)])
+    assert list(cal.probes) == ["read-bandwidth", "estimate-terms"]
+    assert probe_points(cal) == [{"group": "gemm", "name": "a", "spec": "gemm:m=64,n=64,k=64", "p50_s": 1e-5}]

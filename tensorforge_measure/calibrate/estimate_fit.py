@@ -27,8 +27,12 @@ def _get(obj: Any, key: str) -> Any:
 
 
 def _estimate_probe(calibration: Any) -> Any:
+    """The probe whose points are workload specs (the estimate-terms sweep). Why not the first
+    probe with a list of points: the read and write stream probes keep theirs as [bytes, rate]
+    pairs, and in a run's own order they come first: the GPU fit read them and failed."""
     for probe in (_get(calibration, "probes") or {}).values():
-        if isinstance((_get(probe, "details") or {}).get("points"), list):
+        points = (_get(probe, "details") or {}).get("points")
+        if isinstance(points, list) and all(isinstance(p, Mapping) for p in points):
             return probe
     return None
 

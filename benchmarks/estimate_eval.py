@@ -4,20 +4,25 @@ class (median and p90 APE, bound violations), on shapes no calibration probe mea
 Fit and evaluated sets: the estimate's coefficients are fitted on the calibration probes alone
 (tensorforge.estimate.probe_plan; the fit stages and their points are recorded in the result);
 they are scored on the evaluation suite benchmarks/eval/h200-suite.toml and the layers of real
-networks in benchmarks/eval/h200-networks.toml, whose shapes no probe measures (tests/test_estimate_eval.py checks the two sets are disjoint).
+networks in benchmarks/eval/h200-networks.toml, whose shapes no probe measures
+(tests/test_estimate_eval.py checks the sets are disjoint).
 
-Two ways, one scoring (`tensorforge evaluate`'s own):
+Three ways, one scoring (`tensorforge evaluate`'s own):
   offline (default): from a capture that holds measurements, by default the golden H200 capture
       python benchmarks/estimate_eval.py [--capture examples/captures/h200-estimate-eval-graphfit.json.gz]
   on a device: calibrate afresh, measure the evaluation suite, then score that capture
       python benchmarks/estimate_eval.py --run [--target h200] [--keep-capture PATH]
   (--target host-cpu: the same on this CPU with benchmarks/eval/host-cpu-suite.toml; no GPU)
-Either writes --out (default benchmarks/results/estimate_eval.json).
+  a capture's measurements against this commit's prediction: its calibration's fit (redone where
+  the capture's fit failed) and its workloads predicted again, here, without a device
+      python benchmarks/estimate_eval.py --capture CAPTURE --rescore
+Each writes --out (default benchmarks/results/estimate_eval.json).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -124,16 +129,70 @@ def score(doc: dict) -> tuple[list[dict], dict, str]:
 
 
 def fastest_below(doc: dict) -> dict[str, float]:
-    """Per workload whose fastest sample ran below the bound it was checked against (no
-    tolerance): how far below, as the capture's comparison recorded it."""
+    """Per workload whose fastest sample ran below its calibrated bound (no tolerance): how far
+    below. The fastest sample is the one the capture's comparison checks (every sample of the
+    timed regime); the bound is the capture's calibrated prediction (re-predicted by --rescore)."""
     from tensorforge_measure.compare.workload import FASTEST_BELOW
 
     rows = ((doc.get("comparison") or {}).get("workloads")) or {}
-    return {
-        name: float(row["bound_check"]["fastest_margin"])
-        for name, row in sorted(rows.items())
-        if (row.get("bound_check") or {}).get("fastest_verdict") == FASTEST_BELOW
+    bounds = {
+        w["name"]: float(w["latency_s"])
+        for w in ((doc.get("predicted") or {}).get("calibrated") or {}).get("workloads", [])
     }
+    out = {}
+    for name, row in sorted(rows.items()):
+        check = row.get("bound_check") or {}
+        fastest = row.get("measured_min_s")
+        if fastest and bounds.get(name):
+            margin = float(fastest) / bounds[name] - 1.0
+        elif check.get("fastest_verdict") == FASTEST_BELOW:
+            margin = float(check["fastest_margin"])
+        else:
+            continue
+        if margin < 0:
+            out[name] = margin
+    return out
+
+
+def rescored(doc: dict, notes: list[str]) -> dict:
+    """The capture with its calibrated prediction made again at this commit: the calibration's
+    estimate fit as a run here would make it (kept where the capture's succeeded at this
+    commit's fit, redone where it failed), then `tensorforge predict` of the same suites with
+    that calibration. Measurements and comparison stay the capture's."""
+    from tensorforge.api import PluginHost
+    from tensorforge_measure.calibrate.estimate_fit import fit_estimate
+    from tensorforge_measure.calibrate.store import to_ceilings
+    from tensorforge_measure.capture.convert import from_document, to_document
+
+    doc = json.loads(json.dumps(doc))
+    cal = from_document(doc).calibrated
+    section = (doc.get("calibrated") or {}).get("estimate") or {}
+    if "coefficients" not in section:
+        target = PluginHost().target(doc["target"])
+        fitted = fit_estimate(to_document(cal), PluginHost(), target, to_ceilings(cal))
+        if not fitted or "error" in fitted:
+            raise SystemExit(f"estimate_eval: the capture's calibration cannot be fitted: {fitted}")
+        doc["calibrated"]["estimate"] = fitted
+        notes.append(f"the capture's estimate fit failed ({section.get('error')}); fitted again here from its probes")
+    command = (doc.get("provenance") or {}).get("command") or []
+    suites = []
+    for flag, value in zip(command, command[1:]):
+        if flag == "--suite":
+            suites += ["--suite", value]
+    with tempfile.TemporaryDirectory() as folder:
+        calibration = Path(folder) / "capture.json"
+        calibration.write_text(json.dumps(doc), encoding="utf-8")
+        predicted = subprocess.run(
+            ["tensorforge", "predict", "--target", doc["target"], *suites, "--ceilings", str(calibration), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+    if predicted.returncode != 0:
+        raise SystemExit(f"estimate_eval: predict failed: {predicted.stderr.strip()}")
+    doc["predicted"]["calibrated"] = json.loads(predicted.stdout)
+    notes.append("bound and estimate re-predicted at this commit from the capture's calibration (--rescore)")
+    return doc
 
 
 def run_on_device(target: str, capture: Path) -> None:
@@ -152,6 +211,9 @@ def main() -> int:
     parser.add_argument("--run", action="store_true", help="calibrate and measure the evaluation suite on a GPU")
     parser.add_argument("--target", default="h200", choices=sorted(SUITES), help="target of --run (default h200)")
     parser.add_argument("--keep-capture", help="with --run: where to keep the capture it measured")
+    parser.add_argument(
+        "--rescore", action="store_true", help="with --capture: predict its workloads again at this commit"
+    )
     _result.out_option(parser, NAME)
     args = parser.parse_args()
     from tensorforge.api import TensorForgeError, read_document
@@ -164,8 +226,11 @@ def main() -> int:
             run_on_device(args.target, path)
         else:
             path = Path(args.capture) if args.capture else GOLDEN
+        notes: list[str] = []
         try:
             doc = read_document(str(path), "capture")
+            if args.rescore:
+                doc = rescored(doc, notes)
             rows, summary, source = score(doc)
         except TensorForgeError as exc:
             print(f"estimate_eval: {exc}", file=sys.stderr)
@@ -185,6 +250,7 @@ def main() -> int:
             "fastest sample below the bound (no tolerance): "
             + (", ".join(f"{n} ({m:+.2%})" for n, m in fastest_below(doc).items()) or "none"),
             "the bound is a lower bound, the estimate the expected time; APE = |predicted - measured| / measured",
+            *notes,
         ],
         fit=_fit_words(doc),
         evaluated=_evaluated_words(doc, summary["workloads"]),

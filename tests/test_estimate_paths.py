@@ -7,6 +7,9 @@ import pytest
 
 from tensorforge.bound.model import predict
 from tensorforge.estimate.basis import coefficients_for
+from tensorforge.estimate.implementation import implementation_of
+from tensorforge.estimate.menus import menu_for
+from tensorforge.estimate.operators import _gemm_shape, gemm_factors
 from tensorforge.hardware.target import Ceilings
 from tensorforge.host.plugin_host import PluginHost
 from tensorforge.workloads.suite import resolve_spec
@@ -81,3 +84,34 @@ def test_the_sustained_estimate_scales_rates_by_the_ceiling_ratio_and_says_so(ho
     hot = _one(host, "gemm:m=8192,n=8192,k=8192", ceilings=sustained, estimate=s).estimate
     # a compute-bound GEMM: its body scales by 1/0.85, its fixed costs do not
     assert hot.device_s / burst.device_s == pytest.approx(1 / 0.85, rel=0.02)
+
+
+def test_16bit_rows_aligned_to_4_bytes_run_amperes_kernels_between_align1_and_tma(host):
+    # tails study set traces: K or N % 8 in 2, 4, 6 -> cutlass_80 s16816gemm (~250 TFLOP/s), an
+    # odd K -> cutlass_75 align1 (~125), K % 8 == 0 -> nvjet (~800)
+    times = {
+        k: _one(host, f"gemm:m=2048,n=2048,k={k},dtype=fp16").estimate for k in (10002, 10004, 10006, 10007, 10008)
+    }
+    assert times[10002].device_s == pytest.approx(times[10006].device_s, rel=0.01)
+    assert times[10008].device_s < times[10004].device_s < times[10007].device_s
+    assert times[10004].operators[0].mapping.startswith("nvidia-sm80")
+    assert times[10007].operators[0].mapping.startswith("nvidia-sm75")
+    # where the family has no fitted rate for them (0), the align1 rate serves
+    c = coefficients_for(host.target("h200"))
+    assert c.gemm.partial_aligned_efficiency > c.gemm.unaligned_efficiency > 0
+    unfitted = attrs.evolve(c, gemm=attrs.evolve(c.gemm, partial_aligned_efficiency=0.0))
+    w, kind = resolve_spec(host, "gemm:m=2048,n=2048,k=10004,dtype=fp16")
+    (op,) = kind.operators(w.params)
+    s = _gemm_shape(op.problem, implementation_of(kind, w.params, op.name), menu_for("nvidia-sm90"))
+    assert s.partial_aligned and not s.aligned
+    assert gemm_factors(s, unfitted)[1] == unfitted.gemm.unaligned_efficiency
+    assert gemm_factors(s, c)[1] == c.gemm.partial_aligned_efficiency
+
+
+def test_unaligned_hopper_gemms_split_k_only_below_one_wave(host):
+    # traces: splitKreduce after the align1 kernel at 79 and 32 output tiles on 132 SMs, never at
+    # 256 and more
+    few = _one(host, "gemm:m=64,n=10007,k=1024,dtype=fp16").estimate
+    many = _one(host, "gemm:m=512,n=10007,k=1024,dtype=fp16").estimate
+    assert "split-K" not in many.operators[0].mapping and many.kernels == 1
+    assert few.operators[0].mapping.startswith("nvidia-sm75")

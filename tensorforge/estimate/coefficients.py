@@ -102,6 +102,10 @@ class GemmCoefficients:
         (skinny and GEMV shapes).
     unaligned_efficiency: rate fraction of the fallback kernels that run when a leading
         dimension is not a multiple of 16 bytes (no TMA / vectorised loads).
+    partial_aligned_efficiency: the same for rows that are a multiple of 4 bytes but not 16 (a
+        16-bit K or N that is even but not a multiple of 8), where the family's menu says which
+        kernels run them (Menu.fallback_partial: narrower vector loads, twice the align1 rate on an
+        H200); 0 = not fitted, unaligned_efficiency serves.
     prologue_s: once per GEMM kernel, beyond a tiny kernel's cost: the first operand tiles
         fetched from DRAM before any math, and the last wave's epilogue drained after it. Paid
         once, not per wave: Hopper's warp-specialised kernels prefetch the next tile during the
@@ -136,6 +140,7 @@ class GemmCoefficients:
     # operands from shared memory into registers for every FMA, not into tensor cores; 0 = the
     # tensor-core feed serves (coefficients fitted before the SIMT path)
     simt_feed_bytes_per_clock: float = attrs.field(default=0.0, validator=_non_negative)
+    partial_aligned_efficiency: float = attrs.field(default=0.0, validator=_non_negative)
 
 
 @attrs.frozen

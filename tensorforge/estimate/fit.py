@@ -664,6 +664,7 @@ def fit_coefficients(
     _fit_stream_gemms(f, gemm_points)
     _fit_large_gemms(f, gemm_points, mode_points, ceilings)
     f.fit_1d("unaligned", by_group("unaligned"), "gemm", "unaligned_efficiency", lo=0.01)
+    f.fit_1d("unaligned-partial", by_group("unaligned-partial"), "gemm", "partial_aligned_efficiency", lo=0.01)
     _fit_pointwise(f, by_group("conv-pointwise"))
     _fit_kxk(f, by_group("conv-kxk"), by_group("conv-fp32"))
     _fit_nd(

@@ -26,6 +26,9 @@ from tensorforge.bound.mappings.base import ceil_div
 from tensorforge.estimate.menus import Menu
 
 ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
+# Rows aligned to this many bytes but not ALIGN_BYTES run narrower vector loads (CUTLASS align2 /
+# align4 kernels for 16-bit data), not the one-element fallback (Menu.fallback_partial)
+PARTIAL_ALIGN_BYTES = 4
 READ_DOMINATED = 8.0  # operand bytes per byte written from which a GEMM is a read stream (a GEMV)
 
 
@@ -45,6 +48,7 @@ class GemmShape:
     b_bytes: float
     c_bytes: float
     aligned: bool = True
+    partial_aligned: bool = False  # not aligned, but every row a multiple of PARTIAL_ALIGN_BYTES
     k_padded: int = 0  # K after channel padding (convolutions); 0 = K
     conv: str = ""  # '', 'pointwise', 'kxk'
     conv_aligned: bool = True  # channels per group a multiple of 16 bytes
@@ -61,8 +65,8 @@ class GemmShape:
         return self.a_bytes + self.b_bytes >= READ_DOMINATED * max(self.c_bytes, 1.0)
 
 
-def is_aligned(leading_dims, elem_bytes) -> bool:
-    return all((int(ld) * int(e)) % ALIGN_BYTES == 0 for ld, e in zip(leading_dims, elem_bytes))
+def is_aligned(leading_dims, elem_bytes, align: int = ALIGN_BYTES) -> bool:
+    return all((int(ld) * int(e)) % align == 0 for ld, e in zip(leading_dims, elem_bytes))
 
 
 @lru_cache(maxsize=4096)

@@ -62,6 +62,8 @@ class Menu:
     k_step: int  # K is consumed in slices of this many elements
     tensor_cores: bool  # tensor-core tiles pad M and N to the tile
     fallback: str = ""  # family whose menu runs unaligned GEMMs
+    # the menu that runs GEMMs whose rows are a multiple of 4 bytes but not 16 ('' = fallback's)
+    fallback_partial: str = ""
     split_k_kernels: int = 1  # kernels of a split-K GEMM (separate reduction: 2)
     split_k_min_k: int = 0  # the library splits K only from this K on
     # the library splits K only where the unsplit output tiles leave units idle (fewer than one wave)
@@ -101,10 +103,22 @@ class Menu:
             return self
         if batched and self.simt_batched_tiles:
             return attrs.evolve(
-                self, tiles=self.simt_batched_tiles, mode_tiles=(), k_step=self.simt_k_step, splits=(1,), fallback=""
+                self,
+                tiles=self.simt_batched_tiles,
+                mode_tiles=(),
+                k_step=self.simt_k_step,
+                splits=(1,),
+                fallback="",
+                fallback_partial="",
             )
         return attrs.evolve(
-            self, tiles=self.simt_tiles, mode_tiles=(), k_step=self.simt_k_step, split_k_min_k=0, fallback=""
+            self,
+            tiles=self.simt_tiles,
+            mode_tiles=(),
+            k_step=self.simt_k_step,
+            split_k_min_k=0,
+            fallback="",
+            fallback_partial="",
         )
 
 
@@ -149,6 +163,7 @@ MENUS = {
         k_step=64,
         tensor_cores=True,
         fallback="nvidia-sm90-align1",
+        fallback_partial="nvidia-sm90-align4",
         split_k_kernels=2,
         split_k_min_k=8192,
         mode_tiles=(
@@ -224,6 +239,14 @@ MENUS["nvidia-sm90-align1"] = attrs.evolve(
     MENUS["nvidia-sm75"],
     split_k_below_one_wave=True,
     source="cutlass_75_tensorop_*_s1688gemm_*_align1 kernels and their split-K rule (unaligned GEMMs on sm90 traces)",
+)
+# 16-bit rows a multiple of 4 bytes but not 16 (K or N % 8 in 2, 4, 6) on Hopper: cuBLAS runs
+# Ampere's 'cutlass_80_tensorop_*_s16816gemm_*_{128x256,256x64}_64x3' kernels, not the align1
+# ones, at twice their rate (the tails study set's 8 such GEMMs, H200 traces: ~250 TFLOP/s where
+# align1 ran ~125 and nvjet ~800)
+MENUS["nvidia-sm90-align4"] = attrs.evolve(
+    MENUS["nvidia-sm80"],
+    source="cutlass_80_tensorop_*_s16816gemm_* kernels (16-bit GEMMs with 4-byte aligned rows on sm90 traces)",
 )
 MENUS["nvidia-sm86"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm86")
 MENUS["nvidia-sm89"] = attrs.evolve(MENUS["nvidia-sm80"], family="nvidia-sm89")

@@ -72,7 +72,9 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
     lds = impl.leading_dims or (p.k, p.n, p.n)
     # SIMT fp32 kernels (menus.SIMT_MODES) have align1 variants at about the same rate: no rule
     simt = bool(menu.simt_tiles) and p.math_mode in SIMT_MODES
-    aligned = (not menu.tensor_cores) or simt or gemm.is_aligned(lds, (p.a_elem_bytes, p.b_elem_bytes, p.c_elem_bytes))
+    elems = (p.a_elem_bytes, p.b_elem_bytes, p.c_elem_bytes)
+    aligned = (not menu.tensor_cores) or simt or gemm.is_aligned(lds, elems)
+    partial = not aligned and gemm.is_aligned(lds, elems, gemm.PARTIAL_ALIGN_BYTES)
     conv, k_padded, conv_aligned = "", 0, True
     if impl.conv_channels:
         conv = "pointwise" if impl.conv_taps <= 1 else "kxk"
@@ -95,6 +97,7 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
         b_bytes=float(p.b.nbytes),
         c_bytes=float(p.c.nbytes),
         aligned=aligned,
+        partial_aligned=partial and not conv,
         k_padded=k_padded if k_padded != p.k else 0,
         conv=conv,
         conv_aligned=conv_aligned,
@@ -117,7 +120,8 @@ def gemm_factors(s: gemm.GemmShape, c: EstimateCoefficients) -> tuple[float, flo
         if not s.conv_aligned:
             penalty *= c.conv.unaligned_efficiency
     if not s.aligned:
-        penalty *= c.gemm.unaligned_efficiency
+        partial = s.partial_aligned and c.gemm.partial_aligned_efficiency > 0
+        penalty *= c.gemm.partial_aligned_efficiency if partial else c.gemm.unaligned_efficiency
     return eff, penalty
 
 
@@ -220,6 +224,8 @@ def gemm_menu(s: gemm.GemmShape, family: str) -> Menu:
         return attrs.evolve(menu, tiles=menu.conv_tiles or menu.tiles, splits=(1,))
     if not s.conv:
         menu = menu.for_mode(s.mode, batched=s.batch > 1)
+    if not s.aligned and s.partial_aligned and menu.fallback_partial:
+        return menu_for(menu.fallback_partial)
     return menu_for(menu.fallback) if (not s.aligned and menu.fallback) else menu
 
 
@@ -298,9 +304,13 @@ def estimate_matmul(
         notes.append("channel-padding copies before the tensor-core kernel")
     total = _launches(total, terms, kernels, c)
     if not s.aligned:
+        rate = (
+            "the partly aligned rate"
+            if s.partial_aligned and c.gemm.partial_aligned_efficiency > 0
+            else "the unaligned rate"
+        )
         notes.append(
-            "a leading dimension is not a multiple of 16 bytes: fallback kernels "
-            f"({menu.family} menu) at the unaligned rate"
+            f"a leading dimension is not a multiple of 16 bytes: fallback kernels ({menu.family} menu) at {rate}"
         )
     if s.conv and not s.conv_aligned:
         notes.append(

@@ -11,6 +11,7 @@ Each probe item informs one group of coefficients:
               tile overhead, streaming bandwidth
   gemm-mode   the other math modes (tf32, fp32, fp16): mainloop efficiency per mode
   unaligned   GEMMs with a leading dimension not a multiple of 16 bytes
+  unaligned-partial  ... a multiple of 4 bytes but not 16 (their own kernels on Hopper)
   conv-*      pointwise, kxk, fp32, unaligned-channel and depthwise convolutions
   attn-*      fused attention: prefill (non-causal, causal) and decode
 The shapes are chosen to span structures (few tiles, partial waves, skinny, small K, large K,
@@ -239,6 +240,12 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
     + _items(
         "unaligned",
         (_gemm(3071, 3071, 3071), _gemm(2048, 2048, 2047), _gemm(6144, 2047, 1025)),
+    )
+    # 16-bit rows a multiple of 4 bytes but not 16: their own kernels and rate (menus.py,
+    # nvidia-sm90-align4); K or N % 8 = 4 and 2, fp16 and bf16
+    + _items(
+        "unaligned-partial",
+        (_gemm(3072, 3072, 6004, dtype="fp16"), _gemm(1536, 6002, 3072)),
     )
     + _items(
         "conv-pointwise",

@@ -78,7 +78,7 @@ def test_a_modes_ceiling_is_the_highest_rate_any_probe_observed_plus_the_allowan
     ]
     cal = calibration.run_probes(session(), probes)
     up = 1 + calibration.COMPUTE_ALLOWANCE
-    assert 0 < calibration.COMPUTE_ALLOWANCE <= 0.02 and cal.compute_allowance == calibration.COMPUTE_ALLOWANCE
+    assert 0 < calibration.COMPUTE_ALLOWANCE <= 0.03 and cal.compute_allowance == calibration.COMPUTE_ALLOWANCE
     assert cal.ceilings.compute == {"bf16": 8.14e14 * up, "fp16": 7.55e14 * up}
     assert cal.ceilings_by_regime["burst"].compute == cal.ceilings.compute
     assert cal.probes["estimate-terms"].compute["bf16"] == 8.14e14  # which probe set it, as observed

@@ -119,13 +119,14 @@ def _judged_run(session, probe, progress: Callable[[str], None]) -> tuple[ProbeR
 
 
 # Every compute ceiling lies this fraction above the highest rate any probe of its mode observed.
-# Why: a ceiling is the best of some probe shapes' fastest samples, and the fastest sample of one
-# shape moves by about 1% between runs: on an H200 (2026-12-01) the fp32 (CUDA-core)
-# GEMMs' rate is flat from 2048^3 up (50.3, 49.9, 50.7 TFLOP/s in the matmul probe) and a held-out
-# fp32 2048^3 GEMM's fastest sample ran at 50.72, 0.13% above the 50.65 ceiling, after beating it
-# by 0.006% in a run the day before: a bound built on the bare maximum fails by noise. The
-# probes' own rates stay as observed in probes[name].compute; the calibration says the allowance.
-COMPUTE_ALLOWANCE = 0.01
+# Why: a ceiling is the best of some probe shapes' fastest samples, and the fastest sample of a
+# GEMM lands above the best probe's by more than one run's spread shows. On an H200 (2026-12-01)
+# a held-out fp32 2048^3 GEMM ran 0.13% above a 1% allowance; in a run of 2026-12-02, with the
+# long-K probes in the sweep (bf16 best 838.5 TFLOP/s, 2048x4096x16384 at 835.8), a 2048x4096x
+# 14336 bf16 GEMM's fastest sample ran at 855: 2.0% above the best probe, through the 1%
+# allowance. 2.5% covers what was seen, with half a point to spare; the probes' own rates stay
+# as observed in probes[name].compute and the calibration says the allowance.
+COMPUTE_ALLOWANCE = 0.025
 # The key of the DRAM ceiling among the math modes in a probe's fastest_spread and in margins.
 DRAM = "dram"
 # The least margin of a DRAM ceiling: none measured between runs yet, so a DRAM ceiling's margin

@@ -153,9 +153,8 @@ class Calibration:
     compute_allowance: float | None = optional(
         "the least fraction by which every compute ceiling (ceilings, ceilings_by_regime) lies above the "
         "highest rate any probe of its mode observed (each ceiling's own margin, at least this, is in "
-        "margins; probes[name].compute keep the observed rates): the fastest "
-        "sample of one shape varies by about 1% between runs, so another shape's fastest sample can beat "
-        "the probes' best by that much (docs/measurement.md, 'The compute allowance'); absent in "
+        "margins; probes[name].compute keep the observed rates): another shape's fastest sample can beat "
+        "the probes' best by about 2% (docs/measurement.md, 'The compute allowance'); absent in "
         "calibrations written before it (no allowance)"
     )
     evidence: CalibrationEvidence | None = optional(

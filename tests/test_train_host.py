@@ -96,6 +96,8 @@ def test_a_cpu_adds_the_host_cost_a_gpu_hides(host):
 
 
 def test_without_the_probes_an_eager_step_is_charged_as_forward_kernels_and_the_basis_says_so(host):
+    # the stated default of every shipped family: not measured, nothing carried from another device
+    assert all(c.training == TrainingHostCosts() for c in shipped().values())
     spec = LINEAR + ",optimizer=adamw"
     (old,) = _estimates(host, [spec], TrainingHostCosts())
     # the old pipeline exactly: every kernel a forward one, the flush's head start

@@ -9,8 +9,12 @@ the PREDICTED footprint, and the activation memory the step saves for backward. 
 (forward, input and weight gradients, casts, accumulation, optimizer): the trace window's device
 time against the operator's bound and estimate (`operators` in the result file).
 
-Fit and evaluated sets: the estimate's coefficients come from the calibration probes alone (forward
-kernels: no probe runs a backward or an optimizer); every workload here is evaluated, none fitted.
+Fit and evaluated sets: the estimate's coefficients come from the calibration probes alone: the
+device's from forward kernels and streams, the eager step's host costs (autograd, the optimizer)
+from the train-host probes, tiny training steps of shapes no workload here has
+(tensorforge.estimate.probe_plan); every workload here is evaluated, none fitted. A calibration
+made before the train-host probes existed has no such costs: pass --recalibrate to measure them
+(the notes say which the capture had).
 
     python benchmarks/train_step.py [--target h200] [--recalibrate] [--keep-capture PATH]
     python benchmarks/train_step.py --capture CAPTURE    (score a capture; no GPU)
@@ -182,6 +186,22 @@ def score(doc: dict, core) -> tuple[list[dict], list[dict], dict, str]:
     return rows, op_rows, summary, which
 
 
+def train_host_note(doc: dict) -> str:
+    """CALIBRATED: the eager step's host costs the capture's calibration fitted (fit stage
+    train-host), or that it has none (a calibration from before the train-host probes)."""
+    stage = ((((doc.get("calibrated") or {}).get("estimate") or {}).get("report") or {}).get("stages") or {}).get(
+        "train-host"
+    ) or {}
+    fitted = stage.get("fitted")
+    if not fitted:
+        return "CALIBRATED: no train-host probes in this calibration: eager steps charged as forward kernels"
+    figures = ", ".join(f"{k.removeprefix('training.')} {v * 1e6:.1f} us" for k, v in sorted(fitted.items()))
+    spread = f"; probes reproduced to median {stage['median_ape']:.1%}" if "median_ape" in stage else ""
+    return (
+        f"CALIBRATED host costs of an eager step (train-host probes, {stage.get('points')} points): {figures}{spread}"
+    )
+
+
 def run_on_device(target: str, capture: Path, recalibrate: bool) -> None:
     command = ["tensorforge", "run", "--target", target, "--suite", SUITES[target], *RUN_FLAGS, "-o", str(capture)]
     if recalibrate:
@@ -235,8 +255,9 @@ def main() -> int:
             f"measured {finished} ({'capture ' + path.name if args.capture else 'this run'}); {which} bound",
             "one step = grad_accum x (forward + backward through autograd) + the fused optimizer; "
             "the backward starts from a given output gradient (no loss)",
+            train_host_note(doc),
         ],
-        fit="the calibration probes (forward kernels and streams; no backward, no optimizer)",
+        fit="the calibration probes (forward kernels and streams; tiny eager training steps for the host costs)",
         evaluated=f"{', '.join(suites) or 'the capture suite'}: {len(rows)} training steps",
         operators=op_rows,
         measured_on=finished,

@@ -109,6 +109,7 @@ __all__ = [
     "CPU_PLAN",
     "CUDA_PLAN",
     "ProbeItem",
+    "EAGER_GROUPS",
     "timing_modes",
     "warm_timed",
     "resolve_spec",
@@ -176,6 +177,7 @@ _HOMES = {
     "STREAM_OPS": "tensorforge.estimate.probe_plan",
     "ProbeItem": "tensorforge.estimate.probe_plan",
     "timing_modes": "tensorforge.estimate.probe_plan",
+    "EAGER_GROUPS": "tensorforge.estimate.probe_plan",
     "warm_timed": "tensorforge.estimate.probe_plan",
     "TERM_LABELS": "tensorforge.estimate.render:SHORT",
     "TERMS": "tensorforge.estimate.results",
@@ -273,6 +275,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time __getattr__ loads th
     from tensorforge.estimate.probe_plan import CUDA_PLAN as CUDA_PLAN
     from tensorforge.estimate.probe_plan import ProbeItem as ProbeItem
     from tensorforge.estimate.probe_plan import STREAM_OPS as STREAM_OPS
+    from tensorforge.estimate.probe_plan import EAGER_GROUPS as EAGER_GROUPS
     from tensorforge.estimate.probe_plan import timing_modes as timing_modes
     from tensorforge.estimate.probe_plan import warm_timed as warm_timed
     from tensorforge.estimate.render import SHORT as TERM_LABELS

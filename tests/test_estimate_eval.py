@@ -71,6 +71,13 @@ def test_no_evaluation_shape_is_a_probe_shape(host, suite):
     assert _clashes(host, chosen, (CUDA_PLAN, CPU_PLAN)) == []
 
 
+@pytest.mark.parametrize("suite", ["h200-train.toml", "host-cpu-train.toml"])
+def test_no_training_evaluation_is_a_probe_shape(host, suite):
+    """benchmarks/train_step.py scores these; the train-host probes time tiny training steps."""
+    chosen = load_suite_file(host, ROOT / "benchmarks" / "eval" / suite)
+    assert _clashes(host, chosen, (CUDA_PLAN, CPU_PLAN)) == []
+
+
 def test_the_problem_key_sees_one_implicit_gemm_behind_two_convolution_specs(host):
     probe, probe_kind = resolve_spec(host, "conv2d:n=8,c=64,h=112,w=112,k=64,r=3,s=3,padding=1,dtype=bf16")
     scored, scored_kind = resolve_spec(host, "conv2d:n=32,c=64,h=56,w=56,k=64,r=3,s=3,padding=1,dtype=bf16")

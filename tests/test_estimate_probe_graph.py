@@ -93,7 +93,8 @@ def test_each_group_is_timed_in_the_modes_its_fit_reads():
 
     assert timing_modes("launch") == ("eager", "graph")  # eager launch cost and the device's
     assert timing_modes("host") == ("eager",)  # the host's time per kernel
-    groups = {item.group for item in CUDA_PLAN} - {"launch", "host", "graph"}
+    assert timing_modes("train-host") == ("eager",)  # autograd's and the optimizer's host costs
+    groups = {item.group for item in CUDA_PLAN} - {"launch", "host", "train-host", "graph"}
     assert groups and all(timing_modes(g) == ("graph",) for g in groups)
 
 

@@ -408,6 +408,9 @@ ALLOWED = {
     ("tensorforge/estimate/coefficients.py", "gemm"),
     ("tensorforge/bound/mappings/collective.py", "collective"),
 }
+# ... and the access pattern the training step's parameter-side operators declare for the estimate
+# (Training.update_implementations), not the tf_vector kind
+ALLOWED.add(("tensorforge/workloads/training.py", "elementwise"))
 # ... and anywhere in the estimate: its access patterns (tensorforge.estimate.implementation.PATTERNS,
 # each with its calibrated stream bandwidth) 'elementwise' and 'norm', not the tf_vector kinds.
 ALLOWED_UNDER = {("tensorforge/estimate/", "elementwise"), ("tensorforge/estimate/", "norm")}

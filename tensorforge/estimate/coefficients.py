@@ -276,6 +276,47 @@ class StreamCoefficients:
     resident_efficiency: float = attrs.field(default=1.0, validator=_resident)
 
 
+def _seconds(_inst, attr, value):
+    for key, item in value.items():
+        if not (isinstance(item, (int, float)) and item >= 0):
+            raise ValueError(f"{attr.name}[{key}] must be >= 0 s, got {item!r}")
+
+
+@attrs.frozen
+class TrainingHostCosts:
+    """Host time of an eager training step beyond Python launching one framework call per kernel
+    (train_host.py uses them; the train-host probes of probe_plan.py measure them, fit.py stage
+    train-host). Why apart from KernelCosts.host_per_kernel_s: that one is fitted from forward
+    blocks, where Python calls every kernel; a training step also runs autograd's engine (its
+    backward kernels issued by the engine's nodes, on a thread of its own on a GPU) and an
+    optimizer's Python step, and an H200 ran one-layer steps 5-9x slower eagerly than their
+    device time (benchmarks/RESULTS.md, training steps) with a handful of kernels each.
+
+    measured: the train-host probes ran and these figures are theirs; False (every calibration
+        before them, every shipped family): not modelled, an eager step is charged as forward
+        kernels alone (the old estimate) and the basis says so.
+    step_s: once per step: the gradients set to None, the step's Python around its micro-steps.
+    micro_step_s: once per micro-step: the call into autograd's engine (its graph task, the
+        hand-over to the device's backward thread and back) and the forward's custom-Function
+        wrappers.
+    backward_kernel_s: per kernel the engine issues during a backward, in place of
+        host_per_kernel_s: its node's dispatch (C++ or a custom Function's Python backward).
+    optimizer_step_s: per optimizer ('sgd', 'adamw'), once per step: the Python of its step
+        (the step wrapper, grouping tensors by device and dtype, the fused kernels' launches).
+    optimizer_tensor_s: per parameter tensor the optimizer's step walks (its lists).
+    serial: the device is the host's own cores (a CPU: kernels run on the calling thread), so the
+        host's work and the kernels add; False (a GPU): the host runs ahead of the device.
+    """
+
+    measured: bool = False
+    step_s: float = attrs.field(default=0.0, validator=_non_negative)
+    micro_step_s: float = attrs.field(default=0.0, validator=_non_negative)
+    backward_kernel_s: float = attrs.field(default=0.0, validator=_non_negative)
+    optimizer_step_s: Mapping[str, float] = attrs.field(factory=dict, validator=_seconds)
+    optimizer_tensor_s: float = attrs.field(default=0.0, validator=_non_negative)
+    serial: bool = False
+
+
 BASIS_KINDS = ("calibrated", "declared", "carried-over", "carried-over-other-family")
 
 
@@ -296,6 +337,9 @@ class EstimateCoefficients:
     warm_saving_share: per class, the share of a short execution's flushed device time it saves
         at most (warm.py: min(warm_saving_s, share x time)); empty (calibrations made before the
         share was fitted, 2026-12-01): the class's saving whatever the execution's time.
+
+    training: the host costs of an eager training step (TrainingHostCosts); not measured by
+        default: shipped families and calibrations without the train-host probes leave them out.
     """
 
     family: str
@@ -312,6 +356,7 @@ class EstimateCoefficients:
     fit: Mapping[str, Any] = attrs.field(factory=dict)  # how well the probes were reproduced
     warm_saving_s: Mapping[str, float] = attrs.field(factory=dict, validator=_savings)
     warm_saving_share: Mapping[str, float] = attrs.field(factory=dict, validator=_fractions)
+    training: TrainingHostCosts = attrs.field(factory=TrainingHostCosts)
 
     def relabel(self, basis_kind: str, basis: str) -> "EstimateCoefficients":
         return attrs.evolve(self, basis_kind=basis_kind, basis=basis)

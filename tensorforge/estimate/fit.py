@@ -15,6 +15,8 @@ value, and the report says 'not probed'):
   attention prefill / causal / decode;
   host     last: eager tiny transformers, host time per kernel and flush slack, against the
            device time every stage before it fixed.
+  train-host  after it: eager tiny training steps, the host costs of autograd and the optimizer
+           (fit_train_host.py), against the eager time with every cost before them fixed.
   warm     after them: per class of operator, what a call saves in a window without the L2 flush
            (the probes also timed warm: warm.py), a cap and a share of a short call, medians, no search
 Where a probe was also timed as a CUDA graph (the device-time regime the evaluation scores), its
@@ -35,9 +37,11 @@ import numpy as np
 
 from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.gemm import READ_DOMINATED
+from tensorforge.estimate.fit_train_host import fit_train_host
 from tensorforge.estimate.menus import menu_for
 from tensorforge.estimate.model import device_for, estimate_workload
 from tensorforge.estimate.probe_plan import STREAM_OPS, warm_timed
+from tensorforge.estimate.train_host import runs_on_host
 from tensorforge.estimate.warm import fit_warm, warm_class
 from tensorforge.hardware.target import Ceilings, Target, datasheet_ceilings
 
@@ -378,6 +382,31 @@ def _fit_warm(f: "Fitter", results: Sequence[dict[str, Any]], points: Sequence[W
         "the share of its flushed time the class's short probe items saved (median of saving / time below the "
         "knee), at most the cap (median saving above it)",
     }
+
+
+def _fit_train(f: "Fitter", points: Sequence[WorkloadPoint]) -> None:
+    """Stage train-host (fit_train_host.py): after the host stage, whose cost per forward kernel
+    the training steps' forwards pay too."""
+    if not points:
+        f.note("train-host", points, {})
+        return
+    serial = runs_on_host(f.c.family)
+
+    def estimates(costs):
+        c = attrs.evolve(f.c, training=costs)
+        d = f.device(c)
+        return [estimate_workload(p.prediction, p.operators, p.kind, p.params, d, c) for p in points]
+
+    costs, extra = fit_train_host(points, estimates, serial)
+    f.c = attrs.evolve(f.c, training=costs)
+    fitted = {
+        "training.step_s": costs.step_s,
+        "training.micro_step_s": costs.micro_step_s,
+        "training.backward_kernel_s": costs.backward_kernel_s,
+        "training.optimizer_tensor_s": costs.optimizer_tensor_s,
+    } | {f"training.optimizer_step_s[{k}]": v for k, v in sorted(costs.optimizer_step_s.items())}
+    f.note("train-host", points, fitted)
+    f.report["train-host"].update(extra)
 
 
 TAP_TILE = 128 * 128  # the tile the kxk tap term is quoted at (ConvCoefficients.kxk_tap_tile)
@@ -747,6 +776,7 @@ def fit_coefficients(
     else:
         f.note("host", [], {})
 
+    _fit_train(f, by_group("train-host"))
     _fit_warm(f, ok, points)
 
     sheet = datasheet_ceilings(target, operating_point)

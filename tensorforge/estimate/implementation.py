@@ -41,6 +41,12 @@ def rate_pattern(pattern: str, rates=None) -> str:
     return pattern
 
 
+# What issues an operator's kernels on the host in an eager call (train_host.py charges each its
+# own host cost): 'python', a framework call from Python per kernel (every forward operator);
+# 'autograd', the autograd engine's nodes during a backward; 'optimizer', an optimizer's step.
+ISSUERS = ("python", "autograd", "optimizer")
+
+
 def _pattern(_inst, _attr, value):
     if value and value not in PATTERNS and value not in PATTERN_ALIASES and value not in PATTERN_FALLBACKS:
         known = ", ".join(PATTERNS + tuple(PATTERN_ALIASES) + tuple(PATTERN_FALLBACKS))
@@ -63,6 +69,9 @@ class Implementation:
     conv_channels, conv_taps: a convolution's input channels per group and filter taps (R*S);
         0 = not a convolution. conv_depthwise: one channel per group (a dedicated kernel, not
         an implicit GEMM).
+    issued_by: what issues the kernels on the host (ISSUERS): 'python' unless the operator is
+        part of a training step's backward ('autograd') or its optimizer ('optimizer').
+    tensors: the parameter tensors an optimizer operator's step walks (issued_by='optimizer').
     """
 
     kernels: int = attrs.field(default=1, validator=attrs.validators.ge(0))
@@ -74,6 +83,8 @@ class Implementation:
     conv_channels: int = 0
     conv_taps: int = 0
     conv_depthwise: bool = False
+    issued_by: str = attrs.field(default="python", validator=attrs.validators.in_(ISSUERS))
+    tensors: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     declared: bool = True  # False: the defaults of the problem type, nothing was declared
 
 

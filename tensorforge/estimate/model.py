@@ -14,9 +14,11 @@ from tensorforge.estimate.coefficients import EstimateCoefficients
 from tensorforge.estimate.implementation import DEFAULT, declared_table
 from tensorforge.estimate.operators import ESTIMATORS, Device, estimate_unknown
 from tensorforge.estimate.results import LABEL, OperatorEstimate, WorkloadEstimate, add_terms
+from tensorforge.estimate.train_host import eager_train_time, training_words
 from tensorforge.estimate.warm import warm_class, window_saving
 from tensorforge.hardware.target import Ceilings, Target
 from tensorforge.results.prediction import Prediction, WorkloadPrediction
+from tensorforge.workloads.training import Training
 
 
 def device_for(
@@ -113,12 +115,17 @@ def estimate_workload(
     device_launches = kernels * k.device_launch_s
     body = sum(r.estimate_s for r in results) - eager_launches
     device_s = body + device_launches + k.device_harness_s
+    training = Training.of(params)
+
+    def pipeline(ops: Sequence[OperatorEstimate], slack: float) -> float:
+        # a training step's autograd and optimizer machinery where the train-host probes measured
+        # it (train_host.py); without them every kernel is charged as a forward one (the basis says)
+        if training is not None and coefficients.training.measured:
+            return eager_train_time(ops, declared, training, k, coefficients.training, slack)
+        return eager_time(ops, k.host_per_kernel_s, slack)
+
     # never below the device time: an eager call runs the same kernels and adds host and events
-    eager_s = max(
-        device_s,
-        body + eager_launches + k.harness_s,
-        eager_time(results, k.host_per_kernel_s, k.host_slack_s) + k.harness_s,
-    )
+    eager_s = max(device_s, body + eager_launches + k.harness_s, pipeline(results, k.host_slack_s) + k.harness_s)
     # one call with no flush before it (the eager-warm protocol): its operators with what fits in
     # L2 resident (warm_results), the device waiting for the host's whole dispatch (nothing for
     # the host to run ahead of), and what a window's call saves beyond that (warm.py)
@@ -126,7 +133,7 @@ def estimate_workload(
     warm_body = sum(r.estimate_s for r in warm_results) - eager_launches
     eager_warm_s = max(
         prediction.latency_s,
-        max(warm_body + eager_launches, eager_time(warm_results, k.host_per_kernel_s, 0.0)) + k.harness_s - saving,
+        max(warm_body + eager_launches, pipeline(warm_results, 0.0)) + k.harness_s - saving,
     )
     terms = add_terms(
         [r.terms for r in results]
@@ -207,14 +214,18 @@ def estimate_prediction(
     """The same prediction with an estimate beside every workload's bound."""
     device = device_for(target, prediction.ceilings, coefficients, prediction.operating_point)
     out = []
+    trains = False
     for (workload, kind), wp in zip(workloads, prediction.workloads):
         operators = kind.operators(workload.params)
         est = estimate_workload(wp, operators, kind, workload.params, device, coefficients, regime)
         out.append(attrs.evolve(wp, estimate=est))
+        trains = trains or Training.of(workload.params) is not None
     return attrs.evolve(
         prediction,
         workloads=tuple(out),
-        estimate_basis=coefficients.basis + power_words(target, device),
+        estimate_basis=coefficients.basis
+        + power_words(target, device)
+        + (training_words(coefficients) if trains else ""),
         estimate_basis_kind=coefficients.basis_kind,
         estimate_regime=regime,
     )

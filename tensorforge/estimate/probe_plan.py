@@ -6,6 +6,8 @@ Each probe item informs one group of coefficients:
               eager and (on CUDA, like every item) as CUDA graphs: the device-time regime's
   graph       a CUDA graph of tiny kernels replayed eagerly (kept for older fits)
   host        tiny transformer blocks launched eagerly: host time per kernel, flush slack
+  train-host  tiny training steps (phase=train) launched eagerly: the host cost of autograd and
+              the optimizer (coefficients.TrainingHostCosts)
   stream      elementwise / norm / copy / concat sweeps over sizes: achieved bandwidth
   gemm        GEMMs over tile/wave structures and aspect ratios (16-bit): mainloop, feed,
               tile overhead, streaming bandwidth
@@ -43,9 +45,13 @@ def timing_modes(group: str) -> tuple[str, ...]:
     (the device-time regime the evaluation scores). A device without graphs times eagerly."""
     if group == "launch":
         return ("eager", "graph")
-    if group in ("host", "graph"):
+    if group in ("graph", *EAGER_GROUPS):
         return ("eager",)
     return ("graph",)
+
+
+# groups whose points measure the eager host: their fit reads the eager sample, never a graph one
+EAGER_GROUPS = ("host", "train-host")
 
 
 # a graph-timed item whose flushed graph p50 is at most this is also timed warm (warm.py): the
@@ -110,6 +116,30 @@ def _items(group, specs):
 MB = 1 << 20
 
 
+def _train(dtype: str, hidden: int, per_tensor: bool = True) -> tuple[str, ...]:
+    """Tiny training steps whose device waits for the host (tensorforge/estimate/train_host.py):
+    one linear layer with no optimizer, SGD and AdamW (the step, the engine's call, each
+    optimizer's Python step), the same layer with 3 micro-steps (the engine's call per micro-step
+    against the step's once), a tiny transformer of 1 and 3 layers (the engine's cost per backward
+    kernel: ~43 of them a layer, Python and C++ nodes) and, with per_tensor, the 1-layer one with
+    AdamW (its 6 weights against the linear layer's 1: the optimizer's cost per parameter tensor).
+    Shapes no training evaluation uses (tests/test_estimate_eval.py)."""
+    linear = f"gemm:m=16,n={hidden},k=64,dtype={dtype},phase=train"
+    block = (
+        f"transformer:hidden={hidden},heads=2,kv_heads=2,intermediate={2 * hidden},batch=1,seq=16,"
+        f"dtype={dtype},final_norm=false,lm_head=false,phase=train"
+    )
+    steps = (
+        linear,
+        linear + ",optimizer=sgd",
+        linear + ",optimizer=adamw",
+        linear + ",grad_accum=3",
+        block + ",layers=1",
+        block + ",layers=3",
+    )
+    return steps + ((block + ",layers=1,optimizer=adamw",) if per_tensor else ())
+
+
 def _streams(sizes_mb, width=4096, ops=SWEPT_OPS):
     out = []
     for op in ops:
@@ -160,6 +190,7 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
             "transformer:hidden=256,layers=2,heads=4,kv_heads=4,intermediate=1024,batch=1,seq=16,phase=prefill,mlp=gelu,norm=layernorm,rope=false",
         ),
     )
+    + _items("train-host", _train("bf16", 128))
     + _streams((96, 384))
     + _streams((96,), ops=("layer_norm", "gelu"))
     + _streams((8, 32), ops=("add_hot",))
@@ -352,6 +383,10 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
 CPU_PLAN: tuple[ProbeItem, ...] = (
     _chains((1, 2, 4))
     + _items("host", ())
+    # six, not seven: each item costs a CPU calibration ~0.5 s (build, collection, timing) and CI
+    # calibrates twice; the CPU training evaluations update one tensor, so the optimizer's cost
+    # per tensor stays unseparated there (0: the fit report says so)
+    + _items("train-host", _train("fp32", 96, per_tensor=False))
     + _streams((2, 24), width=1024)
     + _items(
         "gemm",

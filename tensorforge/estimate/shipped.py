@@ -2,7 +2,12 @@
 file), each written from a real calibration (by a script kept at the lab-archive-2026-12 tag); the `basis`
 of each entry says which device, when and how. A target of a family listed there gets them as
 its 'carried-over' basis until it is calibrated itself; a family not listed gets the nearest
-one, labelled as such."""
+one, labelled as such.
+
+The default rule for what a family's calibration did not probe: no shipped family has the
+train-host probes' host costs of an eager training step (EstimateCoefficients.training), so each
+keeps them unmeasured (TrainingHostCosts(): not modelled, every kernel of an eager step charged as
+a forward one) and the estimate's basis says so; no figure is carried from another device."""
 
 import json
 from functools import lru_cache

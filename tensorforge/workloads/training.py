@@ -24,11 +24,15 @@ cast), the accumulated gradient `W_grad`, the optimizer state `W_momentum` / `W_
 """
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from tensorforge.workloads.precision import DTYPE_BYTES
 from tensorforge.workloads.problems import Operator, StreamProblem, Tensor
+
+if TYPE_CHECKING:
+    from tensorforge.estimate.implementation import Implementation
 
 TRAIN = "train"
 OPTIMIZERS = ("none", "sgd", "adamw")
@@ -186,6 +190,25 @@ class Training:
             "cast_grads": n,
             "grad_accumulate": n,
             "optimizer": launches(numels) + (1 if self.optimizer == "adamw" else 0),
+        }
+
+    def update_implementations(self, numels: Sequence[int]) -> "dict[str, Implementation]":
+        """update_kernels as the estimate's Implementations, each with what issues its kernels on
+        the host: the masters' casts from Python in the forward; the gradients' casts by autograd
+        (the cast Function's backward runs inside the engine); the accumulation's adds from
+        Python; the optimizer's launches from its step, which walks every parameter tensor."""
+        # imported here: the estimate stays out of `--help` and a refusal (tests/test_startup_imports.py)
+        from tensorforge.estimate.implementation import Implementation
+
+        issued_by = {"cast_grads": "autograd", "optimizer": "optimizer"}
+        return {
+            name: Implementation(
+                kernels=kernels,
+                pattern="elementwise",
+                issued_by=issued_by.get(name, "python"),
+                tensors=len(numels) if name == "optimizer" else 0,
+            )
+            for name, kernels in self.update_kernels(numels).items()
         }
 
     def state_bytes(self, params: int) -> int:

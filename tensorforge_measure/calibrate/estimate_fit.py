@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tensorforge.api import (
+    EAGER_GROUPS,
     Ceilings,
     EstimateCoefficients,
     Target,
@@ -51,12 +52,12 @@ def probe_regime(calibration: Any) -> str:
 
 def workload_points(results, core, target: Target, ceilings: Ceilings, operating_point: str | None = None):
     """(the bound's prediction of the probe items, their WorkloadPoints) from a sweep's result rows:
-    the host stage reads the eager sample; every other point its graph sample where it has one (a
+    the host stages (probe_plan.EAGER_GROUPS) read the eager sample; every other point its graph sample where it has one (a
     CUDA item may have no eager sample: probe_plan.timing_modes), else its eager one."""
     measured = [
         r
         for r in results
-        if r.get("spec") and (r.get("p50_s") if r["group"] == "host" else r.get("graph_p50_s") or r.get("p50_s"))
+        if r.get("spec") and (r.get("p50_s") if r["group"] in EAGER_GROUPS else r.get("graph_p50_s") or r.get("p50_s"))
     ]
     resolved = [resolve_spec(core, r["spec"]) for r in measured]
     bound = predict(resolved, target, core.mappings(), operating_point, ceilings, estimate=False)
@@ -69,9 +70,11 @@ def workload_points(results, core, target: Target, ceilings: Ceilings, operating
             kind=kind,
             params=w.params,
             # the graph sample where there is one (the device-time regime the evaluation scores),
-            # except for the host stage, whose points measure the eager host
-            measured_s=float(r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] != "host" else r["p50_s"]),
-            regime="graph" if r.get("graph_p50_s") and r["group"] != "host" else "eager",
+            # except for the host stages, whose points measure the eager host
+            measured_s=float(
+                r["graph_p50_s"] if r.get("graph_p50_s") and r["group"] not in EAGER_GROUPS else r["p50_s"]
+            ),
+            regime="graph" if r.get("graph_p50_s") and r["group"] not in EAGER_GROUPS else "eager",
             warm_s=float(r["warm_p50_s"]) if r.get("warm_p50_s") and r.get("graph_p50_s") else None,
         )
         for r, (w, kind), wp in zip(measured, resolved, bound.workloads)

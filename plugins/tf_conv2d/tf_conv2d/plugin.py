@@ -211,18 +211,18 @@ class Conv2d(WorkloadKind):
         # its weight gradient reduces over output positions: a plain GEMM whose rows are the
         # channels-last tensors' (K channels of dY, C of x); depthwise: the stencil kernels
         kg = p.k // p.groups
+        # (both in the custom Function's backward: issued by autograd's engine)
         table["conv2d_grad_input"] = Implementation(
-            kernels=1, conv_channels=kg, conv_taps=p.r * p.s, conv_depthwise=depthwise
+            kernels=1, conv_channels=kg, conv_taps=p.r * p.s, conv_depthwise=depthwise, issued_by="autograd"
         )
         table["conv2d_grad_weight"] = Implementation(
             kernels=1,
             leading_dims=(p.k, p.c, per_group * p.r * p.s),
             conv_channels=per_group if depthwise else 0,
             conv_depthwise=depthwise,
+            issued_by="autograd",
         )
-        for name, kernels in t.update_kernels([p.k * per_group * p.r * p.s]).items():
-            table[name] = Implementation(kernels=kernels, pattern="elementwise")
-        return table
+        return table | t.update_implementations([p.k * per_group * p.r * p.s])
 
 
 def _sizes(p: Conv2dParams) -> tuple[int, int, int]:

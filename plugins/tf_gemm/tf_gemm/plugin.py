@@ -126,18 +126,13 @@ class Gemm(WorkloadKind):
         if t is None:
             return table
         # the gradients as torch_builder computes them (transposed views, no copies): the
-        # leading dimension of each operand is the row length of the tensor it is a view of
-        if p.transpose_a:
-            table["matmul_grad_a"] = Implementation(kernels=1, leading_dims=(ldb, p.n, p.m))
-        else:
-            table["matmul_grad_a"] = Implementation(kernels=1, leading_dims=(p.n, ldb, p.k))
-        if p.transpose_b:
-            table["matmul_grad_b"] = Implementation(kernels=1, leading_dims=(p.n, lda, p.k))
-        else:
-            table["matmul_grad_b"] = Implementation(kernels=1, leading_dims=(lda, p.n, p.n))
-        for name, kernels in t.update_kernels([p.batch * p.k * p.n]).items():
-            table[name] = Implementation(kernels=kernels, pattern="elementwise")
-        return table
+        # leading dimension of each operand is the row length of the tensor it is a view of; both
+        # run in the custom Function's backward, issued by autograd's engine
+        grad_a = (ldb, p.n, p.m) if p.transpose_a else (p.n, ldb, p.k)
+        grad_b = (p.n, lda, p.k) if p.transpose_b else (lda, p.n, p.n)
+        table["matmul_grad_a"] = Implementation(kernels=1, leading_dims=grad_a, issued_by="autograd")
+        table["matmul_grad_b"] = Implementation(kernels=1, leading_dims=grad_b, issued_by="autograd")
+        return table | t.update_implementations([p.batch * p.k * p.n])
 
     def memory(self, p: GemmParams) -> dict[str, int]:
         """Device memory at once, by part. Train: as torch_builder allocates the step, parts

@@ -20,6 +20,8 @@ and before the layers the LM head's and the final norm's. Norms, activations, Ro
 memory-bound StreamProblems. What the step keeps for the backward is `memory(p)`'s activations.
 """
 
+import attrs
+
 from tensorforge import DTYPE_BYTES, AttentionBackwardProblem, Operator, Tensor, Training
 
 from tf_transformer.streams import stream as _stream
@@ -243,10 +245,10 @@ def implementation(p) -> dict:
         layout_copy_bytes=0 if p.rope else join,
         layout_copy_kernels=0 if p.rope else 1,
     )
-    t = Training.of(p)
-    for name, kernels in t.update_kernels(weight_numels(p)).items():
-        table[name] = Impl(kernels=kernels, pattern="elementwise")
-    return table
+    # every one of them runs inside autograd's backward (the Functions' backwards, autograd.grad
+    # over the Ranged graphs), so the engine issues their kernels
+    table = {name: attrs.evolve(impl, issued_by="autograd") for name, impl in table.items()}
+    return table | Training.of(p).update_implementations(weight_numels(p))
 
 
 def activation_bytes(p) -> int:

@@ -115,3 +115,22 @@ def test_unaligned_hopper_gemms_split_k_only_below_one_wave(host):
     many = _one(host, "gemm:m=512,n=10007,k=1024,dtype=fp16").estimate
     assert "split-K" not in many.operators[0].mapping and many.kernels == 1
     assert few.operators[0].mapping.startswith("nvidia-sm75")
+
+
+def test_a_strided_1x1_convolution_is_an_implicit_gemm_not_a_plain_one(host):
+    # traces: every strided 1x1 ran cuDNN's implicit-GEMM fprop (or worse), never nvjet
+    shapes = {}
+    for stride in (1, 2):
+        w, kind = resolve_spec(host, f"conv2d:n=32,c=512,h=28,w=28,k=1024,r=1,s=1,stride={stride}")
+        (op,) = kind.operators(w.params)
+        s = _gemm_shape(op.problem, implementation_of(kind, w.params, op.name), menu_for("nvidia-sm90"))
+        shapes[stride] = s.conv
+    assert shapes == {1: "pointwise", 2: "kxk"}
+
+
+def test_a_stream_rate_is_the_median_over_every_row_length_of_the_larger_sizes():
+    from tensorforge.estimate.fit import stream_efficiency
+
+    # three row lengths of one op at one size, and a small size the fixed cost dominates
+    items = [(2e8, 1, 2e8 / 3.2e12), (2e8, 1, 2e8 / 2.0e12), (2e8, 1, 2e8 / 1.8e12), (1e7, 1, 1e7 / 1e12)]
+    assert stream_efficiency(items, lambda kernels: 0.0, 4e12) == pytest.approx(2.0e12 / 4e12)

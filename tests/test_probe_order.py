@@ -5,6 +5,8 @@ fitted coefficients are stored as the regime its sweep ran in."""
 
 from types import SimpleNamespace
 
+import attrs
+
 from tensorforge_measure.api import CalibrationProbe, ProbeResult
 from tensorforge_measure.calibrate import store as calibration
 from tensorforge_measure.calibrate.estimate_fit import probe_regime
@@ -132,3 +134,21 @@ def test_the_estimate_fit_reads_the_sweep_not_a_stream_probes_points():
     cal = calibration.run_probes(session(), [Stream("read-bandwidth", {}), Sweep("estimate-terms", {}, order=100)])
     assert list(cal.probes) == ["read-bandwidth", "estimate-terms"]
     assert probe_points(cal) == [{"group": "gemm", "name": "a", "spec": "gemm:m=64,n=64,k=64", "p50_s": 1e-5}]
+
+
+def test_every_stream_op_of_the_plan_builds_and_runs_on_the_cpu():
+    """Each streaming op a probe plan names (softmax and the extra row lengths included) has a
+    builder that runs: a name the builder does not know would fail only on the device."""
+    import torch
+
+    from tensorforge.estimate.probe_plan import CUDA_PLAN, STREAM_OPS
+    from tensorforge_measure.calibrate.estimate_probes import _stream_fn
+
+    ops = {item.op for item in CUDA_PLAN if item.group == "stream"}
+    assert "softmax" in ops and ops <= set(STREAM_OPS)
+    for item in CUDA_PLAN:
+        if item.group == "stream" and item.op in ops:
+            ops.discard(item.op)
+            small = attrs.evolve(item, elements=4 * item.width, dtype="fp32")
+            _stream_fn(torch, small, "cpu")()
+    assert not ops

@@ -534,12 +534,13 @@ def fit_launch(chains: Sequence[tuple[int, float]], host_bound: float = 1.25) ->
 def stream_efficiency(
     items: Sequence[tuple[float, int, float]], fixed: Callable[[int], float], dram: float
 ) -> float | None:
-    """items: (bytes, kernels, seconds). Efficiency from the larger half of the sizes (the small
-    ones are dominated by the fixed cost, which stage launch already measured)."""
+    """items: (bytes, kernels, seconds). Efficiency from the larger sizes, those of at least the
+    median size (the small ones are dominated by the fixed cost, which stage launch already
+    measured); every item of one size counts (several row lengths of one op at one size)."""
     if not items:
         return None
-    items = sorted(items)
-    large = items[len(items) // 2 :]
+    middle = float(np.median([b for b, _, _ in items]))
+    large = [item for item in items if item[0] >= middle]
     values = [b / (max(t - fixed(k), 1e-9) * dram) for b, k, t in large]
     return float(min(1.5, max(0.02, np.median(values))))
 
@@ -617,7 +618,8 @@ def fit_coefficients(
         eff = stream_efficiency(items, fixed_cost, dram)
         if eff is not None:
             effs[pattern] = eff
-        stream_report[pattern] = {"points": len(items), "efficiency": effs[pattern]}
+        if pattern in effs:  # a pattern nobody probed and the base lacks keeps its fallback
+            stream_report[pattern] = {"points": len(items), "efficiency": effs[pattern]}
     f.c = f.evolve("stream", bandwidth_efficiency=effs)
     hot = []
     for r in ok:

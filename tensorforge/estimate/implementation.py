@@ -68,7 +68,9 @@ class Implementation:
         without transposes (K, N, N).
     conv_channels, conv_taps: a convolution's input channels per group and filter taps (R*S);
         0 = not a convolution. conv_depthwise: one channel per group (a dedicated kernel, not
-        an implicit GEMM).
+        an implicit GEMM). conv_gather: a 1x1 filter that still gathers its input (a stride > 1
+        skips positions): cuDNN runs it as an implicit GEMM, not as a plain GEMM over the
+        channels-last input.
     issued_by: what issues the kernels on the host (ISSUERS): 'python' unless the operator is
         part of a training step's backward ('autograd') or its optimizer ('optimizer').
     tensors: the parameter tensors an optimizer operator's step walks (issued_by='optimizer').
@@ -83,6 +85,7 @@ class Implementation:
     conv_channels: int = 0
     conv_taps: int = 0
     conv_depthwise: bool = False
+    conv_gather: bool = False
     issued_by: str = attrs.field(default="python", validator=attrs.validators.in_(ISSUERS))
     tensors: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     declared: bool = True  # False: the defaults of the problem type, nothing was declared

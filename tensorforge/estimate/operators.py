@@ -77,7 +77,7 @@ def _gemm_shape(p: MatmulProblem, impl: Implementation, menu: Menu) -> gemm.Gemm
     partial = not aligned and gemm.is_aligned(lds, elems, gemm.PARTIAL_ALIGN_BYTES)
     conv, k_padded, conv_aligned = "", 0, True
     if impl.conv_channels:
-        conv = "pointwise" if impl.conv_taps <= 1 else "kxk"
+        conv = "pointwise" if impl.conv_taps <= 1 and not impl.conv_gather else "kxk"
         if menu.tensor_cores:
             per_row = gemm.ALIGN_BYTES // p.a_elem_bytes
             padded = ceil_div(impl.conv_channels, per_row) * per_row

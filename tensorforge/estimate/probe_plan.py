@@ -30,6 +30,7 @@ STREAM_OPS = {  # op -> (access pattern, bytes moved per element of the main ten
     "cat": ("concat", 2, 1),  # torch.cat of two halves
     "layer_norm": ("norm", 2, 1),  # F.layer_norm, one fused row-wise kernel
     "gelu": ("elementwise", 2, 1),  # F.gelu(approximate='tanh'): transcendental per element
+    "softmax": ("softmax_rows", 2, 1),  # torch.softmax over the last dimension, one kernel
     # c = a + b, then d = c + b: the second add reads what the first just wrote (L2-resident when
     # it fits); bytes and kernels count both adds
     "add_hot": ("elementwise", 6, 2),
@@ -140,14 +141,14 @@ def _train(dtype: str, hidden: int, per_tensor: bool = True) -> tuple[str, ...]:
     return steps + ((block + ",layers=1,optimizer=adamw",) if per_tensor else ())
 
 
-def _streams(sizes_mb, width=4096, ops=SWEPT_OPS):
+def _streams(sizes_mb, width=4096, ops=SWEPT_OPS, name_width=False):
     out = []
     for op in ops:
         for mb in sizes_mb:
             elements = int(mb * MB // 2) // width * width
             out.append(
                 ProbeItem(
-                    name=f"stream:{op}:{mb}MB",
+                    name=f"stream:{op}:{mb}MB" + (f":w{width}" if name_width else ""),
                     group="stream",
                     op=op,
                     elements=elements,
@@ -193,6 +194,13 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
     + _items("train-host", _train("bf16", 128))
     + _streams((96, 384))
     + _streams((96,), ops=("layer_norm", "gelu"))
+    # row-wise kernels at other row lengths: their rate moves with it (H200, the tails study set:
+    # norms of 1024-8192 columns ran at 1.7-2.5 TB/s where the 4096-wide probes reached 2.7-3.6;
+    # softmax 1.7-2.5), so a norm's and a softmax's rate is the median over several widths
+    + _streams((96,), width=8192, ops=("rms_norm",), name_width=True)
+    + _streams((96,), width=1024, ops=("layer_norm",), name_width=True)
+    + _streams((96,), width=2048, ops=("softmax",), name_width=True)
+    + _streams((96,), width=16384, ops=("softmax",), name_width=True)
     + _streams((8, 32), ops=("add_hot",))
     + _items(
         "gemm",

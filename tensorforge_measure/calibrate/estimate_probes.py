@@ -58,6 +58,9 @@ def _stream_fn(torch, item, device):
     if item.op == "gelu":
         x = rand(*shape)
         return lambda: torch.nn.functional.gelu(x, approximate="tanh")
+    if item.op == "softmax":
+        x = rand(*shape)
+        return lambda: torch.softmax(x, dim=-1)
     if item.op == "add_hot":
         a, b = rand(*shape), rand(*shape)
         c, d = torch.empty_like(a), torch.empty_like(a)

@@ -202,7 +202,14 @@ class Conv2d(WorkloadKind):
         per_group = p.c // p.groups
         depthwise = per_group == 1 and p.groups > 1
         table = {
-            "conv2d": Implementation(kernels=1, conv_channels=per_group, conv_taps=p.r * p.s, conv_depthwise=depthwise)
+            "conv2d": Implementation(
+                kernels=1,
+                conv_channels=per_group,
+                conv_taps=p.r * p.s,
+                conv_depthwise=depthwise,
+                # H200 traces: a strided 1x1 ran cuDNN's implicit-GEMM fprop, never nvjet
+                conv_gather=p.r * p.s == 1 and p.stride > 1,
+            )
         }
         t = Training.of(p)
         if t is None:

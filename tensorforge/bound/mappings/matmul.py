@@ -1,7 +1,8 @@
 """Tiled matrix multiply: output tiles (tm x tn) over the PE array, K optionally split.
 
 All candidates are evaluated at once with numpy (the Core must stay interactive while
-architects sweep parameters). Per candidate:
+architects sweep parameters); a small search runs in plain Python instead, bit-identically
+(matmul_python.py). Per candidate:
   tiles   = batch * ceil(M/tm) * ceil(N/tn) * split          (tile quantization: padded edges)
   waves   = ceil(tiles / units)                              (wave quantization)
   compute = waves * 2*tm*tn*kpad / unit_rate
@@ -51,6 +52,13 @@ class TiledMatmul(GridStrategy):
     name = "tiled-matmul"
     problem_types = (MatmulProblem,)
     models_warm = True
+
+    def explore(self, p: MatmulProblem, machine: Machine, residency: Residency) -> MappingChoice:
+        # a small exhaustive search runs in plain Python, bit-identical (matmul_python.py says why)
+        from tensorforge.bound.mappings.matmul_python import exhaustive
+
+        found = exhaustive(self.name, p, machine, residency)
+        return found if found is not None else super().explore(p, machine, residency)
 
     def space(self, p: MatmulProblem, machine: Machine):
         """Every feasible candidate, in the deterministic enumeration order."""

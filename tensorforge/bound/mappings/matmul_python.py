@@ -66,24 +66,18 @@ def choose(strategy: str, p: MatmulProblem, machine: Machine, residency: Residen
 
 
 def _best(p: MatmulProblem, machine: Machine, residency: Residency, tiles_k_split, rows) -> tuple:
-    """The least (key, figures) over every candidate; the key ends with the enumeration index."""
+    """The least (key, figures) over every candidate; the key ends with the enumeration index.
+
+    A (tile, split) whose compute time or cache and SRAM times (the terms the row block does not
+    change) already exceed the best latency found cannot hold the best candidate, so the pairs
+    are visited by that floor, least first, and the rest skipped: the least key is the same."""
     M, N, K, B = p.m, p.n, p.k, p.batch
     units = machine.units
     rate = machine.unit_rate(p.math_mode)
-    a = 0.0 if p.a.name in residency.resident else float(p.a.nbytes)
-    b = 0.0 if p.b.name in residency.resident else float(p.b.nbytes)
     cache = float(machine.cache_bytes)
-    a_whole, b_whole = p.a.nbytes / B, p.b.nbytes / B
-    both_fit = (p.a.nbytes + p.b.nbytes) / B <= cache
-    written = 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
-    dram_rate, cache_rate, sram_rate = (
-        machine.dram_bytes_per_s,
-        machine.cache_bytes_per_s,
-        machine.unit_sram_bytes_per_s,
-    )
-    best: tuple | None = None
-    index = 0
-    for tm, tn, tk, split in tiles_k_split:
+    cache_rate, sram_rate = machine.cache_bytes_per_s, machine.unit_sram_bytes_per_s
+    pairs = []
+    for position, (tm, tn, tk, split) in enumerate(tiles_k_split):
         # what the row block does not change, once per (tile, split)
         mt, nt = ceil_div(M, tm), ceil_div(N, tn)
         kpad = ceil_div(ceil_div(K, split), tk) * tk
@@ -94,7 +88,6 @@ def _best(p: MatmulProblem, machine: Machine, residency: Residency, tiles_k_spli
         unit_sram = tiles * tile_bytes
         out_tiles = float(B * mt * nt) * (tm * tn)
         cache_to_unit = unit_sram + (out_tiles * PARTIAL_BYTES * split if split > 1 else out_tiles * p.c_elem_bytes)
-        concurrent = min(units, tiles)
         workspace = B * M * N * PARTIAL_BYTES * float(split)
         spill = workspace if split > 1 and workspace > cache else 0.0
         others = {}
@@ -102,31 +95,53 @@ def _best(p: MatmulProblem, machine: Machine, residency: Residency, tiles_k_spli
             others["cache_to_unit"] = cache_to_unit / cache_rate
         if sram_rate:
             others["unit_sram"] = waves * tile_bytes / sram_rate
-        for rows_of_block in rows:
-            r = min(rows_of_block, mt)
-            c = min(ceil_div(min(concurrent, mt * nt), r), nt)
-            bm, bn = min(r * tm, M), min(c * tn, N)
-            a_passes, b_passes = ceil_div(N, bn), ceil_div(M, bm)
-            dram = a * a_passes + b * b_passes
-            dram = min(dram, a + b * b_passes if a_whole * bm / M <= cache / 2 else INF)
-            dram = min(dram, a * a_passes + b if b_whole * bn / N <= cache / 2 else INF)
-            if both_fit:
-                dram = min(dram, a + b)
-            if residency.warm:  # base.dram_bytes of (dram + spill, written + spill)
-                dram = max(dram + spill - cache, 0.0) + max(written + spill - cache, 0.0)
-            else:
-                dram += written
-                dram += 2 * spill
-            terms = {"dram": dram / dram_rate, **others}
-            latency = max(compute_s, max(terms.values()))
-            key = (latency, dram, cache_to_unit, -(tm * tn), split, index)
-            if best is None or key < best[0]:
-                best = (
-                    key,
-                    (tm, tn, tk, split, tiles, concurrent, waves, dram, unit_sram, compute_s, terms, r, c, bm, bn),
-                )
-            index += 1
+        pair = (tm, tn, tk, split, mt, nt, tiles, waves, compute_s, unit_sram, cache_to_unit, spill, others)
+        pairs.append((max([compute_s, *others.values()]), position, pair))
+    pairs.sort(key=lambda floor_position_pair: floor_position_pair[0])
+    best: tuple | None = None
+    for floor, position, pair in pairs:
+        if best is not None and floor > best[0][0]:
+            break
+        found = _best_block(p, machine, residency, pair, rows, position * len(rows))
+        if best is None or found[0] < best[0]:
+            best = found
     assert best is not None  # every space has a candidate
+    return best
+
+
+def _best_block(p: MatmulProblem, machine: Machine, residency: Residency, pair, rows, first: int) -> tuple:
+    """The least (key, figures) of one (tile, split) over the row blocks; `first` is the
+    enumeration index of its first candidate."""
+    tm, tn, tk, split, mt, nt, tiles, waves, compute_s, unit_sram, cache_to_unit, spill, others = pair
+    M, N, B = p.m, p.n, p.batch
+    a = 0.0 if p.a.name in residency.resident else float(p.a.nbytes)
+    b = 0.0 if p.b.name in residency.resident else float(p.b.nbytes)
+    cache = float(machine.cache_bytes)
+    written = 0.0 if p.c.name in residency.no_writeback else float(p.c.nbytes)
+    concurrent = min(machine.units, tiles)
+    best: tuple | None = None
+    for index, rows_of_block in enumerate(rows, start=first):
+        r = min(rows_of_block, mt)
+        c = min(ceil_div(min(concurrent, mt * nt), r), nt)
+        bm, bn = min(r * tm, M), min(c * tn, N)
+        a_passes, b_passes = ceil_div(N, bn), ceil_div(M, bm)
+        dram = a * a_passes + b * b_passes
+        dram = min(dram, a + b * b_passes if (p.a.nbytes / B) * bm / M <= cache / 2 else INF)
+        dram = min(dram, a * a_passes + b if (p.b.nbytes / B) * bn / N <= cache / 2 else INF)
+        if (p.a.nbytes + p.b.nbytes) / B <= cache:
+            dram = min(dram, a + b)
+        if residency.warm:  # base.dram_bytes of (dram + spill, written + spill)
+            dram = max(dram + spill - cache, 0.0) + max(written + spill - cache, 0.0)
+        else:
+            dram += written
+            dram += 2 * spill
+        terms = {"dram": dram / machine.dram_bytes_per_s, **others}
+        latency = max(compute_s, max(terms.values()))
+        key = (latency, dram, cache_to_unit, -(tm * tn), split, index)
+        if best is None or key < best[0]:
+            figures = (tm, tn, tk, split, tiles, concurrent, waves, dram, unit_sram, compute_s, terms, r, c, bm, bn)
+            best = (key, figures)
+    assert best is not None  # every pair has a row block
     return best
 
 

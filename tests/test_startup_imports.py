@@ -31,8 +31,9 @@ pytestmark = pytest.mark.usefixtures("clean_plugin_env")
 HEAVY = ("numpy", "torch", "mlflow", "pynvml", "matplotlib", "scipy", "cattrs", "importlib.metadata")
 # the measuring side's face towards the Core: the package and the hooks that list its commands
 MEASURE_FACE = {"tensorforge_measure", "tensorforge_measure.core_plugin"}
-# what `run` reaches before it refuses an existing -o: its command module and the Ops host's module
-RUN_REACHES = {"commands", "commands.run", "host", "hookspecs", "api", "home", "run", "run.destinations"}
+# what `run` reaches before it refuses an existing -o: its command module, the home and the rules
+# of its destinations (the Ops side's plugins, its host and the signing key come after)
+RUN_REACHES = {"commands", "commands.run", "home", "run", "run.destinations"}
 GEMM = "gemm:m=4096,n=4096,k=4096"
 
 PROBE = """

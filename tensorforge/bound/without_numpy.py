@@ -6,7 +6,7 @@ searches a GEMM runs each have a plain-Python twin: the bound's tiled-matmul map
 (bound/mappings/matmul_python.py) and the estimate's configurations of a library's GEMM
 (estimate/gemm.py). A twin does the same IEEE double operations in the same order on each
 candidate, and breaks ties by the same keys, so its answer is bit-identical to numpy's
-(tests/test_search_without_numpy.py holds the twins equal on random problems).
+(tests/test_startup_imports.py holds the twins equal on random problems).
 
 A twin is slower per candidate, so it runs only while numpy is not loaded and this process's
 twins have evaluated fewer than BUDGET candidates: one GEMM (a cold and a warm search of 4,000

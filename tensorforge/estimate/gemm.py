@@ -18,7 +18,7 @@ coefficients over many probe shapes at once (fit.py) with the very code that pre
 
 The configurations are columns of numpy arrays or, for a plain GEMM while numpy is not loaded
 (tensorforge/bound/without_numpy.py says why), of Python lists, computed candidate by candidate
-with the same operations in the same order: bit-identical (tests/test_search_without_numpy.py).
+with the same operations in the same order: bit-identical (tests/test_startup_imports.py).
 `times` and `best` take either; the rest only index the columns.
 """
 

@@ -7,7 +7,7 @@ the same operands in the same order as in `evaluate` (a Python int times a float
 int as numpy converts an int64; min and max are exact), the candidates are enumerated in the
 same order and the best is the least of the same key (latency, DRAM bytes, cache-to-unit bytes,
 larger tile, fewer splits, enumeration order). A change to `evaluate` is a change here too:
-tests/test_search_without_numpy.py compares the two on random problems and targets.
+tests/test_startup_imports.py compares the two on random problems and targets.
 
 Only the exhaustive search runs here; a search that --max-candidates cuts (a relaxation) is
 numpy's.

@@ -8,7 +8,7 @@ within 0.3 s, benchmarks/startup.py times them): each runs without what it does 
   `run`, the command's own modules, nor any of the measuring side's plugins (torch builders,
   backends);
 * predicting one GEMM imports neither numpy nor cattrs: its two searches run in plain Python
-  (tensorforge/bound/without_numpy.py), and what it predicts is byte for byte what numpy's
+  (tensorforge/bound/mappings/search.py: plain_python), and what it predicts is byte for byte what numpy's
   searches predict in this process, where numpy is loaded;
 * the shipped coefficients read without cattrs are the ones cattrs reads;
 * the plain-Python twins of the GEMM searches answer bit-identically to numpy's: property-based
@@ -25,17 +25,16 @@ import subprocess
 import sys
 
 import attrs
-import numpy as np  # this process predicts with numpy's searches (without_numpy.take)
+import numpy as np  # this process predicts with numpy's searches (search.plain_python)
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_search_soundness import SETTINGS, matmul_cases
 
-from tensorforge.bound import without_numpy
 from tensorforge.bound.mappings.base import Residency, dram_bytes
-from tensorforge.bound.mappings.matmul import TiledMatmul
-from tensorforge.bound.mappings.matmul_python import choose
+from tensorforge.bound.mappings import search
+from tensorforge.bound.mappings.matmul import TiledMatmul, choose
 from tensorforge.bound.mappings.search import GridStrategy
 from tensorforge.estimate import gemm, shipped
 from tensorforge.estimate.coefficients import coefficients_from_data, coefficients_from_shipped
@@ -122,7 +121,7 @@ def test_help_and_the_refusals_import_nothing_heavy(tmp_path):
 def test_one_gemm_is_predicted_without_numpy_as_numpy_predicts_it(tmp_path, cli):
     code, out, modules, err = _run(tmp_path, "predict", "-t", "h200", "-w", GEMM)
     assert code == 0 and "exhaustive" in out, err
-    assert _heavy(modules) == [] and "tensorforge.bound.mappings.matmul_python" in modules
+    assert _heavy(modules) == []
     for target in ("h200", "host-cpu"):
         code, out, modules, err = _run(tmp_path, "predict", "-t", target, "-w", GEMM, "--json")
         assert code == 0 and "numpy" not in modules, err  # (cattrs writes the JSON)
@@ -148,7 +147,7 @@ def test_shipped_coefficients_that_cattrs_would_refuse_are_refused_in_its_words(
     assert str(plain.value) == str(structured.value) and "shipped x" in str(plain.value)
 
 
-# -- the plain-Python twins of the GEMM searches (tensorforge/bound/without_numpy.py) ------------
+# -- the plain-Python twins of the GEMM searches (tensorforge/bound/mappings/search.py) -----------
 
 
 @settings(max_examples=150, **SETTINGS)
@@ -181,13 +180,13 @@ def _gemm_on_an_h200():
 
 def test_the_twin_runs_only_within_the_budget_and_without_numpy(monkeypatch):
     p, machine, residency = _gemm_on_an_h200()
-    monkeypatch.setattr(without_numpy, "_left", 10**9)
-    assert without_numpy.take(1) is False  # numpy is loaded here: its path is the faster one
+    monkeypatch.setattr(search, "_plain_left", 10**9)
+    assert search.plain_python(1) is False  # numpy is loaded here: its path is the faster one
     monkeypatch.delitem(sys.modules, "numpy")
-    assert without_numpy.take(5) is True and without_numpy._left == 10**9 - 5
-    assert without_numpy.take(10**9) is False  # beyond what is left
-    without_numpy.decline()
-    assert without_numpy.take(1) is False
+    assert search.plain_python(5) is True and search._plain_left == 10**9 - 5
+    assert search.plain_python(10**9) is False  # beyond what is left
+    search.numpy_from_now_on()
+    assert search.plain_python(1) is False
     assert choose("tiled-matmul", p, machine, residency, take=lambda size: False) is None
 
 

@@ -17,7 +17,7 @@ the library's heuristic is assumed to pick. Geometry and time are separate so ca
 coefficients over many probe shapes at once (fit.py) with the very code that predicts.
 
 The configurations are columns of numpy arrays or, for a plain GEMM while numpy is not loaded
-(tensorforge/bound/without_numpy.py says why), of Python lists, computed candidate by candidate
+(tensorforge/bound/mappings/search.py says why), of Python lists, computed candidate by candidate
 with the same operations in the same order: bit-identical (tests/test_startup_imports.py).
 `times` and `best` take either; the rest only index the columns.
 """
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from tensorforge.bound import without_numpy
 from tensorforge.bound.mappings.base import ceil_div
+from tensorforge.bound.mappings.search import plain_python
 from tensorforge.estimate.menus import Menu
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
     come as lists (the module's docstring)."""
     if not s.conv:
         configurations = _configurations(s, menu, units, cache_bytes)
-        if without_numpy.take(len(configurations)):
+        if plain_python(len(configurations)):
             return columns(configurations)  # type: ignore[return-value]
     import numpy as np
 

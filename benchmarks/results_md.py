@@ -18,6 +18,7 @@ import _result
 
 ORDER = (
     "predict_speed",
+    "startup",
     "estimate_eval",
     "public_eval",
     "whole_model",
@@ -30,6 +31,7 @@ ORDER = (
 )
 TITLES = {
     "predict_speed": "Prediction speed",
+    "startup": "Start-up: the first commands, each a fresh process",
     "estimate_eval": "Estimate evaluation",
     "public_eval": "Estimate on GPUs without a device: published measurements",
     "whole_model": "A whole model as Hugging Face runs it (GPT-2, eager)",

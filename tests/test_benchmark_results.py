@@ -147,3 +147,20 @@ def test_the_energy_evaluation_scores_a_capture_comparison():
         "within_10pct": 2,
         "floor_violations": 1,
     }
+
+
+def test_the_startup_benchmark_judges_each_command_by_its_median(tmp_path):
+    """benchmarks/startup.py without its subprocesses: best, median and p90 of the runs, the goal
+    judged on the median, and a document results_md.py renders."""
+    startup = load_script("benchmarks/startup.py")
+    fast = startup.row("help", "tensorforge --help", [0.21, 0.19, 0.2, 0.5, 0.22])
+    assert (fast["best_s"], fast["median_s"], fast["runs"], fast["within_goal"]) == (0.19, 0.21, 5, True)
+    assert 0.22 < fast["p90_s"] < 0.5  # one slow run moves the p90, not the median
+    slow = startup.row("predict", "tensorforge predict ...", [0.31, 0.35, 0.29])
+    assert slow["within_goal"] is False and slow["p90_s"] > slow["median_s"]
+    doc = startup.document([fast, slow], [0.03, 0.04, 0.035], repeat=5, load=1.5)
+    assert doc["summary"]["all_within_goal"] is False and doc["summary"]["slowest"] == "predict"
+    assert doc["summary"]["interpreter_median_s"] == 0.035 and result.check(doc) == []
+    result.write(tmp_path / "startup.json", doc)
+    docs, problems = results_md.load(tmp_path)
+    assert problems == [] and "| help | tensorforge --help | 0.19 | 0.21 |" in results_md.results_md(docs)

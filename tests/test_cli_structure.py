@@ -323,12 +323,14 @@ ALLOWED_CORE_MODULES = {
 }
 
 
-def test_lazy_ops_commands_summarise_themselves_as_the_real_ones(host):
-    """The first sentence core_plugin gives each Ops command is the one its help starts with:
-    `tensorforge --help` shows the same line before and after the command's module is imported."""
+def test_lazy_commands_summarise_themselves_as_the_real_ones(host):
+    """The first sentence main.py and core_plugin give each Core and Ops command is the one its
+    help starts with: `tensorforge --help` shows the same line before and after the command's
+    module is imported."""
+    from tensorforge.cli.main import CORE_COMMANDS
     from tensorforge_measure.core_plugin import COMMANDS
 
-    for command in COMMANDS:
+    for command in [c for c in CORE_COMMANDS if hasattr(c, "real")] + list(COMMANDS):
         for limit in (30, 45, 60, 80, 200):
             assert command.get_short_help_str(limit) == command.real.get_short_help_str(limit), command.name
 

@@ -602,7 +602,7 @@ def test_only_tensorforge_itself_declares_shipped_distributions(monkeypatch):
 
     fake = [entry("tf-gemm", "tensorforge"), entry("evil-targets", "evil-targets")]
     monkeypatch.setattr(
-        plugin_host.metadata, "entry_points", lambda group: fake if group == "tensorforge_shipped" else []
+        plugin_host.entry_points, "entry_points", lambda group: fake if group == "tensorforge_shipped" else []
     )
     plugin_host.shipped_distributions.cache_clear()
     try:

@@ -137,3 +137,36 @@ def test_host_without_entry_points_has_nothing():
     assert empty.reports == {}
     assert empty.names("workloads") == empty.names("targets") == empty.names("mappings") == []
     assert empty.default_suite() == []
+
+
+def _installed(entry_points) -> list[tuple]:
+    return sorted((ep.group, ep.name, ep.value, ep.dist.name, ep.dist.version) for ep in entry_points)
+
+
+def test_the_entry_points_read_from_the_metadata_folders_are_importlib_metadata_s(make_plugin):
+    """tensorforge/host/entry_points.py reads entry_points.txt itself (a command line does not
+    import importlib.metadata); it finds what importlib.metadata finds, a stranger's plugin on
+    sys.path included, and is asked only where importlib.metadata is not loaded already."""
+    from tensorforge.host import entry_points
+
+    make_plugin("stranger-x", "VALUE = 1\n", dist="tf-stranger-x")
+    groups = {ep.group for dist in metadata.distributions() for ep in dist.entry_points}
+    theirs = _installed(
+        entry_points.EntryPoint(ep.name, ep.value, ep.group, entry_points._MetadataDistribution(ep.dist))
+        for group in groups
+        for ep in metadata.entry_points(group=group)
+    )
+    mine = _installed(entry_points.scan())
+    assert mine == theirs and ("tensorforge", "stranger-x") in {(g, n) for g, n, *_ in mine}
+    assert ("tensorforge", "gemm", "tf_gemm.plugin", "tf-gemm", metadata.version("tf-gemm")) in mine
+    assert _installed(entry_points.all_entry_points()) == theirs  # importlib.metadata is loaded here
+
+
+def test_an_entry_point_loads_its_module_and_attribute_as_importlib_metadata_does(make_plugin):
+    from tensorforge.host.entry_points import EntryPoint
+
+    module = make_plugin("loads-x", "class Outer:\n    class Inner:\n        pass\n")
+    assert EntryPoint("x", f"{module}:Outer.Inner [extra]", "tensorforge", None).load().__qualname__ == "Outer.Inner"
+    assert EntryPoint("x", module, "tensorforge", None).load().__name__ == module
+    with pytest.raises(ValueError, match="not 'module' or 'module:attribute'"):
+        EntryPoint("x", "not a module!", "tensorforge", None).load()

@@ -2,7 +2,7 @@
 every page under docs/ and docs/design/ at most 500 (docs/capture.md, a generated reference,
 excepted); no time of day (a UTC stamp or a dated time) in the README, the changelog or docs/
 (generated references excepted); every design record is dated and short; docs name the tag
-that keeps the old evidence; and the tracked tree stays at most 600 files and 10 MB (the public measurement sets the
+that keeps the old evidence; and the tracked tree stays at most 610 files and 10 MB (the public measurement sets the
 shipped coefficients are fitted from included)."""
 
 import re
@@ -94,6 +94,7 @@ def test_the_tracked_tree_stays_a_product():
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
     paths = [ROOT / f.decode() for f in files if f]
     size = sum(p.stat().st_size for p in paths if p.is_file())
-    # 600 / 10 MB: room for the sourced target files, the new workload kinds and the compact
-    # public measurement sets (benchmarks/public/data) beside the product's 500 files
-    assert len(paths) <= 600 and size <= 10 * 1024 * 1024, (len(paths), size)
+    # 610 / 10 MB: room for the sourced target files, the new workload kinds, the compact public
+    # measurement sets (benchmarks/public/data) beside the product's 500 files, and the start-up
+    # benchmark with its result, entry-point reader and design record
+    assert len(paths) <= 610 and size <= 10 * 1024 * 1024, (len(paths), size)

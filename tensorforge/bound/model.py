@@ -20,6 +20,7 @@ from tensorforge.bound.mappings.base import (
     MappingStrategy,
     Residency,
 )
+from tensorforge.bound.mappings.search import numpy_from_now_on
 from tensorforge.bound.warm import CACHE_STATES, warm_relaxation
 from tensorforge.errors import TensorForgeError
 from tensorforge.hardware.target import (
@@ -312,6 +313,8 @@ def predict(
     target's basis gives (tensorforge.estimate.basis); an EstimateCoefficients uses those
     (e.g. calibrated on the device); False leaves it out. The bound never depends on it."""
     workloads = list(workloads)
+    if len(workloads) > 1:  # a suite's searches are many: numpy's from the first (search.py)
+        numpy_from_now_on()
     point = target.operating_point(operating_point)
     sheet = datasheet_ceilings(target, point.name)
     used = sheet if ceilings is None else merge_ceilings(ceilings, sheet)

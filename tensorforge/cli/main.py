@@ -15,15 +15,35 @@ from typing import Any
 import click
 
 from tensorforge import __version__
-from tensorforge.cli.commands.list_plugins import list_plugins
-from tensorforge.cli.commands.predict import predict
 from tensorforge.cli.commands.targets import targets
-from tensorforge.cli.commands.workloads import workloads
+from tensorforge.cli.lazy_command import LazyCommand
 from tensorforge.cli.options import CliState
 from tensorforge.errors import TensorForgeError, shorten
 from tensorforge.host.options import DISABLE, ONLY, TRACE, PluginOptions
 from tensorforge.host.plugin_host import PluginHost
 
+# Each Core command by name, where it lives and the first sentence of its help: its module (and
+# what it imports: the screen, the output rules, its options) loads only when it runs or shows its
+# own help, as the Ops side's commands do (tensorforge_measure/core_plugin.py). A test holds each
+# sentence equal to the command's own. `targets` is a group, and what walks the command tree
+# (shell completion, help) looks for groups by type: it is imported as it is, a small module.
+list_plugins, predict, workloads = (
+    LazyCommand(name, f"tensorforge.cli.commands.{where}", summary)
+    for name, where, summary in (
+        (
+            "list-plugins",
+            "list_plugins:list_plugins",
+            "List installed plugins: distribution, version, side (core/ops), hooks implemented, what each "
+            "registered, and the error of any plugin that failed to load.",
+        ),
+        ("predict", "predict:predict", "Predict the lower-bound latency of workloads on a target (PREDICTED)."),
+        (
+            "workloads",
+            "workloads:workloads",
+            "List workload kinds, their parameters and presets (* = in the default suite).",
+        ),
+    )
+)
 CORE_COMMANDS: tuple[click.Command, ...] = (list_plugins, predict, targets, workloads)
 
 

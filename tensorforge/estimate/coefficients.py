@@ -8,6 +8,7 @@ a processing unit in bytes per clock. `basis` says where the figures come from; 
 shows it beside every number (`estimate basis`).
 """
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,6 @@ import attrs
 
 from tensorforge.errors import TensorForgeError
 from tensorforge.estimate.implementation import PATTERNS
-from tensorforge.files.serialize import converter, to_data
 
 
 def _positive(_inst, attr, value):
@@ -363,17 +363,58 @@ class EstimateCoefficients:
 
 
 def coefficients_to_data(c: EstimateCoefficients) -> dict[str, Any]:
+    from tensorforge.files.serialize import to_data
+
     return to_data(c)
 
 
 def coefficients_from_data(data: Any, where: str) -> EstimateCoefficients:
     """Validated coefficients from JSON-like data; one line naming `where` on any problem."""
+    from tensorforge.files.serialize import converter
+
     if not isinstance(data, dict):
         raise TensorForgeError(f"{where}: estimate coefficients must be a table/object")
     try:
         return converter.structure(data, EstimateCoefficients)
     except Exception as exc:  # cattrs wraps validator errors in exception groups
         raise TensorForgeError(f"{where}: invalid estimate coefficients: {_first_error(exc)}") from None
+
+
+def coefficients_from_shipped(data: Any, where: str) -> EstimateCoefficients:
+    """coefficients_from_data of the coefficients TensorForge ships (shipped.py), without cattrs.
+
+    Why: every prediction reads them, and importing cattrs and generating its structuring code
+    cost a fresh process about 20 ms. Their fields are floats, strings, booleans, mappings of
+    them and nested coefficients, which cattrs structures by calling the field's type on the
+    value (a mapping: on each value); so does this, with the same validators in the constructors.
+    Anything else, or any error, goes to coefficients_from_data (its one-line message).
+    tests/test_startup_imports.py holds the two equal on every shipped family."""
+    try:
+        return _plain(EstimateCoefficients, data)
+    except Exception:  # noqa: BLE001 - cattrs' path says what is wrong, in its words
+        return coefficients_from_data(data, where)
+
+
+_SCALARS: dict[Any, Any] = {float: float, int: int, str: str, bool: bool}
+
+
+def _plain(cls: Any, data: Any) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__}: not an object")
+    values = {f.alias: _value(f.type, data[f.name]) for f in attrs.fields(cls) if f.init and f.name in data}
+    return cls(**values)
+
+
+def _value(kind: Any, value: Any) -> Any:
+    if kind in _SCALARS:
+        return _SCALARS[kind](value)
+    if attrs.has(kind):
+        return _plain(kind, value)
+    if typing.get_origin(kind) is Mapping and isinstance(value, dict):
+        key, item = typing.get_args(kind)
+        if key is str:
+            return {str(k): v if item is Any else _value(item, v) for k, v in value.items()}
+    raise TypeError(f"no plain structuring for {kind!r}")
 
 
 def _first_error(exc: BaseException) -> str:

@@ -15,15 +15,26 @@ last epilogue), and the memory time, compulsory bytes (+ split-K
 partials) at the achieved streaming bandwidth; the configuration with the least time is the one
 the library's heuristic is assumed to pick. Geometry and time are separate so calibration can fit
 coefficients over many probe shapes at once (fit.py) with the very code that predicts.
+
+The configurations are columns of numpy arrays or, for a plain GEMM while numpy is not loaded
+(tensorforge/bound/mappings/search.py says why), of Python lists, computed candidate by candidate
+with the same operations in the same order: bit-identical (tests/test_startup_imports.py).
+`times` and `best` take either; the rest only index the columns.
 """
 
+from __future__ import annotations
+
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import attrs
-import numpy as np
 
 from tensorforge.bound.mappings.base import ceil_div
+from tensorforge.bound.mappings.search import plain_python
 from tensorforge.estimate.menus import Menu
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ALIGN_BYTES = 16  # TMA and vectorised loads need 16-byte aligned rows
 # Rows aligned to this many bytes but not ALIGN_BYTES run narrower vector loads (CUTLASS align2 /
@@ -73,7 +84,14 @@ def is_aligned(leading_dims, elem_bytes, align: int = ALIGN_BYTES) -> bool:
 def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[str, np.ndarray]:
     """Every configuration of the menu for this shape, as arrays (one row per configuration).
     Cached: predicting a suite or fitting coefficients asks for the same shapes again and
-    again; callers never modify the arrays."""
+    again; callers never modify the arrays. A plain GEMM's (no filter taps: tap_share is 1) may
+    come as lists (the module's docstring)."""
+    if not s.conv:
+        configurations = _configurations(s, menu, units, cache_bytes)
+        if plain_python(len(configurations)):
+            return columns(configurations)  # type: ignore[return-value]
+    import numpy as np
+
     tiles_menu = np.array(menu.tiles_for(s.mode), dtype=np.int64)
     splits = np.array(menu.splits, dtype=np.int64)
     tm = np.repeat(tiles_menu[:, 0], splits.size)
@@ -126,6 +144,48 @@ def geometry(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> dict[s
     return {key: value[valid] for key, value in geo.items()}
 
 
+COLUMNS = ("tm", "tn", "split", "stream_k", "tiles", "waves", "flops_tile", "feed_tile", "dram", "kernels")
+
+
+def columns(rows: list[tuple]) -> dict[str, list]:
+    """`_configurations`' rows as `geometry`'s columns, in lists."""
+    return {key: [row[j] for row in rows] for j, key in enumerate(COLUMNS)}
+
+
+def _configurations(s: GemmShape, menu: Menu, units: int, cache_bytes: float) -> list[tuple]:
+    """`geometry`'s rows one by one (a tuple of COLUMNS each), in its order: tiles of the menu,
+    each with every split, then the stream-K variants of the unsplit ones; invalid ones dropped."""
+    k, step = s.k_run, menu.k_step
+    most = max(1, ceil_div(k, max(step, 64)))
+    plain = [
+        (tm, tn, split, False)
+        for tm, tn in menu.tiles_for(s.mode)
+        for split in menu.splits
+        if split <= most and not (menu.split_k_min_k and k < menu.split_k_min_k and split != 1)
+    ]
+    if menu.stream_k:
+        plain += [(tm, tn, split, True) for tm, tn, split, _ in plain if split == 1]
+    rows = []
+    for tm, tn, split, stream_k in plain:
+        mt, nt = ceil_div(s.m, tm), ceil_div(s.n, tn)
+        r, c = (tm, tn) if menu.tensor_cores else (min(tm, s.m), min(tn, s.n))
+        out_tiles = s.batch * mt * nt
+        tiles = out_tiles * split
+        if stream_k and not tiles > units:  # (geometry's `valid`)
+            continue
+        if menu.split_k_below_one_wave and not (split == 1 or out_tiles < units):
+            continue
+        k_slice = ceil_div(ceil_div(k, split), step) * step
+        waves = float(tiles) / float(units) if stream_k else float(ceil_div(tiles, units))
+        workspace = 2.0 * s.batch * s.m * s.n * 4 * split if split > 1 else 0.0
+        workspace = workspace if workspace / 2 > cache_bytes else 0.0
+        dram = s.a_bytes + s.b_bytes + s.c_bytes + workspace
+        flops_tile, feed_tile = 2.0 * r * c * k_slice, (r * s.a_elem + c * s.b_elem) * float(k_slice)
+        kernels = 1 + (menu.split_k_kernels - 1) * int(split > 1)
+        rows.append((tm, tn, split, stream_k, tiles, waves, flops_tile, feed_tile, dram, kernels))
+    return rows
+
+
 @attrs.frozen
 class TapCost:
     """The im2col gather each filter tap of an implicit-GEMM convolution starts, as the channels
@@ -164,6 +224,10 @@ class GemmRates:
 
 def times(geo: dict[str, np.ndarray], r: GemmRates) -> dict[str, np.ndarray]:
     """compute, memory and total time of every configuration."""
+    if isinstance(geo["tm"], list):
+        return _times_python(geo, r)
+    import numpy as np
+
     rate = r.unit_rate * r.efficiency * tap_share(geo, r.tap)
     t_tile = np.maximum(geo["flops_tile"] / rate, geo["feed_tile"] / r.feed_bytes_per_s) + r.tile_overhead_s
     compute = geo["waves"] * t_tile + np.where(geo["stream_k"], r.tile_overhead_s, 0.0) + r.prologue_s
@@ -176,8 +240,27 @@ def best(geo: dict[str, np.ndarray], r: GemmRates) -> int:
     """Index of the configuration the library picks: least time, then least compute time
     (a memory-bound shape ties on time), fewer splits, bigger tiles, the enumeration order."""
     t = times(geo, r)
+    if isinstance(geo["tm"], list):
+        keys = zip(t["total"], t["compute"], geo["split"], (-(tm * tn) for tm, tn in zip(geo["tm"], geo["tn"])))
+        return min((key + (i,) for i, key in enumerate(keys)))[-1]
+    import numpy as np
+
     order = np.lexsort((np.arange(t["total"].size), -(geo["tm"] * geo["tn"]), geo["split"], t["compute"], t["total"]))
     return int(order[0])
+
+
+def _times_python(geo: dict, r: GemmRates) -> dict[str, list[float]]:
+    """`times` on list columns, configuration by configuration, in numpy's order of operations."""
+    out: dict[str, list[float]] = {"compute": [], "memory": [], "total": []}
+    for i in range(len(geo["tm"])):
+        rate = r.unit_rate * r.efficiency * tap_share({"tm": geo["tm"][i], "tn": geo["tn"][i]}, r.tap)
+        t_tile = max(geo["flops_tile"][i] / rate, geo["feed_tile"][i] / r.feed_bytes_per_s) + r.tile_overhead_s
+        compute = geo["waves"][i] * t_tile + (r.tile_overhead_s if geo["stream_k"][i] else 0.0) + r.prologue_s
+        memory = geo["dram"][i] / r.stream_bytes_per_s + r.prologue_s + r.stream_fixed_s
+        out["compute"].append(compute)
+        out["memory"].append(memory)
+        out["total"].append(max(compute, memory) + geo["kernels"][i] * r.launch_s)
+    return out
 
 
 def describe(geo: dict[str, np.ndarray], i: int) -> str:

@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_data
+from tensorforge.estimate.coefficients import EstimateCoefficients, coefficients_from_shipped
 
 DATA = Path(__file__).with_name("shipped.json")
 
@@ -22,6 +22,6 @@ DATA = Path(__file__).with_name("shipped.json")
 def shipped() -> dict[str, EstimateCoefficients]:
     table = json.loads(DATA.read_text(encoding="utf-8"))
     return {
-        family: coefficients_from_data(data, f"shipped estimate coefficients {family} ({DATA.name})")
+        family: coefficients_from_shipped(data, f"shipped estimate coefficients {family} ({DATA.name})")
         for family, data in table.items()
     }

@@ -35,7 +35,6 @@ alternating until they settle (leave-one-out over that session's 73 pairs: mean 
 with fewer than MIN_PAIRS pairs on either side of its knee keeps the median alone (no share).
 """
 
-import statistics
 from collections.abc import Iterable, Mapping
 
 # a GEMM reading at least this many operand bytes per byte written is a read stream (gemm.py)
@@ -66,6 +65,8 @@ FIT_ROUNDS = 20
 def _cap_and_share(points: list[tuple[float, float]]) -> tuple[float, float | None]:
     """(cap, share) of one class's (flushed seconds, saving seconds) pairs (module docstring);
     share None where either side of the knee has fewer than MIN_PAIRS pairs."""
+    import statistics  # the fit's only: a prediction imports this module, and statistics costs ms
+
     cap = statistics.median(s for _, s in points)
     share = statistics.median(s / t for t, s in points)
     for _ in range(FIT_ROUNDS):

@@ -26,8 +26,6 @@ import json
 import os
 import re
 import stat
-import tempfile
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -188,6 +186,8 @@ def parse_json(text: str, where: str) -> Any:
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML `text`; `where` ('target file x.toml') opens the one-line error."""
+    import tomllib  # on first use: every command line imports this module, few read TOML
+
     try:
         value = tomllib.loads(text, parse_float=finite_float)
     except tomllib.TOMLDecodeError as exc:
@@ -225,6 +225,8 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise TensorForgeError(f"cannot write {path}: folder {directory} does not exist")
+    import tempfile  # on first use: most command lines write nothing
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:  # an unwritable folder is the user's error: one line, no traceback

@@ -38,7 +38,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO
 
@@ -307,6 +306,8 @@ def _encoded(path: Path, text: str) -> bytes:
 
 
 def _write_regular(path: Path, data: bytes, what: str, replace: bool) -> str:
+    import tempfile  # on first use: a refusal (or output to a terminal) needs none
+
     folder = path.parent
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)

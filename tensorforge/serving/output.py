@@ -2,10 +2,14 @@
 (tensorforge.energy.predicted) and, with --model, the model's summary (summary.py). JSON: the
 prediction's keys unchanged, plus "energy" and, with --model, "model"."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from tensorforge.cli.screen import Screen
-from tensorforge.serving.summary import ModelSteps, resolve_model
+
+if TYPE_CHECKING:  # the model's summary is imported with --model only: one workload needs none of it
+    from tensorforge.serving.summary import ModelSteps
 
 DEFAULT_BATCH = 1
 DEFAULT_CONTEXT = 2048
@@ -16,6 +20,8 @@ def resolve_workloads(
 ) -> tuple[ModelSteps | None, list]:
     """(the model's steps or None, the workloads to predict with their kinds)."""
     if model:
+        from tensorforge.serving.summary import resolve_model
+
         steps = resolve_model(host, model, batch or DEFAULT_BATCH, context or DEFAULT_CONTEXT)
         return steps, steps.workloads
     from tensorforge.workloads.suite import resolve
@@ -37,7 +43,6 @@ def prediction_output(
     from tensorforge.cli.render import memory_level_names, prediction_text, short_basis
     from tensorforge.energy.coefficients import energy_basis
     from tensorforge.energy.predicted import predicted_energy
-    from tensorforge.files.serialize import canonical_json, to_data
 
     basis = energy_basis(target, ceilings_path)
     energy = predicted_energy(pred, target, basis, {w.name: (k, w.params) for w, k in chosen})
@@ -47,6 +52,8 @@ def prediction_output(
 
         summary = summarize(steps, pred, target, energy, protocol)
     if as_json:
+        from tensorforge.files.serialize import canonical_json, to_data  # cattrs: JSON only
+
         data: dict[str, Any] = to_data(pred)
         data["energy"] = to_data(energy)
         if summary is not None:

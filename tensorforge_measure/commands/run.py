@@ -24,7 +24,6 @@ from tensorforge.api import (
     wide_option,
     workload_options,
 )
-from tensorforge_measure import host as hosts
 
 if TYPE_CHECKING:
     from tensorforge_measure.api import CaptureSink
@@ -241,6 +240,8 @@ def run(
             energy_updates=energy_updates,
             command=tuple(["tensorforge"] + sys.argv[1:]),
         )
+        from tensorforge_measure import host as hosts  # the Ops side's plugins: after any refusal
+
         ops = hosts.ops_host(core)
         hosts.warn_plugins(core, ops, lambda line: click.echo(line, err=True))
         sinks, sink_options = _sinks(ops, exports, export_options, to_mlflow, mlflow_tracking_uri)

@@ -144,11 +144,13 @@ def dram_bytes(reads, writes, machine: "Machine", residency: Residency):
     ends: DRAM >= max(0, reads - C) + max(0, writes - C). Each operator gets the whole credit
     (a lower bound: operators of one call share the cache), so the warm bound never exceeds
     the cold one and holds for any single call, whatever ran before it."""
-    import numpy as np  # on first use: `tensorforge --help` need not load numpy
-
     if not residency.warm:
         return reads + writes
     cache = float(machine.cache_bytes)
+    if isinstance(reads, (int, float)) and isinstance(writes, (int, float)):  # the same values, no numpy
+        return max(reads - cache, 0.0) + max(writes - cache, 0.0)
+    import numpy as np  # on first use: `tensorforge --help` need not load numpy
+
     return np.maximum(reads - cache, 0.0) + np.maximum(writes - cache, 0.0)
 
 

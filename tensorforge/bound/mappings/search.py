@@ -18,10 +18,22 @@ proofs are in exact arithmetic; the two sides round differently in float64 (flop
 against waves x tile FLOPs / unit rate), so the relaxation is scaled by 1 - 2^-40 to keep it
 <= a candidate that meets it exactly (a 1e-12 relative loosening, far below any noise).
 tests/test_search_soundness.py checks both properties with hypothesis, against brute force.
+
+Small searches without numpy: importing numpy costs a fresh process 60 to 100 ms on a 2-core
+machine, a quarter of `tensorforge predict -w <one GEMM>`, whose searches evaluate a few thousand
+candidates. So the two searches a GEMM runs have plain-Python twins: the bound's tiled-matmul
+search (matmul.py) and the estimate's configurations of a library's GEMM (estimate/gemm.py).
+A twin does the same IEEE double operations in the same order on each candidate and breaks ties
+by the same key, so its answer is bit-identical to numpy's (tests/test_startup_imports.py holds
+the twins equal on random problems). It is slower per candidate, so it runs only while numpy is
+not loaded and this process's twins have evaluated fewer than PLAIN_BUDGET candidates
+(`plain_python`): one GEMM (a cold and a warm search of 4,000 candidates each on an H200) fits;
+the searches of a suite do not (the conductor calls `numpy_from_now_on`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -42,6 +54,25 @@ if TYPE_CHECKING:
 
 # Relative margin that keeps a relaxation below an exactly-met candidate despite float rounding.
 ROUNDING = 2.0**-40
+
+# Candidates a process's plain-Python twins may evaluate while numpy is not loaded (the docstring)
+PLAIN_BUDGET = 20_000
+_plain_left = PLAIN_BUDGET
+
+
+def plain_python(candidates: int) -> bool:
+    """Whether a search of `candidates` candidates runs in plain Python; if so they are counted."""
+    global _plain_left
+    if "numpy" in sys.modules or candidates > _plain_left:
+        return False
+    _plain_left -= candidates
+    return True
+
+
+def numpy_from_now_on() -> None:
+    """Every later search of this process uses numpy: a caller about to run many says so once."""
+    global _plain_left
+    _plain_left = 0
 
 
 @attrs.frozen

@@ -3,7 +3,6 @@
 import click
 
 from tensorforge.cli.options import complete_target, json_option, pass_host, wide_option
-from tensorforge.cli.screen import detect
 from tensorforge.host.plugin_host import PluginHost
 
 
@@ -22,10 +21,11 @@ def targets() -> None:
 def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
     """List targets with their PE array, memory and operating points."""
     from tensorforge.cli.units import binary_bytes, si
-    from tensorforge.files.serialize import canonical_json, to_data
     from tensorforge.hardware.target import datasheet_ceilings
 
     if as_json:
+        from tensorforge.files.serialize import canonical_json, to_data  # cattrs: only for JSON
+
         click.echo(canonical_json([to_data(host.target(n)) for n in host.names("targets")]), nl=False)
         return
     rows = []
@@ -44,6 +44,8 @@ def targets_list(host: PluginHost, as_json: bool, wide: bool) -> None:
                 ", ".join(p.name + ("*" if p.name == t.default_operating_point else "") for p in t.operating_points),
             ]
         )
+    from tensorforge.cli.screen import detect  # the root imports this module: the screen on first use
+
     screen = detect(wide)
     # One line per target, so the names read down the first column: at 80 columns the operating
     # points (which `targets show` and --wide give) make way rather than wrap every h200 row.

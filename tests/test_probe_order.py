@@ -145,7 +145,7 @@ def test_every_stream_op_of_the_plan_builds_and_runs_on_the_cpu():
     from tensorforge_measure.calibrate.estimate_probes import _stream_fn
 
     ops = {item.op for item in CUDA_PLAN if item.group == "stream"}
-    assert "softmax" in ops and ops <= set(STREAM_OPS)
+    assert "row_softmax" in ops and ops <= set(STREAM_OPS)
     for item in CUDA_PLAN:
         if item.group == "stream" and item.op in ops:
             ops.discard(item.op)

@@ -30,7 +30,7 @@ STREAM_OPS = {  # op -> (access pattern, bytes moved per element of the main ten
     "cat": ("concat", 2, 1),  # torch.cat of two halves
     "layer_norm": ("norm", 2, 1),  # F.layer_norm, one fused row-wise kernel
     "gelu": ("elementwise", 2, 1),  # F.gelu(approximate='tanh'): transcendental per element
-    "softmax": ("softmax_rows", 2, 1),  # torch.softmax over the last dimension, one kernel
+    "row_softmax": ("softmax_rows", 2, 1),  # torch.softmax over the last dimension, one kernel
     # c = a + b, then d = c + b: the second add reads what the first just wrote (L2-resident when
     # it fits); bytes and kernels count both adds
     "add_hot": ("elementwise", 6, 2),
@@ -199,8 +199,8 @@ CUDA_PLAN: tuple[ProbeItem, ...] = (
     # softmax 1.7-2.5), so a norm's and a softmax's rate is the median over several widths
     + _streams((96,), width=8192, ops=("rms_norm",), name_width=True)
     + _streams((96,), width=1024, ops=("layer_norm",), name_width=True)
-    + _streams((96,), width=2048, ops=("softmax",), name_width=True)
-    + _streams((96,), width=16384, ops=("softmax",), name_width=True)
+    + _streams((96,), width=2048, ops=("row_softmax",), name_width=True)
+    + _streams((96,), width=16384, ops=("row_softmax",), name_width=True)
     + _streams((8, 32), ops=("add_hot",))
     + _items(
         "gemm",

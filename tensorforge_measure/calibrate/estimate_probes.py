@@ -58,7 +58,7 @@ def _stream_fn(torch, item, device):
     if item.op == "gelu":
         x = rand(*shape)
         return lambda: torch.nn.functional.gelu(x, approximate="tanh")
-    if item.op == "softmax":
+    if item.op == "row_softmax":
         x = rand(*shape)
         return lambda: torch.softmax(x, dim=-1)
     if item.op == "add_hot":

@@ -155,10 +155,10 @@ def fastest_below(doc: dict) -> dict[str, float]:
 
 
 def rescored(doc: dict, notes: list[str]) -> dict:
-    """The capture with its calibrated prediction made again at this commit: the calibration's
-    estimate fit as a run here would make it (kept where the capture's succeeded at this
-    commit's fit, redone where it failed), then `tensorforge predict` of the same suites with
-    that calibration. Measurements and comparison stay the capture's."""
+    """The capture with its calibrated prediction made again at this commit: the estimate fitted
+    from the capture's own probes by this commit's fit (as a run here would fit them; probes
+    added since are missing and their coefficients stay the base's), then `tensorforge predict`
+    of the same suites with that calibration. Measurements and comparison stay the capture's."""
     from tensorforge.api import PluginHost
     from tensorforge_measure.calibrate.estimate_fit import fit_estimate
     from tensorforge_measure.calibrate.store import to_ceilings
@@ -167,13 +167,14 @@ def rescored(doc: dict, notes: list[str]) -> dict:
     doc = json.loads(json.dumps(doc))
     cal = from_document(doc).calibrated
     section = (doc.get("calibrated") or {}).get("estimate") or {}
-    if "coefficients" not in section:
-        target = PluginHost().target(doc["target"])
-        fitted = fit_estimate(to_document(cal), PluginHost(), target, to_ceilings(cal))
-        if not fitted or "error" in fitted:
-            raise SystemExit(f"estimate_eval: the capture's calibration cannot be fitted: {fitted}")
-        doc["calibrated"]["estimate"] = fitted
-        notes.append(f"the capture's estimate fit failed ({section.get('error')}); fitted again here from its probes")
+    target = PluginHost().target(doc["target"])
+    fitted = fit_estimate(to_document(cal), PluginHost(), target, to_ceilings(cal))
+    if not fitted or "error" in fitted:
+        raise SystemExit(f"estimate_eval: the capture's calibration cannot be fitted: {fitted}")
+    doc["calibrated"]["estimate"] = fitted
+    if "error" in section:
+        notes.append(f"the capture's own estimate fit had failed ({section['error']})")
+    notes.append("the estimate fitted again from the capture's probes by this commit's fit")
     command = (doc.get("provenance") or {}).get("command") or []
     suites = []
     for flag, value in zip(command, command[1:]):
